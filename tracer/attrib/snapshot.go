@@ -1,0 +1,92 @@
+// Package attrib attributes GPU time to kernels, kernel categories, stages
+// and steps, and holds the comparison statistics. It reads tracer events and
+// produces immutable Snapshots of raw numbers; formatting belongs to views
+// and report writers.
+package attrib
+
+import "github.com/rlktop/rlktop/tracer"
+
+// Snapshot is an immutable view of everything aggregated so far. Views and
+// report writers read it; nothing mutates it after Aggregator.Snapshot
+// returns it.
+type Snapshot struct {
+	Source  string // file path, or "live: <command>"
+	Format  string // tracer.Trace.Format of the source
+	Devices []tracer.Device
+	Rank    int // -1 unknown
+	Totals  Totals
+	// Kernels holds one row per distinct kernel name (Kind == KindKernel),
+	// sorted by TotalNs descending, then name.
+	Kernels []KernelRow
+	// Transfers holds memcpy and memset rows (by name), sorted like Kernels.
+	Transfers []KernelRow
+	// Categories and Stages are sorted by TotalNs descending, then key.
+	Categories []GroupRow
+	Stages     []GroupRow
+	// Steps in step-number order.
+	Steps   []StepRow
+	Dropped uint64
+	// Warnings copied from the source.
+	Warnings []string
+	// SummaryOnly: the source had sums but no events (no busy time, steps,
+	// stages or percentiles).
+	SummaryOnly bool
+}
+
+// Totals over the whole snapshot.
+type Totals struct {
+	KernelCount   int64 // kernel executions (KindKernel only)
+	KernelTotalNs int64 // summed kernel durations, ns
+	TransferCount int64 // memcpy + memset operations
+	TransferNs    int64 // summed memcpy + memset durations, ns
+	// GPUTotalNs = KernelTotalNs + TransferNs: the denominator of category
+	// and stage shares.
+	GPUTotalNs int64
+	// BusyNs is the union of kernel, memcpy and memset intervals per device,
+	// summed over devices, ns. It is less than GPUTotalNs when streams
+	// overlap.
+	BusyNs int64
+	// SpanNs is last GPU end minus first GPU start, ns (0 when no GPU events).
+	SpanNs int64
+}
+
+// KernelRow is one kernel (or transfer) name's statistics. All times ns.
+type KernelRow struct {
+	Name        string      // exactly as in the trace
+	DisplayName string      // demangled and shortened
+	Kind        tracer.Kind // KindKernel, KindMemcpy or KindMemset
+	Category    string
+	Count       int64
+	TotalNs     int64
+	MeanNs      int64 // TotalNs / Count, truncated
+	MinNs       int64
+	MaxNs       int64
+	P50Ns       int64 // nearest-rank percentile of the durations
+	P99Ns       int64
+	// Share is TotalNs / Totals.KernelTotalNs for kernels and
+	// TotalNs / Totals.TransferNs for transfers; 0 when the denominator is 0.
+	Share float64
+	// Stage is the stage most of this kernel's time was launched in ("" none).
+	Stage string
+	// Context is the launch context of this kernel's first occurrence:
+	// operator stack then ranges, outermost first.
+	Ops    []string
+	Ranges []string
+}
+
+// GroupRow is one category's or stage's total.
+type GroupRow struct {
+	Key     string // category or stage name; "(none)" for kernels outside every stage
+	Count   int64
+	TotalNs int64
+	Share   float64 // TotalNs / Totals.GPUTotalNs
+}
+
+// StepRow is one training step.
+type StepRow struct {
+	Step     int64 // step number as the source numbered it
+	StartNs  int64
+	DurNs    int64 // wall time of the step range
+	KernelNs int64 // summed GPU op time launched in this step
+	Count    int64 // GPU ops launched in this step
+}
