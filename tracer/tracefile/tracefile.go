@@ -1,0 +1,166 @@
+// Package tracefile reads traces written by other tools (Kineto / Chrome
+// trace-event JSON, rocprofv3, rocpd, rocprof, Nsight Systems) and rlktop's
+// own recordings into tracer.Trace, and writes Chrome trace-event JSON.
+//
+// Formats are detected by content, never by file name: Open sniffs the first
+// bytes (after gunzipping when the gzip magic 1f 8b is present) and hands the
+// stream to the first format whose Sniff accepts it.
+package tracefile
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/rlktop/rlktop/tracer"
+)
+
+// ErrUnknownFormat is returned (wrapped in *Error) when no importer
+// recognises a file.
+var ErrUnknownFormat = errors.New("not a trace format rlktop knows")
+
+// Error is a bad-input error: what was wrong and where.
+type Error struct {
+	Path   string // file
+	Offset int64  // byte offset in the (uncompressed) stream; -1 unknown
+	Line   int    // 1-based line for line formats; 0 unknown
+	Field  string // field or column, "" when not about one field
+	Msg    string // what was expected / found
+	Hint   string // what the user can do; may be ""
+	Err    error  // underlying error, may be nil
+}
+
+func (e *Error) Error() string {
+	var b bytes.Buffer
+	b.WriteString(e.Path)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Offset >= 0 {
+		fmt.Fprintf(&b, " (byte %d)", e.Offset)
+	}
+	if e.Field != "" {
+		fmt.Fprintf(&b, ": field %q", e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	if e.Hint != "" {
+		b.WriteString(" (")
+		b.WriteString(e.Hint)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Options tune reading.
+type Options struct {
+	// Progress, when non-nil, is called now and then with the number of
+	// uncompressed bytes consumed so far and the compressed file size.
+	Progress func(readBytes, fileSize int64)
+}
+
+// Format is one importer.
+type Format struct {
+	Name string // "kineto", "rocprofv3-csv", …
+	// Sniff reports whether head (up to 64 KiB of the uncompressed start of
+	// the file; shorter for small files) looks like this format.
+	Sniff func(head []byte) bool
+	// Read parses the stream into a linked trace. path is for messages
+	// (and for formats that must reopen the file, e.g. SQLite; they get
+	// the uncompressed path). Read must not panic on any input.
+	Read func(r io.Reader, path string, opts Options) (*tracer.Trace, error)
+}
+
+var formats []Format
+
+// Register adds an importer. Called from init functions; earlier
+// registrations are tried first.
+func Register(f Format) { formats = append(formats, f) }
+
+// Formats lists the registered importers' names in sniffing order.
+func Formats() []string {
+	var n []string
+	for _, f := range formats {
+		n = append(n, f.Name)
+	}
+	return n
+}
+
+// Open reads the trace at path in whatever supported format it holds.
+// The returned trace is linked (tracer.Trace.Link has run).
+// Errors are *Error values naming the file, offset and what was expected.
+func Open(path string, opts Options) (*tracer.Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{Path: path, Offset: -1, Msg: "cannot open", Err: err}
+	}
+	defer f.Close()
+	var size int64
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	return Read(f, path, size, opts)
+}
+
+// Read is Open on an already open stream of size bytes (0 unknown).
+func Read(r io.Reader, path string, size int64, opts Options) (*tracer.Trace, error) {
+	cr := &countingReader{r: r, size: size, progress: opts.Progress}
+	br := bufio.NewReaderSize(cr, 1<<20)
+	magic, _ := br.Peek(2)
+	var src io.Reader = br
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, &Error{Path: path, Offset: 0, Msg: "gzip header unreadable", Err: err}
+		}
+		defer zr.Close()
+		src = bufio.NewReaderSize(zr, 1<<20)
+	}
+	sb := src.(*bufio.Reader)
+	head, err := sb.Peek(64 << 10)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return nil, &Error{Path: path, Offset: int64(len(head)), Msg: "cannot read the start of the file", Err: err,
+			Hint: "the file may be truncated or not gzip; check it with `gzip -t`"}
+	}
+	if len(bytes.TrimSpace(head)) == 0 {
+		return nil, &Error{Path: path, Offset: 0, Msg: "file is empty", Hint: "expected a trace (Kineto/Chrome JSON, rocprofv3 CSV/JSON/SQLite, nsys SQLite, rlktop recording)"}
+	}
+	for _, f := range formats {
+		if f.Sniff(head) {
+			t, err := f.Read(sb, path, opts)
+			if err != nil {
+				return t, err
+			}
+			return t, nil
+		}
+	}
+	return nil, &Error{Path: path, Offset: 0, Msg: "not a trace rlktop can read", Err: ErrUnknownFormat,
+		Hint: fmt.Sprintf("known formats: %v", Formats())}
+}
+
+type countingReader struct {
+	r        io.Reader
+	n, size  int64
+	last     int64
+	progress func(int64, int64)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.progress != nil && c.n-c.last >= 8<<20 {
+		c.last = c.n
+		c.progress(c.n, c.size)
+	}
+	return n, err
+}
