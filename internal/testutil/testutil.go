@@ -1,0 +1,43 @@
+// Package testutil holds helpers shared by tests.
+package testutil
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// RepoRoot returns the directory holding go.mod, walking up from the
+// current directory.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// SharedTraces returns the path of the shared third-party traces
+// (../shared/traces beside the repository root; RLKTOP_SHARED_TRACES
+// overrides). It skips the test, saying so, when they are absent.
+func SharedTraces(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("RLKTOP_SHARED_TRACES")
+	if dir == "" {
+		dir = filepath.Join(RepoRoot(t), "..", "shared", "traces")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("shared traces not found at %s (they live beside the repository, see README): %v", dir, err)
+	}
+	return dir
+}
