@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what rlktop needs on a fresh Debian machine and builds it into bin/.
+#   * Go modules (through the Go module proxy);
+#   * the CUPTI headers from Debian non-free (libcupti-dev) when running as root
+#     with apt, so that the CUPTI injection library can be built and embedded;
+#     without them rlktop still builds and `rlktop run` says it has no CUPTI tracer.
+# Idempotent: a second run only rebuilds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+command -v go >/dev/null || { log "Go is not installed (need Go 1.26: https://go.dev/dl)"; exit 1; }
+
+go mod download
+
+# The CUPTI tracer: headers + library (scripts/build-cupti.sh installs headers itself).
+tags=""
+if [ -x scripts/build-cupti.sh ]; then
+  if scripts/build-cupti.sh >&2; then
+    tags="embedcupti"
+  else
+    log "CUPTI injection library not built; rlktop will run without the CUPTI tracer"
+  fi
+fi
+
+mkdir -p bin
+go build ${tags:+-tags "$tags"} -o bin/rlktop ./cmd/rlktop
+log "built bin/rlktop${tags:+ (with $tags)}"
