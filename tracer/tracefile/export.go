@@ -1,0 +1,870 @@
+package tracefile
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/rlktop/rlktop/tracer"
+)
+
+// ExportOptions tune WriteChrome.
+type ExportOptions struct {
+	// NoFlows leaves out the launch→GPU flow arrows (ph "s"/"f", cat
+	// "ac2g"). They are written by default.
+	NoFlows bool
+	// NoCounters leaves out the counter tracks (ph "C").
+	NoCounters bool
+	// ProcessName names the CPU processes (process_name metadata); ""
+	// uses Trace.Meta["process_name"], else "rlktop".
+	ProcessName string
+}
+
+// ErrNothingToExport is returned (wrapped) by WriteChrome for traces that
+// hold per-kernel sums only (Trace.SummaryOnly): there is no timeline to
+// write.
+var ErrNothingToExport = errors.New("trace holds no individual events")
+
+// hostDevicePID is the Chrome pid used for GPU-kind events whose Device is
+// negative (the built-in loop's CPU "kernels"), so that they get their own
+// process instead of colliding with GPU 0.
+const hostDevicePID = 1 << 30
+
+// cpuPIDOffset is added to a CPU process id that equals a device id, so that
+// CPU threads never share a Chrome process with a GPU's streams.
+const cpuPIDOffset = 1 << 29
+
+// WriteChrome writes t as Chrome trace-event JSON (the "JSON Object Format"
+// with a traceEvents array, as PyTorch's Kineto writes it), which Perfetto
+// UI, chrome://tracing and Holistic Trace Analysis open.
+//
+// Layout, following Kineto:
+//   - one process per device (pid = device id, process_name "GPU N"), one
+//     track per stream (tid = stream, thread_name "stream N"): kernels
+//     (cat "kernel"), copies ("gpu_memcpy", args.bytes), sets
+//     ("gpu_memset"), GPU annotations ("gpu_user_annotation");
+//   - CPU events on their process and thread (pid = Event.PID, tid =
+//     Event.TID): "cuda_runtime", "cuda_driver", "cpu_op",
+//     "user_annotation" (ranges; steps as "ProfilerStep#N"), "cuda_sync",
+//     "overhead", "python_function", instants ("i");
+//   - flow arrows from each launch call to the GPU work it launched (ph
+//     "s" at the call, ph "f" with bp "e" at the GPU event, cat "ac2g",
+//     id = correlation id);
+//   - counters as ph "C" events on the device's process (host-wide ones on
+//     the first CPU process), one series named "value";
+//   - "deviceProperties" from Trace.Devices and "distributedInfo" when the
+//     rank or world size is known; Trace.Meta under "rlktopMeta".
+//
+// ts and dur are microseconds written as exact decimals from the integer
+// nanoseconds ("1712195495519689.047"); no float64 is involved, so no
+// nanosecond is lost at epoch magnitudes. args carry "correlation",
+// "device", "stream" and "External id" (the innermost CPU operator or
+// range open on the launching thread at launch, numbered in trace order,
+// as Kineto links kernels to operators).
+//
+// Events are written in Trace.Events order through a bufio.Writer; the
+// document is never held in memory. Counters that are NaN or infinite have
+// no JSON form and are skipped. A summary-only trace returns an error
+// wrapping ErrNothingToExport. Write errors are returned as they come.
+func WriteChrome(w io.Writer, t *tracer.Trace, opts ExportOptions) error {
+	if t.SummaryOnly {
+		return fmt.Errorf("%s: %w: it holds per-kernel sums only (%d rows), so there is no timeline to export; export the trace the sums came from instead",
+			t.Path, ErrNothingToExport, len(t.Summary))
+	}
+	x := &exporter{t: t, opts: opts}
+	x.w = bufio.NewWriterSize(w, 256<<10)
+	x.plan()
+	x.writeHeader()
+	x.writeMetadataEvents()
+	for i := range t.Events {
+		x.writeEvent(i)
+	}
+	if !opts.NoCounters {
+		for i := range t.Counters {
+			x.writeCounter(&t.Counters[i])
+		}
+	}
+	x.writeTrailer()
+	return x.w.Flush()
+}
+
+// ExportFile writes t to path as Chrome trace JSON, gzip-compressed when
+// path ends in ".gz". It writes a temporary file beside path and renames it
+// into place, so a failed export never leaves a half-written file under
+// the requested name. Errors name the file.
+func ExportFile(path string, t *tracer.Trace, opts ExportOptions) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("export: cannot create a file in %s: %w", dir, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	var w io.Writer = f
+	var zw *gzip.Writer
+	if strings.HasSuffix(path, ".gz") {
+		zw = gzip.NewWriter(f)
+		w = zw
+	}
+	if err = WriteChrome(w, t, opts); err != nil {
+		return fmt.Errorf("export to %s: %w", path, err)
+	}
+	if zw != nil {
+		if err = zw.Close(); err != nil {
+			return fmt.Errorf("export to %s: gzip: %w", path, err)
+		}
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("export to %s: %w", path, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("export: cannot move the finished file to %s: %w", path, err)
+	}
+	return nil
+}
+
+type exporter struct {
+	t    *tracer.Trace
+	opts ExportOptions
+	w    *bufio.Writer
+	buf  []byte
+	// extID[i] is the "External id" of event i; 0 none.
+	extID []int64
+	// launchOf maps a correlation id to the index of its launch call.
+	launchOf map[uint64]int32
+	// hasGPU marks correlation ids that some GPU event carries.
+	hasGPU map[uint64]bool
+	// pidMap remaps CPU pids that collide with device pids.
+	pidMap  map[int32]int64
+	hostPID int64 // pid for host-wide counters
+	first   bool  // no event written yet
+}
+
+// plan computes External ids, the launch map and pid remapping.
+func (x *exporter) plan() {
+	t := x.t
+	devs := map[int64]bool{}
+	for _, d := range t.Devices {
+		devs[int64(d.ID)] = true
+	}
+	x.launchOf = map[uint64]int32{}
+	x.hasGPU = map[uint64]bool{}
+	for i := range t.Events {
+		e := &t.Events[i]
+		switch {
+		case e.Kind.IsGPU():
+			devs[x.gpuPID(e)] = true
+			if e.Corr != 0 && e.Kind != tracer.KindGPURange {
+				x.hasGPU[e.Corr] = true
+			}
+		case e.Kind.IsLaunch() && e.Corr != 0:
+			if _, dup := x.launchOf[e.Corr]; !dup {
+				x.launchOf[e.Corr] = int32(i)
+			}
+		}
+	}
+	for _, c := range t.Counters {
+		if c.Device >= 0 {
+			devs[int64(c.Device)] = true
+		}
+	}
+	x.pidMap = map[int32]int64{}
+	x.hostPID = -1
+	for i := range t.Events {
+		e := &t.Events[i]
+		if x.isGPUPlaced(e) {
+			continue
+		}
+		if _, ok := x.pidMap[e.PID]; ok {
+			continue
+		}
+		p := int64(e.PID)
+		for devs[p] {
+			p += cpuPIDOffset
+		}
+		x.pidMap[e.PID] = p
+		if x.hostPID < 0 {
+			x.hostPID = p
+		}
+	}
+	if x.hostPID < 0 {
+		x.hostPID = hostDevicePID + 1
+	}
+
+	// External ids: ops, ranges and steps get 1, 2, … in trace order; a
+	// launch gets the id of the innermost one open on its thread at its
+	// start; GPU work gets its launch's id.
+	x.extID = make([]int64, len(t.Events))
+	type tkey struct{ pid, tid int32 }
+	ops := map[tkey][]int32{}
+	launches := map[tkey][]int32{}
+	var next int64
+	for i := range t.Events {
+		e := &t.Events[i]
+		k := tkey{e.PID, e.TID}
+		switch {
+		case e.Kind == tracer.KindCPUOp || e.Kind == tracer.KindRange || e.Kind == tracer.KindStep:
+			next++
+			x.extID[i] = next
+			ops[k] = append(ops[k], int32(i))
+		case e.Kind.IsLaunch():
+			launches[k] = append(launches[k], int32(i))
+		}
+	}
+	for k, ls := range launches {
+		kops := ops[k]
+		if len(kops) == 0 {
+			continue
+		}
+		ev := t.Events
+		slices.SortFunc(kops, func(a, b int32) int {
+			if ev[a].Start != ev[b].Start {
+				return cmpI64(ev[a].Start, ev[b].Start)
+			}
+			return cmpI64(ev[b].Dur, ev[a].Dur) // outer first
+		})
+		slices.SortFunc(ls, func(a, b int32) int { return cmpI64(ev[a].Start, ev[b].Start) })
+		var stack []int32
+		n := 0
+		for _, l := range ls {
+			ts := ev[l].Start
+			for n < len(kops) && ev[kops[n]].Start <= ts {
+				o := kops[n]
+				for len(stack) > 0 && !containsOrNests(&ev[stack[len(stack)-1]], &ev[o]) {
+					stack = stack[:len(stack)-1]
+				}
+				stack = append(stack, o)
+				n++
+			}
+			for len(stack) > 0 && !contains(&ev[stack[len(stack)-1]], ts) {
+				stack = stack[:len(stack)-1]
+			}
+			if len(stack) > 0 {
+				x.extID[l] = x.extID[stack[len(stack)-1]]
+			}
+		}
+	}
+	for i := range t.Events {
+		e := &t.Events[i]
+		if e.Kind.IsGPU() && e.Corr != 0 {
+			if l, ok := x.launchOf[e.Corr]; ok {
+				x.extID[i] = x.extID[l]
+			}
+		}
+	}
+}
+
+// contains reports whether interval e contains instant ts (zero-length
+// intervals contain their own start), as tracer.Link decides.
+func contains(e *tracer.Event, ts int64) bool {
+	return (e.Start <= ts && ts < e.End()) || (e.Dur == 0 && ts == e.Start)
+}
+
+// containsOrNests reports whether outer still encloses inner's start.
+func containsOrNests(outer, inner *tracer.Event) bool {
+	return contains(outer, inner.Start)
+}
+
+func cmpI64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// isGPUPlaced reports whether e is written on a device process.
+func (x *exporter) isGPUPlaced(e *tracer.Event) bool {
+	return e.Kind.IsGPU() || (e.Kind == tracer.KindSync && e.Device >= 0)
+}
+
+func (x *exporter) gpuPID(e *tracer.Event) int64 {
+	if e.Device < 0 {
+		return hostDevicePID
+	}
+	return int64(e.Device)
+}
+
+func (x *exporter) cpuPID(pid int32) int64 {
+	if p, ok := x.pidMap[pid]; ok {
+		return p
+	}
+	return int64(pid)
+}
+
+func (x *exporter) flushIfBig() {
+	if len(x.buf) >= 64<<10 {
+		x.w.Write(x.buf)
+		x.buf = x.buf[:0]
+	}
+}
+
+func (x *exporter) emit() {
+	x.w.Write(x.buf)
+	x.buf = x.buf[:0]
+}
+
+// sep writes the separator before an element of traceEvents.
+func (x *exporter) sep() {
+	if x.first {
+		x.first = false
+		x.buf = append(x.buf, '\n')
+	} else {
+		x.buf = append(x.buf, ",\n"...)
+	}
+}
+
+func (x *exporter) writeHeader() {
+	t := x.t
+	b := x.buf[:0]
+	b = append(b, `{"schemaVersion":1,"displayTimeUnit":"ms"`...)
+	if t.Rank >= 0 || t.World > 0 {
+		b = append(b, `,"distributedInfo":{`...)
+		comma := false
+		if be := t.Meta["distributedInfo.backend"]; be != "" {
+			b = append(b, `"backend":`...)
+			b = appendJSONString(b, be)
+			comma = true
+		}
+		if t.Rank >= 0 {
+			if comma {
+				b = append(b, ',')
+			}
+			b = append(b, `"rank":`...)
+			b = strconv.AppendInt(b, int64(t.Rank), 10)
+			comma = true
+		}
+		if t.World > 0 {
+			if comma {
+				b = append(b, ',')
+			}
+			b = append(b, `"world_size":`...)
+			b = strconv.AppendInt(b, int64(t.World), 10)
+		}
+		b = append(b, '}')
+	}
+	if len(t.Devices) > 0 {
+		b = append(b, `,"deviceProperties":[`...)
+		for i := range t.Devices {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendDeviceProps(b, &t.Devices[i])
+		}
+		b = append(b, ']')
+	}
+	if len(t.Meta) > 0 {
+		b = append(b, `,"rlktopMeta":{`...)
+		keys := sortedKeys(t.Meta)
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = appendJSONString(b, t.Meta[k])
+		}
+		b = append(b, '}')
+	}
+	if t.Format != "" {
+		b = append(b, `,"rlktopSourceFormat":`...)
+		b = appendJSONString(b, t.Format)
+	}
+	b = append(b, `,"traceEvents":[`...)
+	x.buf = b
+	x.first = true
+	x.emit()
+}
+
+func (x *exporter) writeTrailer() {
+	x.buf = append(x.buf, "\n]}\n"...)
+	x.emit()
+}
+
+// appendDeviceProps writes one deviceProperties entry with Kineto's keys:
+// id, name, totalGlobalMem, computeMajor, computeMinor, numSms, then the
+// device's other properties (Props) in key order, as JSON numbers where
+// they read as integers and as strings otherwise.
+func appendDeviceProps(b []byte, d *tracer.Device) []byte {
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, int64(d.ID), 10)
+	b = append(b, `,"name":`...)
+	b = appendJSONString(b, d.Name)
+	written := map[string]bool{"id": true, "name": true}
+	if d.TotalMemory > 0 {
+		b = append(b, `,"totalGlobalMem":`...)
+		b = strconv.AppendInt(b, d.TotalMemory, 10)
+		written["totalGlobalMem"] = true
+	}
+	if maj, min, ok := splitComputeCap(d.ComputeCap); ok {
+		b = append(b, `,"computeMajor":`...)
+		b = strconv.AppendInt(b, int64(maj), 10)
+		b = append(b, `,"computeMinor":`...)
+		b = strconv.AppendInt(b, int64(min), 10)
+		written["computeMajor"], written["computeMinor"] = true, true
+	}
+	if d.SMs > 0 {
+		b = append(b, `,"numSms":`...)
+		b = strconv.AppendInt(b, int64(d.SMs), 10)
+		written["numSms"] = true
+	}
+	if d.Vendor != "" && d.Props["vendor"] == "" {
+		b = append(b, `,"vendor":`...)
+		b = appendJSONString(b, d.Vendor)
+		written["vendor"] = true
+	}
+	if d.ComputeCap != "" && !written["computeMajor"] && d.Props["arch"] == "" {
+		b = append(b, `,"arch":`...)
+		b = appendJSONString(b, d.ComputeCap)
+		written["arch"] = true
+	}
+	for _, k := range sortedKeys(d.Props) {
+		if written[k] {
+			continue
+		}
+		v := d.Props[k]
+		b = append(b, ',')
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		if isJSONInt(v) {
+			b = append(b, v...)
+		} else {
+			b = appendJSONString(b, v)
+		}
+	}
+	return append(b, '}')
+}
+
+// splitComputeCap reads "8.0" as (8, 0). AMD architecture names ("gfx942")
+// are not compute capabilities and give ok false.
+func splitComputeCap(s string) (major, minor int, ok bool) {
+	a, b, found := strings.Cut(s, ".")
+	if !found {
+		return 0, 0, false
+	}
+	ma, err1 := strconv.Atoi(a)
+	mi, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil || ma < 0 || mi < 0 {
+		return 0, 0, false
+	}
+	return ma, mi, true
+}
+
+// isJSONInt reports whether s is an integer JSON number (optional '-',
+// no leading zeros), short enough to be read back exactly.
+func isJSONInt(s string) bool {
+	d := strings.TrimPrefix(s, "-")
+	if d == "" || len(d) > 18 {
+		return false
+	}
+	if len(d) > 1 && d[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// writeMetadataEvents writes process_name / thread_name ("M") events for
+// every device, stream, CPU process and thread that appears.
+func (x *exporter) writeMetadataEvents() {
+	t := x.t
+	type stream struct {
+		pid    int64
+		stream int32
+	}
+	type thread struct {
+		pid int64
+		tid int32
+	}
+	devices := map[int64]bool{}
+	streams := map[stream]bool{}
+	procs := map[int64]bool{}
+	threads := map[thread]bool{}
+	for _, d := range t.Devices {
+		devices[int64(d.ID)] = true
+	}
+	for i := range t.Events {
+		e := &t.Events[i]
+		if x.isGPUPlaced(e) {
+			p := x.gpuPID(e)
+			devices[p] = true
+			streams[stream{p, e.Stream}] = true
+		} else {
+			p := x.cpuPID(e.PID)
+			procs[p] = true
+			threads[thread{p, e.TID}] = true
+		}
+	}
+	if !x.opts.NoCounters {
+		for _, c := range t.Counters {
+			if c.Device >= 0 {
+				devices[int64(c.Device)] = true
+			} else {
+				procs[x.hostPID] = true
+			}
+		}
+	}
+	pname := x.opts.ProcessName
+	if pname == "" {
+		pname = t.Meta["process_name"]
+	}
+	if pname == "" {
+		pname = "rlktop"
+	}
+	for _, p := range sortedInt64(devices) {
+		name := "GPU " + strconv.FormatInt(p, 10)
+		if p == hostDevicePID {
+			name = "host (CPU device)"
+		}
+		x.meta("process_name", p, 0, "name", name)
+		x.metaInt("process_sort_index", p, 0, 5000000+p%hostDevicePID)
+	}
+	for _, p := range sortedInt64(procs) {
+		x.meta("process_name", p, 0, "name", pname)
+		x.meta("process_labels", p, 0, "labels", "CPU")
+	}
+	ss := make([]stream, 0, len(streams))
+	for s := range streams {
+		ss = append(ss, s)
+	}
+	slices.SortFunc(ss, func(a, b stream) int {
+		if a.pid != b.pid {
+			return cmpI64(a.pid, b.pid)
+		}
+		return cmpI64(int64(a.stream), int64(b.stream))
+	})
+	for _, s := range ss {
+		x.meta("thread_name", s.pid, int64(s.stream), "name", "stream "+strconv.FormatInt(int64(s.stream), 10))
+		x.metaInt("thread_sort_index", s.pid, int64(s.stream), int64(s.stream))
+	}
+	ts := make([]thread, 0, len(threads))
+	for th := range threads {
+		ts = append(ts, th)
+	}
+	slices.SortFunc(ts, func(a, b thread) int {
+		if a.pid != b.pid {
+			return cmpI64(a.pid, b.pid)
+		}
+		return cmpI64(int64(a.tid), int64(b.tid))
+	})
+	for _, th := range ts {
+		x.meta("thread_name", th.pid, int64(th.tid), "name", "thread "+strconv.FormatInt(int64(th.tid), 10))
+	}
+}
+
+func sortedInt64(m map[int64]bool) []int64 {
+	s := make([]int64, 0, len(m))
+	for k := range m {
+		s = append(s, k)
+	}
+	slices.Sort(s)
+	return s
+}
+
+func (x *exporter) meta(name string, pid, tid int64, key, val string) {
+	x.sep()
+	b := x.buf
+	b = append(b, `{"name":"`...)
+	b = append(b, name...)
+	b = append(b, `","ph":"M","ts":0,"pid":`...)
+	b = strconv.AppendInt(b, pid, 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, tid, 10)
+	b = append(b, `,"args":{"`...)
+	b = append(b, key...)
+	b = append(b, `":`...)
+	b = appendJSONString(b, val)
+	b = append(b, "}}"...)
+	x.buf = b
+	x.flushIfBig()
+}
+
+func (x *exporter) metaInt(name string, pid, tid int64, val int64) {
+	x.sep()
+	b := x.buf
+	b = append(b, `{"name":"`...)
+	b = append(b, name...)
+	b = append(b, `","ph":"M","ts":0,"pid":`...)
+	b = strconv.AppendInt(b, pid, 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, tid, 10)
+	b = append(b, `,"args":{"sort_index":`...)
+	b = strconv.AppendInt(b, val, 10)
+	b = append(b, "}}"...)
+	x.buf = b
+	x.flushIfBig()
+}
+
+var kindCat = [...]string{
+	tracer.KindUnknown:  "unknown",
+	tracer.KindKernel:   "kernel",
+	tracer.KindMemcpy:   "gpu_memcpy",
+	tracer.KindMemset:   "gpu_memset",
+	tracer.KindRuntime:  "cuda_runtime",
+	tracer.KindDriver:   "cuda_driver",
+	tracer.KindSync:     "cuda_sync",
+	tracer.KindOverhead: "overhead",
+	tracer.KindCPUOp:    "cpu_op",
+	tracer.KindRange:    "user_annotation",
+	tracer.KindGPURange: "gpu_user_annotation",
+	tracer.KindStep:     "user_annotation",
+	tracer.KindPython:   "python_function",
+	tracer.KindInstant:  "cpu_instant_event",
+}
+
+func (x *exporter) writeEvent(i int) {
+	t := x.t
+	e := &t.Events[i]
+	cat := "unknown"
+	if int(e.Kind) < len(kindCat) {
+		cat = kindCat[e.Kind]
+	}
+	name := t.Strings.Get(e.Name)
+	origName := ""
+	if e.Kind == tracer.KindStep {
+		stepName := "ProfilerStep#" + strconv.FormatInt(e.Value, 10)
+		if name != stepName {
+			origName = name
+		}
+		name = stepName
+	}
+	var pid, tid int64
+	gpu := x.isGPUPlaced(e)
+	if gpu {
+		pid, tid = x.gpuPID(e), int64(e.Stream)
+	} else {
+		pid, tid = x.cpuPID(e.PID), int64(e.TID)
+	}
+
+	x.sep()
+	b := x.buf
+	if e.Kind == tracer.KindInstant {
+		b = append(b, `{"ph":"i","s":"t","cat":"`...)
+	} else {
+		b = append(b, `{"ph":"X","cat":"`...)
+	}
+	b = append(b, cat...)
+	b = append(b, `","name":`...)
+	b = appendJSONString(b, name)
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, pid, 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, tid, 10)
+	b = append(b, `,"ts":`...)
+	b = AppendMicros(b, e.Start)
+	if e.Kind != tracer.KindInstant {
+		b = append(b, `,"dur":`...)
+		b = AppendMicros(b, e.Dur)
+	}
+	b = append(b, `,"args":{`...)
+	n := 0
+	arg := func(k string) {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, `":`...)
+	}
+	if id := x.extID[i]; id != 0 {
+		arg("External id")
+		b = strconv.AppendInt(b, id, 10)
+	}
+	if gpu {
+		arg("device")
+		b = strconv.AppendInt(b, int64(e.Device), 10)
+		arg("stream")
+		b = strconv.AppendInt(b, int64(e.Stream), 10)
+	}
+	if e.Corr != 0 {
+		arg("correlation")
+		b = strconv.AppendUint(b, e.Corr, 10)
+	}
+	switch e.Kind {
+	case tracer.KindMemcpy, tracer.KindMemset:
+		arg("bytes")
+		b = strconv.AppendInt(b, e.Value, 10)
+	case tracer.KindStep:
+		arg("step")
+		b = strconv.AppendInt(b, e.Value, 10)
+		if origName != "" {
+			arg("rlktop name")
+			b = appendJSONString(b, origName)
+		}
+	}
+	if e.Kind.IsGPU() && e.TID >= 0 && e.Corr == 0 {
+		arg("launch tid")
+		b = strconv.AppendInt(b, int64(e.TID), 10)
+	}
+	b = append(b, "}}"...)
+	x.buf = b
+
+	if !x.opts.NoFlows && e.Corr != 0 {
+		switch {
+		case e.Kind.IsLaunch() && x.hasGPU[e.Corr] && x.launchOf[e.Corr] == int32(i):
+			x.flow('s', pid, tid, e.Start, e.Corr)
+		case e.Kind.IsGPU() && e.Kind != tracer.KindGPURange:
+			if _, ok := x.launchOf[e.Corr]; ok {
+				x.flow('f', pid, tid, e.Start, e.Corr)
+			}
+		}
+	}
+	x.flushIfBig()
+}
+
+// flow writes a Kineto "ac2g" flow event.
+func (x *exporter) flow(ph byte, pid, tid, ts int64, id uint64) {
+	x.sep()
+	b := x.buf
+	b = append(b, `{"ph":"`...)
+	b = append(b, ph)
+	b = append(b, `","id":`...)
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, pid, 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, tid, 10)
+	b = append(b, `,"ts":`...)
+	b = AppendMicros(b, ts)
+	b = append(b, `,"cat":"ac2g","name":"ac2g"`...)
+	if ph == 'f' {
+		b = append(b, `,"bp":"e"`...)
+	}
+	b = append(b, '}')
+	x.buf = b
+}
+
+func (x *exporter) writeCounter(c *tracer.Counter) {
+	if math.IsNaN(c.Value) || math.IsInf(c.Value, 0) {
+		return
+	}
+	pid := x.hostPID
+	if c.Device >= 0 {
+		pid = int64(c.Device)
+	}
+	x.sep()
+	b := x.buf
+	b = append(b, `{"ph":"C","name":`...)
+	b = appendJSONString(b, x.t.Strings.Get(c.Name))
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, pid, 10)
+	b = append(b, `,"tid":0,"ts":`...)
+	b = AppendMicros(b, c.TS)
+	b = append(b, `,"args":{"value":`...)
+	if v := c.Value; v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		b = strconv.AppendInt(b, int64(v), 10) // 123456789, not 1.23456789e+08
+	} else {
+		b = strconv.AppendFloat(b, v, 'g', -1, 64)
+	}
+	b = append(b, "}}"...)
+	x.buf = b
+	x.flushIfBig()
+}
+
+// AppendMicros appends ns nanoseconds as a decimal number of microseconds
+// with up to three fractional digits and no trailing zeros: 1500 →
+// "1.5", 123456789 → "123456.789", -1 → "-0.001", 2000 → "2". It works
+// on the integer digits, so every int64 is written exactly.
+func AppendMicros(b []byte, ns int64) []byte {
+	u := uint64(ns)
+	if ns < 0 {
+		b = append(b, '-')
+		u = -u // two's complement magnitude, exact for MinInt64 too
+	}
+	b = strconv.AppendUint(b, u/1000, 10)
+	frac := u % 1000
+	if frac == 0 {
+		return b
+	}
+	d := [3]byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+	n := 3
+	for d[n-1] == '0' {
+		n--
+	}
+	b = append(b, '.')
+	return append(b, d[:n]...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string. Control characters are
+// escaped; invalid UTF-8 becomes U+FFFD so the output is always valid
+// JSON.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
