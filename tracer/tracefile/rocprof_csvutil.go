@@ -1,0 +1,299 @@
+package tracefile
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+)
+
+// This file holds the CSV plumbing shared by the rocprof and nsys-stats
+// importers: header matching by column name (never by position), rows with
+// their line numbers, and exact number parsing.
+
+// csvTable reads a CSV file whose first record is a header.
+type csvTable struct {
+	path   string
+	r      *csv.Reader
+	header []string
+	col    map[string]int // header name → index (first occurrence)
+	line   int            // line of the current record
+	rec    []string
+}
+
+// newCSVTable reads the header. skip is the number of records before the
+// header (nsys stats preambles).
+func newCSVTable(r io.Reader, path string, skip int) (*csvTable, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.LazyQuotes = true
+	cr.ReuseRecord = false
+	t := &csvTable{path: path, r: cr, col: map[string]int{}}
+	for i := 0; ; i++ {
+		rec, err := cr.Read()
+		if err != nil {
+			if err == io.EOF {
+				return nil, &Error{Path: path, Offset: 0, Line: 1, Msg: "no CSV header line", Hint: "the file is empty or truncated"}
+			}
+			return nil, t.csvErr(err)
+		}
+		if i < skip {
+			continue
+		}
+		t.header = rec
+		break
+	}
+	for i, h := range t.header {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		t.header[i] = h
+		if _, dup := t.col[h]; !dup {
+			t.col[h] = i
+		}
+	}
+	return t, nil
+}
+
+func (t *csvTable) csvErr(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &Error{Path: t.path, Offset: -1, Line: pe.Line, Msg: fmt.Sprintf("malformed CSV at column %d", pe.Column), Err: pe.Err,
+			Hint: "the file may be truncated or not a profiler CSV"}
+	}
+	return &Error{Path: t.path, Offset: t.r.InputOffset(), Msg: "cannot read CSV", Err: err}
+}
+
+// find returns the index of the first header among names, or -1.
+func (t *csvTable) find(names ...string) int {
+	for _, n := range names {
+		if i, ok := t.col[n]; ok {
+			return i
+		}
+	}
+	return -1
+}
+
+// next reads the next non-empty record; ok is false at EOF.
+func (t *csvTable) next() (ok bool, err error) {
+	for {
+		rec, err := t.r.Read()
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, t.csvErr(err)
+		}
+		t.line, _ = t.r.FieldPos(0)
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		t.rec = rec
+		return true, nil
+	}
+}
+
+// field returns the current record's value in column i ("" when the row is
+// shorter or i < 0).
+func (t *csvTable) field(i int) string {
+	if i < 0 || i >= len(t.rec) {
+		return ""
+	}
+	return strings.TrimSpace(t.rec[i])
+}
+
+func (t *csvTable) errAt(i int, msg, hint string, err error) error {
+	name := ""
+	if i >= 0 && i < len(t.header) {
+		name = t.header[i]
+	}
+	line := t.line
+	if i >= 0 && i < len(t.rec) {
+		line, _ = t.r.FieldPos(i)
+	}
+	return &Error{Path: t.path, Offset: -1, Line: line, Field: name, Msg: msg, Hint: hint, Err: err}
+}
+
+// need returns the value of column i, failing when the column is missing
+// from this row.
+func (t *csvTable) need(i int) (string, error) {
+	if i >= len(t.rec) {
+		return "", t.errAt(-1, fmt.Sprintf("row has %d fields, the header has %d (column %q missing)", len(t.rec), len(t.header), t.header[i]),
+			"the file may be truncated", nil)
+	}
+	return t.field(i), nil
+}
+
+// int64At parses column i as a base-10 integer (ns, ids).
+func (t *csvTable) int64At(i int) (int64, error) {
+	s, err := t.need(i)
+	if err != nil {
+		return 0, err
+	}
+	v, perr := strconv.ParseInt(s, 10, 64)
+	if perr != nil {
+		// Accept integral values written as decimals or in scientific
+		// notation ("1.2e+03"), exactly.
+		if n, ok := parseExactInt(s); ok {
+			return n, nil
+		}
+		return 0, t.errAt(i, fmt.Sprintf("expected an integer, found %q", s), "", nil)
+	}
+	return v, nil
+}
+
+// optInt64At is int64At that returns def for a missing column or empty value.
+func (t *csvTable) optInt64At(i int, def int64) (int64, error) {
+	if i < 0 || t.field(i) == "" {
+		return def, nil
+	}
+	return t.int64At(i)
+}
+
+// roundAt parses column i as a decimal number (scientific notation allowed)
+// and rounds it half-to-even to an int64. Used for averages and
+// scientific-notation totals in summaries.
+func (t *csvTable) roundAt(i int) (int64, error) {
+	s, err := t.need(i)
+	if err != nil {
+		return 0, err
+	}
+	v, ok := roundDecimal(s)
+	if !ok {
+		return 0, t.errAt(i, fmt.Sprintf("expected a number, found %q", s), "", nil)
+	}
+	return v, nil
+}
+
+func (t *csvTable) optRoundAt(i int) (int64, error) {
+	if i < 0 || t.field(i) == "" {
+		return 0, nil
+	}
+	return t.roundAt(i)
+}
+
+// parseExactInt parses a decimal or scientific-notation number that must be
+// an integer exactly ("1.5e3" → 1500; "1.25" → false).
+func parseExactInt(s string) (int64, bool) {
+	if !saneNumber(s) {
+		return 0, false
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok || !r.IsInt() {
+		return 0, false
+	}
+	n := r.Num()
+	if !n.IsInt64() {
+		return 0, false
+	}
+	return n.Int64(), true
+}
+
+// roundDecimal parses s exactly and rounds half-to-even to an int64.
+func roundDecimal(s string) (int64, bool) {
+	s = strings.TrimSpace(s)
+	if !saneNumber(s) {
+		return 0, false
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return 0, false
+	}
+	// Round half to even: floor(r + 1/2), adjusted on exact halves.
+	num, den := new(big.Int).Set(r.Num()), r.Denom()
+	q, m := new(big.Int).QuoRem(num, den, new(big.Int))
+	// q truncates toward zero; m has num's sign.
+	twice := new(big.Int).Mul(new(big.Int).Abs(m), big.NewInt(2))
+	switch twice.Cmp(den) {
+	case 1:
+		q.Add(q, big.NewInt(int64(num.Sign())))
+	case 0:
+		if q.Bit(0) == 1 {
+			q.Add(q, big.NewInt(int64(num.Sign())))
+		}
+	}
+	if !q.IsInt64() {
+		return 0, false
+	}
+	return q.Int64(), true
+}
+
+// sniffCSVHeader parses up to maxLines lines of head as CSV records and
+// returns the first one (and its index) for which match is true.
+func sniffCSVHeader(head []byte, maxLines int, match func(h map[string]bool) bool) (int, bool) {
+	rest := head
+	for i := 0; i < maxLines && len(rest) > 0; i++ {
+		line := rest
+		if j := bytes.IndexByte(rest, '\n'); j >= 0 {
+			line, rest = rest[:j], rest[j+1:]
+		} else {
+			rest = nil
+		}
+		line = bytes.TrimRight(line, "\r")
+		if len(bytes.TrimSpace(line)) == 0 {
+			// csv.Reader skips blank lines too, so they are not counted.
+			i--
+			continue
+		}
+		cr := csv.NewReader(bytes.NewReader(line))
+		cr.FieldsPerRecord = -1
+		cr.LazyQuotes = true
+		rec, err := cr.Read()
+		if err != nil || len(rec) < 2 {
+			continue
+		}
+		h := make(map[string]bool, len(rec))
+		for _, f := range rec {
+			h[strings.TrimSpace(strings.TrimPrefix(f, "\ufeff"))] = true
+		}
+		if match(h) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func hasAny(h map[string]bool, names ...string) bool {
+	for _, n := range names {
+		if h[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// clampDur returns end-start, or 0 with ok=false when end < start.
+func clampDur(start, end int64) (int64, bool) {
+	if end < start {
+		return 0, false
+	}
+	d := end - start
+	if d < 0 || d > math.MaxInt64/2 {
+		return 0, false
+	}
+	return d, true
+}
+
+// saneNumber rejects what big.Rat would accept at great cost: exponents
+// beyond ±40 and overlong strings.
+func saneNumber(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E') {
+			return false
+		}
+	}
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(s[i+1:])
+		if err != nil || e > 40 || e < -40 {
+			return false
+		}
+	}
+	return true
+}
