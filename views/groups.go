@@ -1,0 +1,125 @@
+package views
+
+import (
+	"fmt"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// GroupsKeyMap is the bindings of the categories and stages views.
+type GroupsKeyMap struct{ ListKeyMap }
+
+// DefaultGroupsKeyMap: list movement only.
+func DefaultGroupsKeyMap() GroupsKeyMap { return GroupsKeyMap{DefaultListKeyMap()} }
+
+// Groups is a bar chart of GroupRows (categories or stages): one line per
+// group with its share of GPU time (Totals.GPUTotalNs) as a bar, the
+// share, total time and count, in the snapshot's order (total time
+// descending).
+type Groups struct {
+	st      *Styles
+	keys    GroupsKeyMap
+	title   string
+	empty   string
+	pick    func(*attrib.Snapshot) []attrib.GroupRow
+	snap    *attrib.Snapshot
+	rows    []attrib.GroupRow
+	list    list
+	w, h    int
+	focused bool
+}
+
+// NewCategories is the categories view (Snapshot.Categories).
+func NewCategories(st *Styles) *Groups {
+	return &Groups{st: st, keys: DefaultGroupsKeyMap(), title: "Categories",
+		empty: "no GPU work in this source",
+		pick:  func(s *attrib.Snapshot) []attrib.GroupRow { return s.Categories }}
+}
+
+// NewStages is the stages view (Snapshot.Stages): time by the annotation
+// range open when each kernel was launched.
+func NewStages(st *Styles) *Groups {
+	return &Groups{st: st, keys: DefaultGroupsKeyMap(), title: "Stages",
+		empty: "no stages: the source has no annotation / NVTX ranges",
+		pick:  func(s *attrib.Snapshot) []attrib.GroupRow { return s.Stages }}
+}
+
+func (g *Groups) Title() string { return g.title }
+
+func (g *Groups) Info() string {
+	if g.snap == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d · of %s GPU time", len(g.rows), FormatNs(g.snap.Totals.GPUTotalNs))
+}
+
+// Rows returns the rows shown.
+func (g *Groups) Rows() []attrib.GroupRow { return g.rows }
+
+func (g *Groups) SetSnapshot(s *attrib.Snapshot) {
+	g.snap = s
+	g.rows = nil
+	if s != nil {
+		g.rows = g.pick(s)
+	}
+	g.list.setLen(len(g.rows))
+}
+
+func (g *Groups) SetSize(w, h int)  { g.w, g.h = w, h; g.list.setPage(h) }
+func (g *Groups) SetFocused(f bool) { g.focused = f }
+func (g *Groups) Capturing() bool   { return false }
+
+func (g *Groups) Update(msg tea.Msg) tea.Cmd {
+	if km, ok := msg.(tea.KeyPressMsg); ok {
+		g.list.handle(km, g.keys.ListKeyMap)
+	}
+	return nil
+}
+
+func (g *Groups) ShortHelp() []key.Binding  { return []key.Binding{g.keys.Up, g.keys.Down} }
+func (g *Groups) FullHelp() [][]key.Binding { return [][]key.Binding{g.keys.bindings()} }
+
+// Height returns the lines the view needs to show every row (at least 1).
+func (g *Groups) Height() int { return max(len(g.rows), 1) }
+
+func (g *Groups) View() string {
+	st := g.st
+	if g.snap == nil {
+		return block([]string{st.Table.Dim.Render("waiting for data…")}, g.w, g.h)
+	}
+	if len(g.rows) == 0 {
+		return block([]string{st.Table.Dim.Render(g.empty)}, g.w, g.h)
+	}
+	lw := 0
+	for _, r := range g.rows {
+		lw = max(lw, ansi.StringWidth(r.Key))
+	}
+	lw = min(lw, max(g.w/3, 10))
+	const sw, tw, cw = 6, 9, 9
+	bw := g.w - 1 - lw - 1 - 1 - sw - 1 - tw - 1 - cw
+	showCount := true
+	if bw < 10 {
+		showCount = false
+		bw += 1 + cw
+	}
+	bw = min(bw, maxBar) // long bars put the numbers too far from the labels
+	var lines []string
+	from, to := g.list.visible()
+	for i := from; i < to; i++ {
+		r := &g.rows[i]
+		gut := " "
+		if g.focused && i == g.list.cursor {
+			gut = "›"
+		}
+		line := gut + st.Bar.Label.Render(fit(r.Key, lw)) + " " + st.bar(r.Share, bw) + " " +
+			st.Bar.Value.Render(fitRight(FormatShare(r.Share), sw)) + " " + fitRight(FormatNs(r.TotalNs), tw)
+		if showCount {
+			line += " " + st.Table.Dim.Render(fitRight(FormatCount(r.Count)+"×", cw))
+		}
+		lines = append(lines, line)
+	}
+	return block(lines, g.w, g.h)
+}

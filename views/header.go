@@ -1,0 +1,134 @@
+package views
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// Header is the top of the screen: source, format, devices and totals
+// (kernel count, kernel time, busy time, span, transfers, steps, dropped
+// events). It has no keys. Its height depends on the width: totals wrap
+// onto as many lines as they need (2–4 lines at 80 columns, 2 at 160+).
+type Header struct {
+	st    *Styles
+	snap  *attrib.Snapshot
+	w     int
+	lines []string
+}
+
+// NewHeader returns an empty header drawn with st.
+func NewHeader(st *Styles) *Header { return &Header{st: st} }
+
+// SetSnapshot sets the data shown; nil shows only the program name.
+func (h *Header) SetSnapshot(s *attrib.Snapshot) { h.snap = s; h.layout() }
+
+// SetWidth sets the width in cells.
+func (h *Header) SetWidth(w int) { h.w = w; h.layout() }
+
+// Height is the number of lines View returns at the current width.
+func (h *Header) Height() int { return len(h.lines) }
+
+// View draws the header: Height() lines of exactly the set width.
+func (h *Header) View() string { return block(h.lines, h.w, len(h.lines)) }
+
+func (h *Header) layout() {
+	st := h.st
+	h.lines = h.lines[:0]
+	first := st.App.Title.Render("rlktop")
+	s := h.snap
+	if s == nil {
+		h.lines = append(h.lines, first)
+		return
+	}
+	meta := s.Format
+	if s.Rank >= 0 {
+		meta += fmt.Sprintf(" · rank %d", s.Rank)
+	}
+	if s.SummaryOnly {
+		meta += " · summary only"
+	}
+	// The source is cut from the left: the file name matters most.
+	room := h.w - ansi.StringWidth("rlktop  ") - ansi.StringWidth(meta) - 2
+	if room < 10 {
+		room = 10
+	}
+	first += "  " + st.Header.Source.Render(fitLeftCut(s.Source, min(room, ansi.StringWidth(s.Source)))) +
+		"  " + st.Header.Dim.Render(meta)
+	h.lines = append(h.lines, first)
+
+	if len(s.Devices) > 0 {
+		var devs []string
+		for _, d := range s.Devices {
+			var props []string
+			if d.SMs > 0 {
+				props = append(props, fmt.Sprintf("%d SMs", d.SMs))
+			}
+			if d.TotalMemory > 0 {
+				props = append(props, FormatBytes(d.TotalMemory))
+			}
+			if d.ComputeCap != "" {
+				props = append(props, "cc "+d.ComputeCap)
+			}
+			name := d.Name
+			if name == "" {
+				name = "device"
+			}
+			txt := fmt.Sprintf("GPU %d: %s", d.ID, name)
+			if len(props) > 0 {
+				txt += st.Header.Dim.Render(" (" + strings.Join(props, ", ") + ")")
+			}
+			devs = append(devs, txt)
+		}
+		h.lines = append(h.lines, ansi.Truncate(strings.Join(devs, st.Header.Dim.Render(" · ")), h.w, "…"))
+	}
+
+	t := s.Totals
+	item := func(label, value string) string {
+		return st.Header.Label.Render(label) + " " + st.Header.Value.Render(value)
+	}
+	items := []string{
+		item("kernels", FormatCount(t.KernelCount)),
+		item("kernel time", FormatNs(t.KernelTotalNs)),
+	}
+	if !s.SummaryOnly {
+		items = append(items,
+			item("busy", FormatNs(t.BusyNs)),
+			item("span", FormatNs(t.SpanNs)))
+	}
+	if t.TransferCount > 0 {
+		items = append(items, item("memcpy/set", FormatCount(t.TransferCount)+" · "+FormatNs(t.TransferNs)))
+	}
+	if len(s.Steps) > 0 {
+		items = append(items, item("steps", FormatCount(int64(len(s.Steps)))))
+	}
+	items = append(items, item("dropped", FormatCount(int64(s.Dropped))))
+	h.lines = append(h.lines, pack(items, "   ", h.w)...)
+}
+
+// pack lays items out left to right, starting a new line when the next
+// item would pass width w.
+func pack(items []string, sep string, w int) []string {
+	var lines []string
+	cur, curW := "", 0
+	sw := ansi.StringWidth(sep)
+	for _, it := range items {
+		iw := ansi.StringWidth(it)
+		if curW > 0 && curW+sw+iw > w {
+			lines = append(lines, cur)
+			cur, curW = "", 0
+		}
+		if curW > 0 {
+			cur += sep
+			curW += sw
+		}
+		cur += it
+		curW += iw
+	}
+	if curW > 0 {
+		lines = append(lines, cur)
+	}
+	return lines
+}

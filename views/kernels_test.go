@@ -1,0 +1,126 @@
+package views_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rlktop/rlktop/views"
+	"github.com/rlktop/rlktop/views/viewstest"
+)
+
+func TestKernelsSortAndFilter(t *testing.T) {
+	k := views.NewKernels(styles())
+	k.SetSize(80, 20)
+	k.SetFocused(true)
+	k.SetSnapshot(viewstest.Snapshot())
+	if n := len(k.Rows()); n != len(viewstest.Kernels) {
+		t.Fatalf("rows = %d, want %d", n, len(viewstest.Kernels))
+	}
+	check := func(name string, less func(a, b viewstest.Kernel) bool) {
+		t.Helper()
+		rows := k.Rows()
+		byName := map[string]viewstest.Kernel{}
+		for _, f := range viewstest.Kernels {
+			byName[f.Name] = f
+		}
+		for i := 1; i < len(rows); i++ {
+			if less(byName[rows[i].Name], byName[rows[i-1].Name]) {
+				t.Errorf("%s: row %d (%s) should come before row %d (%s)", name, i, rows[i].DisplayName, i-1, rows[i-1].DisplayName)
+			}
+		}
+	}
+	press(k, "c")
+	if col, desc := k.Sort(); col != views.SortCount || !desc {
+		t.Fatalf("after c: sort %v desc %v", col, desc)
+	}
+	check("count desc", func(a, b viewstest.Kernel) bool { return a.Count > b.Count })
+	press(k, "c")
+	check("count asc", func(a, b viewstest.Kernel) bool { return a.Count < b.Count })
+	press(k, "m")
+	check("mean desc", func(a, b viewstest.Kernel) bool { return a.TotalNs/a.Count > b.TotalNs/b.Count })
+	press(k, "n")
+	check("name asc", func(a, b viewstest.Kernel) bool { return a.Display < b.Display })
+	press(k, "t")
+	check("total desc", func(a, b viewstest.Kernel) bool { return a.TotalNs > b.TotalNs })
+
+	// Filter: case-insensitive substring of the name or the display name,
+	// counted here straight from the fixture.
+	for _, f := range []string{"GEMM", "flash", "kernel<", "cub::", "qkv"} {
+		want := 0
+		for _, r := range viewstest.Kernels {
+			lf := strings.ToLower(f)
+			if strings.Contains(strings.ToLower(r.Name), lf) || strings.Contains(strings.ToLower(r.Display), lf) {
+				want++
+			}
+		}
+		k.SetFilter(f)
+		if got := len(k.Rows()); got != want {
+			t.Errorf("filter %q: %d rows, want %d", f, got, want)
+		}
+	}
+	// Typing through the input, then esc clears.
+	k.SetFilter("")
+	press(k, "/", "v", "o", "l", "t", "a")
+	if got := k.Rows(); len(got) != 1 || got[0].Name != "volta_sgemm_64x64_nt" {
+		t.Fatalf("filter volta: %v", got)
+	}
+	if !k.Capturing() {
+		t.Fatal("filter input should capture keys")
+	}
+	press(k, "esc")
+	if k.Capturing() || k.Filter() != "" || len(k.Rows()) != len(viewstest.Kernels) {
+		t.Fatalf("esc should close and clear the filter: capturing %v filter %q rows %d", k.Capturing(), k.Filter(), len(k.Rows()))
+	}
+}
+
+func TestKernelsKeepsSelectionAcrossSnapshots(t *testing.T) {
+	k := views.NewKernels(styles())
+	k.SetSize(80, 20)
+	k.SetSnapshot(viewstest.Snapshot())
+	press(k, "down", "down", "down") // cudnn bn_bw, 4th by total
+	want := k.Selected().Name
+	s := viewstest.Snapshot()
+	// A live update where that kernel grew to the top.
+	for i := range s.Kernels {
+		if s.Kernels[i].Name == want {
+			s.Kernels[i].TotalNs = 2_000_000_000
+		}
+	}
+	k.SetSnapshot(s)
+	if got := k.Selected().Name; got != want {
+		t.Fatalf("selection moved to %q, want %q", got, want)
+	}
+	if k.Rows()[0].Name != want {
+		t.Fatalf("grown kernel should sort first")
+	}
+}
+
+// BenchmarkKernelsView renders the kernels table of a 2,000-kernel
+// snapshot at 200×50, as a live session does ~10 times a second; and,
+// separately, the cost of taking a new snapshot (filter + sort).
+func BenchmarkKernelsView(b *testing.B) {
+	snap := viewstest.Big(2000)
+	k := views.NewKernels(styles())
+	k.SetSize(200, 45)
+	k.SetFocused(true)
+	k.SetSnapshot(snap)
+	b.Run("View", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = k.View()
+		}
+	})
+	b.Run("SetSnapshot", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			k.SetSnapshot(snap)
+		}
+	})
+	b.Run("SetSnapshotFiltered", func(b *testing.B) {
+		k.SetFilter("mulfunctor<float>>")
+		b.ReportAllocs()
+		for b.Loop() {
+			k.SetSnapshot(snap)
+		}
+	})
+}

@@ -1,0 +1,48 @@
+package views
+
+import (
+	"fmt"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Loading is the screen shown while a source is read: the file, a bar of
+// bytes read against the file size, and the phase ("reading",
+// "attributing"). Read and Size are bytes of the file as stored (so
+// compressed bytes for .gz); Size 0 means unknown and draws no bar.
+type Loading struct {
+	Source     string
+	Phase      string
+	Read, Size int64
+	st         *Styles
+	w, h       int
+}
+
+// NewLoading returns a loading screen for source.
+func NewLoading(st *Styles, source string) *Loading {
+	return &Loading{st: st, Source: source, Phase: "reading"}
+}
+
+// SetSize sets the screen area in cells.
+func (l *Loading) SetSize(w, h int) { l.w, l.h = w, h }
+
+// View draws the loading screen centred vertically, exactly h lines of w cells.
+func (l *Loading) View() string {
+	st := l.st
+	bw := min(l.w-4, 60)
+	lines := []string{
+		st.Header.Label.Render("opening ") + st.Header.Source.Render(fitLeftCut(l.Source, min(ansi.StringWidth(l.Source), max(l.w-10, 10)))),
+		"",
+	}
+	if l.Size > 0 {
+		frac := float64(l.Read) / float64(l.Size)
+		lines = append(lines, "  "+st.bar(frac, bw),
+			fmt.Sprintf("  %s of %s (%.0f%%) · %s…", FormatBytes(l.Read), FormatBytes(l.Size), min(frac, 1)*100, l.Phase))
+	} else {
+		lines = append(lines, fmt.Sprintf("  %s read · %s…", FormatBytes(l.Read), l.Phase))
+	}
+	top := max((l.h-len(lines))/2, 0)
+	out := make([]string, top, l.h)
+	out = append(out, lines...)
+	return block(out, l.w, l.h)
+}

@@ -1,0 +1,120 @@
+package views
+
+import (
+	"fmt"
+	"slices"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// Steps lists training steps (Snapshot.Steps): wall time of each step as
+// a bar scaled to the longest step, the GPU time launched in it and the
+// number of GPU operations.
+type Steps struct {
+	st      *Styles
+	keys    GroupsKeyMap
+	snap    *attrib.Snapshot
+	list    list
+	w, h    int
+	focused bool
+}
+
+// NewSteps returns an empty steps view.
+func NewSteps(st *Styles) *Steps { return &Steps{st: st, keys: DefaultGroupsKeyMap()} }
+
+func (s *Steps) Title() string { return "Steps" }
+
+// MedianNs is the median step wall time (lower median for even counts), ns;
+// 0 without steps.
+func MedianNs(steps []attrib.StepRow) int64 {
+	if len(steps) == 0 {
+		return 0
+	}
+	d := make([]int64, len(steps))
+	for i, r := range steps {
+		d[i] = r.DurNs
+	}
+	slices.Sort(d)
+	return d[(len(d)-1)/2]
+}
+
+func (s *Steps) Info() string {
+	if s.snap == nil || len(s.snap.Steps) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d steps · median %s", len(s.snap.Steps), FormatNs(MedianNs(s.snap.Steps)))
+}
+
+func (s *Steps) SetSnapshot(snap *attrib.Snapshot) {
+	s.snap = snap
+	n := 0
+	if snap != nil {
+		n = len(snap.Steps)
+	}
+	s.list.setLen(n)
+}
+
+func (s *Steps) SetSize(w, h int)  { s.w, s.h = w, h; s.list.setPage(h - 1) }
+func (s *Steps) SetFocused(f bool) { s.focused = f }
+func (s *Steps) Capturing() bool   { return false }
+
+func (s *Steps) Update(msg tea.Msg) tea.Cmd {
+	if km, ok := msg.(tea.KeyPressMsg); ok {
+		s.list.handle(km, s.keys.ListKeyMap)
+	}
+	return nil
+}
+
+func (s *Steps) ShortHelp() []key.Binding  { return []key.Binding{s.keys.Up, s.keys.Down} }
+func (s *Steps) FullHelp() [][]key.Binding { return [][]key.Binding{s.keys.bindings()} }
+
+// Height returns the lines needed to show every step plus the heading.
+func (s *Steps) Height() int {
+	if s.snap == nil || len(s.snap.Steps) == 0 {
+		return 1
+	}
+	return len(s.snap.Steps) + 1
+}
+
+func (s *Steps) View() string {
+	st := s.st
+	if s.snap == nil {
+		return block([]string{st.Table.Dim.Render("waiting for data…")}, s.w, s.h)
+	}
+	steps := s.snap.Steps
+	if len(steps) == 0 {
+		return block([]string{st.Table.Dim.Render("no steps: the source marks no ProfilerStep ranges")}, s.w, s.h)
+	}
+	var maxDur int64
+	for _, r := range steps {
+		maxDur = max(maxDur, r.DurNs)
+	}
+	const nw, tw, cw = 9, 9, 8
+	bw := s.w - 1 - nw - 1 - 1 - tw - 1 - tw - 1 - cw
+	hdr := " " + st.Table.Header.Render(fit("step", nw)) + " " + st.Table.Header.Render(fit("wall time", max(bw, 0))) +
+		" " + st.Table.Header.Render(fitRight("wall", tw)) + " " + st.Table.Header.Render(fitRight("gpu", tw)) +
+		" " + st.Table.Header.Render(fitRight("ops", cw))
+	lines := []string{hdr}
+	from, to := s.list.visible()
+	for i := from; i < to; i++ {
+		r := &steps[i]
+		gut := " "
+		if s.focused && i == s.list.cursor {
+			gut = "›"
+		}
+		frac := 0.0
+		if maxDur > 0 {
+			frac = float64(r.DurNs) / float64(maxDur)
+		}
+		lines = append(lines, gut+fit(fmt.Sprintf("%d", r.Step), nw)+" "+st.bar(frac, bw)+" "+
+			st.Bar.Value.Render(fitRight(FormatNs(r.DurNs), tw))+" "+fitRight(FormatNs(r.KernelNs), tw)+
+			" "+st.Table.Dim.Render(fitRight(FormatCount(r.Count), cw)))
+	}
+	return block(lines, s.w, s.h)
+}
+
+// Available reports whether the snapshot has steps; the root model hides
+// the view otherwise.
+func (s *Steps) Available() bool { return s.snap != nil && len(s.snap.Steps) > 0 }

@@ -1,0 +1,153 @@
+package views_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/views"
+	"github.com/rlktop/rlktop/views/viewstest"
+)
+
+// Golden files hold the views' text with ANSI styling stripped (the
+// default colour theme is used, so a style that broke layout would still
+// show); run `go test ./views -update` to rewrite them.
+
+var widths = []int{80, 160}
+
+func styles() *views.Styles { s := views.DefaultStyles(); return &s }
+
+// render checks the view's contract (exactly h lines of exactly w cells)
+// and returns the text without ANSI sequences.
+func render(t *testing.T, out string, w, h int) string {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	if len(lines) != h {
+		t.Fatalf("got %d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if got := ansi.StringWidth(l); got != w {
+			t.Fatalf("line %d is %d cells wide, want %d: %q", i, got, w, ansi.Strip(l))
+		}
+	}
+	return ansi.Strip(out) + "\n"
+}
+
+func press(v views.View, keys ...string) {
+	for _, k := range keys {
+		var msg tea.KeyPressMsg
+		switch k {
+		case "down":
+			msg = tea.KeyPressMsg{Code: tea.KeyDown}
+		case "up":
+			msg = tea.KeyPressMsg{Code: tea.KeyUp}
+		case "enter":
+			msg = tea.KeyPressMsg{Code: tea.KeyEnter}
+		case "esc":
+			msg = tea.KeyPressMsg{Code: tea.KeyEscape}
+		case "end":
+			msg = tea.KeyPressMsg{Code: tea.KeyEnd}
+		case "pgdown":
+			msg = tea.KeyPressMsg{Code: tea.KeyPgDown}
+		default:
+			r := []rune(k)[0]
+			msg = tea.KeyPressMsg{Code: r, Text: k}
+		}
+		v.Update(msg)
+	}
+}
+
+func TestHeader(t *testing.T) {
+	for _, w := range widths {
+		t.Run(fmt.Sprintf("w%d", w), func(t *testing.T) {
+			h := views.NewHeader(styles())
+			h.SetWidth(w)
+			h.SetSnapshot(viewstest.Snapshot())
+			golden.RequireEqual(t, render(t, h.View(), w, h.Height()))
+		})
+	}
+}
+
+func TestKernelsView(t *testing.T) {
+	cases := []struct {
+		name string
+		h    int
+		keys []string
+	}{
+		{"default", 20, nil},
+		{"sort_count_cursor", 20, []string{"c", "down", "down"}},
+		{"filter_gemm", 20, []string{"/", "g", "E", "m", "m", "enter"}},
+		{"filter_nomatch", 12, []string{"/", "x", "y", "z"}},
+		{"short_scrolled", 10, []string{"end"}},
+	}
+	for _, c := range cases {
+		for _, w := range widths {
+			t.Run(fmt.Sprintf("%s_w%d", c.name, w), func(t *testing.T) {
+				k := views.NewKernels(styles())
+				k.SetSize(w, c.h)
+				k.SetFocused(true)
+				k.SetSnapshot(viewstest.Snapshot())
+				press(k, c.keys...)
+				golden.RequireEqual(t, render(t, k.View(), w, c.h))
+			})
+		}
+	}
+}
+
+func TestCategoriesView(t *testing.T) {
+	for _, w := range []int{60, 80, 160} {
+		t.Run(fmt.Sprintf("w%d", w), func(t *testing.T) {
+			g := views.NewCategories(styles())
+			g.SetSnapshot(viewstest.Snapshot())
+			g.SetSize(w, 10)
+			golden.RequireEqual(t, render(t, g.View(), w, 10))
+		})
+	}
+}
+
+func TestStagesView(t *testing.T) {
+	for _, w := range widths {
+		t.Run(fmt.Sprintf("w%d", w), func(t *testing.T) {
+			g := views.NewStages(styles())
+			g.SetSnapshot(viewstest.Snapshot())
+			g.SetSize(w, 8)
+			golden.RequireEqual(t, render(t, g.View(), w, 8))
+		})
+	}
+	t.Run("empty_w80", func(t *testing.T) {
+		g := views.NewStages(styles())
+		s := viewstest.Snapshot()
+		s.Stages = nil
+		g.SetSnapshot(s)
+		g.SetSize(80, 3)
+		golden.RequireEqual(t, render(t, g.View(), 80, 3))
+	})
+}
+
+func TestStepsView(t *testing.T) {
+	for _, w := range widths {
+		t.Run(fmt.Sprintf("w%d", w), func(t *testing.T) {
+			s := views.NewSteps(styles())
+			s.SetSnapshot(viewstest.Snapshot())
+			s.SetSize(w, 7)
+			golden.RequireEqual(t, render(t, s.View(), w, 7))
+		})
+	}
+}
+
+func TestLoadingView(t *testing.T) {
+	for _, w := range widths {
+		t.Run(fmt.Sprintf("w%d", w), func(t *testing.T) {
+			l := views.NewLoading(styles(), "/data/traces/rank0.json.gz")
+			l.Read, l.Size = 3<<20, 12<<20
+			l.SetSize(w, 7)
+			golden.RequireEqual(t, render(t, l.View(), w, 7))
+		})
+	}
+}
+
+var _ = attrib.Snapshot{}

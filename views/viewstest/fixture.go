@@ -1,0 +1,165 @@
+// Package viewstest builds hand-made attrib.Snapshots for the tests of
+// views and tui. Kernel names are copied from real traces in
+// ../shared/traces/kineto (HTA V100 ResNet, TraceLens H100 Qwen and
+// SGLang MI300); the numbers are invented and chosen so that every total,
+// mean and share can be checked by hand.
+package viewstest
+
+import (
+	"fmt"
+
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// Kernel is one fixture row before the derived fields are filled.
+type Kernel struct {
+	Name, Display, Category, Stage string
+	Count, TotalNs                 int64
+	Ops, Ranges                    []string
+}
+
+// Kernels are the fixture's kernels (Kind kernel). Totals: 12 rows,
+// 7,266 launches, 1,000,000,000 ns of kernel time.
+var Kernels = []Kernel{
+	{"void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64, 128, 128, 4, false, false, cutlass::bfloat16_t, pytorch_flash::Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, false, true, false, false, false, true, false>(pytorch_flash::Flash_fwd_params)",
+		"pytorch_flash::flash_fwd_kernel<…>", "attention", "forward", 240, 310_000_000,
+		[]string{"aten::scaled_dot_product_attention", "aten::_scaled_dot_product_flash_attention"}, []string{"ProfilerStep#3", "forward"}},
+	{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+		"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", "gemm", "forward", 1_200, 220_000_000,
+		[]string{"aten::linear", "aten::addmm"}, []string{"ProfilerStep#3", "forward"}},
+	{"Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x32x64_MI16x16x1_SN_LDSB1_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_DTLA0_DTLB0_DTVA0_DTVB0_EPS0_FDSI0_GRPM1_GRVWA8_GRVWB8_GSUAMBSK_GLS0_ISA942_IU1_K1",
+		"Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x32x64_MI16x16x1_SN_LDSB1_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_DTLA0_DTLB0_DTVA0_DTVB0_EPS0_FDSI0_GRPM1_GRVWA8_GRVWB8_GSUAMBSK_GLS0_ISA942_IU1_K1", "qkv", "forward", 480, 150_000_000,
+		[]string{"aten::linear", "aten::mm"}, []string{"ProfilerStep#3", "forward", "qkv_proj"}},
+	{"void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 128, true, 1>(float, float, float, float, cudnnTensorStruct, float const*, cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float*, float*, float const*, float const*, float)",
+		"cudnn::bn_bw_1C11_kernel_new<float, float, float2, 128, true, 1>", "norm", "backward", 640, 96_000_000,
+		[]string{"autograd::engine::evaluate_function: CudnnBatchNormBackward0", "aten::cudnn_batch_norm_backward"}, []string{"ProfilerStep#3", "backward"}},
+	{"volta_sgemm_64x64_nt", "volta_sgemm_64x64_nt", "gemm", "backward", 800, 64_000_000,
+		[]string{"autograd::engine::evaluate_function: MmBackward0", "aten::mm"}, []string{"ProfilerStep#3", "backward"}},
+	{"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
+		"at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>", "elementwise", "forward", 2_000, 50_000_000,
+		[]string{"aten::add"}, []string{"ProfilerStep#3", "forward"}},
+	{"void paged_attention_ll4mi_QKV_mfma16_kernel<0, __hip_bfloat16, __hip_bfloat16, (vllm::Fp8KVCacheDataType)0, 1, 128, 256, false, 4, 1, ck_tile::ComposedAttention<0u, false> >(__hip_bfloat16 const*, __hip_bfloat16 const*, __hip_bfloat16 const*, float, int const*, int const*, int const*, float const*)",
+		"paged_attention_ll4mi_QKV_mfma16_kernel<…>", "attention", "decode", 96, 40_000_000,
+		[]string{"aiter::paged_attention_rocm"}, []string{"decode"}},
+	{"void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)",
+		"cunn_SoftMaxForward<4, float, float, float, SoftMaxForwardEpilogue>", "attention", "forward", 240, 24_000_000,
+		[]string{"aten::_scaled_dot_product_attention_math", "aten::_softmax"}, []string{"ProfilerStep#3", "forward"}},
+	{"void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4>, float*, double, double, double, double, double, bool, bool*, bool*>",
+		"multi_tensor_apply_kernel<TensorListMetadata<4>, FusedAdamMathFunctor<float, 4>>", "optimizer", "optimizer", 30, 18_000_000,
+		[]string{"Optimizer.step#AdamW.step", "aten::_fused_adamw_"}, []string{"ProfilerStep#3", "optimizer"}},
+	{"void cub::DeviceScanKernel<cub::DeviceScanPolicy<long>::Policy600, long const*, long*, cub::ScanTileState<long, true>, at_cuda_detail::cub::Sum, cub::NullType, int>(long const*, long*, cub::ScanTileState<long, true>, int, at_cuda_detail::cub::Sum, cub::NullType, int)",
+		"cub::DeviceScanKernel<…>", "scan", "sample", 120, 14_000_000,
+		[]string{"aten::cumsum"}, []string{"ProfilerStep#3", "sample"}},
+	{"ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", "ncclKernel_AllReduce_RING_LL_Sum_float", "collective", "backward", 60, 12_000_000,
+		[]string{"nccl:all_reduce"}, []string{"ProfilerStep#3", "backward"}},
+	{"triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0", "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0", "norm", "", 1_360, 2_000_000,
+		nil, nil},
+}
+
+// Snapshot returns the fixture: one V100-like device, the kernels above
+// with derived mean/min/max/p50/p99/share, one memcpy and one memset row,
+// categories and stages summed from the rows, and five steps.
+func Snapshot() *attrib.Snapshot {
+	s := &attrib.Snapshot{
+		Source: "/work/shared/traces/kineto/hta_ns_resolution_v100.json.gz",
+		Format: "kineto",
+		Rank:   0,
+		Devices: []tracer.Device{{ID: 0, Name: "Tesla V100-SXM2-16GB", Vendor: "nvidia",
+			TotalMemory: 16 << 30, SMs: 80, ComputeCap: "7.0"}},
+		Dropped:  0,
+		Warnings: []string{"skipped 3 events with negative dur"},
+	}
+	var total int64
+	for _, k := range Kernels {
+		total += k.TotalNs
+	}
+	cat := map[string]*attrib.GroupRow{}
+	stage := map[string]*attrib.GroupRow{}
+	var cats, stages []string
+	add := func(m map[string]*attrib.GroupRow, order *[]string, key string, count, ns int64) {
+		if m[key] == nil {
+			m[key] = &attrib.GroupRow{Key: key}
+			*order = append(*order, key)
+		}
+		m[key].Count += count
+		m[key].TotalNs += ns
+	}
+	for _, k := range Kernels {
+		mean := k.TotalNs / k.Count
+		s.Kernels = append(s.Kernels, attrib.KernelRow{
+			Name: k.Name, DisplayName: k.Display, Kind: tracer.KindKernel, Category: k.Category,
+			Count: k.Count, TotalNs: k.TotalNs, MeanNs: mean, MinNs: mean / 2, MaxNs: mean * 3,
+			P50Ns: mean - mean/10, P99Ns: mean * 2, Share: float64(k.TotalNs) / float64(total),
+			Stage: k.Stage, Ops: k.Ops, Ranges: k.Ranges,
+		})
+		s.Totals.KernelCount += k.Count
+		st := k.Stage
+		if st == "" {
+			st = "(none)"
+		}
+		add(cat, &cats, k.Category, k.Count, k.TotalNs)
+		add(stage, &stages, st, k.Count, k.TotalNs)
+	}
+	s.Transfers = []attrib.KernelRow{
+		{Name: "Memcpy HtoD (Pageable -> Device)", DisplayName: "Memcpy HtoD (Pageable -> Device)", Kind: tracer.KindMemcpy,
+			Category: "memcpy", Count: 40, TotalNs: 30_000_000, MeanNs: 750_000, Share: 0.75, Stage: "forward"},
+		{Name: "Memset (Device)", DisplayName: "Memset (Device)", Kind: tracer.KindMemset,
+			Category: "memset", Count: 100, TotalNs: 10_000_000, MeanNs: 100_000, Share: 0.25, Stage: "backward"},
+	}
+	add(cat, &cats, "memcpy", 40, 30_000_000)
+	add(cat, &cats, "memset", 100, 10_000_000)
+	add(stage, &stages, "forward", 40, 30_000_000)
+	add(stage, &stages, "backward", 100, 10_000_000)
+	s.Totals.KernelTotalNs = total
+	s.Totals.TransferCount = 140
+	s.Totals.TransferNs = 40_000_000
+	s.Totals.GPUTotalNs = total + 40_000_000
+	s.Totals.BusyNs = 940_000_000
+	s.Totals.SpanNs = 1_250_000_000
+	for _, k := range cats {
+		r := cat[k]
+		r.Share = float64(r.TotalNs) / float64(s.Totals.GPUTotalNs)
+		s.Categories = append(s.Categories, *r)
+	}
+	for _, k := range stages {
+		r := stage[k]
+		r.Share = float64(r.TotalNs) / float64(s.Totals.GPUTotalNs)
+		s.Stages = append(s.Stages, *r)
+	}
+	sortGroups(s.Categories)
+	sortGroups(s.Stages)
+	for i := int64(0); i < 5; i++ {
+		s.Steps = append(s.Steps, attrib.StepRow{Step: i + 1, StartNs: i * 250_000_000,
+			DurNs: 240_000_000 + i*2_500_000, KernelNs: 200_000_000, Count: 1_493 + i})
+	}
+	return s
+}
+
+func sortGroups(g []attrib.GroupRow) {
+	for i := 1; i < len(g); i++ {
+		for j := i; j > 0 && (g[j].TotalNs > g[j-1].TotalNs || g[j].TotalNs == g[j-1].TotalNs && g[j].Key < g[j-1].Key); j-- {
+			g[j], g[j-1] = g[j-1], g[j]
+		}
+	}
+}
+
+// Big returns a snapshot with n synthetic kernels (for benchmarks), named
+// like templated ATen kernels, with distinct totals.
+func Big(n int) *attrib.Snapshot {
+	s := Snapshot()
+	s.Kernels = s.Kernels[:0]
+	var total int64
+	for i := 0; i < n; i++ {
+		t := int64(n-i) * 1_000
+		total += t
+		name := fmt.Sprintf("void at::native::elementwise_kernel<128, %d, at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<float, float, float, at::native::MulFunctor<float> > > >(int)", i)
+		s.Kernels = append(s.Kernels, attrib.KernelRow{Name: name, DisplayName: fmt.Sprintf("elementwise_kernel<128, %d, MulFunctor<float>>", i),
+			Kind: tracer.KindKernel, Category: "elementwise", Count: int64(i%97 + 1), TotalNs: t, MeanNs: t / int64(i%97+1),
+			Ops: []string{"aten::mul"}, Ranges: []string{"forward"}})
+	}
+	for i := range s.Kernels {
+		s.Kernels[i].Share = float64(s.Kernels[i].TotalNs) / float64(total)
+	}
+	return s
+}
