@@ -60,9 +60,9 @@ type Kernels struct {
 	st      *Styles
 	keys    KernelsKeyMap
 	snap    *attrib.Snapshot
-	lower   []string // lower-cased "name\x00display" per snap.Kernels row
+	lower   []string          // lower-cased "name\x00display" per snap.Kernels row
 	lowerOf map[string]string // cache of lower across snapshots, by Name
-	rows    []int    // indices into snap.Kernels: filtered and sorted
+	rows    []int             // indices into snap.Kernels: filtered and sorted
 	sortBy  SortKey
 	desc    bool
 	input   textinput.Model
