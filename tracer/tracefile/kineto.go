@@ -1,0 +1,1129 @@
+package tracefile
+
+// Kineto / Chrome trace-event JSON importer.
+//
+// Reads the JSON Object Format ({"traceEvents": [...], "deviceProperties":
+// [...], "distributedInfo": {...}, ...} with keys in any order) and the JSON
+// Array Format ([{...}, ...], whose closing "]" may be missing and whose last
+// event may be followed by a comma, as the trace-event format allows).
+//
+// Decisions, each deliberate:
+//   - ts/dur are decimal microseconds parsed exactly to int64 ns
+//     (parseMicrosNs): integer, fraction and exponent forms, as JSON numbers
+//     or strings ("123.5"); digits below 1 ns are rounded half to even.
+//     displayTimeUnit is a display hint and changes nothing.
+//   - Phases: X kept (a missing dur counts as 0 and is warned about once);
+//     B/E matched last-in-first-out per (pid, tid): an E closes the most
+//     recent open B on its thread whatever its name (as Chrome's trace viewer
+//     does), with a warning when a non-empty E name differs from the B name;
+//     an E with no open B, an E earlier than its B, and a B never closed are
+//     skipped with a warning giving the byte offset. i/I/n instants are kept
+//     as KindInstant (Dur 0). C counters become tracer.Counters, one per
+//     numeric arg, named "<event name>.<arg name>", Device -1. M metadata
+//     (process_labels "GPU N") maps pids to devices for GPU events without
+//     args.device. Flow events (s/f/t, Kineto's "ac2g" included — the
+//     correlation args already link launches to GPU work) and all other
+//     phases (P samples, b/e async, O objects, …) are skipped and counted
+//     in Trace.Meta["skipped_events"].
+//   - Categories are matched case-insensitively (see kindOfCategory); events
+//     of an unknown category are kept as KindUnknown on their CPU thread.
+//   - GPU events (kernel, memcpy, memset, gpu_user_annotation): Device is
+//     args.device, else the numeric pid; Stream is args.stream, else the tid;
+//     TID is -1 (tracer.Trace.Link finds the launching thread through the
+//     correlation id).
+//   - Correlation: args.correlation; for GPU and launch events without it,
+//     args["correlation id"], then args["External id"] / ["external id"].
+//   - pid/tid: integers in int32 range are kept; strings holding such an
+//     integer ("7") are parsed; anything else ("stream 7", "Spans", "",
+//     3239786240) gets a stable id per trace counting down from -2, in order
+//     of first appearance.
+//   - Names are interned once (Trace.Strings); escapes are decoded only when
+//     a backslash is present.
+//
+// Errors are *Error with the byte offset (in the uncompressed stream), the
+// field and a hint. When some events were read before the error, Read
+// returns the linked partial trace together with the error.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rlktop/rlktop/tracer"
+)
+
+func init() {
+	Register(Format{Name: "kineto", Sniff: sniffKineto, Read: ReadKineto})
+}
+
+// sniffKineto accepts a JSON array start, or an object whose first 64 KiB
+// name one of the keys Kineto / Chrome traces carry.
+func sniffKineto(head []byte) bool {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	head = bytes.TrimLeft(head, " \t\r\n")
+	if len(head) == 0 {
+		return false
+	}
+	switch head[0] {
+	case '[':
+		return true
+	case '{':
+		return bytes.Contains(head, []byte(`"traceEvents"`)) ||
+			bytes.Contains(head, []byte(`"deviceProperties"`)) ||
+			bytes.Contains(head, []byte(`"distributedInfo"`))
+	}
+	return false
+}
+
+// ReadKineto parses Kineto / Chrome trace-event JSON from r (uncompressed)
+// into a linked trace. path is used in messages only. On bad input it
+// returns a *Error; when events were read before the problem, the partial
+// (linked) trace is returned with it.
+func ReadKineto(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
+	d := &kdec{
+		s:         newScan(r),
+		path:      path,
+		t:         tracer.NewTrace("kineto", path),
+		stacks:    map[[2]int32][]openB{},
+		idNames:   map[string]int32{},
+		skipped:   map[byte]int{},
+		kGpuLabel: map[int32]int32{},
+	}
+	d.t.Events = make([]tracer.Event, 0, 1<<12)
+	err := d.run()
+	t := d.finish()
+	if err != nil {
+		if len(t.Events) == 0 && len(t.Counters) == 0 {
+			return nil, err
+		}
+		return t, err
+	}
+	return t, nil
+}
+
+type openB struct {
+	ev      tracer.Event
+	name    []byte
+	off     int64
+	fromPid bool
+}
+
+// kspan is a raw string or number in the window (absolute offsets).
+type kspan struct {
+	a, b int64
+	esc  bool
+	kind byte // kvString, kvNumber, 0 = absent
+}
+
+type numArg struct{ key, val kspan }
+
+// kev is the reused per-event record of the fields the importer needs.
+type kev struct {
+	ph                      byte
+	hasTs, hasDur           bool
+	ts, dur                 int64
+	tsOff, durOff           int64
+	name, cat, pid, tid     kspan
+	argName, argLabels      kspan
+	corr, corrAlt, extID    uint64
+	hasCorr, hasAlt, hasExt bool
+	bytesV, stream, device  int64
+	hasBytes, hasStream     bool
+	hasDevice               bool
+	nums                    []numArg
+}
+
+type kdec struct {
+	s    *jscan
+	path string
+	t    *tracer.Trace
+	ev   kev
+
+	arrayForm bool
+	nEvents   int
+
+	stacks   map[[2]int32][]openB
+	idNames  map[string]int32
+	nextID   int32
+	skipped  map[byte]int
+	noDur    int
+	scratch  []byte
+	scratch2 []byte
+
+	kGpuLabel map[int32]int32 // pid → device from process_labels "GPU N"
+	needDev   []int32         // GPU events whose device came from the pid
+	sawEvents bool
+}
+
+func (d *kdec) errAt(off int64, field, msg, hint string, err error) *Error {
+	return &Error{Path: d.path, Offset: off, Field: field, Msg: msg, Hint: hint, Err: err}
+}
+
+// wrap turns a scanner error into a positioned *Error.
+func (d *kdec) wrap(err error, field, context string) error {
+	switch e := err.(type) {
+	case *Error:
+		return e
+	case *kErrEOF:
+		if e.rerr != nil {
+			hint := "the file is damaged or truncated; for .gz check it with `gzip -t`"
+			if e.rerr == kErrTooLarge {
+				hint = "one event is unreasonably large; the file is probably not a trace"
+			}
+			return d.errAt(e.off, field, "cannot read "+context, hint, e.rerr)
+		}
+		return d.errAt(e.off, field, "the file ends inside "+e.what+" ("+context+")",
+			"the trace is truncated (the profiler may have been killed while writing); events before this point were kept", nil)
+	case *kErrJSON:
+		return d.errAt(e.off, field, "malformed JSON in "+context+": "+e.Error(), "the file is not valid trace-event JSON", nil)
+	}
+	return d.errAt(d.s.off(), field, context, "", err)
+}
+
+func (d *kdec) run() error {
+	s := d.s
+	c, ok := s.ws()
+	if !ok {
+		if s.rerr != nil {
+			return d.wrap(s.eofErr("the file"), "", "the start of the file")
+		}
+		return d.errAt(0, "", "file is empty", "expected Kineto / Chrome trace-event JSON", nil)
+	}
+	if c == 0xef { // UTF-8 byte order mark
+		if err := s.lit("\xef\xbb\xbf"); err != nil {
+			return d.wrap(err, "", "the start of the file")
+		}
+		c, ok = s.ws()
+		if !ok {
+			return d.errAt(s.off(), "", "file holds only a byte order mark", "", nil)
+		}
+	}
+	switch c {
+	case '[':
+		d.arrayForm = true
+		return d.events()
+	case '{':
+		return d.object()
+	}
+	return d.errAt(s.off(), "", "expected '{' or '[' at the start of a trace-event JSON file, found "+kQuoteByte(c),
+		"the file is not Kineto / Chrome trace-event JSON", nil)
+}
+
+// object walks the top-level object.
+func (d *kdec) object() error {
+	s := d.s
+	s.pos++ // '{'
+	sawTrace := false
+	for first := true; ; first = false {
+		c, ok := s.ws()
+		if !ok {
+			return d.topEOF(sawTrace)
+		}
+		if c == '}' {
+			s.pos++
+			break
+		}
+		if !first {
+			if c != ',' {
+				return d.errAt(s.off(), "", "expected ',' or '}' between top-level keys, found "+kQuoteByte(c), "the file is not valid JSON", nil)
+			}
+			s.pos++
+			if c, ok = s.ws(); !ok {
+				return d.topEOF(sawTrace)
+			}
+		}
+		if c != '"' {
+			return d.errAt(s.off(), "", "expected a key string in the top-level object, found "+kQuoteByte(c), "the file is not valid JSON", nil)
+		}
+		ka, kb, kesc, err := s.str()
+		if err != nil {
+			return d.wrap(err, "", "a top-level key")
+		}
+		key := string(s.bytes(ka, kb))
+		if kesc {
+			b, _ := kUnescape(nil, []byte(key))
+			key = string(b)
+		}
+		if c, ok = s.ws(); !ok {
+			return d.topEOF(sawTrace)
+		}
+		if c != ':' {
+			return d.errAt(s.off(), key, "expected ':' after the key, found "+kQuoteByte(c), "the file is not valid JSON", nil)
+		}
+		s.pos++
+		if c, ok = s.ws(); !ok {
+			return d.topEOF(sawTrace)
+		}
+		switch key {
+		case "traceEvents":
+			if c != '[' {
+				return d.errAt(s.off(), key, "expected an array of events, found "+kQuoteByte(c), "", nil)
+			}
+			sawTrace = true
+			if err := d.events(); err != nil {
+				return err
+			}
+		case "deviceProperties", "distributedInfo":
+			if err := d.headerValue(key); err != nil {
+				return err
+			}
+		default:
+			kind, a, b, esc, err := s.valueKept()
+			if err != nil {
+				return d.wrap(err, key, "a top-level value")
+			}
+			if key == "displayTimeUnit" {
+				continue // a display hint only: ts/dur are always µs
+			}
+			switch kind {
+			case kvString:
+				v := s.bytes(a, b)
+				if esc {
+					v, _ = kUnescape(nil, v)
+				}
+				d.t.Meta[key] = string(v)
+			case kvNumber, kvTrue, kvFalse:
+				d.t.Meta[key] = string(s.bytes(a, b))
+			}
+			s.keep = -1
+		}
+	}
+	if !sawTrace {
+		return d.errAt(0, "traceEvents", "the JSON object has no \"traceEvents\" array, so it is not a trace",
+			"expected Kineto / Chrome trace-event JSON (an object with traceEvents, or an array of events)", nil)
+	}
+	return nil
+}
+
+func (d *kdec) topEOF(sawTrace bool) error {
+	s := d.s
+	if s.rerr != nil {
+		return d.wrap(s.eofErr("the top-level object"), "", "the top-level object")
+	}
+	if sawTrace {
+		d.t.Warn(fmt.Sprintf("%s: the top-level object is not closed at byte %d; the events were read completely", d.path, s.off()))
+		return nil
+	}
+	return d.errAt(s.off(), "traceEvents", "the file ends before a \"traceEvents\" array was read",
+		"the file is truncated or not a trace", nil)
+}
+
+// valueKept is value() that keeps the span readable until keep is reset.
+func (s *jscan) valueKept() (kind byte, a, b int64, esc bool, err error) {
+	if _, ok := s.ws(); ok {
+		s.keep = s.pos
+	}
+	return s.value()
+}
+
+// headerValue decodes deviceProperties / distributedInfo, which are small,
+// with encoding/json.
+func (d *kdec) headerValue(key string) error {
+	s := d.s
+	_, a, b, _, err := s.valueKept()
+	defer func() { s.keep = -1 }()
+	if err != nil {
+		return d.wrap(err, key, "the "+key+" value")
+	}
+	raw := s.bytes(a, b)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	switch key {
+	case "deviceProperties":
+		var props []map[string]any
+		if err := dec.Decode(&props); err != nil {
+			d.t.Warn(fmt.Sprintf("%s (byte %d): deviceProperties is not an array of objects; ignored: %v", d.path, a, err))
+			return nil
+		}
+		for _, p := range props {
+			d.t.Devices = append(d.t.Devices, kDeviceFromProps(p))
+		}
+	case "distributedInfo":
+		var info map[string]any
+		if err := dec.Decode(&info); err != nil {
+			d.t.Warn(fmt.Sprintf("%s (byte %d): distributedInfo is not an object; ignored: %v", d.path, a, err))
+			return nil
+		}
+		if v, ok := kJsonInt(info["rank"]); ok {
+			d.t.Rank = int(v)
+		}
+		if v, ok := kJsonInt(info["world_size"]); ok {
+			d.t.World = int(v)
+		}
+		for _, k := range []string{"backend", "nccl_version"} {
+			if v, ok := info[k].(string); ok {
+				d.t.Meta["distributedInfo."+k] = v
+			}
+		}
+	}
+	return nil
+}
+
+func kJsonInt(v any) (int64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	i, err := n.Int64()
+	return i, err == nil
+}
+
+func kDeviceFromProps(p map[string]any) tracer.Device {
+	dev := tracer.Device{ID: -1, Props: map[string]string{}}
+	for k, v := range p {
+		switch x := v.(type) {
+		case string:
+			dev.Props[k] = x
+		case json.Number:
+			dev.Props[k] = x.String()
+		case bool:
+			dev.Props[k] = strconv.FormatBool(x)
+		default:
+			b, _ := json.Marshal(x)
+			dev.Props[k] = string(b)
+		}
+	}
+	if v, ok := kJsonInt(p["id"]); ok {
+		dev.ID = int32(v)
+	}
+	dev.Name, _ = p["name"].(string)
+	if v, ok := kJsonInt(p["totalGlobalMem"]); ok {
+		dev.TotalMemory = v
+	}
+	if v, ok := kJsonInt(p["numSms"]); ok {
+		dev.SMs = int(v)
+	}
+	maj, okMaj := kJsonInt(p["computeMajor"])
+	min, okMin := kJsonInt(p["computeMinor"])
+	if okMaj && okMin {
+		dev.ComputeCap = fmt.Sprintf("%d.%d", maj, min)
+	}
+	lname := strings.ToLower(dev.Name)
+	switch {
+	case strings.Contains(lname, "amd") || strings.Contains(lname, "instinct") || strings.Contains(lname, "radeon"):
+		dev.Vendor = "amd"
+	case dev.Name != "":
+		dev.Vendor = "nvidia"
+	}
+	return dev
+}
+
+// events reads the event array whose '[' is at pos.
+func (d *kdec) events() error {
+	s := d.s
+	s.pos++ // '['
+	for idx := 0; ; idx++ {
+		c, ok := s.ws()
+		if !ok {
+			return d.arrayEOF()
+		}
+		if c == ']' {
+			s.pos++
+			return nil
+		}
+		if idx > 0 {
+			if c != ',' {
+				return d.errAt(s.off(), "", fmt.Sprintf("expected ',' or ']' after event %d, found %s", idx-1, kQuoteByte(c)),
+					"the file is not valid JSON", nil)
+			}
+			s.pos++
+			if c, ok = s.ws(); !ok {
+				return d.arrayEOF() // a trailing comma, then the end
+			}
+			if c == ']' { // tolerate a trailing comma before ']'
+				s.pos++
+				return nil
+			}
+		}
+		if c != '{' {
+			return d.errAt(s.off(), "", fmt.Sprintf("expected '{' starting trace event %d, found %s", idx, kQuoteByte(c)),
+				"each element of traceEvents must be an event object", nil)
+		}
+		if err := d.event(); err != nil {
+			return err
+		}
+		d.nEvents++
+	}
+}
+
+func (d *kdec) arrayEOF() error {
+	s := d.s
+	if s.rerr != nil {
+		return d.wrap(s.eofErr("the event array"), "", "the event array")
+	}
+	if d.arrayForm {
+		d.t.Warn(fmt.Sprintf("%s: the event array is not closed (allowed by the trace-event format); %d events read", d.path, d.nEvents))
+		return nil
+	}
+	return d.errAt(s.off(), "traceEvents", fmt.Sprintf("the file ends inside the traceEvents array after %d events", d.nEvents),
+		"the trace is truncated; the events before this point were kept", nil)
+}
+
+// Event keys the importer reads.
+const (
+	kOther = iota
+	kPh
+	kCat
+	kName
+	kTs
+	kDur
+	kPid
+	kTid
+	kArgs
+)
+
+func kEventKey(k []byte) int {
+	switch string(k) {
+	case "ph":
+		return kPh
+	case "cat":
+		return kCat
+	case "name":
+		return kName
+	case "ts":
+		return kTs
+	case "dur":
+		return kDur
+	case "pid":
+		return kPid
+	case "tid":
+		return kTid
+	case "args":
+		return kArgs
+	}
+	return kOther
+}
+
+// event parses one event object at pos and records it.
+func (d *kdec) event() error {
+	s := d.s
+	start := s.off()
+	s.keep = s.pos
+	defer func() { s.keep = -1 }()
+	ev := &d.ev
+	nums := ev.nums[:0]
+	*ev = kev{nums: nums}
+	s.pos++ // '{'
+	for first := true; ; first = false {
+		c, ok := s.ws()
+		if !ok {
+			return d.wrap(s.eofErr(fmt.Sprintf("event %d", d.nEvents)), "", fmt.Sprintf("event %d starting at byte %d", d.nEvents, start))
+		}
+		if c == '}' {
+			s.pos++
+			break
+		}
+		if !first {
+			if c != ',' {
+				return d.errAt(s.off(), "", fmt.Sprintf("expected ',' or '}' in event %d (starts at byte %d), found %s", d.nEvents, start, kQuoteByte(c)),
+					"the file is not valid JSON", nil)
+			}
+			s.pos++
+			if c, ok = s.ws(); !ok {
+				return d.wrap(s.eofErr(fmt.Sprintf("event %d", d.nEvents)), "", fmt.Sprintf("event %d starting at byte %d", d.nEvents, start))
+			}
+			if c == '}' { // trailing comma: tolerated
+				s.pos++
+				break
+			}
+		}
+		if c != '"' {
+			return d.errAt(s.off(), "", fmt.Sprintf("expected a key in event %d (starts at byte %d), found %s", d.nEvents, start, kQuoteByte(c)),
+				"the file is not valid JSON", nil)
+		}
+		ka, kb, kesc, err := s.str()
+		if err != nil {
+			return d.wrap(err, "", fmt.Sprintf("event %d starting at byte %d", d.nEvents, start))
+		}
+		kb2 := s.bytes(ka, kb)
+		if kesc {
+			d.scratch, _ = kUnescape(d.scratch[:0], kb2)
+			kb2 = d.scratch
+		}
+		key := kEventKey(kb2)
+		if c, ok = s.ws(); !ok || c != ':' {
+			if !ok {
+				return d.wrap(s.eofErr(fmt.Sprintf("event %d", d.nEvents)), "", fmt.Sprintf("event %d starting at byte %d", d.nEvents, start))
+			}
+			return d.errAt(s.off(), "", "expected ':' after a key, found "+kQuoteByte(c), "the file is not valid JSON", nil)
+		}
+		s.pos++
+		if key == kArgs {
+			if err := d.args(start); err != nil {
+				return err
+			}
+			continue
+		}
+		kind, a, b, esc, err := s.value()
+		if err != nil {
+			return d.wrap(err, kFieldName(key), fmt.Sprintf("event %d starting at byte %d", d.nEvents, start))
+		}
+		sp := kspan{a: a, b: b, esc: esc, kind: kind}
+		switch key {
+		case kPh:
+			if kind != kvString || b == a {
+				return d.errAt(a, "ph", "expected the phase as a one-letter string (\"X\", \"B\", \"E\", …)", "", nil)
+			}
+			ev.ph = s.buf[a-s.base]
+		case kCat:
+			if kind == kvString {
+				ev.cat = sp
+			}
+		case kName:
+			switch kind {
+			case kvString, kvNumber:
+				ev.name = sp
+			case kvNull:
+			default:
+				return d.errAt(a, "name", "expected the event name as a string", "", nil)
+			}
+		case kPid:
+			ev.pid = sp
+		case kTid:
+			ev.tid = sp
+		case kTs, kDur:
+			v, err := d.micros(sp, kFieldName(key))
+			if err != nil {
+				return err
+			}
+			if key == kTs {
+				ev.ts, ev.hasTs, ev.tsOff = v, true, a
+			} else {
+				ev.dur, ev.hasDur, ev.durOff = v, true, a
+			}
+		}
+	}
+	return d.record(start)
+}
+
+func kFieldName(key int) string {
+	return [...]string{"", "ph", "cat", "name", "ts", "dur", "pid", "tid", "args"}[key]
+}
+
+// micros converts a ts/dur value (number or string) to ns.
+func (d *kdec) micros(sp kspan, field string) (int64, error) {
+	switch sp.kind {
+	case kvNumber, kvString:
+		b := d.s.bytes(sp.a, sp.b)
+		if sp.kind == kvString && sp.esc {
+			b, _ = kUnescape(nil, b)
+		}
+		v, err := parseMicrosNs(b)
+		if err == nil {
+			return v, nil
+		}
+		shown := string(b)
+		if len(shown) > 40 {
+			shown = shown[:40] + "…"
+		}
+		return 0, d.errAt(sp.a, field, fmt.Sprintf("expected microseconds as a decimal number, found %q", shown),
+			"ts and dur are microseconds, e.g. 1712195495519689.047", err)
+	}
+	what := map[byte]string{kvTrue: "true", kvFalse: "false", kvNull: "null", kvObject: "an object", kvArray: "an array"}[sp.kind]
+	return 0, d.errAt(sp.a, field, "expected microseconds as a number or numeric string, found "+what,
+		"ts and dur are microseconds, e.g. 1712195495519689.047", nil)
+}
+
+// args reads the args object of an event.
+func (d *kdec) args(start int64) error {
+	s := d.s
+	ev := &d.ev
+	ctx := func() string { return fmt.Sprintf("the args of event %d starting at byte %d", d.nEvents, start) }
+	c, ok := s.ws()
+	if !ok {
+		return d.wrap(s.eofErr("args"), "args", ctx())
+	}
+	if c != '{' {
+		if _, _, _, _, err := s.value(); err != nil {
+			return d.wrap(err, "args", ctx())
+		}
+		return nil
+	}
+	s.pos++
+	for first := true; ; first = false {
+		c, ok := s.ws()
+		if !ok {
+			return d.wrap(s.eofErr("args"), "args", ctx())
+		}
+		if c == '}' {
+			s.pos++
+			return nil
+		}
+		if !first {
+			if c != ',' {
+				return d.errAt(s.off(), "args", "expected ',' or '}' in "+ctx()+", found "+kQuoteByte(c), "the file is not valid JSON", nil)
+			}
+			s.pos++
+			if c, ok = s.ws(); !ok {
+				return d.wrap(s.eofErr("args"), "args", ctx())
+			}
+		}
+		if c != '"' {
+			return d.errAt(s.off(), "args", "expected a key in "+ctx()+", found "+kQuoteByte(c), "the file is not valid JSON", nil)
+		}
+		ka, kb, _, err := s.str()
+		if err != nil {
+			return d.wrap(err, "args", ctx())
+		}
+		if c, ok = s.ws(); !ok || c != ':' {
+			if !ok {
+				return d.wrap(s.eofErr("args"), "args", ctx())
+			}
+			return d.errAt(s.off(), "args", "expected ':' after a key, found "+kQuoteByte(c), "the file is not valid JSON", nil)
+		}
+		s.pos++
+		kind, a, b, esc, err := s.value()
+		if err != nil {
+			return d.wrap(err, "args."+string(s.bytes(ka, kb)), ctx())
+		}
+		key := s.bytes(ka, kb)
+		val := s.bytes(a, b)
+		switch string(key) {
+		case "correlation":
+			ev.corr, ev.hasCorr = kNumUint(kind, val)
+		case "correlation id":
+			ev.corrAlt, ev.hasAlt = kNumUint(kind, val)
+		case "External id", "external id":
+			ev.extID, ev.hasExt = kNumUint(kind, val)
+		case "bytes", "Bytes":
+			ev.bytesV, ev.hasBytes = kNumInt(kind, val)
+		case "stream":
+			ev.stream, ev.hasStream = kNumInt(kind, val)
+		case "device":
+			ev.device, ev.hasDevice = kNumInt(kind, val)
+		case "name":
+			if kind == kvString {
+				ev.argName = kspan{a: a, b: b, esc: esc, kind: kind}
+			}
+		case "labels":
+			if kind == kvString {
+				ev.argLabels = kspan{a: a, b: b, esc: esc, kind: kind}
+			}
+		}
+		if kind == kvNumber {
+			ev.nums = append(ev.nums, numArg{key: kspan{a: ka, b: kb, kind: kvString}, val: kspan{a: a, b: b, kind: kvNumber}})
+		}
+	}
+}
+
+func kNumUint(kind byte, b []byte) (uint64, bool) {
+	if kind == kvString || kind == kvNumber {
+		return kParseUint(b)
+	}
+	return 0, false
+}
+
+func kNumInt(kind byte, b []byte) (int64, bool) {
+	if kind == kvString || kind == kvNumber {
+		return kParseInt(b)
+	}
+	return 0, false
+}
+
+// mapID turns a pid/tid value into an int32 (see the package notes).
+func (d *kdec) mapID(sp kspan) int32 {
+	if sp.kind != kvString && sp.kind != kvNumber {
+		return 0
+	}
+	b := d.s.bytes(sp.a, sp.b)
+	if sp.esc {
+		d.scratch2, _ = kUnescape(d.scratch2[:0], b)
+		b = d.scratch2
+	}
+	if v, ok := kParseInt(b); ok && v >= -1<<31 && v < 1<<31 && (len(b) == 1 || b[0] != '0') {
+		return int32(v)
+	}
+	if id, ok := d.idNames[string(b)]; ok {
+		return id
+	}
+	d.nextID--
+	if d.nextID > -2 {
+		d.nextID = -2
+	}
+	d.idNames[string(b)] = d.nextID
+	return d.nextID
+}
+
+// name returns the decoded bytes of a string span (valid until the next
+// call).
+func (d *kdec) text(sp kspan) []byte {
+	if sp.kind == 0 {
+		return nil
+	}
+	b := d.s.bytes(sp.a, sp.b)
+	if sp.esc && sp.kind == kvString {
+		var err error
+		d.scratch, err = kUnescape(d.scratch[:0], b)
+		if err != nil {
+			return b
+		}
+		return d.scratch
+	}
+	return b
+}
+
+// kindOfCategory maps a (lower-cased) Kineto category to a Kind. ok is
+// false for categories the importer does not know (kept as KindUnknown).
+func kindOfCategory(lc []byte) (tracer.Kind, bool) {
+	switch string(lc) {
+	case "kernel":
+		return tracer.KindKernel, true
+	case "gpu_memcpy", "memcpy":
+		return tracer.KindMemcpy, true
+	case "gpu_memset", "memset":
+		return tracer.KindMemset, true
+	case "cuda_runtime", "runtime":
+		return tracer.KindRuntime, true
+	case "cuda_driver", "driver":
+		return tracer.KindDriver, true
+	case "cpu_op", "operator":
+		return tracer.KindCPUOp, true
+	case "user_annotation":
+		return tracer.KindRange, true
+	case "gpu_user_annotation":
+		return tracer.KindGPURange, true
+	case "python_function":
+		return tracer.KindPython, true
+	case "cuda_sync":
+		return tracer.KindSync, true
+	case "overhead":
+		return tracer.KindOverhead, true
+	}
+	return tracer.KindUnknown, false
+}
+
+// kProfilerStep returns N for a name "ProfilerStep#N".
+func kProfilerStep(name []byte) (int64, bool) {
+	const p = "ProfilerStep#"
+	if len(name) <= len(p) || string(name[:len(p)]) != p {
+		return 0, false
+	}
+	return kParseUintI64(name[len(p):])
+}
+
+func kParseUintI64(b []byte) (int64, bool) {
+	v, ok := kParseUint(b)
+	if !ok || v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// record turns the parsed event into trace records.
+func (d *kdec) record(start int64) error {
+	ev := &d.ev
+	if ev.ph == 0 {
+		return d.errAt(start, "ph", fmt.Sprintf("event %d has no \"ph\" (phase) field", d.nEvents),
+			"every trace event needs a phase such as \"X\"; the file may not be a trace", nil)
+	}
+	ph := ev.ph
+	switch ph {
+	case 'X', 'B', 'E':
+		if !ev.hasTs {
+			return d.errAt(start, "ts", fmt.Sprintf("%q event %d has no \"ts\" (start time)", string(ph), d.nEvents),
+				"complete and begin/end events need ts in microseconds", nil)
+		}
+	case 'i', 'I', 'n', 'C':
+		if !ev.hasTs {
+			d.skipped[ph]++
+			return nil
+		}
+	case 'M':
+		d.metadata()
+		return nil
+	default:
+		d.skipped[ph]++
+		return nil
+	}
+	if ph == 'C' {
+		d.counters()
+		return nil
+	}
+
+	var e tracer.Event
+	e.Start = ev.ts
+	name := d.text(ev.name)
+	e.Name = d.t.Strings.InternBytes(name)
+	e.Kind = tracer.KindUnknown
+	if ev.cat.kind != 0 {
+		var lc [24]byte
+		cb := d.s.bytes(ev.cat.a, ev.cat.b)
+		if len(cb) <= len(lc) {
+			for i, c := range cb {
+				if c >= 'A' && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				lc[i] = c
+			}
+			e.Kind, _ = kindOfCategory(lc[:len(cb)])
+		}
+	}
+	if e.Kind == tracer.KindRange {
+		if n, ok := kProfilerStep(name); ok {
+			e.Kind, e.Value = tracer.KindStep, n
+		}
+	}
+	if ph == 'i' || ph == 'I' || ph == 'n' {
+		e.Kind = tracer.KindInstant
+	}
+	e.PID = d.mapID(ev.pid)
+	e.TID = d.mapID(ev.tid)
+	e.Device = -1
+	if e.Kind.IsGPU() {
+		e.Stream = e.TID
+		if ev.hasStream {
+			e.Stream = int32(ev.stream)
+		}
+		e.TID = -1
+		switch {
+		case ev.hasDevice:
+			e.Device = int32(ev.device)
+		case e.PID >= 0:
+			e.Device = e.PID
+		}
+	}
+	// GPU events whose device came from the pid may be remapped by a
+	// process_labels "GPU N" record (often written after the events).
+	fromPid := e.Kind.IsGPU() && !ev.hasDevice
+	if (e.Kind == tracer.KindMemcpy || e.Kind == tracer.KindMemset) && ev.hasBytes {
+		e.Value = ev.bytesV
+	}
+	switch {
+	case ev.hasCorr:
+		e.Corr = ev.corr
+	case e.Kind.IsGPU() || e.Kind.IsLaunch():
+		if ev.hasAlt {
+			e.Corr = ev.corrAlt
+		} else if ev.hasExt {
+			e.Corr = ev.extID
+		}
+	}
+
+	switch ph {
+	case 'X':
+		if !ev.hasDur {
+			d.noDur++
+		} else if ev.dur < 0 {
+			return d.errAt(ev.durOff, "dur", fmt.Sprintf("negative duration %d ns in event %d (%q)", ev.dur, d.nEvents, kClip(name)),
+				"dur must be >= 0 microseconds; the file is corrupt", nil)
+		}
+		if ev.hasDur {
+			e.Dur = ev.dur
+		}
+		d.add(e, fromPid)
+	case 'i', 'I', 'n':
+		d.add(e, fromPid)
+	case 'B':
+		k := [2]int32{e.PID, e.TID}
+		d.stacks[k] = append(d.stacks[k], openB{ev: e, name: append([]byte(nil), name...), off: start, fromPid: fromPid})
+	case 'E':
+		pid, tid := d.mapID(ev.pid), d.mapID(ev.tid)
+		k := [2]int32{pid, tid}
+		st := d.stacks[k]
+		if len(st) == 0 {
+			d.t.Warn(fmt.Sprintf("%s (byte %d): \"E\" event %q at ts %d ns on pid %d tid %d has no open \"B\"; skipped",
+				d.path, start, kClip(name), ev.ts, pid, tid))
+			return nil
+		}
+		b := st[len(st)-1]
+		d.stacks[k] = st[:len(st)-1]
+		if len(name) > 0 && !bytes.Equal(name, b.name) {
+			d.t.Warn(fmt.Sprintf("%s (byte %d): \"E\" event %q closes the most recent \"B\" %q (byte %d) on pid %d tid %d; names differ",
+				d.path, start, kClip(name), kClip(b.name), b.off, pid, tid))
+		}
+		if ev.ts < b.ev.Start {
+			d.t.Warn(fmt.Sprintf("%s (byte %d): \"E\" event at ts %d ns is earlier than its \"B\" %q at %d ns (byte %d); both skipped",
+				d.path, start, ev.ts, kClip(b.name), b.ev.Start, b.off))
+			return nil
+		}
+		b.ev.Dur = ev.ts - b.ev.Start
+		d.add(b.ev, b.fromPid)
+	}
+	return nil
+}
+
+func (d *kdec) add(e tracer.Event, fromPid bool) {
+	if fromPid {
+		d.needDev = append(d.needDev, int32(len(d.t.Events)))
+	}
+	d.t.Events = append(d.t.Events, e)
+}
+
+func kClip(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:80]) + "…"
+	}
+	return string(b)
+}
+
+// metadata handles an M event.
+func (d *kdec) metadata() {
+	ev := &d.ev
+	name := d.text(ev.name)
+	switch string(name) {
+	case "process_labels":
+		lab := d.text(ev.argLabels)
+		if n, ok := kGpuLabel(lab); ok {
+			d.kGpuLabel[d.mapID(ev.pid)] = n
+		}
+	case "process_name", "thread_name":
+		// Names are not needed for attribution; kept out of the model.
+	}
+}
+
+// kGpuLabel parses "GPU N".
+func kGpuLabel(b []byte) (int32, bool) {
+	const p = "GPU "
+	if len(b) <= len(p) || string(b[:len(p)]) != p {
+		return 0, false
+	}
+	v, ok := kParseInt(b[len(p):])
+	if !ok || v < 0 || v >= 1<<31 {
+		return 0, false
+	}
+	return int32(v), true
+}
+
+// counters handles a C event.
+func (d *kdec) counters() {
+	ev := &d.ev
+	base := string(d.text(ev.name))
+	for _, na := range ev.nums {
+		v, err := strconv.ParseFloat(string(d.s.bytes(na.val.a, na.val.b)), 64)
+		if err != nil {
+			continue
+		}
+		key := d.s.bytes(na.key.a, na.key.b)
+		d.t.Counters = append(d.t.Counters, tracer.Counter{
+			TS:     ev.ts,
+			Name:   d.t.Strings.Intern(base + "." + string(key)),
+			Device: -1,
+			Value:  v,
+		})
+	}
+}
+
+// finish closes the reading: unclosed B events, device fix-ups, summaries,
+// Link.
+func (d *kdec) finish() *tracer.Trace {
+	t := d.t
+	keys := make([][2]int32, 0, len(d.stacks))
+	for k, st := range d.stacks {
+		if len(st) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i][0] < keys[j][0] || keys[i][0] == keys[j][0] && keys[i][1] < keys[j][1]
+	})
+	for _, k := range keys {
+		for _, b := range d.stacks[k] {
+			t.Warn(fmt.Sprintf("%s (byte %d): \"B\" event %q on pid %d tid %d is never closed by an \"E\"; skipped",
+				d.path, b.off, kClip(b.name), k[0], k[1]))
+		}
+	}
+	if len(d.kGpuLabel) > 0 {
+		for _, i := range d.needDev {
+			e := &t.Events[i]
+			if dev, ok := d.kGpuLabel[e.PID]; ok {
+				e.Device = dev
+			}
+		}
+	}
+	d.checkNesting()
+	if d.noDur > 0 {
+		t.Warn(fmt.Sprintf("%s: %d \"X\" events have no \"dur\"; taken as 0 ns", d.path, d.noDur))
+	}
+	if len(d.skipped) > 0 {
+		phs := make([]int, 0, len(d.skipped))
+		for ph := range d.skipped {
+			phs = append(phs, int(ph))
+		}
+		sort.Ints(phs)
+		var parts []string
+		for _, ph := range phs {
+			parts = append(parts, fmt.Sprintf("%s:%d", string(rune(ph)), d.skipped[byte(ph)]))
+		}
+		t.Meta["skipped_events"] = strings.Join(parts, " ")
+	}
+	t.Link()
+	return t
+}
+
+// checkNesting warns (once, with a count and the first example) when
+// interval events on one CPU thread partly overlap: the trace-event format
+// wants them nested, and tracer.Trace.Link assumes it. The events are kept
+// as they are.
+func (d *kdec) checkNesting() {
+	t := d.t
+	idx := make([]int32, 0, len(t.Events)/2)
+	for i := range t.Events {
+		e := &t.Events[i]
+		if !e.Kind.IsGPU() && e.Kind != tracer.KindInstant && e.Dur > 0 {
+			idx = append(idx, int32(i))
+		}
+	}
+	less := func(a, b int32) int {
+		ea, eb := &t.Events[a], &t.Events[b]
+		switch {
+		case ea.PID != eb.PID:
+			return kCmpI32(ea.PID, eb.PID)
+		case ea.TID != eb.TID:
+			return kCmpI32(ea.TID, eb.TID)
+		case ea.Start != eb.Start:
+			return kCmpI64(ea.Start, eb.Start)
+		}
+		return kCmpI64(eb.Dur, ea.Dur)
+	}
+	slices.SortFunc(idx, less)
+	var stack []int32
+	n := 0
+	var first [2]int32
+	for k, i := range idx {
+		e := &t.Events[i]
+		if k > 0 {
+			p := &t.Events[idx[k-1]]
+			if p.PID != e.PID || p.TID != e.TID {
+				stack = stack[:0]
+			}
+		}
+		for len(stack) > 0 && t.Events[stack[len(stack)-1]].End() <= e.Start {
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) > 0 && e.End() > t.Events[stack[len(stack)-1]].End() {
+			if n == 0 {
+				first = [2]int32{stack[len(stack)-1], i}
+			}
+			n++
+			continue // not pushed: it cannot nest under the top
+		}
+		stack = append(stack, i)
+	}
+	if n > 0 {
+		a, b := &t.Events[first[0]], &t.Events[first[1]]
+		t.Warn(fmt.Sprintf("%s: %d events partly overlap an enclosing event on the same thread instead of nesting (first: %q [%d, %d) ns and %q [%d, %d) ns on pid %d tid %d); kept as they are",
+			d.path, n, t.Name(a), a.Start, a.End(), t.Name(b), b.Start, b.End(), a.PID, a.TID))
+	}
+}
+
+func kCmpI32(a, b int32) int {
+	if a < b {
+		return -1
+	}
+	return 1
+}
+
+func kCmpI64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
