@@ -1,0 +1,309 @@
+package wire
+
+import (
+	"encoding/binary"
+	"math"
+	"sort"
+
+	"github.com/rlktop/rlktop/tracer"
+)
+
+// KV is one key/value pair (flags, meta, device properties).
+type KV struct{ Key, Value string }
+
+// Hello identifies a sender. It is the first frame a traced process sends.
+type Hello struct {
+	// Source names the tracer: "gotrace", "cupti", "rocprof"; a recording's
+	// own hellos keep the child's value.
+	Source string
+	PID    int64 // OS process id of the traced process
+	Rank   int64 // distributed rank; -1 unknown
+	World  int64 // distributed world size; 0 unknown
+	Host   string
+	// Device is a one-line description ("NVIDIA H200 (sm_90, 141 GiB)",
+	// "cpu: 2 cores").
+	Device string
+	// ClockOffsetNs maps the sender's tracer clock to host CLOCK_REALTIME:
+	// realtime_ns = tracer_ns + ClockOffsetNs.
+	ClockOffsetNs int64
+	// StartNs is the host CLOCK_REALTIME (ns since the Unix epoch) at which
+	// the hello was written.
+	StartNs int64
+	Cmdline []string
+	Devices []tracer.Device
+}
+
+// ControlOp is what a Control frame asks or reports.
+type ControlOp uint8
+
+// Control operations.
+const (
+	ControlSet    ControlOp = 1 // set flag Key to Value (applied at the next step boundary)
+	ControlPause  ControlOp = 2 // pause tracing (the loop keeps running, untraced)
+	ControlResume ControlOp = 3 // resume tracing
+	ControlStop   ControlOp = 4 // stop the loop cleanly
+	ControlAck    ControlOp = 5 // child → rlktop: Seq applied (or refused: Err); Flags in force
+)
+
+func (o ControlOp) String() string {
+	switch o {
+	case ControlSet:
+		return "set"
+	case ControlPause:
+		return "pause"
+	case ControlResume:
+		return "resume"
+	case ControlStop:
+		return "stop"
+	case ControlAck:
+		return "ack"
+	}
+	return "op?"
+}
+
+// Control is a command (rlktop → child) or its acknowledgement.
+type Control struct {
+	Op  ControlOp
+	Seq uint64 // command number chosen by rlktop; an ack repeats it
+	Key string // ControlSet: flag name
+	// Value is ControlSet's new value.
+	Value string
+	// Flags (acks only) lists every flag in force after the command, sorted
+	// by key.
+	Flags []KV
+	// Tracing (acks only) is whether tracing is on after the command.
+	Tracing bool
+	// Step (acks only) is the step number at which the command took effect;
+	// -1 unknown.
+	Step int64
+	// Err (acks only) is why the command was refused; "" when applied.
+	Err string
+}
+
+// Drops counts what a sender discarded because its buffer was full. Both
+// counts are cumulative since the sender started.
+type Drops struct {
+	Events  uint64 // tracer.Event records dropped
+	Batches uint64 // Send calls whose batch was dropped
+}
+
+// Bye ends a stream in an orderly way.
+type Bye struct {
+	Reason string // "exit", "stop", …
+	// ExitCode is the process exit status when known, else -1.
+	ExitCode int64
+}
+
+// ---- encoding helpers ----
+
+func appendUvarint(b []byte, v uint64) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+func appendVarint(b []byte, v int64) []byte {
+	return appendUvarint(b, uint64(v<<1)^uint64(v>>63))
+}
+
+func appendString(b []byte, s string) []byte {
+	b = appendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendKVs(b []byte, kv []KV) []byte {
+	b = appendUvarint(b, uint64(len(kv)))
+	for _, p := range kv {
+		b = appendString(b, p.Key)
+		b = appendString(b, p.Value)
+	}
+	return b
+}
+
+// AppendHello appends h's payload encoding.
+func AppendHello(b []byte, h *Hello) []byte {
+	b = appendString(b, h.Source)
+	b = appendVarint(b, h.PID)
+	b = appendVarint(b, h.Rank)
+	b = appendVarint(b, h.World)
+	b = appendString(b, h.Host)
+	b = appendString(b, h.Device)
+	b = appendVarint(b, h.ClockOffsetNs)
+	b = appendVarint(b, h.StartNs)
+	b = appendUvarint(b, uint64(len(h.Cmdline)))
+	for _, s := range h.Cmdline {
+		b = appendString(b, s)
+	}
+	b = appendUvarint(b, uint64(len(h.Devices)))
+	for i := range h.Devices {
+		d := &h.Devices[i]
+		b = appendVarint(b, int64(d.ID))
+		b = appendString(b, d.Name)
+		b = appendString(b, d.Vendor)
+		b = appendVarint(b, d.TotalMemory)
+		b = appendVarint(b, int64(d.SMs))
+		b = appendString(b, d.ComputeCap)
+		keys := make([]string, 0, len(d.Props))
+		for k := range d.Props {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = appendUvarint(b, uint64(len(keys)))
+		for _, k := range keys {
+			b = appendString(b, k)
+			b = appendString(b, d.Props[k])
+		}
+	}
+	return b
+}
+
+// AppendControl appends c's payload encoding.
+func AppendControl(b []byte, c *Control) []byte {
+	b = append(b, byte(c.Op))
+	b = appendUvarint(b, c.Seq)
+	b = appendString(b, c.Key)
+	b = appendString(b, c.Value)
+	b = appendKVs(b, c.Flags)
+	var st byte
+	if c.Tracing {
+		st |= 1
+	}
+	b = append(b, st)
+	b = appendVarint(b, c.Step)
+	return appendString(b, c.Err)
+}
+
+// AppendDrops appends d's payload encoding.
+func AppendDrops(b []byte, d Drops) []byte {
+	b = appendUvarint(b, d.Events)
+	return appendUvarint(b, d.Batches)
+}
+
+// AppendMeta appends a Meta payload.
+func AppendMeta(b []byte, kv []KV) []byte { return appendKVs(b, kv) }
+
+// AppendBye appends a Bye payload.
+func AppendBye(b []byte, y Bye) []byte {
+	b = appendString(b, y.Reason)
+	return appendVarint(b, y.ExitCode)
+}
+
+// AppendStrings appends a Strings payload defining ids[i] → strs[i].
+func AppendStrings(b []byte, ids []uint32, strs []string) []byte {
+	b = appendUvarint(b, uint64(len(ids)))
+	for i, id := range ids {
+		b = appendUvarint(b, uint64(id))
+		b = appendString(b, strs[i])
+	}
+	return b
+}
+
+// Event header bits (first byte of each packed event).
+const (
+	evKind   = 1 << 0 // a kind byte follows
+	evPID    = 1 << 1 // zigzag PID follows
+	evTID    = 1 << 2 // zigzag TID follows
+	evDevice = 1 << 3 // zigzag Device follows
+	evStream = 1 << 4 // zigzag Stream follows
+	evCorr   = 1 << 5 // zigzag Corr delta follows
+	evValue  = 1 << 6 // zigzag Value follows
+	evMask   = 0x7f
+)
+
+// AppendEvents appends an Events payload holding evs. Ctx is not sent.
+//
+// Layout: uvarint count, then per event: a header byte of presence bits, the
+// name id (uvarint), Start as a zigzag delta from the previous event's Start
+// (the first from 0), Dur (uvarint of its two's-complement bits), then in bit
+// order the fields whose bit is set: Kind (1 byte), PID, TID, Device, Stream
+// (zigzag varints, sent only when they differ from the previous event's; the
+// initial previous values are Kind 0, PID 0, TID 0, Device -1, Stream 0),
+// Corr (zigzag delta from the previous non-zero Corr; sent only when
+// non-zero), Value (zigzag; sent only when non-zero).
+func AppendEvents(b []byte, evs []tracer.Event) []byte {
+	b = appendUvarint(b, uint64(len(evs)))
+	var (
+		start, corr   int64
+		kind          tracer.Kind
+		pid, tid, str int32
+		dev           int32 = -1
+	)
+	for i := range evs {
+		e := &evs[i]
+		var h byte
+		if e.Kind != kind {
+			h |= evKind
+		}
+		if e.PID != pid {
+			h |= evPID
+		}
+		if e.TID != tid {
+			h |= evTID
+		}
+		if e.Device != dev {
+			h |= evDevice
+		}
+		if e.Stream != str {
+			h |= evStream
+		}
+		if e.Corr != 0 {
+			h |= evCorr
+		}
+		if e.Value != 0 {
+			h |= evValue
+		}
+		b = append(b, h)
+		b = appendUvarint(b, uint64(e.Name))
+		b = appendVarint(b, e.Start-start)
+		start = e.Start
+		b = appendUvarint(b, uint64(e.Dur))
+		if h&evKind != 0 {
+			b = append(b, byte(e.Kind))
+			kind = e.Kind
+		}
+		if h&evPID != 0 {
+			b = appendVarint(b, int64(e.PID))
+			pid = e.PID
+		}
+		if h&evTID != 0 {
+			b = appendVarint(b, int64(e.TID))
+			tid = e.TID
+		}
+		if h&evDevice != 0 {
+			b = appendVarint(b, int64(e.Device))
+			dev = e.Device
+		}
+		if h&evStream != 0 {
+			b = appendVarint(b, int64(e.Stream))
+			str = e.Stream
+		}
+		if h&evCorr != 0 {
+			b = appendVarint(b, int64(e.Corr)-corr)
+			corr = int64(e.Corr)
+		}
+		if h&evValue != 0 {
+			b = appendVarint(b, e.Value)
+		}
+	}
+	return b
+}
+
+// AppendCounters appends a Counters payload: uvarint count, then per sample
+// TS as a zigzag delta from the previous sample's TS (the first from 0), the
+// name id (uvarint), Device (zigzag) and Value as IEEE-754 float64 bits,
+// 8 bytes little-endian.
+func AppendCounters(b []byte, cs []tracer.Counter) []byte {
+	b = appendUvarint(b, uint64(len(cs)))
+	var ts int64
+	for i := range cs {
+		c := &cs[i]
+		b = appendVarint(b, c.TS-ts)
+		ts = c.TS
+		b = appendUvarint(b, uint64(c.Name))
+		b = appendVarint(b, int64(c.Device))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(c.Value))
+	}
+	return b
+}

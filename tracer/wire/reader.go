@@ -1,0 +1,557 @@
+package wire
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/rlktop/rlktop/tracer"
+)
+
+// Frame is one decoded frame header with its payload.
+type Frame struct {
+	Type  Type
+	Flags uint8
+	// Payload aliases the Reader's buffer: valid only until the next call
+	// of Reader.Next. Copy it to keep it.
+	Payload []byte
+	// Offset is the byte offset of the frame header in the stream,
+	// counting the preamble.
+	Offset int64
+}
+
+// Reader reads frames from a stream. It checks the preamble on the first
+// call of Next. Not safe for concurrent use.
+type Reader struct {
+	br           *bufio.Reader
+	buf          []byte
+	off          int64
+	started      bool
+	major, minor uint16
+}
+
+// readerBuf is the bufio size; payloads up to this size are returned
+// without copying.
+const readerBuf = 1 << 20
+
+// NewReader returns a Reader on r. It buffers r itself.
+func NewReader(r io.Reader) *Reader {
+	br, ok := r.(*bufio.Reader)
+	if !ok || br.Size() < readerBuf {
+		br = bufio.NewReaderSize(r, readerBuf)
+	}
+	return &Reader{br: br}
+}
+
+// Version returns the stream's protocol version (0, 0 before the first
+// successful Next).
+func (r *Reader) Version() (major, minor uint16) { return r.major, r.minor }
+
+// Offset returns the number of stream bytes consumed so far.
+func (r *Reader) Offset() int64 { return r.off }
+
+// Next returns the next frame. At a clean end of stream (at a frame
+// boundary) it returns io.EOF. A stream that ends inside the preamble or a
+// frame returns a *FormatError wrapping ErrTruncated (and so
+// io.ErrUnexpectedEOF); every earlier frame was returned intact. Other
+// problems return a *FormatError wrapping ErrNotWire, ErrVersion or
+// ErrCorrupt. Payloads larger than MaxPayload are rejected before any
+// allocation.
+func (r *Reader) Next() (Frame, error) {
+	if !r.started {
+		if err := r.preamble(); err != nil {
+			return Frame{}, err
+		}
+	}
+	hdr, err := r.br.Peek(HeaderSize)
+	if err != nil {
+		if err == io.EOF && len(hdr) == 0 {
+			return Frame{}, io.EOF
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return Frame{}, &FormatError{Offset: r.off, Msg: fmt.Sprintf("%d of %d header bytes", len(hdr), HeaderSize), Err: ErrTruncated}
+		}
+		return Frame{}, err
+	}
+	f := Frame{Type: Type(hdr[0]), Flags: hdr[1], Offset: r.off}
+	if hdr[2] != headerSync[0] || hdr[3] != headerSync[1] {
+		return Frame{}, &FormatError{Offset: r.off, Msg: fmt.Sprintf("header sync bytes are %#02x %#02x, want 'R' 'K': not at a frame boundary", hdr[2], hdr[3]), Err: ErrCorrupt}
+	}
+	n := binary.LittleEndian.Uint32(hdr[4:])
+	sum := binary.LittleEndian.Uint32(hdr[8:])
+	if n > MaxPayload {
+		return Frame{}, &FormatError{Offset: r.off, Frame: f.Type, Field: "length", Msg: fmt.Sprintf("payload length %d exceeds the %d-byte limit", n, MaxPayload), Err: ErrCorrupt}
+	}
+	r.br.Discard(HeaderSize)
+	if int(n) <= r.br.Size() {
+		p, err := r.br.Peek(int(n))
+		if err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return Frame{}, &FormatError{Offset: r.off, Frame: f.Type, Msg: fmt.Sprintf("%d of %d payload bytes", len(p), n), Err: ErrTruncated}
+			}
+			return Frame{}, err
+		}
+		r.br.Discard(int(n))
+		f.Payload = p
+	} else {
+		// Large payload: grow the buffer as data arrives so that a lying
+		// length costs no more memory than the bytes actually present.
+		r.buf = r.buf[:0]
+		for len(r.buf) < int(n) {
+			chunk := min(int(n)-len(r.buf), readerBuf)
+			r.buf = append(r.buf, make([]byte, chunk)...)
+			got, err := io.ReadFull(r.br, r.buf[len(r.buf)-chunk:])
+			if err != nil {
+				if err == io.EOF || err == io.ErrUnexpectedEOF {
+					return Frame{}, &FormatError{Offset: r.off, Frame: f.Type, Msg: fmt.Sprintf("%d of %d payload bytes", len(r.buf)-chunk+got, n), Err: ErrTruncated}
+				}
+				return Frame{}, err
+			}
+		}
+		f.Payload = r.buf
+	}
+	if c := Checksum(f.Payload); c != sum {
+		return Frame{}, &FormatError{Offset: r.off, Frame: f.Type, Field: "crc32c", Msg: fmt.Sprintf("payload checksum %#08x, header says %#08x", c, sum), Err: ErrCorrupt}
+	}
+	r.off += HeaderSize + int64(n)
+	return f, nil
+}
+
+func (r *Reader) preamble() error {
+	p, err := r.br.Peek(PreambleSize)
+	if err != nil {
+		if err == io.EOF && len(p) == 0 {
+			return io.EOF
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			if len(p) >= 4 && string(p[:4]) != string(Magic[:]) {
+				return &FormatError{Offset: 0, Field: "magic", Msg: fmt.Sprintf("stream starts with %q", p[:4]), Err: ErrNotWire}
+			}
+			return &FormatError{Offset: 0, Field: "preamble", Msg: fmt.Sprintf("%d of %d preamble bytes", len(p), PreambleSize), Err: ErrTruncated}
+		}
+		return err
+	}
+	if string(p[:4]) != string(Magic[:]) {
+		return &FormatError{Offset: 0, Field: "magic", Msg: fmt.Sprintf("stream starts with %q", p[:4]), Err: ErrNotWire}
+	}
+	major := binary.LittleEndian.Uint16(p[4:])
+	minor := binary.LittleEndian.Uint16(p[6:])
+	if major != VersionMajor {
+		return &FormatError{Offset: 4, Field: "version", Msg: fmt.Sprintf("stream is version %d.%d, this rlktop reads %d.x", major, minor, VersionMajor),
+			Err: fmt.Errorf("%w (use an rlktop whose wire version matches the tracer that wrote it)", ErrVersion)}
+	}
+	r.br.Discard(PreambleSize)
+	r.major, r.minor, r.off, r.started = major, minor, PreambleSize, true
+	return nil
+}
+
+// ---- payload decoding ----
+
+// errField builds the error for a bad field of f.
+func (f *Frame) errField(field string, pos int, msg string) error {
+	return &FormatError{Offset: f.Offset, Frame: f.Type, Field: field,
+		Msg: fmt.Sprintf("%s (payload byte %d of %d)", msg, pos, len(f.Payload)), Err: ErrCorrupt}
+}
+
+type dec struct {
+	f   *Frame
+	p   []byte
+	i   int
+	err error
+}
+
+func (d *dec) fail(field, msg string) {
+	if d.err == nil {
+		d.err = d.f.errField(field, d.i, msg)
+	}
+}
+
+func (d *dec) uvarint(field string) uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.p[d.i:])
+	if n <= 0 {
+		d.fail(field, "bad or truncated varint")
+		return 0
+	}
+	d.i += n
+	return v
+}
+
+func (d *dec) varint(field string) int64 {
+	u := d.uvarint(field)
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+func (d *dec) int32(field string) int32 {
+	v := d.varint(field)
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		d.fail(field, fmt.Sprintf("value %d does not fit in 32 bits", v))
+		return 0
+	}
+	return int32(v)
+}
+
+func (d *dec) byte(field string) byte {
+	if d.err != nil {
+		return 0
+	}
+	if d.i >= len(d.p) {
+		d.fail(field, "payload ends")
+		return 0
+	}
+	b := d.p[d.i]
+	d.i++
+	return b
+}
+
+func (d *dec) bytes(field string) []byte {
+	n := d.uvarint(field)
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.p)-d.i) {
+		d.fail(field, fmt.Sprintf("string length %d exceeds the %d bytes left", n, len(d.p)-d.i))
+		return nil
+	}
+	b := d.p[d.i : d.i+int(n)]
+	d.i += int(n)
+	return b
+}
+
+func (d *dec) str(field string) string { return string(d.bytes(field)) }
+
+// count reads a list length whose elements take at least minSize bytes each,
+// rejecting lengths the remaining payload cannot hold (bounding allocation).
+func (d *dec) count(field string, minSize int) int {
+	n := d.uvarint(field)
+	if d.err != nil {
+		return 0
+	}
+	if n > uint64((len(d.p)-d.i)/minSize) {
+		d.fail(field, fmt.Sprintf("count %d cannot fit in the %d bytes left", n, len(d.p)-d.i))
+		return 0
+	}
+	return int(n)
+}
+
+func (d *dec) kvs(field string) []KV {
+	n := d.count(field, 2)
+	var kv []KV
+	if n > 0 {
+		kv = make([]KV, 0, n)
+	}
+	for range n {
+		k := d.str(field + ".key")
+		v := d.str(field + ".value")
+		if d.err != nil {
+			return nil
+		}
+		kv = append(kv, KV{k, v})
+	}
+	return kv
+}
+
+// errType is returned when a payload method is called on the wrong frame type.
+var errType = errors.New("wrong frame type for this decoder")
+
+func (f *Frame) want(t Type) error {
+	if f.Type != t {
+		return &FormatError{Offset: f.Offset, Frame: f.Type, Msg: "decoding as " + t.String(), Err: errType}
+	}
+	return nil
+}
+
+// Hello decodes a Hello frame. Fields a newer minor version appended are
+// ignored.
+func (f *Frame) Hello() (Hello, error) {
+	var h Hello
+	if err := f.want(TypeHello); err != nil {
+		return h, err
+	}
+	d := dec{f: f, p: f.Payload}
+	h.Source = d.str("source")
+	h.PID = d.varint("pid")
+	h.Rank = d.varint("rank")
+	h.World = d.varint("world")
+	h.Host = d.str("host")
+	h.Device = d.str("device")
+	h.ClockOffsetNs = d.varint("clock_offset_ns")
+	h.StartNs = d.varint("start_ns")
+	if n := d.count("cmdline", 1); n > 0 {
+		h.Cmdline = make([]string, n)
+		for i := range h.Cmdline {
+			h.Cmdline[i] = d.str("cmdline")
+		}
+	}
+	if n := d.count("devices", 8); n > 0 {
+		h.Devices = make([]tracer.Device, n)
+		for i := range h.Devices {
+			dv := &h.Devices[i]
+			dv.ID = d.int32("device.id")
+			dv.Name = d.str("device.name")
+			dv.Vendor = d.str("device.vendor")
+			dv.TotalMemory = d.varint("device.total_memory")
+			dv.SMs = int(d.int32("device.sms"))
+			dv.ComputeCap = d.str("device.compute_cap")
+			if kv := d.kvs("device.props"); len(kv) > 0 {
+				dv.Props = make(map[string]string, len(kv))
+				for _, p := range kv {
+					dv.Props[p.Key] = p.Value
+				}
+			}
+		}
+	}
+	return h, d.err
+}
+
+// Control decodes a Control frame.
+func (f *Frame) Control() (Control, error) {
+	var c Control
+	if err := f.want(TypeControl); err != nil {
+		return c, err
+	}
+	d := dec{f: f, p: f.Payload}
+	c.Op = ControlOp(d.byte("op"))
+	c.Seq = d.uvarint("seq")
+	c.Key = d.str("key")
+	c.Value = d.str("value")
+	c.Flags = d.kvs("flags")
+	c.Tracing = d.byte("state")&1 != 0
+	c.Step = d.varint("step")
+	c.Err = d.str("err")
+	if d.err == nil && (c.Op < ControlSet || c.Op > ControlAck) {
+		d.fail("op", fmt.Sprintf("unknown control op %d", c.Op))
+	}
+	return c, d.err
+}
+
+// Drops decodes a Drops frame.
+func (f *Frame) Drops() (Drops, error) {
+	if err := f.want(TypeDrops); err != nil {
+		return Drops{}, err
+	}
+	d := dec{f: f, p: f.Payload}
+	x := Drops{Events: d.uvarint("events"), Batches: d.uvarint("batches")}
+	return x, d.err
+}
+
+// Meta decodes a Meta frame.
+func (f *Frame) Meta() ([]KV, error) {
+	if err := f.want(TypeMeta); err != nil {
+		return nil, err
+	}
+	d := dec{f: f, p: f.Payload}
+	kv := d.kvs("pairs")
+	return kv, d.err
+}
+
+// Bye decodes a Bye frame.
+func (f *Frame) Bye() (Bye, error) {
+	if err := f.want(TypeBye); err != nil {
+		return Bye{}, err
+	}
+	d := dec{f: f, p: f.Payload}
+	y := Bye{Reason: d.str("reason"), ExitCode: d.varint("exit_code")}
+	return y, d.err
+}
+
+// MaxStringID is the largest string id a sender may define; larger ids are
+// rejected so that a receiver's id map stays bounded (16 M entries).
+const MaxStringID = 1<<24 - 1
+
+// Strings decodes a Strings frame, calling fn for each entry. s aliases the
+// payload: copy it to keep it. An error from fn stops decoding and is
+// returned.
+func (f *Frame) Strings(fn func(id uint32, s []byte) error) error {
+	if err := f.want(TypeStrings); err != nil {
+		return err
+	}
+	d := dec{f: f, p: f.Payload}
+	n := d.count("count", 2)
+	for range n {
+		id := d.uvarint("id")
+		s := d.bytes("bytes")
+		if d.err != nil {
+			return d.err
+		}
+		if id > MaxStringID {
+			d.fail("id", fmt.Sprintf("string id %d exceeds the limit %d", id, MaxStringID))
+			return d.err
+		}
+		if err := fn(uint32(id), s); err != nil {
+			return err
+		}
+	}
+	return d.err
+}
+
+// Counters decodes a Counters frame, appending to dst. Name ids are the
+// sender's.
+func (f *Frame) Counters(dst []tracer.Counter) ([]tracer.Counter, error) {
+	if err := f.want(TypeCounters); err != nil {
+		return dst, err
+	}
+	d := dec{f: f, p: f.Payload}
+	n := d.count("count", 11)
+	var ts int64
+	for range n {
+		ts += d.varint("ts")
+		name := d.uvarint("name")
+		dev := d.int32("device")
+		if d.err != nil {
+			break
+		}
+		if len(d.p)-d.i < 8 {
+			d.fail("value", "payload ends")
+			break
+		}
+		v := math.Float64frombits(binary.LittleEndian.Uint64(d.p[d.i:]))
+		d.i += 8
+		if name > MaxStringID {
+			d.fail("name", fmt.Sprintf("string id %d exceeds the limit", name))
+			break
+		}
+		dst = append(dst, tracer.Counter{TS: ts, Name: tracer.StrID(name), Device: dev, Value: v})
+	}
+	return dst, d.err
+}
+
+// uv decodes a uvarint at p[i:], returning the value and the next index, or
+// i = -1 when the bytes are not a valid uvarint (truncated, longer than 10
+// bytes or over 64 bits). Small enough to be inlined.
+func uv(p []byte, i int) (v uint64, j int) {
+	for s := uint(0); s < 64; s += 7 {
+		if uint(i) >= uint(len(p)) {
+			break
+		}
+		b := p[i]
+		i++
+		if b < 0x80 {
+			if s == 63 && b > 1 {
+				break
+			}
+			return v | uint64(b)<<s, i
+		}
+		v |= uint64(b&0x7f) << s
+	}
+	return 0, -1
+}
+
+func zz(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// Events decodes an Events frame, appending to dst. Name ids are the
+// sender's (map them with a Names table); Ctx is 0. The layout is described
+// at AppendEvents. Decoding does not allocate beyond growing dst, and a
+// count larger than the payload can hold is rejected before growing it.
+func (f *Frame) Events(dst []tracer.Event) ([]tracer.Event, error) {
+	if err := f.want(TypeEvents); err != nil {
+		return dst, err
+	}
+	p := f.Payload
+	n, i := uv(p, 0)
+	if i < 0 {
+		return dst, f.errField("count", 0, "bad varint")
+	}
+	if n > uint64(len(p)-i)/4 {
+		return dst, f.errField("count", 0, fmt.Sprintf("count %d cannot fit in %d bytes (each event takes at least 4)", n, len(p)-i))
+	}
+	dst = grow(dst, int(n))
+	var (
+		e    tracer.Event
+		corr int64
+		u    uint64
+	)
+	e.Device = -1
+	for range int(n) {
+		if i >= len(p) {
+			return dst, f.errField("header", i, "payload ends")
+		}
+		h := p[i]
+		i++
+		if h&^evMask != 0 {
+			return dst, f.errField("header", i-1, fmt.Sprintf("reserved bits set in %#02x", h))
+		}
+		u, i = uv(p, i)
+		if i < 0 || u > MaxStringID {
+			return dst, f.errField("name", i, "bad varint or id over the limit")
+		}
+		e.Name = tracer.StrID(u)
+		u, i = uv(p, i)
+		if i < 0 {
+			return dst, f.errField("start", i, "bad varint")
+		}
+		e.Start += zz(u)
+		u, i = uv(p, i)
+		if i < 0 || int64(u) < 0 {
+			return dst, f.errField("dur", i, "bad varint or negative duration")
+		}
+		e.Dur = int64(u)
+		if h&evKind != 0 {
+			if i >= len(p) {
+				return dst, f.errField("kind", i, "payload ends")
+			}
+			e.Kind = tracer.Kind(p[i])
+			i++
+		}
+		if h&(evPID|evTID|evDevice|evStream) != 0 {
+			var ok bool
+			if i, ok = decodeIDs(p, i, h, &e); !ok {
+				return dst, f.errField("pid/tid/device/stream", i, "bad varint or value over 32 bits")
+			}
+		}
+		if h&evCorr != 0 {
+			u, i = uv(p, i)
+			if i < 0 {
+				return dst, f.errField("corr", i, "bad varint")
+			}
+			corr += zz(u)
+			e.Corr = uint64(corr)
+		} else {
+			e.Corr = 0
+		}
+		if h&evValue != 0 {
+			u, i = uv(p, i)
+			if i < 0 {
+				return dst, f.errField("value", i, "bad varint")
+			}
+			e.Value = zz(u)
+		} else {
+			e.Value = 0
+		}
+		dst = append(dst, e)
+	}
+	return dst, nil
+}
+
+func decodeIDs(p []byte, i int, h byte, e *tracer.Event) (int, bool) {
+	var u uint64
+	for bit, dst := range [4]*int32{&e.PID, &e.TID, &e.Device, &e.Stream} {
+		if h&(evPID<<bit) == 0 {
+			continue
+		}
+		u, i = uv(p, i)
+		if i < 0 {
+			return i, false
+		}
+		v := zz(u)
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			return i, false
+		}
+		*dst = int32(v)
+	}
+	return i, true
+}
+
+func grow(s []tracer.Event, n int) []tracer.Event {
+	if cap(s)-len(s) < n {
+		ns := make([]tracer.Event, len(s), len(s)+n)
+		copy(ns, s)
+		return ns
+	}
+	return s
+}
