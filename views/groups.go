@@ -79,7 +79,7 @@ func (g *Groups) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-func (g *Groups) ShortHelp() []key.Binding  { return []key.Binding{g.keys.Up, g.keys.Down} }
+func (g *Groups) ShortHelp() []key.Binding  { return []key.Binding{g.keys.move()} }
 func (g *Groups) FullHelp() [][]key.Binding { return [][]key.Binding{g.keys.bindings()} }
 
 // Height returns the lines the view needs to show every row (at least 1).

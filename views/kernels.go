@@ -327,7 +327,9 @@ func (k *Kernels) ShortHelp() []key.Binding {
 	if k.editing {
 		return []key.Binding{k.keys.Accept, k.keys.ClearFilter}
 	}
-	return []key.Binding{k.keys.Up, k.keys.Down, k.keys.SortTotal, k.keys.SortCount, k.keys.SortMean, k.keys.SortName, k.keys.Filter}
+	sortKeys := append(append(append(k.keys.SortTotal.Keys(), k.keys.SortCount.Keys()...), k.keys.SortMean.Keys()...), k.keys.SortName.Keys()...)
+	sortHelp := key.NewBinding(key.WithKeys(sortKeys...), key.WithHelp(strings.Join(sortKeys, "/"), "sort"))
+	return []key.Binding{k.keys.move(), sortHelp, k.keys.Filter}
 }
 
 func (k *Kernels) FullHelp() [][]key.Binding {

@@ -67,7 +67,7 @@ func (s *Steps) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-func (s *Steps) ShortHelp() []key.Binding  { return []key.Binding{s.keys.Up, s.keys.Down} }
+func (s *Steps) ShortHelp() []key.Binding  { return []key.Binding{s.keys.move()} }
 func (s *Steps) FullHelp() [][]key.Binding { return [][]key.Binding{s.keys.bindings()} }
 
 // Height returns the lines needed to show every step plus the heading.

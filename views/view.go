@@ -60,6 +60,11 @@ func DefaultListKeyMap() ListKeyMap {
 	}
 }
 
+// move is a help-only binding standing for Up and Down in short help.
+func (k ListKeyMap) move() key.Binding {
+	return key.NewBinding(key.WithKeys(append(k.Up.Keys(), k.Down.Keys()...)...), key.WithHelp("↑/↓", "move"))
+}
+
 func (k ListKeyMap) bindings() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}
 }

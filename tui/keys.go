@@ -1,0 +1,56 @@
+package tui
+
+import (
+	"charm.land/bubbles/v2/key"
+	"github.com/rlktop/rlktop/views"
+)
+
+// KeyMap is the root model's global bindings. They apply unless the
+// focused view is capturing keys (a text input is open); ctrl+c always
+// quits.
+type KeyMap struct {
+	Quit, ForceQuit, Next, Prev, Help key.Binding
+}
+
+// DefaultKeyMap: q quits, tab / shift+tab move focus, ? toggles full help.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
+		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
+		Next:      key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next view")),
+		Prev:      key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous view")),
+		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "more keys")),
+	}
+}
+
+// helpKeys joins the focused view's bindings and the global ones for
+// bubbles/help.
+type helpKeys struct {
+	global KeyMap
+	view   views.View // may be nil
+}
+
+func (h helpKeys) ShortHelp() []key.Binding {
+	var b []key.Binding
+	if h.view == nil { // loading: nothing to move between yet
+		return []key.Binding{h.global.Quit}
+	}
+	if h.view != nil {
+		b = append(b, h.view.ShortHelp()...)
+		if h.view.Capturing() {
+			return b
+		}
+	}
+	return append(b, h.global.Next, h.global.Help, h.global.Quit)
+}
+
+func (h helpKeys) FullHelp() [][]key.Binding {
+	var g [][]key.Binding
+	if h.view == nil {
+		return [][]key.Binding{{h.global.Quit, h.global.ForceQuit}}
+	}
+	if h.view != nil {
+		g = append(g, h.view.FullHelp()...)
+	}
+	return append(g, []key.Binding{h.global.Next, h.global.Prev, h.global.Help, h.global.Quit, h.global.ForceQuit})
+}

@@ -1,0 +1,503 @@
+// Package tui is rlktop's one root bubbletea model: layout, focus, the
+// global key map, the status bar, and the routing of snapshots, progress
+// and errors from a source to the views in package views.
+//
+// Data arrives as messages — SnapshotMsg, ProgressMsg, StatusMsg, ErrMsg —
+// either sent with tea.Program.Send or read from Options.Feed. Nothing but
+// Update changes the model.
+//
+// Layout: below 160 columns one view fills the body and tab / shift+tab
+// switch between views; from 160 columns the first main view (Kernels) is
+// on the left and the side views (Categories, Stages, Steps) are stacked on
+// the right, and tab moves focus between panes.
+package tui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/views"
+)
+
+// WideWidth is the terminal width from which panes sit side by side.
+const WideWidth = 160
+
+// Minimum usable terminal size; smaller terminals get a notice.
+const (
+	MinWidth  = 40
+	MinHeight = 10
+)
+
+// Tab is one entry of the view registry.
+type Tab struct {
+	View views.View
+	// Side views are stacked in the right column of the wide layout; main
+	// views take the left. In the narrow layout all views are tabs.
+	Side bool
+}
+
+// availabler is implemented by views that can have nothing to show for a
+// source (Steps without ProfilerStep ranges); unavailable views are
+// skipped by tab and layout.
+type availabler interface{ Available() bool }
+
+// heighter is implemented by views that know how many lines they need.
+type heighter interface{ Height() int }
+
+// Options configure New.
+type Options struct {
+	// Styles; nil means views.DefaultStyles().
+	Styles *views.Styles
+	// Source names what is shown on the loading screen (a file path).
+	Source string
+	// Snapshot, when non-nil, is shown at once (no loading screen).
+	Snapshot *attrib.Snapshot
+	// Feed, when non-nil, is read for SnapshotMsg, ProgressMsg, StatusMsg
+	// and ErrMsg values until it is closed.
+	Feed <-chan tea.Msg
+	// Extra views, appended to the built-in Kernels, Categories, Stages
+	// and Steps.
+	Extra []Tab
+	// KeyMap; the zero value means DefaultKeyMap().
+	KeyMap *KeyMap
+}
+
+// Model is the root model. Use it through a pointer.
+type Model struct {
+	st      *views.Styles
+	keys    KeyMap
+	header  *views.Header
+	loading *views.Loading
+	tabs    []Tab
+	kernels *views.Kernels
+	focus   int // index into tabs
+	snap    *attrib.Snapshot
+	feed    <-chan tea.Msg
+	help    help.Model
+	status  StatusMsg
+	err     error // fatal
+	w, h    int
+	bodyH   int
+}
+
+// New builds the root model with the built-in views and opts.Extra.
+func New(opts Options) *Model {
+	st := opts.Styles
+	if st == nil {
+		d := views.DefaultStyles()
+		st = &d
+	}
+	m := &Model{st: st, keys: DefaultKeyMap(), feed: opts.Feed, w: 80, h: 24}
+	if opts.KeyMap != nil {
+		m.keys = *opts.KeyMap
+	}
+	m.header = views.NewHeader(st)
+	m.loading = views.NewLoading(st, opts.Source)
+	m.kernels = views.NewKernels(st)
+	m.tabs = []Tab{
+		{View: m.kernels},
+		{View: views.NewCategories(st), Side: true},
+		{View: views.NewStages(st), Side: true},
+		{View: views.NewSteps(st), Side: true},
+	}
+	m.tabs = append(m.tabs, opts.Extra...)
+	m.help = help.New()
+	m.help.Styles = st.Help
+	if opts.Snapshot != nil {
+		m.setSnapshot(opts.Snapshot)
+	}
+	m.layout()
+	return m
+}
+
+// Init starts reading the feed.
+func (m *Model) Init() tea.Cmd {
+	if m.feed != nil {
+		return listen(m.feed)
+	}
+	return nil
+}
+
+// Err returns the fatal error that ended the program, or nil.
+func (m *Model) Err() error { return m.err }
+
+// Snapshot returns the snapshot shown (nil while loading).
+func (m *Model) Snapshot() *attrib.Snapshot { return m.snap }
+
+// Kernels returns the kernels view.
+func (m *Model) Kernels() *views.Kernels { return m.kernels }
+
+// Focused returns the view with the keyboard.
+func (m *Model) Focused() views.View { return m.tabs[m.focus].View }
+
+// Status returns the status bar's message.
+func (m *Model) Status() StatusMsg { return m.status }
+
+func (m *Model) setSnapshot(s *attrib.Snapshot) {
+	m.snap = s
+	m.header.SetSnapshot(s)
+	for _, t := range m.tabs {
+		t.View.SetSnapshot(s)
+	}
+	if !m.available(m.focus) {
+		m.focus = 0
+	}
+}
+
+func (m *Model) available(i int) bool {
+	if a, ok := m.tabs[i].View.(availabler); ok {
+		return a.Available()
+	}
+	return true
+}
+
+func (m *Model) wide() bool { return m.w >= WideWidth }
+
+// Update handles messages. It never does I/O.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	if f, ok := msg.(feedMsg); ok {
+		if !f.ok {
+			m.feed = nil
+			return m, nil
+		}
+		msg = f.msg
+		cmds = append(cmds, listen(m.feed))
+	}
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+		m.layout()
+	case SnapshotMsg:
+		m.setSnapshot(msg.Snapshot)
+		m.layout()
+	case ProgressMsg:
+		m.loading.Phase, m.loading.Read, m.loading.Size = msg.Phase, msg.Read, msg.Size
+	case StatusMsg:
+		m.status = msg
+	case ErrMsg:
+		if msg.Fatal {
+			m.err = msg.Err
+			return m, tea.Quit
+		}
+		m.status = StatusMsg{Text: msg.Err.Error(), Level: Error}
+	case tea.KeyPressMsg:
+		if key.Matches(msg, m.keys.ForceQuit) {
+			return m, tea.Quit
+		}
+		v := m.Focused()
+		if m.snap != nil && v.Capturing() {
+			cmds = append(cmds, v.Update(msg))
+			m.layout() // the help bar may have changed
+			break
+		}
+		switch {
+		case key.Matches(msg, m.keys.Quit):
+			return m, tea.Quit
+		case key.Matches(msg, m.keys.Help):
+			m.help.ShowAll = !m.help.ShowAll
+			m.layout()
+		case key.Matches(msg, m.keys.Next):
+			m.cycle(1)
+		case key.Matches(msg, m.keys.Prev):
+			m.cycle(-1)
+		default:
+			if m.snap != nil {
+				cmds = append(cmds, v.Update(msg))
+				m.layout()
+			}
+		}
+	default:
+		if m.snap != nil {
+			cmds = append(cmds, m.Focused().Update(msg))
+		}
+	}
+	return m, tea.Batch(cmds...)
+}
+
+func (m *Model) cycle(d int) {
+	n := len(m.tabs)
+	for i := 1; i <= n; i++ {
+		j := ((m.focus+d*i)%n + n) % n
+		if m.available(j) {
+			m.Focused().SetFocused(false)
+			m.focus = j
+			break
+		}
+	}
+	m.layout()
+}
+
+// chrome heights.
+func (m *Model) helpView() string {
+	m.help.SetWidth(m.w)
+	return m.help.View(helpKeys{global: m.keys, view: m.helpTarget()})
+}
+
+func (m *Model) helpTarget() views.View {
+	if m.snap == nil {
+		return nil
+	}
+	return m.Focused()
+}
+
+// layout gives every view its size for the current terminal and focus.
+func (m *Model) layout() {
+	m.header.SetWidth(m.w)
+	for i, t := range m.tabs {
+		t.View.SetFocused(i == m.focus)
+	}
+	helpH := strings.Count(m.helpView(), "\n") + 1
+	m.bodyH = m.h - m.header.Height() - 1 /*tabs*/ - 1 /*status*/ - helpH
+	m.loading.SetSize(m.w, max(m.bodyH, 1))
+	if m.bodyH < 1 {
+		return
+	}
+	if !m.wide() {
+		m.Focused().SetSize(m.w, m.bodyH)
+		return
+	}
+	lw, rw := m.split()
+	m.mainTab().View.SetSize(lw, m.bodyH-1)
+	side := m.sideTabs()
+	hs := m.sideHeights(side)
+	for i, t := range side {
+		t.View.SetSize(rw, hs[i]-1)
+	}
+}
+
+// split returns the left and right pane widths of the wide layout (one
+// column between them).
+func (m *Model) split() (int, int) {
+	lw := m.w * 62 / 100
+	return lw, m.w - lw - 1
+}
+
+// mainTab is the main view shown on the left of the wide layout: the
+// focused one if it is a main view, else the first main view.
+func (m *Model) mainTab() Tab {
+	if !m.tabs[m.focus].Side {
+		return m.tabs[m.focus]
+	}
+	for i, t := range m.tabs {
+		if !t.Side && m.available(i) {
+			return t
+		}
+	}
+	return m.tabs[0]
+}
+
+func (m *Model) sideTabs() []Tab {
+	var s []Tab
+	for i, t := range m.tabs {
+		if t.Side && m.available(i) {
+			s = append(s, t)
+		}
+	}
+	return s
+}
+
+// sideHeights shares the body height among the side panes (title line
+// included): each gets what it needs if all fit, else an equal share of
+// what is left after the small ones, and the last takes the remainder.
+func (m *Model) sideHeights(side []Tab) []int {
+	hs := make([]int, len(side))
+	if len(side) == 0 {
+		return hs
+	}
+	want := make([]int, len(side))
+	for i, t := range side {
+		want[i] = 4
+		if h, ok := t.View.(heighter); ok {
+			want[i] = h.Height() + 1
+		}
+	}
+	left := m.bodyH - (len(side) - 1) // a blank line between panes
+	// Give every pane what it wants when that is at most a fair share;
+	// split the rest evenly among the hungry ones.
+	hungry := len(side)
+	done := make([]bool, len(side))
+	for changed := true; changed; {
+		changed = false
+		fair := left / max(hungry, 1)
+		for i := range side {
+			if !done[i] && want[i] <= fair {
+				hs[i], done[i] = want[i], true
+				left -= want[i]
+				hungry--
+				changed = true
+			}
+		}
+	}
+	for i := range side {
+		if !done[i] {
+			hs[i] = left / hungry
+		}
+	}
+	// The last pane takes any remainder so the column is filled.
+	sum := len(side) - 1
+	for _, h := range hs {
+		sum += h
+	}
+	hs[len(hs)-1] += m.bodyH - sum
+	for i := range hs {
+		hs[i] = max(hs[i], 1)
+	}
+	return hs
+}
+
+// View renders the screen in the alternate screen buffer.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.WindowTitle = "rlktop"
+	return v
+}
+
+// Render returns the screen's text: exactly the terminal's height in
+// lines, each exactly its width in cells.
+func (m *Model) Render() string {
+	if m.w < MinWidth || m.h < MinHeight {
+		return views.Block([]string{"terminal too small for rlktop", "need at least 40×10"}, max(m.w, 1), max(m.h, 1))
+	}
+	parts := []string{m.header.View(), m.tabBar()}
+	if m.bodyH < 1 {
+		return views.Block(strings.Split(strings.Join(parts, "\n"), "\n"), m.w, m.h)
+	}
+	switch {
+	case m.snap == nil:
+		parts = append(parts, m.loading.View())
+	case !m.wide():
+		parts = append(parts, m.Focused().View())
+	default:
+		parts = append(parts, m.wideBody())
+	}
+	parts = append(parts, m.statusBar(), m.helpView())
+	out := strings.Join(parts, "\n")
+	return views.Block(strings.Split(out, "\n"), m.w, m.h)
+}
+
+// tabBar draws the available views as tabs, the focused one highlighted,
+// with the focused view's Info on the right in the narrow layout.
+func (m *Model) tabBar() string {
+	st := m.st
+	if m.snap == nil {
+		return ""
+	}
+	var b strings.Builder
+	for i, t := range m.tabs {
+		if !m.available(i) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(st.Tabs.Sep.Render("│"))
+		}
+		label := " " + t.View.Title() + " "
+		if i == m.focus {
+			b.WriteString(st.Tabs.Active.Render(label))
+		} else {
+			b.WriteString(st.Tabs.Inactive.Render(label))
+		}
+	}
+	left := b.String()
+	if m.wide() || m.snap == nil {
+		return left
+	}
+	info := m.Focused().Info()
+	room := m.w - ansi.StringWidth(left) - 2
+	if info == "" || room < 8 {
+		return left
+	}
+	if ansi.StringWidth(info) > room {
+		info = ansi.Truncate(info, room, "…")
+	}
+	pad := m.w - ansi.StringWidth(left) - ansi.StringWidth(info)
+	return left + strings.Repeat(" ", pad) + st.Pane.Info.Render(info)
+}
+
+// paneTitle draws a pane's title line: title left, info right.
+func (m *Model) paneTitle(v views.View, w int, focused bool) string {
+	st := m.st
+	ts := st.Pane.TitleBlurred
+	mark := "  "
+	if focused {
+		ts = st.Pane.TitleFocused
+		mark = "▸ "
+	}
+	title := ts.Render(mark + v.Title())
+	info := v.Info()
+	room := w - ansi.StringWidth(title) - 2
+	if info == "" || room < 8 {
+		return title
+	}
+	if ansi.StringWidth(info) > room {
+		info = ansi.Truncate(info, room, "…")
+	}
+	return title + strings.Repeat(" ", w-ansi.StringWidth(title)-ansi.StringWidth(info)) + st.Pane.Info.Render(info)
+}
+
+// wideBody draws the main pane on the left and the side panes stacked on
+// the right.
+func (m *Model) wideBody() string {
+	lw, rw := m.split()
+	main := m.mainTab()
+	left := append([]string{m.paneTitle(main.View, lw, main.View == m.Focused())},
+		strings.Split(main.View.View(), "\n")...)
+	var right []string
+	side := m.sideTabs()
+	hs := m.sideHeights(side)
+	for i, t := range side {
+		if i > 0 {
+			right = append(right, "")
+		}
+		right = append(right, m.paneTitle(t.View, rw, t.View == m.Focused()))
+		if hs[i] > 1 {
+			right = append(right, strings.Split(t.View.View(), "\n")...)
+		}
+	}
+	sep := m.st.Tabs.Sep.Render("│")
+	lines := make([]string, m.bodyH)
+	lb := strings.Split(views.Block(left, lw, m.bodyH), "\n")
+	rb := strings.Split(views.Block(right, rw, m.bodyH), "\n")
+	for i := range lines {
+		lines[i] = lb[i] + sep + rb[i]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// statusBar shows the latest status message on the left and the
+// snapshot's warning count on the right.
+func (m *Model) statusBar() string {
+	st := m.st
+	var left string
+	switch m.status.Level {
+	case Warn:
+		left = st.Status.Warn.Render(m.status.Text)
+	case Error:
+		left = st.Status.Error.Render(m.status.Text)
+	default:
+		left = st.Status.Info.Render(m.status.Text)
+	}
+	var right string
+	if m.snap != nil && len(m.snap.Warnings) > 0 {
+		n := len(m.snap.Warnings)
+		right = st.Status.Warn.Render(views.FormatCount(int64(n)) + " import warnings")
+		if n == 1 {
+			right = st.Status.Warn.Render("1 import warning")
+		}
+	}
+	rwid := ansi.StringWidth(right)
+	if rwid > m.w/2 {
+		right = ansi.Truncate(right, m.w/2, "…")
+		rwid = ansi.StringWidth(right)
+	}
+	room := m.w - rwid - 1
+	if ansi.StringWidth(left) > room {
+		left = ansi.Truncate(left, room, "…")
+	}
+	return left + strings.Repeat(" ", max(m.w-ansi.StringWidth(left)-rwid, 0)) + right
+}

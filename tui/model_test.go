@@ -1,0 +1,149 @@
+package tui_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/rlktop/rlktop/tui"
+	"github.com/rlktop/rlktop/views"
+	"github.com/rlktop/rlktop/views/viewstest"
+)
+
+func newModel(t *testing.T, w, h int, opts tui.Options) *tui.Model {
+	t.Helper()
+	st := views.DefaultStyles()
+	opts.Styles = &st
+	m := tui.New(opts)
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	return m
+}
+
+// screen checks the root's contract (exactly h lines of w cells) and
+// returns the text without ANSI sequences.
+func screen(t *testing.T, m *tui.Model, w, h int) string {
+	t.Helper()
+	out := m.Render()
+	lines := strings.Split(out, "\n")
+	if len(lines) != h {
+		t.Fatalf("got %d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if got := ansi.StringWidth(l); got != w {
+			t.Fatalf("line %d is %d cells wide, want %d: %q", i, got, w, ansi.Strip(l))
+		}
+	}
+	return ansi.Strip(out) + "\n"
+}
+
+func key(s string) tea.KeyPressMsg {
+	switch s {
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	}
+	return tea.KeyPressMsg{Code: []rune(s)[0], Text: s}
+}
+
+func TestScreens(t *testing.T) {
+	sizes := [][2]int{{80, 24}, {120, 30}, {160, 40}, {200, 50}}
+	for _, sz := range sizes {
+		w, h := sz[0], sz[1]
+		t.Run(fmt.Sprintf("kernels_%dx%d", w, h), func(t *testing.T) {
+			m := newModel(t, w, h, tui.Options{Snapshot: viewstest.Snapshot()})
+			golden.RequireEqual(t, screen(t, m, w, h))
+		})
+		t.Run(fmt.Sprintf("categories_%dx%d", w, h), func(t *testing.T) {
+			m := newModel(t, w, h, tui.Options{Snapshot: viewstest.Snapshot()})
+			m.Update(key("tab"))
+			if got := m.Focused().Title(); got != "Categories" {
+				t.Fatalf("focus after tab: %s", got)
+			}
+			golden.RequireEqual(t, screen(t, m, w, h))
+		})
+	}
+	t.Run("stages_fullhelp_80x24", func(t *testing.T) {
+		m := newModel(t, 80, 24, tui.Options{Snapshot: viewstest.Snapshot()})
+		m.Update(key("tab"))
+		m.Update(key("tab"))
+		m.Update(key("?"))
+		golden.RequireEqual(t, screen(t, m, 80, 24))
+	})
+	t.Run("loading_80x24", func(t *testing.T) {
+		m := newModel(t, 80, 24, tui.Options{Source: "/data/run/rank0.pt.trace.json.gz"})
+		m.Update(tui.ProgressMsg{Phase: "reading", Read: 96 << 20, Size: 256 << 20})
+		golden.RequireEqual(t, screen(t, m, 80, 24))
+	})
+	t.Run("status_error_80x24", func(t *testing.T) {
+		m := newModel(t, 80, 24, tui.Options{Snapshot: viewstest.Snapshot()})
+		m.Update(tui.ErrMsg{Err: errors.New("session: child exited with status 1")})
+		golden.RequireEqual(t, screen(t, m, 80, 24))
+	})
+	t.Run("too_small", func(t *testing.T) {
+		m := newModel(t, 30, 8, tui.Options{Snapshot: viewstest.Snapshot()})
+		golden.RequireEqual(t, screen(t, m, 30, 8))
+	})
+}
+
+func TestFocusCycleSkipsUnavailable(t *testing.T) {
+	s := viewstest.Snapshot()
+	s.Steps = nil
+	m := newModel(t, 80, 24, tui.Options{Snapshot: s})
+	var seen []string
+	for range 4 {
+		seen = append(seen, m.Focused().Title())
+		m.Update(key("tab"))
+	}
+	want := "Kernels Categories Stages Kernels"
+	if got := strings.Join(seen, " "); got != want {
+		t.Fatalf("tab order %q, want %q", got, want)
+	}
+	// Focus is on Categories now; back twice wraps past the hidden Steps.
+	m.Update(key("shift+tab"))
+	m.Update(key("shift+tab"))
+	if got := m.Focused().Title(); got != "Stages" {
+		t.Fatalf("shift+tab twice from Categories: got %s, want Stages", got)
+	}
+}
+
+func TestFatalErrorQuits(t *testing.T) {
+	m := newModel(t, 80, 24, tui.Options{Source: "x.json"})
+	want := errors.New("x.json (byte 12): expected ':'")
+	_, cmd := m.Update(tui.ErrMsg{Err: want, Fatal: true})
+	if cmd == nil {
+		t.Fatal("fatal error should quit")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("fatal error command is not tea.Quit")
+	}
+	if m.Err() != want {
+		t.Fatalf("Err() = %v", m.Err())
+	}
+}
+
+func TestQuitKeyTypesIntoFilter(t *testing.T) {
+	m := newModel(t, 80, 24, tui.Options{Snapshot: viewstest.Snapshot()})
+	m.Update(key("/"))
+	_, cmd := m.Update(key("q"))
+	if cmd != nil {
+		if _, ok := cmd().(tea.QuitMsg); ok {
+			t.Fatal("q quit while typing a filter")
+		}
+	}
+	if got := m.Kernels().Filter(); got != "q" {
+		t.Fatalf("filter %q, want q", got)
+	}
+	_, cmd = m.Update(key("ctrl+c"))
+	if cmd == nil {
+		t.Fatal("ctrl+c should quit even while typing")
+	}
+}
