@@ -24,9 +24,9 @@ import (
 
 // Board and token geometry.
 const (
-	Side    = 9            // board side
-	Cells   = Side * Side  // 81 cell tokens
-	Globals = 9            // global tokens after the cells
+	Side    = 9           // board side
+	Cells   = Side * Side // 81 cell tokens
+	Globals = 9           // global tokens after the cells
 	Tokens  = Cells + Globals
 	Actions = Cells * Cells // 6561 from→to pairs
 

@@ -1,0 +1,232 @@
+package demo
+
+// Multi-head self-attention over T tokens (no causal mask: a board position
+// is seen whole). q, k and v are row-major with row stride ld (q[(b·T+t)·ld
+// + h·dh + i]), so the same code reads three separate [N,D] buffers (ld = D)
+// or one fused [N,3D] buffer (ld = 3D, k and v sliced at offsets D and 2D).
+// The output o is [N,D]; lse[(b·H+h)·T+t] keeps the log-sum-exp of each
+// score row for the backward pass.
+
+// attnShape carries the sizes shared by the attention kernels.
+type attnShape struct {
+	nb, T, H, dh, ld int
+	scale            float32 // 1/sqrt(dh)
+}
+
+// dot returns Σ a[i]·b[i] for i < len(a), summed in index order.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s float32
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}
+
+func axpy(y []float32, a float32, x []float32) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += a * x[i]
+	}
+}
+
+// attnMathQK writes the scaled scores S[b,h,i,j] = q_i·k_j/sqrt(dh) for all
+// batches and heads into s ([nb,H,T,T], materialised).
+func attnMathQK(s, q, k []float32, sh attnShape) {
+	T, dh, ld := sh.T, sh.dh, sh.ld
+	for b := 0; b < sh.nb; b++ {
+		for h := 0; h < sh.H; h++ {
+			sbh := s[(b*sh.H+h)*T*T : (b*sh.H+h+1)*T*T]
+			for i := 0; i < T; i++ {
+				qi := q[(b*T+i)*ld+h*dh : (b*T+i)*ld+h*dh+dh]
+				row := sbh[i*T : i*T+T]
+				for j := range row {
+					kj := k[(b*T+j)*ld+h*dh : (b*T+j)*ld+h*dh+dh]
+					row[j] = dot(qi, kj) * sh.scale
+				}
+			}
+		}
+	}
+}
+
+// attnMathSoftmax turns each score row of s into probabilities in place and
+// writes its log-sum-exp to lse.
+func attnMathSoftmax(s, lse []float32, sh attnShape) {
+	T := sh.T
+	rows := sh.nb * sh.H * T
+	for r := 0; r < rows; r++ {
+		row := s[r*T : r*T+T]
+		m := row[0]
+		for _, v := range row[1:] {
+			m = max(m, v)
+		}
+		var l float32
+		for j, v := range row {
+			e := expf(v - m)
+			row[j] = e
+			l += e
+		}
+		inv := 1 / l
+		for j := range row {
+			row[j] *= inv
+		}
+		lse[r] = m + log32(l)
+	}
+}
+
+// attnMathPV writes o_i = Σ_j P[i,j]·v_j.
+func attnMathPV(o, s, v []float32, D int, sh attnShape) {
+	T, dh, ld := sh.T, sh.dh, sh.ld
+	for b := 0; b < sh.nb; b++ {
+		for h := 0; h < sh.H; h++ {
+			sbh := s[(b*sh.H+h)*T*T : (b*sh.H+h+1)*T*T]
+			for i := 0; i < T; i++ {
+				oi := o[(b*T+i)*D+h*dh : (b*T+i)*D+h*dh+dh]
+				clear(oi)
+				row := sbh[i*T : i*T+T]
+				for j, p := range row {
+					axpy(oi, p, v[(b*T+j)*ld+h*dh:(b*T+j)*ld+h*dh+dh])
+				}
+			}
+		}
+	}
+}
+
+// fusedKeyBlock is the number of keys scored before the running maximum is
+// updated; fusedQueryBlock the number of queries that share each key load.
+const (
+	fusedKeyBlock   = 32
+	fusedQueryBlock = 4
+)
+
+// attnFused computes the same o and lse as the three math kernels but
+// streams over keys with an online softmax (Milakov & Gimelshein 2018;
+// FlashAttention's forward): per query a running max m, normaliser l and
+// accumulator acc, rescaled by exp(m_old − m_new) when a key block raises
+// the max. Scores never leave a 4×32 stack tile. Q (pre-scaled by 1/√dh),
+// K and V of one (batch, head) are first packed contiguously ([T,dh] each,
+// qpack/kpack/vpack need T·dh) and each key row loaded is used by 4 queries.
+func attnFused(o, lse, q, k, v, qpack, kpack, vpack []float32, D int, sh attnShape) {
+	T, dh, ld := sh.T, sh.dh, sh.ld
+	var sc [fusedQueryBlock][fusedKeyBlock]float32
+	var m, l [fusedQueryBlock]float32
+	accBuf := make([]float32, fusedQueryBlock*dh)
+	a0, a1, a2, a3 := accBuf[0:dh], accBuf[dh:2*dh], accBuf[2*dh:3*dh], accBuf[3*dh:4*dh]
+	qp, kp, vp := qpack[:T*dh], kpack[:T*dh], vpack[:T*dh]
+	for b := 0; b < sh.nb; b++ {
+		for h := 0; h < sh.H; h++ {
+			for j := 0; j < T; j++ {
+				src := (b*T+j)*ld + h*dh
+				copy(kp[j*dh:j*dh+dh], k[src:src+dh])
+				copy(vp[j*dh:j*dh+dh], v[src:src+dh])
+				qd, qs := qp[j*dh:j*dh+dh], q[src:src+dh]
+				for t := range qd {
+					qd[t] = qs[t] * sh.scale
+				}
+			}
+			for i0 := 0; i0 < T; i0 += fusedQueryBlock {
+				nq := min(fusedQueryBlock, T-i0)
+				// Rows past T repeat the last query; their results are dropped.
+				r1, r2, r3 := min(i0+1, T-1), min(i0+2, T-1), min(i0+3, T-1)
+				q0, q1, q2, q3 := qp[i0*dh:i0*dh+dh], qp[r1*dh:r1*dh+dh], qp[r2*dh:r2*dh+dh], qp[r3*dh:r3*dh+dh]
+				q1, q2, q3 = q1[:len(q0)], q2[:len(q0)], q3[:len(q0)]
+				m = [fusedQueryBlock]float32{negInf32, negInf32, negInf32, negInf32}
+				l = [fusedQueryBlock]float32{}
+				clear(accBuf)
+				for j0 := 0; j0 < T; j0 += fusedKeyBlock {
+					nk := min(fusedKeyBlock, T-j0)
+					bm := [fusedQueryBlock]float32{negInf32, negInf32, negInf32, negInf32}
+					for jj := 0; jj < nk; jj++ {
+						kj := kp[(j0+jj)*dh : (j0+jj)*dh+dh]
+						kj = kj[:len(q0)]
+						var s0, s1, s2, s3 float32
+						for t, kv := range kj {
+							s0 += q0[t] * kv
+							s1 += q1[t] * kv
+							s2 += q2[t] * kv
+							s3 += q3[t] * kv
+						}
+						sc[0][jj], sc[1][jj], sc[2][jj], sc[3][jj] = s0, s1, s2, s3
+						bm[0], bm[1], bm[2], bm[3] = max(bm[0], s0), max(bm[1], s1), max(bm[2], s2), max(bm[3], s3)
+					}
+					for qi := 0; qi < fusedQueryBlock; qi++ {
+						if bm[qi] > m[qi] {
+							c := expf(m[qi] - bm[qi])
+							l[qi] *= c
+							a := accBuf[qi*dh : qi*dh+dh]
+							for t := range a {
+								a[t] *= c
+							}
+							m[qi] = bm[qi]
+						}
+						mq := m[qi]
+						row := sc[qi][:nk]
+						var ls float32
+						for jj, s := range row {
+							p := expf(s - mq)
+							row[jj] = p
+							ls += p
+						}
+						l[qi] += ls
+					}
+					for jj := 0; jj < nk; jj++ {
+						vj := vp[(j0+jj)*dh : (j0+jj)*dh+dh]
+						vj = vj[:len(a0)]
+						p0, p1, p2, p3 := sc[0][jj], sc[1][jj], sc[2][jj], sc[3][jj]
+						a1, a2, a3 := a1[:len(a0)], a2[:len(a0)], a3[:len(a0)]
+						for t, vv := range vj {
+							a0[t] += p0 * vv
+							a1[t] += p1 * vv
+							a2[t] += p2 * vv
+							a3[t] += p3 * vv
+						}
+					}
+				}
+				for qi := 0; qi < nq; qi++ {
+					i := i0 + qi
+					oi := o[(b*T+i)*D+h*dh : (b*T+i)*D+h*dh+dh]
+					inv := 1 / l[qi]
+					for t, a := range accBuf[qi*dh : qi*dh+dh] {
+						oi[t] = a * inv
+					}
+					lse[(b*sh.H+h)*T+i] = m[qi] + log32(l[qi])
+				}
+			}
+		}
+	}
+}
+
+// attnBackward computes dq, dk, dv (written, not accumulated, into buffers
+// with row stride dld) from do, recomputing each probability row from q, k
+// and lse (no [T,T] matrix is kept):
+// P_ij = exp(q_i·k_j·s − lse_i), Δ_i = do_i·o_i, dS_ij = P_ij(do_i·v_j − Δ_i),
+// dq_i = s·Σ_j dS_ij k_j, dk_j = s·Σ_i dS_ij q_i, dv_j = Σ_i P_ij do_i.
+func attnBackward(dq, dk, dv []float32, dld int, do, o, q, k, v, lse []float32, D int, sh attnShape) {
+	T, dh, ld := sh.T, sh.dh, sh.ld
+	for b := 0; b < sh.nb; b++ {
+		for h := 0; h < sh.H; h++ {
+			for j := 0; j < T; j++ {
+				clear(dk[(b*T+j)*dld+h*dh : (b*T+j)*dld+h*dh+dh])
+				clear(dv[(b*T+j)*dld+h*dh : (b*T+j)*dld+h*dh+dh])
+			}
+			for i := 0; i < T; i++ {
+				qi := q[(b*T+i)*ld+h*dh : (b*T+i)*ld+h*dh+dh]
+				doi := do[(b*T+i)*D+h*dh : (b*T+i)*D+h*dh+dh]
+				oi := o[(b*T+i)*D+h*dh : (b*T+i)*D+h*dh+dh]
+				dqi := dq[(b*T+i)*dld+h*dh : (b*T+i)*dld+h*dh+dh]
+				clear(dqi)
+				di := dot(doi, oi)
+				li := lse[(b*sh.H+h)*T+i]
+				for j := 0; j < T; j++ {
+					kj := k[(b*T+j)*ld+h*dh : (b*T+j)*ld+h*dh+dh]
+					vj := v[(b*T+j)*ld+h*dh : (b*T+j)*ld+h*dh+dh]
+					p := expf(dot(qi, kj)*sh.scale - li)
+					axpy(dv[(b*T+j)*dld+h*dh:(b*T+j)*dld+h*dh+dh], p, doi)
+					ds := p * (dot(doi, vj) - di) * sh.scale
+					axpy(dqi, ds, kj)
+					axpy(dk[(b*T+j)*dld+h*dh:(b*T+j)*dld+h*dh+dh], ds, qi)
+				}
+			}
+		}
+	}
+}
