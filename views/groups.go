@@ -97,7 +97,7 @@ func (g *Groups) View() string {
 	for _, r := range g.rows {
 		lw = max(lw, ansi.StringWidth(r.Key))
 	}
-	lw = min(lw, max(g.w/3, 10))
+	lw = min(lw, max(g.w-29-20, 10)) // keep at least 20 cells of bar
 	const sw, tw, cw = 6, 9, 9
 	bw := g.w - 1 - lw - 1 - 1 - sw - 1 - tw - 1 - cw
 	showCount := true

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -60,29 +61,7 @@ func (h *Header) layout() {
 	h.lines = append(h.lines, first)
 
 	if len(s.Devices) > 0 {
-		var devs []string
-		for _, d := range s.Devices {
-			var props []string
-			if d.SMs > 0 {
-				props = append(props, fmt.Sprintf("%d SMs", d.SMs))
-			}
-			if d.TotalMemory > 0 {
-				props = append(props, FormatBytes(d.TotalMemory))
-			}
-			if d.ComputeCap != "" {
-				props = append(props, "cc "+d.ComputeCap)
-			}
-			name := d.Name
-			if name == "" {
-				name = "device"
-			}
-			txt := fmt.Sprintf("GPU %d: %s", d.ID, name)
-			if len(props) > 0 {
-				txt += st.Header.Dim.Render(" (" + strings.Join(props, ", ") + ")")
-			}
-			devs = append(devs, txt)
-		}
-		h.lines = append(h.lines, ansi.Truncate(strings.Join(devs, st.Header.Dim.Render(" · ")), h.w, "…"))
+		h.lines = append(h.lines, ansi.Truncate(h.devices(s.Devices), h.w, "…"))
 	}
 
 	t := s.Totals
@@ -131,4 +110,69 @@ func pack(items []string, sep string, w int) []string {
 		lines = append(lines, cur)
 	}
 	return lines
+}
+
+// devices describes the GPUs, identical ones grouped:
+// "GPU 0–7: Tesla V100-SXM2-32GB (80 SMs, 31.7 GiB, cc 7.0)".
+func (h *Header) devices(ds []tracer.Device) string {
+	st := h.st
+	type group struct {
+		desc string
+		ids  []int32
+	}
+	var groups []*group
+	byDesc := map[string]*group{}
+	for _, d := range ds {
+		var props []string
+		if d.SMs > 0 {
+			props = append(props, fmt.Sprintf("%d SMs", d.SMs))
+		}
+		if d.TotalMemory > 0 {
+			props = append(props, FormatBytes(d.TotalMemory))
+		}
+		if d.ComputeCap != "" {
+			props = append(props, "cc "+d.ComputeCap)
+		}
+		name := d.Name
+		if name == "" {
+			name = "device"
+		}
+		desc := name
+		if len(props) > 0 {
+			desc += st.Header.Dim.Render(" (" + strings.Join(props, ", ") + ")")
+		}
+		g := byDesc[desc]
+		if g == nil {
+			g = &group{desc: desc}
+			byDesc[desc] = g
+			groups = append(groups, g)
+		}
+		g.ids = append(g.ids, d.ID)
+	}
+	var parts []string
+	for _, g := range groups {
+		parts = append(parts, "GPU "+idList(g.ids)+": "+g.desc)
+	}
+	return strings.Join(parts, st.Header.Dim.Render(" · "))
+}
+
+// idList writes ids as "0", "0,2" or "0–7" for a consecutive run.
+func idList(ids []int32) string {
+	if len(ids) > 2 {
+		run := true
+		for i := 1; i < len(ids); i++ {
+			if ids[i] != ids[i-1]+1 {
+				run = false
+				break
+			}
+		}
+		if run {
+			return fmt.Sprintf("%d–%d", ids[0], ids[len(ids)-1])
+		}
+	}
+	var p []string
+	for _, id := range ids {
+		p = append(p, fmt.Sprint(id))
+	}
+	return strings.Join(p, ",")
 }

@@ -62,6 +62,7 @@ type Kernels struct {
 	snap    *attrib.Snapshot
 	lower   []string          // lower-cased "name\x00display" per snap.Kernels row
 	lowerOf map[string]string // cache of lower across snapshots, by Name
+	disp    []string          // name shown per snap.Kernels row (see shownNames)
 	rows    []int             // indices into snap.Kernels: filtered and sorted
 	sortBy  SortKey
 	desc    bool
@@ -159,6 +160,7 @@ func (k *Kernels) SetSnapshot(s *attrib.Snapshot) {
 			k.lower = append(k.lower, l)
 		}
 	}
+	k.disp = shownNames(s, k.disp[:0])
 	k.refresh()
 	if keep != "" {
 		for i, r := range k.rows {
@@ -184,12 +186,6 @@ func (k *Kernels) refresh() {
 		}
 	}
 	ks := k.snap.Kernels
-	name := func(r *attrib.KernelRow) string {
-		if r.DisplayName != "" {
-			return r.DisplayName
-		}
-		return r.Name
-	}
 	slices.SortStableFunc(k.rows, func(a, b int) int {
 		ra, rb := &ks[a], &ks[b]
 		var c int
@@ -201,7 +197,7 @@ func (k *Kernels) refresh() {
 		case SortMean:
 			c = cmp.Compare(ra.MeanNs, rb.MeanNs)
 		case SortName:
-			c = cmp.Compare(name(ra), name(rb))
+			c = cmp.Compare(k.disp[a], k.disp[b])
 		}
 		if k.desc {
 			c = -c
@@ -395,10 +391,7 @@ func (k *Kernels) View() string {
 	from, to := k.list.visible()
 	for i := from; i < to; i++ {
 		r := &k.snap.Kernels[k.rows[i]]
-		name := r.DisplayName
-		if name == "" {
-			name = r.Name
-		}
+		name := k.disp[k.rows[i]]
 		row := fit(name, nw) + " " + st.Table.Dim.Render(fit(r.Category, kwCat)) +
 			" " + fitRight(FormatCount(r.Count), kwCount) + " " + fitRight(FormatNs(r.TotalNs), kwTime) +
 			" " + fitRight(FormatNs(r.MeanNs), kwTime)
@@ -488,4 +481,62 @@ func (k *Kernels) detail(n int) []string {
 		out = out[:n]
 	}
 	return out
+}
+
+// shownNames returns the name to show for each kernel row: its
+// DisplayName, unless several rows share that display name (templates
+// shortened away, e.g. eight different vectorized_elementwise_kernel
+// instances); those rows show their original name with the return type,
+// parameter list and common namespaces removed, so the rows differ.
+func shownNames(s *attrib.Snapshot, out []string) []string {
+	if s == nil {
+		return out
+	}
+	seen := make(map[string]int, len(s.Kernels))
+	for i := range s.Kernels {
+		seen[s.Kernels[i].DisplayName]++
+	}
+	for i := range s.Kernels {
+		r := &s.Kernels[i]
+		switch {
+		case r.DisplayName == "":
+			out = append(out, r.Name)
+		case seen[r.DisplayName] > 1:
+			out = append(out, compactName(r.Name))
+		default:
+			out = append(out, r.DisplayName)
+		}
+	}
+	return out
+}
+
+// nsNoise are namespace qualifiers that make C++ kernel names long
+// without telling kernels apart.
+var nsNoise = strings.NewReplacer(
+	"(anonymous namespace)::", "", "at::native::", "", "at::detail::", "",
+	"at::cuda::", "", "at::", "", "c10::", "", "std::", "", "> >", ">>")
+
+// compactName shortens a demangled C++ kernel name: drops a leading
+// "void ", the trailing parameter list and namespace noise, keeping the
+// template arguments that tell instances apart.
+func compactName(name string) string {
+	s := strings.TrimPrefix(name, "void ")
+	if strings.HasSuffix(s, ")") {
+		depth := 0
+		for i := len(s) - 1; i >= 0; i-- {
+			switch s[i] {
+			case ')':
+				depth++
+			case '(':
+				depth--
+			}
+			if depth == 0 {
+				if i > 0 {
+					s = s[:i]
+				}
+				break
+			}
+		}
+	}
+	return nsNoise.Replace(s)
 }

@@ -124,3 +124,26 @@ func BenchmarkKernelsView(b *testing.B) {
 		}
 	})
 }
+
+// Real kernel names from the V100 ResNet trace whose shortened display
+// names collide; the table must show them apart.
+func TestKernelsDuplicateDisplayNames(t *testing.T) {
+	s := viewstest.Snapshot()
+	s.Kernels = s.Kernels[:2]
+	s.Kernels[0].Name = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)"
+	s.Kernels[1].Name = "void at::native::vectorized_elementwise_kernel<4, at::native::BUnaryFunctor<float, float, float, at::native::MulFunctor<float> >, at::detail::Array<char*, 2> >(int, at::native::BUnaryFunctor<float, float, float, at::native::MulFunctor<float> >, at::detail::Array<char*, 2>)"
+	s.Kernels[0].DisplayName = "at::native::vectorized_elementwise_kernel"
+	s.Kernels[1].DisplayName = "at::native::vectorized_elementwise_kernel"
+	k := views.NewKernels(styles())
+	k.SetSize(160, 8)
+	k.SetSnapshot(s)
+	out := render(t, k.View(), 160, 8)
+	for _, want := range []string{
+		"vectorized_elementwise_kernel<4, CUDAFunctor_add<float>, Array<char*, 3>>",
+		"vectorized_elementwise_kernel<4, BUnaryFunctor<float, float, float, MulFunctor<float>>, Ar",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
