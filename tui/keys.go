@@ -52,5 +52,6 @@ func (h helpKeys) FullHelp() [][]key.Binding {
 	if h.view != nil {
 		g = append(g, h.view.FullHelp()...)
 	}
-	return append(g, []key.Binding{h.global.Next, h.global.Prev, h.global.Help, h.global.Quit, h.global.ForceQuit})
+	prev := key.NewBinding(key.WithKeys(h.global.Prev.Keys()...), key.WithHelp("⇧tab", "prev view"))
+	return append(g, []key.Binding{h.global.Next, prev, h.global.Help, h.global.Quit})
 }

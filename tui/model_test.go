@@ -78,6 +78,11 @@ func TestScreens(t *testing.T) {
 		m.Update(key("?"))
 		golden.RequireEqual(t, screen(t, m, 80, 24))
 	})
+	t.Run("kernels_fullhelp_80x24", func(t *testing.T) {
+		m := newModel(t, 80, 24, tui.Options{Snapshot: viewstest.Snapshot()})
+		m.Update(key("?"))
+		golden.RequireEqual(t, screen(t, m, 80, 24))
+	})
 	t.Run("loading_80x24", func(t *testing.T) {
 		m := newModel(t, 80, 24, tui.Options{Source: "/data/run/rank0.pt.trace.json.gz"})
 		m.Update(tui.ProgressMsg{Phase: "reading", Read: 96 << 20, Size: 256 << 20})

@@ -65,8 +65,17 @@ func (k ListKeyMap) move() key.Binding {
 	return key.NewBinding(key.WithKeys(append(k.Up.Keys(), k.Down.Keys()...)...), key.WithHelp("↑/↓", "move"))
 }
 
+// bindings is the movement column of full help, pairs folded into one
+// entry each so that help fits 80 columns.
 func (k ListKeyMap) bindings() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}
+	join := func(a, b key.Binding, keys, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(append(a.Keys(), b.Keys()...)...), key.WithHelp(keys, desc))
+	}
+	return []key.Binding{
+		join(k.Up, k.Down, "↑/↓ k/j", "move"),
+		join(k.PageUp, k.PageDown, "pgup/pgdn", "page"),
+		join(k.Home, k.End, "home/end", "first/last"),
+	}
 }
 
 // list is a cursor over n rows shown page rows at a time.
