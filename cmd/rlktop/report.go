@@ -1,0 +1,55 @@
+package main
+
+import (
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlktop/rlktop/report"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/tracefile"
+)
+
+func init() {
+	var opts report.Options
+	var rulesPath string
+	cmd := &cobra.Command{
+		Use:   "report FILE...",
+		Short: "print kernel, category, stage or step tables of trace files",
+		Long: `report reads one or more trace files (Kineto / Chrome trace JSON, .json or
+.json.gz, and the other formats rlktop imports), attributes GPU time to
+kernels, categories, stages and steps, and prints one view. Several files
+are aggregated together.
+
+JSON output always holds every view: {"totals", "kernels", "categories",
+"stages", …}; times are integer nanoseconds.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rules := attrib.DefaultRules()
+			if rulesPath != "" {
+				r, err := attrib.LoadRules(rulesPath)
+				if err != nil {
+					return err
+				}
+				rules = r
+			}
+			agg := attrib.NewAggregator(rules)
+			for _, path := range args {
+				t, err := tracefile.Open(path, tracefile.Options{})
+				if err != nil {
+					return err
+				}
+				agg.AddTrace(t)
+			}
+			return report.Write(cmd.OutOrStdout(), agg.Snapshot(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.By, "by", report.ByKernel, "group by: "+strings.Join(report.Views(), "|"))
+	f.StringVar(&opts.Format, "format", "table", "output format: "+strings.Join(report.Formats(), "|"))
+	f.IntVar(&opts.Top, "top", -1, "rows to show (0 = all; default: 25 for table/md, all for json/csv)")
+	f.StringVar(&rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones (see tracer/attrib/rules.toml)")
+	cmd.SetErr(os.Stderr)
+	rootCmd.AddCommand(cmd)
+}

@@ -1,0 +1,156 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// JSON shapes. The keys of Doc.Totals, Doc.Kernels, Doc.Categories and
+// Doc.Stages are a contract (issue 2 item 4): other tools read them, so they
+// are never renamed or retyped; times are integer nanoseconds.
+type (
+	// Doc is the whole JSON report.
+	Doc struct {
+		Format      string      `json:"format"` // source trace format
+		Source      string      `json:"source"`
+		SummaryOnly bool        `json:"summary_only"`
+		Unavailable []string    `json:"unavailable,omitempty"` // views the input cannot give
+		Rank        int         `json:"rank"`
+		Devices     []DeviceDoc `json:"devices"`
+		Totals      TotalsDoc   `json:"totals"`
+		Kernels     []KernelDoc `json:"kernels"`
+		Transfers   []KernelDoc `json:"transfers"`
+		Categories  []GroupDoc  `json:"categories"`
+		Stages      []StageDoc  `json:"stages"`
+		Steps       []StepDoc   `json:"steps"`
+		Dropped     uint64      `json:"dropped"`
+		Warnings    []string    `json:"warnings"`
+	}
+	// TotalsDoc: kernel_count, kernel_total_ns, busy_ns are the contract.
+	TotalsDoc struct {
+		KernelCount   int64 `json:"kernel_count"`
+		KernelTotalNs int64 `json:"kernel_total_ns"`
+		BusyNs        int64 `json:"busy_ns"`
+		TransferCount int64 `json:"transfer_count"`
+		TransferNs    int64 `json:"transfer_ns"`
+		GPUTotalNs    int64 `json:"gpu_total_ns"`
+		SpanNs        int64 `json:"span_ns"`
+	}
+	// KernelDoc is one kernel (or, in "transfers", memcpy/memset) row.
+	KernelDoc struct {
+		Name        string   `json:"name"` // exactly as in the trace
+		DisplayName string   `json:"display_name"`
+		Category    string   `json:"category"`
+		Count       int64    `json:"count"`
+		TotalNs     int64    `json:"total_ns"`
+		MeanNs      int64    `json:"mean_ns"`
+		MinNs       int64    `json:"min_ns"`
+		MaxNs       int64    `json:"max_ns"`
+		P50Ns       int64    `json:"p50_ns"`
+		P99Ns       int64    `json:"p99_ns"`
+		Share       float64  `json:"share"`
+		Kind        string   `json:"kind"`
+		Stage       string   `json:"stage,omitempty"`
+		Ops         []string `json:"ops,omitempty"`
+		Ranges      []string `json:"ranges,omitempty"`
+	}
+	// GroupDoc is one category row.
+	GroupDoc struct {
+		Category string  `json:"category"`
+		Count    int64   `json:"count"`
+		TotalNs  int64   `json:"total_ns"`
+		Share    float64 `json:"share"`
+	}
+	// StageDoc is one stage row.
+	StageDoc struct {
+		Stage   string  `json:"stage"`
+		Count   int64   `json:"count"`
+		TotalNs int64   `json:"total_ns"`
+		Share   float64 `json:"share"`
+	}
+	// StepDoc is one step.
+	StepDoc struct {
+		Step     int64 `json:"step"`
+		StartNs  int64 `json:"start_ns"`
+		DurNs    int64 `json:"dur_ns"`
+		KernelNs int64 `json:"gpu_ns"`
+		Count    int64 `json:"gpu_ops"`
+	}
+	// DeviceDoc is one device.
+	DeviceDoc struct {
+		ID          int32  `json:"id"`
+		Name        string `json:"name"`
+		Vendor      string `json:"vendor,omitempty"`
+		TotalMemory int64  `json:"total_memory_bytes,omitempty"`
+		ComputeCap  string `json:"compute_capability,omitempty"`
+	}
+)
+
+// NewDoc converts s into the JSON document; top limits kernels and
+// transfers (0 = all).
+func NewDoc(s *attrib.Snapshot, topN int) *Doc {
+	d := &Doc{
+		Format:      s.Format,
+		Source:      s.Source,
+		SummaryOnly: s.SummaryOnly,
+		Unavailable: UnavailableViews(s),
+		Rank:        s.Rank,
+		Devices:     []DeviceDoc{},
+		Totals: TotalsDoc{
+			KernelCount: s.Totals.KernelCount, KernelTotalNs: s.Totals.KernelTotalNs, BusyNs: s.Totals.BusyNs,
+			TransferCount: s.Totals.TransferCount, TransferNs: s.Totals.TransferNs,
+			GPUTotalNs: s.Totals.GPUTotalNs, SpanNs: s.Totals.SpanNs,
+		},
+		Kernels:    []KernelDoc{},
+		Transfers:  []KernelDoc{},
+		Categories: []GroupDoc{},
+		Stages:     []StageDoc{},
+		Steps:      []StepDoc{},
+		Dropped:    s.Dropped,
+		Warnings:   append([]string{}, s.Warnings...),
+	}
+	for _, dv := range s.Devices {
+		d.Devices = append(d.Devices, DeviceDoc{ID: dv.ID, Name: dv.Name, Vendor: dv.Vendor, TotalMemory: dv.TotalMemory, ComputeCap: dv.ComputeCap})
+	}
+	for _, k := range top(s.Kernels, topN) {
+		d.Kernels = append(d.Kernels, kernelDoc(k))
+	}
+	for _, k := range top(s.Transfers, topN) {
+		d.Transfers = append(d.Transfers, kernelDoc(k))
+	}
+	for _, g := range s.Categories {
+		d.Categories = append(d.Categories, GroupDoc{Category: g.Key, Count: g.Count, TotalNs: g.TotalNs, Share: g.Share})
+	}
+	for _, g := range s.Stages {
+		d.Stages = append(d.Stages, StageDoc{Stage: g.Key, Count: g.Count, TotalNs: g.TotalNs, Share: g.Share})
+	}
+	for _, st := range s.Steps {
+		d.Steps = append(d.Steps, StepDoc{Step: st.Step, StartNs: st.StartNs, DurNs: st.DurNs, KernelNs: st.KernelNs, Count: st.Count})
+	}
+	return d
+}
+
+func kernelDoc(k attrib.KernelRow) KernelDoc {
+	kind := k.Kind.String()
+	if k.Kind == tracer.KindUnknown {
+		kind = ""
+	}
+	return KernelDoc{
+		Name: k.Name, DisplayName: k.DisplayName, Category: k.Category,
+		Count: k.Count, TotalNs: k.TotalNs, MeanNs: k.MeanNs, MinNs: k.MinNs, MaxNs: k.MaxNs,
+		P50Ns: k.P50Ns, P99Ns: k.P99Ns, Share: k.Share, Kind: kind, Stage: k.Stage,
+		Ops: k.Ops, Ranges: k.Ranges,
+	}
+}
+
+// writeJSON writes every view (the JSON document is one object whatever
+// --by says); Top limits kernels and transfers.
+func writeJSON(w io.Writer, s *attrib.Snapshot, o Options) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(NewDoc(s, o.Top))
+}

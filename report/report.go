@@ -1,0 +1,164 @@
+// Package report writes an attrib.Snapshot as text: an aligned table, JSON
+// (the contract other tools read), CSV or a GitHub Markdown table. Writers
+// only format; every number comes from the snapshot.
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// Views a report can be grouped by.
+const (
+	ByKernel   = "kernel"
+	ByCategory = "category"
+	ByStage    = "stage"
+	ByStep     = "step"
+)
+
+// ErrOption is wrapped by errors about bad Options.
+var ErrOption = errors.New("bad report option")
+
+// Options select what a report shows.
+type Options struct {
+	By     string // ByKernel (default), ByCategory, ByStage or ByStep
+	Format string // "table" (default), "json", "csv", "md"
+	// Top limits the rows of the chosen view (and, in JSON, of "kernels"
+	// and "transfers"); 0 = all rows, < 0 = the format's default (25 rows
+	// for table and md, all for json and csv).
+	Top int
+}
+
+// writer is one output format.
+type writer func(w io.Writer, s *attrib.Snapshot, o Options) error
+
+var writers = map[string]writer{
+	"table": writeTable,
+	"json":  writeJSON,
+	"csv":   writeCSV,
+	"md":    writeMarkdown,
+}
+
+// Formats lists the output formats, sorted.
+func Formats() []string {
+	var f []string
+	for k := range writers {
+		f = append(f, k)
+	}
+	slices.Sort(f)
+	return f
+}
+
+// Views lists the --by values.
+func Views() []string { return []string{ByKernel, ByCategory, ByStage, ByStep} }
+
+// Write writes s to w in o.Format grouped by o.By. Errors: ErrOption for an
+// unknown format or view; write errors from w.
+func Write(w io.Writer, s *attrib.Snapshot, o Options) error {
+	if o.Format == "" {
+		o.Format = "table"
+	}
+	if o.By == "" {
+		o.By = ByKernel
+	}
+	wr, ok := writers[o.Format]
+	if !ok {
+		return fmt.Errorf("%w: unknown format %q (use one of %s)", ErrOption, o.Format, strings.Join(Formats(), ", "))
+	}
+	if !slices.Contains(Views(), o.By) {
+		return fmt.Errorf("%w: unknown view %q for --by (use one of %s)", ErrOption, o.By, strings.Join(Views(), ", "))
+	}
+	if o.Top < 0 {
+		switch o.Format {
+		case "table", "md":
+			o.Top = 25
+		default:
+			o.Top = 0
+		}
+	}
+	return wr(w, s, o)
+}
+
+// Unavailable returns why view cannot be shown for s, or "" when it can.
+// Summary-only inputs (sums per kernel, no events) have no stages, steps,
+// busy time or p99.
+func Unavailable(s *attrib.Snapshot, view string) string {
+	if !s.SummaryOnly {
+		if view == ByStep && len(s.Steps) == 0 {
+			return "no steps in this input (no ProfilerStep#N ranges or loop steps)"
+		}
+		return ""
+	}
+	switch view {
+	case ByStage:
+		return fmt.Sprintf("stages unavailable: the %s input holds only per-kernel sums, no events, so no launch ranges", formatName(s))
+	case ByStep:
+		return fmt.Sprintf("steps unavailable: the %s input holds only per-kernel sums, no events, so no steps", formatName(s))
+	}
+	return ""
+}
+
+// UnavailableViews lists the views Unavailable rejects for s.
+func UnavailableViews(s *attrib.Snapshot) []string {
+	var v []string
+	for _, view := range Views() {
+		if Unavailable(s, view) != "" {
+			v = append(v, view)
+		}
+	}
+	return v
+}
+
+func formatName(s *attrib.Snapshot) string {
+	if s.Format == "" {
+		return "unknown-format"
+	}
+	return s.Format
+}
+
+func top[T any](rows []T, n int) []T {
+	if n > 0 && len(rows) > n {
+		return rows[:n]
+	}
+	return rows
+}
+
+// Duration formats ns with a human unit and about three significant digits:
+// "850 ns", "12.3 µs", "4.56 ms", "1.23 s".
+func Duration(ns int64) string {
+	neg := ""
+	if ns < 0 {
+		neg, ns = "-", -ns
+	}
+	f := float64(ns)
+	switch {
+	case ns < 1_000:
+		return fmt.Sprintf("%s%d ns", neg, ns)
+	case ns < 1_000_000:
+		return neg + sig3(f/1e3) + " µs"
+	case ns < 1_000_000_000:
+		return neg + sig3(f/1e6) + " ms"
+	default:
+		return neg + sig3(f/1e9) + " s"
+	}
+}
+
+// sig3 prints x (>= 1) with about three significant digits, never in
+// exponent form.
+func sig3(x float64) string {
+	switch {
+	case x >= 100:
+		return fmt.Sprintf("%.0f", x)
+	case x >= 10:
+		return fmt.Sprintf("%.1f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+// Percent formats a share (0..1) as "12.3%".
+func Percent(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }

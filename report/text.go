@@ -1,0 +1,282 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// grid is one view as rows of cells; right marks numeric (right-aligned)
+// columns.
+type grid struct {
+	header []string
+	right  []bool
+	rows   [][]string
+}
+
+// makeGrid builds view by of s. human selects unit-formatted times and
+// percentages (table, md); otherwise cells are raw integers (ns) and
+// fractions (csv).
+func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
+	ns := func(v int64) string {
+		if human {
+			return Duration(v)
+		}
+		return strconv.FormatInt(v, 10)
+	}
+	pct := func(x float64) string {
+		if human {
+			return Percent(x)
+		}
+		return strconv.FormatFloat(x, 'f', 6, 64)
+	}
+	num := func(v int64) string { return strconv.FormatInt(v, 10) }
+	var g grid
+	switch by {
+	case ByKernel:
+		nameCol := "name"
+		if human {
+			nameCol = "kernel"
+		}
+		g.header = []string{nameCol, "category", "count", "total", "mean", "min", "max", "p50", "p99", "share"}
+		if !human {
+			g.header = []string{"name", "display_name", "kind", "category", "count", "total_ns", "mean_ns", "min_ns", "max_ns", "p50_ns", "p99_ns", "share"}
+		}
+		rows := append(append([]attrib.KernelRow{}, s.Kernels...), s.Transfers...)
+		if human {
+			// Kernels first, then transfers, each already sorted.
+			rows = append(top(append([]attrib.KernelRow{}, s.Kernels...), topN), s.Transfers...)
+		} else {
+			rows = top(rows, topN)
+		}
+		for _, k := range rows {
+			p50, p99 := ns(k.P50Ns), ns(k.P99Ns)
+			if s.SummaryOnly && human {
+				p99 = "-"
+				if k.P50Ns == 0 {
+					p50 = "-"
+				}
+			}
+			if human {
+				g.rows = append(g.rows, []string{k.DisplayName, k.Category, num(k.Count), ns(k.TotalNs), ns(k.MeanNs), ns(k.MinNs), ns(k.MaxNs), p50, p99, pct(k.Share)})
+			} else {
+				g.rows = append(g.rows, []string{k.Name, k.DisplayName, k.Kind.String(), k.Category, num(k.Count), ns(k.TotalNs), ns(k.MeanNs), ns(k.MinNs), ns(k.MaxNs), p50, p99, pct(k.Share)})
+			}
+		}
+	case ByCategory, ByStage:
+		src := s.Categories
+		if by == ByStage {
+			src = s.Stages
+		}
+		if human {
+			g.header = []string{by, "count", "total", "share", ""}
+		} else {
+			g.header = []string{by, "count", "total_ns", "share"}
+		}
+		for _, r := range top(src, topN) {
+			row := []string{r.Key, num(r.Count), ns(r.TotalNs), pct(r.Share)}
+			if human {
+				row = append(row, bar(r.Share, 20))
+			}
+			g.rows = append(g.rows, row)
+		}
+	case ByStep:
+		if human {
+			g.header = []string{"step", "start", "duration", "gpu time", "gpu ops"}
+		} else {
+			g.header = []string{"step", "start_ns", "dur_ns", "gpu_ns", "gpu_ops"}
+		}
+		var t0 int64
+		if len(s.Steps) > 0 {
+			t0 = s.Steps[0].StartNs
+		}
+		for _, st := range top(s.Steps, topN) {
+			start := num(st.StartNs)
+			if human {
+				start = "+" + Duration(st.StartNs-t0)
+			}
+			g.rows = append(g.rows, []string{num(st.Step), start, ns(st.DurNs), ns(st.KernelNs), num(st.Count)})
+		}
+	}
+	g.right = make([]bool, len(g.header))
+	for i, h := range g.header {
+		switch h {
+		case "name", "kernel", "display_name", "kind", "category", "stage", "":
+		default:
+			g.right[i] = true
+		}
+	}
+	if by == ByStage || by == ByCategory {
+		g.right[0] = false
+	}
+	return g
+}
+
+func bar(share float64, width int) string {
+	n := int(share*float64(width) + 0.5)
+	if n > width {
+		n = width
+	}
+	if n < 0 {
+		n = 0
+	}
+	return strings.Repeat("█", n)
+}
+
+func header(w io.Writer, s *attrib.Snapshot, prefix string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%ssource: %s (format %s)\n", prefix, s.Source, formatName(s))
+	for _, d := range s.Devices {
+		name := d.Name
+		if name == "" {
+			name = d.Vendor
+		}
+		fmt.Fprintf(&b, "%sdevice %d: %s\n", prefix, d.ID, name)
+	}
+	t := s.Totals
+	fmt.Fprintf(&b, "%skernels: %d, kernel time %s", prefix, t.KernelCount, Duration(t.KernelTotalNs))
+	if !s.SummaryOnly {
+		fmt.Fprintf(&b, ", busy %s", Duration(t.BusyNs))
+	}
+	if t.TransferCount > 0 {
+		fmt.Fprintf(&b, "; memcpy/memset: %d, %s", t.TransferCount, Duration(t.TransferNs))
+	}
+	b.WriteString("\n")
+	if s.SummaryOnly {
+		fmt.Fprintf(&b, "%ssummary-only input: per-kernel sums without events; no busy time, stages, steps or p99\n", prefix)
+	}
+	for _, wmsg := range s.Warnings {
+		fmt.Fprintf(&b, "%swarning: %s\n", prefix, wmsg)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
+	if err := header(w, s, ""); err != nil {
+		return err
+	}
+	if why := Unavailable(s, o.By); why != "" {
+		_, err := fmt.Fprintf(w, "\n%s\n", why)
+		return err
+	}
+	g := makeGrid(s, o.By, true, o.Top)
+	width := make([]int, len(g.header))
+	for i, h := range g.header {
+		width[i] = utf8.RuneCountInString(h)
+	}
+	for _, r := range g.rows {
+		for i, c := range r {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	var b strings.Builder
+	b.WriteString("\n")
+	line := func(cells []string) {
+		for i, c := range cells {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			if g.right[i] {
+				b.WriteString(pad + c)
+			} else if i == len(cells)-1 {
+				b.WriteString(c)
+			} else {
+				b.WriteString(c + pad)
+			}
+		}
+		b.WriteString("\n")
+	}
+	line(g.header)
+	for _, r := range g.rows {
+		line(r)
+	}
+	if n := total(s, o.By); o.Top > 0 && n > o.Top {
+		fmt.Fprintf(&b, "… %d more rows (--top 0 shows all)\n", n-o.Top)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func total(s *attrib.Snapshot, by string) int {
+	switch by {
+	case ByKernel:
+		return len(s.Kernels)
+	case ByCategory:
+		return len(s.Categories)
+	case ByStage:
+		return len(s.Stages)
+	}
+	return len(s.Steps)
+}
+
+func writeCSV(w io.Writer, s *attrib.Snapshot, o Options) error {
+	if why := Unavailable(s, o.By); why != "" && s.SummaryOnly {
+		return fmt.Errorf("%w: %s", ErrOption, why)
+	}
+	g := makeGrid(s, o.By, false, o.Top)
+	cw := csv.NewWriter(w)
+	if err := cw.Write(g.header); err != nil {
+		return err
+	}
+	if err := cw.WriteAll(g.rows); err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func writeMarkdown(w io.Writer, s *attrib.Snapshot, o Options) error {
+	var b strings.Builder
+	var hb strings.Builder
+	if err := header(&hb, s, ""); err != nil {
+		return err
+	}
+	for _, l := range strings.Split(strings.TrimRight(hb.String(), "\n"), "\n") {
+		b.WriteString(l + "  \n")
+	}
+	if why := Unavailable(s, o.By); why != "" {
+		fmt.Fprintf(&b, "\n_%s_\n", mdEscape(why))
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	g := makeGrid(s, o.By, true, o.Top)
+	b.WriteString("\n|")
+	for _, h := range g.header {
+		b.WriteString(" " + mdEscape(h) + " |")
+	}
+	b.WriteString("\n|")
+	for i := range g.header {
+		if g.right[i] {
+			b.WriteString("---:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range g.rows {
+		b.WriteString("|")
+		for _, c := range r {
+			b.WriteString(" " + mdEscape(c) + " |")
+		}
+		b.WriteString("\n")
+	}
+	if n := total(s, o.By); o.Top > 0 && n > o.Top {
+		fmt.Fprintf(&b, "\n_%d more rows not shown_\n", n-o.Top)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdEscape escapes characters that break a GitHub table cell or render as
+// markup.
+func mdEscape(s string) string {
+	r := strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;", ">", "&gt;", "`", "\\`")
+	return r.Replace(s)
+}

@@ -1,0 +1,349 @@
+package attrib
+
+import (
+	"math/rand/v2"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rlktop/rlktop/tracer"
+)
+
+const (
+	kGemm    = "ampere_sgemm_128x64_nn"
+	kSoftmax = "void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, true, false>(float*, float const*, int, int, int, bool const*, int, bool)"
+	kCopy    = "Memcpy HtoD (Pinned -> Device)"
+)
+
+// handTrace builds the small trace whose numbers are counted by hand in
+// TestAggregateHandCounts:
+//
+//	device 0: gemm [0,10) [100,120) [200,230) under aten::mm / range forward / step 1
+//	          softmax [5,15) [300,305) under the math SDPA op / ranges forward>attn / step 1
+//	          memcpy [400,450), no context
+//	device 1: gemm [0,10) under range backward / step 2
+func handTrace() *tracer.Trace {
+	t := tracer.NewTrace("test", "hand.json")
+	s := t.Strings
+	gemm, sm, cp := s.Intern(kGemm), s.Intern(kSoftmax), s.Intern(kCopy)
+	t.Contexts = append(t.Contexts,
+		tracer.Context{Ops: []tracer.StrID{s.Intern("aten::mm")}, Ranges: []tracer.StrID{s.Intern("forward")}, Step: 1},
+		tracer.Context{Ops: []tracer.StrID{s.Intern("aten::_scaled_dot_product_attention_math"), s.Intern("aten::_softmax")}, Ranges: []tracer.StrID{s.Intern("forward"), s.Intern("attn")}, Step: 1},
+		tracer.Context{Ranges: []tracer.StrID{s.Intern("backward")}, Step: 2},
+	)
+	k := func(name tracer.StrID, start, dur int64, dev int32, ctx tracer.CtxID) tracer.Event {
+		return tracer.Event{Kind: tracer.KindKernel, Name: name, Start: start, Dur: dur, Device: dev, Ctx: ctx, TID: -1}
+	}
+	t.Events = []tracer.Event{
+		{Kind: tracer.KindStep, Name: s.Intern("ProfilerStep#1"), Start: 0, Dur: 350, Value: 1, Device: -1},
+		k(gemm, 0, 10, 0, 1),
+		k(sm, 5, 10, 0, 2),
+		k(gemm, 100, 20, 0, 1),
+		k(gemm, 200, 30, 0, 1),
+		k(sm, 300, 5, 0, 2),
+		{Kind: tracer.KindMemcpy, Name: cp, Start: 400, Dur: 50, Device: 0, Value: 4096},
+		{Kind: tracer.KindStep, Name: s.Intern("ProfilerStep#2"), Start: 350, Dur: 150, Value: 2, Device: -1},
+		k(gemm, 0, 10, 1, 3),
+		{Kind: tracer.KindCPUOp, Name: s.Intern("aten::mm"), Start: 0, Dur: 1000, Device: -1}, // ignored
+	}
+	t.Devices = []tracer.Device{{ID: 0, Name: "GPU0"}, {ID: 1, Name: "GPU1"}}
+	return t
+}
+
+func TestAggregateHandCounts(t *testing.T) {
+	a := NewAggregator(nil)
+	a.AddTrace(handTrace())
+	s := a.Snapshot()
+
+	wantTotals := Totals{
+		KernelCount: 6, KernelTotalNs: 10 + 20 + 30 + 10 + 10 + 5,
+		TransferCount: 1, TransferNs: 50, GPUTotalNs: 135,
+		// dev0 union: [0,15)+[100,120)+[200,230)+[300,305)+[400,450) = 15+20+30+5+50; dev1: 10
+		BusyNs: 130,
+		SpanNs: 450,
+	}
+	if s.Totals != wantTotals {
+		t.Errorf("totals\n got %+v\nwant %+v", s.Totals, wantTotals)
+	}
+	if len(s.Kernels) != 2 || len(s.Transfers) != 1 {
+		t.Fatalf("rows: %d kernels, %d transfers", len(s.Kernels), len(s.Transfers))
+	}
+	g := s.Kernels[0] // gemm: 10,20,30,10
+	if g.Name != kGemm || g.Category != "gemm" || g.Count != 4 || g.TotalNs != 70 || g.MeanNs != 17 ||
+		g.MinNs != 10 || g.MaxNs != 30 || g.P50Ns != 10 || g.P99Ns != 30 || g.Share != 70.0/85 || g.Stage != "forward" {
+		t.Errorf("gemm row %+v", g)
+	}
+	if !slices.Equal(g.Ops, []string{"aten::mm"}) || !slices.Equal(g.Ranges, []string{"forward"}) {
+		t.Errorf("gemm context %q %q", g.Ops, g.Ranges)
+	}
+	sm := s.Kernels[1] // softmax under math SDPA: 10, 5
+	if sm.Category != "attention" || sm.Count != 2 || sm.TotalNs != 15 || sm.MeanNs != 7 || sm.MinNs != 5 ||
+		sm.MaxNs != 10 || sm.P50Ns != 5 || sm.P99Ns != 10 || sm.Share != 15.0/85 || sm.Stage != "attn" ||
+		sm.DisplayName != "(anonymous namespace)::softmax_warp_forward" {
+		t.Errorf("softmax row %+v", sm)
+	}
+	tr := s.Transfers[0]
+	if tr.Name != kCopy || tr.Category != "memcpy" || tr.Count != 1 || tr.TotalNs != 50 || tr.Share != 1 || tr.Kind != tracer.KindMemcpy {
+		t.Errorf("memcpy row %+v", tr)
+	}
+	wantCats := []GroupRow{{"gemm", 4, 70, 70.0 / 135}, {"memcpy", 1, 50, 50.0 / 135}, {"attention", 2, 15, 15.0 / 135}}
+	if !slices.Equal(s.Categories, wantCats) {
+		t.Errorf("categories\n got %+v\nwant %+v", s.Categories, wantCats)
+	}
+	wantStages := []GroupRow{{"forward", 3, 60, 60.0 / 135}, {StageNone, 1, 50, 50.0 / 135}, {"attn", 2, 15, 15.0 / 135}, {"backward", 1, 10, 10.0 / 135}}
+	if !slices.Equal(s.Stages, wantStages) {
+		t.Errorf("stages\n got %+v\nwant %+v", s.Stages, wantStages)
+	}
+	wantSteps := []StepRow{{Step: 1, StartNs: 0, DurNs: 350, KernelNs: 75, Count: 5}, {Step: 2, StartNs: 350, DurNs: 150, KernelNs: 10, Count: 1}}
+	if !slices.Equal(s.Steps, wantSteps) {
+		t.Errorf("steps\n got %+v\nwant %+v", s.Steps, wantSteps)
+	}
+	if s.Source != "hand.json" || s.Format != "test" || len(s.Devices) != 2 || s.SummaryOnly {
+		t.Errorf("meta: %q %q %d %v", s.Source, s.Format, len(s.Devices), s.SummaryOnly)
+	}
+}
+
+// Live use: events one by one give the same snapshot as the whole trace;
+// Reset empties the numbers.
+func TestAggregateIncrementalAndReset(t *testing.T) {
+	tr := handTrace()
+	whole := NewAggregator(nil)
+	whole.AddTrace(tr)
+	want := whole.Snapshot()
+
+	live := NewAggregator(nil)
+	live.SetSource("hand.json", "test")
+	for i := range tr.Events {
+		live.Add(&tr.Events[i], tr.Strings, tr.Contexts)
+		if i == 3 {
+			live.Snapshot() // a mid-way snapshot must not disturb the result
+		}
+	}
+	got := live.Snapshot()
+	if got.Totals != want.Totals || !slices.EqualFunc(got.Kernels, want.Kernels, rowEq) || !slices.Equal(got.Categories, want.Categories) ||
+		!slices.Equal(got.Stages, want.Stages) || !slices.Equal(got.Steps, want.Steps) {
+		t.Errorf("incremental differs:\n got %+v\nwant %+v", got, want)
+	}
+
+	live.Reset()
+	e := tr.Events[1] // one gemm [0,10) on device 0
+	live.Add(&e, tr.Strings, tr.Contexts)
+	s := live.Snapshot()
+	if s.Totals.KernelCount != 1 || s.Totals.BusyNs != 10 || len(s.Kernels) != 1 || s.Kernels[0].P99Ns != 10 || len(s.Transfers) != 0 {
+		t.Errorf("after reset: %+v", s)
+	}
+}
+
+func rowEq(a, b KernelRow) bool {
+	return a.Name == b.Name && a.Category == b.Category && a.Count == b.Count && a.TotalNs == b.TotalNs &&
+		a.P50Ns == b.P50Ns && a.P99Ns == b.P99Ns && a.MinNs == b.MinNs && a.MaxNs == b.MaxNs && a.Share == b.Share
+}
+
+func TestPercentileNearestRank(t *testing.T) {
+	v := make([]int64, 100)
+	for i := range v {
+		v[i] = int64(i + 1)
+	}
+	// Nearest rank: ceil(p/100*n).
+	for _, c := range []struct {
+		vals      []int64
+		p         int
+		want      int64
+		rationale string
+	}{
+		{v, 50, 50, "ceil(50)=50"},
+		{v, 99, 99, "ceil(99)=99"},
+		{v[:7], 50, 4, "ceil(3.5)=4"},
+		{v[:7], 99, 7, "ceil(6.93)=7"},
+		{v[:1], 99, 1, "n=1"},
+		{v[:3], 50, 2, "ceil(1.5)=2"},
+		{nil, 50, 0, "empty"},
+	} {
+		if got := percentile(c.vals, c.p); got != c.want {
+			t.Errorf("p%d of %d values: got %d want %d (%s)", c.p, len(c.vals), got, c.want, c.rationale)
+		}
+	}
+}
+
+// Busy time against a brute-force union over a small time axis, with
+// enough intervals to go through the incremental merge.
+func TestBusyUnion(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const axis = 1 << 18
+	covered := make([]bool, axis)
+	var b busyAcc
+	for i := 0; i < 200_000; i++ {
+		s := rng.Int64N(axis - 64)
+		e := s + rng.Int64N(8)
+		if i%3 == 0 { // some in order, some random
+			s = int64(i) % (axis - 64)
+			e = s + 3
+		}
+		for x := s; x < e; x++ {
+			covered[x] = true
+		}
+		b.add(s, e)
+		if i == 100_000 {
+			b.flush()
+		}
+	}
+	var want int64
+	for _, c := range covered {
+		if c {
+			want++
+		}
+	}
+	if got := b.total(); got != want {
+		t.Errorf("busy %d, brute force %d", got, want)
+	}
+	for i := 1; i < len(b.merged); i++ {
+		if b.merged[i].s <= b.merged[i-1].e {
+			t.Fatalf("union not disjoint at %d", i)
+		}
+	}
+}
+
+// Percentiles stay exact across snapshots taken while events arrive.
+func TestPercentilesAcrossSnapshots(t *testing.T) {
+	tr := tracer.NewTrace("test", "")
+	name := tr.Strings.Intern("k")
+	a := NewAggregator(nil)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var all []int64
+	for i := 0; i < 5000; i++ {
+		d := rng.Int64N(1000)
+		all = append(all, d)
+		e := tracer.Event{Kind: tracer.KindKernel, Name: name, Start: int64(i) * 1000, Dur: d}
+		a.Add(&e, tr.Strings, tr.Contexts)
+		if i%777 == 0 {
+			a.Snapshot()
+		}
+	}
+	slices.Sort(all)
+	s := a.Snapshot()
+	k := s.Kernels[0]
+	if k.P50Ns != all[2500-1] || k.P99Ns != all[4950-1] || k.MinNs != all[0] || k.MaxNs != all[4999] {
+		t.Errorf("p50 %d/%d p99 %d/%d", k.P50Ns, all[2499], k.P99Ns, all[4949])
+	}
+}
+
+func TestAggregateSummaryOnly(t *testing.T) {
+	tr := tracer.NewTrace("nsys-stats-csv", "stats.csv")
+	tr.SummaryOnly = true
+	tr.Summary = []tracer.SummaryRow{
+		{Kind: tracer.KindKernel, Name: "ampere_sgemm_128x64_nn", Count: 10, TotalNs: 1000, MinNs: 50, MaxNs: 200, MeanNs: 100, P50Ns: 90},
+		{Kind: tracer.KindKernel, Name: "attn_fwd", Count: 2, TotalNs: 3000, MinNs: 1400, MaxNs: 1600, MeanNs: 1500, P50Ns: 1500},
+		{Kind: tracer.KindMemcpy, Name: "[CUDA memcpy HtoD]", Count: 3, TotalNs: 600, MinNs: 100, MaxNs: 300, MeanNs: 200},
+	}
+	a := NewAggregator(nil)
+	a.AddTrace(tr)
+	s := a.Snapshot()
+	if !s.SummaryOnly || s.Totals.KernelCount != 12 || s.Totals.KernelTotalNs != 4000 || s.Totals.TransferNs != 600 || s.Totals.BusyNs != 0 {
+		t.Errorf("totals %+v summaryOnly=%v", s.Totals, s.SummaryOnly)
+	}
+	if k := s.Kernels[0]; k.Name != "attn_fwd" || k.Category != "attention" || k.P50Ns != 1500 || k.P99Ns != 0 || k.MeanNs != 1500 || k.Share != 0.75 {
+		t.Errorf("row %+v", k)
+	}
+	if len(s.Stages) != 0 || len(s.Steps) != 0 {
+		t.Errorf("summary-only has stages/steps: %v %v", s.Stages, s.Steps)
+	}
+	want := []GroupRow{{"attention", 2, 3000, 3000.0 / 4600}, {"gemm", 10, 1000, 1000.0 / 4600}, {"memcpy", 3, 600, 600.0 / 4600}}
+	if !slices.Equal(s.Categories, want) {
+		t.Errorf("categories %+v", s.Categories)
+	}
+}
+
+// Two traces: rows merge by name, devices stay apart for busy time.
+func TestAggregateTwoTraces(t *testing.T) {
+	a := NewAggregator(nil)
+	a.AddTrace(handTrace())
+	a.AddTrace(handTrace())
+	s := a.Snapshot()
+	if s.Totals.KernelCount != 12 || s.Totals.BusyNs != 260 || s.Kernels[0].Count != 8 || s.Kernels[0].P50Ns != 10 {
+		t.Errorf("two traces: %+v %+v", s.Totals, s.Kernels[0])
+	}
+	if s.Source != "hand.json, hand.json" || s.Format != "test" {
+		t.Errorf("meta %q %q", s.Source, s.Format)
+	}
+}
+
+func benchTrace() *tracer.Trace {
+	const n = 1 << 20
+	tr := tracer.NewTrace("bench", "")
+	s := tr.Strings
+	var names []tracer.StrID
+	for i := 0; i < 300; i++ {
+		names = append(names, s.Intern([]string{"ampere_sgemm_128x64_nn", "void at::native::vectorized_elementwise_kernel<4>(int)", "attn_fwd", "triton_red_fused_"}[i%4]+string(rune('a'+i%26))+string(rune('a'+i/26))))
+	}
+	for i := 0; i < 500; i++ {
+		tr.Contexts = append(tr.Contexts, tracer.Context{
+			Ops:    []tracer.StrID{s.Intern("aten::op" + string(rune('a'+i%26)))},
+			Ranges: []tracer.StrID{s.Intern("stage" + string(rune('a'+i%7)))},
+			Step:   int64(i / 100),
+		})
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	tr.Events = make([]tracer.Event, n)
+	var ts int64
+	for i := range tr.Events {
+		ts += rng.Int64N(2000)
+		tr.Events[i] = tracer.Event{Kind: tracer.KindKernel, Name: names[rng.IntN(len(names))], Start: ts, Dur: rng.Int64N(3000),
+			Device: int32(i % 4), Ctx: tracer.CtxID(rng.IntN(len(tr.Contexts)))}
+		if i%50 == 0 {
+			tr.Events[i].Kind = tracer.KindMemcpy
+		}
+	}
+	return tr
+}
+
+// BenchmarkAggregate measures a fresh aggregator's AddTrace + Snapshot on
+// 1M synthetic GPU events (300 kernel names, 500 contexts, 4 devices): the
+// cost `rlktop report` adds to an import.
+func BenchmarkAggregate(b *testing.B) {
+	tr := benchTrace()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		a := NewAggregator(nil)
+		a.AddTrace(tr)
+		a.Snapshot()
+	}
+	reportRate(b, int64(len(tr.Events))*int64(b.N), cpuTime()-cpu0)
+}
+
+// BenchmarkAggregateAdd measures the per-event path a live session takes
+// (Add with warm caches), without snapshots.
+func BenchmarkAggregateAdd(b *testing.B) {
+	tr := benchTrace()
+	a := NewAggregator(nil)
+	a.AddEvents(tr.Events, tr.Strings, tr.Contexts)
+	a.Reset()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	span := tr.Events[len(tr.Events)-1].Start + 1_000_000
+	for i := 0; i < b.N; i++ {
+		e := tr.Events[i&(len(tr.Events)-1)]
+		e.Start += int64(i/len(tr.Events)) * span // time keeps moving forward
+		a.Add(&e, tr.Strings, tr.Contexts)
+	}
+	reportRate(b, int64(b.N), cpuTime()-cpu0)
+}
+
+// reportRate reports events per second of wall time and of process CPU
+// time; the CPU figure is the one to read on a shared, loaded machine.
+func reportRate(b *testing.B, events int64, cpu time.Duration) {
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds()/1e6, "Mevents/s")
+	if cpu > 0 {
+		b.ReportMetric(float64(events)/cpu.Seconds()/1e6, "Mevents/cpu-s")
+	}
+}
+
+// cpuTime returns this process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

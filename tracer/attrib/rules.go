@@ -1,0 +1,293 @@
+package attrib
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math/bits"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"github.com/ianlancetaylor/demangle"
+	"github.com/rlktop/rlktop/tracer"
+)
+
+// CategoryOther is the category of GPU work no rule matched.
+const CategoryOther = "other"
+
+//go:embed rules.toml
+var defaultRulesTOML []byte
+
+// ErrRules is wrapped by every error about a rules file.
+var ErrRules = errors.New("bad category rules")
+
+// Rule is one category rule as written in a rules TOML file. A rule matches
+// an event when every condition it gives holds:
+//
+//   - Kernel: RE2 regex (case-insensitive) found in the kernel name, as
+//     written in the trace or demangled;
+//   - Context: regex found in any enclosing CPU operator or annotation range
+//     name (tracer.Context Ops and Ranges);
+//   - Any: regex found in the kernel name or in any context name;
+//   - Kinds: the event kind is one of these ("kernel", "memcpy", "memset",
+//     "sync"); empty means ["kernel"].
+//
+// The first matching rule of a Rules wins.
+type Rule struct {
+	Category string   `toml:"category"`
+	Kernel   string   `toml:"kernel"`
+	Context  string   `toml:"context"`
+	Any      string   `toml:"any"`
+	Kinds    []string `toml:"kinds"`
+	// Source says where the name pattern comes from (a trace, a doc); it is
+	// for people and has no effect.
+	Source string `toml:"source"`
+	// Origin is "FILE rule N" (N 1-based), filled when the rule is loaded.
+	Origin string `toml:"-"`
+
+	kernel, context, any *regexp.Regexp
+	kinds                uint32 // bit per tracer.Kind
+}
+
+// rulesFile is the TOML shape of a rules file.
+type rulesFile struct {
+	// Replace drops the default table (user files only).
+	Replace bool   `toml:"replace"`
+	Rule    []Rule `toml:"rule"`
+}
+
+// Rules is an ordered, compiled rule table. It is immutable and safe for
+// concurrent use.
+type Rules struct {
+	rules   []Rule
+	cats    []string // category id → name; CategoryOther is always present
+	ruleCat []int32  // rule index → category id
+	other   int32
+	words   int // uint64 words per rule bitset
+}
+
+var defaultRules *Rules
+
+func init() {
+	r, err := ParseRules(defaultRulesTOML, "rules.toml (built-in)", nil, false)
+	if err != nil {
+		panic("attrib: built-in rules.toml: " + err.Error())
+	}
+	defaultRules = r
+}
+
+// DefaultRules returns the built-in table (tracer/attrib/rules.toml).
+func DefaultRules() *Rules { return defaultRules }
+
+// LoadRules reads a user rules file: its rules are tried before the
+// built-in ones, or replace them when the file says `replace = true`.
+// Errors wrap ErrRules and name the file, the rule (1-based) and the field.
+func LoadRules(path string) (*Rules, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: cannot read: %w", ErrRules, path, err)
+	}
+	return ParseRules(data, path, defaultRules, true)
+}
+
+// ParseRules compiles the rules in data (TOML, named name in errors). When
+// base is non-nil the new rules are tried first and base's rules follow,
+// unless the file sets replace = true; user controls whether replace is
+// honoured (it is ignored for the built-in table).
+func ParseRules(data []byte, name string, base *Rules, user bool) (*Rules, error) {
+	var f rulesFile
+	md, err := toml.Decode(string(data), &f)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%w: %s:%d: %s (the file must be TOML with [[rule]] tables)", ErrRules, name, pe.Position.Line, pe.Message)
+		}
+		return nil, fmt.Errorf("%w: %s: %w", ErrRules, name, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return nil, fmt.Errorf("%w: %s: unknown key %q (a rule has category, kernel, context, any, kinds, source; the file may set replace)", ErrRules, name, und[0].String())
+	}
+	if len(f.Rule) == 0 && !user {
+		return nil, fmt.Errorf("%w: %s: no [[rule]] tables", ErrRules, name)
+	}
+	for i := range f.Rule {
+		if err := f.Rule[i].compile(name, i+1); err != nil {
+			return nil, err
+		}
+	}
+	all := f.Rule
+	if base != nil && !(user && f.Replace) {
+		all = append(all, base.rules...)
+	}
+	return newRules(all), nil
+}
+
+func (r *Rule) compile(file string, idx int) error {
+	r.Origin = fmt.Sprintf("%s rule %d", file, idx)
+	fail := func(field, msg string) error {
+		return fmt.Errorf("%w: %s: rule %d: field %q: %s", ErrRules, file, idx, field, msg)
+	}
+	r.Category = strings.TrimSpace(r.Category)
+	if r.Category == "" {
+		return fail("category", "missing or empty (give the category this rule assigns, e.g. \"attention\")")
+	}
+	comp := func(field, src string) (*regexp.Regexp, error) {
+		if src == "" {
+			return nil, nil
+		}
+		re, err := regexp.Compile("(?i)" + src)
+		if err != nil {
+			return nil, fail(field, fmt.Sprintf("bad regex %q: %v (RE2 syntax, see https://golang.org/s/re2syntax)", src, err))
+		}
+		return re, nil
+	}
+	var err error
+	if r.kernel, err = comp("kernel", r.Kernel); err != nil {
+		return err
+	}
+	if r.context, err = comp("context", r.Context); err != nil {
+		return err
+	}
+	if r.any, err = comp("any", r.Any); err != nil {
+		return err
+	}
+	r.kinds = 0
+	for _, k := range r.Kinds {
+		kind, ok := tracer.ParseKind(strings.ToLower(strings.TrimSpace(k)))
+		if !ok || !(kind.IsGPU() || kind == tracer.KindSync) || kind == tracer.KindGPURange {
+			return fail("kinds", fmt.Sprintf("unknown kind %q (use kernel, memcpy, memset or sync)", k))
+		}
+		r.kinds |= 1 << kind
+	}
+	if len(r.Kinds) == 0 {
+		r.kinds = 1 << tracer.KindKernel
+	}
+	if r.kernel == nil && r.context == nil && r.any == nil && len(r.Kinds) == 0 {
+		return fail("kernel", "the rule has no condition (give kernel, context, any or kinds)")
+	}
+	return nil
+}
+
+func newRules(rs []Rule) *Rules {
+	out := &Rules{rules: rs, words: (len(rs) + 63) / 64}
+	if out.words == 0 {
+		out.words = 1
+	}
+	ids := map[string]int32{}
+	for _, r := range rs {
+		id, ok := ids[r.Category]
+		if !ok {
+			id = int32(len(out.cats))
+			ids[r.Category] = id
+			out.cats = append(out.cats, r.Category)
+		}
+		out.ruleCat = append(out.ruleCat, id)
+	}
+	if id, ok := ids[CategoryOther]; ok {
+		out.other = id
+	} else {
+		out.other = int32(len(out.cats))
+		out.cats = append(out.cats, CategoryOther)
+	}
+	return out
+}
+
+// List returns the rules in matching order (a copy).
+func (r *Rules) List() []Rule { return append([]Rule(nil), r.rules...) }
+
+// Categories returns every category name the rules can assign, in first-rule
+// order, CategoryOther included.
+func (r *Rules) Categories() []string { return append([]string(nil), r.cats...) }
+
+// Classify returns the category of a GPU event of kind k named name,
+// launched under the given operator / range names (any order). It is the
+// slow path the Aggregator caches; use it for one-off lookups.
+func (r *Rules) Classify(k tracer.Kind, name string, ctxNames []string) string {
+	nm := r.nameMasks(name)
+	cm := r.ctxMasks(ctxNames)
+	return r.cats[r.pick(k, nm, cm)]
+}
+
+// nameMasks holds, per rule bit, N (kernel cond holds) and NA (kernel cond
+// and any-on-name both hold), words apiece: [N..., NA...].
+func (r *Rules) nameMasks(name string) []uint64 {
+	m := make([]uint64, 2*r.words)
+	full := name
+	if strings.HasPrefix(name, "_Z") {
+		if d := demangle.Filter(name); d != name {
+			full = name + "\x00" + d
+		}
+	}
+	for i := range r.rules {
+		ru := &r.rules[i]
+		if ru.kernel == nil || ru.kernel.MatchString(full) {
+			m[i/64] |= 1 << (i % 64)
+			if ru.any == nil || ru.any.MatchString(full) {
+				m[r.words+i/64] |= 1 << (i % 64)
+			}
+		}
+	}
+	return m
+}
+
+// ctxMasks holds, per rule bit, C (context cond holds) and CA (context cond
+// holds and any matches a context name): [C..., CA...].
+func (r *Rules) ctxMasks(names []string) []uint64 {
+	m := make([]uint64, 2*r.words)
+	for i := range r.rules {
+		ru := &r.rules[i]
+		c := ru.context == nil
+		if !c {
+			for _, n := range names {
+				if ru.context.MatchString(n) {
+					c = true
+					break
+				}
+			}
+		}
+		if !c {
+			continue
+		}
+		m[i/64] |= 1 << (i % 64)
+		if ru.any != nil {
+			for _, n := range names {
+				if ru.any.MatchString(n) {
+					m[r.words+i/64] |= 1 << (i % 64)
+					break
+				}
+			}
+		}
+	}
+	return m
+}
+
+// kindMask returns the rule bitset of rules applying to kind k.
+func (r *Rules) kindMask(k tracer.Kind) []uint64 {
+	m := make([]uint64, r.words)
+	for i := range r.rules {
+		if r.rules[i].kinds&(1<<k) != 0 {
+			m[i/64] |= 1 << (i % 64)
+		}
+	}
+	return m
+}
+
+// pick returns the category id of the first rule matching:
+// K & ((NA & C) | (N & CA)).
+func (r *Rules) pick(k tracer.Kind, nm, cm []uint64) int32 {
+	km := r.kindMask(k)
+	return r.pickMasks(km, nm, cm)
+}
+
+func (r *Rules) pickMasks(km, nm, cm []uint64) int32 {
+	w := r.words
+	for i := 0; i < w; i++ {
+		m := km[i] & ((nm[w+i] & cm[i]) | (nm[i] & cm[w+i]))
+		if m != 0 {
+			return r.ruleCat[i*64+bits.TrailingZeros64(m)]
+		}
+	}
+	return r.other
+}
