@@ -179,12 +179,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.loading.Phase, m.loading.Read, m.loading.Size = msg.Phase, msg.Read, msg.Size
 	case StatusMsg:
 		m.status = msg
+		m.layout() // the status bar's height may change
 	case ErrMsg:
 		if msg.Fatal {
 			m.err = msg.Err
 			return m, tea.Quit
 		}
 		m.status = StatusMsg{Text: msg.Err.Error(), Level: Error}
+		m.layout()
 	case tea.KeyPressMsg:
 		if key.Matches(msg, m.keys.ForceQuit) {
 			return m, tea.Quit
@@ -252,7 +254,7 @@ func (m *Model) layout() {
 		t.View.SetFocused(i == m.focus)
 	}
 	helpH := strings.Count(m.helpView(), "\n") + 1
-	m.bodyH = m.h - m.header.Height() - 1 /*tabs*/ - 1 /*status*/ - helpH
+	m.bodyH = m.h - m.header.Height() - 1 /*tabs*/ - (strings.Count(m.statusBar(), "\n") + 1) - helpH
 	m.loading.SetSize(m.w, max(m.bodyH, 1))
 	if m.bodyH < 1 {
 		return
@@ -470,34 +472,51 @@ func (m *Model) wideBody() string {
 }
 
 // statusBar shows the latest status message on the left and the
-// snapshot's warning count on the right.
+// snapshot's warning count on the right. Errors wrap onto up to three
+// lines so that a whole positioned error (file, byte, what was expected)
+// can be read; other messages are cut to one line.
 func (m *Model) statusBar() string {
 	st := m.st
-	var left string
-	switch m.status.Level {
+	status := m.status
+	if status.Text == "" && m.snap != nil && len(m.snap.Warnings) > 0 {
+		status = StatusMsg{Text: "warning: " + m.snap.Warnings[0], Level: Warn}
+	}
+	style := st.Status.Info
+	switch status.Level {
 	case Warn:
-		left = st.Status.Warn.Render(m.status.Text)
+		style = st.Status.Warn
 	case Error:
-		left = st.Status.Error.Render(m.status.Text)
-	default:
-		left = st.Status.Info.Render(m.status.Text)
+		style = st.Status.Error
 	}
 	var right string
 	if m.snap != nil && len(m.snap.Warnings) > 0 {
 		n := len(m.snap.Warnings)
-		right = st.Status.Warn.Render(views.FormatCount(int64(n)) + " import warnings")
+		right = views.FormatCount(int64(n)) + " import warnings"
 		if n == 1 {
-			right = st.Status.Warn.Render("1 import warning")
+			right = "1 import warning"
 		}
 	}
-	rwid := ansi.StringWidth(right)
-	if rwid > m.w/2 {
+	if ansi.StringWidth(right) > m.w/2 {
 		right = ansi.Truncate(right, m.w/2, "…")
-		rwid = ansi.StringWidth(right)
 	}
-	room := m.w - rwid - 1
-	if ansi.StringWidth(left) > room {
-		left = ansi.Truncate(left, room, "…")
+	rwid := ansi.StringWidth(right)
+	room := max(m.w-rwid-1, 1)
+	var lines []string
+	if status.Level == Error && ansi.StringWidth(status.Text) > room {
+		lines = strings.Split(ansi.Wrap(status.Text, room, " "), "\n")
+		if len(lines) > 3 {
+			lines = lines[:3]
+			lines[2] = ansi.Truncate(lines[2], room-1, "") + "…"
+		}
+	} else {
+		lines = []string{ansi.Truncate(status.Text, room, "…")}
 	}
-	return left + strings.Repeat(" ", max(m.w-ansi.StringWidth(left)-rwid, 0)) + right
+	for i, l := range lines {
+		l = style.Render(l)
+		if i == 0 && right != "" {
+			l += strings.Repeat(" ", max(m.w-ansi.StringWidth(l)-rwid, 0)) + st.Status.Right.Render(right)
+		}
+		lines[i] = l
+	}
+	return strings.Join(lines, "\n")
 }

@@ -93,6 +93,11 @@ func TestScreens(t *testing.T) {
 		m.Update(tui.ErrMsg{Err: errors.New("session: child exited with status 1")})
 		golden.RequireEqual(t, screen(t, m, 80, 24))
 	})
+	t.Run("status_long_error_80x24", func(t *testing.T) {
+		m := newModel(t, 80, 24, tui.Options{Snapshot: viewstest.Snapshot()})
+		m.Update(tui.ErrMsg{Err: errors.New(`/data/rank0.json.gz (byte 1978738): field "ts": cannot read event 11851 starting at byte 1978651: unexpected EOF (the file is damaged or truncated; for .gz check it with ` + "`gzip -t`" + `)`)})
+		golden.RequireEqual(t, screen(t, m, 80, 24))
+	})
 	t.Run("too_small", func(t *testing.T) {
 		m := newModel(t, 30, 8, tui.Options{Snapshot: viewstest.Snapshot()})
 		golden.RequireEqual(t, screen(t, m, 30, 8))
