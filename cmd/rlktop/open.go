@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/tracefile"
+	"github.com/rlktop/rlktop/tui"
+)
+
+func init() {
+	var rulesPath string
+	cmd := &cobra.Command{
+		Use:   "open FILE...",
+		Short: "the TUI on recorded or imported trace files",
+		Long: `open shows trace files (Kineto / Chrome trace JSON, .json or .json.gz, and
+the other formats rlktop imports) in the TUI: kernels, categories, stages and
+steps. Several files are aggregated together.
+
+The TUI starts at once with a loading screen that shows the bytes read; the
+files are read and attributed in the background. If a file cannot be read,
+the TUI closes and the error (file, byte offset, what was expected) is
+printed to stderr; the exit status is then 1. If a file is damaged part way
+(truncated JSON or gzip) the events before the damage are shown with the
+error in the status bar, and on quitting the error is printed and the exit
+status is 1.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rules := attrib.DefaultRules()
+			if rulesPath != "" {
+				r, err := attrib.LoadRules(rulesPath)
+				if err != nil {
+					return err
+				}
+				rules = r
+			}
+			// Fail fast, before the screen switches, on a path that is not there.
+			for _, p := range args {
+				if _, err := os.Stat(p); err != nil {
+					return &tracefile.Error{Path: p, Offset: -1, Msg: "cannot open", Err: err}
+				}
+			}
+			feed := make(chan tea.Msg, 64)
+			partial := make(chan error, len(args))
+			m := tui.New(tui.Options{Source: strings.Join(args, ", "), Feed: feed})
+			go loadTraces(args, rules, feed, partial)
+			final, err := tea.NewProgram(m).Run()
+			if err != nil {
+				return fmt.Errorf("%w (rlktop open needs a terminal; `rlktop report FILE` prints the same tables as text)", err)
+			}
+			if fm, ok := final.(*tui.Model); ok && fm.Err() != nil {
+				return fm.Err()
+			}
+			select {
+			case err := <-partial:
+				return err
+			default:
+				return nil
+			}
+		},
+	}
+	cmd.Flags().StringVar(&rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones (see tracer/attrib/rules.toml)")
+	rootCmd.AddCommand(cmd)
+}
+
+// loadTraces reads and attributes the files, reporting progress, the
+// snapshot or a fatal error on feed, then closes it. It runs on its own
+// goroutine and talks to the TUI only through feed. Progress messages are
+// dropped when the TUI is behind (the reader never waits on the screen);
+// the snapshot and errors are always delivered. A file damaged part way
+// whose importer returned the events before the damage is kept: its error
+// goes to the status bar and to partial, for the exit status.
+func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partial chan<- error) {
+	defer close(feed)
+	agg := attrib.NewAggregator(rules)
+	for i, p := range paths {
+		phase := "reading"
+		if len(paths) > 1 {
+			phase = fmt.Sprintf("reading %s (%d of %d)", filepath.Base(p), i+1, len(paths))
+		}
+		var size int64
+		if st, err := os.Stat(p); err == nil {
+			size = st.Size()
+		}
+		feed <- tui.ProgressMsg{Phase: phase, Read: 0, Size: size}
+		t, err := tracefile.Open(p, tracefile.Options{Progress: func(read, size int64) {
+			select {
+			case feed <- tui.ProgressMsg{Phase: phase, Read: read, Size: size}:
+			default:
+			}
+		}})
+		if err != nil {
+			if t == nil || len(t.Events) == 0 {
+				feed <- tui.ErrMsg{Err: err, Fatal: true}
+				return
+			}
+			partial <- err
+			feed <- tui.ErrMsg{Err: err}
+		}
+		feed <- tui.ProgressMsg{Phase: "attributing", Read: size, Size: size}
+		agg.AddTrace(t)
+	}
+	feed <- tui.SnapshotMsg{Snapshot: agg.Snapshot()}
+}
