@@ -385,6 +385,35 @@ func compareRoundTrip(t *testing.T, label string, a, b *tracer.Trace) {
 	}
 }
 
+// compareKinds checks that every kind keeps its event count and summed
+// duration across the round trip.
+func compareKinds(t *testing.T, label string, a, b *tracer.Trace) {
+	t.Helper()
+	type agg struct{ n, dur int64 }
+	sum := func(tr *tracer.Trace) map[tracer.Kind]agg {
+		m := map[tracer.Kind]agg{}
+		for i := range tr.Events {
+			e := &tr.Events[i]
+			x := m[e.Kind]
+			x.n++
+			x.dur += e.Dur
+			m[e.Kind] = x
+		}
+		return m
+	}
+	sa, sb := sum(a), sum(b)
+	for k, v := range sa {
+		if sb[k] != v {
+			t.Errorf("%s: %s events: %d (%d ns) after, %d (%d ns) before", label, k, sb[k].n, sb[k].dur, v.n, v.dur)
+		}
+	}
+	for k, v := range sb {
+		if _, ok := sa[k]; !ok {
+			t.Errorf("%s: %d %s events appeared", label, v.n, k)
+		}
+	}
+}
+
 func TestExportRoundTripSmall(t *testing.T) {
 	requireKineto(t)
 	src := smallTrace()
@@ -397,6 +426,7 @@ func TestExportRoundTripSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	compareRoundTrip(t, "small", src, back)
+	compareKinds(t, "small", src, back)
 	if back.Rank != 3 || back.World != 8 {
 		t.Errorf("rank/world %d/%d after the round trip, want 3/8", back.Rank, back.World)
 	}
@@ -409,7 +439,11 @@ func TestExportRoundTripShared(t *testing.T) {
 	requireKineto(t)
 	dir := testutil.SharedTraces(t)
 	py, _ := exec.LookPath("python3")
-	for _, f := range []string{"hta_ns_resolution_v100.json.gz", "tracelens_h100_qwen15_sdpa_flash.json.gz", "hta_triton_example.json.gz", "tracelens_mi300_qwen15_aotriton.json.gz"} {
+	files := []string{"hta_triton_example.json.gz", "hta_ns_resolution_v100.json.gz", "tracelens_h100_qwen15_sdpa_flash.json.gz", "tracelens_mi300_qwen15_aotriton.json.gz", "hta_sampled_rank0.json.gz"}
+	if testing.Short() {
+		files = files[:1]
+	}
+	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
 			src, err := Open(filepath.Join(dir, "kineto", f), Options{})
 			if err != nil {
@@ -424,6 +458,10 @@ func TestExportRoundTripShared(t *testing.T) {
 				t.Fatal(err)
 			}
 			compareRoundTrip(t, f, src, back)
+			compareKinds(t, f, src, back)
+			if back.Rank != src.Rank || back.World != src.World {
+				t.Errorf("rank/world %d/%d after, %d/%d before", back.Rank, back.World, src.Rank, src.World)
+			}
 			if len(back.Devices) != len(src.Devices) {
 				t.Errorf("%d devices after, %d before", len(back.Devices), len(src.Devices))
 			}
