@@ -183,7 +183,7 @@ func benchAttn(b *testing.B, nb, T, H, dh int, fused bool) {
 // BenchmarkAttention: attention=math vs fused at the default size (64
 // boards, T=90, 6 heads, dh=8) and at batch 1024.
 func BenchmarkAttention(b *testing.B) {
-	for _, nb := range []int{64, 1024} {
+	for _, nb := range benchBatches {
 		for _, dh := range []int{8, 16} {
 			for _, f := range []bool{false, true} {
 				name := "math"
