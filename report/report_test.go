@@ -215,6 +215,20 @@ func TestSummaryOnly(t *testing.T) {
 	}
 }
 
+func TestEmptyInput(t *testing.T) {
+	s := &attrib.Snapshot{Source: "cpu.json", Format: "kineto"}
+	if out := render(t, s, Options{}); !strings.Contains(out, "no GPU kernels, memcpy or memset in this input") {
+		t.Errorf("empty table:\n%s", out)
+	}
+	if out := render(t, s, Options{Format: "md", By: "category"}); !strings.Contains(out, "no GPU work in this input") {
+		t.Errorf("empty md:\n%s", out)
+	}
+	var d Doc
+	if err := json.Unmarshal([]byte(render(t, s, Options{Format: "json"})), &d); err != nil || d.Kernels == nil || len(d.Kernels) != 0 {
+		t.Errorf("empty json must have empty arrays: %+v %v", d, err)
+	}
+}
+
 func TestBadOptions(t *testing.T) {
 	for _, o := range []Options{{Format: "xml"}, {By: "thread"}} {
 		err := Write(&bytes.Buffer{}, snap(), o)

@@ -166,6 +166,10 @@ func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
 		return err
 	}
 	g := makeGrid(s, o.By, true, o.Top)
+	if len(g.rows) == 0 {
+		_, err := fmt.Fprintf(w, "\n%s\n", emptyView(o.By))
+		return err
+	}
 	width := make([]int, len(g.header))
 	for i, h := range g.header {
 		width[i] = utf8.RuneCountInString(h)
@@ -202,6 +206,16 @@ func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func emptyView(by string) string {
+	switch by {
+	case ByKernel:
+		return "no GPU kernels, memcpy or memset in this input"
+	case ByStep:
+		return "no steps in this input"
+	}
+	return fmt.Sprintf("no GPU work in this input, so no %s rows", by)
 }
 
 func total(s *attrib.Snapshot, by string) int {
@@ -247,6 +261,11 @@ func writeMarkdown(w io.Writer, s *attrib.Snapshot, o Options) error {
 		return err
 	}
 	g := makeGrid(s, o.By, true, o.Top)
+	if len(g.rows) == 0 {
+		fmt.Fprintf(&b, "\n_%s_\n", mdEscape(emptyView(o.By)))
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	b.WriteString("\n|")
 	for _, h := range g.header {
 		b.WriteString(" " + mdEscape(h) + " |")
