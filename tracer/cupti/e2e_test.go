@@ -1,0 +1,483 @@
+package cupti_test
+
+// End-to-end test of the CUPTI injection library without a GPU
+// (issue 5, item 3). It builds, with the real CUPTI headers:
+//   - the injection library (go build -tags cupti -buildmode=c-shared ./lib),
+//   - a stand-in libcupti (testdata/standin/fakecupti.c) that implements the
+//     calls the library makes and fills real-layout records,
+//   - a host program (testdata/standin/host.c) that loads the library the
+//     way the CUDA driver does,
+// then acts as rlktop: listens on the wire socket, reads what the library
+// sends, and compares it with the manifest the stand-in wrote of every
+// record it handed over. It skips, saying why, without gcc or the headers.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire"
+)
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+	buildSkip string
+)
+
+// cuptiHeaders returns the include directory holding cupti_activity.h and
+// the build tags to use, or "" when none is available.
+func cuptiHeaders() (dir string, tags string) {
+	if h := os.Getenv("CUDA_HOME"); h != "" {
+		for _, d := range []string{filepath.Join(h, "extras/CUPTI/include"), filepath.Join(h, "include")} {
+			if _, err := os.Stat(filepath.Join(d, "cupti_activity.h")); err == nil {
+				return d, "cupti,cudahome"
+			}
+		}
+	}
+	if _, err := os.Stat("/usr/include/cupti_activity.h"); err == nil {
+		return "/usr/include", "cupti"
+	}
+	return "", ""
+}
+
+func build(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if _, err := exec.LookPath("gcc"); err != nil {
+			buildSkip = "gcc not found: the end-to-end CUPTI test builds C programs"
+			return
+		}
+		inc, tags := cuptiHeaders()
+		if inc == "" {
+			buildSkip = "CUPTI headers not found (run scripts/setup-cupti-headers.sh, or set CUDA_HOME)"
+			return
+		}
+		dir, err := os.MkdirTemp("", "rlktop-cupti-e2e-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildDir = dir
+		incFlags := []string{"-I" + inc}
+		if tags == "cupti" {
+			incFlags = []string{"-Iinclude/mincuda"}
+		} else {
+			incFlags = append(incFlags, "-I"+filepath.Join(os.Getenv("CUDA_HOME"), "include"))
+		}
+		steps := [][]string{
+			{"go", "build", "-tags", tags, "-buildmode=c-shared", "-o", filepath.Join(dir, "librlktop_cupti.so"), "./lib"},
+			append(append([]string{"gcc", "-O1", "-Wall", "-shared", "-fPIC"}, incFlags...),
+				"-o", filepath.Join(dir, "libcupti.so.12"), "testdata/standin/fakecupti.c", "-lpthread"),
+			{"gcc", "-O1", "-Wall", "-o", filepath.Join(dir, "host"), "testdata/standin/host.c", "-ldl", "-lpthread"},
+		}
+		for _, s := range steps {
+			cmd := exec.Command(s[0], s[1:]...)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("%s: %v\n%s", strings.Join(s, " "), err, out)
+				return
+			}
+		}
+	})
+	if buildSkip != "" {
+		t.Skip(buildSkip)
+	}
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildDir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// received is what the test, acting as rlktop, read from one connection.
+type received struct {
+	hello  wire.Hello
+	events []row
+	meta   map[string]string
+	drops  wire.Drops
+	bye    *wire.Bye
+	err    error
+}
+
+// row is one event in comparable form.
+type row struct {
+	kind, name       string
+	start, dur       int64
+	corr             uint64
+	tid, dev, stream int32
+	value            int64
+}
+
+func readConn(conn net.Conn) received {
+	r := received{meta: map[string]string{}}
+	names := map[uint32]string{0: ""}
+	rd := wire.NewReader(conn)
+	var evs []tracer.Event
+	for {
+		f, err := rd.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				r.err = err
+			}
+			return r
+		}
+		switch f.Type {
+		case wire.TypeHello:
+			r.hello, err = f.Hello()
+		case wire.TypeStrings:
+			err = f.Strings(func(id uint32, s []byte) error { names[id] = string(s); return nil })
+		case wire.TypeEvents:
+			evs, err = f.Events(evs[:0])
+			for _, e := range evs {
+				r.events = append(r.events, row{e.Kind.String(), names[uint32(e.Name)], e.Start, e.Dur, e.Corr, e.TID, e.Device, e.Stream, e.Value})
+			}
+		case wire.TypeMeta:
+			var kv []wire.KV
+			kv, err = f.Meta()
+			for _, p := range kv {
+				r.meta[p.Key] = p.Value
+			}
+		case wire.TypeDrops:
+			r.drops, err = f.Drops()
+		case wire.TypeBye:
+			var b wire.Bye
+			b, err = f.Bye()
+			r.bye = &b
+		}
+		if err != nil {
+			r.err = err
+			return r
+		}
+	}
+}
+
+func readManifest(t *testing.T, path string) []row {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rows []row
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		p := strings.Split(sc.Text(), "|")
+		if len(p) != 9 {
+			t.Fatalf("%s: bad line %q", path, sc.Text())
+		}
+		n := func(i int) int64 {
+			v, err := strconv.ParseInt(p[i], 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", path, sc.Text(), err)
+			}
+			return v
+		}
+		rows = append(rows, row{p[0], p[1], n(2), n(3), uint64(n(4)), int32(n(5)), int32(n(6)), int32(n(7)), n(8)})
+	}
+	return rows
+}
+
+func readSummary(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+func num(t *testing.T, m map[string]string, k string) int64 {
+	t.Helper()
+	v, err := strconv.ParseInt(m[k], 10, 64)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", k, m[k], err)
+	}
+	return v
+}
+
+type hostRun struct {
+	recv    received
+	summary map[string]string
+	wall    time.Duration
+	stderr  string
+	dir     string
+}
+
+// listener modes
+const (
+	readAll   = iota // read as frames arrive
+	stallRead        // accept, read nothing for stall, then read
+	noServer         // RLKTOP_SOCKET names a socket nobody listens on
+)
+
+func runHost(t *testing.T, mode int, stall time.Duration, env ...string) hostRun {
+	t.Helper()
+	dir := build(t)
+	work := t.TempDir()
+	var (
+		srv  *wire.Server
+		addr = filepath.Join(work, "nobody.sock")
+		done = make(chan received, 1)
+	)
+	if mode != noServer {
+		var err error
+		srv, addr, err = wire.Listen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		go func() {
+			conn, err := srv.Accept()
+			if err != nil {
+				done <- received{err: err}
+				return
+			}
+			defer conn.Close()
+			if mode == stallRead {
+				if uc, ok := conn.(*net.UnixConn); ok {
+					uc.SetReadBuffer(4096) // so that the stall reaches the sender's queue sooner
+				}
+				time.Sleep(stall)
+			}
+			done <- readConn(conn)
+		}()
+	}
+	cmd := exec.Command(filepath.Join(dir, "host"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.Stdout = &stderr
+	cmd.Env = append(os.Environ(),
+		"CUDA_INJECTION64_PATH="+filepath.Join(dir, "librlktop_cupti.so"),
+		"FAKE_CUPTI="+filepath.Join(dir, "libcupti.so.12"),
+		"FAKE_MANIFEST="+filepath.Join(work, "manifest"),
+		"HOST_SUMMARY="+filepath.Join(work, "summary"),
+		wire.EnvSocket+"="+addr,
+		"RLKTOP_CUPTI_BUFFER_MB=1",
+	)
+	cmd.Env = append(cmd.Env, env...)
+	t0 := time.Now()
+	err := cmd.Run()
+	wall := time.Since(t0)
+	if err != nil {
+		t.Fatalf("host: %v\n%s", err, stderr.String())
+	}
+	h := hostRun{summary: readSummary(t, filepath.Join(work, "summary")), wall: wall, stderr: stderr.String(), dir: work}
+	if mode != noServer {
+		select {
+		case h.recv = <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no end of stream 10 s after the host exited")
+		}
+		if h.recv.err != nil {
+			t.Fatalf("reading the wire stream: %v", h.recv.err)
+		}
+	}
+	t.Logf("host wall %v; summary %v; meta %v; drops %+v", wall, h.summary, h.recv.meta, h.recv.drops)
+	return h
+}
+
+// compare matches received rows to the manifest: same multiset of kind,
+// name, correlation, thread, device, stream and value, with start and
+// duration within tol ns (the CUPTI→host mapping only adds the jitter of
+// sampling two clocks back to back).
+func compare(t *testing.T, got, want []row, tol int64) {
+	t.Helper()
+	key := func(r row) string {
+		return fmt.Sprintf("%s|%s|%d|%d|%d|%d|%d", r.kind, r.name, r.corr, r.tid, r.dev, r.stream, r.value)
+	}
+	sortRows := func(rs []row) {
+		sort.Slice(rs, func(i, j int) bool {
+			ki, kj := key(rs[i]), key(rs[j])
+			if ki != kj {
+				return ki < kj
+			}
+			return rs[i].start < rs[j].start
+		})
+	}
+	sortRows(got)
+	sortRows(want)
+	if len(got) != len(want) {
+		t.Errorf("received %d events, the stand-in handed over %d", len(got), len(want))
+	}
+	bad := 0
+	for i := 0; i < min(len(got), len(want)) && bad < 10; i++ {
+		g, w := got[i], want[i]
+		if key(g) != key(w) || abs(g.start-w.start) > tol || abs(g.dur-w.dur) > tol {
+			t.Errorf("event %d:\n got  %+v\n want %+v", i, g, w)
+			bad++
+		}
+	}
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func count(rows []row, kind string) int {
+	n := 0
+	for _, r := range rows {
+		if r.kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+const timeTol = 20_000 // ns
+
+// maxCallback is the longest the stand-in's CUPTI thread may spend in one
+// of the library's buffer callbacks. They take a mutex and copy a pointer;
+// the bound is loose for a loaded 2-core CI machine.
+const maxCallback = 50 * time.Millisecond
+
+// TestInjectionEndToEnd: bursts from a second thread, a fork, more rounds
+// from the main thread, CUPTI-reported drops, a partial buffer delivered
+// only by the forced flush at exit.
+func TestInjectionEndToEnd(t *testing.T) {
+	h := runHost(t, readAll, 0, "HOST_ROUNDS=40", "HOST_KERNELS=4", "HOST_DROPPED=5")
+	want := readManifest(t, filepath.Join(h.dir, "manifest"))
+	// Independent count: 40 rounds × (4 launches + 4 kernels + driver
+	// launch + graph kernel + memcpy + 2 ranges).
+	if len(want) != 40*(4+4+1+1+1+2) {
+		t.Fatalf("manifest has %d rows, want %d", len(want), 40*13)
+	}
+	compare(t, h.recv.events, want, timeTol)
+
+	s := h.summary
+	if s["init_results"] != "1,1" || num(t, s, "register_calls") != 1 {
+		t.Errorf("InitializeInjection twice: results %s, cuptiActivityRegisterCallbacks called %s times (want once)", s["init_results"], s["register_calls"])
+	}
+	if num(t, s, "child_status") != 0 || time.Duration(num(t, s, "child_ns")) > 2*time.Second {
+		t.Errorf("forked child: status %s after %v (must exit at once: inert)", s["child_status"], time.Duration(num(t, s, "child_ns")))
+	}
+	if d := time.Duration(num(t, s, "max_callback_ns")); d > maxCallback {
+		t.Errorf("a buffer callback took %v", d)
+	}
+	m := h.recv.meta
+	if m["cupti.dropped_records"] != "5" {
+		t.Errorf("cupti.dropped_records = %q, want the 5 the stand-in reported", m["cupti.dropped_records"])
+	}
+	if m["cupti.subscriber"] != "held" || m["cupti.found_by"] != "already loaded" || m["cupti.unpaired_markers"] != "0" {
+		t.Errorf("meta: subscriber %q, found_by %q, unpaired %q", m["cupti.subscriber"], m["cupti.found_by"], m["cupti.unpaired_markers"])
+	}
+	if h.recv.drops.Events != 0 {
+		t.Errorf("sender dropped %d events with a reader keeping up", h.recv.drops.Events)
+	}
+	if h.recv.bye == nil || h.recv.bye.Reason != "exit" {
+		t.Errorf("no Bye at exit: %+v", h.recv.bye)
+	}
+	hl := h.recv.hello
+	if hl.Source != "cupti" || hl.PID <= 0 {
+		t.Errorf("hello %+v", hl)
+	}
+	// The hello's offset maps host CLOCK_MONOTONIC to CLOCK_REALTIME.
+	if off := time.Duration(hl.ClockOffsetNs); hl.StartNs <= 0 || off <= 0 {
+		t.Errorf("hello clock offset %v, start %d", off, hl.StartNs)
+	}
+}
+
+// TestInjectionStalledReader: rlktop reads nothing for a while. The host
+// must not slow down; what could not be queued is dropped and counted, and
+// every record is either received or counted as dropped.
+func TestInjectionStalledReader(t *testing.T) {
+	const rounds, kernels, gapUS = 300, 100, 3000
+	h := runHost(t, stallRead, 1500*time.Millisecond,
+		"HOST_ROUNDS="+strconv.Itoa(rounds), "HOST_KERNELS="+strconv.Itoa(kernels), "HOST_MARKERS=0",
+		"HOST_GAP_US="+strconv.Itoa(gapUS), "HOST_RECORDS_PER_BUFFER=500", "RLKTOP_CUPTI_SENDER_EVENTS=2048")
+	s := h.summary
+	placed := num(t, s, "placed")
+	if placed != rounds*(2*kernels+3) {
+		t.Fatalf("stand-in placed %d records, want %d", placed, rounds*(2*kernels+3))
+	}
+	m := h.recv.meta
+	var libDropped int64
+	for _, k := range []string{"cupti.dropped_records", "cupti.ring_dropped_records"} {
+		v, _ := strconv.ParseInt(m[k], 10, 64)
+		libDropped += v
+	}
+	got := int64(len(h.recv.events))
+	t.Logf("received %d, sender dropped %d, library dropped %d, placed %d", got, h.recv.drops.Events, libDropped, placed)
+	if h.recv.drops.Events == 0 {
+		t.Errorf("a %v stall with a 2048-event sender queue dropped nothing: the test did not stall the reader", 1500*time.Millisecond)
+	}
+	if got+int64(h.recv.drops.Events)+libDropped != placed {
+		t.Errorf("received %d + sender dropped %d + library dropped %d != %d handed over", got, h.recv.drops.Events, libDropped, placed)
+	}
+	// Every event that did arrive is one the stand-in handed over.
+	want := map[string]bool{}
+	for _, r := range readManifest(t, filepath.Join(h.dir, "manifest")) {
+		want[fmt.Sprintf("%s|%s|%d", r.kind, r.name, r.corr)] = true
+	}
+	for _, r := range h.recv.events {
+		if !want[fmt.Sprintf("%s|%s|%d", r.kind, r.name, r.corr)] {
+			t.Errorf("received an event the stand-in never made: %+v", r)
+			break
+		}
+	}
+	if d := time.Duration(num(t, s, "max_callback_ns")); d > maxCallback {
+		t.Errorf("a buffer callback took %v while the reader stalled", d)
+	}
+	// The rounds themselves sleep rounds×gap; the tracer may add little.
+	budget := time.Duration(rounds*gapUS)*time.Microsecond + 2*time.Second
+	if d := time.Duration(num(t, s, "rounds_ns")); d > budget {
+		t.Errorf("host rounds took %v with a stalled reader (budget %v)", d, budget)
+	}
+}
+
+// TestInjectionNoReader: nobody listens. The library switches CUPTI off
+// and detaches; the host runs and exits normally.
+func TestInjectionNoReader(t *testing.T) {
+	// The detach happens at the next CUDA API exit after the library found
+	// nobody listening: rounds are spaced so that some come after it.
+	h := runHost(t, noServer, 0, "HOST_ROUNDS=20", "HOST_GAP_US=20000")
+	s := h.summary
+	if num(t, s, "disable_calls") < 8 || num(t, s, "finalize_calls") != 1 || num(t, s, "enabled_mask") != 0 {
+		t.Errorf("CUPTI not switched off and detached: %v", s)
+	}
+	if !strings.Contains(h.stderr, "CUPTI tracing switched off") {
+		t.Errorf("no message saying tracing is off; stderr %q", h.stderr)
+	}
+	if h.wall > 5*time.Second {
+		t.Errorf("host took %v", h.wall)
+	}
+}
+
+// TestInjectionSubscriberBusy: another tool holds the CUPTI subscriber.
+// Activity records still flow and the hello meta says so.
+func TestInjectionSubscriberBusy(t *testing.T) {
+	h := runHost(t, readAll, 0, "HOST_ROUNDS=6", "FAKE_CUPTI_SUBSCRIBE_BUSY=1", "HOST_FORK=0")
+	compare(t, h.recv.events, readManifest(t, filepath.Join(h.dir, "manifest")), timeTol)
+	if v := h.recv.meta["cupti.subscriber"]; !strings.HasPrefix(v, "unavailable: another tool holds CUPTI") {
+		t.Errorf("cupti.subscriber = %q", v)
+	}
+}
