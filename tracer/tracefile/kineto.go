@@ -47,6 +47,7 @@ package tracefile
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -120,7 +121,7 @@ type kspan struct {
 	kind byte // kvString, kvNumber, 0 = absent
 }
 
-type numArg struct{ key, val kspan }
+type kNumArg struct{ key, val kspan }
 
 // kev is the reused per-event record of the fields the importer needs.
 type kev struct {
@@ -135,7 +136,7 @@ type kev struct {
 	bytesV, stream, device  int64
 	hasBytes, hasStream     bool
 	hasDevice               bool
-	nums                    []numArg
+	nums                    []kNumArg
 }
 
 type kdec struct {
@@ -154,6 +155,8 @@ type kdec struct {
 	noDur    int
 	scratch  []byte
 	scratch2 []byte
+	brackets []byte // reused bracket stack for skipping
+	field    string // field being parsed, for truncation errors
 
 	kGpuLabel map[int32]int32 // pid → device from process_labels "GPU N"
 	needDev   []int32         // GPU events whose device came from the pid
@@ -499,77 +502,263 @@ func kEventKey(k []byte) int {
 	return kOther
 }
 
-// event parses one event object at pos and records it.
+// event parses one event object at pos and records it. The object is
+// parsed from the window with a restartable parser (kwin); when it runs off
+// the end of the window, the window is refilled (keeping the event's
+// start) and the event parsed again from its start.
 func (d *kdec) event() error {
 	s := d.s
 	start := s.off()
 	s.keep = s.pos
 	defer func() { s.keep = -1 }()
-	ev := &d.ev
-	nums := ev.nums[:0]
-	*ev = kev{nums: nums}
-	s.pos++ // '{'
-	for first := true; ; first = false {
-		c, ok := s.ws()
+	for {
+		w := kwin{b: s.buf[:s.end], i: s.pos, base: s.base}
+		err := d.parseEvent(&w, start)
+		if err == errKMore {
+			if s.fill() {
+				continue
+			}
+			ctx := fmt.Sprintf("event %d starting at byte %d", d.nEvents, start)
+			if s.rerr != nil {
+				return d.wrap(&kErrEOF{off: s.base + int64(s.end), what: ctx, rerr: s.rerr}, d.field, ctx)
+			}
+			return d.errAt(s.base+int64(s.end), d.field, "the file ends inside "+ctx,
+				"the trace is truncated (the profiler may have been killed while writing); events before this point were kept", nil)
+		}
+		if err != nil {
+			return err
+		}
+		s.pos = w.i
+		return d.record(start)
+	}
+}
+
+// errKMore says the window ended before the event did.
+var errKMore = errors.New("need more input")
+
+// kwin is a parser over a window of complete bytes: it never reads, it
+// reports errKMore instead.
+type kwin struct {
+	b    []byte
+	i    int
+	base int64
+}
+
+func (w *kwin) ws() (byte, bool) {
+	for w.i < len(w.b) {
+		if c := w.b[w.i]; c > ' ' {
+			return c, true
+		}
+		w.i++
+	}
+	return 0, false
+}
+
+// str scans the string whose quote is at i; ok is false when the window
+// ends first. a, e index its raw content.
+func (w *kwin) str() (a, e int, esc, ok bool) {
+	b := w.b
+	i := w.i + 1
+	a = i
+	for lim := min(i+24, len(b)); i < lim; i++ {
+		c := b[i]
+		if c == '"' {
+			w.i = i + 1
+			return a, i, false, true
+		}
+		if c == '\\' {
+			goto slow
+		}
+	}
+	if i < len(b) {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return 0, 0, false, false
+		}
+		if bytes.IndexByte(b[i:i+q], '\\') < 0 {
+			w.i = i + q + 1
+			return a, i + q, false, true
+		}
+	}
+slow:
+	for i = a; i < len(b); {
+		switch b[i] {
+		case '\\':
+			esc = true
+			i += 2
+		case '"':
+			w.i = i + 1
+			return a, i, esc, true
+		default:
+			i++
+		}
+	}
+	return 0, 0, false, false
+}
+
+// value reads the value at the next non-space byte. Composite values are
+// skipped (brackets matched, strings respected; their other content is not
+// validated).
+func (w *kwin) value(st *[]byte) (kind byte, a, e int, esc bool, err error) {
+	c, ok := w.ws()
+	if !ok {
+		return 0, 0, 0, false, errKMore
+	}
+	switch {
+	case c == '"':
+		a, e, esc, ok = w.str()
 		if !ok {
-			return d.wrap(s.eofErr(fmt.Sprintf("event %d", d.nEvents)), "", fmt.Sprintf("event %d starting at byte %d", d.nEvents, start))
+			return 0, 0, 0, false, errKMore
+		}
+		return kvString, a, e, esc, nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		a = w.i
+		i := a + 1
+		for i < len(w.b) && kIsNumByte(w.b[i]) {
+			i++
+		}
+		if i == len(w.b) {
+			return 0, 0, 0, false, errKMore
+		}
+		w.i = i
+		return kvNumber, a, i, false, nil
+	case c == 't':
+		return w.lit("true", kvTrue)
+	case c == 'f':
+		return w.lit("false", kvFalse)
+	case c == 'n':
+		return w.lit("null", kvNull)
+	case c == '{' || c == '[':
+		a = w.i
+		if err := w.skip(st); err != nil {
+			return 0, 0, 0, false, err
+		}
+		return c, a, w.i, false, nil
+	}
+	return 0, 0, 0, false, &kErrJSON{off: w.base + int64(w.i), expected: "a JSON value", found: kQuoteByte(c)}
+}
+
+func (w *kwin) lit(word string, kind byte) (byte, int, int, bool, error) {
+	a := w.i
+	for k := 0; k < len(word); k++ {
+		if a+k >= len(w.b) {
+			return 0, 0, 0, false, errKMore
+		}
+		if w.b[a+k] != word[k] {
+			return 0, 0, 0, false, &kErrJSON{off: w.base + int64(a+k), expected: "a JSON value", found: kQuoteByte(w.b[a+k])}
+		}
+	}
+	w.i = a + len(word)
+	return kind, a, w.i, false, nil
+}
+
+// skip skips the object or array at i. st is a reused bracket stack.
+func (w *kwin) skip(st *[]byte) error {
+	stack := (*st)[:0]
+	defer func() { *st = stack[:0] }()
+	b := w.b
+	for w.i < len(b) {
+		c := b[w.i]
+		switch c {
+		case '"':
+			if _, _, _, ok := w.str(); !ok {
+				return errKMore
+			}
+			continue
+		case '{', '[':
+			if len(stack) >= 10000 {
+				return &kErrJSON{off: w.base + int64(w.i), expected: "JSON nested at most 10000 deep"}
+			}
+			stack = append(stack, c)
+		case '}', ']':
+			open := byte('{')
+			if c == ']' {
+				open = '['
+			}
+			if len(stack) == 0 || stack[len(stack)-1] != open {
+				return &kErrJSON{off: w.base + int64(w.i), expected: "matching brackets", found: kQuoteByte(c)}
+			}
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				w.i++
+				return nil
+			}
+		}
+		w.i++
+	}
+	return errKMore
+}
+
+// parseEvent parses the event object at w.i into d.ev.
+func (d *kdec) parseEvent(w *kwin, start int64) error {
+	ev := &d.ev
+	*ev = kev{nums: ev.nums[:0]}
+	d.field = ""
+	ctx := func() string { return fmt.Sprintf("event %d (starts at byte %d)", d.nEvents, start) }
+	w.i++ // '{'
+	for first := true; ; first = false {
+		c, ok := w.ws()
+		if !ok {
+			return errKMore
 		}
 		if c == '}' {
-			s.pos++
-			break
+			w.i++
+			return nil
 		}
 		if !first {
 			if c != ',' {
-				return d.errAt(s.off(), "", fmt.Sprintf("expected ',' or '}' in event %d (starts at byte %d), found %s", d.nEvents, start, kQuoteByte(c)),
-					"the file is not valid JSON", nil)
+				return d.errAt(w.base+int64(w.i), "", "expected ',' or '}' in "+ctx()+", found "+kQuoteByte(c), "the file is not valid JSON", nil)
 			}
-			s.pos++
-			if c, ok = s.ws(); !ok {
-				return d.wrap(s.eofErr(fmt.Sprintf("event %d", d.nEvents)), "", fmt.Sprintf("event %d starting at byte %d", d.nEvents, start))
+			w.i++
+			if c, ok = w.ws(); !ok {
+				return errKMore
 			}
 			if c == '}' { // trailing comma: tolerated
-				s.pos++
-				break
+				w.i++
+				return nil
 			}
 		}
 		if c != '"' {
-			return d.errAt(s.off(), "", fmt.Sprintf("expected a key in event %d (starts at byte %d), found %s", d.nEvents, start, kQuoteByte(c)),
-				"the file is not valid JSON", nil)
+			return d.errAt(w.base+int64(w.i), "", "expected a key in "+ctx()+", found "+kQuoteByte(c), "the file is not valid JSON", nil)
 		}
-		ka, kb, kesc, err := s.str()
-		if err != nil {
-			return d.wrap(err, "", fmt.Sprintf("event %d starting at byte %d", d.nEvents, start))
+		ka, kb, kesc, ok := w.str()
+		if !ok {
+			return errKMore
 		}
-		kb2 := s.bytes(ka, kb)
+		kbytes := w.b[ka:kb]
 		if kesc {
-			d.scratch, _ = kUnescape(d.scratch[:0], kb2)
-			kb2 = d.scratch
+			d.scratch, _ = kUnescape(d.scratch[:0], kbytes)
+			kbytes = d.scratch
 		}
-		key := kEventKey(kb2)
-		if c, ok = s.ws(); !ok || c != ':' {
-			if !ok {
-				return d.wrap(s.eofErr(fmt.Sprintf("event %d", d.nEvents)), "", fmt.Sprintf("event %d starting at byte %d", d.nEvents, start))
-			}
-			return d.errAt(s.off(), "", "expected ':' after a key, found "+kQuoteByte(c), "the file is not valid JSON", nil)
+		key := kEventKey(kbytes)
+		if c, ok = w.ws(); !ok {
+			return errKMore
 		}
-		s.pos++
+		if c != ':' {
+			return d.errAt(w.base+int64(w.i), "", "expected ':' after a key, found "+kQuoteByte(c), "the file is not valid JSON", nil)
+		}
+		w.i++
+		d.field = kFieldName(key)
 		if key == kArgs {
-			if err := d.args(start); err != nil {
+			if err := d.parseArgs(w, start); err != nil {
 				return err
 			}
 			continue
 		}
-		kind, a, b, esc, err := s.value()
+		kind, a, b, esc, err := w.value(&d.brackets)
 		if err != nil {
-			return d.wrap(err, kFieldName(key), fmt.Sprintf("event %d starting at byte %d", d.nEvents, start))
+			if err == errKMore {
+				return err
+			}
+			return d.wrap(err, d.field, ctx())
 		}
-		sp := kspan{a: a, b: b, esc: esc, kind: kind}
+		sp := kspan{a: w.base + int64(a), b: w.base + int64(b), esc: esc, kind: kind}
 		switch key {
 		case kPh:
 			if kind != kvString || b == a {
-				return d.errAt(a, "ph", "expected the phase as a one-letter string (\"X\", \"B\", \"E\", …)", "", nil)
+				return d.errAt(sp.a, "ph", "expected the phase as a one-letter string (\"X\", \"B\", \"E\", …)", "", nil)
 			}
-			ev.ph = s.buf[a-s.base]
+			ev.ph = w.b[a]
 		case kCat:
 			if kind == kvString {
 				ev.cat = sp
@@ -580,25 +769,135 @@ func (d *kdec) event() error {
 				ev.name = sp
 			case kvNull:
 			default:
-				return d.errAt(a, "name", "expected the event name as a string", "", nil)
+				return d.errAt(sp.a, "name", "expected the event name as a string", "", nil)
 			}
 		case kPid:
 			ev.pid = sp
 		case kTid:
 			ev.tid = sp
 		case kTs, kDur:
-			v, err := d.micros(sp, kFieldName(key))
-			if err != nil {
-				return err
+			var v int64
+			if kind == kvNumber {
+				v, ok = microsFast(w.b[a:b])
+			} else {
+				ok = false
+			}
+			if !ok {
+				v, err = d.micros(sp, d.field)
+				if err != nil {
+					return err
+				}
 			}
 			if key == kTs {
-				ev.ts, ev.hasTs, ev.tsOff = v, true, a
+				ev.ts, ev.hasTs, ev.tsOff = v, true, sp.a
 			} else {
-				ev.dur, ev.hasDur, ev.durOff = v, true, a
+				ev.dur, ev.hasDur, ev.durOff = v, true, sp.a
 			}
 		}
 	}
-	return d.record(start)
+}
+
+// argsNeeded reports whether an event's args matter, judging from ph and
+// cat when they came before args (as Kineto writes them): CPU-side events
+// other than launches and syncs need nothing from args.
+func (d *kdec) argsNeeded(w *kwin) bool {
+	ev := &d.ev
+	if ev.ph != 'X' || ev.cat.kind != kvString {
+		return true
+	}
+	cb := w.b[ev.cat.a-w.base : ev.cat.b-w.base]
+	switch string(cb) {
+	case "cpu_op", "python_function", "user_annotation":
+		return false
+	}
+	return true
+}
+
+// parseArgs reads the args object of an event.
+func (d *kdec) parseArgs(w *kwin, start int64) error {
+	ev := &d.ev
+	ctx := func() string { return fmt.Sprintf("the args of event %d (starts at byte %d)", d.nEvents, start) }
+	c, ok := w.ws()
+	if !ok {
+		return errKMore
+	}
+	if c != '{' || !d.argsNeeded(w) {
+		_, _, _, _, err := w.value(&d.brackets)
+		if err != nil && err != errKMore {
+			return d.wrap(err, "args", ctx())
+		}
+		return err
+	}
+	w.i++
+	for first := true; ; first = false {
+		c, ok := w.ws()
+		if !ok {
+			return errKMore
+		}
+		if c == '}' {
+			w.i++
+			return nil
+		}
+		if !first {
+			if c != ',' {
+				return d.errAt(w.base+int64(w.i), "args", "expected ',' or '}' in "+ctx()+", found "+kQuoteByte(c), "the file is not valid JSON", nil)
+			}
+			w.i++
+			if c, ok = w.ws(); !ok {
+				return errKMore
+			}
+		}
+		if c != '"' {
+			return d.errAt(w.base+int64(w.i), "args", "expected a key in "+ctx()+", found "+kQuoteByte(c), "the file is not valid JSON", nil)
+		}
+		ka, kb, _, ok := w.str()
+		if !ok {
+			return errKMore
+		}
+		if c, ok = w.ws(); !ok {
+			return errKMore
+		}
+		if c != ':' {
+			return d.errAt(w.base+int64(w.i), "args", "expected ':' after a key, found "+kQuoteByte(c), "the file is not valid JSON", nil)
+		}
+		w.i++
+		kind, a, b, esc, err := w.value(&d.brackets)
+		if err != nil {
+			if err == errKMore {
+				return err
+			}
+			return d.wrap(err, "args."+string(w.b[ka:kb]), ctx())
+		}
+		key := w.b[ka:kb]
+		val := w.b[a:b]
+		switch string(key) {
+		case "correlation":
+			ev.corr, ev.hasCorr = kNumUint(kind, val)
+		case "correlation id":
+			ev.corrAlt, ev.hasAlt = kNumUint(kind, val)
+		case "External id", "external id":
+			ev.extID, ev.hasExt = kNumUint(kind, val)
+		case "bytes", "Bytes":
+			ev.bytesV, ev.hasBytes = kNumInt(kind, val)
+		case "stream":
+			ev.stream, ev.hasStream = kNumInt(kind, val)
+		case "device":
+			ev.device, ev.hasDevice = kNumInt(kind, val)
+		case "name":
+			if kind == kvString {
+				ev.argName = kspan{a: w.base + int64(a), b: w.base + int64(b), esc: esc, kind: kind}
+			}
+		case "labels":
+			if kind == kvString {
+				ev.argLabels = kspan{a: w.base + int64(a), b: w.base + int64(b), esc: esc, kind: kind}
+			}
+		}
+		if kind == kvNumber && ev.ph == 'C' || ev.ph == 0 {
+			if kind == kvNumber {
+				ev.nums = append(ev.nums, kNumArg{key: kspan{a: w.base + int64(ka), b: w.base + int64(kb), kind: kvString}, val: kspan{a: w.base + int64(a), b: w.base + int64(b), kind: kvNumber}})
+			}
+		}
+	}
 }
 
 func kFieldName(key int) string {
@@ -627,88 +926,6 @@ func (d *kdec) micros(sp kspan, field string) (int64, error) {
 	what := map[byte]string{kvTrue: "true", kvFalse: "false", kvNull: "null", kvObject: "an object", kvArray: "an array"}[sp.kind]
 	return 0, d.errAt(sp.a, field, "expected microseconds as a number or numeric string, found "+what,
 		"ts and dur are microseconds, e.g. 1712195495519689.047", nil)
-}
-
-// args reads the args object of an event.
-func (d *kdec) args(start int64) error {
-	s := d.s
-	ev := &d.ev
-	ctx := func() string { return fmt.Sprintf("the args of event %d starting at byte %d", d.nEvents, start) }
-	c, ok := s.ws()
-	if !ok {
-		return d.wrap(s.eofErr("args"), "args", ctx())
-	}
-	if c != '{' {
-		if _, _, _, _, err := s.value(); err != nil {
-			return d.wrap(err, "args", ctx())
-		}
-		return nil
-	}
-	s.pos++
-	for first := true; ; first = false {
-		c, ok := s.ws()
-		if !ok {
-			return d.wrap(s.eofErr("args"), "args", ctx())
-		}
-		if c == '}' {
-			s.pos++
-			return nil
-		}
-		if !first {
-			if c != ',' {
-				return d.errAt(s.off(), "args", "expected ',' or '}' in "+ctx()+", found "+kQuoteByte(c), "the file is not valid JSON", nil)
-			}
-			s.pos++
-			if c, ok = s.ws(); !ok {
-				return d.wrap(s.eofErr("args"), "args", ctx())
-			}
-		}
-		if c != '"' {
-			return d.errAt(s.off(), "args", "expected a key in "+ctx()+", found "+kQuoteByte(c), "the file is not valid JSON", nil)
-		}
-		ka, kb, _, err := s.str()
-		if err != nil {
-			return d.wrap(err, "args", ctx())
-		}
-		if c, ok = s.ws(); !ok || c != ':' {
-			if !ok {
-				return d.wrap(s.eofErr("args"), "args", ctx())
-			}
-			return d.errAt(s.off(), "args", "expected ':' after a key, found "+kQuoteByte(c), "the file is not valid JSON", nil)
-		}
-		s.pos++
-		kind, a, b, esc, err := s.value()
-		if err != nil {
-			return d.wrap(err, "args."+string(s.bytes(ka, kb)), ctx())
-		}
-		key := s.bytes(ka, kb)
-		val := s.bytes(a, b)
-		switch string(key) {
-		case "correlation":
-			ev.corr, ev.hasCorr = kNumUint(kind, val)
-		case "correlation id":
-			ev.corrAlt, ev.hasAlt = kNumUint(kind, val)
-		case "External id", "external id":
-			ev.extID, ev.hasExt = kNumUint(kind, val)
-		case "bytes", "Bytes":
-			ev.bytesV, ev.hasBytes = kNumInt(kind, val)
-		case "stream":
-			ev.stream, ev.hasStream = kNumInt(kind, val)
-		case "device":
-			ev.device, ev.hasDevice = kNumInt(kind, val)
-		case "name":
-			if kind == kvString {
-				ev.argName = kspan{a: a, b: b, esc: esc, kind: kind}
-			}
-		case "labels":
-			if kind == kvString {
-				ev.argLabels = kspan{a: a, b: b, esc: esc, kind: kind}
-			}
-		}
-		if kind == kvNumber {
-			ev.nums = append(ev.nums, numArg{key: kspan{a: ka, b: kb, kind: kvString}, val: kspan{a: a, b: b, kind: kvNumber}})
-		}
-	}
 }
 
 func kNumUint(kind byte, b []byte) (uint64, bool) {
@@ -951,6 +1168,13 @@ func (d *kdec) add(e tracer.Event, fromPid bool) {
 	if fromPid {
 		d.needDev = append(d.needDev, int32(len(d.t.Events)))
 	}
+	if len(d.t.Events) == cap(d.t.Events) {
+		// Double: append grows large slices by only 1.25×, which copies
+		// (and page-faults in) about five times the final size.
+		ev := make([]tracer.Event, len(d.t.Events), 2*cap(d.t.Events)+1024)
+		copy(ev, d.t.Events)
+		d.t.Events = ev
+	}
 	d.t.Events = append(d.t.Events, e)
 }
 
@@ -1061,61 +1285,78 @@ func (d *kdec) finish() *tracer.Trace {
 // as they are.
 func (d *kdec) checkNesting() {
 	t := d.t
-	idx := make([]int32, 0, len(t.Events)/2)
+	threads := map[[2]int32][]int32{}
+	var lastKey [2]int32
+	var last []int32
 	for i := range t.Events {
 		e := &t.Events[i]
-		if !e.Kind.IsGPU() && e.Kind != tracer.KindInstant && e.Dur > 0 {
-			idx = append(idx, int32(i))
+		if e.Kind.IsGPU() || e.Kind == tracer.KindInstant || e.Dur <= 0 {
+			continue
 		}
+		k := [2]int32{e.PID, e.TID}
+		if last == nil || k != lastKey {
+			if last != nil {
+				threads[lastKey] = last
+			}
+			lastKey, last = k, threads[k]
+			if last == nil {
+				last = make([]int32, 0, 64)
+			}
+		}
+		last = append(last, int32(i))
 	}
-	less := func(a, b int32) int {
+	if last != nil {
+		threads[lastKey] = last
+	}
+	before := func(a, b int32) bool { // outermost first: earlier start, then longer
 		ea, eb := &t.Events[a], &t.Events[b]
-		switch {
-		case ea.PID != eb.PID:
-			return kCmpI32(ea.PID, eb.PID)
-		case ea.TID != eb.TID:
-			return kCmpI32(ea.TID, eb.TID)
-		case ea.Start != eb.Start:
-			return kCmpI64(ea.Start, eb.Start)
-		}
-		return kCmpI64(eb.Dur, ea.Dur)
+		return ea.Start < eb.Start || ea.Start == eb.Start && ea.Dur > eb.Dur
 	}
-	slices.SortFunc(idx, less)
-	var stack []int32
 	n := 0
 	var first [2]int32
-	for k, i := range idx {
-		e := &t.Events[i]
-		if k > 0 {
-			p := &t.Events[idx[k-1]]
-			if p.PID != e.PID || p.TID != e.TID {
-				stack = stack[:0]
+	var stack []int32
+	for _, idx := range threads {
+		// Kineto writes each thread's events almost in order: insertion
+		// sort is linear then; too many moves fall back to a full sort.
+		moves := 0
+		for k := 1; k < len(idx) && moves <= 4*len(idx); k++ {
+			for j := k; j > 0 && before(idx[j], idx[j-1]); j-- {
+				idx[j], idx[j-1] = idx[j-1], idx[j]
+				moves++
 			}
 		}
-		for len(stack) > 0 && t.Events[stack[len(stack)-1]].End() <= e.Start {
-			stack = stack[:len(stack)-1]
+		if moves > 4*len(idx) {
+			slices.SortFunc(idx, func(a, b int32) int {
+				if before(a, b) {
+					return -1
+				}
+				if before(b, a) {
+					return 1
+				}
+				return 0
+			})
 		}
-		if len(stack) > 0 && e.End() > t.Events[stack[len(stack)-1]].End() {
-			if n == 0 {
-				first = [2]int32{stack[len(stack)-1], i}
+		stack = stack[:0]
+		for _, i := range idx {
+			e := &t.Events[i]
+			for len(stack) > 0 && t.Events[stack[len(stack)-1]].End() <= e.Start {
+				stack = stack[:len(stack)-1]
 			}
-			n++
-			continue // not pushed: it cannot nest under the top
+			if len(stack) > 0 && e.End() > t.Events[stack[len(stack)-1]].End() {
+				if n == 0 || i < first[1] {
+					first = [2]int32{stack[len(stack)-1], i}
+				}
+				n++
+				continue // not pushed: it cannot nest under the top
+			}
+			stack = append(stack, i)
 		}
-		stack = append(stack, i)
 	}
 	if n > 0 {
 		a, b := &t.Events[first[0]], &t.Events[first[1]]
 		t.Warn(fmt.Sprintf("%s: %d events partly overlap an enclosing event on the same thread instead of nesting (first: %q [%d, %d) ns and %q [%d, %d) ns on pid %d tid %d); kept as they are",
 			d.path, n, t.Name(a), a.Start, a.End(), t.Name(b), b.Start, b.End(), a.PID, a.TID))
 	}
-}
-
-func kCmpI32(a, b int32) int {
-	if a < b {
-		return -1
-	}
-	return 1
 }
 
 func kCmpI64(a, b int64) int {

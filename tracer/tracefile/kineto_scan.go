@@ -123,8 +123,18 @@ func (s *jscan) eofErr(what string) error {
 }
 
 // ws skips whitespace and returns the next byte without consuming it;
-// ok is false at the end of the stream.
+// ok is false at the end of the stream. The common case (no whitespace)
+// is inlined.
 func (s *jscan) ws() (byte, bool) {
+	if s.pos < s.end {
+		if c := s.buf[s.pos]; c > ' ' {
+			return c, true
+		}
+	}
+	return s.wsSlow()
+}
+
+func (s *jscan) wsSlow() (byte, bool) {
 	for {
 		for s.pos < s.end {
 			c := s.buf[s.pos]
@@ -143,6 +153,34 @@ func (s *jscan) ws() (byte, bool) {
 // absolute span of its raw content (escapes not decoded) and whether it
 // holds a backslash.
 func (s *jscan) str() (a, b int64, esc bool, err error) {
+	// Fast path: the string ends in the window without escapes. Short
+	// strings (keys, categories) are scanned byte by byte, which beats
+	// IndexByte's call overhead; long ones (kernel names) with IndexByte.
+	buf := s.buf[:s.end]
+	i := s.pos + 1
+	for lim := min(i+24, len(buf)); i < lim; i++ {
+		c := buf[i]
+		if c == '"' {
+			a, b = s.base+int64(s.pos+1), s.base+int64(i)
+			s.pos = i + 1
+			return a, b, false, nil
+		}
+		if c == '\\' {
+			return s.strSlow()
+		}
+	}
+	if i < len(buf) {
+		if q := bytes.IndexByte(buf[i:], '"'); q >= 0 && bytes.IndexByte(buf[i:i+q], '\\') < 0 {
+			a, b = s.base+int64(s.pos+1), s.base+int64(i+q)
+			s.pos = i + q + 1
+			return a, b, false, nil
+		}
+	}
+	return s.strSlow()
+}
+
+// strSlow is str for strings with escapes or crossing the window's end.
+func (s *jscan) strSlow() (a, b int64, esc bool, err error) {
 	s.pos++
 	a = s.off()
 	setKeep := s.keep < 0

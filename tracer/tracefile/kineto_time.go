@@ -19,6 +19,9 @@ var (
 // Python's decimal.ROUND_HALF_EVEN does; "0.0005" gives 0, "0.0015" gives 2.
 // Values outside int64 return kErrNumOverflow; malformed text kErrNumSyntax.
 func parseMicrosNs(b []byte) (int64, error) {
+	if v, ok := microsFast(b); ok {
+		return v, nil
+	}
 	i := 0
 	neg := false
 	if i < len(b) && b[i] == '-' {
@@ -178,6 +181,54 @@ func kParseUint(b []byte) (uint64, bool) {
 			return 0, false
 		}
 		v = v*10 + d
+	}
+	return v, true
+}
+
+var kPow10 = [...]int64{1, 10, 100, 1000}
+
+// microsFast handles the common shapes ("-"? up to 16 digits, then "." and
+// 1–3 digits, or nothing) without rounding; ok is false for anything else,
+// which parseMicrosNs then handles in full.
+func microsFast(b []byte) (int64, bool) {
+	n := len(b)
+	if n == 0 || n > 21 {
+		return 0, false
+	}
+	i := 0
+	neg := b[0] == '-'
+	if neg {
+		i = 1
+	}
+	start := i
+	var v int64
+	for i < n && b[i] >= '0' && b[i] <= '9' {
+		v = v*10 + int64(b[i]-'0')
+		i++
+	}
+	if i == start || i-start > 16 || v > 9223372036854774 {
+		return 0, false
+	}
+	v *= 1000
+	if i < n {
+		if b[i] != '.' {
+			return 0, false
+		}
+		i++
+		fs := i
+		var f int64
+		for i < n && b[i] >= '0' && b[i] <= '9' {
+			f = f*10 + int64(b[i]-'0')
+			i++
+		}
+		nf := i - fs
+		if i != n || nf < 1 || nf > 3 {
+			return 0, false
+		}
+		v += f * kPow10[3-nf]
+	}
+	if neg {
+		v = -v
 	}
 	return v, true
 }

@@ -1,0 +1,140 @@
+package tracefile
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rlktop/rlktop/internal/testutil"
+	"github.com/rlktop/rlktop/tracer"
+)
+
+// benchKinetoFile builds (once, cached in the temp dir) a trace of copies
+// copies of the shared A100 trace (28 MB uncompressed each) and returns its
+// path and size.
+func benchKinetoFile(b *testing.B, copies int) (string, int64) {
+	b.Helper()
+	src := filepath.Join(testutil.SharedTraces(b), "kineto", "hta_diff_control_a100.json.gz")
+	out := filepath.Join(os.TempDir(), fmt.Sprintf("rlktop-kineto-bench-a100x%d.json", copies))
+	if st, err := os.Stat(out); err == nil && st.Size() > 0 {
+		return out, st.Size()
+	}
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		b.Fatal(err)
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.CreateTemp(os.TempDir(), "rlktop-kineto-bench-*.tmp")
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, err := ReplicateKineto(f, plain, copies)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		b.Fatal(err)
+	}
+	if err := os.Rename(f.Name(), out); err != nil {
+		b.Fatal(err)
+	}
+	return out, n
+}
+
+// kernelTotals is the "attribute" half of the benchmark: per-kernel count
+// and total ns, summed kernel ns and busy ns, straight from the events.
+func kernelTotals(tr *tracer.Trace) (count, total, busy int64, names int) {
+	type agg struct{ n, ns int64 }
+	per := make(map[tracer.StrID]*agg)
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if e.Kind != tracer.KindKernel {
+			continue
+		}
+		a := per[e.Name]
+		if a == nil {
+			a = &agg{}
+			per[e.Name] = a
+		}
+		a.n++
+		a.ns += e.Dur
+		count++
+		total += e.Dur
+	}
+	return count, total, busyNs(tr), len(per)
+}
+
+// BenchmarkKinetoImport imports + attributes a ≥250 MB Kineto trace made
+// by replicating a real one (9 copies of hta_diff_control_a100; 1 copy
+// under -short). MB/s is uncompressed JSON per second on one goroutine.
+//
+//	go test ./tracer/tracefile -run XXX -bench KinetoImport -benchtime 3x
+func BenchmarkKinetoImport(b *testing.B) {
+	copies := 9
+	if testing.Short() {
+		copies = 1
+	}
+	path, size := benchKinetoFile(b, copies)
+	b.SetBytes(size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var events int
+	for i := 0; i < b.N; i++ {
+		tr, err := Open(path, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, _, _, _ := kernelTotals(tr)
+		if c != int64(8568*copies) {
+			b.Fatalf("kernel count %d, want %d", c, 8568*copies)
+		}
+		events = len(tr.Events)
+	}
+	b.ReportMetric(float64(events), "events/op")
+}
+
+// The replicated trace keeps every kernel: copies × the reference count and
+// total (from testdata/kineto_expected.json, computed by
+// scripts/ref_kineto.py), and per-copy busy time adds up because copies do
+// not overlap in time.
+func TestKinetoReplicate(t *testing.T) {
+	src := filepath.Join(testutil.SharedTraces(t), "kineto", "kineto_sync_after_fix.json")
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := ReplicateKineto(&buf, raw, 3); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Read(bytes.NewReader(buf.Bytes()), "x3.json", int64(buf.Len()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, total, busy, names := kernelTotals(tr)
+	// Reference for one copy: 1 kernel of 20 ns.
+	if c != 3 || total != 60 || busy != 60 || names != 1 {
+		t.Errorf("x3: count %d total %d busy %d names %d", c, total, busy, names)
+	}
+	linked := 0
+	for i := range tr.Events {
+		if tr.Events[i].Kind == tracer.KindKernel && tr.Events[i].Ctx != 0 {
+			linked++
+		}
+	}
+	if linked != 3 {
+		t.Errorf("%d of 3 kernels linked to their launch (ids not shifted?)", linked)
+	}
+}

@@ -1,0 +1,162 @@
+package tracefile
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// ReplicateKineto writes a larger Kineto trace made of copies of a real
+// one, for benchmarks (BenchmarkKinetoImport, scripts/bench-import.sh).
+//
+// src is a complete uncompressed Kineto JSON object with a traceEvents
+// array. The output keeps src's header keys and puts copies copies of the
+// events in one traceEvents array; copy k has every "ts" shifted by k times
+// the trace's span rounded up to whole µs plus 1 ms (fraction digits are
+// kept, so timestamps stay exact), and every "id", "correlation",
+// "External id" and "external id" shifted by k times (largest id + 1), so
+// flows and correlations stay unique. It returns the bytes written.
+//
+// Keys are found textually ("key": number); a string value that contains
+// such text would be shifted too, which does not happen in Kineto output.
+func ReplicateKineto(w io.Writer, src []byte, copies int) (int64, error) {
+	i := bytes.Index(src, []byte(`"traceEvents"`))
+	if i < 0 {
+		return 0, fmt.Errorf("replicate: no traceEvents in the source")
+	}
+	lb := bytes.IndexByte(src[i:], '[')
+	if lb < 0 {
+		return 0, fmt.Errorf("replicate: traceEvents is not an array")
+	}
+	lb += i
+	s := newScan(bytes.NewReader(src))
+	s.max = len(src) + 1<<20
+	s.keep = 0
+	for s.off() < int64(lb) {
+		if s.pos >= s.end && !s.fill() {
+			return 0, fmt.Errorf("replicate: source shorter than expected")
+		}
+		s.pos++
+	}
+	if err := s.skipComposite(); err != nil {
+		return 0, fmt.Errorf("replicate: traceEvents array: %w", err)
+	}
+	rb := int(s.off()) - 1 // the closing ']'
+	body := bytes.TrimSpace(src[lb+1 : rb])
+
+	minTs, maxTs, maxID := int64(1<<62), int64(-1<<62), int64(0)
+	walkKineto(body, func(key string, num []byte) {
+		switch key {
+		case "ts":
+			if v, err := parseMicrosNs(num); err == nil {
+				minTs, maxTs = min(minTs, v), max(maxTs, v)
+			}
+		default:
+			if v, ok := kParseInt(num); ok && v > maxID {
+				maxID = v
+			}
+		}
+	})
+	if minTs > maxTs {
+		minTs, maxTs = 0, 0
+	}
+	spanUs := (maxTs-minTs)/1000 + 1001
+	idStride := maxID + 1
+
+	bw := bufio.NewWriterSize(w, 1<<20)
+	cw := &countWriter{w: bw}
+	cw.Write(src[:lb+1])
+	var tmp []byte
+	for k := 0; k < copies; k++ {
+		if k > 0 {
+			cw.Write([]byte(",\n"))
+		}
+		last := 0
+		walkKinetoPos(body, func(key string, a, b int) {
+			num := body[a:b]
+			intEnd := bytes.IndexAny(num, ".eE")
+			if intEnd < 0 {
+				intEnd = len(num)
+			}
+			v, ok := kParseInt(num[:intEnd])
+			if !ok {
+				return
+			}
+			if key == "ts" {
+				v += int64(k) * spanUs
+			} else {
+				if intEnd != len(num) {
+					return
+				}
+				v += int64(k) * idStride
+			}
+			cw.Write(body[last:a])
+			tmp = strconv.AppendInt(tmp[:0], v, 10)
+			cw.Write(tmp)
+			cw.Write(num[intEnd:])
+			last = b
+		})
+		cw.Write(body[last:])
+	}
+	cw.Write(src[rb:])
+	if err := bw.Flush(); err != nil {
+		return cw.n, err
+	}
+	return cw.n, cw.err
+}
+
+type countWriter struct {
+	w   io.Writer
+	n   int64
+	err error
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.err = err
+	return n, err
+}
+
+var replicateKeys = map[string]bool{"ts": true, "id": true, "correlation": true, "External id": true, "external id": true}
+
+func walkKineto(body []byte, fn func(key string, num []byte)) {
+	walkKinetoPos(body, func(key string, a, b int) { fn(key, body[a:b]) })
+}
+
+// walkKinetoPos calls fn with the span of each number that follows one of
+// replicateKeys as `"key":`.
+func walkKinetoPos(body []byte, fn func(key string, a, b int)) {
+	for i := 0; ; {
+		j := bytes.Index(body[i:], []byte(`":`))
+		if j < 0 {
+			return
+		}
+		j += i
+		i = j + 2
+		q := bytes.LastIndexByte(body[max(0, j-16):j], '"')
+		if q < 0 {
+			continue
+		}
+		key := body[max(0, j-16)+q+1 : j]
+		if !replicateKeys[string(key)] {
+			continue
+		}
+		a := i
+		for a < len(body) && body[a] == ' ' {
+			a++
+		}
+		b := a
+		for b < len(body) && kIsNumByte(body[b]) {
+			b++
+		}
+		if b > a {
+			fn(string(key), a, b)
+		}
+	}
+}
