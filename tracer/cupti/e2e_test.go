@@ -117,7 +117,11 @@ type received struct {
 	meta   map[string]string
 	drops  wire.Drops
 	bye    *wire.Bye
+	acks   []wire.Control
 	err    error
+	// onFrame, when set, runs after each frame (on the reading goroutine)
+	// with the connection, so that a test can send Control frames.
+	onFrame func(r *received, conn net.Conn)
 }
 
 // row is one event in comparable form.
@@ -129,8 +133,8 @@ type row struct {
 	value            int64
 }
 
-func readConn(conn net.Conn) received {
-	r := received{meta: map[string]string{}}
+func readConn(conn net.Conn, onFrame func(*received, net.Conn)) received {
+	r := received{meta: map[string]string{}, onFrame: onFrame}
 	names := map[uint32]string{0: ""}
 	rd := wire.NewReader(conn)
 	var evs []tracer.Event
@@ -164,10 +168,17 @@ func readConn(conn net.Conn) received {
 			var b wire.Bye
 			b, err = f.Bye()
 			r.bye = &b
+		case wire.TypeControl:
+			var c wire.Control
+			c, err = f.Control()
+			r.acks = append(r.acks, c)
 		}
 		if err != nil {
 			r.err = err
 			return r
+		}
+		if r.onFrame != nil {
+			r.onFrame(&r, conn)
 		}
 	}
 }
@@ -238,6 +249,10 @@ const (
 )
 
 func runHost(t *testing.T, mode int, stall time.Duration, env ...string) hostRun {
+	return runHostHook(t, mode, stall, nil, env...)
+}
+
+func runHostHook(t *testing.T, mode int, stall time.Duration, onFrame func(*received, net.Conn), env ...string) hostRun {
 	t.Helper()
 	dir := build(t)
 	work := t.TempDir()
@@ -266,7 +281,7 @@ func runHost(t *testing.T, mode int, stall time.Duration, env ...string) hostRun
 				}
 				time.Sleep(stall)
 			}
-			done <- readConn(conn)
+			done <- readConn(conn, onFrame)
 		}()
 	}
 	cmd := exec.Command(filepath.Join(dir, "host"))
@@ -479,5 +494,84 @@ func TestInjectionSubscriberBusy(t *testing.T) {
 	compare(t, h.recv.events, readManifest(t, filepath.Join(h.dir, "manifest")), timeTol)
 	if v := h.recv.meta["cupti.subscriber"]; !strings.HasPrefix(v, "unavailable: another tool holds CUPTI") {
 		t.Errorf("cupti.subscriber = %q", v)
+	}
+}
+
+// TestInjectionRingFull: the drain is slowed (test hook) so that completed
+// buffers overflow a 2-slot ring and the 3-buffer pool runs out. The host
+// never waits; overflowing buffers are counted record by record and
+// recycled; requests the pool cannot serve get NULL (CUPTI then drops and
+// counts).
+func TestInjectionRingFull(t *testing.T) {
+	h := runHost(t, readAll, 0, "HOST_ROUNDS=100", "HOST_KERNELS=10", "HOST_MARKERS=0", "HOST_FORK=0",
+		"HOST_RECORDS_PER_BUFFER=50", "RLKTOP_CUPTI_RING=2", "RLKTOP_CUPTI_MAX_BUFFERS=3",
+		"RLKTOP_CUPTI_TEST_DRAIN_DELAY=30ms")
+	s, m := h.summary, h.recv.meta
+	placed := num(t, s, "placed")
+	ring, _ := strconv.ParseInt(m["cupti.ring_dropped_records"], 10, 64)
+	nulls, _ := strconv.ParseInt(m["cupti.null_buffers"], 10, 64)
+	got := int64(len(h.recv.events))
+	t.Logf("placed %d, received %d, ring-dropped %d, NULL buffers %d (stand-in: %s)", placed, got, ring, nulls, s["null_buffers"])
+	if ring == 0 {
+		t.Error("no record counted as dropped by a full ring")
+	}
+	if nulls == 0 || strconv.FormatInt(nulls, 10) != s["null_buffers"] {
+		t.Errorf("NULL buffers: library counted %d, stand-in saw %s", nulls, s["null_buffers"])
+	}
+	if got+ring != placed {
+		t.Errorf("received %d + ring-dropped %d != %d placed in buffers", got, ring, placed)
+	}
+	if d := time.Duration(num(t, s, "max_callback_ns")); d > maxCallback {
+		t.Errorf("a buffer callback took %v with a full ring", d)
+	}
+}
+
+// TestInjectionPauseResume: rlktop pauses tracing (CUPTI is disabled,
+// flushed and detached at the next API exit) and resumes it (callbacks
+// registered again). Every record placed while tracing arrives; the rounds
+// while paused place none.
+func TestInjectionPauseResume(t *testing.T) {
+	const rounds, kernels = 60, 4
+	state := 0
+	var atPause int
+	var w *wire.Writer // one stream (one preamble) per connection
+	onFrame := func(r *received, conn net.Conn) {
+		if w == nil {
+			w = wire.NewWriter(conn)
+		}
+		switch {
+		case state == 0 && len(r.events) >= 100:
+			w.Control(&wire.Control{Op: wire.ControlPause, Seq: 1})
+			w.Flush()
+			state = 1
+		case state == 1 && len(r.acks) == 1:
+			atPause = len(r.events)
+			state = 2
+			go func() {
+				time.Sleep(300 * time.Millisecond)
+				w.Control(&wire.Control{Op: wire.ControlResume, Seq: 2})
+				w.Flush()
+			}()
+		}
+	}
+	h := runHostHook(t, readAll, 0, onFrame, "HOST_ROUNDS="+strconv.Itoa(rounds), "HOST_KERNELS="+strconv.Itoa(kernels),
+		"HOST_MARKERS=0", "HOST_FORK=0", "HOST_GAP_US=20000", "HOST_RECORDS_PER_BUFFER=20")
+	acks := h.recv.acks
+	if len(acks) != 2 || acks[0].Seq != 1 || acks[0].Tracing || acks[0].Err != "" || acks[1].Seq != 2 || !acks[1].Tracing || acks[1].Err != "" {
+		t.Fatalf("acks %+v", acks)
+	}
+	s := h.summary
+	if num(t, s, "finalize_calls") != 1 || num(t, s, "register_calls") != 2 {
+		t.Errorf("pause must detach once and resume register again: %v", s)
+	}
+	placed := num(t, s, "placed")
+	full := int64(rounds * (2*kernels + 3))
+	got := int64(len(h.recv.events))
+	t.Logf("placed %d of %d, received %d, %d before the pause took effect", placed, full, got, atPause)
+	if got != placed {
+		t.Errorf("received %d, placed %d", got, placed)
+	}
+	if placed >= full || got <= int64(atPause) {
+		t.Errorf("pause had no effect or resume brought nothing back: placed %d of %d, received %d, at pause %d", placed, full, got, atPause)
 	}
 }

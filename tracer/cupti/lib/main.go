@@ -186,6 +186,8 @@ func drain() {
 	var b C.rlk_batch
 	var lastMeta time.Time
 	var lastCounters C.rlk_counters
+	// Test hook: a slow drain, so that tests can fill the ring.
+	delay, _ := time.ParseDuration(os.Getenv("RLKTOP_CUPTI_TEST_DRAIN_DELAY"))
 	for {
 		st := C.rlk_next(&b, 200)
 		dec.Clock.Add(int64(b.pair_cupti_ns), int64(b.pair_mono_ns))
@@ -196,6 +198,9 @@ func drain() {
 				logf("%v", err)
 			}
 			bt := dec.Take()
+			if delay > 0 {
+				time.Sleep(delay)
+			}
 			if s != nil {
 				for _, name := range bt.NewStrings {
 					ids = append(ids, s.Name(name))

@@ -195,6 +195,12 @@ CUptiResult cuptiEnableDomain(uint32_t on, CUpti_SubscriberHandle h, CUpti_Callb
 }
 
 CUptiResult cuptiFinalize(void) {
+	/* Detach: CUPTI forgets the client's callbacks and kinds. */
+	pthread_mutex_lock(&mu);
+	req_fn = NULL;
+	done_fn = NULL;
+	pthread_mutex_unlock(&mu);
+	__atomic_store_n(&enabled_mask, 0, __ATOMIC_SEQ_CST);
 	finalize_calls++;
 	subscribed = 0;
 	memset(domain_on, 0, sizeof domain_on);
