@@ -52,3 +52,35 @@ func FuzzRocprofCSV(f *testing.F) {
 		checkFuzzErr(t, err)
 	})
 }
+
+func FuzzNsysStatsCSV(f *testing.F) {
+	f.Add([]byte("Start (ns),End (ns),Duration (ns),Name,PID,TID\n1,5,4,main,3,3\n"))
+	f.Add([]byte("Processing [a] with [b]...\n\nTime (%),Total Time (ns),Instances,Avg (ns),Name\n1,2,3,4.5,\"k\"\n"))
+	f.Add([]byte("Time (%),Total Time (ns),Instances,Style,Range\n1,2e3,1,PushPop,main"))
+	addSharedSeeds(f, "nsys", func(n string) bool { return strings.HasSuffix(n, ".csv") })
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !sniffNsysStats(b) {
+			return
+		}
+		_, err := readNsysStats(strings.NewReader(string(b)), "fuzz.csv", Options{})
+		checkFuzzErr(t, err)
+	})
+}
+
+// FuzzSQLite feeds mutated databases (nsys and rocpd) through readSQLite's
+// temporary-copy path. Each input is written to disk, so it runs slower
+// than the text fuzzers.
+func FuzzSQLite(f *testing.F) {
+	for _, p := range []string{buildNsys3Fixture(f), buildRocpdFixture(f, true, "0000a1b2_c3d4_e5f6_0718_293a4b5c6d7e")} {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !isSQLite(b) {
+			return
+		}
+		_, err := readSQLite(strings.NewReader(string(b)), "", Options{})
+		checkFuzzErr(t, err)
+	})
+}

@@ -1,0 +1,185 @@
+package tracefile
+
+import (
+	"bytes"
+	"database/sql"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rlktop/rlktop/tracer"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite driver "sqlite"
+)
+
+// SQLite plumbing shared by the nsys and rocpd importers.
+//
+// Both formats are SQLite databases, and the first 64 KiB of a real export
+// need not hold the schema (in the shared nsys 2022 export the CUPTI tables
+// are defined past it), so the sniffers only split on the "rocpd_" marker
+// and readSQLite decides by the tables actually present.
+
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+func isSQLite(head []byte) bool { return bytes.HasPrefix(head, sqliteMagic) }
+
+// openSQLite opens the database read-only. When path names a plain
+// (uncompressed) SQLite file it is opened in place; otherwise (gzip input,
+// or no usable path) the stream r is copied to a temporary file that
+// cleanup removes.
+func openSQLite(r io.Reader, path string) (db *sql.DB, cleanup func(), err error) {
+	cleanup = func() {}
+	file := ""
+	if path != "" {
+		if f, err := os.Open(path); err == nil {
+			var magic [16]byte
+			n, _ := io.ReadFull(f, magic[:])
+			f.Close()
+			if n == 16 && bytes.Equal(magic[:], sqliteMagic) {
+				file = path
+			}
+		}
+	}
+	if file == "" {
+		tmp, err := os.CreateTemp("", "rlktop-*.sqlite")
+		if err != nil {
+			return nil, cleanup, &Error{Path: path, Offset: -1, Msg: "cannot create a temporary copy of the SQLite database", Err: err,
+				Hint: "set TMPDIR to a writable directory with room for the uncompressed file"}
+		}
+		name := tmp.Name()
+		cleanup = func() { os.Remove(name) }
+		n, err := io.Copy(tmp, r)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			cleanup()
+			return nil, func() {}, &Error{Path: path, Offset: n, Msg: "cannot copy the SQLite database to a temporary file", Err: err}
+		}
+		file = name
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		abs = file
+	}
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1"}
+	db, err = sql.Open("sqlite", u.String())
+	if err != nil {
+		cleanup()
+		return nil, func() {}, &Error{Path: path, Offset: -1, Msg: "cannot open SQLite database", Err: err}
+	}
+	db.SetMaxOpenConns(1)
+	c := cleanup
+	cleanup = func() { db.Close(); c() }
+	return db, cleanup, nil
+}
+
+// sqliteSchema lists tables and views, and the columns of each on demand.
+type sqliteSchema struct {
+	db    *sql.DB
+	path  string
+	names map[string]string // name → "table" / "view"
+	cols  map[string]map[string]bool
+}
+
+func loadSchema(db *sql.DB, path string) (*sqliteSchema, error) {
+	rows, err := db.Query(`SELECT name, type FROM sqlite_master WHERE type IN ('table','view')`)
+	if err != nil {
+		return nil, &Error{Path: path, Offset: -1, Msg: "not a readable SQLite database", Err: err,
+			Hint: "the file may be truncated or corrupt; check it with `sqlite3 FILE 'PRAGMA integrity_check'`"}
+	}
+	defer rows.Close()
+	s := &sqliteSchema{db: db, path: path, names: map[string]string{}, cols: map[string]map[string]bool{}}
+	for rows.Next() {
+		var n, typ string
+		if err := rows.Scan(&n, &typ); err != nil {
+			return nil, &Error{Path: path, Offset: -1, Msg: "cannot read the SQLite schema", Err: err}
+		}
+		s.names[n] = typ
+	}
+	if err := rows.Err(); err != nil {
+		return nil, &Error{Path: path, Offset: -1, Msg: "cannot read the SQLite schema", Err: err,
+			Hint: "the file may be truncated or corrupt"}
+	}
+	return s, nil
+}
+
+func (s *sqliteSchema) has(name string) bool { _, ok := s.names[name]; return ok }
+
+// columns returns the column names of a table or view.
+func (s *sqliteSchema) columns(name string) map[string]bool {
+	if c, ok := s.cols[name]; ok {
+		return c
+	}
+	c := map[string]bool{}
+	rows, err := s.db.Query(`SELECT name FROM pragma_table_info(?)`, name)
+	if err == nil {
+		for rows.Next() {
+			var n string
+			if rows.Scan(&n) == nil {
+				c[n] = true
+			}
+		}
+		rows.Close()
+	}
+	s.cols[name] = c
+	return c
+}
+
+// col returns the SQL for column c of alias a when the table has it, else
+// the SQL literal def.
+func (s *sqliteSchema) col(table, alias, c, def string) string {
+	if s.columns(table)[c] {
+		return alias + `."` + c + `"`
+	}
+	return def
+}
+
+func (s *sqliteSchema) queryErr(table string, err error) error {
+	return &Error{Path: s.path, Offset: -1, Field: table, Msg: "cannot read table", Err: err,
+		Hint: "the database may be corrupt, or from an export schema rlktop does not know"}
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+func sniffNsysSQLite(head []byte) bool {
+	return isSQLite(head) && !bytes.Contains(head, []byte("rocpd_"))
+}
+
+func sniffRocpdSQLite(head []byte) bool {
+	return isSQLite(head) && bytes.Contains(head, []byte("rocpd_"))
+}
+
+// readSQLite reads an nsys export or a rocpd database, whichever the
+// tables say it is.
+func readSQLite(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
+	db, cleanup, err := openSQLite(r, path)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	s, err := loadSchema(db, path)
+	if err != nil {
+		return nil, err
+	}
+	var t *tracer.Trace
+	switch {
+	case isRocpd(s):
+		t, err = readRocpd(s)
+	case isNsys(s):
+		t, err = readNsys(s)
+	default:
+		return nil, &Error{Path: path, Offset: 0, Msg: fmt.Sprintf("SQLite database with %d tables, but neither an Nsight Systems export nor a rocpd database", len(s.names)),
+			Err: ErrUnknownFormat,
+			Hint: "expected nsys tables (StringIds, CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS) or rocpd tables (rocpd_kernel_dispatch…); " +
+				"export a .nsys-rep with `nsys export --type sqlite`"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.Link()
+	return t, nil
+}

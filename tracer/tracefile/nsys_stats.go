@@ -1,0 +1,195 @@
+package tracefile
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/rlktop/rlktop/tracer"
+)
+
+// `nsys stats --format csv` reports. Two shapes, recognised by header names
+// (older and newer nsys spell them differently; both are accepted):
+//
+//   - traces with one row per interval — "Start (ns)" plus "End (ns)" or
+//     "Duration (ns)", and "Name" (nvtx_pushpop_trace, the NVTX push/pop
+//     trace with PID, TID, Lvl, RangeId …) → KindRange events, a real
+//     (not summary-only) trace;
+//   - summaries — "Total Time (ns)", "Instances"/"Num Calls"/"Count", and a
+//     "Name", "Range" or "Operation" column (cuda_gpu_kern_sum, nvtx_sum,
+//     cuda_api_sum, cuda_gpu_mem_time_sum; older gpukernsum/nvtxsum) →
+//     SummaryOnly with Summary rows. The row kind comes from the column and
+//     the name: "Range" → range; "Operation" → memcpy/memset; "Name" →
+//     runtime for CUDA API names (cuda…, cu[A-Z]…), else kernel.
+//
+// nsys stats may print "Processing [...] with [...]..." and blank lines
+// before the header; up to 8 such leading lines are skipped.
+
+func init() {
+	Register(Format{Name: "nsys-stats-csv", Sniff: sniffNsysStats, Read: readNsysStats})
+}
+
+const nsysStatsMaxPreamble = 8
+
+var (
+	nsStart  = []string{"Start (ns)", "Start"}
+	nsEnd    = []string{"End (ns)", "End"}
+	nsDur    = []string{"Duration (ns)", "Duration"}
+	nsTotal  = []string{"Total Time (ns)", "Total Time"}
+	nsCount  = []string{"Instances", "Num Calls", "Count", "Calls"}
+	nsAvg    = []string{"Avg (ns)", "Average (ns)", "Average"}
+	nsMed    = []string{"Med (ns)", "Median (ns)", "Median"}
+	nsMin    = []string{"Min (ns)", "Minimum (ns)", "Minimum"}
+	nsMax    = []string{"Max (ns)", "Maximum (ns)", "Maximum"}
+	nsLabels = []string{"Name", "Range", "Operation"}
+)
+
+func nsysStatsTrace(h map[string]bool) bool {
+	return h["Start (ns)"] && hasAny(h, "End (ns)", "Duration (ns)") && h["Name"]
+}
+
+func nsysStatsSum(h map[string]bool) bool {
+	return h["Total Time (ns)"] && hasAny(h, nsCount...) && hasAny(h, nsLabels...)
+}
+
+func sniffNsysStats(head []byte) bool {
+	_, ok := sniffCSVHeader(head, nsysStatsMaxPreamble, func(h map[string]bool) bool { return nsysStatsTrace(h) || nsysStatsSum(h) })
+	return ok
+}
+
+var cudaAPIName = regexp.MustCompile(`^(cuda|cu[A-Z]|cudnn|cublas|nccl)`)
+
+func readNsysStats(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
+	// Find the header line again on the stream: read it whole (stats files
+	// are small) and skip the preamble records.
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, &Error{Path: path, Offset: int64(len(b)), Msg: "cannot read", Err: err}
+	}
+	var isTrace bool
+	skip, ok := sniffCSVHeader(b, nsysStatsMaxPreamble, func(h map[string]bool) bool {
+		isTrace = nsysStatsTrace(h)
+		return isTrace || nsysStatsSum(h)
+	})
+	if !ok {
+		return nil, &Error{Path: path, Offset: 0, Line: 1, Msg: "no nsys stats CSV header found",
+			Hint: "expected a header with \"Start (ns)\" and \"Name\" (a trace report) or \"Total Time (ns)\" and \"Instances\" (a summary report)"}
+	}
+	tab, err := newCSVTable(strings.NewReader(string(b)), path, skip)
+	if err != nil {
+		return nil, err
+	}
+	t := tracer.NewTrace("nsys-stats-csv", path)
+	t.Meta["columns"] = strings.Join(tab.header, ",")
+	if isTrace {
+		t.Meta["layout"] = "trace"
+		err = readNsysStatsTrace(tab, t)
+	} else {
+		t.Meta["layout"] = "summary"
+		err = readNsysStatsSum(tab, t)
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.Link()
+	return t, nil
+}
+
+func readNsysStatsTrace(tab *csvTable, t *tracer.Trace) error {
+	si, ei, di, ni := tab.find(nsStart...), tab.find(nsEnd...), tab.find(nsDur...), tab.find("Name")
+	pid, tid := tab.find("PID", "Pid"), tab.find("TID", "Tid")
+	for {
+		ok, err := tab.next()
+		if err != nil || !ok {
+			return err
+		}
+		e := tracer.Event{Kind: tracer.KindRange, Device: -1}
+		name, err := tab.need(ni)
+		if err != nil {
+			return err
+		}
+		e.Name = t.Strings.Intern(name)
+		if e.Start, err = tab.int64At(si); err != nil {
+			return err
+		}
+		if ei >= 0 {
+			end, err := tab.int64At(ei)
+			if err != nil {
+				return err
+			}
+			var ok bool
+			if e.Dur, ok = clampDur(e.Start, end); !ok {
+				return tab.errAt(ei, fmt.Sprintf("end %d before start %d", end, e.Start), "", nil)
+			}
+			if di >= 0 && tab.field(di) != "" {
+				d, err := tab.int64At(di)
+				if err != nil {
+					return err
+				}
+				if d != e.Dur {
+					t.Warn(fmt.Sprintf("%s:%d: Duration (ns) %d differs from End-Start %d; End-Start used", tab.path, tab.line, d, e.Dur))
+				}
+			}
+		} else if e.Dur, err = tab.int64At(di); err != nil {
+			return err
+		} else if e.Dur < 0 {
+			return tab.errAt(di, "negative duration", "", nil)
+		}
+		p, err := tab.optInt64At(pid, 0)
+		if err != nil {
+			return err
+		}
+		th, err := tab.optInt64At(tid, 0)
+		if err != nil {
+			return err
+		}
+		e.PID, e.TID = int32Of(p), int32Of(th)
+		t.Events = append(t.Events, e)
+	}
+}
+
+func readNsysStatsSum(tab *csvTable, t *tracer.Trace) error {
+	ti, ci := tab.find(nsTotal...), tab.find(nsCount...)
+	avg, med, mn, mx := tab.find(nsAvg...), tab.find(nsMed...), tab.find(nsMin...), tab.find(nsMax...)
+	li := tab.find(nsLabels...)
+	label := tab.header[li]
+	t.SummaryOnly = true
+	for {
+		ok, err := tab.next()
+		if err != nil || !ok {
+			return err
+		}
+		var row tracer.SummaryRow
+		if row.Name, err = tab.need(li); err != nil {
+			return err
+		}
+		switch {
+		case label == "Range":
+			row.Kind = tracer.KindRange
+		case label == "Operation" && strings.Contains(strings.ToLower(row.Name), "memset"):
+			row.Kind = tracer.KindMemset
+		case label == "Operation":
+			row.Kind = tracer.KindMemcpy
+		case cudaAPIName.MatchString(row.Name):
+			row.Kind = tracer.KindRuntime
+		default:
+			row.Kind = tracer.KindKernel
+		}
+		if row.Count, err = tab.int64At(ci); err != nil {
+			return err
+		}
+		if row.TotalNs, err = tab.roundAt(ti); err != nil {
+			return err
+		}
+		for _, f := range []struct {
+			col int
+			dst *int64
+		}{{avg, &row.MeanNs}, {med, &row.P50Ns}, {mn, &row.MinNs}, {mx, &row.MaxNs}} {
+			if *f.dst, err = tab.optRoundAt(f.col); err != nil {
+				return err
+			}
+		}
+		t.Summary = append(t.Summary, row)
+	}
+}

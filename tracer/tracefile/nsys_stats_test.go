@@ -1,0 +1,84 @@
+package tracefile
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rlktop/rlktop/tracer"
+)
+
+func TestNsysStatsNVTXTrace(t *testing.T) {
+	tr := openShared(t, "nsys/pipit_nbody_nvtx_stats.csv")
+	if tr.Format != "nsys-stats-csv" || tr.Meta["layout"] != "trace" || tr.SummaryOnly {
+		t.Fatalf("format %q layout %q summaryOnly %v", tr.Format, tr.Meta["layout"], tr.SummaryOnly)
+	}
+	if len(tr.Events) != 131 { // 132 lines less the header
+		t.Fatalf("%d events, want 131", len(tr.Events))
+	}
+	// First data row: main, 982845927 → 1987944256 = 1005098329 ns.
+	e := tr.Events[0]
+	if tr.Name(&e) != "main" || e.Kind != tracer.KindRange || e.Start != 982845927 || e.Dur != 1005098329 || e.PID != 3086332 || e.TID != 3086332 {
+		t.Errorf("first range %q %+v", tr.Name(&e), e)
+	}
+	if len(tr.Warnings) != 0 {
+		t.Errorf("warnings %v (Duration (ns) should equal End-Start on every row)", tr.Warnings)
+	}
+}
+
+// nsys stats summaries. No real one is in shared/traces; these are
+// hand-written in the column layouts nsys documents for cuda_gpu_kern_sum
+// (2023+) and gpukernsum (2021), with the "Processing …" preamble nsys
+// prints; expected values are the literals.
+func TestNsysStatsSummaries(t *testing.T) {
+	newer := "\nProcessing [report1.sqlite] with [/opt/nvidia/nsight-systems/2024.4.1/host-linux-x64/reports/cuda_gpu_kern_sum.py]... \n\n" +
+		`Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name` + "\n" +
+		`61.5,19250432,16,1203152.0,1201664.5,1188352,1230848,12023.4,"void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(T4 *, const T2 *, int)"` + "\n" +
+		`38.5,12050000,1000,12050.0,12032.0,11904,13376,120.1,cudaMemcpyAsync` + "\n"
+	tr, err := Read(strings.NewReader(newer), "kern_sum.csv", 0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tr.SummaryOnly || len(tr.Summary) != 2 || tr.Format != "nsys-stats-csv" {
+		t.Fatalf("summary %+v", tr)
+	}
+	r := tr.Summary[0]
+	if r.Kind != tracer.KindKernel || r.Count != 16 || r.TotalNs != 19250432 || r.MeanNs != 1203152 || r.P50Ns != 1201664 || r.MinNs != 1188352 || r.MaxNs != 1230848 {
+		t.Errorf("row 1 %+v", r) // Med 1201664.5 rounds half-to-even to 1201664
+	}
+	if tr.Summary[1].Kind != tracer.KindRuntime {
+		t.Errorf("cudaMemcpyAsync kind %v", tr.Summary[1].Kind)
+	}
+
+	older := `Time(%),Total Time (ns),Instances,Average,Minimum,Maximum,StdDev,Name` + "\n" +
+		`100.0,88573480,5,17714696.0,17702488,17733416,12000.5,"saxpy(double *, double *, double *, double, int)"`
+	tr, err = Read(strings.NewReader(older), "gpukernsum.csv", 0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := tr.Summary[0]; r.Count != 5 || r.TotalNs != 88573480 || r.MeanNs != 17714696 || r.Name != "saxpy(double *, double *, double *, double, int)" {
+		t.Errorf("older layout %+v", r)
+	}
+
+	nvtx := `Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Style,Range` + "\n" +
+		`100.0,1005098329,1,1005098329.0,1005098329.0,1005098329,1005098329,0.0,PushPop,main` + "\n"
+	tr, err = Read(strings.NewReader(nvtx), "nvtx_sum.csv", 0, Options{})
+	if err != nil || tr.Summary[0].Kind != tracer.KindRange || tr.Summary[0].Name != "main" {
+		t.Errorf("nvtx sum: %v %+v", err, tr)
+	}
+}
+
+func TestNsysStatsBadInput(t *testing.T) {
+	hdr := "Start (ns),End (ns),Duration (ns),Name,PID,TID\n"
+	for _, c := range []struct{ in, field, msg string }{
+		{hdr + "10,5,0,main,1,1\n", "End (ns)", "before start"},
+		{hdr + "10,x,0,main,1,1\n", "End (ns)", "expected an integer"},
+		{"Time (%),Total Time (ns),Instances,Name\n1,2,many,k\n", "Instances", "expected an integer"},
+	} {
+		_, err := Read(strings.NewReader(c.in), "s.csv", 0, Options{})
+		var te *Error
+		if !errors.As(err, &te) || te.Field != c.field || te.Line != 2 || !strings.Contains(te.Msg, c.msg) {
+			t.Errorf("%q: %v", c.in, err)
+		}
+	}
+}
