@@ -22,7 +22,9 @@ import (
 // rocpdRun is one profiled run's rows for one GUID suffix.
 func rocpdRun(sfx, guid, pid string) []string {
 	tbl := func(n string) string { return "`" + n + "_" + sfx + "`" }
-	q := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "GUID", "'"+guid+"'"), "4242", pid) }
+	q := func(s string) string {
+		return strings.ReplaceAll(strings.ReplaceAll(s, "GUID", "'"+guid+"'"), "4242", pid)
+	}
 	return []string{
 		`CREATE TABLE ` + tbl("rocpd_metadata") + ` (id INTEGER PRIMARY KEY, tag TEXT NOT NULL, value TEXT NOT NULL)`,
 		`INSERT INTO ` + tbl("rocpd_metadata") + ` (tag, value) VALUES ('schema_version','3'),('uuid','` + sfx + `')`,
