@@ -47,6 +47,10 @@ func TestDefaultRulesByKernelName(t *testing.T) {
 		{"ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", "collective", "hta_sampled_rank0"},
 		{"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)", "collective", "hta_diff_control_a100"},
 		{"cudnn_infer_volta_scudnn_128x64_relu_medium_nn_v1", "conv", "hta_ns_resolution_v100"},
+		{"void split_embedding_codegen_forward_unweighted_kernel<float, float, float, long, 2ul>(at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>)", "embedding", "hta_diff_control_a100"},
+		{"void at::native::(anonymous namespace)::max_pool_forward_nchw<float, float>(int, float const*, long, long, long, int, int, int, int, int, int, int, int, int, int, float*, long*)", "pool", "hta_ns_resolution_v100"},
+		{"void cub::DeviceRadixSortOnesweepKernel<cub::DeviceRadixSortPolicy<long, int, int>::Policy800, false, long, int, int, int>(int*, int*, int*, int const*, long*, long const*, int*, int const*, int, int, int)", "sort", "hta_sampled_rank0"},
+		{"void store_kvcache<2048l, 4, false, long>((anonymous namespace)::StoreKVCacheParams)", "attention", "tracelens_sglang_qwen3_decode_mi300"},
 		{"Kernel", "other", "hta_triton_example"},
 		// Built-in Go loop (tracer/gotrace) op names.
 		{"attn_math_qk", "attention", "gotrace"},
@@ -67,6 +71,22 @@ func TestDefaultRulesByKernelName(t *testing.T) {
 		{"elementwise_add", "elementwise", "gotrace"},
 		{"adamw", "optimizer", "gotrace"},
 		{"env_step", "env", "gotrace"},
+		{"env_legal_mask", "env", "gotrace"},
+		{"backward_attn", "attention", "gotrace"},
+		{"backward_qkv", "qkv", "gotrace"},
+		{"backward_rmsnorm", "norm", "gotrace"},
+		{"backward_swiglu", "elementwise", "gotrace"},
+		{"backward_mlp_up", "gemm", "gotrace"},
+		{"backward_out_proj", "gemm", "gotrace"},
+		{"matmul_head_proj", "gemm", "gotrace"},
+		{"value_head", "gemm", "gotrace"},
+		{"head_gatherdot", "gemm", "gotrace"},
+		{"embed", "embedding", "gotrace"},
+		{"backward_embed", "embedding", "gotrace"},
+		{"topp_softmax", "scan", "gotrace"},
+		{"sample_gumbel", "sample", "gotrace"},
+		{"policy_value_loss", "loss", "gotrace"},
+		{"void cunn_ClassNLLCriterion_updateOutput_kernel<float, long>(float*, float*, float*, long*, float*, int, int, int, int, long)", "loss", "aten::nll_loss (CUDA)"},
 	}
 	r := DefaultRules()
 	for _, c := range cases {
