@@ -155,30 +155,41 @@ func Scan(procRoot string) (map[int]Proc, error) {
 	return out, nil
 }
 
-// ReadStat parses /proc/<pid>/stat. The command name (field 2) may hold
-// spaces and parentheses, so fields are counted after its last ')'.
+// ReadStat parses /proc/<pid>/stat.
 func ReadStat(procRoot string, pid int) (Proc, error) {
 	path := filepath.Join(procRoot, strconv.Itoa(pid), "stat")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return Proc{}, err
 	}
+	p, err := ParseStat(b)
+	if err != nil {
+		return Proc{}, fmt.Errorf("%s: %w", path, err)
+	}
+	p.PID = pid
+	return p, nil
+}
+
+// ParseStat parses the text of a /proc/<pid>/stat file (PID is left 0).
+// The command name (field 2) may hold spaces and parentheses, so fields
+// are counted after its last ')'.
+func ParseStat(b []byte) (Proc, error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return Proc{}, fmt.Errorf("%s: no ')' closing the command name", path)
+		return Proc{}, errors.New("no ')' closing the command name")
 	}
 	f := bytes.Fields(b[i+1:])
 	// f[0] is field 3 (state); ppid is field 4, utime 14, stime 15.
 	if len(f) < 13 {
-		return Proc{}, fmt.Errorf("%s: %d fields after the name, want at least 13", path, len(f))
+		return Proc{}, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
 	}
 	ppid, err1 := strconv.Atoi(string(f[1]))
 	ut, err2 := strconv.ParseUint(string(f[11]), 10, 64)
 	stime, err3 := strconv.ParseUint(string(f[12]), 10, 64)
 	if err := errors.Join(err1, err2, err3); err != nil {
-		return Proc{}, fmt.Errorf("%s: %w", path, err)
+		return Proc{}, err
 	}
-	return Proc{PID: pid, PPID: ppid, Ticks: ut + stime}, nil
+	return Proc{PPID: ppid, Ticks: ut + stime}, nil
 }
 
 // ReadRSS returns VmRSS of /proc/<pid>/status in bytes (0 for kernel
