@@ -50,7 +50,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,7 +94,6 @@ func ReadKineto(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 		skipped:   map[byte]int{},
 		kGpuLabel: map[int32]int32{},
 	}
-	d.t.Events = make([]tracer.Event, 0, 1<<12)
 	err := d.run()
 	t := d.finish()
 	if err != nil {
@@ -156,6 +154,9 @@ type kdec struct {
 	scratch  []byte
 	scratch2 []byte
 	brackets []byte // reused bracket stack for skipping
+	chunks   [][]tracer.Event
+	cur      []tracer.Event
+	nOut     int    // events added
 	field    string // field being parsed, for truncation errors
 
 	kGpuLabel map[int32]int32 // pid → device from process_labels "GPU N"
@@ -1166,16 +1167,40 @@ func (d *kdec) record(start int64) error {
 
 func (d *kdec) add(e tracer.Event, fromPid bool) {
 	if fromPid {
-		d.needDev = append(d.needDev, int32(len(d.t.Events)))
+		d.needDev = append(d.needDev, int32(d.nOut))
 	}
-	if len(d.t.Events) == cap(d.t.Events) {
-		// Double: append grows large slices by only 1.25×, which copies
-		// (and page-faults in) about five times the final size.
-		ev := make([]tracer.Event, len(d.t.Events), 2*cap(d.t.Events)+1024)
-		copy(ev, d.t.Events)
-		d.t.Events = ev
+	if len(d.cur) == cap(d.cur) {
+		// Events are kept in chunks and joined once at the end: growing
+		// one slice copies (and page-faults in) several times the final
+		// size and leaves the old arrays resident.
+		if d.cur != nil {
+			d.chunks = append(d.chunks, d.cur)
+		}
+		n := 4096
+		if c := cap(d.cur); c > 0 {
+			n = min(2*c, 1<<16)
+		}
+		d.cur = make([]tracer.Event, 0, n)
 	}
-	d.t.Events = append(d.t.Events, e)
+	d.cur = append(d.cur, e)
+	d.nOut++
+}
+
+// joinEvents moves the chunks into Trace.Events (exact size).
+func (d *kdec) joinEvents() {
+	if len(d.chunks) == 0 {
+		d.t.Events = d.cur
+		d.cur = nil
+		return
+	}
+	ev := make([]tracer.Event, 0, d.nOut)
+	for i, c := range d.chunks {
+		ev = append(ev, c...)
+		d.chunks[i] = nil
+	}
+	ev = append(ev, d.cur...)
+	d.chunks, d.cur = nil, nil
+	d.t.Events = ev
 }
 
 func kClip(b []byte) string {
@@ -1235,6 +1260,7 @@ func (d *kdec) counters() {
 // finish closes the reading: unclosed B events, device fix-ups, summaries,
 // Link.
 func (d *kdec) finish() *tracer.Trace {
+	d.joinEvents()
 	t := d.t
 	keys := make([][2]int32, 0, len(d.stacks))
 	for k, st := range d.stacks {
@@ -1314,28 +1340,12 @@ func (d *kdec) checkNesting() {
 	}
 	n := 0
 	var first [2]int32
-	var stack []int32
+	var stack, tmp []int32
 	for _, idx := range threads {
-		// Kineto writes each thread's events almost in order: insertion
-		// sort is linear then; too many moves fall back to a full sort.
-		moves := 0
-		for k := 1; k < len(idx) && moves <= 4*len(idx); k++ {
-			for j := k; j > 0 && before(idx[j], idx[j-1]); j-- {
-				idx[j], idx[j-1] = idx[j-1], idx[j]
-				moves++
-			}
-		}
-		if moves > 4*len(idx) {
-			slices.SortFunc(idx, func(a, b int32) int {
-				if before(a, b) {
-					return -1
-				}
-				if before(b, a) {
-					return 1
-				}
-				return 0
-			})
-		}
+		// Kineto writes each thread's events as a few sorted runs (the
+		// operators, then the runtime calls): a natural merge sort is
+		// linear per run.
+		idx, tmp = kMergeRuns(idx, tmp, before)
 		stack = stack[:0]
 		for _, i := range idx {
 			e := &t.Events[i]
@@ -1357,6 +1367,56 @@ func (d *kdec) checkNesting() {
 		t.Warn(fmt.Sprintf("%s: %d events partly overlap an enclosing event on the same thread instead of nesting (first: %q [%d, %d) ns and %q [%d, %d) ns on pid %d tid %d); kept as they are",
 			d.path, n, t.Name(a), a.Start, a.End(), t.Name(b), b.Start, b.End(), a.PID, a.TID))
 	}
+}
+
+// kMergeRuns sorts x by less with a bottom-up natural merge sort (stable;
+// O(n log r) for r ascending runs), using tmp as scratch; it returns the
+// sorted slice and the scratch for reuse.
+func kMergeRuns(x, tmp []int32, less func(a, b int32) bool) ([]int32, []int32) {
+	n := len(x)
+	if n < 2 {
+		return x, tmp
+	}
+	var runs []int // run starts, then n
+	runs = append(runs, 0)
+	for i := 1; i < n; i++ {
+		if less(x[i], x[i-1]) {
+			runs = append(runs, i)
+		}
+	}
+	runs = append(runs, n)
+	if cap(tmp) < n {
+		tmp = make([]int32, n)
+	}
+	tmp = tmp[:n]
+	for len(runs) > 2 {
+		next := runs[:1]
+		for k := 0; k+1 < len(runs); k += 2 {
+			lo, mid := runs[k], runs[k+1]
+			hi := mid
+			if k+2 < len(runs) {
+				hi = runs[k+2]
+			}
+			i, j, o := lo, mid, lo
+			for i < mid && j < hi {
+				if less(x[j], x[i]) {
+					tmp[o] = x[j]
+					j++
+				} else {
+					tmp[o] = x[i]
+					i++
+				}
+				o++
+			}
+			o += copy(tmp[o:], x[i:mid])
+			copy(tmp[o:], x[j:hi])
+			next = append(next, hi)
+		}
+		// next[0] is 0 and the last entry is n.
+		runs = next
+		x, tmp = tmp, x
+	}
+	return x, tmp
 }
 
 func kCmpI64(a, b int64) int {

@@ -512,3 +512,16 @@ func TestKinetoTruncatedGzip(t *testing.T) {
 		t.Fatalf("half: err %v, events %d", err, len(tr.Events))
 	}
 }
+
+func TestKinetoMergeRuns(t *testing.T) {
+	vals := []int32{5, 3, 9, 1, 1, 8, 2, 7, 7, 0, 4, 6, 6, 2, 9, 3}
+	for n := 0; n <= len(vals); n++ {
+		x := slices.Clone(vals[:n])
+		want := slices.Clone(x)
+		slices.Sort(want)
+		got, _ := kMergeRuns(x, nil, func(a, b int32) bool { return a < b })
+		if !slices.Equal(got, want) {
+			t.Errorf("n=%d: %v, want %v", n, got, want)
+		}
+	}
+}
