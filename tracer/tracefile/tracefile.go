@@ -128,7 +128,10 @@ func Read(r io.Reader, path string, size int64, opts Options) (*tracer.Trace, er
 	}
 	sb := src.(*bufio.Reader)
 	head, err := sb.Peek(64 << 10)
-	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+	// A truncated gzip stream (a recorder killed mid-write) still hands its
+	// readable start to the formats; they report what is missing.
+	truncated := err == io.ErrUnexpectedEOF && len(head) > 0
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull && !truncated {
 		return nil, &Error{Path: path, Offset: int64(len(head)), Msg: "cannot read the start of the file", Err: err,
 			Hint: "the file may be truncated or not gzip; check it with `gzip -t`"}
 	}

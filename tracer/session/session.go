@@ -1,0 +1,643 @@
+// Package session is rlktop's live session: it accepts connections from
+// traced processes speaking tracer/wire, decodes their frames, maps each
+// sender's string ids into one tracer.Strings, links GPU work to its launch
+// context incrementally, aggregates with tracer/attrib (cumulatively and
+// over a recent window), collects step times, drop counts and the children's
+// hellos, and answers Snapshot at any time with an immutable State. It also
+// sends Control frames to the children and tees what it receives to a
+// recording.
+//
+// All methods are safe for concurrent use; the TUI polls Snapshot at about
+// 10 Hz.
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/wire"
+)
+
+// Options configure a Session. The zero value is usable.
+type Options struct {
+	// Rules classify kernels (nil: attrib.DefaultRules()).
+	Rules *attrib.Rules
+	// Source is shown as the snapshots' Source ("live: <command>").
+	Source string
+	// WindowNs is the span of the "current window" aggregate, ns of trace
+	// time back from the newest event (default 5 s).
+	WindowNs int64
+	// WindowMaxEvents bounds the GPU events kept for the window (default
+	// 1<<20); beyond it the oldest leave early.
+	WindowMaxEvents int
+	// LinkDelay is how long a GPU event may wait for the step that encloses
+	// its launch before it is attributed with what is known (default 2 s).
+	LinkDelay time.Duration
+	// MaxSteps bounds the step times kept for the sparkline (default 4096).
+	MaxSteps int
+	// Now returns the wall clock (tests); default time.Now.
+	Now func() time.Time
+}
+
+// StepTime is one completed training step.
+type StepTime struct {
+	Step    int64 // step number as the source numbered it
+	PID     int32
+	StartNs int64 // host CLOCK_REALTIME ns
+	DurNs   int64
+}
+
+// Mark is a flag change acknowledged by a child, for the sparkline.
+type Mark struct {
+	Step  int64 // step at which it took effect; -1 unknown
+	PID   int64
+	Key   string
+	Value string
+	AtNs  int64 // wall ns when the ack arrived
+}
+
+// Child is one connected (or formerly connected) traced process.
+type Child struct {
+	Hello     wire.Hello
+	Connected bool
+	Events    uint64     // events received
+	Drops     wire.Drops // cumulative, as last reported
+	Flags     []wire.KV  // flags in force (last ack)
+	Tracing   bool       // tracing on (last ack; true until told otherwise)
+	Bye       *wire.Bye  // how it ended, when it said
+	Err       string     // the error that ended the connection, "" when clean
+	Undefined uint64     // events naming an undefined string id
+}
+
+// State is an immutable picture of the session. Nothing in it is mutated
+// after Snapshot returns it.
+type State struct {
+	// Cumulative holds everything since the session (or last Reset) began.
+	Cumulative *attrib.Snapshot
+	// Window holds the GPU events launched in the last WindowNs of trace
+	// time (and the steps in it).
+	Window   *attrib.Snapshot
+	WindowNs int64
+	// Steps are the most recent completed steps, oldest first (at most
+	// Options.MaxSteps).
+	Steps []StepTime
+	// StepCount counts every step received.
+	StepCount int64
+	// StepsPerSec is the completion rate over the window: steps ended in
+	// the last WindowNs divided by the time they span; 0 with < 2 steps.
+	StepsPerSec float64
+	Marks       []Mark
+	// Dropped is the sum of the children's cumulative drop counts (events).
+	Dropped  uint64
+	Children []Child
+	// Events counts every event received from all children.
+	Events   uint64
+	Pending  int // GPU events waiting for their launch context
+	Warnings []string
+	// Recording is nil when not recording.
+	Recording *RecordingInfo
+}
+
+// Session is a live session. Create with New; feed with Serve, Listen or
+// AddConn; read with Snapshot.
+type Session struct {
+	opts Options
+
+	mu       sync.Mutex
+	strs     *tracer.Strings
+	link     *linker
+	cum      *attrib.Aggregator
+	win      []tracer.Event // resolved GPU events and steps, arrival order
+	winHead  int
+	newest   int64
+	steps    []StepTime
+	stepN    int64
+	marks    []Mark
+	children []*conn
+	events   uint64
+	warnings []string
+	seq      uint64
+	sent     map[uint64]wire.Control // commands awaiting acks
+	rec      *recorder
+	meta     []wire.KV
+	version  uint64 // bumped on every change
+	cache    *State
+	cacheVer uint64
+	winSnap  *attrib.Snapshot
+	winAt    time.Time
+	winVer   uint64
+
+	servers []*wire.Server
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	closed  bool
+}
+
+// New returns a session; it starts a goroutine for delayed linking, stopped
+// by Close.
+func New(opts Options) *Session {
+	if opts.WindowNs <= 0 {
+		opts.WindowNs = 5e9
+	}
+	if opts.WindowMaxEvents <= 0 {
+		opts.WindowMaxEvents = 1 << 20
+	}
+	if opts.LinkDelay <= 0 {
+		opts.LinkDelay = 2 * time.Second
+	}
+	if opts.MaxSteps <= 0 {
+		opts.MaxSteps = 4096
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Session{
+		opts: opts,
+		strs: tracer.NewStrings(),
+		sent: map[uint64]wire.Control{},
+		stop: make(chan struct{}),
+	}
+	s.cum = attrib.NewAggregator(opts.Rules)
+	s.cum.SetSource(opts.Source, "rlktop")
+	s.link = newLinker(s.strs, s.resolved)
+	s.wg.Add(1)
+	go s.ticker()
+	return s
+}
+
+func (s *Session) ticker() {
+	defer s.wg.Done()
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.mu.Lock()
+			before := s.version
+			s.link.tick(s.opts.Now().UnixNano(), int64(s.opts.LinkDelay))
+			_ = before
+			s.mu.Unlock()
+		}
+	}
+}
+
+// resolved receives linked GPU events from the linker (s.mu held).
+func (s *Session) resolved(e *tracer.Event) {
+	s.cum.Add(e, s.strs, s.link.contexts)
+	s.addWindow(e)
+	s.version++
+}
+
+func (s *Session) addWindow(e *tracer.Event) {
+	s.win = append(s.win, *e)
+	if end := e.End(); end > s.newest {
+		s.newest = end
+	}
+	// Drop from the front what left the window; compact now and then.
+	for s.winHead < len(s.win) && (len(s.win)-s.winHead > s.opts.WindowMaxEvents || s.win[s.winHead].Start < s.newest-s.opts.WindowNs) {
+		s.winHead++
+	}
+	if s.winHead > 4096 && s.winHead > len(s.win)/2 {
+		s.win = append(s.win[:0], s.win[s.winHead:]...)
+		s.winHead = 0
+	}
+}
+
+// Listen starts a Unix-socket server (wire.Listen) and serves it; the
+// returned address goes to the child in RLKTOP_SOCKET.
+func (s *Session) Listen() (addr string, err error) {
+	srv, addr, err := wire.Listen()
+	if err != nil {
+		return "", err
+	}
+	s.Serve(srv)
+	return addr, nil
+}
+
+// Serve accepts connections from srv in a goroutine until Close. The
+// session closes srv when it closes.
+func (s *Session) Serve(srv *wire.Server) {
+	s.mu.Lock()
+	s.servers = append(s.servers, srv)
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			c, err := srv.Accept()
+			if err != nil {
+				return
+			}
+			s.AddConn(c)
+		}
+	}()
+}
+
+// conn is one child connection.
+type conn struct {
+	rw     io.ReadWriteCloser
+	wmu    sync.Mutex
+	w      *wire.Writer
+	names  *wire.Names
+	offset int64 // clock offset to add (0 for relayed streams)
+	info   Child
+	pid    int32
+}
+
+// AddConn serves one connection (a child's socket, or any stream of wire
+// frames, e.g. a pipe in tests) in a goroutine until it ends.
+func (s *Session) AddConn(rw io.ReadWriteCloser) {
+	c := &conn{rw: rw, w: wire.NewWriter(rw), names: wire.NewNames(s.strs)}
+	c.info.Tracing = true
+	c.info.Connected = true
+	c.info.Hello.Rank = -1
+	s.mu.Lock()
+	s.children = append(s.children, c)
+	s.version++
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		err := s.serveConn(c)
+		s.mu.Lock()
+		c.info.Connected = false
+		if err != nil {
+			c.info.Err = err.Error()
+			s.warn(fmt.Sprintf("child pid %d: %v", c.info.Hello.PID, err))
+		}
+		s.link.flush(c.pid)
+		s.version++
+		s.mu.Unlock()
+		rw.Close()
+	}()
+}
+
+func (s *Session) serveConn(c *conn) error {
+	r := wire.NewReader(c.rw)
+	var evs []tracer.Event
+	var cs []tracer.Counter
+	for {
+		f, err := r.Next()
+		if err != nil {
+			if err == io.EOF || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		switch f.Type {
+		case wire.TypeEvents:
+			// Decode outside the lock; map and link inside.
+			evs, err = f.Events(evs[:0])
+			if err != nil {
+				return err
+			}
+			s.mu.Lock()
+			s.addEvents(c, evs)
+			s.mu.Unlock()
+			continue
+		case wire.TypeCounters:
+			cs, err = f.Counters(cs[:0])
+			if err != nil {
+				return err
+			}
+		}
+		s.mu.Lock()
+		err = s.frame(c, &f, cs)
+		s.version++
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// frame handles every frame but Events (s.mu held).
+func (s *Session) frame(c *conn, f *wire.Frame, cs []tracer.Counter) error {
+	switch f.Type {
+	case wire.TypeHello:
+		h, err := f.Hello()
+		if err != nil {
+			return err
+		}
+		c.info.Hello = h
+		c.pid = int32(h.PID)
+		if f.Flags&wire.FlagRelayed == 0 {
+			c.offset = h.ClockOffsetNs
+		}
+		if s.rec != nil {
+			s.rec.hello(&h)
+		}
+	case wire.TypeStrings:
+		return f.Strings(func(id uint32, b []byte) error { c.names.Define(id, b); return nil })
+	case wire.TypeCounters:
+		for i := range cs {
+			if id, ok := c.names.Map(cs[i].Name); ok {
+				cs[i].Name = id
+			} else {
+				cs[i].Name = 0
+			}
+			cs[i].TS += c.offset
+		}
+		if s.rec != nil {
+			s.rec.counters(cs)
+		}
+	case wire.TypeDrops:
+		d, err := f.Drops()
+		if err != nil {
+			return err
+		}
+		c.info.Drops = d
+		if s.rec != nil {
+			s.rec.drops(s.droppedLocked())
+		}
+	case wire.TypeControl:
+		ct, err := f.Control()
+		if err != nil {
+			return err
+		}
+		if ct.Op == wire.ControlAck {
+			s.ack(c, &ct)
+		}
+		if s.rec != nil {
+			s.rec.control(&ct)
+		}
+	case wire.TypeMeta:
+		kv, err := f.Meta()
+		if err != nil {
+			return err
+		}
+		if s.rec != nil {
+			s.rec.meta(kv)
+		}
+	case wire.TypeBye:
+		y, err := f.Bye()
+		if err != nil {
+			return err
+		}
+		c.info.Bye = &y
+	}
+	return nil
+}
+
+func (s *Session) ack(c *conn, ct *wire.Control) {
+	c.info.Flags = slices.Clone(ct.Flags)
+	c.info.Tracing = ct.Tracing
+	cmd, ok := s.sent[ct.Seq]
+	if !ok || ct.Err != "" {
+		if ct.Err != "" {
+			s.warn(fmt.Sprintf("child pid %d refused %s %s=%s: %s", c.info.Hello.PID, cmd.Op, cmd.Key, cmd.Value, ct.Err))
+		}
+		return
+	}
+	if cmd.Op == wire.ControlSet {
+		s.marks = append(s.marks, Mark{Step: ct.Step, PID: c.info.Hello.PID, Key: cmd.Key, Value: cmd.Value, AtNs: s.opts.Now().UnixNano()})
+	}
+}
+
+// addEvents maps, shifts, links and aggregates a batch (s.mu held).
+func (s *Session) addEvents(c *conn, evs []tracer.Event) {
+	if u := c.names.MapEvents(evs); u > 0 {
+		c.info.Undefined += uint64(u)
+	}
+	now := s.opts.Now().UnixNano()
+	for i := range evs {
+		e := &evs[i]
+		e.Start += c.offset
+		e.Ctx = 0
+	}
+	if s.rec != nil {
+		s.rec.events(evs)
+	}
+	for i := range evs {
+		e := &evs[i]
+		if e.Kind == tracer.KindStep {
+			s.cum.Add(e, s.strs, s.link.contexts)
+			s.addWindow(e)
+			s.addStep(e)
+		}
+		s.link.add(e, now)
+	}
+	c.info.Events += uint64(len(evs))
+	s.events += uint64(len(evs))
+	s.version++
+}
+
+func (s *Session) addStep(e *tracer.Event) {
+	s.stepN++
+	s.steps = append(s.steps, StepTime{Step: e.Value, PID: e.PID, StartNs: e.Start, DurNs: e.Dur})
+	if len(s.steps) > 2*s.opts.MaxSteps {
+		s.steps = append(s.steps[:0], s.steps[len(s.steps)-s.opts.MaxSteps:]...)
+	}
+}
+
+func (s *Session) warn(msg string) {
+	if len(s.warnings) < 100 {
+		s.warnings = append(s.warnings, msg)
+	}
+}
+
+func (s *Session) droppedLocked() uint64 {
+	var d uint64
+	for _, c := range s.children {
+		d += c.info.Drops.Events
+	}
+	return d
+}
+
+// minWindowRebuild is the least time between two rebuilds of the window
+// aggregate (it is rebuilt from the kept events).
+const minWindowRebuild = 200 * time.Millisecond
+
+// Snapshot returns the session's state. Cheap when nothing changed since
+// the previous call; otherwise it aggregates the window afresh (at most
+// every 200 ms; in between the previous window is returned).
+func (s *Session) Snapshot() *State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cache != nil && s.cacheVer == s.version {
+		return s.cache
+	}
+	st := &State{
+		Cumulative: s.cum.Snapshot(),
+		WindowNs:   s.opts.WindowNs,
+		StepCount:  s.stepN,
+		Marks:      slices.Clone(s.marks),
+		Dropped:    s.droppedLocked(),
+		Events:     s.events,
+		Warnings:   slices.Clone(s.warnings),
+	}
+	st.Cumulative.Dropped = st.Dropped
+	now := s.opts.Now()
+	if s.winSnap == nil || (s.winVer != s.version && now.Sub(s.winAt) >= minWindowRebuild) {
+		a := attrib.NewAggregator(s.opts.Rules)
+		a.SetSource(s.opts.Source, "rlktop")
+		a.AddEvents(s.win[s.winHead:], s.strs, s.link.contexts)
+		s.winSnap = a.Snapshot()
+		s.winSnap.Dropped = st.Dropped
+		s.winAt, s.winVer = now, s.version
+	}
+	st.Window = s.winSnap
+	n := min(len(s.steps), s.opts.MaxSteps)
+	st.Steps = slices.Clone(s.steps[len(s.steps)-n:])
+	st.StepsPerSec = stepsPerSec(st.Steps, s.opts.WindowNs)
+	for _, c := range s.children {
+		ci := c.info
+		ci.Flags = slices.Clone(ci.Flags)
+		if ci.Bye != nil {
+			y := *ci.Bye
+			ci.Bye = &y
+		}
+		st.Children = append(st.Children, ci)
+	}
+	for _, th := range s.link.threads {
+		st.Pending += len(th.pending)
+	}
+	for _, ws := range s.link.waiting {
+		st.Pending += len(ws)
+	}
+	if s.link.lateCount > 0 {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("%d GPU events arrived after the ranges around their launch were forgotten; their stage may be missing", s.link.lateCount))
+	}
+	if s.rec != nil {
+		ri := s.rec.info()
+		st.Recording = &ri
+	}
+	s.cache, s.cacheVer = st, s.version
+	return st
+}
+
+// stepsPerSec: steps ending within windowNs of the last step's end, over
+// the time from the first of them starting to the last ending.
+func stepsPerSec(steps []StepTime, windowNs int64) float64 {
+	if len(steps) < 2 {
+		return 0
+	}
+	last := steps[len(steps)-1]
+	end := last.StartNs + last.DurNs
+	i := sort.Search(len(steps), func(i int) bool { return steps[i].StartNs+steps[i].DurNs >= end-windowNs })
+	w := steps[i:]
+	if len(w) < 2 {
+		w = steps[len(steps)-2:]
+	}
+	span := end - w[0].StartNs
+	if span <= 0 {
+		return 0
+	}
+	return float64(len(w)) / (float64(span) / 1e9)
+}
+
+// Control sends "set flag key=value" to every connected child and returns
+// the command's sequence number; acks update each Child's Flags and add a
+// Mark. A child that cannot take the frame within 1 s is skipped and the
+// error returned.
+func (s *Session) Control(key, value string) (uint64, error) {
+	return s.send(wire.Control{Op: wire.ControlSet, Key: key, Value: value, Step: -1})
+}
+
+// PauseTracing asks every child to stop tracing (the loop keeps running).
+func (s *Session) PauseTracing() (uint64, error) {
+	return s.send(wire.Control{Op: wire.ControlPause, Step: -1})
+}
+
+// ResumeTracing asks every child to trace again.
+func (s *Session) ResumeTracing() (uint64, error) {
+	return s.send(wire.Control{Op: wire.ControlResume, Step: -1})
+}
+
+// StopChildren asks every child to stop its loop cleanly.
+func (s *Session) StopChildren() (uint64, error) {
+	return s.send(wire.Control{Op: wire.ControlStop, Step: -1})
+}
+
+func (s *Session) send(ct wire.Control) (uint64, error) {
+	s.mu.Lock()
+	s.seq++
+	ct.Seq = s.seq
+	s.sent[ct.Seq] = ct
+	var targets []*conn
+	for _, c := range s.children {
+		if c.info.Connected {
+			targets = append(targets, c)
+		}
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, c := range targets {
+		c.wmu.Lock()
+		if d, ok := c.rw.(interface{ SetWriteDeadline(time.Time) error }); ok {
+			d.SetWriteDeadline(time.Now().Add(time.Second))
+		}
+		err := c.w.Control(&ct)
+		c.wmu.Unlock()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("child pid %d: %w", c.info.Hello.PID, err))
+		}
+	}
+	return ct.Seq, errors.Join(errs...)
+}
+
+// Strings returns the session's string table. The caller must not use it
+// concurrently with a running session; for tests and after Close.
+func (s *Session) Strings() *tracer.Strings { return s.strs }
+
+// Close stops serving, closes every connection and the servers, stops a
+// recording (writing its Bye) and waits for the goroutines.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.stop)
+	servers := s.servers
+	var conns []io.Closer
+	for _, c := range s.children {
+		conns = append(conns, c.rw)
+	}
+	s.mu.Unlock()
+	for _, srv := range servers {
+		srv.Close()
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	s.wg.Wait()
+	_, err := s.StopRecording()
+	if errors.Is(err, ErrNotRecording) {
+		err = nil
+	}
+	return err
+}
+
+// Wait blocks until every connection added so far has ended, or timeout
+// passes; it reports whether they all ended. Then their GPU events have
+// been linked with everything they sent.
+func (s *Session) Wait(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		open := 0
+		for _, c := range s.children {
+			if c.info.Connected {
+				open++
+			}
+		}
+		s.mu.Unlock()
+		if open == 0 {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return false
+}

@@ -1,0 +1,345 @@
+package session
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/tracefile"
+	"github.com/rlktop/rlktop/tracer/wire"
+)
+
+// The synthetic loop: nSteps steps, 1 ms apart, each 0.9 ms long, on pid
+// 100 / thread 1 (tracer clock ns; the hello's offset moves them to host
+// time). Inside step n (s = 1e6 + n·1e6):
+//
+//	range forward [s, s+400µs):  gemm @ s+10µs 100µs, attn_fused_fwd @ s+150µs 200µs
+//	range sample [s+500µs, s+800µs): topp_scan @ s+550µs 50µs;
+//	    cudaLaunchKernel @ s+600µs 5µs corr n+1 → gpu_kernel on device 0 @ s+700µs 30µs
+//	outside_kernel @ s+850µs 10µs (in the step, in no range)
+//
+// Like a real tracer, ranges and steps are sent when they end (after their
+// kernels). The GPU kernel of even steps is sent one step late; for odd
+// steps it is sent before its launch call.
+const (
+	nSteps    = 20
+	pid       = 100
+	clockOffs = 1_700_000_000_000_000_000
+)
+
+// Hand-computed totals (ns): count nSteps each.
+var wantKernels = map[string]int64{
+	"gemm":           nSteps * 100_000,
+	"attn_fused_fwd": nSteps * 200_000,
+	"topp_scan":      nSteps * 50_000,
+	"gpu_kernel":     nSteps * 30_000,
+	"outside_kernel": nSteps * 10_000,
+}
+var wantStages = map[string]int64{
+	"forward":        nSteps * 300_000,
+	"sample":         nSteps * 80_000,
+	attrib.StageNone: nSteps * 10_000,
+}
+
+// perStepKernelNs: every GPU op launched in a step.
+const perStepKernelNs = 100_000 + 200_000 + 50_000 + 30_000 + 10_000
+
+type synth struct {
+	s     *wire.AsyncSender
+	names map[string]tracer.StrID
+}
+
+func (y *synth) id(n string) tracer.StrID {
+	if id, ok := y.names[n]; ok {
+		return id
+	}
+	id := y.s.Name(n)
+	y.names[n] = id
+	return id
+}
+
+func (y *synth) ev(kind tracer.Kind, name string, start, dur int64) tracer.Event {
+	return tracer.Event{Kind: kind, Name: y.id(name), Start: start, Dur: dur, PID: pid, TID: 1, Device: -1}
+}
+
+// sendLoop sends the synthetic stream through s.
+func sendLoop(s *wire.AsyncSender) {
+	y := &synth{s: s, names: map[string]tracer.StrID{}}
+	s.Hello(&wire.Hello{Source: "gotrace", PID: pid, Rank: -1, Host: "test", Device: "cpu", ClockOffsetNs: clockOffs,
+		Cmdline: []string{"synthetic"}})
+	var lateGPU []tracer.Event
+	for n := int64(0); n < nSteps; n++ {
+		st := 1_000_000 + n*1_000_000
+		gpu := tracer.Event{Kind: tracer.KindKernel, Name: y.id("gpu_kernel"), Start: st + 700_000, Dur: 30_000,
+			PID: pid, TID: -1, Device: 0, Stream: 7, Corr: uint64(n + 1)}
+		launch := y.ev(tracer.KindRuntime, "cudaLaunchKernel", st+600_000, 5_000)
+		launch.Corr = uint64(n + 1)
+		step := y.ev(tracer.KindStep, "step", st, 900_000)
+		step.Value = n
+		var batch []tracer.Event
+		batch = append(batch, lateGPU...)
+		lateGPU = nil
+		batch = append(batch,
+			y.ev(tracer.KindKernel, "gemm", st+10_000, 100_000),
+			y.ev(tracer.KindKernel, "attn_fused_fwd", st+150_000, 200_000),
+			y.ev(tracer.KindRange, "forward", st, 400_000),
+			y.ev(tracer.KindKernel, "topp_scan", st+550_000, 50_000))
+		if n%2 == 1 {
+			batch = append(batch, gpu, launch)
+		} else {
+			batch = append(batch, launch)
+			lateGPU = append(lateGPU, gpu)
+		}
+		batch = append(batch,
+			y.ev(tracer.KindRange, "sample", st+500_000, 300_000),
+			y.ev(tracer.KindKernel, "outside_kernel", st+850_000, 10_000),
+			step)
+		// Split the step over two frames, as a drain might.
+		s.Send(batch[:3])
+		s.Send(batch[3:])
+	}
+	s.Send(lateGPU)
+}
+
+func checkSnapshot(t *testing.T, what string, snap *attrib.Snapshot) {
+	t.Helper()
+	got := map[string]int64{}
+	for _, k := range snap.Kernels {
+		got[k.Name] = k.TotalNs
+		if k.Count != nSteps {
+			t.Errorf("%s: %s count %d, want %d", what, k.Name, k.Count, nSteps)
+		}
+	}
+	for k, v := range wantKernels {
+		if got[k] != v {
+			t.Errorf("%s: kernel %s total %d, want %d", what, k, got[k], v)
+		}
+	}
+	if len(got) != len(wantKernels) {
+		t.Errorf("%s: kernels %v", what, got)
+	}
+	stages := map[string]int64{}
+	for _, g := range snap.Stages {
+		stages[g.Key] = g.TotalNs
+	}
+	for k, v := range wantStages {
+		if stages[k] != v {
+			t.Errorf("%s: stage %s total %d, want %d (all %v)", what, k, stages[k], v, stages)
+		}
+	}
+	if len(snap.Steps) != nSteps {
+		t.Fatalf("%s: %d steps, want %d", what, len(snap.Steps), nSteps)
+	}
+	for i, st := range snap.Steps {
+		if st.Step != int64(i) || st.KernelNs != perStepKernelNs || st.Count != 5 || st.DurNs != 900_000 ||
+			st.StartNs != clockOffs+1_000_000+int64(i)*1_000_000 {
+			t.Errorf("%s: step row %+v, want step %d kernel %d ns in 5 ops", what, st, i, perStepKernelNs)
+		}
+	}
+}
+
+func dialSender(t *testing.T, addr string) *wire.AsyncSender {
+	t.Helper()
+	c, err := wire.Dial(addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wire.NewAsyncSender(c, 1<<14)
+}
+
+func TestSessionEndToEnd(t *testing.T) {
+	sess := New(Options{Source: "live: synthetic"})
+	defer sess.Close()
+	addr, err := sess.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recPath := filepath.Join(t.TempDir(), "run.rlk")
+	f, err := os.Create(recPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Record(f); err != nil {
+		t.Fatal(err)
+	}
+
+	s := dialSender(t, addr)
+	sendLoop(s)
+	if err := s.Close(wire.Bye{Reason: "exit", ExitCode: 0}, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if !sess.Wait(5 * time.Second) {
+		t.Fatal("connection did not end")
+	}
+	st := sess.Snapshot()
+	checkSnapshot(t, "cumulative", st.Cumulative)
+	checkSnapshot(t, "window", st.Window)
+	if st.StepCount != nSteps || len(st.Steps) != nSteps {
+		t.Fatalf("steps %d %d", st.StepCount, len(st.Steps))
+	}
+	// 20 steps from the first start to the last end: 19 ms + 0.9 ms.
+	if want := 20 / 0.0199; st.StepsPerSec < want*0.999999 || st.StepsPerSec > want*1.000001 {
+		t.Fatalf("steps/s %v, want %v", st.StepsPerSec, want)
+	}
+	if len(st.Children) != 1 || st.Children[0].Hello.PID != pid || st.Children[0].Connected ||
+		st.Children[0].Bye == nil || st.Children[0].Events != nSteps*9 {
+		t.Fatalf("children %+v", st.Children)
+	}
+	if st.Dropped != 0 || st.Pending != 0 {
+		t.Fatalf("dropped %d pending %d", st.Dropped, st.Pending)
+	}
+	if st.Recording == nil || st.Recording.Events != nSteps*9 {
+		t.Fatalf("recording %+v", st.Recording)
+	}
+	if _, err := sess.StopRecording(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	// The recording, read by the importer (which links with
+	// tracer.Trace.Link, not the session's linker), gives the same totals.
+	tr, err := tracefile.Open(recPath, tracefile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Format != "rlktop" || tr.Meta["source"] != "gotrace" || len(tr.Events) != nSteps*9 {
+		t.Fatalf("recording: format %q meta %v, %d events", tr.Format, tr.Meta, len(tr.Events))
+	}
+	a := attrib.NewAggregator(nil)
+	a.AddTrace(tr)
+	checkSnapshot(t, "recording", a.Snapshot())
+}
+
+// TestSessionControl: a Control reaches the child; its ack updates the
+// child's flags and adds a mark.
+func TestSessionControl(t *testing.T) {
+	sess := New(Options{})
+	defer sess.Close()
+	addr, err := sess.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := dialSender(t, addr)
+	s.Hello(&wire.Hello{Source: "gotrace", PID: 7})
+	deadline := time.Now().Add(5 * time.Second)
+	for len(sess.Snapshot().Children) == 0 || sess.Snapshot().Children[0].Hello.PID != 7 {
+		if time.Now().After(deadline) {
+			t.Fatal("child never connected")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	seq, err := sess.Control("attention", "fused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c wire.Control
+	select {
+	case c = <-s.Controls():
+	case <-time.After(5 * time.Second):
+		t.Fatal("control never arrived")
+	}
+	if c.Op != wire.ControlSet || c.Key != "attention" || c.Value != "fused" || c.Seq != seq {
+		t.Fatalf("control %+v", c)
+	}
+	s.Ack(&wire.Control{Op: wire.ControlAck, Seq: c.Seq, Flags: []wire.KV{{Key: "attention", Value: "fused"}}, Tracing: true, Step: 12})
+	for {
+		st := sess.Snapshot()
+		if len(st.Marks) == 1 {
+			m := st.Marks[0]
+			if m.Step != 12 || m.Key != "attention" || m.Value != "fused" || m.PID != 7 {
+				t.Fatalf("mark %+v", m)
+			}
+			if fl := st.Children[0].Flags; len(fl) != 1 || fl[0].Value != "fused" {
+				t.Fatalf("flags %+v", fl)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ack never arrived")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.Close(wire.Bye{}, time.Second)
+}
+
+// TestSessionPipe drives a session over an in-memory pipe with a plain
+// Writer and a Drops frame.
+func TestSessionPipe(t *testing.T) {
+	sess := New(Options{})
+	defer sess.Close()
+	a, b := net.Pipe()
+	sess.AddConn(a)
+	w := wire.NewWriter(b)
+	w.Hello(&wire.Hello{Source: "cupti", PID: 5})
+	k := w.Name("k")
+	w.Events([]tracer.Event{{Kind: tracer.KindKernel, Name: k, Start: 10, Dur: 5, TID: -1, PID: 5}})
+	w.Drops(wire.Drops{Events: 42, Batches: 1})
+	b.Close()
+	if !sess.Wait(5 * time.Second) {
+		t.Fatal("pipe did not end")
+	}
+	st := sess.Snapshot()
+	if st.Dropped != 42 || st.Cumulative.Dropped != 42 || len(st.Cumulative.Kernels) != 1 || st.Cumulative.Kernels[0].TotalNs != 5 {
+		t.Fatalf("state %+v", st)
+	}
+}
+
+// TestRecordingTruncated cuts a recording at many offsets: the importer
+// never fails once a whole frame is present, and keeps a prefix of the
+// events.
+func TestRecordingTruncated(t *testing.T) {
+	sess := New(Options{})
+	var buf bytes.Buffer
+	if err := sess.Record(&buf); err != nil {
+		t.Fatal(err)
+	}
+	a, b := net.Pipe()
+	sess.AddConn(a)
+	s := wire.NewAsyncSender(b, 1<<14)
+	sendLoop(s)
+	s.Close(wire.Bye{}, 5*time.Second)
+	sess.Wait(5 * time.Second)
+	sess.Close()
+	full := buf.Bytes()
+	ref, err := tracefile.Read(bytes.NewReader(full), "full", 0, tracefile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Events) != nSteps*9 || len(ref.Warnings) != 0 {
+		t.Fatalf("full recording: %d events, warnings %v", len(ref.Events), ref.Warnings)
+	}
+	step := max(1, len(full)/300)
+	lastN := 0
+	for cut := 40; cut < len(full); cut += step {
+		tr, err := tracefile.Read(bytes.NewReader(full[:cut]), "cut", 0, tracefile.Options{})
+		if err != nil {
+			// Only a cut before the first whole frame may fail.
+			if cut > len(full)/2 {
+				t.Logf("cut %d: %v", cut, err)
+			}
+			if lastN > 0 {
+				t.Fatalf("cut %d/%d: %v", cut, len(full), err)
+			}
+			continue
+		}
+		if len(tr.Events) < lastN {
+			t.Fatalf("cut %d: %d events, fewer than %d at a shorter cut", cut, len(tr.Events), lastN)
+		}
+		for i := range tr.Events { // a prefix of the full event list
+			e, r := tr.Events[i], ref.Events[i]
+			e.Ctx, r.Ctx = 0, 0
+			if e != r {
+				t.Fatalf("cut %d: event %d differs", cut, i)
+			}
+		}
+		lastN = len(tr.Events)
+	}
+	if lastN == 0 {
+		t.Fatal("no cut kept any events")
+	}
+}

@@ -1,0 +1,201 @@
+package tracefile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire"
+)
+
+// The "rlktop" format: rlktop's own recordings (a gzip-compressed wire
+// stream, see tracer/wire/FORMAT.md), and also a raw, uncompressed wire
+// stream as one child sent it. Read gunzips by magic before sniffing, so
+// Sniff sees the "RLKW" preamble either way.
+func init() {
+	Register(Format{Name: "rlktop", Sniff: sniffRecording, Read: readRecording})
+}
+
+func sniffRecording(head []byte) bool { return bytes.HasPrefix(head, wire.Magic[:]) }
+
+// readRecording reads a wire stream into a linked trace. Event and counter
+// times of streams written by a traced process are shifted by the hello's
+// clock offset to host CLOCK_REALTIME ns; a recording's frames carry
+// FlagRelayed on their hellos and are already in host time. A stream that
+// ends inside a frame (a recorder killed with SIGKILL) keeps every whole
+// frame before it and adds a warning; it is not an error.
+func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
+	t := tracer.NewTrace("rlktop", path)
+	wr := wire.NewReader(r)
+	names := wire.NewNames(t.Strings)
+	var (
+		offset    int64
+		evs       []tracer.Event
+		cs        []tracer.Counter
+		hellos    int
+		undefined int
+		frames    int
+		dropped   = map[int]uint64{} // per hello (sender), cumulative
+	)
+	bad := func(err error) error {
+		var fe *wire.FormatError
+		off := wr.Offset()
+		field := ""
+		if errors.As(err, &fe) {
+			off, field = fe.Offset, fe.Field
+		}
+		return &Error{Path: path, Offset: off, Field: field, Msg: "bad rlktop recording", Err: err,
+			Hint: "the file is damaged; frames before this offset are intact"}
+	}
+	for {
+		f, err := wr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) && frames > 0 {
+				t.Warn(fmt.Sprintf("recording ends inside a frame at byte %d (recorder killed?): kept the %d whole frames before it", wr.Offset(), frames))
+				break
+			}
+			if frames == 0 {
+				return nil, bad(err)
+			}
+			t.Warn(fmt.Sprintf("recording damaged at byte %d: %v; kept the %d frames before it", wr.Offset(), err, frames))
+			break
+		}
+		frames++
+		switch f.Type {
+		case wire.TypeHello:
+			h, err := f.Hello()
+			if err != nil {
+				return nil, bad(err)
+			}
+			hellos++
+			offset = 0
+			if f.Flags&wire.FlagRelayed == 0 {
+				offset = h.ClockOffsetNs
+			}
+			addHello(t, &h, hellos)
+		case wire.TypeStrings:
+			if err := f.Strings(func(id uint32, b []byte) error { names.Define(id, b); return nil }); err != nil {
+				return nil, bad(err)
+			}
+		case wire.TypeEvents:
+			n0 := len(t.Events)
+			t.Events, err = f.Events(t.Events)
+			if err != nil {
+				return nil, bad(err)
+			}
+			evs = t.Events[n0:]
+			undefined += names.MapEvents(evs)
+			if offset != 0 {
+				for i := range evs {
+					evs[i].Start += offset
+				}
+			}
+		case wire.TypeCounters:
+			cs, err = f.Counters(cs[:0])
+			if err != nil {
+				return nil, bad(err)
+			}
+			for i := range cs {
+				id, ok := names.Map(cs[i].Name)
+				if !ok {
+					undefined++
+				}
+				cs[i].Name = id
+				cs[i].TS += offset
+			}
+			t.Counters = append(t.Counters, cs...)
+		case wire.TypeDrops:
+			d, err := f.Drops()
+			if err != nil {
+				return nil, bad(err)
+			}
+			dropped[hellos] = d.Events
+		case wire.TypeMeta:
+			kv, err := f.Meta()
+			if err != nil {
+				return nil, bad(err)
+			}
+			for _, p := range kv {
+				t.Meta[p.Key] = p.Value
+			}
+		case wire.TypeControl:
+			c, err := f.Control()
+			if err != nil {
+				return nil, bad(err)
+			}
+			if c.Op == wire.ControlAck && c.Err == "" && len(c.Flags) > 0 {
+				var fl []string
+				for _, p := range c.Flags {
+					fl = append(fl, p.Key+"="+p.Value)
+				}
+				t.Meta["flags"] = strings.Join(fl, ",")
+				t.Meta["flags_changes"] = strconv.Itoa(atoi(t.Meta["flags_changes"]) + 1)
+			}
+		case wire.TypeBye:
+			y, err := f.Bye()
+			if err != nil {
+				return nil, bad(err)
+			}
+			t.Meta["end"] = y.Reason
+			if y.ExitCode >= 0 {
+				t.Meta["exit_code"] = strconv.FormatInt(y.ExitCode, 10)
+			}
+		}
+	}
+	for _, d := range dropped {
+		t.Dropped += d
+	}
+	if undefined > 0 {
+		t.Warn(fmt.Sprintf("%d events or counters name a string id the recording never defined; their name is empty", undefined))
+	}
+	if frames == 0 {
+		return nil, &Error{Path: path, Offset: wr.Offset(), Msg: "rlktop recording holds no frames",
+			Hint: "the recorder stopped before writing anything"}
+	}
+	t.Link()
+	return t, nil
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// addHello records a sender's identity in the trace: devices, rank, and
+// meta keys prefixed with the sender's number when there are several.
+func addHello(t *tracer.Trace, h *wire.Hello, n int) {
+	p := ""
+	if n > 1 {
+		p = fmt.Sprintf("child%d.", n)
+	}
+	t.Meta[p+"source"] = h.Source
+	t.Meta[p+"pid"] = strconv.FormatInt(h.PID, 10)
+	t.Meta[p+"host"] = h.Host
+	if h.Device != "" {
+		t.Meta[p+"device"] = h.Device
+	}
+	if len(h.Cmdline) > 0 {
+		t.Meta[p+"cmdline"] = strings.Join(h.Cmdline, " ")
+	}
+	if t.Rank < 0 && h.Rank >= 0 {
+		t.Rank = int(h.Rank)
+	}
+	if h.World > 0 && t.World == 0 {
+		t.World = int(h.World)
+	}
+	for _, d := range h.Devices {
+		dup := false
+		for _, e := range t.Devices {
+			if e.ID == d.ID && e.Name == d.Name {
+				dup = true
+			}
+		}
+		if !dup {
+			t.Devices = append(t.Devices, d)
+		}
+	}
+}
