@@ -157,3 +157,17 @@ func TestQuitKeyTypesIntoFilter(t *testing.T) {
 		t.Fatal("ctrl+c should quit even while typing")
 	}
 }
+
+// BenchmarkSnapshotAndRender is one live-session tick at 200×50 with
+// 2,000 kernels: a new snapshot routed to every view, then a full frame.
+func BenchmarkSnapshotAndRender(b *testing.B) {
+	snap := viewstest.Big(2000)
+	st := views.DefaultStyles()
+	m := tui.New(tui.Options{Styles: &st, Snapshot: snap})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Update(tui.SnapshotMsg{Snapshot: snap})
+		_ = m.Render()
+	}
+}

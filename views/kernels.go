@@ -466,9 +466,13 @@ func (k *Kernels) detail(n int) []string {
 	if stage == "" {
 		stage = "(none)"
 	}
-	stats := label(fit("stage", lw)) + st.Detail.Value.Render(stage) +
-		label("   min ") + FormatNs(r.MinNs) + label("  p50 ") + FormatNs(r.P50Ns) +
+	nums := label("   min ") + FormatNs(r.MinNs) + label("  p50 ") + FormatNs(r.P50Ns) +
 		label("  p99 ") + FormatNs(r.P99Ns) + label("  max ") + FormatNs(r.MaxNs)
+	// A long stage name is cut so the numbers stay visible.
+	if room := k.w - lw - ansi.StringWidth(nums); ansi.StringWidth(stage) > room {
+		stage = ansi.Truncate(stage, max(room, 8), "…")
+	}
+	stats := label(fit("stage", lw)) + st.Detail.Value.Render(stage) + nums
 	out := []string{sep}
 	switch n {
 	case 2:
