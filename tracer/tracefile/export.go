@@ -541,8 +541,18 @@ func (x *exporter) writeMetadataEvents() {
 	if pname == "" {
 		pname = "rlktop"
 	}
+	cpuDev := map[int64]string{}
+	for _, d := range t.Devices {
+		if d.Vendor == "cpu" {
+			cpuDev[int64(d.ID)] = d.Name
+		}
+	}
 	for _, p := range sortedInt64(devices) {
 		name := "GPU " + strconv.FormatInt(p, 10)
+		if n, ok := cpuDev[p]; ok {
+			// The built-in loop's CPU "device" (gotrace): say what it is.
+			name = "device " + strconv.FormatInt(p, 10) + ": " + n
+		}
 		if p == hostDevicePID {
 			name = "host (CPU device)"
 		}

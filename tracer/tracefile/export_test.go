@@ -492,3 +492,28 @@ func BenchmarkWriteChrome(b *testing.B) {
 	b.ReportMetric(float64(len(src.Events)), "events/op")
 	b.SetBytes(int64(buf.Len()))
 }
+
+// TestExportCPUDevicesAndPIDClash: the built-in loop's CPU device is named
+// as such; GPU-kind events without a device get their own process; a CPU
+// pid equal to a device id is moved so the two never share a process.
+func TestExportCPUDevicesAndPIDClash(t *testing.T) {
+	tr := tracer.NewTrace("rlktop", "demo")
+	k := tr.Strings.Intern("matmul")
+	tr.Devices = []tracer.Device{{ID: 0, Name: "Go CPU (in-process gotrace)", Vendor: "cpu"}}
+	tr.Events = []tracer.Event{
+		{Kind: tracer.KindKernel, Name: k, Start: 1000, Dur: 500, PID: 0, TID: 1, Device: 0, Stream: 0},
+		{Kind: tracer.KindKernel, Name: k, Start: 2000, Dur: 500, PID: 0, TID: 1, Device: -1, Stream: 0},
+		{Kind: tracer.KindRange, Name: tr.Strings.Intern("forward"), Start: 900, Dur: 2000, PID: 0, TID: 1, Device: -1},
+	}
+	out := string(exportString(t, tr, ExportOptions{}))
+	for _, want := range []string{
+		`"pid":0,"tid":0,"args":{"name":"device 0: Go CPU (in-process gotrace)"}`,
+		fmt.Sprintf(`"pid":%d,"tid":0,"args":{"name":"host (CPU device)"}`, hostDevicePID),
+		fmt.Sprintf(`"cat":"user_annotation","name":"forward","pid":%d,"tid":1`, cpuPIDOffset),
+		`"cat":"kernel","name":"matmul","pid":0,"tid":0,"ts":1,"dur":0.5,"args":{"device":0,"stream":0,"launch tid":1}`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("export lacks %s\n%s", want, out)
+		}
+	}
+}
