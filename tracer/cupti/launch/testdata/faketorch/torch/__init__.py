@@ -1,0 +1,1 @@
+from . import cuda, nn  # noqa: F401

@@ -1,0 +1,2 @@
+from .modules.module import Module  # noqa: F401
+from . import functional  # noqa: F401
