@@ -12,6 +12,7 @@ import (
 
 	"github.com/rlktop/rlktop/gpu/nvml"
 	"github.com/rlktop/rlktop/gpu/reading"
+	"github.com/rlktop/rlktop/gpu/rocmsmi"
 	"github.com/rlktop/rlktop/tracer"
 )
 
@@ -47,6 +48,12 @@ func TestOpenWithoutDriverIsCalm(t *testing.T) {
 	}
 	if m.HasGPU() {
 		t.Skip("an AMD GPU is present; the CPU-only path cannot be checked")
+	}
+	// With no ROCm SMI library either, the whole line (as gputest.CPUOnlyStatus).
+	m2, st2 := OpenWith(Options{ROCm: rocmsmi.Options{LibraryPaths: []string{"librocm_smi64-rlktop-absent.so"}}})
+	m2.Close()
+	if want := "no NVIDIA driver: libnvidia-ml.so.1 not found; no ROCm SMI: librocm_smi64.so not found; CPU only: the child's CPU% and RSS"; st2 != want {
+		t.Errorf("status %q, want %q", st2, want)
 	}
 	if !strings.HasSuffix(status, "CPU only: the child's CPU% and RSS") {
 		t.Errorf("status %q does not end with the CPU fallback", status)
@@ -163,7 +170,7 @@ func (c *countingSampler) Sample() (Sample, error) {
 
 func TestPoller(t *testing.T) {
 	strs := tracer.NewStrings()
-	p := NewPoller(&countingSampler{}, 20*time.Millisecond, strs)
+	p := NewPoller(&countingSampler{}, 20*time.Millisecond, strs.Intern)
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := p.Run(ctx)
 	var last int64
@@ -181,7 +188,7 @@ func TestPoller(t *testing.T) {
 	cancel()
 	for range ch { // must close
 	}
-	if NewPoller(&countingSampler{}, time.Nanosecond, strs).Interval() != MinInterval {
+	if NewPoller(&countingSampler{}, time.Nanosecond, strs.Intern).Interval() != MinInterval {
 		t.Error("interval not clamped")
 	}
 }

@@ -105,16 +105,17 @@ const MinInterval = 20 * time.Millisecond
 
 // NewPoller returns a poller sampling every `every` (0: DefaultInterval;
 // shorter than MinInterval: MinInterval). The counter names are interned
-// into names now, on the caller's goroutine; the poller's goroutine never
-// touches names afterwards, so names may stay owned by the consumer.
-func NewPoller(s Sampler, every time.Duration, names *tracer.Strings) *Poller {
+// with intern now, on the caller's goroutine — e.g. a *tracer.Strings'
+// Intern, or a wire.AsyncSender's Name — and never again, so the table
+// may stay owned by the consumer.
+func NewPoller(s Sampler, every time.Duration, intern func(string) tracer.StrID) *Poller {
 	if every == 0 {
 		every = DefaultInterval
 	}
 	every = max(every, MinInterval)
 	p := &Poller{s: s, every: every, ids: map[string]tracer.StrID{}}
 	for _, n := range CounterNames() {
-		p.ids[n] = names.Intern(n)
+		p.ids[n] = intern(n)
 	}
 	return p
 }
