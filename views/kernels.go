@@ -33,6 +33,7 @@ func (k SortKey) String() string {
 type KernelsKeyMap struct {
 	ListKeyMap
 	SortTotal, SortCount, SortMean, SortName key.Binding
+	Transfers                                key.Binding // show memcpy/memset rows in the table
 	Filter                                   key.Binding // open the filter input
 	ClearFilter                              key.Binding // esc: clear the filter (and close the input)
 	Accept                                   key.Binding // enter: close the input, keep the filter
@@ -46,6 +47,7 @@ func DefaultKernelsKeyMap() KernelsKeyMap {
 		SortCount:   key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "sort count")),
 		SortMean:    key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "sort mean")),
 		SortName:    key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "sort name")),
+		Transfers:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "memcpy/set rows")),
 		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 		Accept:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
@@ -60,10 +62,13 @@ type Kernels struct {
 	st      *Styles
 	keys    KernelsKeyMap
 	snap    *attrib.Snapshot
-	lower   []string          // lower-cased "name\x00display" per snap.Kernels row
-	lowerOf map[string]string // cache of lower across snapshots, by Name
-	disp    []string          // name shown per snap.Kernels row (see shownNames)
-	rows    []int             // indices into snap.Kernels: filtered and sorted
+	all     []*attrib.KernelRow // snap.Kernels, then snap.Transfers
+	nKern   int                 // how many of all are kernels
+	xfers   bool                // show memcpy/memset rows too
+	lower   []string            // lower-cased "name\x00display" per all row
+	lowerOf map[string]string   // cache of lower across snapshots, by Name
+	disp    []string            // name shown per all row (see shownNames)
+	rows    []int               // indices into all: filtered and sorted
 	sortBy  SortKey
 	desc    bool
 	input   textinput.Model
@@ -98,8 +103,13 @@ func (k *Kernels) Info() string {
 	if k.desc {
 		arrow = "▼"
 	}
-	s := fmt.Sprintf("sort %s %s · %s of %s", k.sortBy, arrow, FormatCount(int64(len(k.rows))), FormatCount(int64(len(k.snap.Kernels))))
-	return s
+	n := k.nKern
+	what := ""
+	if k.xfers {
+		n = len(k.all)
+		what = " incl. memcpy/set"
+	}
+	return fmt.Sprintf("sort %s %s · %s of %s%s", k.sortBy, arrow, FormatCount(int64(len(k.rows))), FormatCount(int64(n)), what)
 }
 
 // Sort returns the sort column and whether it is descending.
@@ -126,7 +136,7 @@ func (k *Kernels) SetFilter(s string) {
 func (k *Kernels) Rows() []attrib.KernelRow {
 	out := make([]attrib.KernelRow, len(k.rows))
 	for i, r := range k.rows {
-		out[i] = k.snap.Kernels[r]
+		out[i] = *k.all[r]
 	}
 	return out
 }
@@ -136,7 +146,7 @@ func (k *Kernels) Selected() *attrib.KernelRow {
 	if len(k.rows) == 0 {
 		return nil
 	}
-	return &k.snap.Kernels[k.rows[k.list.cursor]]
+	return k.all[k.rows[k.list.cursor]]
 }
 
 func (k *Kernels) SetSnapshot(s *attrib.Snapshot) {
@@ -146,12 +156,20 @@ func (k *Kernels) SetSnapshot(s *attrib.Snapshot) {
 	}
 	k.snap = s
 	k.lower = k.lower[:0]
+	k.all = k.all[:0]
+	k.nKern = 0
 	if s != nil {
-		if k.lowerOf == nil || len(k.lowerOf) > 4*len(s.Kernels)+1024 {
-			k.lowerOf = make(map[string]string, len(s.Kernels))
-		}
 		for i := range s.Kernels {
-			r := &s.Kernels[i]
+			k.all = append(k.all, &s.Kernels[i])
+		}
+		k.nKern = len(k.all)
+		for i := range s.Transfers {
+			k.all = append(k.all, &s.Transfers[i])
+		}
+		if k.lowerOf == nil || len(k.lowerOf) > 4*len(k.all)+1024 {
+			k.lowerOf = make(map[string]string, len(k.all))
+		}
+		for _, r := range k.all {
 			l, ok := k.lowerOf[r.Name]
 			if !ok {
 				l = strings.ToLower(r.Name + "\x00" + r.DisplayName)
@@ -160,11 +178,11 @@ func (k *Kernels) SetSnapshot(s *attrib.Snapshot) {
 			k.lower = append(k.lower, l)
 		}
 	}
-	k.disp = shownNames(s, k.disp[:0])
+	k.disp = shownNames(k.all, k.disp[:0])
 	k.refresh()
 	if keep != "" {
 		for i, r := range k.rows {
-			if s.Kernels[r].Name == keep {
+			if k.all[r].Name == keep {
 				k.list.cursor = i
 				k.list.clamp()
 				break
@@ -180,14 +198,16 @@ func (k *Kernels) refresh() {
 		k.list.setLen(0)
 		return
 	}
-	for i := range k.snap.Kernels {
+	for i := range k.all {
+		if i >= k.nKern && !k.xfers {
+			break
+		}
 		if k.filter == "" || strings.Contains(k.lower[i], k.filter) {
 			k.rows = append(k.rows, i)
 		}
 	}
-	ks := k.snap.Kernels
 	slices.SortStableFunc(k.rows, func(a, b int) int {
-		ra, rb := &ks[a], &ks[b]
+		ra, rb := k.all[a], k.all[b]
 		var c int
 		switch k.sortBy {
 		case SortTotal:
@@ -307,6 +327,9 @@ func (k *Kernels) Update(msg tea.Msg) tea.Cmd {
 		sortKey(SortMean)
 	case key.Matches(km, k.keys.SortName):
 		sortKey(SortName)
+	case key.Matches(km, k.keys.Transfers):
+		k.xfers = !k.xfers
+		k.refresh()
 	case key.Matches(km, k.keys.Filter):
 		k.editing = true
 		k.layout()
@@ -332,7 +355,7 @@ func (k *Kernels) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		k.keys.bindings(),
 		{k.keys.SortTotal, k.keys.SortCount, k.keys.SortMean, k.keys.SortName},
-		{k.keys.Filter, k.keys.Accept, k.keys.ClearFilter},
+		{k.keys.Filter, k.keys.Accept, k.keys.ClearFilter, k.keys.Transfers},
 	}
 }
 
@@ -385,12 +408,16 @@ func (k *Kernels) View() string {
 	if k.wide() {
 		hdr += " " + st.Table.Header.Render(fitRight("p50", kwTime)) + " " + st.Table.Header.Render(fitRight("p99", kwTime))
 	}
-	hdr += " " + st.Table.Header.Render(fitRight("share", kwShare))
+	shareHead := "share"
+	if k.xfers {
+		shareHead = "of GPU"
+	}
+	hdr += " " + st.Table.Header.Render(fitRight(shareHead, kwShare))
 	lines = append(lines, hdr)
 
 	from, to := k.list.visible()
 	for i := from; i < to; i++ {
-		r := &k.snap.Kernels[k.rows[i]]
+		r := k.all[k.rows[i]]
 		name := k.disp[k.rows[i]]
 		row := fit(name, nw) + " " + st.Table.Dim.Render(fit(r.Category, kwCat)) +
 			" " + fitRight(FormatCount(r.Count), kwCount) + " " + fitRight(FormatNs(r.TotalNs), kwTime) +
@@ -398,7 +425,14 @@ func (k *Kernels) View() string {
 		if k.wide() {
 			row += " " + fitRight(FormatNs(r.P50Ns), kwTime) + " " + fitRight(FormatNs(r.P99Ns), kwTime)
 		}
-		row += " " + fitRight(FormatShare(r.Share), kwShare)
+		share := r.Share
+		if k.xfers && k.snap.Totals.GPUTotalNs > 0 {
+			// Kernel shares are of kernel time and transfer shares of
+			// transfer time; mixed in one table both become shares of
+			// all GPU time.
+			share = float64(r.TotalNs) / float64(k.snap.Totals.GPUTotalNs)
+		}
+		row += " " + fitRight(FormatShare(share), kwShare)
 		if i == k.list.cursor {
 			row = "›" + row
 			if k.focused {
@@ -410,7 +444,7 @@ func (k *Kernels) View() string {
 		lines = append(lines, row)
 	}
 	if len(k.rows) == 0 {
-		if len(k.snap.Kernels) == 0 {
+		if len(k.all) == 0 || (k.nKern == 0 && !k.xfers) {
 			lines = append(lines, st.Table.Dim.Render(" no kernels in this source"))
 		} else {
 			lines = append(lines, st.Table.Dim.Render(fmt.Sprintf(" no kernel name contains %q", k.input.Value())))
@@ -492,16 +526,12 @@ func (k *Kernels) detail(n int) []string {
 // shortened away, e.g. eight different vectorized_elementwise_kernel
 // instances); those rows show their original name with the return type,
 // parameter list and common namespaces removed, so the rows differ.
-func shownNames(s *attrib.Snapshot, out []string) []string {
-	if s == nil {
-		return out
+func shownNames(rows []*attrib.KernelRow, out []string) []string {
+	seen := make(map[string]int, len(rows))
+	for _, r := range rows {
+		seen[r.DisplayName]++
 	}
-	seen := make(map[string]int, len(s.Kernels))
-	for i := range s.Kernels {
-		seen[s.Kernels[i].DisplayName]++
-	}
-	for i := range s.Kernels {
-		r := &s.Kernels[i]
+	for _, r := range rows {
 		switch {
 		case r.DisplayName == "":
 			out = append(out, r.Name)

@@ -58,6 +58,22 @@ func TestKernelsSortAndFilter(t *testing.T) {
 			t.Errorf("filter %q: %d rows, want %d", f, got, want)
 		}
 	}
+	// x adds the memcpy/memset rows; their share becomes a share of all
+	// GPU time (1,040 ms in the fixture: 1,000 ms kernels + 40 ms transfers).
+	k.SetFilter("")
+	press(k, "x")
+	if got := len(k.Rows()); got != len(viewstest.Kernels)+2 {
+		t.Fatalf("with transfers: %d rows, want %d", got, len(viewstest.Kernels)+2)
+	}
+	press(k, "/", "m", "e", "m", "c", "p", "y", "enter")
+	if got := k.Rows(); len(got) != 1 || got[0].TotalNs != 30_000_000 {
+		t.Fatalf("memcpy filter: %+v", got)
+	}
+	press(k, "x")
+	if got := len(k.Rows()); got != 0 {
+		t.Fatalf("transfers hidden again but %d memcpy rows remain", got)
+	}
+	press(k, "esc")
 	// Typing through the input, then esc clears.
 	k.SetFilter("")
 	press(k, "/", "v", "o", "l", "t", "a")

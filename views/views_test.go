@@ -83,6 +83,7 @@ func TestKernelsView(t *testing.T) {
 		{"filter_gemm", 20, []string{"/", "g", "E", "m", "m", "enter"}},
 		{"filter_nomatch", 12, []string{"/", "x", "y", "z"}},
 		{"short_scrolled", 10, []string{"end"}},
+		{"with_transfers", 20, []string{"x", "c"}},
 	}
 	for _, c := range cases {
 		for _, w := range widths {
