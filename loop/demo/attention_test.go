@@ -196,22 +196,23 @@ func BenchmarkAttention(b *testing.B) {
 	}
 }
 
-// cpuTimer reports the benchmark's thread CPU time per op ("cpu-ns/op")
-// besides wall time: the shared dev machine is often loaded by other jobs,
-// and CPU time is what a pair of backends should be compared on.
+// cpuTimer reports the process's CPU time per op ("cpu-ns/op", all
+// threads: gonum's GEMM runs workers on other goroutines) besides wall time:
+// the shared dev machine is often loaded by other jobs, and CPU time is what
+// a pair of backends should be compared on there.
 func cpuTimer(b *testing.B) func() {
-	runtime.LockOSThread()
-	start := threadCPU()
+	runtime.GC()
+	start := processCPU()
 	b.ResetTimer()
 	return func() {
-		b.ReportMetric(float64(threadCPU()-start)/float64(b.N), "cpu-ns/op")
-		runtime.UnlockOSThread()
+		b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
 	}
 }
 
-func threadCPU() int64 {
+// processCPU returns the user+system CPU ns of this process (getrusage).
+func processCPU() int64 {
 	var ru syscall.Rusage
-	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()

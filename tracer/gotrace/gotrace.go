@@ -339,6 +339,12 @@ func (t *Tracer) Dropped() uint64 { return t.dropped.Load() }
 // Recorded returns how many events were published to the ring.
 func (t *Tracer) Recorded() uint64 { return t.head.Load() }
 
+// Device describes the device the tracer's kernel events run on (ID 0): the
+// CPU running the Go loop, for the wire hello's device list.
+func (t *Tracer) Device() tracer.Device {
+	return tracer.Device{ID: t.device, Name: "Go CPU (in-process gotrace)", Vendor: "cpu", Props: map[string]string{"source": "gotrace"}}
+}
+
 // String describes the tracer for logs.
 func (t *Tracer) String() string {
 	return fmt.Sprintf("gotrace(cap=%d enabled=%v recorded=%d dropped=%d)", len(t.ring), t.Enabled(), t.Recorded(), t.Dropped())
