@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tui"
 	"github.com/rlktop/rlktop/views"
 	"github.com/rlktop/rlktop/views/viewstest"
@@ -169,5 +170,44 @@ func BenchmarkSnapshotAndRender(b *testing.B) {
 	for b.Loop() {
 		m.Update(tui.SnapshotMsg{Snapshot: snap})
 		_ = m.Render()
+	}
+}
+
+// TestEverySize renders every terminal size from 1×1 to 240×60 (in
+// steps) with a full, an empty and a 2,000-kernel snapshot, with each
+// view focused and full help on and off: the screen must always be
+// exactly the terminal's size, and nothing may panic.
+func TestEverySize(t *testing.T) {
+	empty := viewstest.Snapshot()
+	empty.Kernels, empty.Transfers, empty.Categories, empty.Stages, empty.Steps = nil, nil, nil, nil, nil
+	empty.Devices, empty.Warnings = nil, nil
+	snaps := map[string]*attrib.Snapshot{"full": viewstest.Snapshot(), "empty": empty, "big": viewstest.Big(2000), "loading": nil}
+	for name, s := range snaps {
+		for w := 1; w <= 240; w += 17 {
+			for h := 1; h <= 60; h += 9 {
+				m := newModel(t, w, h, tui.Options{Snapshot: s, Source: "x.json"})
+				for tab := 0; tab < 4; tab++ {
+					for _, help := range []bool{false, true} {
+						if help {
+							m.Update(key("?"))
+						}
+						out := m.Render()
+						lines := strings.Split(out, "\n")
+						if len(lines) != h {
+							t.Fatalf("%s %dx%d tab %d help %v: %d lines", name, w, h, tab, help, len(lines))
+						}
+						for i, l := range lines {
+							if lw := ansi.StringWidth(l); lw != w {
+								t.Fatalf("%s %dx%d tab %d help %v: line %d is %d wide: %q", name, w, h, tab, help, i, lw, ansi.Strip(l))
+							}
+						}
+						if help {
+							m.Update(key("?"))
+						}
+					}
+					m.Update(key("tab"))
+				}
+			}
+		}
 	}
 }
