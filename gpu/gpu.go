@@ -128,7 +128,7 @@ func OpenWith(opts Options) (*Monitor, string) {
 			switch {
 			case err == nil:
 				m.backends = append(m.backends, b)
-			case errors.Is(err, nvml.ErrNoDriver), errors.Is(err, nvml.ErrNotSupported):
+			case errors.Is(err, nvml.ErrNoDriver), errors.Is(err, nvml.ErrDriverNotLoaded), errors.Is(err, nvml.ErrNotSupported):
 				absent = append(absent, err.Error())
 			default:
 				absent = append(absent, "NVIDIA telemetry unavailable: "+err.Error())

@@ -15,6 +15,12 @@ import (
 // its text is the one calm line the device panel shows.
 var ErrNoDriver = errors.New("no NVIDIA driver: libnvidia-ml.so.1 not found")
 
+// ErrDriverNotLoaded is returned by Open when libnvidia-ml loads but the
+// NVIDIA kernel driver is not (NVML_ERROR_DRIVER_NOT_LOADED: driver
+// libraries mounted into a container on a machine without the GPU, or the
+// module not loaded). Also an expected state with a calm line.
+var ErrDriverNotLoaded = errors.New("no NVIDIA driver: libnvidia-ml.so.1 found but the NVIDIA kernel driver is not loaded")
+
 // ErrNotSupported is returned by Open in a build without cgo.
 var ErrNotSupported = errors.New("NVIDIA telemetry is not supported in this build (built with CGO_ENABLED=0; rebuild with cgo for NVML)")
 

@@ -46,6 +46,9 @@ func Open(opts Options) (*Backend, error) {
 			}
 			return nil, ErrNoDriver
 		}
+		if ret == gonvml.ERROR_DRIVER_NOT_LOADED {
+			return nil, ErrDriverNotLoaded
+		}
 		return nil, fmt.Errorf("NVML init failed: %s", errString(ret))
 	}
 	n, ret := lib.DeviceGetCount()
