@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/rlktop/rlktop/internal/testutil"
@@ -128,6 +129,9 @@ func TestSharedTracesMatchReference(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if want, ok := sharedFormats[key]; !ok || tr.Format != want {
+					t.Errorf("detected as %q, want %q", tr.Format, want)
+				}
 				got := norm(totalsOf(tr))
 				want := norm(want)
 				if !reflect.DeepEqual(got, want) {
@@ -140,5 +144,51 @@ func TestSharedTracesMatchReference(t *testing.T) {
 	}
 	if seen != len(keys) {
 		t.Errorf("reference lists %d files, found %d", len(keys), seen)
+	}
+}
+
+// sharedFormats is what content detection must decide for each shared file.
+var sharedFormats = map[string]string{
+	"nsys/pipit_nbody_nvtx_stats.csv":              "nsys-stats-csv",
+	"nsys/pipit_saxpy_mpi_nsys2022.sqlite":         "nsys-sqlite",
+	"rocprof/MI200_timestamps_rocprofv1style.csv":  "rocprof-csv",
+	"rocprof/MI300X_timestamps_rocprofv2style.csv": "rocprof-csv",
+	"rocprof/hip_api_stats_2024.csv":               "rocprofv3-csv",
+	"rocprof/kernel_trace_2024.csv":                "rocprofv3-csv",
+	"rocprof/kernel_trace_2025.csv":                "rocprofv3-csv",
+	"rocprof/kernel_trace_truncated.csv":           "rocprofv3-csv",
+	"rocprof/marker_api_trace_2024.csv":            "rocprofv3-csv",
+	"rocprof/memory_copy_trace_2024.csv":           "rocprofv3-csv",
+}
+
+// BenchmarkImportNsysSQLite: the 1.6 MB nsys 2022 export through Open.
+func BenchmarkImportNsysSQLite(b *testing.B) {
+	p := filepath.Join(testutil.SharedTraces(b), "nsys", "pipit_saxpy_mpi_nsys2022.sqlite")
+	for b.Loop() {
+		if _, err := Open(p, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkImportRocprofCSV: a 100,000-row rocprofv3 kernel_trace.csv
+// (2025 layout) built from the shared file's rows, through Read.
+func BenchmarkImportRocprofCSV(b *testing.B) {
+	src, err := os.ReadFile(filepath.Join(testutil.SharedTraces(b), "rocprof", "kernel_trace_2025.csv"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(src)), "\n")
+	var buf strings.Builder
+	buf.WriteString(lines[0] + "\n")
+	for i := 0; i < 100000; i++ {
+		buf.WriteString(lines[1+i%(len(lines)-1)] + "\n")
+	}
+	in := buf.String()
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if _, err := Read(strings.NewReader(in), "bench.csv", int64(len(in)), Options{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
