@@ -10,6 +10,13 @@
 // switch between views; from 160 columns the first main view (Kernels) is
 // on the left and the side views (Categories, Stages, Steps) are stacked on
 // the right, and tab moves focus between panes.
+//
+// Adding a view (flags panel, step-time sparkline, compare, device): write
+// a views.View, pass it in Options.Extra (Side: true to stack it in the
+// right column of the wide layout), implement Available() bool if it can
+// have nothing to show for a source (it is then skipped by tab and
+// layout) and Height() int if it knows how many lines it needs. Data for
+// it travels in the Snapshot or in a message of its own routed here.
 package tui
 
 import (
@@ -181,6 +188,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.status = msg
 		m.layout() // the status bar's height may change
 	case ErrMsg:
+		if msg.Err == nil {
+			break
+		}
 		if msg.Fatal {
 			m.err = msg.Err
 			return m, tea.Quit
