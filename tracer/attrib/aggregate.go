@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -23,6 +24,7 @@ const StageNone = "(none)"
 type Aggregator struct {
 	rules *Rules
 	kind  [16][]uint64 // rule bitset per tracer.Kind
+	kind1 [16]uint64   // kind[k][0], for the one-word fast path
 
 	rows   []rowAcc
 	rowIdx map[rowKey]int32
@@ -93,11 +95,13 @@ type stepAcc struct {
 	kernelNs, gpus int64
 }
 
-// busyAcc keeps [start,end) intervals of one device: merged is a sorted,
-// disjoint union; pending holds intervals not yet merged (coalesced on the
-// fly while they arrive in order).
+// busyAcc keeps [start,end) intervals of one device: chunks are sorted,
+// disjoint runs of the union (each chunk sorted, chunk i entirely before
+// chunk i+1); pending holds intervals not yet merged, coalesced on the fly
+// while they arrive in order. In-order input is merged without copying.
 type busyAcc struct {
-	merged   []ival
+	chunks   [][]ival
+	merged   int // intervals in chunks
 	pending  []ival
 	unsorted bool // pending is not sorted by start
 }
@@ -115,6 +119,9 @@ type binding struct {
 	// Per StrID: name masks [N..., NA...] (2*words each) and a done flag.
 	nameMask []uint64
 	nameDone []bool
+	// Per StrID of an operator / range name: ctxNameBits (2*words each).
+	opBits []uint64
+	opDone []bool
 	// Per CtxID.
 	ctx     []ctxInfo
 	ctxMask []uint64 // [C..., CA...] (2*words each)
@@ -151,6 +158,7 @@ func NewAggregator(rules *Rules) *Aggregator {
 	}
 	for k := range a.kind {
 		a.kind[k] = rules.kindMask(tracer.Kind(k))
+		a.kind1[k] = a.kind[k][0]
 	}
 	a.stageID(StageNone)
 	return a
@@ -281,11 +289,21 @@ func (a *Aggregator) addEvent(b *binding, e *tracer.Event) {
 	cx := &b.ctx[e.Ctx]
 
 	// Category: first rule with K & ((NA & C) | (N & CA)).
-	w := b.words
-	km := a.kind[e.Kind]
-	nm := b.nameMask[int(e.Name)*2*w : int(e.Name+1)*2*w]
-	cm := b.ctxMask[int(e.Ctx)*2*w : int(e.Ctx+1)*2*w]
-	cat := a.rules.pickMasks(km, nm, cm)
+	var cat int32
+	if w := b.words; w == 1 { // up to 64 rules: one word, no slices
+		i, j := int(e.Name)*2, int(e.Ctx)*2
+		m := a.kind1[e.Kind&15] & ((b.nameMask[i+1] & b.ctxMask[j]) | (b.nameMask[i] & b.ctxMask[j+1]))
+		if m != 0 {
+			cat = a.rules.ruleCat[bits.TrailingZeros64(m)]
+		} else {
+			cat = a.rules.other
+		}
+	} else {
+		km := a.kind[e.Kind&15]
+		nm := b.nameMask[int(e.Name)*2*w : int(e.Name+1)*2*w]
+		cm := b.ctxMask[int(e.Ctx)*2*w : int(e.Ctx+1)*2*w]
+		cat = a.rules.pickMasks(km, nm, cm)
+	}
 
 	d := e.Dur
 	r := &a.rows[ri-1]
@@ -418,21 +436,38 @@ func (a *Aggregator) resolveCtx(b *binding, id tracer.CtxID) {
 	}
 	ci := &b.ctx[id]
 	ci.done, ci.stage, ci.step = true, 0, -1 // stage 0 is StageNone
-	var names []string
+	acc := make([]uint64, 2*b.words)
 	if int(id) < len(b.ctxs) {
 		c := &b.ctxs[id]
 		ci.step = c.Step
 		for _, s := range c.Ops {
-			names = append(names, b.strs.Get(s))
+			orInto(acc, a.opNameBits(b, s))
 		}
 		for _, s := range c.Ranges {
-			names = append(names, b.strs.Get(s))
+			orInto(acc, a.opNameBits(b, s))
 		}
 		if n := len(c.Ranges); n > 0 {
 			ci.stage = a.stageID(b.strs.Get(c.Ranges[n-1]))
 		}
 	}
-	copy(b.ctxMask[int(id)*2*b.words:], a.rules.ctxMasks(names))
+	copy(b.ctxMask[int(id)*2*b.words:], a.rules.ctxCombine(acc))
+}
+
+// opNameBits returns the cached Rules.ctxNameBits of an operator or range
+// name.
+func (a *Aggregator) opNameBits(b *binding, s tracer.StrID) []uint64 {
+	w := 2 * b.words
+	if int(s) >= len(b.opDone) {
+		n := max(int(s)+1, b.strs.Len())
+		b.opBits = append(b.opBits, make([]uint64, (n-len(b.opDone))*w)...)
+		b.opDone = append(b.opDone, make([]bool, n-len(b.opDone))...)
+	}
+	m := b.opBits[int(s)*w : int(s+1)*w]
+	if !b.opDone[s] {
+		copy(m, a.rules.ctxNameBits(b.strs.Get(s)))
+		b.opDone[s] = true
+	}
+	return m
 }
 
 func (a *Aggregator) fillRowCtx(b *binding, r *rowAcc, id tracer.CtxID) {
@@ -544,67 +579,78 @@ func (b *busyAcc) add(s, e int64) {
 			}
 			return
 		}
-	}
-	if n := len(b.pending); n > 0 && s < b.pending[n-1].s {
-		b.unsorted = true
+		if s < p.s {
+			b.unsorted = true
+		}
 	}
 	b.pending = append(b.pending, ival{s, e})
-	if len(b.pending) >= 1<<16 && len(b.pending) > len(b.merged)/4 {
+	if len(b.pending) >= 1<<16 && len(b.pending) > b.merged/4 {
 		b.flush()
 	}
 }
 
-// flush sorts pending and merges it into the union.
+// coalesce sorts v if needed and merges overlapping or touching intervals
+// in place.
+func coalesce(v []ival, unsorted bool) []ival {
+	if unsorted {
+		slices.SortFunc(v, func(x, y ival) int { return cmpInt64(x.s, y.s) })
+	}
+	w := 0
+	for _, x := range v {
+		if w > 0 && x.s <= v[w-1].e {
+			v[w-1].e = max(v[w-1].e, x.e)
+			continue
+		}
+		v[w] = x
+		w++
+	}
+	return v[:w]
+}
+
+// flush merges pending into the union.
 func (b *busyAcc) flush() {
 	if len(b.pending) == 0 {
 		return
 	}
-	p := b.pending
-	if b.unsorted {
-		slices.SortFunc(p, func(x, y ival) int { return cmpInt64(x.s, y.s) })
-		b.unsorted = false
-	}
-	if n := len(b.merged); n == 0 || p[0].s >= b.merged[n-1].s {
-		// Everything pending starts after the union's last start: append.
-		for _, v := range p {
-			if n := len(b.merged); n > 0 && v.s <= b.merged[n-1].e {
-				b.merged[n-1].e = max(b.merged[n-1].e, v.e)
-				continue
-			}
-			b.merged = append(b.merged, v)
-		}
-		b.pending = b.pending[:0]
+	p := coalesce(b.pending, b.unsorted)
+	b.unsorted = false
+	b.pending = nil
+	nc := len(b.chunks)
+	if nc == 0 {
+		b.chunks, b.merged = append(b.chunks, p), len(p)
 		return
 	}
-	out := make([]ival, 0, len(b.merged)+len(p))
-	i, j := 0, 0
-	push := func(v ival) {
-		if n := len(out); n > 0 && v.s <= out[n-1].e {
-			if v.e > out[n-1].e {
-				out[n-1].e = v.e
-			}
-			return
-		}
-		out = append(out, v)
-	}
-	for i < len(b.merged) || j < len(p) {
-		if j >= len(p) || (i < len(b.merged) && b.merged[i].s <= p[j].s) {
-			push(b.merged[i])
+	lastChunk := b.chunks[nc-1]
+	last := &lastChunk[len(lastChunk)-1]
+	if p[0].s >= last.s {
+		// In order: only the boundary can overlap.
+		i := 0
+		for i < len(p) && p[i].s <= last.e {
+			last.e = max(last.e, p[i].e)
 			i++
-		} else {
-			push(p[j])
-			j++
 		}
+		if i < len(p) {
+			b.chunks = append(b.chunks, p[i:])
+			b.merged += len(p) - i
+		}
+		return
 	}
-	b.merged = out
-	b.pending = b.pending[:0]
+	// Out of order: rebuild one chunk from everything.
+	all := make([]ival, 0, b.merged+len(p))
+	for _, c := range b.chunks {
+		all = append(all, c...)
+	}
+	all = coalesce(append(all, p...), true)
+	b.chunks, b.merged = [][]ival{all}, len(all)
 }
 
 func (b *busyAcc) total() int64 {
 	b.flush()
 	var t int64
-	for _, v := range b.merged {
-		t += v.e - v.s
+	for _, c := range b.chunks {
+		for _, v := range c {
+			t += v.e - v.s
+		}
 	}
 	return t
 }

@@ -65,7 +65,8 @@ type Rules struct {
 	cats    []string // category id → name; CategoryOther is always present
 	ruleCat []int32  // rule index → category id
 	other   int32
-	words   int // uint64 words per rule bitset
+	words   int      // uint64 words per rule bitset
+	noCtx   []uint64 // rules without a context condition
 }
 
 var defaultRules *Rules
@@ -185,6 +186,12 @@ func newRules(rs []Rule) *Rules {
 		}
 		out.ruleCat = append(out.ruleCat, id)
 	}
+	out.noCtx = make([]uint64, out.words)
+	for i := range rs {
+		if rs[i].Context == "" {
+			out.noCtx[i/64] |= 1 << (i % 64)
+		}
+	}
 	if id, ok := ids[CategoryOther]; ok {
 		out.other = id
 	} else {
@@ -235,32 +242,45 @@ func (r *Rules) nameMasks(name string) []uint64 {
 // ctxMasks holds, per rule bit, C (context cond holds) and CA (context cond
 // holds and any matches a context name): [C..., CA...].
 func (r *Rules) ctxMasks(names []string) []uint64 {
+	acc := make([]uint64, 2*r.words)
+	for _, n := range names {
+		orInto(acc, r.ctxNameBits(n))
+	}
+	return r.ctxCombine(acc)
+}
+
+// ctxNameBits returns, for one context name, the rules whose context regex
+// matches it and those whose any regex does: [Cname..., Aname...].
+func (r *Rules) ctxNameBits(name string) []uint64 {
 	m := make([]uint64, 2*r.words)
 	for i := range r.rules {
 		ru := &r.rules[i]
-		c := ru.context == nil
-		if !c {
-			for _, n := range names {
-				if ru.context.MatchString(n) {
-					c = true
-					break
-				}
-			}
+		if ru.context != nil && ru.context.MatchString(name) {
+			m[i/64] |= 1 << (i % 64)
 		}
-		if !c {
-			continue
-		}
-		m[i/64] |= 1 << (i % 64)
-		if ru.any != nil {
-			for _, n := range names {
-				if ru.any.MatchString(n) {
-					m[r.words+i/64] |= 1 << (i % 64)
-					break
-				}
-			}
+		if ru.any != nil && ru.any.MatchString(name) {
+			m[r.words+i/64] |= 1 << (i % 64)
 		}
 	}
 	return m
+}
+
+// ctxCombine turns the OR of a context's ctxNameBits into its ctxMasks:
+// C = rules without a context condition | matched; CA = C & any-matched.
+func (r *Rules) ctxCombine(acc []uint64) []uint64 {
+	m := make([]uint64, 2*r.words)
+	for w := 0; w < r.words; w++ {
+		c := r.noCtx[w] | acc[w]
+		m[w] = c
+		m[r.words+w] = c & acc[r.words+w]
+	}
+	return m
+}
+
+func orInto(dst, src []uint64) {
+	for i := range dst {
+		dst[i] |= src[i]
+	}
 }
 
 // kindMask returns the rule bitset of rules applying to kind k.
