@@ -44,6 +44,7 @@ type linker struct {
 	keyBuf []byte
 	active []int32
 	ctx    tracer.Context
+	readyT []*thread // threads with ready events
 }
 
 type tkey struct{ pid, tid int32 }
@@ -69,8 +70,10 @@ type pendGPU struct {
 type thread struct {
 	ivs       []tracer.Event // operators, ranges, steps; unsorted tail after sortedN
 	sortedN   int
-	pending   []pendGPU
-	stepEnd   int64 // latest End of a step on this thread
+	pending   []pendGPU // launch point not yet covered by a step
+	ready     []pendGPU // covered: resolved at the end of the batch
+	maxDur    int64     // longest interval kept, for the sweep's start
+	stepEnd   int64     // latest End of a step on this thread
 	hasStep   bool
 	minIvsEnd int64 // intervals ending before this were pruned
 }
@@ -88,6 +91,29 @@ func newLinker(strs *tracer.Strings, emit func(*tracer.Event)) *linker {
 		maxCorr:  1 << 20,
 		emit:     emit,
 	}
+}
+
+// queue holds p on th: ready when a step on th already covers its launch
+// point, else pending.
+func (l *linker) queue(th *thread, p pendGPU) {
+	if th.hasStep && p.t < th.stepEnd {
+		if len(th.ready) == 0 {
+			l.readyT = append(l.readyT, th)
+		}
+		th.ready = append(th.ready, p)
+		return
+	}
+	th.pending = append(th.pending, p)
+}
+
+// endBatch resolves every ready event (call after each batch of add).
+func (l *linker) endBatch() {
+	for _, th := range l.readyT {
+		r := th.ready
+		th.ready = th.ready[:0]
+		l.resolve(th, r)
+	}
+	l.readyT = l.readyT[:0]
 }
 
 func (l *linker) thread(k tkey) *thread {
@@ -118,13 +144,13 @@ func (l *linker) add(e *tracer.Event, now int64) {
 			delete(l.waiting, k)
 			th := l.thread(tkey{e.PID, e.TID})
 			for _, w := range ws {
-				th.pending = append(th.pending, pendGPU{t: e.Start, arrival: w.arrival, ev: w.ev})
+				l.queue(th, pendGPU{t: e.Start, arrival: w.arrival, ev: w.ev})
 			}
-			l.resolveReady(th, false, now)
 		}
 	case e.Kind == tracer.KindCPUOp || e.Kind == tracer.KindRange || e.Kind == tracer.KindStep:
 		th := l.thread(tkey{e.PID, e.TID})
 		th.ivs = append(th.ivs, *e)
+		th.maxDur = max(th.maxDur, e.Dur)
 		if e.Kind == tracer.KindStep {
 			if !th.hasStep || e.End() > th.stepEnd {
 				th.stepEnd = e.End()
@@ -139,9 +165,7 @@ func (l *linker) add(e *tracer.Event, now int64) {
 		if e.Corr != 0 {
 			k := ckey{e.PID, e.Corr}
 			if la, ok := l.launches[k]; ok {
-				th := l.thread(tkey{la.pid, la.tid})
-				th.pending = append(th.pending, pendGPU{t: la.t, arrival: now, ev: *e})
-				l.resolveReady(th, false, now)
+				l.queue(l.thread(tkey{la.pid, la.tid}), pendGPU{t: la.t, arrival: now, ev: *e})
 				return
 			}
 			l.waiting[k] = append(l.waiting[k], waitGPU{*e, now})
@@ -150,9 +174,7 @@ func (l *linker) add(e *tracer.Event, now int64) {
 			return
 		}
 		if e.TID >= 0 {
-			th := l.thread(tkey{e.PID, e.TID})
-			th.pending = append(th.pending, pendGPU{t: e.Start, arrival: now, ev: *e})
-			l.resolveReady(th, false, now)
+			l.queue(l.thread(tkey{e.PID, e.TID}), pendGPU{t: e.Start, arrival: now, ev: *e})
 			return
 		}
 		ev := *e
@@ -186,6 +208,7 @@ func (l *linker) tick(now, delayNs int64) {
 			l.resolveOld(th, now-delayNs)
 		}
 	}
+	l.endBatch()
 }
 
 // flush resolves everything pending for process pid (0: all) with what is
@@ -206,13 +229,13 @@ func (l *linker) flush(pid int32) {
 			l.resolveReady(th, true, 0)
 		}
 	}
+	l.endBatch()
 }
 
 func (l *linker) giveUp(e tracer.Event, now int64) {
 	l.evicted++
 	if e.TID >= 0 {
-		th := l.thread(tkey{e.PID, e.TID})
-		th.pending = append(th.pending, pendGPU{t: e.Start, arrival: now, ev: e})
+		l.queue(l.thread(tkey{e.PID, e.TID}), pendGPU{t: e.Start, arrival: now, ev: e})
 		return
 	}
 	e.Ctx = 0
@@ -261,32 +284,34 @@ func (l *linker) resolveReady(th *thread, force bool, now int64) {
 	if !force && !th.hasStep {
 		return
 	}
-	var ready []pendGPU
 	keep := th.pending[:0]
 	for _, p := range th.pending {
 		if force || p.t < th.stepEnd {
-			ready = append(ready, p)
+			if len(th.ready) == 0 {
+				l.readyT = append(l.readyT, th)
+			}
+			th.ready = append(th.ready, p)
 		} else {
 			keep = append(keep, p)
 		}
 	}
 	th.pending = keep
-	l.resolve(th, ready)
 }
 
 // resolveOld resolves pending events that arrived before cutoff (wall ns).
 func (l *linker) resolveOld(th *thread, cutoff int64) {
-	var ready []pendGPU
 	keep := th.pending[:0]
 	for _, p := range th.pending {
 		if p.arrival <= cutoff {
-			ready = append(ready, p)
+			if len(th.ready) == 0 {
+				l.readyT = append(l.readyT, th)
+			}
+			th.ready = append(th.ready, p)
 		} else {
 			keep = append(keep, p)
 		}
 	}
 	th.pending = keep
-	l.resolve(th, ready)
 }
 
 // resolve computes the context of each query with one sweep over the
@@ -299,7 +324,12 @@ func (l *linker) resolve(th *thread, qs []pendGPU) {
 	l.sortIvs(th)
 	ivs := th.ivs
 	active := l.active[:0]
-	next := 0
+	// Intervals starting before the earliest query minus the longest
+	// duration cannot contain any query.
+	lo := qs[0].t - th.maxDur
+	next, _ := slices.BinarySearchFunc(ivs, lo, func(e tracer.Event, t int64) int { return cmp64(e.Start, t) })
+	var last tracer.CtxID
+	changed := true
 	for i := range qs {
 		q := &qs[i]
 		if q.t < th.minIvsEnd {
@@ -308,6 +338,7 @@ func (l *linker) resolve(th *thread, qs []pendGPU) {
 		for next < len(ivs) && ivs[next].Start <= q.t {
 			active = append(active, int32(next))
 			next++
+			changed = true
 		}
 		w := 0
 		for _, a := range active {
@@ -317,8 +348,15 @@ func (l *linker) resolve(th *thread, qs []pendGPU) {
 				w++
 			}
 		}
+		if w != len(active) {
+			changed = true
+		}
 		active = active[:w]
-		q.ev.Ctx = l.contextOf(ivs, active)
+		if changed {
+			last = l.contextOf(ivs, active)
+			changed = false
+		}
+		q.ev.Ctx = last
 		l.emit(&q.ev)
 	}
 	l.active = active

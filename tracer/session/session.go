@@ -115,8 +115,7 @@ type Session struct {
 	strs     *tracer.Strings
 	link     *linker
 	cum      *attrib.Aggregator
-	win      []tracer.Event // resolved GPU events and steps, arrival order
-	winHead  int
+	win      deque // resolved GPU events and steps, arrival order
 	newest   int64
 	steps    []StepTime
 	stepN    int64
@@ -199,17 +198,13 @@ func (s *Session) resolved(e *tracer.Event) {
 }
 
 func (s *Session) addWindow(e *tracer.Event) {
-	s.win = append(s.win, *e)
+	s.win.push(e)
 	if end := e.End(); end > s.newest {
 		s.newest = end
 	}
-	// Drop from the front what left the window; compact now and then.
-	for s.winHead < len(s.win) && (len(s.win)-s.winHead > s.opts.WindowMaxEvents || s.win[s.winHead].Start < s.newest-s.opts.WindowNs) {
-		s.winHead++
-	}
-	if s.winHead > 4096 && s.winHead > len(s.win)/2 {
-		s.win = append(s.win[:0], s.win[s.winHead:]...)
-		s.winHead = 0
+	// Drop from the front what left the window.
+	for s.win.len() > 0 && (s.win.len() > s.opts.WindowMaxEvents || s.win.front().Start < s.newest-s.opts.WindowNs) {
+		s.win.popFront()
 	}
 }
 
@@ -427,6 +422,7 @@ func (s *Session) addEvents(c *conn, evs []tracer.Event) {
 		}
 		s.link.add(e, now)
 	}
+	s.link.endBatch()
 	c.info.Events += uint64(len(evs))
 	s.events += uint64(len(evs))
 	s.version++
@@ -481,7 +477,7 @@ func (s *Session) Snapshot() *State {
 	if s.winSnap == nil || (s.winVer != s.version && now.Sub(s.winAt) >= minWindowRebuild) {
 		a := attrib.NewAggregator(s.opts.Rules)
 		a.SetSource(s.opts.Source, "rlktop")
-		a.AddEvents(s.win[s.winHead:], s.strs, s.link.contexts)
+		s.win.each(func(evs []tracer.Event) { a.AddEvents(evs, s.strs, s.link.contexts) })
 		s.winSnap = a.Snapshot()
 		s.winSnap.Dropped = st.Dropped
 		s.winAt, s.winVer = now, s.version

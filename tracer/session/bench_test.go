@@ -1,0 +1,67 @@
+package session
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire"
+)
+
+// BenchmarkIngest measures the session's work per event after decoding:
+// name mapping, clock shift, incremental launch linking (kernels held until
+// their step ends, then resolved against the thread's ranges) and
+// cumulative aggregation — on a stream shaped like the built-in loop's
+// (per step: 5 ranges of 99 kernels each, then the step).
+func BenchmarkIngest(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const perRange, ranges = 99, 5
+	var batches [][]tracer.Event
+	names := make([]tracer.StrID, 60)
+	for i := range names {
+		names[i] = tracer.StrID(i + 1)
+	}
+	t := int64(0)
+	for step := range 200 {
+		var batch []tracer.Event
+		st := t
+		for r := range ranges {
+			rs := t
+			for range perRange {
+				t += 2000
+				batch = append(batch, tracer.Event{Kind: tracer.KindKernel, Name: names[rng.IntN(len(names))], Start: t, Dur: 1500, PID: 1, TID: 1})
+			}
+			t += 2000
+			batch = append(batch, tracer.Event{Kind: tracer.KindRange, Name: names[r], Start: rs, Dur: t - rs, PID: 1, TID: 1, Device: -1})
+		}
+		t += 1000
+		batch = append(batch, tracer.Event{Kind: tracer.KindStep, Name: names[59], Start: st, Dur: t - st, Value: int64(step), PID: 1, TID: 1, Device: -1})
+		batches = append(batches, batch)
+	}
+	events := 0
+	for _, bt := range batches {
+		events += len(bt)
+	}
+	buf := make([]tracer.Event, 0, 1024)
+	cpu0 := cpuTime()
+	for b.Loop() {
+		s := New(Options{})
+		c := &conn{names: wire.NewNames(s.strs)}
+		for i := range 60 {
+			c.names.Define(uint32(i+1), fmt.Appendf(nil, "kernel_%02d", i))
+		}
+		s.mu.Lock()
+		for _, bt := range batches {
+			buf = append(buf[:0], bt...)
+			s.addEvents(c, buf)
+		}
+		s.mu.Unlock()
+		if s.cum.Snapshot().Totals.KernelCount != int64(200*ranges*perRange) {
+			b.Fatal("kernels missing")
+		}
+		s.Close()
+	}
+	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(events)*float64(b.N)/(cpuTime()-cpu0).Seconds(), "events/cpu-s")
+}
