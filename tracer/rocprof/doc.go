@@ -1,0 +1,26 @@
+// Package rocprof turns the records of rlktop's rocprofiler-sdk tool
+// library into rlktop events.
+//
+// The tool library itself (tracer/rocprof/lib, built with
+// -buildmode=c-shared and the build tag rocm) is a small C layer that
+// rocprofiler-sdk loads through ROCP_TOOL_LIBRARIES (rocprofiler_configure)
+// plus one Go goroutine that drains its chunks and sends wire frames. The C
+// layer subscribes to buffered tracing of kernel dispatches, memory copies
+// and HIP runtime API calls, and to callback tracing of code objects
+// (kernel_id → kernel name) and roctx markers; it copies every record, by
+// the size field the record carries, into chunks of tagged entries that Go
+// decodes here.
+//
+// Record layouts are those of rocprofiler-sdk 0.5.0 (abi.go,
+// include/rlk_rocprofiler.h); newer SDK versions append fields. Timestamps
+// are rocprofiler's, CLOCK_BOOTTIME ns (rocprofiler_get_timestamp); the
+// library's hello gives the offset to CLOCK_REALTIME. roctx push/pop pairs
+// are matched per thread, start/stop by range id.
+//
+// Device numbers are per-process ordinals of the agents in the order they
+// first appear in records, and streams are ordinals of queue handles: the
+// ABI subset does not yet include the agent query
+// (rocprofiler_query_available_agents), so they are not HIP device ids.
+//
+// Nothing here needs cgo.
+package rocprof
