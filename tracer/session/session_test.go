@@ -68,12 +68,19 @@ func (y *synth) ev(kind tracer.Kind, name string, start, dur int64) tracer.Event
 }
 
 // sendLoop sends the synthetic stream through s.
-func sendLoop(s *wire.AsyncSender) {
+func sendLoop(s *wire.AsyncSender) { sendSteps(s, nSteps, nil) }
+
+// sendSteps sends steps [0, steps) of the synthetic loop, or forever when
+// steps < 0 (pausing between steps when pause is non-nil).
+func sendSteps(s *wire.AsyncSender, steps int64, pause func()) {
 	y := &synth{s: s, names: map[string]tracer.StrID{}}
 	s.Hello(&wire.Hello{Source: "gotrace", PID: pid, Rank: -1, Host: "test", Device: "cpu", ClockOffsetNs: clockOffs,
 		Cmdline: []string{"synthetic"}})
 	var lateGPU []tracer.Event
-	for n := int64(0); n < nSteps; n++ {
+	for n := int64(0); steps < 0 || n < steps; n++ {
+		if pause != nil {
+			pause()
+		}
 		st := 1_000_000 + n*1_000_000
 		gpu := tracer.Event{Kind: tracer.KindKernel, Name: y.id("gpu_kernel"), Start: st + 700_000, Dur: 30_000,
 			PID: pid, TID: -1, Device: 0, Stream: 7, Corr: uint64(n + 1)}

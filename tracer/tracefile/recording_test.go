@@ -1,0 +1,93 @@
+package tracefile
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire"
+)
+
+// rawStream is what one traced process sends: a hello with a clock offset,
+// then a kernel launched inside a range inside a step (tracer clock ns).
+func rawStream(flags uint8) []byte {
+	var buf bytes.Buffer
+	w := wire.NewWriter(&buf)
+	w.Flags = flags
+	w.Hello(&wire.Hello{Source: "gotrace", PID: 9, Rank: 2, World: 4, Host: "h", ClockOffsetNs: 1000,
+		Devices: []tracer.Device{{ID: 0, Name: "Go CPU", Vendor: "cpu"}}})
+	k, r, st := w.Name("attn_fused_fwd"), w.Name("forward"), w.Name("step")
+	w.Events([]tracer.Event{
+		{Kind: tracer.KindKernel, Name: k, Start: 20, Dur: 5, PID: 9, TID: 1},
+		{Kind: tracer.KindRange, Name: r, Start: 10, Dur: 30, PID: 9, TID: 1, Device: -1},
+		{Kind: tracer.KindStep, Name: st, Start: 0, Dur: 50, Value: 3, PID: 9, TID: 1, Device: -1},
+	})
+	w.Drops(wire.Drops{Events: 7, Batches: 1})
+	w.Control(&wire.Control{Op: wire.ControlAck, Seq: 1, Flags: []wire.KV{{Key: "attention", Value: "fused"}}, Step: 3})
+	w.Meta([]wire.KV{{Key: "cwd", Value: "/w"}})
+	w.Bye(wire.Bye{Reason: "exit", ExitCode: 0})
+	return buf.Bytes()
+}
+
+func TestRecordingRawAndRelayed(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flags uint8
+		shift int64
+	}{{"raw", 0, 1000}, {"relayed", wire.FlagRelayed, 0}} {
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		zw.Write(rawStream(tc.flags))
+		zw.Close()
+		tr, err := Read(bytes.NewReader(gz.Bytes()), tc.name, 0, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Format != "rlktop" || len(tr.Events) != 3 || tr.Rank != 2 || tr.World != 4 || tr.Dropped != 7 || len(tr.Devices) != 1 {
+			t.Fatalf("%s: %+v", tc.name, tr)
+		}
+		k := tr.Events[0]
+		if tr.Name(&k) != "attn_fused_fwd" || k.Start != 20+tc.shift {
+			t.Fatalf("%s: kernel %s at %d, want %d", tc.name, tr.Name(&k), k.Start, 20+tc.shift)
+		}
+		c := tr.Contexts[k.Ctx]
+		if len(c.Ranges) != 1 || tr.Strings.Get(c.Ranges[0]) != "forward" || c.Step != 3 {
+			t.Fatalf("%s: context %+v", tc.name, c)
+		}
+		if tr.Meta["flags"] != "attention=fused" || tr.Meta["cwd"] != "/w" || tr.Meta["exit_code"] != "0" || tr.Meta["source"] != "gotrace" {
+			t.Fatalf("%s: meta %v", tc.name, tr.Meta)
+		}
+	}
+}
+
+func TestRecordingErrors(t *testing.T) {
+	// Version 2: a clear error naming the version.
+	b := rawStream(0)
+	b[4] = 2
+	_, err := Read(bytes.NewReader(b), "v2.rlk", 0, Options{})
+	if err == nil || !strings.Contains(err.Error(), "version 2.0") || !strings.Contains(err.Error(), "v2.rlk") {
+		t.Fatalf("v2: %v", err)
+	}
+	// Preamble only: no frames.
+	_, err = Read(bytes.NewReader(b[:wire.PreambleSize+3]), "short.rlk", 0, Options{})
+	if err == nil {
+		t.Fatal("no error for a stream without frames")
+	}
+	// Damaged payload after the first frame: the frames before are kept.
+	b = rawStream(0)
+	b[len(b)-3] ^= 0xff
+	tr, err := Read(bytes.NewReader(b), "bad.rlk", 0, Options{})
+	if err != nil || len(tr.Events) != 3 || len(tr.Warnings) == 0 {
+		t.Fatalf("damaged tail: %v %v", err, tr)
+	}
+}
+
+func FuzzRecording(f *testing.F) {
+	f.Add(rawStream(0))
+	f.Add(rawStream(wire.FlagRelayed))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		Read(bytes.NewReader(data), "fuzz", 0, Options{})
+	})
+}
