@@ -309,3 +309,9 @@ func Environ(base []string, set map[string]string) []string {
 	}
 	return out
 }
+
+func ctxTimeout(d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	go func() { <-ctx.Done(); cancel() }()
+	return ctx
+}

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/report"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/session"
+)
+
+// runFlags are the options `rlktop`, `rlktop run` share.
+type runFlags struct {
+	flags       []string // --flag K=V (one value each for run)
+	headless    bool
+	steps       int64
+	format      string
+	top         int
+	rulesPath   string
+	torchRanges bool
+	untraced    bool
+}
+
+func (rf *runFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringArrayVar(&rf.flags, "flag", nil, "flag K=V in force at start (built-in loop: attention, qkv, scan, sampler, head, envs, layers, width, …; a command: an environment variable)")
+	f.BoolVar(&rf.headless, "headless", false, "no TUI: run --steps steps, then print the report")
+	f.Int64Var(&rf.steps, "steps", 20, "with --headless: steps to run")
+	f.StringVar(&rf.format, "format", "table", "with --headless: "+strings.Join(report.Formats(), "|"))
+	f.IntVar(&rf.top, "top", -1, "with --headless: rows to show (0 = all)")
+	f.StringVar(&rf.rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones")
+	f.BoolVar(&rf.torchRanges, "torch-ranges", false, "a command: wrap nn.Module.forward and scaled_dot_product_attention in NVTX ranges (Python shim on PYTHONPATH)")
+	f.BoolVar(&rf.untraced, "untraced", false, "a command: run without the injection library")
+}
+
+func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
+	flags := map[string]string{}
+	for _, s := range rf.flags {
+		sp, err := loop.ParseFlagSpec(s)
+		if err != nil {
+			return loop.LiveOptions{}, err
+		}
+		if len(sp.Values) != 1 {
+			return loop.LiveOptions{}, fmt.Errorf("--flag %s: run takes one value per flag (several values make arms: use `rlktop compare`)", s)
+		}
+		flags[sp.Key] = sp.Values[0]
+	}
+	rules := attrib.DefaultRules()
+	if rf.rulesPath != "" {
+		r, err := attrib.LoadRules(rf.rulesPath)
+		if err != nil {
+			return loop.LiveOptions{}, err
+		}
+		rules = r
+	}
+	src := "live: built-in RL loop"
+	if len(command) > 0 {
+		src = "live: " + strings.Join(command, " ")
+	}
+	return loop.LiveOptions{
+		Command:     command,
+		Flags:       flags,
+		TorchRanges: rf.torchRanges,
+		Untraced:    rf.untraced,
+		Session:     session.Options{Rules: rules, Source: src},
+	}, nil
+}
+
+func init() {
+	var rf runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] [-- CMD...]",
+		Short: "launch CMD (or the built-in RL loop) with the tracer attached",
+		Long: `run launches a command with rlktop's tracer attached — CUPTI on NVIDIA
+(CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH), or the built-in RL training
+loop when no command is given — and shows kernels, categories and stages
+live. With --headless it runs --steps steps and prints the report instead.
+
+A command's exit status becomes rlktop's.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runLive(cmd, &rf, args)
+		},
+	}
+	rf.register(cmd)
+	rootCmd.AddCommand(cmd)
+
+	// `rlktop` alone runs the built-in loop in the TUI.
+	rf0 := &runFlags{}
+	rf0.register(rootCmd)
+	rootCmd.Args = cobra.NoArgs
+	rootCmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return runLive(cmd, rf0, nil)
+	}
+}
+
+func runLive(cmd *cobra.Command, rf *runFlags, command []string) error {
+	o, err := rf.liveOptions(command)
+	if err != nil {
+		return err
+	}
+	if rf.headless {
+		return runHeadless(cmd.OutOrStdout(), cmd.ErrOrStderr(), rf, o)
+	}
+	o.StderrCopy = nil // the TUI keeps the tail; nothing may write to the terminal
+	return runTUI(o)
+}
+
+// runHeadless runs the child until rf.steps steps were received (built-in
+// loop: it stops itself after them) or the command exits, then prints the
+// report with the step-time summary and the flags in force.
+func runHeadless(stdout, stderr io.Writer, rf *runFlags, o loop.LiveOptions) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(o.Command) == 0 {
+		o.Steps = rf.steps
+	} else {
+		o.Stdout = stderr
+	}
+	o.StderrCopy = stderr
+	live, err := loop.StartLive(o)
+	if live == nil {
+		return err
+	}
+	defer live.Close()
+	if err != nil {
+		return err
+	}
+	if live.Banner != "" {
+		fmt.Fprintln(stderr, "rlktop:", live.Banner)
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st := live.Session.Snapshot()
+		if rf.steps > 0 && st.StepCount >= rf.steps {
+			break
+		}
+		if live.Sup.Status().State != loop.Running {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("interrupted")
+		case <-tick.C:
+		}
+	}
+	live.Session.Wait(3 * time.Second)
+	st := live.Session.Snapshot()
+	exit := live.Sup.Status()
+	if len(o.Command) > 0 && exit.State == loop.Running {
+		live.Sup.Stop(3 * time.Second)
+		exit = live.Sup.Status()
+	}
+	if err := writeRunReport(stdout, st, live.Flags(), rf); err != nil {
+		return err
+	}
+	if len(o.Command) == 0 {
+		if err := loop.ChildError(exit); err != nil {
+			return err
+		}
+		if rf.steps > 0 && st.StepCount < rf.steps {
+			return fmt.Errorf("the built-in loop stopped after %d of %d steps", st.StepCount, rf.steps)
+		}
+		return nil
+	}
+	if exit.State != loop.Running && exit.ExitCode != 0 {
+		return exitError{code: max(exit.ExitCode, 1)}
+	}
+	return nil
+}
+
+// StepSummary is the step-time summary of a run report: nearest-rank
+// percentiles of the step durations, ns.
+type StepSummary struct {
+	Count    int64 `json:"count"`
+	MedianNs int64 `json:"median_ns"`
+	P10Ns    int64 `json:"p10_ns"`
+	P90Ns    int64 `json:"p90_ns"`
+}
+
+func summarizeSteps(st *session.State) StepSummary {
+	d := make([]int64, 0, len(st.Steps))
+	for _, s := range st.Steps {
+		d = append(d, s.DurNs)
+	}
+	slices.Sort(d)
+	return StepSummary{Count: int64(len(d)), MedianNs: nearestRank(d, 50), P10Ns: nearestRank(d, 10), P90Ns: nearestRank(d, 90)}
+}
+
+// nearestRank is the p-th percentile of sorted d by the nearest-rank method
+// (the smallest value with at least p% of the values at or below it).
+func nearestRank(d []int64, p int) int64 {
+	if len(d) == 0 {
+		return 0
+	}
+	r := (p*len(d) + 99) / 100
+	if r < 1 {
+		r = 1
+	}
+	return d[r-1]
+}
+
+func writeRunReport(w io.Writer, st *session.State, flags map[string]string, rf *runFlags) error {
+	snap := st.Cumulative
+	sum := summarizeSteps(st)
+	switch rf.format {
+	case "json":
+		doc := struct {
+			*report.Doc
+			Steps    StepSummary       `json:"steps"`
+			StepRows []report.StepDoc  `json:"step_rows"`
+			Flags    map[string]string `json:"flags"`
+		}{Flags: flags, Steps: sum}
+		doc.Doc = report.NewDoc(snap, rf.top)
+		doc.StepRows = doc.Doc.Steps
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	default:
+		if err := report.Write(w, snap, report.Options{Format: rf.format, Top: rf.top}); err != nil {
+			return err
+		}
+		var kv []string
+		for _, k := range slices.Sorted(mapsKeys(flags)) {
+			kv = append(kv, k+"="+flags[k])
+		}
+		fmt.Fprintf(w, "\nsteps: %d  median %s  p10 %s  p90 %s\nflags: %s\n",
+			sum.Count, report.Duration(sum.MedianNs), report.Duration(sum.P10Ns), report.Duration(sum.P90Ns), strings.Join(kv, " "))
+		return nil
+	}
+}
+
+func mapsKeys(m map[string]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
