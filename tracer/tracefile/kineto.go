@@ -46,10 +46,13 @@ package tracefile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -561,13 +564,15 @@ func (w *kwin) str() (a, e int, esc, ok bool) {
 	b := w.b
 	i := w.i + 1
 	a = i
-	for lim := min(i+24, len(b)); i < lim; i++ {
-		c := b[i]
-		if c == '"' {
-			w.i = i + 1
-			return a, i, false, true
-		}
-		if c == '\\' {
+	// Eight bytes at a time (SWAR): the lowest byte flagged by
+	// kQuoteOrBackslash is exact. Long strings switch to IndexByte.
+	for lim := min(a+64, len(b)-8); i <= lim; i += 8 {
+		if m := kQuoteOrBackslash(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			if b[i] == '"' {
+				w.i = i + 1
+				return a, i, false, true
+			}
 			goto slow
 		}
 	}
@@ -690,6 +695,20 @@ func (w *kwin) skip(st *[]byte) error {
 	return errKMore
 }
 
+const (
+	kLo = 0x0101010101010101
+	kHi = 0x8080808080808080
+)
+
+// kZeroBytes flags (high bit) the zero bytes of v; the lowest flag is
+// exact, higher ones may be false positives after a true one.
+func kZeroBytes(v uint64) uint64 { return (v - kLo) &^ v & kHi }
+
+// kQuoteOrBackslash flags the bytes of v that are '"' or '\\'.
+func kQuoteOrBackslash(v uint64) uint64 {
+	return kZeroBytes(v^(kLo*'"')) | kZeroBytes(v^(kLo*'\\'))
+}
+
 // parseEvent parses the event object at w.i into d.ev.
 func (d *kdec) parseEvent(w *kwin, start int64) error {
 	ev := &d.ev
@@ -760,6 +779,21 @@ func (d *kdec) parseEvent(w *kwin, start int64) error {
 				return d.errAt(sp.a, "ph", "expected the phase as a one-letter string (\"X\", \"B\", \"E\", …)", "", nil)
 			}
 			ev.ph = w.b[a]
+			switch ev.ph {
+			case 's', 'f', 't':
+				// Flow events are skipped (see the package notes): jump
+				// to the end of the object without reading its fields.
+				// They make up a third of a Kineto trace.
+				w.i = int(start - w.base) // the event's '{'
+
+				if err := w.skip(&d.brackets); err != nil {
+					if err == errKMore {
+						return err
+					}
+					return d.wrap(err, "", ctx())
+				}
+				return nil
+			}
 		case kCat:
 			if kind == kvString {
 				ev.cat = sp
@@ -1201,6 +1235,13 @@ func (d *kdec) joinEvents() {
 	ev = append(ev, d.cur...)
 	d.chunks, d.cur = nil, nil
 	d.t.Events = ev
+	if d.nOut > 1<<20/72*16 {
+		// Hand the chunks' memory (as large as Events) back to the heap now,
+		// so that Link and the caller reuse it instead of growing the
+		// process: this keeps peak RSS near twice the event array. Events
+		// hold no pointers, so the collection itself is cheap.
+		runtime.GC()
+	}
 }
 
 func kClip(b []byte) string {
