@@ -419,7 +419,11 @@ func (k *Kernels) View() string {
 	for i := from; i < to; i++ {
 		r := k.all[k.rows[i]]
 		name := k.disp[k.rows[i]]
-		row := fit(name, nw) + " " + st.Table.Dim.Render(fit(r.Category, kwCat)) +
+		shown := fit(name, nw)
+		if name != r.DisplayName && name != r.Name { // elided by shownNames
+			shown = fitName(name, nw)
+		}
+		row := shown + " " + st.Table.Dim.Render(fit(r.Category, kwCat)) +
 			" " + fitRight(FormatCount(r.Count), kwCount) + " " + fitRight(FormatNs(r.TotalNs), kwTime) +
 			" " + fitRight(FormatNs(r.MeanNs), kwTime)
 		if k.wide() {
@@ -524,21 +528,67 @@ func (k *Kernels) detail(n int) []string {
 // shownNames returns the name to show for each kernel row: its
 // DisplayName, unless several rows share that display name (templates
 // shortened away, e.g. eight different vectorized_elementwise_kernel
-// instances); those rows show their original name with the return type,
-// parameter list and common namespaces removed, so the rows differ.
+// instances). Those rows show their original name compacted (return type,
+// parameter list and namespace noise removed) with the template text the
+// whole group shares elided, so that what tells them apart comes first:
+// "elementwise_kernel<…BinaryFunctor<BFloat16, …, MulFunctor<float>>…".
 func shownNames(rows []*attrib.KernelRow, out []string) []string {
-	seen := make(map[string]int, len(rows))
-	for _, r := range rows {
-		seen[r.DisplayName]++
+	groups := make(map[string][]int, len(rows))
+	for i, r := range rows {
+		groups[r.DisplayName] = append(groups[r.DisplayName], i)
 	}
+	start := len(out)
 	for _, r := range rows {
-		switch {
-		case r.DisplayName == "":
+		if r.DisplayName == "" {
 			out = append(out, r.Name)
-		case seen[r.DisplayName] > 1:
-			out = append(out, compactName(r.Name))
-		default:
+		} else {
 			out = append(out, r.DisplayName)
+		}
+	}
+	for disp, g := range groups {
+		if disp == "" || len(g) < 2 {
+			continue
+		}
+		names := make([]string, len(g))
+		for j, i := range g {
+			names[j] = compactName(rows[i].Name)
+		}
+		// Each row elides what it shares with its most similar sibling,
+		// which in sorted order is a neighbour.
+		order := make([]int, len(g))
+		for j := range order {
+			order[j] = j
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(names[a], names[b]) })
+		lcp := func(a, b string) int {
+			k := 0
+			for k < len(a) && k < len(b) && a[k] == b[k] {
+				k++
+			}
+			return k
+		}
+		for o, j := range order {
+			n := names[j]
+			shared := 0
+			if o > 0 {
+				shared = lcp(n, names[order[o-1]])
+			}
+			if o+1 < len(order) {
+				shared = max(shared, lcp(n, names[order[o+1]]))
+			}
+			// Elide only whole template arguments: back off to just after
+			// the last '<' or ", " of the shared prefix.
+			p := n[:shared]
+			cut := max(strings.LastIndex(p, "<")+1, strings.LastIndex(p, ", ")+2)
+			base := n
+			if b := strings.IndexByte(base, '<'); b >= 0 {
+				base = base[:b+1]
+			}
+			if cut > len(base) {
+				out[start+g[j]] = base + "…" + n[cut:]
+			} else {
+				out[start+g[j]] = n
+			}
 		}
 	}
 	return out
@@ -573,4 +623,20 @@ func compactName(name string) string {
 		}
 	}
 	return nsNoise.Replace(s)
+}
+
+// fitName is fit for the name column. A name elided by shownNames
+// ("base<…rest") that does not fit gives the base at most two fifths of
+// the width, so the part that tells rows apart stays visible.
+func fitName(name string, w int) string {
+	i := strings.Index(name, "<…")
+	if i < 0 || width(name) <= w {
+		return fit(name, w)
+	}
+	head, tail := name[:i], name[i:]
+	hw := min(width(head), max(w*2/5, 4))
+	if width(head) > hw {
+		head = ansi.Truncate(head, hw, "…")
+	}
+	return fit(head+tail, w)
 }
