@@ -47,7 +47,7 @@ type Rule struct {
 	// Origin is "FILE rule N" (N 1-based), filled when the rule is loaded.
 	Origin string `toml:"-"`
 
-	kernel, context, any *regexp.Regexp
+	kernel, context, any *matcher
 	kinds                uint32 // bit per tracer.Kind
 }
 
@@ -134,7 +134,7 @@ func (r *Rule) compile(file string, idx int) error {
 	if r.Category == "" {
 		return fail("category", "missing or empty (give the category this rule assigns, e.g. \"attention\")")
 	}
-	comp := func(field, src string) (*regexp.Regexp, error) {
+	comp := func(field, src string) (*matcher, error) {
 		if src == "" {
 			return nil, nil
 		}
@@ -142,7 +142,7 @@ func (r *Rule) compile(file string, idx int) error {
 		if err != nil {
 			return nil, fail(field, fmt.Sprintf("bad regex %q: %v (RE2 syntax, see https://golang.org/s/re2syntax)", src, err))
 		}
-		return re, nil
+		return newMatcher(re, src), nil
 	}
 	var err error
 	if r.kernel, err = comp("kernel", r.Kernel); err != nil {
@@ -221,17 +221,33 @@ func (r *Rules) Classify(k tracer.Kind, name string, ctxNames []string) string {
 // and any-on-name both hold), words apiece: [N..., NA...].
 func (r *Rules) nameMasks(name string) []uint64 {
 	m := make([]uint64, 2*r.words)
-	full := name
+	names := []string{name}
 	if strings.HasPrefix(name, "_Z") {
 		if d := demangle.Filter(name); d != name {
-			full = name + "\x00" + d
+			names = append(names, d)
 		}
+	}
+	type cand struct {
+		s, lower string
+		ascii    bool
+	}
+	cs := make([]cand, len(names))
+	for i, n := range names {
+		cs[i] = cand{n, strings.ToLower(n), isASCII(n)}
+	}
+	hit := func(mt *matcher) bool {
+		for _, c := range cs {
+			if mt.match(c.s, c.lower, c.ascii) {
+				return true
+			}
+		}
+		return false
 	}
 	for i := range r.rules {
 		ru := &r.rules[i]
-		if ru.kernel == nil || ru.kernel.MatchString(full) {
+		if ru.kernel == nil || hit(ru.kernel) {
 			m[i/64] |= 1 << (i % 64)
-			if ru.any == nil || ru.any.MatchString(full) {
+			if ru.any == nil || hit(ru.any) {
 				m[r.words+i/64] |= 1 << (i % 64)
 			}
 		}
@@ -253,12 +269,13 @@ func (r *Rules) ctxMasks(names []string) []uint64 {
 // matches it and those whose any regex does: [Cname..., Aname...].
 func (r *Rules) ctxNameBits(name string) []uint64 {
 	m := make([]uint64, 2*r.words)
+	lower, ascii := strings.ToLower(name), isASCII(name)
 	for i := range r.rules {
 		ru := &r.rules[i]
-		if ru.context != nil && ru.context.MatchString(name) {
+		if ru.context != nil && ru.context.match(name, lower, ascii) {
 			m[i/64] |= 1 << (i % 64)
 		}
-		if ru.any != nil && ru.any.MatchString(name) {
+		if ru.any != nil && ru.any.match(name, lower, ascii) {
 			m[r.words+i/64] |= 1 << (i % 64)
 		}
 	}
