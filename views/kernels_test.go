@@ -151,8 +151,15 @@ func TestKernelsDuplicateDisplayNames(t *testing.T) {
 	s.Kernels[0].DisplayName = "at::native::vectorized_elementwise_kernel"
 	s.Kernels[1].DisplayName = "at::native::vectorized_elementwise_kernel"
 	k := views.NewKernels(styles())
-	k.SetSize(160, 8)
+	k.SetSize(80, 8)
 	k.SetSnapshot(s)
+	narrow := render(t, k.View(), 80, 8)
+	for _, want := range []string{"vectorized_…<…CUDAFunctor_add<", "vectorized_…<…BUnaryFunctor<fl"} {
+		if !strings.Contains(narrow, want) {
+			t.Errorf("80 columns: table lacks %q:\n%s", want, narrow)
+		}
+	}
+	k.SetSize(160, 8)
 	out := render(t, k.View(), 160, 8)
 	for _, want := range []string{
 		// The shared "4, " is elided; the functors come first.
