@@ -299,6 +299,7 @@ func (k *Kernels) Update(msg tea.Msg) tea.Cmd {
 		if f := strings.ToLower(k.input.Value()); f != k.filter {
 			k.filter = f
 			k.refresh()
+			k.list.cursor, k.list.offset = 0, 0
 		}
 		return cmd
 	}
@@ -311,12 +312,8 @@ func (k *Kernels) Update(msg tea.Msg) tea.Cmd {
 		} else {
 			k.sortBy, k.desc = col, col != SortName
 		}
-		var keep string
-		if sel := k.Selected(); sel != nil {
-			keep = sel.Name
-		}
 		k.refresh()
-		_ = keep // the cursor stays on the same line number: the top row is what users look at after sorting
+		k.list.cursor, k.list.offset = 0, 0 // after sorting, users look at the top
 	}
 	switch {
 	case key.Matches(km, k.keys.SortTotal):
