@@ -36,7 +36,8 @@ type Options struct {
 	// time back from the newest event (default 5 s).
 	WindowNs int64
 	// WindowMaxEvents bounds the GPU events kept for the window (default
-	// 1<<20); beyond it the oldest leave early.
+	// 1<<18, about 20 MB); beyond it the oldest leave early. Each Snapshot
+	// that rebuilds the window aggregates them afresh.
 	WindowMaxEvents int
 	// LinkDelay is how long a GPU event may wait for the step that encloses
 	// its launch before it is attributed with what is known (default 2 s).
@@ -75,6 +76,7 @@ type Child struct {
 	Bye       *wire.Bye  // how it ended, when it said
 	Err       string     // the error that ended the connection, "" when clean
 	Undefined uint64     // events naming an undefined string id
+	Meta      []wire.KV  // Meta frames the child sent, in order
 }
 
 // State is an immutable picture of the session. Nothing in it is mutated
@@ -128,11 +130,15 @@ type Session struct {
 	rec      *recorder
 	meta     []wire.KV
 	version  uint64 // bumped on every change
+	winVer   uint64 // version the window snapshot was built at
+
+	// Guarded by snapMu (Snapshot runs one at a time, mostly outside mu).
+	snapMu   sync.Mutex
 	cache    *State
 	cacheVer uint64
 	winSnap  *attrib.Snapshot
 	winAt    time.Time
-	winVer   uint64
+	winBuf   []tracer.Event
 
 	servers []*wire.Server
 	stop    chan struct{}
@@ -147,7 +153,7 @@ func New(opts Options) *Session {
 		opts.WindowNs = 5e9
 	}
 	if opts.WindowMaxEvents <= 0 {
-		opts.WindowMaxEvents = 1 << 20
+		opts.WindowMaxEvents = 1 << 18
 	}
 	if opts.LinkDelay <= 0 {
 		opts.LinkDelay = 2 * time.Second
@@ -371,6 +377,9 @@ func (s *Session) frame(c *conn, f *wire.Frame, cs []tracer.Counter) error {
 		if err != nil {
 			return err
 		}
+		if len(c.info.Meta) < 1000 {
+			c.info.Meta = append(c.info.Meta, kv...)
+		}
 		if s.rec != nil {
 			s.rec.meta(kv)
 		}
@@ -451,18 +460,23 @@ func (s *Session) droppedLocked() uint64 {
 }
 
 // minWindowRebuild is the least time between two rebuilds of the window
-// aggregate (it is rebuilt from the kept events).
+// aggregate (it is rebuilt from the kept events, outside the session lock).
 const minWindowRebuild = 200 * time.Millisecond
 
 // Snapshot returns the session's state. Cheap when nothing changed since
-// the previous call; otherwise it aggregates the window afresh (at most
-// every 200 ms; in between the previous window is returned).
+// the previous call. Otherwise it snapshots the cumulative aggregate (under
+// the session lock) and re-aggregates the window from copies outside the
+// lock, at most every 200 ms (in between, the previous window is returned
+// and the next call rebuilds it). Snapshots are serialised.
 func (s *Session) Snapshot() *State {
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cache != nil && s.cacheVer == s.version {
+	if s.cache != nil && s.cacheVer == s.version && s.winVer == s.version {
+		s.mu.Unlock()
 		return s.cache
 	}
+	ver := s.version
 	st := &State{
 		Cumulative: s.cum.Snapshot(),
 		WindowNs:   s.opts.WindowNs,
@@ -474,21 +488,28 @@ func (s *Session) Snapshot() *State {
 	}
 	st.Cumulative.Dropped = st.Dropped
 	now := s.opts.Now()
-	if s.winSnap == nil || (s.winVer != s.version && now.Sub(s.winAt) >= minWindowRebuild) {
-		a := attrib.NewAggregator(s.opts.Rules)
-		a.SetSource(s.opts.Source, "rlktop")
-		s.win.each(func(evs []tracer.Event) { a.AddEvents(evs, s.strs, s.link.contexts) })
-		s.winSnap = a.Snapshot()
-		s.winSnap.Dropped = st.Dropped
-		s.winAt, s.winVer = now, s.version
+	// The window is aggregated outside the lock from copies: the events
+	// (a bounded number), the string table and the context list (append
+	// only; existing entries never change).
+	rebuild := s.winSnap == nil || (s.winVer != ver && now.Sub(s.winAt) >= minWindowRebuild)
+	var strs *tracer.Strings
+	var ctxs []tracer.Context
+	if rebuild {
+		s.winBuf = s.winBuf[:0]
+		s.win.each(func(evs []tracer.Event) { s.winBuf = append(s.winBuf, evs...) })
+		strs = tracer.NewStrings()
+		for id := 1; id < s.strs.Len(); id++ {
+			strs.Intern(s.strs.Get(tracer.StrID(id)))
+		}
+		ctxs = s.link.contexts[:len(s.link.contexts):len(s.link.contexts)]
 	}
-	st.Window = s.winSnap
 	n := min(len(s.steps), s.opts.MaxSteps)
 	st.Steps = slices.Clone(s.steps[len(s.steps)-n:])
 	st.StepsPerSec = stepsPerSec(st.Steps, s.opts.WindowNs)
 	for _, c := range s.children {
 		ci := c.info
 		ci.Flags = slices.Clone(ci.Flags)
+		ci.Meta = slices.Clone(ci.Meta)
 		if ci.Bye != nil {
 			y := *ci.Bye
 			ci.Bye = &y
@@ -508,7 +529,21 @@ func (s *Session) Snapshot() *State {
 		ri := s.rec.info()
 		st.Recording = &ri
 	}
-	s.cache, s.cacheVer = st, s.version
+	s.mu.Unlock()
+
+	if rebuild {
+		a := attrib.NewAggregator(s.opts.Rules)
+		a.SetSource(s.opts.Source, "rlktop")
+		a.AddEvents(s.winBuf, strs, ctxs)
+		s.winSnap = a.Snapshot()
+		s.winSnap.Dropped = st.Dropped
+		s.winAt = now
+		s.mu.Lock()
+		s.winVer = ver
+		s.mu.Unlock()
+	}
+	st.Window = s.winSnap
+	s.cache, s.cacheVer = st, ver
 	return st
 }
 
@@ -636,4 +671,18 @@ func (s *Session) Wait(timeout time.Duration) bool {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return false
+}
+
+// Reset forgets the aggregates, the window, the step times and the marks
+// (for example when a restarted child numbers its steps from 0 again).
+// Children, drop counts, the string table and pending links are kept.
+func (s *Session) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cum.Reset()
+	s.cum.SetSource(s.opts.Source, "rlktop")
+	s.win = deque{}
+	s.newest = 0
+	s.steps, s.stepN, s.marks = nil, 0, nil
+	s.version++
 }

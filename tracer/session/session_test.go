@@ -294,6 +294,11 @@ func TestSessionPipe(t *testing.T) {
 	if st.Dropped != 42 || st.Cumulative.Dropped != 42 || len(st.Cumulative.Kernels) != 1 || st.Cumulative.Kernels[0].TotalNs != 5 {
 		t.Fatalf("state %+v", st)
 	}
+	sess.Reset()
+	st = sess.Snapshot()
+	if len(st.Cumulative.Kernels) != 0 || len(st.Window.Kernels) != 0 || st.Dropped != 42 || len(st.Children) != 1 {
+		t.Fatalf("after Reset: %+v", st)
+	}
 }
 
 // TestRecordingTruncated cuts a recording at many offsets: the importer
