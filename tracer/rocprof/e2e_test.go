@@ -1,0 +1,339 @@
+package rocprof_test
+
+// End-to-end test of the rocprofiler-sdk tool library without a GPU
+// (issue 7, item 1). It builds the tool library (go build -tags rocm
+// -buildmode=c-shared ./lib) and a stand-in for rocprofiler-sdk
+// (testdata/standin/host.c), which loads the tool the way the SDK does,
+// delivers code-object and roctx callbacks and buffered kernel-dispatch,
+// memory-copy and HIP API records in rocprofiler-sdk 0.5.0's layouts, then
+// finalizes. The test acts as rlktop: it listens on the wire socket and
+// compares what arrives with the manifest the stand-in wrote. It skips,
+// saying why, without gcc.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire"
+)
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+	buildSkip string
+)
+
+func build(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if _, err := exec.LookPath("gcc"); err != nil {
+			buildSkip = "gcc not found: the end-to-end rocprof test builds C programs"
+			return
+		}
+		dir, err := os.MkdirTemp("", "rlktop-rocprof-e2e-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildDir = dir
+		steps := [][]string{
+			{"go", "build", "-tags", "rocm", "-buildmode=c-shared", "-o", filepath.Join(dir, "librlktop_rocprof.so"), "./lib"},
+			{"gcc", "-O1", "-Wall", "-Werror", "-Iinclude", "-rdynamic", "-o", filepath.Join(dir, "host"), "testdata/standin/host.c", "-ldl", "-lpthread"},
+		}
+		for _, s := range steps {
+			cmd := exec.Command(s[0], s[1:]...)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("%s: %v\n%s", strings.Join(s, " "), err, out)
+				return
+			}
+		}
+	})
+	if buildSkip != "" {
+		t.Skip(buildSkip)
+	}
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildDir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+type row struct {
+	kind, name       string
+	start, dur       int64
+	corr             uint64
+	tid, dev, stream int32
+	value            int64
+}
+
+type received struct {
+	hello  wire.Hello
+	events []row
+	meta   map[string]string
+	bye    *wire.Bye
+	err    error
+}
+
+func readConn(conn net.Conn) received {
+	r := received{meta: map[string]string{}}
+	names := map[uint32]string{0: ""}
+	rd := wire.NewReader(conn)
+	var evs []tracer.Event
+	for {
+		f, err := rd.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				r.err = err
+			}
+			return r
+		}
+		switch f.Type {
+		case wire.TypeHello:
+			r.hello, err = f.Hello()
+		case wire.TypeStrings:
+			err = f.Strings(func(id uint32, s []byte) error { names[id] = string(s); return nil })
+		case wire.TypeEvents:
+			evs, err = f.Events(evs[:0])
+			for _, e := range evs {
+				r.events = append(r.events, row{e.Kind.String(), names[uint32(e.Name)], e.Start, e.Dur, e.Corr, e.TID, e.Device, e.Stream, e.Value})
+			}
+		case wire.TypeMeta:
+			var kv []wire.KV
+			kv, err = f.Meta()
+			for _, p := range kv {
+				r.meta[p.Key] = p.Value
+			}
+		case wire.TypeBye:
+			var b wire.Bye
+			b, err = f.Bye()
+			r.bye = &b
+		}
+		if err != nil {
+			r.err = err
+			return r
+		}
+	}
+}
+
+func readManifest(t *testing.T, path string) []row {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rows []row
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		p := strings.Split(sc.Text(), "|")
+		if len(p) != 9 {
+			t.Fatalf("%s: bad line %q", path, sc.Text())
+		}
+		n := func(i int) int64 {
+			v, err := strconv.ParseInt(p[i], 10, 64)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", path, sc.Text(), err)
+			}
+			return v
+		}
+		rows = append(rows, row{p[0], p[1], n(2), n(3), uint64(n(4)), int32(n(5)), int32(n(6)), int32(n(7)), n(8)})
+	}
+	return rows
+}
+
+func readSummary(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+type hostRun struct {
+	recv     received
+	summary  map[string]string
+	manifest []row
+	stderr   string
+}
+
+func runHost(t *testing.T, listen bool, env ...string) hostRun {
+	t.Helper()
+	dir := build(t)
+	work := t.TempDir()
+	done := make(chan received, 1)
+	cmd := exec.Command(filepath.Join(dir, "host"))
+	var stderr strings.Builder
+	cmd.Stderr, cmd.Stdout = &stderr, &stderr
+	cmd.Env = append(os.Environ(),
+		"TOOL_LIB="+filepath.Join(dir, "librlktop_rocprof.so"),
+		"FAKE_MANIFEST="+filepath.Join(work, "manifest"),
+		"HOST_SUMMARY="+filepath.Join(work, "summary"),
+		"RLKTOP_ROCPROF_CHUNK_KB=64", // several chunks for 20,000 dispatches
+	)
+	if listen {
+		srv, addr, err := wire.Listen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		go func() {
+			conn, err := srv.Accept()
+			if err != nil {
+				done <- received{err: err}
+				return
+			}
+			defer conn.Close()
+			done <- readConn(conn)
+		}()
+		cmd.Env = append(cmd.Env, wire.EnvSocket+"="+addr)
+	} else {
+		var kept []string
+		for _, kv := range cmd.Env {
+			if !strings.HasPrefix(kv, wire.EnvSocket+"=") {
+				kept = append(kept, kv)
+			}
+		}
+		cmd.Env = kept
+	}
+	cmd.Env = append(cmd.Env, env...)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("host: %v\n%s", err, stderr.String())
+	}
+	h := hostRun{summary: readSummary(t, filepath.Join(work, "summary")), stderr: stderr.String()}
+	if listen {
+		h.manifest = readManifest(t, filepath.Join(work, "manifest"))
+		select {
+		case h.recv = <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no end of stream 10 s after the host exited")
+		}
+		if h.recv.err != nil {
+			t.Fatalf("reading the wire stream: %v", h.recv.err)
+		}
+	}
+	return h
+}
+
+func key(r row) string {
+	return fmt.Sprintf("%s|%s|%d|%d|%d|%d|%d|%d|%d", r.kind, r.name, r.start, r.dur, r.corr, r.tid, r.dev, r.stream, r.value)
+}
+
+// TestEndToEnd: every record the stand-in delivered arrives exactly once,
+// exactly as delivered; the short record is skipped and counted; the SDK's
+// drop counts arrive summed; the records held until finalize's flush
+// arrive too.
+func TestEndToEnd(t *testing.T) {
+	h := runHost(t, true)
+	if h.summary["client"] != "rlktop" || h.summary["flushes"] != "1" || h.summary["started_after"] != "0" {
+		t.Errorf("host summary %v (want the tool named rlktop, one flush and the context stopped at finalize)", h.summary)
+	}
+	if h.recv.hello.Source != "rocprof" || h.recv.hello.PID <= 0 {
+		t.Errorf("hello %+v", h.recv.hello)
+	}
+	if h.recv.bye == nil || h.recv.bye.Reason != "exit" {
+		t.Errorf("bye %+v", h.recv.bye)
+	}
+	got := map[string]int{}
+	for _, r := range h.recv.events {
+		got[key(r)]++
+	}
+	want := map[string]int{}
+	for _, r := range h.manifest {
+		want[key(r)]++
+	}
+	if len(h.recv.events) != len(h.manifest) {
+		t.Errorf("received %d events, the stand-in delivered %d", len(h.recv.events), len(h.manifest))
+	}
+	var missing, extra []string
+	for k, n := range want {
+		if got[k] != n {
+			missing = append(missing, fmt.Sprintf("%s (got %d, want %d)", k, got[k], n))
+		}
+	}
+	for k := range got {
+		if want[k] == 0 {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	if len(missing) > 0 || len(extra) > 0 {
+		t.Errorf("%d missing/different, %d unexpected; first missing %v; first unexpected %v",
+			len(missing), len(extra), missing[:min(3, len(missing))], extra[:min(3, len(extra))])
+	}
+	m := h.recv.meta
+	for k, v := range map[string]string{
+		"rocprof.dropped_records":      h.summary["dropped"],
+		"rocprof.short_records":        h.summary["short"],
+		"rocprof.ring_dropped_records": "0",
+		"rocprof.unpaired_markers":     "1",
+		"rocprof.open_ranges":          "0",
+		"rocprof.sdk_version":          "0.5.0",
+		"rocprof.tracing":              "false", // after finalize
+	} {
+		if m[k] != v {
+			t.Errorf("meta %s = %q, want %q", k, m[k], v)
+		}
+	}
+	t.Logf("%d events; meta %v", len(h.recv.events), m)
+}
+
+// TestDeclinesWithoutRlktop: with no RLKTOP_SOCKET, rocprofiler_configure
+// returns NULL, so rocprofiler-sdk never initializes the tool.
+func TestDeclinesWithoutRlktop(t *testing.T) {
+	h := runHost(t, false)
+	if h.summary["declined"] != "1" {
+		t.Errorf("summary %v, stderr %s", h.summary, h.stderr)
+	}
+}
+
+// TestRingFullDropsAreCounted: with a one-chunk ring, 4 KiB chunks and a
+// slow drain, chunks are discarded; what arrives is a subset of what was
+// delivered and the discarded entries are counted.
+func TestRingFullDropsAreCounted(t *testing.T) {
+	h := runHost(t, true, "RLKTOP_ROCPROF_RING=1", "RLKTOP_ROCPROF_CHUNK_KB=4", "RLKTOP_ROCPROF_TEST_DRAIN_DELAY=20ms",
+		"RLKTOP_ROCPROF_EXIT_WAIT_MS=20000")
+	want := map[string]bool{}
+	for _, r := range h.manifest {
+		want[key(r)] = true
+	}
+	for _, r := range h.recv.events {
+		if !want[key(r)] {
+			t.Fatalf("received an event the stand-in never delivered: %+v", r)
+		}
+	}
+	dropped, err := strconv.Atoi(h.recv.meta["rocprof.ring_dropped_records"])
+	if err != nil || dropped == 0 || len(h.recv.events) >= len(h.manifest) {
+		t.Errorf("ring drops %q, %d of %d events arrived", h.recv.meta["rocprof.ring_dropped_records"], len(h.recv.events), len(h.manifest))
+	}
+	t.Logf("%d of %d events arrived, %d entries dropped at the ring", len(h.recv.events), len(h.manifest), dropped)
+}

@@ -1,0 +1,217 @@
+//go:build rocm && cgo
+
+// Command lib is rlktop's rocprofiler-sdk tool library, built with
+//
+//	go build -tags rocm -buildmode=c-shared -o build/librlktop_rocprof.so ./tracer/rocprof/lib
+//
+// rocprofiler-sdk loads it through ROCP_TOOL_LIBRARIES (rlktop run sets it)
+// and calls rocprofiler_configure, which lives in rlkroc.c with every other
+// function the SDK calls. This file is the one Go goroutine that drains
+// chunks of copied records (one cgo call per chunk), decodes them with
+// package rocprof and sends wire frames to rlktop at $RLKTOP_SOCKET through
+// a wire.AsyncSender, which never blocks.
+//
+// Environment (all optional): RLKTOP_SOCKET (set by rlktop run; without it
+// rocprofiler_configure declines and the library does nothing),
+// RLKTOP_ROCPROF_BUFFER_MB (rocprofiler buffer, default 8),
+// RLKTOP_ROCPROF_CHUNK_KB (default 1024), RLKTOP_ROCPROF_RING (queued
+// chunks, default 64), RLKTOP_ROCPROF_MAX_RECORD (bytes copied per record,
+// default 4096), RLKTOP_ROCPROF_HIP=0 (no HIP API tracing: kernels are then
+// linked to ranges by their launching thread only),
+// RLKTOP_ROCPROF_EXIT_WAIT_MS (default 3000), RLKTOP_ROCPROF_DEBUG=1.
+package main
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../include -O2 -Wall
+#cgo LDFLAGS: -ldl -lpthread
+#include <stdlib.h>
+#include "rlkroc.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/rocprof"
+	"github.com/rlktop/rlktop/tracer/wire"
+)
+
+func main() {}
+
+const (
+	chunkEvents = 8192
+	dialTimeout = 2 * time.Second
+	metaEvery   = time.Second
+	exitFlush   = 2500 * time.Millisecond
+)
+
+var debug = os.Getenv("RLKTOP_ROCPROF_DEBUG") == "1"
+
+func logf(format string, a ...any) {
+	if debug {
+		fmt.Fprintf(os.Stderr, "rlktop rocprof[%d]: "+format+"\n", append([]any{os.Getpid()}, a...)...)
+	}
+}
+
+//export rlkrocGoStart
+func rlkrocGoStart() { go drain() }
+
+func info() C.rlkroc_info {
+	var i C.rlkroc_info
+	C.rlkroc_get_info(&i)
+	return i
+}
+
+func opName(kind, op int32) string {
+	p := C.rlkroc_op_name(C.int32_t(kind), C.int32_t(op))
+	if p == nil {
+		return ""
+	}
+	return C.GoString(p)
+}
+
+func cmdline() []string {
+	b, err := os.ReadFile("/proc/self/cmdline")
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+func envInt(keys ...string) int64 {
+	for _, k := range keys {
+		if v, err := strconv.ParseInt(os.Getenv(k), 10, 64); err == nil {
+			return v
+		}
+	}
+	return -1
+}
+
+func sdkVersion(v uint32) string {
+	return fmt.Sprintf("%d.%d.%d", v/10000, v/100%100, v%100)
+}
+
+func infoMeta(i *C.rlkroc_info) []wire.KV {
+	kv := []wire.KV{
+		{Key: "rocprof.sdk_version", Value: sdkVersion(uint32(i.sdk_version))},
+		{Key: "rocprof.runtime_version", Value: C.GoString(&i.runtime_version[0])},
+		{Key: "rocprof.abi_pinned", Value: rocprof.SDKVersion},
+		{Key: "rocprof.tracing", Value: strconv.FormatBool(i.tracing != 0)},
+		{Key: "rocprof.hip_api", Value: strconv.FormatBool(i.hip_api != 0)},
+		{Key: "rocprof.buffer_bytes", Value: strconv.FormatUint(uint64(i.buffer_bytes), 10)},
+		{Key: "rocprof.chunk_bytes", Value: strconv.FormatUint(uint64(i.chunk_bytes), 10)},
+		{Key: "rocprof.ring_chunks", Value: strconv.Itoa(int(i.ring_cap))},
+	}
+	if e := C.GoString(&i.error[0]); e != "" {
+		kv = append(kv, wire.KV{Key: "rocprof.error", Value: e})
+	}
+	return kv
+}
+
+func counterMeta(c *C.rlkroc_counters, d *rocprof.Decoder) []wire.KV {
+	u := func(v C.uint64_t) string { return strconv.FormatUint(uint64(v), 10) }
+	st := d.Stats()
+	kv := []wire.KV{
+		{Key: "rocprof.dropped_records", Value: u(c.sdk_dropped)},
+		{Key: "rocprof.ring_dropped_records", Value: u(c.ring_dropped)},
+		{Key: "rocprof.truncated_records", Value: u(c.truncated)},
+		{Key: "rocprof.entries", Value: u(c.entries)},
+		{Key: "rocprof.chunks", Value: u(c.chunks)},
+		{Key: "rocprof.short_records", Value: strconv.FormatUint(st.Short, 10)},
+		{Key: "rocprof.unpaired_markers", Value: strconv.FormatUint(st.Unpaired, 10)},
+		{Key: "rocprof.unnamed_kernels", Value: strconv.FormatUint(st.NoName, 10)},
+		{Key: "rocprof.open_ranges", Value: strconv.Itoa(d.Open())},
+	}
+	var agents []string
+	for h, o := range d.Agents() {
+		agents = append(agents, fmt.Sprintf("%d=%#x", o, h))
+	}
+	if len(agents) > 0 {
+		kv = append(kv, wire.KV{Key: "rocprof.agents", Value: strings.Join(agents, ",")})
+	}
+	return kv
+}
+
+// drain runs for the life of the process; a broken connection only stops
+// output (the sender drops and counts), chunks keep being released.
+func drain() {
+	i := info()
+	var s *wire.AsyncSender
+	if conn, err := wire.DialEnv(dialTimeout); err != nil {
+		fmt.Fprintf(os.Stderr, "rlktop rocprof[%d]: %v; records are discarded\n", os.Getpid(), err)
+	} else {
+		s = wire.NewAsyncSender(conn, 1<<18)
+		host, _ := os.Hostname()
+		s.Hello(&wire.Hello{
+			Source: "rocprof", PID: int64(os.Getpid()),
+			Rank: envInt("RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"), World: max(envInt("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"), 0),
+			Host: host, Device: "AMD GPU (rocprofiler-sdk)",
+			ClockOffsetNs: int64(i.clock_offset_ns), StartNs: int64(i.start_real_ns),
+			Cmdline: cmdline(),
+		})
+		s.Meta(infoMeta(&i))
+	}
+	dec := rocprof.NewDecoder(int32(os.Getpid()))
+	dec.OpName = opName
+	ids := []tracer.StrID{0}
+	var b C.rlkroc_batch
+	var lastMeta time.Time
+	var last C.rlkroc_counters
+	delay, _ := time.ParseDuration(os.Getenv("RLKTOP_ROCPROF_TEST_DRAIN_DELAY")) // test hook: a slow drain
+	for {
+		st := C.rlkroc_next(&b, 200)
+		if st == C.RLKROC_CHUNK {
+			buf := unsafe.Slice((*byte)(unsafe.Pointer(b.buf)), int(b.len))
+			if err := dec.Decode(buf); err != nil {
+				logf("%v", err)
+			}
+			bt := dec.Take()
+			if delay > 0 {
+				time.Sleep(delay)
+			}
+			if s != nil {
+				for _, name := range bt.NewStrings {
+					ids = append(ids, s.Name(name))
+				}
+				ev := bt.Events
+				for k := range ev {
+					ev[k].Name = ids[ev[k].Name]
+				}
+				for len(ev) > 0 {
+					n := min(len(ev), chunkEvents)
+					s.Send(ev[:n])
+					ev = ev[n:]
+				}
+			}
+		}
+		if s != nil && (st != C.RLKROC_CHUNK || time.Since(lastMeta) > metaEvery) {
+			if b.counters != last || st == C.RLKROC_EXIT {
+				s.Meta(counterMeta(&b.counters, dec))
+				last = b.counters
+			}
+			lastMeta = time.Now()
+		}
+		switch st {
+		case C.RLKROC_EXIT, C.RLKROC_INERT:
+			if s != nil {
+				i := info()
+				s.Meta(infoMeta(&i))
+				s.Meta(counterMeta(&b.counters, dec))
+				reason := "exit"
+				if st == C.RLKROC_INERT {
+					reason = "rocprofiler unavailable"
+				}
+				_ = s.Close(wire.Bye{Reason: reason, ExitCode: -1}, exitFlush)
+			}
+			logf("done: %+v", dec.Stats())
+			C.rlkroc_exit_done()
+			return
+		}
+	}
+}
