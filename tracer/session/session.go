@@ -131,6 +131,7 @@ type Session struct {
 	meta     []wire.KV
 	version  uint64 // bumped on every change
 	winVer   uint64 // version the window snapshot was built at
+	forceWin bool   // rebuild the window at the next Snapshot (Reset)
 
 	// Guarded by snapMu (Snapshot runs one at a time, mostly outside mu).
 	snapMu   sync.Mutex
@@ -491,7 +492,8 @@ func (s *Session) Snapshot() *State {
 	// The window is aggregated outside the lock from copies: the events
 	// (a bounded number), the string table and the context list (append
 	// only; existing entries never change).
-	rebuild := s.winSnap == nil || (s.winVer != ver && now.Sub(s.winAt) >= minWindowRebuild)
+	rebuild := s.winSnap == nil || s.forceWin || (s.winVer != ver && now.Sub(s.winAt) >= minWindowRebuild)
+	s.forceWin = false
 	var strs *tracer.Strings
 	var ctxs []tracer.Context
 	if rebuild {
@@ -684,5 +686,6 @@ func (s *Session) Reset() {
 	s.win = deque{}
 	s.newest = 0
 	s.steps, s.stepN, s.marks = nil, 0, nil
+	s.forceWin = true
 	s.version++
 }
