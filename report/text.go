@@ -170,6 +170,18 @@ func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
 		_, err := fmt.Fprintf(w, "\n%s\n", emptyView(o.By))
 		return err
 	}
+	var b strings.Builder
+	b.WriteString("\n")
+	writeTextGrid(&b, g)
+	if n := total(s, o.By); o.Top > 0 && n > o.Top {
+		fmt.Fprintf(&b, "… %d more rows (--top 0 shows all)\n", n-o.Top)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeTextGrid writes g as aligned text columns.
+func writeTextGrid(b *strings.Builder, g grid) {
 	width := make([]int, len(g.header))
 	for i, h := range g.header {
 		width[i] = utf8.RuneCountInString(h)
@@ -179,8 +191,6 @@ func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
 			width[i] = max(width[i], utf8.RuneCountInString(c))
 		}
 	}
-	var b strings.Builder
-	b.WriteString("\n")
 	line := func(cells []string) {
 		for i, c := range cells {
 			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
@@ -201,11 +211,30 @@ func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
 	for _, r := range g.rows {
 		line(r)
 	}
-	if n := total(s, o.By); o.Top > 0 && n > o.Top {
-		fmt.Fprintf(&b, "… %d more rows (--top 0 shows all)\n", n-o.Top)
+}
+
+// writeMDGrid writes g as a GitHub Markdown table.
+func writeMDGrid(b *strings.Builder, g grid) {
+	b.WriteString("|")
+	for _, h := range g.header {
+		b.WriteString(" " + mdEscape(h) + " |")
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	b.WriteString("\n|")
+	for i := range g.header {
+		if g.right[i] {
+			b.WriteString("---:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range g.rows {
+		b.WriteString("|")
+		for _, c := range r {
+			b.WriteString(" " + mdEscape(c) + " |")
+		}
+		b.WriteString("\n")
+	}
 }
 
 func emptyView(by string) string {
@@ -266,26 +295,8 @@ func writeMarkdown(w io.Writer, s *attrib.Snapshot, o Options) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	b.WriteString("\n|")
-	for _, h := range g.header {
-		b.WriteString(" " + mdEscape(h) + " |")
-	}
-	b.WriteString("\n|")
-	for i := range g.header {
-		if g.right[i] {
-			b.WriteString("---:|")
-		} else {
-			b.WriteString("---|")
-		}
-	}
 	b.WriteString("\n")
-	for _, r := range g.rows {
-		b.WriteString("|")
-		for _, c := range r {
-			b.WriteString(" " + mdEscape(c) + " |")
-		}
-		b.WriteString("\n")
-	}
+	writeMDGrid(&b, g)
 	if n := total(s, o.By); o.Top > 0 && n > o.Top {
 		fmt.Fprintf(&b, "\n_%d more rows not shown_\n", n-o.Top)
 	}

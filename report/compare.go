@@ -1,0 +1,170 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// CompareDoc is the JSON of `rlktop compare` (issue 4 item 6): the
+// comparison's "arms", "ratio", "verdict", "noise", "rows" (and "method"),
+// plus "consistency" when the caller has it.
+type CompareDoc struct {
+	*attrib.Comparison
+	Consistency any `json:"consistency,omitempty"`
+}
+
+// WriteComparison writes c as a table (default), "json" or "md" (the table
+// a performance report carries). consistency, when non-nil, is added as the
+// JSON "consistency" value and, if it is a fmt.Stringer, printed under the
+// timing in the text formats. o.Top limits the rows (0 = all; < 0 = 25 for
+// table/md, all for json); o.By, when set to kernel, category or stage,
+// keeps only that group's rows. Errors: ErrOption for an unknown format or
+// group; write errors.
+func WriteComparison(w io.Writer, c *attrib.Comparison, consistency any, o Options) error {
+	if o.Format == "" {
+		o.Format = "table"
+	}
+	switch o.By {
+	case "", attrib.GroupKernel, attrib.GroupCategory, attrib.GroupStage:
+	default:
+		return fmt.Errorf("%w: unknown group %q (use kernel, category or stage)", ErrOption, o.By)
+	}
+	if o.Top < 0 {
+		o.Top = 25
+		if o.Format == "json" {
+			o.Top = 0
+		}
+	}
+	rows := c.Rows
+	if o.By != "" {
+		rows = nil
+		for _, r := range c.Rows {
+			if r.Group == o.By {
+				rows = append(rows, r)
+			}
+		}
+	}
+	more := 0
+	if o.Top > 0 && len(rows) > o.Top {
+		more = len(rows) - o.Top
+		rows = rows[:o.Top]
+	}
+	switch o.Format {
+	case "json":
+		cc := *c
+		cc.Rows = append([]attrib.RowComparison{}, rows...)
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(CompareDoc{Comparison: &cc, Consistency: consistency})
+	case "table", "md":
+		return writeCompareText(w, c, rows, more, consistency, o.Format == "md")
+	}
+	return fmt.Errorf("%w: unknown format %q for a comparison (use table, json or md)", ErrOption, o.Format)
+}
+
+func flagText(f map[string]string) string {
+	if len(f) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(f))
+	for k := range f {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+"="+f[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// RatioText formats a ratio and its interval: "1.043 [1.012, 1.071]".
+func RatioText(v, lo, hi float64) string {
+	if lo == 0 && hi == 0 {
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f]", v, lo, hi)
+}
+
+func writeCompareText(w io.Writer, c *attrib.Comparison, rows []attrib.RowComparison, more int, consistency any, md bool) error {
+	var b strings.Builder
+	table := func(header []string, right []bool, cells [][]string) {
+		g := grid{header: header, right: right, rows: cells}
+		if md {
+			writeMDGrid(&b, g)
+		} else {
+			writeTextGrid(&b, g)
+		}
+	}
+	armRows := [][]string{}
+	for _, a := range c.Arms {
+		valid := "yes"
+		if !a.Valid {
+			valid = "NO: " + a.Reason
+		}
+		armRows = append(armRows, []string{a.Name, flagText(a.Flags), fmt.Sprint(a.Steps), Duration(a.MedianNs), Duration(a.P10Ns), Duration(a.P90Ns), valid})
+	}
+	table([]string{"arm", "flags", "steps", "median step", "p10", "p90", "valid"},
+		[]bool{false, false, true, true, true, true, false}, armRows)
+	b.WriteString("\n")
+	line := fmt.Sprintf("step time B/A: %s — %s", RatioText(c.Ratio.Value, c.Ratio.CILow, c.Ratio.CIHigh), strings.ToUpper(c.Verdict))
+	if c.Noise != nil {
+		line += fmt.Sprintf("; noise A'/A: %s", RatioText(c.Noise.Ratio, c.Noise.CILow, c.Noise.CIHigh))
+	} else {
+		line += "; no A' run, so no noise envelope"
+	}
+	if md {
+		line = "**" + mdEscape(line) + "**"
+	}
+	b.WriteString(line + "\n")
+	if consistency != nil {
+		if s, ok := consistency.(fmt.Stringer); ok {
+			if md {
+				b.WriteString("\n" + mdEscape(s.String()) + "\n")
+			} else {
+				b.WriteString(s.String() + "\n")
+			}
+		}
+	}
+	b.WriteString("\n")
+	var cells [][]string
+	for _, r := range rows {
+		key := r.Key
+		if r.Group == attrib.GroupKernel {
+			key = attrib.DisplayName(r.Key)
+		}
+		ratio := "-"
+		if r.Ratio != 0 {
+			ratio = RatioText(r.Ratio, r.CILow, r.CIHigh)
+		}
+		delta := Duration(r.DeltaNs)
+		if r.DeltaNs > 0 {
+			delta = "+" + delta
+		}
+		cells = append(cells, []string{r.Group, key, Duration(r.ANs), Duration(r.BNs), delta, ratio, r.Verdict})
+	}
+	if len(cells) == 0 {
+		b.WriteString("no per-kernel, category or stage rows (the arms carried no per-step GPU times)\n")
+	} else {
+		table([]string{"group", "name", "A /step", "B /step", "Δ", "B/A [95% CI]", "verdict"},
+			[]bool{false, false, true, true, true, true, false}, cells)
+	}
+	if more > 0 {
+		fmt.Fprintf(&b, "… %d more rows\n", more)
+	}
+	if c.Method != "" {
+		if md {
+			fmt.Fprintf(&b, "\n_%s_\n", mdEscape(c.Method))
+		} else {
+			fmt.Fprintf(&b, "\nmethod: %s\n", c.Method)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
