@@ -9,7 +9,9 @@ import (
 // Loading is the screen shown while a source is read: the file, a bar of
 // bytes read against the file size, and the phase ("reading",
 // "attributing"). Read and Size are bytes of the file as stored (so
-// compressed bytes for .gz); Size 0 means unknown and draws no bar.
+// compressed bytes for .gz); Size 0 means unknown and draws no bar. With
+// no phase yet (a live source before its first snapshot) it says it is
+// waiting for data.
 type Loading struct {
 	Source     string
 	Phase      string
@@ -20,7 +22,7 @@ type Loading struct {
 
 // NewLoading returns a loading screen for source.
 func NewLoading(st *Styles, source string) *Loading {
-	return &Loading{st: st, Source: source, Phase: "reading"}
+	return &Loading{st: st, Source: source}
 }
 
 // SetSize sets the screen area in cells.
@@ -30,6 +32,13 @@ func (l *Loading) SetSize(w, h int) { l.w, l.h = w, h }
 func (l *Loading) View() string {
 	st := l.st
 	bw := min(l.w-4, 60)
+	if l.Phase == "" {
+		lines := []string{
+			st.Header.Label.Render("waiting for data from ") + st.Header.Source.Render(fitLeftCut(l.Source, min(ansi.StringWidth(l.Source), max(l.w-24, 10)))),
+		}
+		top := max((l.h-1)/2, 0)
+		return block(append(make([]string, top), lines...), l.w, l.h)
+	}
 	lines := []string{
 		st.Header.Label.Render("opening ") + st.Header.Source.Render(fitLeftCut(l.Source, min(ansi.StringWidth(l.Source), max(l.w-10, 10)))),
 		"",

@@ -141,10 +141,15 @@ func TestStepsView(t *testing.T) {
 }
 
 func TestLoadingView(t *testing.T) {
+	t.Run("waiting_w80", func(t *testing.T) {
+		l := views.NewLoading(styles(), "live: rlktop demo loop")
+		l.SetSize(80, 5)
+		golden.RequireEqual(t, render(t, l.View(), 80, 5))
+	})
 	for _, w := range widths {
 		t.Run(fmt.Sprintf("w%d", w), func(t *testing.T) {
 			l := views.NewLoading(styles(), "/data/traces/rank0.json.gz")
-			l.Read, l.Size = 3<<20, 12<<20
+			l.Phase, l.Read, l.Size = "reading", 3<<20, 12<<20
 			l.SetSize(w, 7)
 			golden.RequireEqual(t, render(t, l.View(), w, 7))
 		})
