@@ -56,10 +56,15 @@ type kErrEOF struct {
 
 func (e *kErrEOF) Error() string { return "the file ends inside " + e.what }
 
-// newScan returns a scanner with a 4 MiB window: reads that large go
-// straight past a 1 MiB bufio.Reader into the window, saving a copy.
+// kWindow is the window size a scanner grows to on large inputs: reads
+// that large go straight past a 1 MiB bufio.Reader into the window, saving
+// a copy.
+const kWindow = 4 << 20
+
+// newScan returns a scanner with a 64 KiB window that grows to kWindow as
+// the input turns out large (and beyond, up to max, for one huge value).
 func newScan(r io.Reader) *jscan {
-	return &jscan{r: r, buf: make([]byte, 4<<20), keep: -1, max: 256 << 20}
+	return &jscan{r: r, buf: make([]byte, 64<<10), keep: -1, max: 256 << 20}
 }
 
 // off returns the absolute offset of the next unread byte.
@@ -90,7 +95,10 @@ func (s *jscan) fill() bool {
 			s.keep -= from
 		}
 	}
-	if s.end == len(s.buf) {
+	if s.end == len(s.buf) || len(s.buf) < kWindow {
+		// Grow when full, and up to kWindow anyway: small inputs get a
+		// small window, large ones reach the 4 MiB that reads straight
+		// past the bufio.Reader.
 		if len(s.buf) >= s.max {
 			s.rerr = kErrTooLarge
 			return false

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -522,6 +523,81 @@ func TestKinetoMergeRuns(t *testing.T) {
 		got, _ := kMergeRuns(x, nil, func(a, b int32) bool { return a < b })
 		if !slices.Equal(got, want) {
 			t.Errorf("n=%d: %v, want %v", n, got, want)
+		}
+	}
+}
+
+// Events written by encoding/json (escapes, non-ASCII, names up to 200 KB
+// that straddle the scanner's window) come back with the same names and
+// exact times.
+func TestKinetoMatchesEncodingJSON(t *testing.T) {
+	type ev struct {
+		Ph   string         `json:"ph"`
+		Cat  string         `json:"cat"`
+		Name string         `json:"name"`
+		Pid  int            `json:"pid"`
+		Tid  int            `json:"tid"`
+		Ts   json.Number    `json:"ts"`
+		Dur  json.Number    `json:"dur"`
+		Args map[string]any `json:"args,omitempty"`
+	}
+	pieces := []string{"a", "é", "😀", `"`, `\`, "/", "\n", "\t", "\u2028", "<>&", "aten::mm", " ", "\x01"}
+	var evs []ev
+	seed := uint64(12345)
+	rnd := func(n int) int {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return int(seed>>33) % n
+	}
+	var wantTs, wantDur []int64
+	for i := 0; i < 3000; i++ {
+		var sb strings.Builder
+		n := 1 + rnd(40)
+		if i%500 == 7 {
+			n = 200000 // ~200 KB: longer than the initial window
+		}
+		for sb.Len() < n {
+			sb.WriteString(pieces[rnd(len(pieces))])
+		}
+		us := int64(1712195495000000 + i*1000 + rnd(1000))
+		frac := rnd(1000)
+		nd := rnd(4) // 0..3 fraction digits
+		ts := fmt.Sprint(us)
+		ns := us * 1000
+		switch nd {
+		case 1:
+			ts += fmt.Sprintf(".%d", frac%10)
+			ns += int64(frac%10) * 100
+		case 2:
+			ts += fmt.Sprintf(".%02d", frac%100)
+			ns += int64(frac%100) * 10
+		case 3:
+			ts += fmt.Sprintf(".%03d", frac)
+			ns += int64(frac)
+		}
+		dur := rnd(100000)
+		e := ev{Ph: "X", Cat: "cpu_op", Name: sb.String(), Pid: 1, Tid: 2, Ts: json.Number(ts), Dur: json.Number(fmt.Sprintf("%d.%03d", dur/1000, dur%1000))}
+		if i%3 == 0 {
+			e.Args = map[string]any{"External id": i, "Input Dims": [][]int{{1, 2}, {3}}, "note": `x"}]{[`}
+		}
+		evs = append(evs, e)
+		wantTs = append(wantTs, ns)
+		wantDur = append(wantDur, int64(dur))
+	}
+	raw, err := json.Marshal(map[string]any{"traceEvents": evs, "schemaVersion": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Read(bytes.NewReader(raw), "gen.json", int64(len(raw)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Events) != len(evs) {
+		t.Fatalf("%d events, want %d", len(tr.Events), len(evs))
+	}
+	for i := range evs {
+		e := &tr.Events[i]
+		if tr.Name(e) != evs[i].Name || e.Start != wantTs[i] || e.Dur != wantDur[i] {
+			t.Fatalf("event %d: name %.40q start %d dur %d; want %.40q %d %d", i, tr.Name(e), e.Start, e.Dur, evs[i].Name, wantTs[i], wantDur[i])
 		}
 	}
 }
