@@ -13,12 +13,13 @@ Prints "OK ..." or "FAIL ..." with the differences; exit status 1 on FAIL.
 import json,gzip,sys,collections,re
 from decimal import Decimal
 def ns(v):
-    return int(Decimal(str(v))*1000) if not isinstance(v,str) else int(Decimal(v)*1000)
+    # ts/dur are decimal microseconds (int, or float text kept as str).
+    return int(Decimal(str(v))*1000)
 def load(f):
     raw=open(f,'rb').read()
     if raw[:2]==b'\x1f\x8b': raw=gzip.decompress(raw)
     # keep exact decimals
-    d=json.loads(raw, parse_float=Decimal)
+    d=json.loads(raw, parse_float=str)  # exact: Decimal only where needed
     return d['traceEvents'] if isinstance(d,dict) else d
 f,rep=sys.argv[1],sys.argv[2]
 evs=load(f)
