@@ -21,6 +21,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 )
@@ -31,6 +32,7 @@ const (
 	EnvNVTXInjection = "NVTX_INJECTION64_PATH" // NVTX loads it at the first NVTX call
 	EnvSocket        = "RLKTOP_SOCKET"         // wire address (tracer/wire.EnvSocket)
 	EnvPythonPath    = "PYTHONPATH"
+	EnvStepRange     = "RLKTOP_STEP_RANGE" // regex of step ranges (tracer/cupti.EnvStepRange)
 	// EnvLibrary names an injection library to use instead of the embedded
 	// one (for a library built separately and carried to a GPU machine).
 	EnvLibrary = "RLKTOP_CUPTI_INJECTION"
@@ -56,6 +58,9 @@ type Options struct {
 	// TorchRanges puts the NVTX shim for nn.Module.forward and
 	// scaled_dot_product_attention on the child's PYTHONPATH.
 	TorchRanges bool
+	// StepRange is `--step-range REGEX`: the NVTX ranges that are training
+	// steps ("" = ranges named like step/iteration, else ProfilerStep#N).
+	StepRange string
 	// Library is an explicit injection library path; "" searches (see
 	// FindLibrary).
 	Library string
@@ -109,17 +114,23 @@ func Prepare(o Options) (*Plan, error) {
 	if o.Socket != "" {
 		env = setEnv(env, EnvSocket, o.Socket)
 	}
+	if o.StepRange != "" {
+		if _, err := regexp.Compile(o.StepRange); err != nil {
+			return nil, fmt.Errorf("--step-range %q: %w", o.StepRange, err)
+		}
+		env = setEnv(env, EnvStepRange, o.StepRange)
+	}
 	switch {
 	case !o.Trace:
 		env = unsetEnv(env, EnvCUDAInjection, EnvNVTXInjection)
 	case !p.Driver.Present:
-		p.Banner = "rlktop: " + p.Driver.Why + " — running the command untraced"
+		p.Banner = p.Driver.Why + " — running the command untraced"
 		env = unsetEnv(env, EnvCUDAInjection, EnvNVTXInjection)
 	default:
 		lib, err := FindLibrary(o.Library, o.CacheDir)
 		if err != nil {
 			if errors.Is(err, ErrNoTracer) {
-				p.Banner = "rlktop: " + err.Error() + " — running the command untraced"
+				p.Banner = err.Error() + " — running the command untraced"
 				env = unsetEnv(env, EnvCUDAInjection, EnvNVTXInjection)
 				break
 			}
@@ -134,7 +145,7 @@ func Prepare(o Options) (*Plan, error) {
 		env = setEnv(env, EnvNVTXInjection, lib)
 		p.Traced, p.Library = true, lib
 		if len(notes) > 0 {
-			p.Banner = "rlktop: " + strings.Join(notes, "; ")
+			p.Banner = strings.Join(notes, "; ")
 		}
 	}
 	p.Env = env

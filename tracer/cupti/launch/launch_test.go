@@ -189,3 +189,13 @@ func TestTorchRangesShim(t *testing.T) {
 		t.Errorf("disabled: %q", calls)
 	}
 }
+
+func TestPrepareStepRange(t *testing.T) {
+	p, err := Prepare(Options{Trace: false, StepRange: `^train_iter`, Env: []string{}})
+	if err != nil || envMap(p.Env)[EnvStepRange] != `^train_iter` {
+		t.Errorf("plan %+v err %v", p, err)
+	}
+	if _, err := Prepare(Options{StepRange: `(`, Env: []string{}}); err == nil || !strings.Contains(err.Error(), "--step-range") {
+		t.Errorf("bad regex: %v", err)
+	}
+}

@@ -15,7 +15,8 @@
 // Environment (all optional): RLKTOP_SOCKET (set by rlktop run; without it
 // the library turns tracing off and detaches), RLKTOP_CUPTI_LIB (exact
 // libcupti path), RLKTOP_CUPTI_SEARCH (extra folders, colon-separated),
-// RLKTOP_CUPTI_BUFFER_MB (1–10, default 4), RLKTOP_CUPTI_RING (queued
+// RLKTOP_STEP_RANGE (regex of the NVTX ranges that are training steps;
+// default: cupti.DefaultStepRange, else ProfilerStep#N), RLKTOP_CUPTI_BUFFER_MB (1–10, default 4), RLKTOP_CUPTI_RING (queued
 // buffers, default 16), RLKTOP_CUPTI_MAX_BUFFERS (default 32),
 // RLKTOP_CUPTI_START=0 (start with tracing off), RLKTOP_CUPTI_SUBSCRIBE=0
 // (never take the CUPTI subscriber), RLKTOP_CUPTI_EXIT_WAIT_MS (default
@@ -181,6 +182,11 @@ func drain() {
 	}
 
 	dec := cupti.NewDecoder(int32(os.Getpid()), cupti.CMemory{APINames: apiName})
+	steps, err := cupti.NewStepRule(os.Getenv(cupti.EnvStepRange))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rlktop cupti[%d]: %v; using the default step ranges\n", os.Getpid(), err)
+		steps, _ = cupti.NewStepRule("")
+	}
 	dec.Clock.Add(int64(pc), int64(pm))
 	ids := []tracer.StrID{0} // decoder string id → sender string id
 	var b C.rlk_batch
@@ -198,6 +204,7 @@ func drain() {
 				logf("%v", err)
 			}
 			bt := dec.Take()
+			steps.Apply(bt.Events, dec.Strings())
 			if delay > 0 {
 				time.Sleep(delay)
 			}

@@ -403,7 +403,7 @@ int fake_round(int step, int nkernels, int markers) {
 		m->objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
 		m->objectId.pt.threadId = tid;
 		placed++;
-		mline("range", step_name, t_step, t_step_end, 0, tid, -1, 0, 0);
+		mline("step", step_name, t_step, t_step_end, 0, tid, -1, 0, (uint64_t)step); /* a step range: KindStep */
 	}
 	pthread_mutex_unlock(&mu);
 	return placed;
