@@ -306,6 +306,9 @@ func (a *Aggregator) addEvent(b *binding, e *tracer.Event) {
 	}
 
 	d := e.Dur
+	if d < 0 { // importers reject these; a live source might not
+		d = 0
+	}
 	r := &a.rows[ri-1]
 	if r.count == 0 || d < r.min {
 		r.min = d

@@ -140,6 +140,24 @@ func rowEq(a, b KernelRow) bool {
 		a.P50Ns == b.P50Ns && a.P99Ns == b.P99Ns && a.MinNs == b.MinNs && a.MaxNs == b.MaxNs && a.Share == b.Share
 }
 
+// Bad live input (negative duration, unknown name or context ids, odd
+// device) never panics and never yields negative times.
+func TestAggregateOddEvents(t *testing.T) {
+	tr := tracer.NewTrace("test", "")
+	a := NewAggregator(nil)
+	for _, e := range []tracer.Event{
+		{Kind: tracer.KindKernel, Name: 999, Ctx: 77, Start: 10, Dur: -5, Device: -1},
+		{Kind: tracer.KindMemset, Name: 3, Start: 5, Dur: 10, Device: 1 << 20},
+		{Kind: tracer.Kind(200), Name: 1, Start: 5, Dur: 10},
+	} {
+		a.Add(&e, tr.Strings, tr.Contexts)
+	}
+	s := a.Snapshot()
+	if s.Totals.KernelCount != 1 || s.Totals.KernelTotalNs != 0 || s.Totals.BusyNs != 10 || s.Kernels[0].Category != CategoryOther || s.Transfers[0].Category != "memset" {
+		t.Errorf("%+v %+v %+v", s.Totals, s.Kernels, s.Transfers)
+	}
+}
+
 func TestPercentileNearestRank(t *testing.T) {
 	v := make([]int64, 100)
 	for i := range v {
