@@ -1,0 +1,847 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rlktop/rlktop/loop/demo"
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/tracer/tracefile"
+)
+
+// EnvSeed is the environment variable a command's arms get their seed in:
+// arms A, B, … get CompareOptions.Seed, the noise arm A′ gets Seed+1. A
+// command that does not read it runs A′ with A's seed (the yardstick then
+// measures run-to-run noise only).
+const EnvSeed = "RLKTOP_SEED"
+
+// CompareOptions configure Compare.
+type CompareOptions struct {
+	// Arms to compare; the first is the baseline A. Every arm's Flags are
+	// complete (flags held fixed appear in every arm, as Arms builds them).
+	// Two or more.
+	Arms []Arm
+	// Command is the program and arguments; empty runs the built-in loop.
+	Command []string
+	// Exe is the rlktop binary for the built-in loop's child ("" =
+	// os.Executable).
+	Exe string
+	// Steps is the number of counted steps per arm (default 20).
+	Steps int
+	// Warmup steps are dropped after every start and every switch (default
+	// 1 for live switches of the built-in loop, 3 after a restart).
+	Warmup int
+	// Block is the number of counted steps between switches (default: the
+	// built-in loop's update_every, 4, so that every block holds the same
+	// share of update steps; 20 when a switch restarts the child).
+	Block int
+	// Noise adds the A/A′ yardstick: arm A's flags again as its own arm.
+	Noise bool
+	// Seed seeds the bootstrap and, for restarts, the arms' EnvSeed
+	// (default 1).
+	Seed uint64
+	// Rules classify kernels (nil: attrib.DefaultRules()).
+	Rules *attrib.Rules
+	// TorchRanges and Untraced as in LiveOptions (commands only).
+	TorchRanges, Untraced bool
+	// StepTimeout bounds the wait for one step or one acknowledgement
+	// (default 10 min).
+	StepTimeout time.Duration
+	// Stats tunes the statistics; MinSteps defaults to Steps (an arm that
+	// stopped early is invalid).
+	Stats attrib.CompareOptions
+	// Stdout and Stderr receive the child's output (nil: discarded; the
+	// stderr tail is kept for error messages either way).
+	Stdout, Stderr io.Writer
+	// Progress, when set, is told what runs now ("arm attention=math: 3/20").
+	Progress func(string)
+	// TempDir holds the temporary recording ("" = os.TempDir()).
+	TempDir string
+}
+
+// Step phases of a schedule.
+const (
+	PhaseWarmup  = "warmup"  // dropped after a start or switch
+	PhaseCounted = "counted" // measured
+	PhaseExtra   = "extra"   // ran while the next switch was on its way; not counted
+)
+
+// StepLabel says which arm ran one step of the comparison and whether it
+// counted (for the sparkline: which arm each step ran).
+type StepLabel struct {
+	PID   int32  `json:"pid"`
+	Step  int64  `json:"step"` // step number as the child numbered it
+	Arm   string `json:"arm"`  // arm name; the noise arm is "A′ (<A's name>)"
+	Phase string `json:"phase"`
+	DurNs int64  `json:"dur_ns"`
+}
+
+// ArmConsistency compares one arm's probe outputs with arm A's (built-in
+// loop only): the fixed probe batch's legal-move logits and value outputs
+// (demo.Probe with the initial weights), evaluated in-process under the
+// arm's backends.
+type ArmConsistency struct {
+	Arm     string  `json:"arm"`
+	Len     int     `json:"len"`     // probe values compared
+	MaxAbs  float64 `json:"max_abs"` // max |arm − A| over pairs where neither is NaN
+	MaxULP  int64   `json:"max_ulp"` // max distance in float32 ulps (ULPDistance)
+	NaN     int     `json:"nan"`     // NaN probe values in this arm's own output
+	Bitwise bool    `json:"bitwise"` // every value has the same bits as A's
+	Err     string  `json:"err,omitempty"`
+}
+
+// CompareResult is what `rlktop compare` prints and the TUI compare view
+// renders. Arms, Ratio, Verdict, Noise and Rows are issue 4's JSON: the
+// second arm against the first (B/A); with more than two arms Pairs holds
+// every arm against the first (Pairs[0] is the one copied to the top).
+type CompareResult struct {
+	Arms    []attrib.ArmStats      `json:"arms"` // every arm in order, then A′
+	Ratio   attrib.Ratio           `json:"ratio"`
+	Verdict string                 `json:"verdict"`
+	Noise   *attrib.Noise          `json:"noise,omitempty"`
+	Rows    []attrib.RowComparison `json:"rows"`
+	Method  string                 `json:"method"`
+	// Pairs: arm i+1 against arm 0, for i = 0 … len(Arms)−2 (A′ not
+	// counted); only in JSON when there are more than two arms.
+	Pairs []*attrib.Comparison `json:"pairs,omitempty"`
+	// Consistency of each arm's probe outputs with arm A's (built-in loop;
+	// nil for commands).
+	Consistency []ArmConsistency `json:"consistency,omitempty"`
+	// Mode is "live" (built-in loop flags switched over the control
+	// channel at step boundaries, one child) or "restart" (one child per
+	// segment with the arm's environment or flags).
+	Mode     string      `json:"mode"`
+	Schedule []StepLabel `json:"schedule"`
+	// Notes say what the numbers cannot (e.g. how A′ differs from A).
+	Notes  []string `json:"notes,omitempty"`
+	WallNs int64    `json:"wall_ns"` // wall time of the whole comparison
+}
+
+// Valid reports whether every arm (A′ included) is valid.
+func (r *CompareResult) Valid() bool {
+	for _, a := range r.Arms {
+		if !a.Valid {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrCompare is wrapped by Compare's option errors.
+var ErrCompare = errors.New("compare")
+
+// NoiseName is the noise arm's name for arm A's name a.
+func NoiseName(a string) string { return "A′ (" + a + ")" }
+
+// Compare runs a comparison and returns its result; see the package doc of
+// the method in attrib.CompareArms. For the built-in loop whose arms differ
+// only in live flags, one child runs throughout and each segment of the
+// Interleave schedule begins by setting the arm's flags over the control
+// channel; the child acknowledges each with the step number at which it
+// took effect, and the segment's steps are numbered from there. Otherwise
+// (a command, or built-in flags that change shapes) each segment restarts
+// the child with the arm's environment (or flags) and cuts its steps from
+// the step ranges the session reports. Per-row times come from a recording
+// of the session, read back at the end with tracefile.Open and split by
+// each GPU event's launch step.
+//
+// An arm whose child exited non-zero, stopped before its steps were
+// counted, refused a flag value, or (built-in loop) whose probe outputs
+// hold NaN is invalid, with the reason in ArmStats.Reason; the comparison
+// still returns. Errors are for unusable options, a failed listener or
+// recording, ctx ending, and a recording that cannot be read back.
+func Compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
+	if len(o.Arms) < 2 {
+		return nil, fmt.Errorf("%w: %d arm(s); give a flag with two or more values (--flag attention=math,fused) or a preset", ErrCompare, len(o.Arms))
+	}
+	builtin := len(o.Command) == 0
+	r := &runner{o: o, builtin: builtin, t0: time.Now()}
+	r.defaults()
+	if err := r.plan(); err != nil {
+		return nil, err
+	}
+	res, err := r.run(ctx)
+	if res != nil {
+		res.WallNs = time.Since(r.t0).Nanoseconds()
+	}
+	return res, err
+}
+
+type armRun struct {
+	name    string
+	flags   map[string]string // complete flags of the arm (A′: A's, plus seed for restarts)
+	invalid string            // why invalid ("" valid so far)
+	steps   []stepRef         // counted steps in order
+	want    int               // counted steps still owed
+}
+
+type stepRef struct {
+	pid  int32
+	step int64
+	dur  int64
+}
+
+type runner struct {
+	o       CompareOptions
+	builtin bool
+	live    bool // built-in, every varying flag is live-settable
+	t0      time.Time
+	common  map[string]string // flags equal in every arm
+	vary    []string          // keys that differ between arms (sorted)
+	arms    []*armRun         // arms then A′ (index len(o.Arms))
+	labels  map[stepKey]StepLabel
+	notes   []string
+	lv      *Live
+	seen    map[int32]bool // pids of earlier segments (restart mode)
+}
+
+type stepKey struct {
+	pid  int32
+	step int64
+}
+
+func (r *runner) defaults() {
+	o := &r.o
+	if o.Steps <= 0 {
+		o.Steps = 20
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.StepTimeout <= 0 {
+		o.StepTimeout = 10 * time.Minute
+	}
+	if o.Stats.MinSteps <= 0 {
+		o.Stats.MinSteps = o.Steps
+	}
+	if o.Stats.Seed == 0 {
+		o.Stats.Seed = o.Seed
+	}
+}
+
+// plan splits flags into common and varying, picks the mode, validates the
+// built-in loop's values and sets the defaults that depend on the mode.
+func (r *runner) plan() error {
+	o := &r.o
+	r.common = map[string]string{}
+	keys := map[string]bool{}
+	for _, a := range o.Arms {
+		for k := range a.Flags {
+			keys[k] = true
+		}
+	}
+	for k := range keys {
+		v0, ok0 := o.Arms[0].Flags[k]
+		same := ok0
+		for _, a := range o.Arms[1:] {
+			if v, ok := a.Flags[k]; !ok || v != v0 {
+				same = false
+			}
+		}
+		if same {
+			r.common[k] = v0
+		} else {
+			r.vary = append(r.vary, k)
+		}
+	}
+	sort.Strings(r.vary)
+	r.live = r.builtin
+	if r.builtin {
+		for _, k := range r.vary {
+			if !builtinLiveFlags[k] {
+				r.live = false
+			}
+		}
+	}
+	for _, a := range o.Arms {
+		ar := &armRun{name: a.Name, flags: maps.Clone(a.Flags), want: o.Steps}
+		if ar.flags == nil {
+			ar.flags = map[string]string{}
+		}
+		if ar.name == "" {
+			ar.name = ArmName(ar.flags, nil)
+		}
+		r.arms = append(r.arms, ar)
+	}
+	if o.Noise {
+		a := r.arms[0]
+		n := &armRun{name: NoiseName(a.name), flags: maps.Clone(a.flags), want: o.Steps}
+		r.arms = append(r.arms, n)
+	}
+	seedNote := ""
+	switch {
+	case r.live:
+		if o.Warmup <= 0 {
+			o.Warmup = 1
+		}
+		if o.Block <= 0 {
+			o.Block = 4
+			if v, err := strconv.Atoi(r.common["update_every"]); err == nil && v > 0 {
+				o.Block = v
+			}
+		}
+		seedNote = "A′ reruns arm A's flags in the same child: the built-in loop cannot change its seed without a restart, so the yardstick measures step-to-step and drift noise between two interleaved sets of A's steps, not seed-to-seed variation"
+	case r.builtin:
+		if o.Warmup <= 0 {
+			o.Warmup = 3
+		}
+		if o.Block <= 0 {
+			o.Block = 20
+		}
+		if o.Noise {
+			r.arms[len(r.arms)-1].flags["seed"] = strconv.FormatUint(o.Seed+1, 10)
+			seedNote = fmt.Sprintf("A′ restarts the built-in loop with seed=%d (other weights, openings and draws)", o.Seed+1)
+		}
+	default:
+		if o.Warmup <= 0 {
+			o.Warmup = 3
+		}
+		if o.Block <= 0 {
+			o.Block = 20
+		}
+		for i, a := range r.arms {
+			s := o.Seed
+			if o.Noise && i == len(r.arms)-1 {
+				s = o.Seed + 1
+			}
+			a.flags[EnvSeed] = strconv.FormatUint(s, 10)
+		}
+		if o.Noise {
+			seedNote = fmt.Sprintf("A′ restarts the command with %s=%d (arms A, B, … get %d); a command that ignores %s runs A′ with A's seed", EnvSeed, o.Seed+1, o.Seed, EnvSeed)
+		}
+	}
+	if seedNote != "" {
+		r.notes = append(r.notes, seedNote)
+	}
+	if r.builtin {
+		// Validate every arm's values before running: a value the loop
+		// refuses makes that arm invalid and it is not scheduled.
+		for _, a := range r.arms {
+			cfg := demo.DefaultConfig()
+			for _, k := range sortedKeys(a.flags) {
+				if err := cfg.ParseFlag(k, a.flags[k]); err != nil {
+					a.invalid = fmt.Sprintf("the built-in loop refuses %s=%s: %v", k, a.flags[k], err)
+					break
+				}
+			}
+		}
+		if r.arms[0].invalid != "" {
+			// Nothing can start without A's flags; every arm is reported.
+			for _, a := range r.arms[1:] {
+				if a.invalid == "" {
+					a.invalid = "not run: arm A is invalid (" + r.arms[0].invalid + ")"
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (r *runner) progress(f string, a ...any) {
+	if r.o.Progress != nil {
+		r.o.Progress(fmt.Sprintf(f, a...))
+	}
+}
+
+func (r *runner) run(ctx context.Context) (*CompareResult, error) {
+	o := r.o
+	res := &CompareResult{Mode: "restart", Schedule: []StepLabel{}}
+	if r.live {
+		res.Mode = "live"
+	}
+	r.labels = map[stepKey]StepLabel{}
+	r.seen = map[int32]bool{}
+
+	var rec *os.File
+	if r.arms[0].invalid == "" {
+		var err error
+		rec, err = os.CreateTemp(o.TempDir, "rlktop-compare-*.rlk.gz")
+		if err != nil {
+			return nil, fmt.Errorf("compare: temporary recording: %w", err)
+		}
+		defer os.Remove(rec.Name())
+		defer rec.Close()
+		if err := r.execute(ctx, rec); err != nil {
+			return nil, err
+		}
+	}
+
+	// Per-row data from the recording.
+	armsOut := make([]attrib.Arm, len(r.arms))
+	for i, a := range r.arms {
+		armsOut[i] = attrib.Arm{Name: a.name, Flags: a.flags, Valid: a.invalid == "", Reason: a.invalid}
+	}
+	if rec != nil {
+		if err := r.addRows(rec.Name(), armsOut); err != nil {
+			return nil, err
+		}
+	}
+
+	// Consistency (built-in loop).
+	if r.builtin {
+		res.Consistency = r.consistency(armsOut)
+	}
+
+	// Statistics.
+	var noise *attrib.Arm
+	nArms := len(o.Arms)
+	if o.Noise {
+		noise = &armsOut[nArms]
+	}
+	for i := 1; i < nArms; i++ {
+		c := attrib.CompareArms(armsOut[0], armsOut[i], noise, o.Stats)
+		res.Pairs = append(res.Pairs, c)
+	}
+	p := res.Pairs[0]
+	res.Ratio, res.Verdict, res.Noise, res.Rows, res.Method = p.Ratio, p.Verdict, p.Noise, p.Rows, p.Method
+	// Arms: every arm's stats in order (Pairs[i].Arms[1] is arm i+1), then A′.
+	res.Arms = append(res.Arms, p.Arms[0])
+	for _, c := range res.Pairs {
+		res.Arms = append(res.Arms, c.Arms[1])
+	}
+	if o.Noise {
+		res.Arms = append(res.Arms, p.Arms[2])
+	}
+	if nArms == 2 {
+		res.Pairs = nil
+	}
+	res.Notes = r.notes
+	res.Schedule = r.schedule()
+	return res, nil
+}
+
+// execute runs the schedule, filling r.arms' counted steps and r.labels.
+func (r *runner) execute(ctx context.Context, rec *os.File) error {
+	o := r.o
+	// Schedule over the runnable arms only; an invalid arm is skipped.
+	var runnable []int
+	for i, a := range r.arms {
+		if a.invalid == "" {
+			runnable = append(runnable, i)
+		}
+	}
+	segs := Interleave(len(runnable), o.Steps, o.Block, o.Warmup, false)
+	for i := range segs {
+		segs[i].Arm = runnable[segs[i].Arm]
+	}
+	first := r.arms[segs[0].Arm]
+	src := "compare: built-in RL loop"
+	if !r.builtin {
+		src = "compare: " + strings.Join(o.Command, " ")
+	}
+	lo := LiveOptions{
+		Command:     o.Command,
+		Exe:         o.Exe,
+		Flags:       r.startFlags(first),
+		TorchRanges: o.TorchRanges,
+		Untraced:    o.Untraced,
+		Session: session.Options{Rules: o.Rules, Source: src, MaxSteps: 1 << 20,
+			WindowNs: int64(time.Second), WindowMaxEvents: 1 << 12},
+		Stdout:     o.Stdout,
+		StderrCopy: o.Stderr,
+	}
+	if lo.Stdout == nil {
+		lo.Stdout = io.Discard
+	}
+	lv, err := StartLive(lo)
+	if lv == nil {
+		return fmt.Errorf("compare: %w", err)
+	}
+	r.lv = lv
+	defer lv.Close()
+	if rerr := lv.Session.Record(rec); rerr != nil {
+		return fmt.Errorf("compare: recording the session: %w", rerr)
+	}
+	if lv.Banner != "" {
+		r.notes = append(r.notes, lv.Banner)
+	}
+	if err != nil {
+		// The first child did not start: its arm is invalid; in restart
+		// mode the next segment tries again.
+		first.invalid = "the child did not start: " + err.Error()
+		if r.live {
+			r.failAll(first.invalid)
+			return r.finishRecording()
+		}
+	}
+	for si, seg := range segs {
+		if ctx.Err() != nil {
+			return fmt.Errorf("compare: %w", ctx.Err())
+		}
+		a := r.arms[seg.Arm]
+		if a.invalid != "" && !r.live {
+			continue // a restart arm that already failed is not retried
+		}
+		if a.invalid != "" {
+			break
+		}
+		var err error
+		if r.live {
+			err = r.liveSegment(ctx, si == 0, seg, a)
+		} else {
+			err = r.restartSegment(ctx, si == 0, seg, a)
+		}
+		if err != nil {
+			return err
+		}
+		if r.live && a.invalid != "" {
+			// The one child is gone: every arm still owed steps stopped early.
+			r.failAll("stopped early: the child ended during arm " + a.name + "'s segment")
+			break
+		}
+	}
+	// Steps still owed (a restart arm that failed) leave the arm short;
+	// attrib.CompareArms marks it invalid with the count.
+	return r.finishRecording()
+}
+
+func (r *runner) finishRecording() error {
+	// Let in-flight frames land before the recording stops.
+	r.lv.Session.Wait(2 * time.Second)
+	if _, err := r.lv.Session.StopRecording(); err != nil && !errors.Is(err, session.ErrNotRecording) {
+		return fmt.Errorf("compare: finishing the recording: %w", err)
+	}
+	return nil
+}
+
+func (r *runner) failAll(why string) {
+	for _, a := range r.arms {
+		if a.invalid == "" && a.want > 0 {
+			a.invalid = why
+		}
+	}
+}
+
+// startFlags are the child's flags at start: for the built-in loop in live
+// mode the common flags plus the first arm's; otherwise the arm's flags.
+func (r *runner) startFlags(a *armRun) map[string]string {
+	m := maps.Clone(r.common)
+	for k, v := range a.flags {
+		m[k] = v
+	}
+	return m
+}
+
+// liveSegment switches the built-in loop to arm a (unless first) and waits
+// for seg's warm-up and counted steps.
+func (r *runner) liveSegment(ctx context.Context, first bool, seg Segment, a *armRun) error {
+	var pid int32
+	s0 := int64(0)
+	if !first {
+		var err error
+		pid, s0, err = r.switchLive(ctx, a)
+		if err != nil {
+			return err
+		}
+		if a.invalid != "" {
+			return nil
+		}
+	}
+	need := int64(seg.Warmup + seg.Count)
+	steps, why, err := r.waitSteps(ctx, a, func(st *session.State) []session.StepTime {
+		var out []session.StepTime
+		for _, s := range st.Steps {
+			if first && pid == 0 {
+				pid = s.PID
+			}
+			if s.PID == pid && s.Step >= s0 && s.Step < s0+need {
+				out = append(out, s)
+			}
+		}
+		return out
+	}, int(need))
+	if err != nil {
+		return err
+	}
+	r.take(a, seg, steps)
+	if why != "" {
+		a.invalid = why
+	}
+	return nil
+}
+
+// switchLive sets arm a's varying flags over the control channel and
+// waits for every acknowledgement; it returns the child's pid and the step
+// at which all of them were in force. A refused value makes a invalid.
+func (r *runner) switchLive(ctx context.Context, a *armRun) (int32, int64, error) {
+	lv := r.lv
+	if lv.Sup.Status().State != Running {
+		a.invalid = "stopped early: " + lv.Sup.Status().Describe()
+		return 0, 0, nil
+	}
+	st0 := lv.Session.Snapshot()
+	nMarks, nWarn := len(st0.Marks), len(st0.Warnings)
+	for _, k := range r.vary {
+		v, ok := a.flags[k]
+		if !ok {
+			continue
+		}
+		if _, err := lv.Session.Control(k, v); err != nil {
+			a.invalid = fmt.Sprintf("setting %s=%s: %v", k, v, err)
+			return 0, 0, nil
+		}
+		lv.mu.Lock()
+		lv.flags[k] = v
+		lv.mu.Unlock()
+	}
+	deadline := time.Now().Add(r.o.StepTimeout)
+	for {
+		st := lv.Session.Snapshot()
+		acked := map[string]session.Mark{}
+		for _, m := range st.Marks[nMarks:] {
+			acked[m.Key] = m
+		}
+		for _, w := range st.Warnings[min(nWarn, len(st.Warnings)):] {
+			for _, k := range r.vary {
+				if v, ok := a.flags[k]; ok && strings.Contains(w, " refused ") && strings.Contains(w, k+"="+v) {
+					a.invalid = w
+					return 0, 0, nil
+				}
+			}
+		}
+		var pid int32
+		step, all := int64(0), true
+		for _, k := range r.vary {
+			if _, ok := a.flags[k]; !ok {
+				continue
+			}
+			m, ok := acked[k]
+			if !ok {
+				all = false
+				break
+			}
+			pid, step = int32(m.PID), max(step, m.Step)
+		}
+		if all {
+			return pid, step, nil
+		}
+		if s := lv.Sup.Status(); s.State != Running {
+			a.invalid = "stopped early: " + s.Describe()
+			return 0, 0, nil
+		}
+		if time.Now().After(deadline) {
+			a.invalid = fmt.Sprintf("no acknowledgement of the flag switch within %s", r.o.StepTimeout)
+			return 0, 0, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, 0, fmt.Errorf("compare: %w", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// restartSegment (re)starts the child with arm a's flags (environment for
+// a command) and waits for seg's warm-up and counted steps from it.
+func (r *runner) restartSegment(ctx context.Context, first bool, seg Segment, a *armRun) error {
+	lv := r.lv
+	st := lv.Session.Snapshot()
+	for _, s := range st.Steps {
+		r.seen[s.PID] = true
+	}
+	if !first {
+		lv.mu.Lock()
+		lv.flags = r.startFlags(a)
+		lv.mu.Unlock()
+		if err := lv.Restart(); err != nil {
+			a.invalid = "the child did not start: " + err.Error()
+			return nil
+		}
+	}
+	r.progress("arm %s: restarted (pid %d)", a.name, lv.Sup.Status().PID)
+	need := seg.Warmup + seg.Count
+	var pid int32 = -1
+	steps, why, err := r.waitSteps(ctx, a, func(st *session.State) []session.StepTime {
+		var out []session.StepTime
+		for _, s := range st.Steps {
+			if r.seen[s.PID] {
+				continue
+			}
+			if pid < 0 {
+				pid = s.PID
+			}
+			if s.PID == pid && len(out) < need {
+				out = append(out, s)
+			}
+		}
+		return out
+	}, need)
+	if err != nil {
+		return err
+	}
+	r.take(a, seg, steps)
+	if why != "" {
+		a.invalid = why
+	}
+	return nil
+}
+
+// waitSteps polls the session until pick returns n steps, the child ends
+// (why says how) or the step timeout passes.
+func (r *runner) waitSteps(ctx context.Context, a *armRun, pick func(*session.State) []session.StepTime, n int) ([]session.StepTime, string, error) {
+	lv := r.lv
+	last, lastAt := -1, time.Now()
+	for {
+		st := lv.Session.Snapshot()
+		steps := pick(st)
+		if len(steps) >= n {
+			return steps[:n], "", nil
+		}
+		if len(steps) != last {
+			last, lastAt = len(steps), time.Now()
+			r.progress("arm %s: %d/%d steps of this segment (%d counted of %d)", a.name, len(steps), n, len(a.steps), r.o.Steps)
+		}
+		if s := lv.Sup.Status(); s.State != Running {
+			// Frames may still be in flight: look once more after they land.
+			lv.Session.Wait(time.Second)
+			steps = pick(lv.Session.Snapshot())
+			if len(steps) >= n {
+				return steps[:n], "", nil
+			}
+			why := fmt.Sprintf("stopped early after %d of %d steps of a segment: %s", len(steps), n, s.Describe())
+			if err := ChildError(s); err != nil {
+				why = fmt.Sprintf("stopped early after %d of %d steps of a segment: %v", len(steps), n, err)
+			}
+			return steps, why, nil
+		}
+		if time.Since(lastAt) > r.o.StepTimeout {
+			return steps, fmt.Sprintf("no step for %s (after %d of %d steps of a segment)", r.o.StepTimeout, len(steps), n), nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, "", fmt.Errorf("compare: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// take labels a segment's steps: the first seg.Warmup are warm-up, the
+// rest counted (up to what the arm still owes).
+func (r *runner) take(a *armRun, seg Segment, steps []session.StepTime) {
+	for i, s := range steps {
+		ph := PhaseWarmup
+		if i >= seg.Warmup && a.want > 0 {
+			ph = PhaseCounted
+			a.want--
+			a.steps = append(a.steps, stepRef{pid: s.PID, step: s.Step, dur: s.DurNs})
+		} else if i >= seg.Warmup {
+			ph = PhaseExtra
+		}
+		r.labels[stepKey{s.PID, s.Step}] = StepLabel{PID: s.PID, Step: s.Step, Arm: a.name, Phase: ph, DurNs: s.DurNs}
+	}
+}
+
+// schedule lists every step the session saw, in order, with its label;
+// unlabelled steps ran under the arm of the step before them (same child)
+// while a switch was on its way.
+func (r *runner) schedule() []StepLabel {
+	out := []StepLabel{}
+	if r.lv == nil {
+		return out
+	}
+	st := r.lv.Session.Snapshot()
+	prev := map[int32]string{}
+	for _, s := range st.Steps {
+		l, ok := r.labels[stepKey{s.PID, s.Step}]
+		if !ok {
+			l = StepLabel{PID: s.PID, Step: s.Step, Arm: prev[s.PID], Phase: PhaseExtra, DurNs: s.DurNs}
+		}
+		prev[s.PID] = l.Arm
+		out = append(out, l)
+	}
+	return out
+}
+
+// addRows reads the recording back and adds every counted step, with the
+// GPU events launched in it aggregated, to its arm.
+func (r *runner) addRows(path string, out []attrib.Arm) error {
+	t, err := tracefile.Open(path, tracefile.Options{})
+	if err != nil {
+		return fmt.Errorf("compare: reading the session's recording back: %w", err)
+	}
+	want := map[stepKey]bool{}
+	for _, a := range r.arms {
+		for _, s := range a.steps {
+			want[stepKey{s.pid, s.step}] = true
+		}
+	}
+	per := map[stepKey][]tracer.Event{}
+	for i := range t.Events {
+		e := &t.Events[i]
+		if !e.Kind.IsGPU() || e.Kind == tracer.KindGPURange {
+			continue
+		}
+		k := stepKey{e.PID, t.Contexts[e.Ctx].Step}
+		if want[k] {
+			per[k] = append(per[k], *e)
+		}
+	}
+	agg := attrib.NewAggregator(r.o.Rules)
+	for i, a := range r.arms {
+		for _, s := range a.steps {
+			agg.Reset()
+			agg.AddEvents(per[stepKey{s.pid, s.step}], t.Strings, t.Contexts)
+			out[i].AddStep(s.dur, agg.Snapshot())
+		}
+	}
+	return nil
+}
+
+// consistency evaluates the probe under each arm's flags (in this process,
+// initial weights from the arm's seed) and compares it with arm A's. An
+// arm whose probe holds NaN becomes invalid.
+func (r *runner) consistency(out []attrib.Arm) []ArmConsistency {
+	probes := make([][]float32, len(r.arms))
+	errs := make([]error, len(r.arms))
+	for i, a := range r.arms {
+		if i == len(r.o.Arms) {
+			break // A′: the same flags as A (its seed only changes the weights)
+		}
+		cfg := demo.DefaultConfig()
+		for _, k := range sortedKeys(r.common) {
+			if err := cfg.ParseFlag(k, r.common[k]); err != nil {
+				errs[i] = err
+			}
+		}
+		for _, k := range sortedKeys(a.flags) {
+			if err := cfg.ParseFlag(k, a.flags[k]); err != nil && errs[i] == nil {
+				errs[i] = err
+			}
+		}
+		if errs[i] == nil {
+			probes[i], errs[i] = demo.Probe(cfg)
+		}
+	}
+	var cs []ArmConsistency
+	for i := range r.o.Arms {
+		c := ArmConsistency{Arm: r.arms[i].name}
+		if errs[i] != nil {
+			c.Err = errs[i].Error()
+			cs = append(cs, c)
+			continue
+		}
+		c.NaN = CountNaN(probes[i])
+		if c.NaN > 0 && out[i].Valid {
+			out[i].Valid = false
+			out[i].Reason = fmt.Sprintf("the probe outputs hold %d NaN value(s) of %d under these flags", c.NaN, len(probes[i]))
+		}
+		if errs[0] == nil {
+			d := CompareProbes(probes[0], probes[i])
+			c.Len, c.MaxAbs, c.MaxULP, c.Bitwise = d.Len, d.MaxAbs, d.MaxULP, d.Bitwise
+		} else {
+			c.Err = "arm A's probe failed: " + errs[0].Error()
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
