@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/views"
 	"github.com/rlktop/rlktop/views/viewstest"
 )
@@ -169,5 +170,30 @@ func TestKernelsDuplicateDisplayNames(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+func TestStepsFollowLiveTail(t *testing.T) {
+	s := views.NewSteps(styles())
+	s.SetSize(80, 4) // heading + 3 steps
+	snap := viewstest.Snapshot()
+	full := snap.Steps
+	snap.Steps = full[:1]
+	s.SetSnapshot(snap)
+	for n := 2; n <= len(full); n++ {
+		next := *snap
+		next.Steps = full[:n]
+		s.SetSnapshot(&next)
+	}
+	out := render(t, s.View(), 80, 4)
+	if !strings.Contains(out, " 5 ") || strings.Contains(out, " 1 ") {
+		t.Fatalf("steps view should follow the newest steps:\n%s", out)
+	}
+	press(s, "up", "up", "up", "up")
+	next := *snap
+	next.Steps = append(append([]attrib.StepRow{}, full...), attrib.StepRow{Step: 6, DurNs: 1})
+	s.SetSnapshot(&next)
+	if out := render(t, s.View(), 80, 4); !strings.Contains(out, " 1 ") {
+		t.Fatalf("after moving up the view should stay put:\n%s", out)
 	}
 }

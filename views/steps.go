@@ -47,13 +47,21 @@ func (s *Steps) Info() string {
 	return fmt.Sprintf("%d steps · median %s", len(s.snap.Steps), FormatNs(MedianNs(s.snap.Steps)))
 }
 
+// SetSnapshot shows snap's steps. When the cursor is on the last step
+// (as it is from the start), it follows new steps as a live run adds
+// them; moving up stops that.
 func (s *Steps) SetSnapshot(snap *attrib.Snapshot) {
+	follow := s.list.n == 0 || s.list.cursor == s.list.n-1
 	s.snap = snap
 	n := 0
 	if snap != nil {
 		n = len(snap.Steps)
 	}
 	s.list.setLen(n)
+	if follow {
+		s.list.cursor = n - 1
+		s.list.clamp()
+	}
 }
 
 func (s *Steps) SetSize(w, h int)  { s.w, s.h = w, h; s.list.setPage(h - 1) }
