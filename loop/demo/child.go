@@ -1,0 +1,183 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/gotrace"
+	"github.com/rlktop/rlktop/tracer/wire"
+)
+
+// ChildOptions configures RunChild.
+type ChildOptions struct {
+	// Steps stops the loop after that many steps; 0 runs until ctx ends or
+	// rlktop sends Stop.
+	Steps int64
+	// Conn is the connection to rlktop. Nil: dial $RLKTOP_SOCKET
+	// (wire.DialEnv); when that is unset the loop runs untraced.
+	Conn io.ReadWriter
+	// Log, when set, receives one progress line every LogEvery steps (the
+	// supervisor keeps the child's stderr tail for crash reports).
+	Log      io.Writer
+	LogEvery int64
+	// RingEvents is the gotrace ring size (0: gotrace.DefaultCapacity).
+	RingEvents int
+}
+
+// ParseFlags applies "key=value" strings (as given to --flag) to cfg with
+// Config.ParseFlag; the error names the offending entry.
+func ParseFlags(cfg *Config, kvs []string) error {
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("demo: flag %q: %w: want key=value", kv, ErrBadValue)
+		}
+		if err := cfg.ParseFlag(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RunChild is the body of the traced child process that runs the built-in
+// loop: it connects to rlktop, sends the hello (pid, host, the CPU device,
+// the gotrace clock offset) and the flags as meta, then steps the loop.
+// After every step, in the loop's goroutine, it drains the gotrace ring
+// into the wire sender (which never blocks: a slow rlktop costs dropped,
+// counted batches) and applies the control frames that arrived: set (at
+// the next step boundary, acknowledged with the step it takes effect at and
+// every flag in force), pause / resume tracing, stop. It returns nil after
+// Steps steps, a Stop, or ctx's end, each ending the stream with a Bye; a
+// loop error is returned after a Bye carrying it.
+func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
+	conn := o.Conn
+	if conn == nil {
+		c, err := wire.DialEnv(5 * time.Second)
+		switch {
+		case errors.Is(err, wire.ErrNoSocket):
+		case err != nil:
+			return err
+		default:
+			conn = c
+		}
+	}
+	tr := gotrace.New(o.RingEvents)
+	tr.SetThread(int32(os.Getpid()), gotrace.DefaultTID)
+	l, err := New(cfg, tr)
+	if err != nil {
+		return err
+	}
+	var s *wire.AsyncSender
+	if conn == nil {
+		tr.Enable(false)
+	} else {
+		s = wire.NewAsyncSender(conn, 0)
+		host, _ := os.Hostname()
+		s.Hello(&wire.Hello{
+			Source: "gotrace", PID: int64(os.Getpid()), Rank: -1, Host: host,
+			Device:        fmt.Sprintf("cpu: %d cores (Go demo loop)", runtime.NumCPU()),
+			ClockOffsetNs: tr.ClockOffset(), StartNs: time.Now().UnixNano(),
+			Cmdline: os.Args, Devices: []tracer.Device{tr.Device()},
+		})
+		s.Meta(flagKVs("flag.", l.Flags()))
+	}
+	var ids []tracer.StrID // gotrace NameID → stream id
+	pump := func() {
+		if s == nil {
+			tr.Drain(func([]tracer.Event) {})
+			return
+		}
+		tr.Drain(func(b []tracer.Event) {
+			if names := tr.Names(len(ids)); len(names) > 0 {
+				for _, n := range names {
+					ids = append(ids, s.Name(n))
+				}
+			}
+			for i := range b {
+				b[i].Name = ids[b[i].Name]
+			}
+			s.Send(b)
+		})
+	}
+	bye := func(reason string, code int64) {
+		pump()
+		if s != nil {
+			if d := tr.Dropped(); d > 0 {
+				s.Meta([]wire.KV{{Key: "gotrace.dropped_events", Value: fmt.Sprint(d)}})
+			}
+			_ = s.Close(wire.Bye{Reason: reason, ExitCode: code}, 2*time.Second)
+		}
+	}
+	var controls <-chan wire.Control
+	if s != nil {
+		controls = s.Controls()
+	}
+	for step := int64(0); o.Steps == 0 || step < o.Steps; step++ {
+		select {
+		case <-ctx.Done():
+			bye("stop", 0)
+			return nil
+		default:
+		}
+		st, err := l.Step()
+		if err != nil {
+			bye("error: "+err.Error(), 1)
+			return err
+		}
+		if o.Log != nil && o.LogEvery > 0 && st.Step%o.LogEvery == 0 {
+			fmt.Fprintf(o.Log, "step %d: %.1f ms, legal %.0f, policy loss %.4f, value loss %.4f\n",
+				st.Step, float64(st.Dur)/1e6, st.MeanLegal, st.PolicyLoss, st.ValueLoss)
+		}
+		pump()
+		for stop := false; controls != nil && !stop; {
+			select {
+			case c, ok := <-controls:
+				if !ok {
+					controls = nil // rlktop closed its side: keep running untraced-to-nobody
+					break
+				}
+				ack := wire.Control{Op: wire.ControlAck, Seq: c.Seq, Step: st.Step + 1}
+				switch c.Op {
+				case wire.ControlSet:
+					if err := l.Set(c.Key, c.Value); err != nil {
+						ack.Err = err.Error()
+					}
+				case wire.ControlPause:
+					tr.Enable(false)
+				case wire.ControlResume:
+					tr.Enable(true)
+				case wire.ControlStop:
+					ack.Flags, ack.Tracing = flagKVs("", l.Flags()), tr.Enabled()
+					s.Ack(&ack)
+					bye("stop", 0)
+					return nil
+				default:
+					ack.Err = fmt.Sprintf("unsupported control op %v", c.Op)
+				}
+				ack.Flags, ack.Tracing = flagKVs("", l.Flags()), tr.Enabled()
+				s.Ack(&ack)
+			default:
+				stop = true
+			}
+		}
+	}
+	bye("exit", 0)
+	return nil
+}
+
+func flagKVs(prefix string, m map[string]string) []wire.KV {
+	kv := make([]wire.KV, 0, len(m))
+	for k, v := range m {
+		kv = append(kv, wire.KV{Key: prefix + k, Value: v})
+	}
+	sort.Slice(kv, func(i, j int) bool { return kv[i].Key < kv[j].Key })
+	return kv
+}
