@@ -226,6 +226,17 @@ func (s *Session) Listen() (addr string, err error) {
 	return addr, nil
 }
 
+// ListenTCP is Listen on TCP (wire.ListenTCP): for ranks on other hosts.
+// The address holds the token the children must present.
+func (s *Session) ListenTCP(hostport string) (addr string, err error) {
+	srv, addr, err := wire.ListenTCP(hostport)
+	if err != nil {
+		return "", err
+	}
+	s.Serve(srv)
+	return addr, nil
+}
+
 // Serve accepts connections from srv in a goroutine until Close. The
 // session closes srv when it closes.
 func (s *Session) Serve(srv *wire.Server) {

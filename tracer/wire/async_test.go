@@ -209,3 +209,57 @@ func TestAsyncSenderControls(t *testing.T) {
 	b.Close()
 	s.Close(Bye{}, 100*time.Millisecond)
 }
+
+func TestListenTCPToken(t *testing.T) {
+	srv, addr, err := ListenTCP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	got := make(chan net.Conn, 2)
+	go func() {
+		for {
+			c, err := srv.Accept()
+			if err != nil {
+				return
+			}
+			got <- c
+		}
+	}()
+	// A client without the token is dropped; one with a wrong token too.
+	hostport := addr[len("tcp:"):]
+	hostport = hostport[:len(hostport)-33]
+	if _, err := Dial("tcp:"+hostport, time.Second); err != ErrAuth {
+		t.Fatalf("no token: %v", err)
+	}
+	bad, err := Dial("tcp:"+hostport+"#00000000000000000000000000000000", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad.Close()
+	good, err := Dial(addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWriter(good)
+	w.Hello(&Hello{Source: "tcp-test"})
+	select {
+	case c := <-got:
+		f, err := NewReader(c).Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, _ := f.Hello(); h.Source != "tcp-test" {
+			t.Fatalf("hello %+v", h)
+		}
+		c.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("authenticated client not accepted")
+	}
+	select {
+	case <-got:
+		t.Fatal("a client with a wrong token was accepted")
+	case <-time.After(50 * time.Millisecond):
+	}
+	good.Close()
+}

@@ -78,6 +78,12 @@
 // blocks: a full queue drops the batch and counts it; counts go out in Drops
 // frames.
 //
+// For ranks on other hosts, ListenTCP listens on TCP and returns
+// "tcp:HOST:PORT#TOKEN" (a random 128-bit token, hex). The client's first
+// bytes are "RLKA", u16 LE token length, the token; Accept drops clients
+// whose token differs (constant-time compare, 5 s limit). The wire stream
+// follows unchanged.
+//
 // # Recordings
 //
 // A recording is a gzip stream (github.com/klauspost/compress/gzip) holding

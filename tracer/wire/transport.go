@@ -1,8 +1,12 @@
 package wire
 
 import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,7 +16,8 @@ import (
 
 // EnvSocket is the environment variable through which rlktop tells a
 // traced child where to connect: the path of a Unix socket (optionally
-// prefixed "unix:"). Tracers call DialEnv.
+// prefixed "unix:"), or "tcp:HOST:PORT#TOKEN" from ListenTCP. Tracers call
+// DialEnv.
 const EnvSocket = "RLKTOP_SOCKET"
 
 // SocketName is the socket's file name inside the per-run directory.
@@ -23,9 +28,37 @@ var ErrNoSocket = errors.New("wire: " + EnvSocket + " is not set (run the comman
 
 // Server listens for traced processes (one connection per process/rank).
 type Server struct {
-	ln   net.Listener
-	dir  string
-	addr string
+	ln    net.Listener
+	dir   string // Unix: the per-run directory; "" for TCP
+	addr  string
+	token []byte // TCP: the secret every client must present first
+}
+
+// authMagic starts a TCP client's handshake: "RLKA", u16 LE token length,
+// the token; then the wire stream proper.
+var authMagic = [4]byte{'R', 'L', 'K', 'A'}
+
+// ErrAuth is returned by Dial when a TCP address carries no token.
+var ErrAuth = errors.New("wire: tcp address has no token (expected tcp:HOST:PORT#TOKEN)")
+
+// ListenTCP listens on hostport (e.g. "0.0.0.0:0" for ranks on other hosts)
+// and returns the address to put in RLKTOP_SOCKET: "tcp:HOST:PORT#TOKEN"
+// with a fresh random 128-bit token. Accept returns only connections whose
+// first bytes present the token (checked in constant time within 5 s);
+// others are closed. Anyone who can read the child's environment can
+// connect: prefer Listen (Unix socket, 0700 directory) on one host.
+func ListenTCP(hostport string) (*Server, string, error) {
+	tok := make([]byte, 16)
+	if _, err := rand.Read(tok); err != nil {
+		return nil, "", err
+	}
+	ln, err := net.Listen("tcp", hostport)
+	if err != nil {
+		return nil, "", fmt.Errorf("wire: listen on tcp %s: %w", hostport, err)
+	}
+	token := hex.EncodeToString(tok)
+	addr := "tcp:" + ln.Addr().String() + "#" + token
+	return &Server{ln: ln, addr: addr, token: []byte(token)}, addr, nil
 }
 
 // Listen creates a fresh directory with mode 0700 (os.MkdirTemp, then
@@ -56,22 +89,70 @@ func (s *Server) Addr() string { return s.addr }
 // Dir returns the per-run directory holding the socket.
 func (s *Server) Dir() string { return s.dir }
 
-// Accept waits for the next traced process to connect.
-func (s *Server) Accept() (net.Conn, error) { return s.ln.Accept() }
+// Accept waits for the next traced process to connect. On a TCP server it
+// skips (closing them) connections that do not present the token.
+func (s *Server) Accept() (net.Conn, error) {
+	for {
+		c, err := s.ln.Accept()
+		if err != nil || s.token == nil {
+			return c, err
+		}
+		if s.checkToken(c) {
+			return c, nil
+		}
+		c.Close()
+	}
+}
+
+func (s *Server) checkToken(c net.Conn) bool {
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	defer c.SetReadDeadline(time.Time{})
+	var hdr [6]byte
+	if _, err := io.ReadFull(c, hdr[:]); err != nil || [4]byte(hdr[:4]) != authMagic {
+		return false
+	}
+	n := int(hdr[4]) | int(hdr[5])<<8
+	if n != len(s.token) {
+		return false
+	}
+	got := make([]byte, n)
+	if _, err := io.ReadFull(c, got); err != nil {
+		return false
+	}
+	return subtle.ConstantTimeCompare(got, s.token) == 1
+}
 
 // Close stops listening and removes the per-run directory. Accepted
 // connections stay open.
 func (s *Server) Close() error {
 	err := s.ln.Close()
-	if rerr := os.RemoveAll(s.dir); err == nil {
-		err = rerr
+	if s.dir != "" {
+		if rerr := os.RemoveAll(s.dir); err == nil {
+			err = rerr
+		}
 	}
 	return err
 }
 
-// Dial connects to a server address as Listen returned it ("/path" or
-// "unix:/path"), waiting at most timeout.
+// Dial connects to a server address as Listen or ListenTCP returned it
+// ("/path", "unix:/path" or "tcp:HOST:PORT#TOKEN"), waiting at most timeout.
 func Dial(addr string, timeout time.Duration) (net.Conn, error) {
+	if rest, ok := strings.CutPrefix(addr, "tcp:"); ok {
+		hostport, token, ok := strings.Cut(rest, "#")
+		if !ok || token == "" {
+			return nil, ErrAuth
+		}
+		c, err := net.DialTimeout("tcp", hostport, timeout)
+		if err != nil {
+			return nil, fmt.Errorf("wire: connect to rlktop at tcp %s: %w", hostport, err)
+		}
+		hs := append(authMagic[:], byte(len(token)), byte(len(token)>>8))
+		if _, err := c.Write(append(hs, token...)); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("wire: send token to %s: %w", hostport, err)
+		}
+		return c, nil
+	}
 	path := strings.TrimPrefix(addr, "unix:")
 	c, err := net.DialTimeout("unix", path, timeout)
 	if err != nil {
