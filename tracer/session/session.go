@@ -17,7 +17,6 @@ import (
 	"io"
 	"net"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -560,24 +559,32 @@ func (s *Session) Snapshot() *State {
 	return st
 }
 
-// stepsPerSec: steps ending within windowNs of the last step's end, over
-// the time from the first of them starting to the last ending.
+// stepsPerSec: the steps of the newest step's process that ended within
+// windowNs of its end (at least two), over the time from the first of them
+// starting to the newest ending. One process only, so that ranks stepping
+// together do not add up.
 func stepsPerSec(steps []StepTime, windowNs int64) float64 {
 	if len(steps) < 2 {
 		return 0
 	}
 	last := steps[len(steps)-1]
 	end := last.StartNs + last.DurNs
-	i := sort.Search(len(steps), func(i int) bool { return steps[i].StartNs+steps[i].DurNs >= end-windowNs })
-	w := steps[i:]
-	if len(w) < 2 {
-		w = steps[len(steps)-2:]
+	n, first := 0, last.StartNs
+	for i := len(steps) - 1; i >= 0; i-- {
+		st := steps[i]
+		if st.PID != last.PID {
+			continue
+		}
+		if n >= 2 && st.StartNs+st.DurNs < end-windowNs {
+			break
+		}
+		n++
+		first = min(first, st.StartNs)
 	}
-	span := end - w[0].StartNs
-	if span <= 0 {
+	if n < 2 || end <= first {
 		return 0
 	}
-	return float64(len(w)) / (float64(span) / 1e9)
+	return float64(n) / (float64(end-first) / 1e9)
 }
 
 // Control sends "set flag key=value" to every connected child and returns

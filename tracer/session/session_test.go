@@ -355,3 +355,25 @@ func TestRecordingTruncated(t *testing.T) {
 		t.Fatal("no cut kept any events")
 	}
 }
+
+func TestStepsPerSec(t *testing.T) {
+	// Two ranks stepping every 100 ms, 0.1 s window: the newest step's
+	// rank only — steps ending in [end-0.1 s, end] are the last two
+	// (ends 0.45 and 0.55 s; starts 0.40 and 0.50) → 2 / 0.15 s.
+	var steps []StepTime
+	for i := range int64(6) {
+		for pid := int32(1); pid <= 2; pid++ {
+			steps = append(steps, StepTime{Step: i, PID: pid, StartNs: i * 100e6, DurNs: 50e6})
+		}
+	}
+	if got, want := stepsPerSec(steps, 100e6), 2/0.15; got < want-1e-9 || got > want+1e-9 {
+		t.Fatalf("steps/s %v, want %v", got, want)
+	}
+	// A wide window: all 6 steps of pid 2, from 0 to 0.55 s.
+	if got, want := stepsPerSec(steps, 10e9), 6/0.55; got < want-1e-9 || got > want+1e-9 {
+		t.Fatalf("steps/s %v, want %v", got, want)
+	}
+	if stepsPerSec(steps[:1], 10e9) != 0 {
+		t.Fatal("one step gives a rate")
+	}
+}
