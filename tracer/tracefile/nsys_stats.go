@@ -3,7 +3,9 @@ package tracefile
 import (
 	"fmt"
 	"io"
+	"math/big"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -13,9 +15,14 @@ import (
 // (older and newer nsys spell them differently; both are accepted):
 //
 //   - traces with one row per interval — "Start (ns)" plus "End (ns)" or
-//     "Duration (ns)", and "Name" (nvtx_pushpop_trace, the NVTX push/pop
-//     trace with PID, TID, Lvl, RangeId …) → KindRange events, a real
-//     (not summary-only) trace;
+//     "Duration (ns)", and "Name" — a real (not summary-only) trace:
+//     cuda_gpu_trace (has "Strm" or "GrdX") → KindKernel, or KindMemcpy /
+//     KindMemset for "[CUDA memcpy …]" / "[CUDA memset]" rows, with Device
+//     from "Device" ("NVIDIA A100 (0)" → 0), Stream from "Strm", Corr from
+//     "CorrId" and Value ≈ bytes from the rounded "Bytes (MB)" (MB = 10^6
+//     bytes); cuda_api_trace (has "Result" or "CorrID") → KindRuntime with
+//     Corr, PID, TID; anything else (nvtx_pushpop_trace with PID, TID, Lvl,
+//     RangeId …) → KindRange;
 //   - summaries — "Total Time (ns)", "Instances"/"Num Calls"/"Count", and a
 //     "Name", "Range" or "Operation" column (cuda_gpu_kern_sum, nvtx_sum,
 //     cuda_api_sum, cuda_gpu_mem_time_sum; older gpukernsum/nvtxsum) →
@@ -83,7 +90,6 @@ func readNsysStats(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 	t := tracer.NewTrace("nsys-stats-csv", path)
 	t.Meta["columns"] = strings.Join(tab.header, ",")
 	if isTrace {
-		t.Meta["layout"] = "trace"
 		err = readNsysStatsTrace(tab, t)
 	} else {
 		t.Meta["layout"] = "summary"
@@ -96,20 +102,77 @@ func readNsysStats(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 	return t, nil
 }
 
+// nsysTraceKind says what a trace report's rows are, from its header.
+func nsysTraceKind(tab *csvTable) (tracer.Kind, string) {
+	switch {
+	case tab.find("Strm", "GrdX") >= 0:
+		return tracer.KindKernel, "gpu_trace"
+	case tab.find("Result", "CorrID") >= 0:
+		return tracer.KindRuntime, "api_trace"
+	}
+	return tracer.KindRange, "trace"
+}
+
+// nsysDevice reads "NVIDIA A100-SXM4-40GB (0)" or "0" as 0.
+func nsysDevice(s string) (int32, bool) {
+	if i := strings.LastIndexByte(s, '('); i >= 0 && strings.HasSuffix(s, ")") {
+		s = s[i+1 : len(s)-1]
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
+	return int32(v), err == nil
+}
+
 func readNsysStatsTrace(tab *csvTable, t *tracer.Trace) error {
 	si, ei, di, ni := tab.find(nsStart...), tab.find(nsEnd...), tab.find(nsDur...), tab.find("Name")
 	pid, tid := tab.find("PID", "Pid"), tab.find("TID", "Tid")
+	corr, dev, strm, mb := tab.find("CorrId", "CorrID"), tab.find("Device"), tab.find("Strm"), tab.find("Bytes (MB)")
+	kind, layout := nsysTraceKind(tab)
+	t.Meta["layout"] = layout
 	for {
 		ok, err := tab.next()
 		if err != nil || !ok {
 			return err
 		}
-		e := tracer.Event{Kind: tracer.KindRange, Device: -1}
+		e := tracer.Event{Kind: kind, Device: -1}
 		name, err := tab.need(ni)
 		if err != nil {
 			return err
 		}
 		e.Name = t.Strings.Intern(name)
+		if kind == tracer.KindKernel {
+			e.TID = -1
+			switch {
+			case strings.HasPrefix(name, "[CUDA memcpy"):
+				e.Kind = tracer.KindMemcpy
+			case strings.HasPrefix(name, "[CUDA memset"):
+				e.Kind = tracer.KindMemset
+			}
+			if dev >= 0 && tab.field(dev) != "" {
+				d, ok := nsysDevice(tab.field(dev))
+				if !ok {
+					return tab.errAt(dev, fmt.Sprintf("expected a device like \"NVIDIA A100 (0)\", found %q", tab.field(dev)), "", nil)
+				}
+				e.Device = d
+			}
+			s, err := tab.optInt64At(strm, 0)
+			if err != nil {
+				return err
+			}
+			e.Stream = int32Of(s)
+			if mb >= 0 && tab.field(mb) != "" && e.Kind != tracer.KindKernel {
+				r, ok := new(big.Rat).SetString(tab.field(mb))
+				if !ok || !saneNumber(tab.field(mb)) {
+					return tab.errAt(mb, fmt.Sprintf("expected a number, found %q", tab.field(mb)), "", nil)
+				}
+				b, _ := roundDecimal(r.Mul(r, big.NewRat(1000000, 1)).FloatString(0))
+				e.Value = b
+			}
+		}
+		c, err := tab.optInt64At(corr, 0)
+		if err != nil {
+			return err
+		}
+		e.Corr = uint64(c)
 		if e.Start, err = tab.int64At(si); err != nil {
 			return err
 		}
@@ -140,11 +203,14 @@ func readNsysStatsTrace(tab *csvTable, t *tracer.Trace) error {
 		if err != nil {
 			return err
 		}
-		th, err := tab.optInt64At(tid, 0)
-		if err != nil {
-			return err
+		e.PID = int32Of(p)
+		if !e.Kind.IsGPU() {
+			th, err := tab.optInt64At(tid, 0)
+			if err != nil {
+				return err
+			}
+			e.TID = int32Of(th)
 		}
-		e.PID, e.TID = int32Of(p), int32Of(th)
 		t.Events = append(t.Events, e)
 	}
 }

@@ -82,3 +82,52 @@ func TestNsysStatsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// cuda_gpu_trace and cuda_api_trace reports, hand-written in the columns
+// nsys 2024 documents (no real one is in shared/traces); expected values
+// are the literals.
+func TestNsysStatsGPUAndAPITraces(t *testing.T) {
+	gpu := `Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),Bytes (MB),Throughput (MB/s),SrcMemKd,DstMemKd,Device,Ctx,GreenCtx,Strm,Name` + "\n" +
+		`887857742,18830458,138,,,,,,,,,,262.144,13921.3,Pageable,Device,NVIDIA A100-SXM4-40GB (0),1,,7,[CUDA memcpy Host-to-Device]` + "\n" +
+		`924922186,17704808,140,2,1,1,512,1,1,26,0.000,0.000,,,,,NVIDIA A100-SXM4-40GB (0),1,,7,"saxpy(double *, double *, double *, double, int)"` + "\n" +
+		`924923000,1000,141,,,,,,,,,,0.004,4.0,,Device,NVIDIA A100-SXM4-40GB (1),1,,13,[CUDA memset]` + "\n"
+	tr, err := Read(strings.NewReader(gpu), "gpu_trace.csv", 0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Meta["layout"] != "gpu_trace" || len(tr.Events) != 3 {
+		t.Fatalf("layout %q, %d events", tr.Meta["layout"], len(tr.Events))
+	}
+	want := []struct {
+		kind        tracer.Kind
+		dur         int64
+		corr        uint64
+		dev, stream int32
+		value       int64
+	}{
+		{tracer.KindMemcpy, 18830458, 138, 0, 7, 262144000},
+		{tracer.KindKernel, 17704808, 140, 0, 7, 0},
+		{tracer.KindMemset, 1000, 141, 1, 13, 4000},
+	}
+	for i, w := range want {
+		e := tr.Events[i]
+		if e.Kind != w.kind || e.Dur != w.dur || e.Corr != w.corr || e.Device != w.dev || e.Stream != w.stream || e.Value != w.value || e.TID != -1 {
+			t.Errorf("row %d: %+v, want %+v", i+1, e, w)
+		}
+	}
+	api := `Start (ns),Duration (ns),Name,Result,CorrID,Pid,Tid,T-Pri,Thread Name` + "\n" +
+		`924890173,32953,cudaLaunchKernel,0,140,1230493,1230493,20,saxpy-mpi-cuda` + "\n"
+	tr, err = Read(strings.NewReader(api), "api_trace.csv", 0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := tr.Events[0]; tr.Meta["layout"] != "api_trace" || e.Kind != tracer.KindRuntime || e.Corr != 140 || e.PID != 1230493 || e.TID != 1230493 || e.Dur != 32953 {
+		t.Errorf("api trace %q %+v", tr.Meta["layout"], e)
+	}
+	bad := strings.Replace(gpu, "NVIDIA A100-SXM4-40GB (1)", "NVIDIA A100-SXM4-40GB", 1)
+	_, err = Read(strings.NewReader(bad), "gpu_trace.csv", 0, Options{})
+	var te *Error
+	if !errors.As(err, &te) || te.Field != "Device" || te.Line != 4 {
+		t.Errorf("bad device: %v", err)
+	}
+}
