@@ -26,8 +26,9 @@ func DefaultKeyMap() KeyMap {
 // helpKeys joins the focused view's bindings and the global ones for
 // bubbles/help.
 type helpKeys struct {
-	global KeyMap
-	view   views.View // may be nil
+	global  KeyMap
+	view    views.View // may be nil
+	actions []ActionKey
 }
 
 func (h helpKeys) ShortHelp() []key.Binding {
@@ -41,6 +42,9 @@ func (h helpKeys) ShortHelp() []key.Binding {
 			return b
 		}
 	}
+	for _, a := range h.actions {
+		b = append(b, a.Binding)
+	}
 	return append(b, h.global.Next, h.global.Help, h.global.Quit)
 }
 
@@ -53,5 +57,12 @@ func (h helpKeys) FullHelp() [][]key.Binding {
 		g = append(g, h.view.FullHelp()...)
 	}
 	prev := key.NewBinding(key.WithKeys(h.global.Prev.Keys()...), key.WithHelp("⇧tab", "prev view"))
+	if len(h.actions) > 0 {
+		var col []key.Binding
+		for _, a := range h.actions {
+			col = append(col, a.Binding)
+		}
+		g = append(g, col)
+	}
 	return append(g, []key.Binding{h.global.Next, prev, h.global.Help, h.global.Quit})
 }

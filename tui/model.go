@@ -71,6 +71,20 @@ type Options struct {
 	Extra []Tab
 	// KeyMap; the zero value means DefaultKeyMap().
 	KeyMap *KeyMap
+	// ActionKeys are extra global keys (restart, pause, …); each emits its
+	// Action. They show in the help bar and apply whichever view has focus
+	// (unless it is capturing keys).
+	ActionKeys []ActionKey
+	// Actions carries out views.ActionMsg requests (from ActionKeys or
+	// from views) and returns a command doing the work, or nil. With no
+	// Actions, a request shows "not available here" in the status bar.
+	Actions func(views.ActionMsg) tea.Cmd
+}
+
+// ActionKey binds a global key to an action.
+type ActionKey struct {
+	Binding key.Binding
+	Action  views.ActionMsg
 }
 
 // Model is the root model. Use it through a pointer.
@@ -84,6 +98,8 @@ type Model struct {
 	focus   int // index into tabs
 	snap    *attrib.Snapshot
 	feed    <-chan tea.Msg
+	actKeys []ActionKey
+	actions func(views.ActionMsg) tea.Cmd
 	help    help.Model
 	status  StatusMsg
 	err     error // fatal
@@ -98,7 +114,8 @@ func New(opts Options) *Model {
 		d := views.DefaultStyles()
 		st = &d
 	}
-	m := &Model{st: st, keys: DefaultKeyMap(), feed: opts.Feed, w: 80, h: 24}
+	m := &Model{st: st, keys: DefaultKeyMap(), feed: opts.Feed, w: 80, h: 24,
+		actKeys: opts.ActionKeys, actions: opts.Actions}
 	if opts.KeyMap != nil {
 		m.keys = *opts.KeyMap
 	}
@@ -197,6 +214,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.status = StatusMsg{Text: msg.Err.Error(), Level: Error}
 		m.layout()
+	case views.ActionMsg:
+		if m.actions == nil {
+			m.status = StatusMsg{Text: msg.Name + ": not available here", Level: Warn}
+			m.layout()
+			break
+		}
+		cmds = append(cmds, m.actions(msg))
 	case tea.KeyPressMsg:
 		if key.Matches(msg, m.keys.ForceQuit) {
 			return m, tea.Quit
@@ -217,6 +241,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.cycle(1)
 		case key.Matches(msg, m.keys.Prev):
 			m.cycle(-1)
+		case m.actionKey(msg) != nil:
+			cmds = append(cmds, views.Action(m.actionKey(msg).Action))
 		default:
 			if m.snap != nil {
 				cmds = append(cmds, v.Update(msg))
@@ -229,6 +255,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	return m, tea.Batch(cmds...)
+}
+
+// actionKey returns the action key msg matches, or nil.
+func (m *Model) actionKey(msg tea.KeyPressMsg) *ActionKey {
+	for i := range m.actKeys {
+		if key.Matches(msg, m.actKeys[i].Binding) {
+			return &m.actKeys[i]
+		}
+	}
+	return nil
 }
 
 func (m *Model) cycle(d int) {
@@ -247,7 +283,7 @@ func (m *Model) cycle(d int) {
 // chrome heights.
 func (m *Model) helpView() string {
 	m.help.SetWidth(m.w)
-	return m.help.View(helpKeys{global: m.keys, view: m.helpTarget()})
+	return m.help.View(helpKeys{global: m.keys, view: m.helpTarget(), actions: m.actKeys})
 }
 
 func (m *Model) helpTarget() views.View {

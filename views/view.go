@@ -151,3 +151,17 @@ func (l *list) visible() (from, to int) {
 	}
 	return l.offset, to
 }
+
+// ActionMsg is a request from a view or a global key to the world outside
+// the TUI: flip a backend flag, pause tracing, restart the child. Views
+// return it from a tea.Cmd; the root model hands it to its Actions
+// function, which returns a command that does the work off the update
+// loop (so Update never does I/O).
+type ActionMsg struct {
+	Name  string // "flag", "pause", "restart", …
+	Key   string // what it applies to, e.g. the flag name "attention"
+	Value string // e.g. "fused"
+}
+
+// Action returns a command that emits a.
+func Action(a ActionMsg) tea.Cmd { return func() tea.Msg { return a } }
