@@ -615,15 +615,20 @@ func (s *Session) send(ct wire.Control) (uint64, error) {
 	s.seq++
 	ct.Seq = s.seq
 	s.sent[ct.Seq] = ct
-	var targets []*conn
+	type target struct {
+		c   *conn
+		pid int64
+	}
+	var targets []target
 	for _, c := range s.children {
 		if c.info.Connected {
-			targets = append(targets, c)
+			targets = append(targets, target{c, c.info.Hello.PID})
 		}
 	}
 	s.mu.Unlock()
 	var errs []error
-	for _, c := range targets {
+	for _, t := range targets {
+		c := t.c
 		c.wmu.Lock()
 		if d, ok := c.rw.(interface{ SetWriteDeadline(time.Time) error }); ok {
 			d.SetWriteDeadline(time.Now().Add(time.Second))
@@ -631,7 +636,7 @@ func (s *Session) send(ct wire.Control) (uint64, error) {
 		err := c.w.Control(&ct)
 		c.wmu.Unlock()
 		if err != nil {
-			errs = append(errs, fmt.Errorf("child pid %d: %w", c.info.Hello.PID, err))
+			errs = append(errs, fmt.Errorf("child pid %d: %w", t.pid, err))
 		}
 	}
 	return ct.Seq, errors.Join(errs...)
