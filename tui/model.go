@@ -17,6 +17,9 @@
 // have nothing to show for a source (it is then skipped by tab and
 // layout) and Height() int if it knows how many lines it needs. Data for
 // it travels in the Snapshot or in a message of its own routed here.
+// Requests to the outside (flip a flag, pause, restart) are
+// views.ActionMsg values, from a view's command or from Options.ActionKeys,
+// carried out by Options.Actions.
 package tui
 
 import (

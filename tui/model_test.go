@@ -179,6 +179,9 @@ func BenchmarkSnapshotAndRender(b *testing.B) {
 // view focused and full help on and off: the screen must always be
 // exactly the terminal's size, and nothing may panic.
 func TestEverySize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("every-size sweep skipped in -short mode")
+	}
 	empty := viewstest.Snapshot()
 	empty.Kernels, empty.Transfers, empty.Categories, empty.Stages, empty.Steps = nil, nil, nil, nil, nil
 	empty.Devices, empty.Warnings = nil, nil
