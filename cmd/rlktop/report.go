@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/tracefile"
@@ -14,6 +16,7 @@ import (
 func init() {
 	var opts report.Options
 	var rulesPath string
+	var meta bool
 	cmd := &cobra.Command{
 		Use:   "report FILE...",
 		Short: "print kernel, category, stage or step tables of trace files",
@@ -35,12 +38,28 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 				rules = r
 			}
 			agg := attrib.NewAggregator(rules)
-			for _, path := range args {
+			out := cmd.OutOrStdout()
+			for i, path := range args {
 				t, err := tracefile.Open(path, tracefile.Options{})
 				if err != nil {
 					return err
 				}
+				if meta {
+					if len(args) > 1 {
+						if i > 0 {
+							fmt.Fprintln(out)
+						}
+						fmt.Fprintf(out, "== %s (format %s)\n", path, t.Format)
+					}
+					if err := runrecord.PrintMeta(out, t.Meta); err != nil {
+						return err
+					}
+					continue
+				}
 				agg.AddTrace(t)
+			}
+			if meta {
+				return nil
 			}
 			return report.Write(cmd.OutOrStdout(), agg.Snapshot(), opts)
 		},
@@ -49,6 +68,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 	f.StringVar(&opts.By, "by", report.ByKernel, "group by: "+strings.Join(report.Views(), "|"))
 	f.StringVar(&opts.Format, "format", "table", "output format: "+strings.Join(report.Formats(), "|"))
 	f.IntVar(&opts.Top, "top", -1, "rows to show (0 = all; default: 25 for table/md, all for json/csv)")
+	f.BoolVar(&meta, "meta", false, "print each file's metadata (the run record of rlktop recordings) instead of the tables")
 	f.StringVar(&rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones (see tracer/attrib/rules.toml)")
 	cmd.SetErr(os.Stderr)
 	rootCmd.AddCommand(cmd)

@@ -347,13 +347,34 @@ func armStats(a *Arm, why string) ArmStats {
 	if s.Flags == nil {
 		s.Flags = map[string]string{}
 	}
-	if len(a.StepNs) > 0 {
-		v := slices.Clone(a.StepNs)
-		slices.Sort(v)
-		s.MedianNs = int64(math.Round(median(v)))
-		s.P10Ns = percentile(v, 10)
-		s.P90Ns = percentile(v, 90)
+	st := SummarizeSteps(a.StepNs)
+	s.MedianNs, s.P10Ns, s.P90Ns = st.MedianNs, st.P10Ns, st.P90Ns
+	return s
+}
+
+// StepSummary summarises step times: the count, the median (mean of the
+// two middle values for an even count, rounded to ns) and the nearest-rank
+// p10 and p90, ns. It is the "steps" object of `rlktop run --headless`
+// (issue 3 item 7) and of the report JSON.
+type StepSummary struct {
+	Count    int   `json:"count"`
+	MedianNs int64 `json:"median_ns"`
+	P10Ns    int64 `json:"p10_ns"`
+	P90Ns    int64 `json:"p90_ns"`
+}
+
+// SummarizeSteps computes a StepSummary of step times in ns (any order;
+// the slice is not modified).
+func SummarizeSteps(ns []int64) StepSummary {
+	s := StepSummary{Count: len(ns)}
+	if len(ns) == 0 {
+		return s
 	}
+	v := slices.Clone(ns)
+	slices.Sort(v)
+	s.MedianNs = int64(math.Round(median(v)))
+	s.P10Ns = percentile(v, 10)
+	s.P90Ns = percentile(v, 90)
 	return s
 }
 
