@@ -184,6 +184,11 @@ func TestTorchRangesShim(t *testing.T) {
 	if !slices.Equal(calls, want) {
 		t.Errorf("depth 1\n got  %q\n want %q", calls, want)
 	}
+	calls, _ = run("RLKTOP_TORCH_RANGES_MODULES=0")
+	want = []string{"push scaled_dot_product_attention", "sdpa", "pop", "push scaled_dot_product_attention", "sdpa", "pop"}
+	if !slices.Equal(calls, want) {
+		t.Errorf("SDPA only\n got  %q\n want %q", calls, want)
+	}
 	calls, _ = run("RLKTOP_TORCH_RANGES=0")
 	if want := []string{"sdpa", "sdpa"}; !slices.Equal(calls, want) {
 		t.Errorf("disabled: %q", calls)

@@ -17,7 +17,8 @@
 # and global hooks turn off nn.Module's no-hook fast path. It has not been
 # measured on a GPU yet (scripts/gpu-check.sh measures it where a GPU is
 # available). RLKTOP_TORCH_RANGES_DEPTH=N limits ranges to module paths of at
-# most N dots (default: all).
+# most N dots (default: all); RLKTOP_TORCH_RANGES_MODULES=0 keeps only the
+# scaled_dot_product_attention range (no module ranges).
 #
 # An existing sitecustomize later on sys.path is still imported (chained).
 import importlib.abc
@@ -96,11 +97,12 @@ def _install(torch):
             pop()
         return None
 
-    register_pre(pre)
-    try:
-        register_post(post, always_call=True)  # torch >= 2.0: pop even when forward raises
-    except TypeError:
-        register_post(post)
+    if os.environ.get("RLKTOP_TORCH_RANGES_MODULES", "1") != "0":
+        register_pre(pre)
+        try:
+            register_post(post, always_call=True)  # torch >= 2.0: pop even when forward raises
+        except TypeError:
+            register_post(post)
 
     F = torch.nn.functional
     sdpa = getattr(F, "scaled_dot_product_attention", None)
