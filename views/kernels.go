@@ -424,7 +424,7 @@ func (k *Kernels) View() string {
 			" " + fitRight(FormatCount(r.Count), kwCount) + " " + fitRight(FormatNs(r.TotalNs), kwTime) +
 			" " + fitRight(FormatNs(r.MeanNs), kwTime)
 		if k.wide() {
-			row += " " + fitRight(FormatNs(r.P50Ns), kwTime) + " " + fitRight(FormatNs(r.P99Ns), kwTime)
+			row += " " + fitRight(k.pct(r.P50Ns), kwTime) + " " + fitRight(k.pct(r.P99Ns), kwTime)
 		}
 		share := r.Share
 		if k.xfers && k.snap.Totals.GPUTotalNs > 0 {
@@ -501,8 +501,8 @@ func (k *Kernels) detail(n int) []string {
 	if stage == "" {
 		stage = "(none)"
 	}
-	nums := label("   min ") + FormatNs(r.MinNs) + label("  p50 ") + FormatNs(r.P50Ns) +
-		label("  p99 ") + FormatNs(r.P99Ns) + label("  max ") + FormatNs(r.MaxNs)
+	nums := label("   min ") + FormatNs(r.MinNs) + label("  p50 ") + k.pct(r.P50Ns) +
+		label("  p99 ") + k.pct(r.P99Ns) + label("  max ") + FormatNs(r.MaxNs)
 	// A long stage name is cut so the numbers stay visible.
 	if room := k.w - lw - ansi.StringWidth(nums); ansi.StringWidth(stage) > room {
 		stage = ansi.Truncate(stage, max(room, 8), "…")
@@ -636,4 +636,13 @@ func fitName(name string, w int) string {
 		head = ansi.Truncate(head, hw, "…")
 	}
 	return fit(head+tail, w)
+}
+
+// pct formats a percentile; summary-only sources (sums, no events) have
+// none, shown as "–" rather than a misleading "0 ns".
+func (k *Kernels) pct(ns int64) string {
+	if ns == 0 && k.snap != nil && k.snap.SummaryOnly {
+		return "–"
+	}
+	return FormatNs(ns)
 }
