@@ -34,12 +34,16 @@ type linker struct {
 	// retainNs: intervals ending more than this before a thread's latest
 	// step end are dropped (late GPU records older than that get less
 	// context).
-	retainNs  int64
-	maxIvs    int // per thread
-	maxCorr   int // launches and waiting entries kept
-	emit      func(e *tracer.Event)
-	lateCount uint64 // GPU events resolved against pruned history
-	evicted   uint64 // waiting GPU events given up on (no launch seen)
+	retainNs int64
+	maxIvs   int // per thread
+	maxCorr  int // launches and waiting entries kept
+	// maxPending bounds the GPU events one thread holds; beyond it the
+	// older half is linked early (counted in early).
+	maxPending int
+	early      uint64
+	emit       func(e *tracer.Event)
+	lateCount  uint64 // GPU events resolved against pruned history
+	evicted    uint64 // waiting GPU events given up on (no launch seen)
 
 	keyBuf []byte
 	active []int32
@@ -80,16 +84,17 @@ type thread struct {
 
 func newLinker(strs *tracer.Strings, emit func(*tracer.Event)) *linker {
 	return &linker{
-		strs:     strs,
-		contexts: []tracer.Context{{Step: -1}},
-		intern:   map[string]tracer.CtxID{},
-		threads:  map[tkey]*thread{},
-		launches: map[ckey]launch{},
-		waiting:  map[ckey][]waitGPU{},
-		retainNs: 30e9,
-		maxIvs:   1 << 18,
-		maxCorr:  1 << 20,
-		emit:     emit,
+		strs:       strs,
+		contexts:   []tracer.Context{{Step: -1}},
+		intern:     map[string]tracer.CtxID{},
+		threads:    map[tkey]*thread{},
+		launches:   map[ckey]launch{},
+		waiting:    map[ckey][]waitGPU{},
+		retainNs:   30e9,
+		maxIvs:     1 << 18,
+		maxCorr:    1 << 20,
+		maxPending: 1 << 18,
+		emit:       emit,
 	}
 }
 
@@ -104,6 +109,16 @@ func (l *linker) queue(th *thread, p pendGPU) {
 		return
 	}
 	th.pending = append(th.pending, p)
+	if len(th.pending) > l.maxPending {
+		// Bound memory: link the older half now with what is known.
+		half := len(th.pending) / 2
+		if len(th.ready) == 0 {
+			l.readyT = append(l.readyT, th)
+		}
+		th.ready = append(th.ready, th.pending[:half]...)
+		th.pending = append(th.pending[:0], th.pending[half:]...)
+		l.early += uint64(half)
+	}
 }
 
 // endBatch resolves every ready event (call after each batch of add).

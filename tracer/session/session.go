@@ -537,6 +537,9 @@ func (s *Session) Snapshot() *State {
 	if s.link.lateCount > 0 {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("%d GPU events arrived after the ranges around their launch were forgotten; their stage may be missing", s.link.lateCount))
 	}
+	if s.link.early > 0 {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("%d GPU events were linked before their step ended (too many waiting on one thread); their stage may be missing", s.link.early))
+	}
 	if s.rec != nil {
 		ri := s.rec.info()
 		st.Recording = &ri
