@@ -196,7 +196,8 @@ type Comparison struct {
 // resampled with replacement independently (arms are separate runs) and
 // the ratio of the resampled medians kept; the interval is the
 // ((1−Level)/2, (1+Level)/2) quantiles of those ratios. Rows: the same on
-// the mean time per step (means add up across rows; medians would not).
+// the mean time per step (means add up across rows; medians would not),
+// with one set of resampled step indices per arm shared by all rows.
 // Verdict: "invalid" when A or B is invalid; else "within noise" when the
 // interval contains 1 or the ratio lies inside the A/A′ envelope; else
 // "faster" (ratio < 1) or "slower". An invalid arm is never "faster".
@@ -220,17 +221,25 @@ func CompareArms(a, b Arm, noise *Arm, o CompareOptions) *Comparison {
 
 	// Steps.
 	if len(a.StepNs) > 0 && len(b.StepNs) > 0 {
-		c.Ratio = bootRatio(rng, a.StepNs, b.StepNs, true, o)
+		c.Ratio = bootMedianRatio(rng, a.StepNs, b.StepNs, o)
 	}
 	var envelope float64 = -1
 	if noise != nil && nv && len(a.StepNs) > 0 {
-		n := bootRatio(rng, a.StepNs, noise.StepNs, true, o)
+		n := bootMedianRatio(rng, a.StepNs, noise.StepNs, o)
 		c.Noise = &Noise{Ratio: n.Value, CILow: n.CILow, CIHigh: n.CIHigh}
 		envelope = envelopeLn(n)
 	}
 	c.Verdict = verdict(valid, c.Ratio, envelope)
 
-	// Rows: union of A's and B's keys.
+	// Rows: union of A's and B's keys. Each arm's steps are resampled once
+	// (the same index sets serve every row), so the rows' intervals come
+	// from the same bootstrap worlds and cost additions only.
+	idxA := bootIndices(rng, len(a.StepNs), o.Resamples)
+	idxB := bootIndices(rng, len(b.StepNs), o.Resamples)
+	var idxN [][]int32
+	if noise != nil && nv {
+		idxN = bootIndices(rng, len(noise.StepNs), o.Resamples)
+	}
 	type pair struct{ a, b, n []int64 }
 	rows := map[rowKeyS]*pair{}
 	var order []rowKeyS
@@ -277,13 +286,13 @@ func CompareArms(a, b Arm, noise *Arm, o CompareOptions) *Comparison {
 		case mb == 0:
 			rc.Verdict = VerdictGone
 		default:
-			r := bootRatio(rng, ra, rb, false, o)
+			r := bootMeanRatio(ra, rb, idxA, idxB, o.Level)
 			rc.Ratio, rc.CILow, rc.CIHigh = r.Value, r.CILow, r.CIHigh
 			env := -1.0
 			if noise != nil && nv {
 				rn := padSteps(p.n, len(noise.StepNs))
 				if mean(rn) > 0 {
-					env = envelopeLn(bootRatio(rng, ra, rn, false, o))
+					env = envelopeLn(bootMeanRatio(ra, rn, idxA, idxN, o.Level))
 					rc.NoiseLn = env
 				}
 			}
@@ -434,21 +443,15 @@ func median(sorted []int64) float64 {
 	return (float64(sorted[n/2-1]) + float64(sorted[n/2])) / 2
 }
 
-// bootRatio returns stat(b)/stat(a) (stat = median when med, else mean)
-// and its percentile bootstrap interval.
-func bootRatio(rng *rand.Rand, a, b []int64, med bool, o CompareOptions) Ratio {
+// bootMedianRatio returns median(b)/median(a) and its percentile bootstrap
+// interval, each arm resampled independently o.Resamples times.
+func bootMedianRatio(rng *rand.Rand, a, b []int64, o CompareOptions) Ratio {
 	sa, sb := slices.Clone(a), slices.Clone(b)
 	slices.Sort(sa)
 	slices.Sort(sb)
-	stat := func(v []int64) float64 {
-		if med {
-			return median(v)
-		}
-		return mean(v)
-	}
 	r := Ratio{}
-	if d := stat(sa); d > 0 {
-		r.Value = stat(sb) / d
+	if d := median(sa); d > 0 {
+		r.Value = median(sb) / d
 	}
 	if len(sa) == 0 || len(sb) == 0 {
 		return r
@@ -456,12 +459,7 @@ func bootRatio(rng *rand.Rand, a, b []int64, med bool, o CompareOptions) Ratio {
 	ratios := make([]float64, 0, o.Resamples)
 	ca, cb := make([]int32, len(sa)), make([]int32, len(sb))
 	for i := 0; i < o.Resamples; i++ {
-		var x, y float64
-		if med {
-			x, y = resampleMedian(rng, sa, ca), resampleMedian(rng, sb, cb)
-		} else {
-			x, y = resampleMean(rng, sa), resampleMean(rng, sb)
-		}
+		x, y := resampleMedian(rng, sa, ca), resampleMedian(rng, sb, cb)
 		if x > 0 {
 			ratios = append(ratios, y/x)
 		}
@@ -473,6 +471,55 @@ func bootRatio(rng *rand.Rand, a, b []int64, med bool, o CompareOptions) Ratio {
 	lo := (1 - o.Level) / 2
 	r.CILow = quantile(ratios, lo)
 	r.CIHigh = quantile(ratios, 1-lo)
+	return r
+}
+
+// bootIndices draws r resamples of n step indices with replacement.
+func bootIndices(rng *rand.Rand, n, r int) [][]int32 {
+	if n == 0 {
+		return nil
+	}
+	flat := make([]int32, n*r)
+	for i := range flat {
+		flat[i] = int32(rng.IntN(n))
+	}
+	out := make([][]int32, r)
+	for i := range out {
+		out[i] = flat[i*n : (i+1)*n]
+	}
+	return out
+}
+
+// bootMeanRatio returns mean(b)/mean(a) and its percentile bootstrap
+// interval over the given resample index sets (one per arm, same count).
+func bootMeanRatio(a, b []int64, ia, ib [][]int32, level float64) Ratio {
+	r := Ratio{}
+	ma := mean(a)
+	if ma > 0 {
+		r.Value = mean(b) / ma
+	}
+	if len(a) == 0 || len(b) == 0 || len(ia) == 0 || len(ib) == 0 {
+		return r
+	}
+	ratios := make([]float64, 0, len(ia))
+	for k := range ia {
+		var sa, sb int64
+		for _, j := range ia[k] {
+			sa += a[j]
+		}
+		for _, j := range ib[k] {
+			sb += b[j]
+		}
+		if sa > 0 {
+			ratios = append(ratios, (float64(sb)/float64(len(b)))/(float64(sa)/float64(len(a))))
+		}
+	}
+	if len(ratios) == 0 {
+		return r
+	}
+	sort.Float64s(ratios)
+	lo := (1 - level) / 2
+	r.CILow, r.CIHigh = quantile(ratios, lo), quantile(ratios, 1-lo)
 	return r
 }
 
@@ -488,15 +535,6 @@ func quantile(v []float64, q float64) float64 {
 	}
 	f := pos - float64(i)
 	return v[i]*(1-f) + v[i+1]*f
-}
-
-func resampleMean(rng *rand.Rand, v []int64) float64 {
-	var s float64
-	n := len(v)
-	for i := 0; i < n; i++ {
-		s += float64(v[rng.IntN(n)])
-	}
-	return s / float64(n)
 }
 
 // resampleMedian draws len(sorted) indices with replacement and returns the
