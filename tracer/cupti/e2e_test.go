@@ -13,6 +13,7 @@ package cupti_test
 
 import (
 	"bufio"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -573,5 +574,38 @@ func TestInjectionPauseResume(t *testing.T) {
 	}
 	if placed >= full || got <= int64(atPause) {
 		t.Errorf("pause had no effect or resume brought nothing back: placed %d of %d, received %d, at pause %d", placed, full, got, atPause)
+	}
+}
+
+// TestLibraryExports checks the built library the way the CUDA driver and
+// NVTX will use it: both entry points exported, and libcupti/libcuda not
+// linked (they are opened with dlopen at run time).
+func TestLibraryExports(t *testing.T) {
+	dir := build(t)
+	f, err := elf.Open(filepath.Join(dir, "librlktop_cupti.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]bool{}
+	for _, s := range syms {
+		if s.Section != elf.SHN_UNDEF && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			exported[s.Name] = true
+		}
+	}
+	for _, want := range []string{"InitializeInjection", "InitializeInjectionNvtx2"} {
+		if !exported[want] {
+			t.Errorf("%s is not exported", want)
+		}
+	}
+	libs, _ := f.ImportedLibraries()
+	for _, l := range libs {
+		if strings.HasPrefix(l, "libcupti") || strings.HasPrefix(l, "libcuda.") {
+			t.Errorf("links %s; it must be opened with dlopen", l)
+		}
 	}
 }
