@@ -67,6 +67,11 @@ type Options struct {
 	// Progress, when non-nil, is called now and then with the number of
 	// uncompressed bytes consumed so far and the compressed file size.
 	Progress func(readBytes, fileSize int64)
+	// FileSize and Gzipped are set by Read for the importers: the size of
+	// the file as stored (bytes, compressed when Gzipped; 0 unknown), so
+	// that an importer can pre-size its event array.
+	FileSize int64
+	Gzipped  bool
 }
 
 // Format is one importer.
@@ -125,7 +130,9 @@ func Read(r io.Reader, path string, size int64, opts Options) (*tracer.Trace, er
 		}
 		defer zr.Close()
 		src = bufio.NewReaderSize(zr, 1<<20)
+		opts.Gzipped = true
 	}
+	opts.FileSize = size
 	sb := src.(*bufio.Reader)
 	head, err := sb.Peek(64 << 10)
 	// A truncated gzip stream (a recorder killed mid-write) still hands its
