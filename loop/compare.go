@@ -284,11 +284,27 @@ func (r *runner) plan() error {
 		if o.Warmup <= 0 {
 			o.Warmup = 1
 		}
+		ue := 4 // demo.DefaultConfig().UpdateEvery
+		if v, err := strconv.Atoi(r.common["update_every"]); err == nil && v > 0 {
+			ue = v
+		}
 		if o.Block <= 0 {
-			o.Block = 4
-			if v, err := strconv.Atoi(r.common["update_every"]); err == nil && v > 0 {
-				o.Block = v
+			o.Block = ue
+			// Every run of update_every consecutive steps holds exactly one
+			// update step, so whole blocks give every arm the same share.
+			if o.Steps%ue != 0 {
+				n := (o.Steps + ue - 1) / ue * ue
+				r.notes = append(r.notes, fmt.Sprintf("steps per arm rounded up from %d to %d, a multiple of update_every=%d, so that every arm counts the same share of update steps", o.Steps, n, ue))
+				o.Steps = n
+				for _, a := range r.arms {
+					a.want = n
+				}
+				if o.Stats.MinSteps < n {
+					o.Stats.MinSteps = n
+				}
 			}
+		} else if o.Steps%ue != 0 || o.Block%ue != 0 {
+			r.notes = append(r.notes, fmt.Sprintf("--steps %d / --block %d are not multiples of update_every=%d: arms may count different shares of the (much longer) update steps", o.Steps, o.Block, ue))
 		}
 		seedNote = "A′ reruns arm A's flags in the same child: the built-in loop cannot change its seed without a restart, so the yardstick measures step-to-step and drift noise between two interleaved sets of A's steps, not seed-to-seed variation"
 	case r.builtin:

@@ -1,0 +1,302 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/report"
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// exitInvalidArm is rlktop compare's exit status when an arm is invalid
+// (the comparison itself is still printed).
+const exitInvalidArm = 3
+
+type compareFlags struct {
+	flags       []string
+	preset      string
+	presetsPath string
+	steps       int
+	warmup      int
+	block       int
+	noNoise     bool
+	format      string
+	by          string
+	top         int
+	seed        uint64
+	rulesPath   string
+	torchRanges bool
+	untraced    bool
+	verbose     bool
+}
+
+func init() {
+	var cf compareFlags
+	cmd := &cobra.Command{
+		Use:   "compare [--flag K=V1,V2]… [--preset P] [--steps N] [--format table|json|md] [-- CMD…]",
+		Short: "compare flag settings (arms) on interleaved steps: step time ratio with a confidence interval, per-kernel deltas, output consistency",
+		Long: `compare runs arms — flag sets — on interleaved steps of one training loop
+and reports whether the step got faster, where the time moved, and (for the
+built-in loop) whether the outputs stayed the same.
+
+Arms: --flag K=V1,V2 gives one arm per value; several --flag combine (their
+cartesian product); a flag with one value holds in every arm (e.g. the
+built-in loop's size: --flag envs=1024). --preset P adds a preset's flags
+(built-in: fused-attention, fused-qkv, topp-scan, sampler, move-head; more
+in --presets FILE). The first arm is A; B is the second; with more arms each
+is compared with A.
+
+Without a command the built-in RL loop runs as one child and arms switch
+live over the control channel at a step boundary (each switch acknowledged
+with the step at which it took effect). With a command (after --), flags
+are environment variables and each block of steps restarts the command with
+its arm's environment; steps are cut by the step ranges the tracer reports.
+After every start or switch --warmup steps are dropped; each arm gets
+--steps counted steps.
+
+Noise: unless --no-noise, arm A runs again as A′ (a command gets another
+RLKTOP_SEED; the built-in loop reruns A's flags in the same child). A
+difference inside the A/A′ envelope, or a 95% bootstrap interval holding 1,
+is reported "within noise". An arm that exited non-zero, stopped early,
+refused its flags or produced NaN is invalid: never reported faster, and
+the exit status is 3.
+
+JSON: {"arms":[{"name","flags","valid","steps","median_ns","p10_ns",
+"p90_ns"}], "ratio":{"value","ci_low","ci_high"}, "verdict", "noise":
+{"ratio","ci_low","ci_high"}, "rows":[{"group","key","a_ns","b_ns",
+"delta_ns","ratio","ci_low","ci_high","verdict"}], "consistency":[{"arm",
+"len","max_abs","max_ulp","nan","bitwise"}], "pairs" (more than two arms),
+"mode", "schedule" (every step: pid, step, arm, phase), "notes", "wall_ns"}.
+Times are integer ns.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCompare(cmd, &cf, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&cf.flags, "flag", nil, "K=V1,V2,… one arm per value (repeatable; one value = held in every arm)")
+	f.StringVar(&cf.preset, "preset", "", "add a preset's flags (fused-attention, fused-qkv, topp-scan, sampler, move-head, or one from --presets)")
+	f.StringVar(&cf.presetsPath, "presets", "", "TOML file of [preset.NAME] tables adding to the built-in presets")
+	f.IntVar(&cf.steps, "steps", 20, "counted steps per arm")
+	f.IntVar(&cf.warmup, "warmup", 0, "steps dropped after every start or switch (0: 1 for live switches, 3 after a restart)")
+	f.IntVar(&cf.block, "block", 0, "counted steps per switch (0: update_every=4 for the built-in loop, 20 when switching restarts)")
+	f.BoolVar(&cf.noNoise, "no-noise", false, "no A′ run (no noise envelope)")
+	f.StringVar(&cf.format, "format", "table", "table|json|md")
+	f.StringVar(&cf.by, "by", "", "table/md: only kernel, category or stage rows")
+	f.IntVar(&cf.top, "top", -1, "rows to show (0 = all; default 25 for table/md, all for json)")
+	f.Uint64Var(&cf.seed, "seed", 1, "bootstrap seed; a command's RLKTOP_SEED (A′ gets seed+1)")
+	f.StringVar(&cf.rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones")
+	f.BoolVar(&cf.torchRanges, "torch-ranges", false, "a command: wrap nn.Module.forward and SDPA in NVTX ranges")
+	f.BoolVar(&cf.untraced, "untraced", false, "a command: run without the injection library (step times only if the command reports steps another way)")
+	f.BoolVarP(&cf.verbose, "verbose", "v", false, "progress on stderr")
+	rootCmd.AddCommand(cmd)
+}
+
+// compareArms builds the arms from --preset and --flag.
+func compareArms(cf *compareFlags, builtin bool) ([]loop.Arm, error) {
+	var specs []loop.FlagSpec
+	if cf.preset != "" || cf.presetsPath != "" {
+		ps, err := loop.Presets(cf.presetsPath)
+		if err != nil {
+			return nil, err
+		}
+		if cf.preset != "" {
+			p, ok := ps[cf.preset]
+			if !ok {
+				names := slices.Sorted(func(yield func(string) bool) {
+					for k := range ps {
+						if !yield(k) {
+							return
+						}
+					}
+				})
+				return nil, fmt.Errorf("unknown preset %q (have: %s)", cf.preset, strings.Join(names, ", "))
+			}
+			specs = p.Specs(builtin)
+			if len(specs) == 0 {
+				what := "a command"
+				if builtin {
+					what = "the built-in loop"
+				}
+				return nil, fmt.Errorf("preset %q has no flags for %s", cf.preset, what)
+			}
+		}
+	}
+	for _, s := range cf.flags {
+		sp, err := loop.ParseFlagSpec(s)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, sp)
+	}
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("nothing to compare: give --flag K=V1,V2 or --preset P (e.g. --flag attention=math,fused)")
+	}
+	return loop.Arms(specs)
+}
+
+func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
+	switch cf.format {
+	case "table", "json", "md":
+	default:
+		return fmt.Errorf("unknown --format %q (use table, json or md)", cf.format)
+	}
+	arms, err := compareArms(cf, len(command) == 0)
+	if err != nil {
+		return err
+	}
+	rules := attrib.DefaultRules()
+	if cf.rulesPath != "" {
+		if rules, err = attrib.LoadRules(cf.rulesPath); err != nil {
+			return err
+		}
+	}
+	stderr := cmd.ErrOrStderr()
+	o := loop.CompareOptions{
+		Arms: arms, Command: command, Steps: cf.steps, Warmup: cf.warmup, Block: cf.block,
+		Noise: !cf.noNoise, Seed: cf.seed, Rules: rules, TorchRanges: cf.torchRanges, Untraced: cf.untraced,
+		Stdout: stderr, // a command's stdout must not mix with the report
+	}
+	if cf.verbose {
+		o.Stderr = stderr
+		last := time.Time{}
+		o.Progress = func(s string) {
+			if time.Since(last) > 500*time.Millisecond {
+				fmt.Fprintln(stderr, "rlktop compare:", s)
+				last = time.Now()
+			}
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := loop.Compare(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := writeCompare(cmd.OutOrStdout(), res, cf); err != nil {
+		return err
+	}
+	if !res.Valid() {
+		for _, a := range res.Arms {
+			if !a.Valid {
+				fmt.Fprintf(stderr, "rlktop compare: arm %s is invalid: %s\n", a.Name, a.Reason)
+			}
+		}
+		return exitError{code: exitInvalidArm}
+	}
+	return nil
+}
+
+// writeCompare prints res: JSON whole; table and md as report.WriteComparison
+// of each pair (B vs A, then C vs A, …), then consistency and notes.
+func writeCompare(w io.Writer, res *loop.CompareResult, cf *compareFlags) error {
+	if cf.format == "json" {
+		out := *res
+		if cf.top > 0 && len(out.Rows) > cf.top {
+			out.Rows = out.Rows[:cf.top]
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(&out)
+	}
+	md := cf.format == "md"
+	pairs := res.Pairs
+	if len(pairs) == 0 {
+		pairs = []*attrib.Comparison{{Arms: res.Arms, Ratio: res.Ratio, Verdict: res.Verdict, Noise: res.Noise, Rows: res.Rows, Method: res.Method}}
+	}
+	for i, p := range pairs {
+		if len(pairs) > 1 {
+			h := fmt.Sprintf("%s vs %s", p.Arms[1].Name, p.Arms[0].Name)
+			if md {
+				fmt.Fprintf(w, "### %s\n\n", h)
+			} else {
+				fmt.Fprintf(w, "== %s ==\n", h)
+			}
+		}
+		if err := report.WriteComparison(w, p, nil, report.Options{Format: cf.format, Top: cf.top, By: cf.by}); err != nil {
+			return err
+		}
+		if i < len(pairs)-1 {
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintln(w)
+	writeConsistency(w, res.Consistency, md)
+	var steps int
+	for _, s := range res.Schedule {
+		if s.Phase != loop.PhaseCounted {
+			steps++
+		}
+	}
+	counted := len(res.Schedule) - steps
+	meta := fmt.Sprintf("mode %s; %d steps run (%d counted, %d warm-up or switching); wall %s",
+		res.Mode, len(res.Schedule), counted, steps, report.Duration(res.WallNs))
+	if md {
+		fmt.Fprintf(w, "\n_%s_\n", meta)
+		for _, n := range res.Notes {
+			fmt.Fprintf(w, "\n_Note: %s_\n", n)
+		}
+	} else {
+		fmt.Fprintf(w, "\n%s\n", meta)
+		for _, n := range res.Notes {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
+	}
+	return nil
+}
+
+func writeConsistency(w io.Writer, cs []loop.ArmConsistency, md bool) {
+	if len(cs) == 0 {
+		if md {
+			fmt.Fprintln(w, "_Output consistency: not available (a command's outputs are not compared)._")
+		} else {
+			fmt.Fprintln(w, "consistency: not available (a command's outputs are not compared)")
+		}
+		return
+	}
+	header := []string{"arm", "probe values", "max |Δ| vs A", "max ulp", "NaN", "bitwise"}
+	var rows [][]string
+	for _, c := range cs {
+		if c.Err != "" {
+			rows = append(rows, []string{c.Arm, "-", "-", "-", "-", "error: " + c.Err})
+			continue
+		}
+		bw := "no"
+		if c.Bitwise {
+			bw = "yes"
+		}
+		rows = append(rows, []string{c.Arm, fmt.Sprint(c.Len), fmt.Sprintf("%.3g", c.MaxAbs), fmt.Sprint(c.MaxULP), fmt.Sprint(c.NaN), bw})
+	}
+	if md {
+		fmt.Fprintln(w, "**Output consistency** (built-in loop probe batch: legal-move logits and values, initial weights)")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|")
+		for _, r := range rows {
+			for i := range r {
+				r[i] = strings.ReplaceAll(r[i], "|", `\|`)
+			}
+			fmt.Fprintln(w, "| "+strings.Join(r, " | ")+" |")
+		}
+		return
+	}
+	fmt.Fprintln(w, "output consistency (probe batch: legal-move logits and values, initial weights):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+	}
+	tw.Flush()
+}
