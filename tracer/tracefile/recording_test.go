@@ -91,3 +91,47 @@ func FuzzRecording(f *testing.F) {
 		Read(bytes.NewReader(data), "fuzz", 0, Options{})
 	})
 }
+
+// BenchmarkReadRecording imports a gzip recording of 1 M built-in-loop-like
+// events (kernels in ranges in steps on one thread), linking included.
+func BenchmarkReadRecording(b *testing.B) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	w := wire.NewWriter(zw)
+	w.Flags = wire.FlagRelayed
+	w.Hello(&wire.Hello{Source: "gotrace", PID: 1})
+	var names []tracer.StrID
+	for i := range 40 {
+		names = append(names, w.Name("kernel_"+string(rune('a'+i%26))+string(rune('a'+i/26))))
+	}
+	rng, st := w.Name("forward"), w.Name("step")
+	const perStep = 1000
+	var batch []tracer.Event
+	t := int64(1_700_000_000_000_000_000)
+	n := 0
+	for step := 0; n < 1<<20; step++ {
+		s0 := t
+		for i := range perStep {
+			t += 3000
+			batch = append(batch, tracer.Event{Kind: tracer.KindKernel, Name: names[i%len(names)], Start: t, Dur: 2000, PID: 1, TID: 1})
+		}
+		t += 1000
+		batch = append(batch,
+			tracer.Event{Kind: tracer.KindRange, Name: rng, Start: s0, Dur: t - s0, PID: 1, TID: 1, Device: -1},
+			tracer.Event{Kind: tracer.KindStep, Name: st, Start: s0, Dur: t - s0, Value: int64(step), PID: 1, TID: 1, Device: -1})
+		n += len(batch)
+		w.Events(batch)
+		zw.Flush()
+		batch = batch[:0]
+	}
+	zw.Close()
+	data := gz.Bytes()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		tr, err := Read(bytes.NewReader(data), "bench", 0, Options{})
+		if err != nil || len(tr.Events) != n {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}

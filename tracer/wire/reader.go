@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/rlktop/rlktop/tracer"
 )
@@ -35,7 +36,7 @@ type Reader struct {
 
 // readerBuf is the bufio size; payloads up to this size are returned
 // without copying.
-const readerBuf = 1 << 20
+const readerBuf = 256 << 10
 
 // NewReader returns a Reader on r. It buffers r itself.
 func NewReader(r io.Reader) *Reader {
@@ -547,11 +548,12 @@ func decodeIDs(p []byte, i int, h byte, e *tracer.Event) (int, bool) {
 	return i, true
 }
 
+// grow makes room for n more events, doubling the capacity (append grows
+// large slices by only 1.25×) so that decoding frame after frame into one
+// slice copies each event about once.
 func grow(s []tracer.Event, n int) []tracer.Event {
-	if cap(s)-len(s) < n {
-		ns := make([]tracer.Event, len(s), len(s)+n)
-		copy(ns, s)
-		return ns
+	if cap(s)-len(s) >= n {
+		return s
 	}
-	return s
+	return slices.Grow(s, max(n, len(s)))
 }
