@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# test-rocprof.sh — compile-check rlktop's rocprofiler-sdk tool library
+# (build tag rocm, cgo, c-shared) and run its tests: the ABI layout check
+# (the declared rocprofiler-sdk 0.5.0 subset compiled with gcc), the
+# decoder, and the end-to-end test through the stand-in rocprofiler-sdk
+# host (tracer/rocprof/testdata/standin/host.c). No GPU or ROCm needed;
+# gcc is (the tests skip, saying so, without it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo "== go vet -tags rocm"
+go vet -tags rocm ./tracer/rocprof/...
+echo "== build the tool library"
+scripts/build-rocprof.sh
+echo "== tests"
+go test -count=1 -v -run 'ABI|Decode|EndToEnd|Declines|RingFull' ./tracer/rocprof/ 2>&1 |
+	grep -E '^(--- |ok|FAIL|\s+e2e_test)'
