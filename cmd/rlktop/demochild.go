@@ -9,22 +9,30 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/loop/demo"
 )
 
 func init() {
-	var opts loop.DemoChildOptions
+	var flags []string
+	var opts demo.ChildOptions
 	cmd := &cobra.Command{
 		Use:    loop.DemoChildCommand,
 		Short:  "run the built-in RL loop as a traced child (started by rlktop itself)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg := demo.DefaultConfig()
+			if err := demo.ParseFlags(&cfg, flags); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return loop.RunDemoChild(ctx, opts)
+			opts.Log = os.Stderr
+			return demo.RunChild(ctx, cfg, opts)
 		},
 	}
-	cmd.Flags().StringArrayVar(&opts.Flags, "flag", nil, "loop flag key=value (repeatable)")
+	cmd.Flags().StringArrayVar(&flags, "flag", nil, "loop flag key=value (repeatable)")
 	cmd.Flags().Int64Var(&opts.Steps, "steps", 0, "stop after this many steps (0: until stopped)")
+	cmd.Flags().Int64Var(&opts.LogEvery, "log-every", 10, "a progress line on stderr every this many steps")
 	rootCmd.AddCommand(cmd)
 }

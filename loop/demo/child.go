@@ -88,6 +88,9 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 			Cmdline: os.Args, Devices: []tracer.Device{tr.Device()},
 		})
 		s.Meta(flagKVs("flag.", l.Flags()))
+		// An unsolicited ack (sequence 0) tells rlktop every flag in force
+		// before any step, defaults included.
+		s.Ack(&wire.Control{Op: wire.ControlAck, Flags: flagKVs("", l.Flags()), Tracing: true, Step: 0})
 	}
 	var ids []tracer.StrID // gotrace NameID → stream id
 	pump := func() {
