@@ -13,7 +13,11 @@ import (
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
 
-func init() {
+func init() { rootCmd.AddCommand(newReportCmd()) }
+
+// newReportCmd builds `rlktop report` (a fresh command per call, so tests
+// need not touch rootCmd).
+func newReportCmd() *cobra.Command {
 	var opts report.Options
 	var rulesPath string
 	var meta bool
@@ -71,5 +75,5 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 	f.BoolVar(&meta, "meta", false, "print each file's metadata (the run record of rlktop recordings) instead of the tables")
 	f.StringVar(&rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones (see tracer/attrib/rules.toml)")
 	cmd.SetErr(os.Stderr)
-	rootCmd.AddCommand(cmd)
+	return cmd
 }
