@@ -24,6 +24,7 @@ package tui
 
 import (
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
@@ -92,22 +93,23 @@ type ActionKey struct {
 
 // Model is the root model. Use it through a pointer.
 type Model struct {
-	st      *views.Styles
-	keys    KeyMap
-	header  *views.Header
-	loading *views.Loading
-	tabs    []Tab
-	kernels *views.Kernels
-	focus   int // index into tabs
-	snap    *attrib.Snapshot
-	feed    <-chan tea.Msg
-	actKeys []ActionKey
-	actions func(views.ActionMsg) tea.Cmd
-	help    help.Model
-	status  StatusMsg
-	err     error // fatal
-	w, h    int
-	bodyH   int
+	st        *views.Styles
+	keys      KeyMap
+	header    *views.Header
+	loading   *views.Loading
+	tabs      []Tab
+	kernels   *views.Kernels
+	focus     int // index into tabs
+	snap      *attrib.Snapshot
+	feed      <-chan tea.Msg
+	actKeys   []ActionKey
+	actions   func(views.ActionMsg) tea.Cmd
+	help      help.Model
+	status    StatusMsg
+	loadStart time.Time
+	err       error // fatal
+	w, h      int
+	bodyH     int
 }
 
 // New builds the root model with the built-in views and opts.Extra.
@@ -141,12 +143,24 @@ func New(opts Options) *Model {
 	return m
 }
 
-// Init starts reading the feed.
+// Init starts reading the feed and, while there is no snapshot, the
+// loading screen's clock.
 func (m *Model) Init() tea.Cmd {
+	var cmds []tea.Cmd
 	if m.feed != nil {
-		return listen(m.feed)
+		cmds = append(cmds, listen(m.feed))
 	}
-	return nil
+	if m.snap == nil {
+		cmds = append(cmds, loadTick())
+	}
+	return tea.Batch(cmds...)
+}
+
+// loadTickMsg drives the loading screen's elapsed time.
+type loadTickMsg time.Time
+
+func loadTick() tea.Cmd {
+	return tea.Tick(100*time.Millisecond, func(t time.Time) tea.Msg { return loadTickMsg(t) })
 }
 
 // Err returns the fatal error that ended the program, or nil.
@@ -196,6 +210,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, listen(m.feed))
 	}
 	switch msg := msg.(type) {
+	case loadTickMsg:
+		if m.snap != nil {
+			break // loaded: the clock stops
+		}
+		if m.loadStart.IsZero() {
+			m.loadStart = time.Time(msg)
+		}
+		m.loading.Elapsed = time.Time(msg).Sub(m.loadStart)
+		cmds = append(cmds, loadTick())
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
 		m.layout()

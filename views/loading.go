@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -16,6 +17,7 @@ type Loading struct {
 	Source     string
 	Phase      string
 	Read, Size int64
+	Elapsed    time.Duration // since loading started; 0 hides it
 	st         *Styles
 	w, h       int
 }
@@ -34,7 +36,7 @@ func (l *Loading) View() string {
 	bw := min(l.w-4, 60)
 	if l.Phase == "" {
 		lines := []string{
-			st.Header.Label.Render("waiting for data from ") + st.Header.Source.Render(fitLeftCut(l.Source, min(ansi.StringWidth(l.Source), max(l.w-24, 10)))),
+			st.Header.Label.Render("waiting for data from ") + st.Header.Source.Render(fitLeftCut(l.Source, min(ansi.StringWidth(l.Source), max(l.w-34, 10)))) + l.clock(),
 		}
 		top := max((l.h-1)/2, 0)
 		return block(append(make([]string, top), lines...), l.w, l.h)
@@ -46,12 +48,23 @@ func (l *Loading) View() string {
 	if l.Size > 0 {
 		frac := float64(l.Read) / float64(l.Size)
 		lines = append(lines, "  "+st.bar(frac, bw),
-			fmt.Sprintf("  %s of %s (%.0f%%) · %s…", FormatBytes(l.Read), FormatBytes(l.Size), min(frac, 1)*100, l.Phase))
+			fmt.Sprintf("  %s of %s (%.0f%%) · %s…%s", FormatBytes(l.Read), FormatBytes(l.Size), min(frac, 1)*100, l.Phase, l.clock()))
 	} else {
-		lines = append(lines, fmt.Sprintf("  %s read · %s…", FormatBytes(l.Read), l.Phase))
+		lines = append(lines, fmt.Sprintf("  %s read · %s…%s", FormatBytes(l.Read), l.Phase, l.clock()))
 	}
 	top := max((l.h-len(lines))/2, 0)
 	out := make([]string, top, l.h)
 	out = append(out, lines...)
 	return block(out, l.w, l.h)
+}
+
+var spinner = [...]string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// clock shows the elapsed time with a spinner, so a long phase with no
+// new byte count (gzip blocks, attribution) still visibly moves.
+func (l *Loading) clock() string {
+	if l.Elapsed <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" %s %.1f s", spinner[int(l.Elapsed/(100*time.Millisecond))%len(spinner)], l.Elapsed.Seconds())
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -137,6 +138,17 @@ func TestStepsView(t *testing.T) {
 			s.SetSize(w, 7)
 			golden.RequireEqual(t, render(t, s.View(), w, 7))
 		})
+	}
+}
+
+func TestLoadingClock(t *testing.T) {
+	l := views.NewLoading(styles(), "big.json.gz")
+	l.Phase, l.Read, l.Size, l.Elapsed = "reading", 8<<20, 32<<20, 4200*time.Millisecond
+	l.SetSize(80, 5)
+	out := render(t, l.View(), 80, 5)
+	// 4.2 s is the 42nd 100 ms frame: spinner frame 42 mod 10 = 2.
+	if want := "8.0 MiB of 32.0 MiB (25%) · reading… ⠹ 4.2 s"; !strings.Contains(out, want) {
+		t.Fatalf("loading screen lacks %q:\n%s", want, out)
 	}
 }
 
