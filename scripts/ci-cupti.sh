@@ -6,12 +6,14 @@
 #      libcupti/libcuda not linked);
 #   3. vet and test tracer/cupti with the cupti tag: record layouts against
 #      offsetof in the real headers, decoding of buffers built from the real
-#      structs, and the end-to-end runs through a stand-in libcupti.
+#      structs, and the end-to-end runs through a stand-in libcupti;
+#   4. `rlktop run --headless` (tracer embedded) on the stand-in host program
+#      (scripts/cupti-standin-run.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/setup-cupti-headers.sh >/dev/null
-scripts/build-cupti.sh
+scripts/build-cupti.sh --rlktop
 tags=cupti
 if [[ -n "${CUDA_HOME:-}" && ! -f /usr/include/cupti_activity.h ]]; then
 	tags=cupti,cudahome
@@ -19,3 +21,4 @@ if [[ -n "${CUDA_HOME:-}" && ! -f /usr/include/cupti_activity.h ]]; then
 fi
 CGO_ENABLED=1 go vet -tags "$tags" ./tracer/cupti/...
 CGO_ENABLED=1 go test -count=1 -tags "$tags" ./tracer/cupti/...
+scripts/cupti-standin-run.sh build/rlktop
