@@ -166,4 +166,3 @@ func TestLoadingView(t *testing.T) {
 		})
 	}
 }
-
