@@ -17,6 +17,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,6 +104,9 @@ type State struct {
 	Events   uint64
 	Pending  int // GPU events waiting for their launch context
 	Warnings []string
+	// Counters holds the latest sample of each counter track (children's
+	// Counters frames and AddCounters), sorted by name then device.
+	Counters []CounterValue
 	// Recording is nil when not recording.
 	Recording *RecordingInfo
 }
@@ -128,6 +132,7 @@ type Session struct {
 	sent     map[uint64]wire.Control // commands awaiting acks
 	rec      *recorder
 	meta     []wire.KV
+	counters map[counterKey]tracer.Counter // latest sample per track
 	version  uint64 // bumped on every change
 	winVer   uint64 // version the window snapshot was built at
 	forceWin bool   // rebuild the window at the next Snapshot (Reset)
@@ -360,9 +365,7 @@ func (s *Session) frame(c *conn, f *wire.Frame, cs []tracer.Counter) error {
 			}
 			cs[i].TS += c.offset
 		}
-		if s.rec != nil {
-			s.rec.counters(cs)
-		}
+		s.addCounters(cs)
 	case wire.TypeDrops:
 		d, err := f.Drops()
 		if err != nil {
@@ -537,6 +540,15 @@ func (s *Session) Snapshot() *State {
 	if s.link.lateCount > 0 {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("%d GPU events arrived after the ranges around their launch were forgotten; their stage may be missing", s.link.lateCount))
 	}
+	for _, c := range s.counters {
+		st.Counters = append(st.Counters, CounterValue{Name: s.strs.Get(c.Name), Device: c.Device, TS: c.TS, Value: c.Value})
+	}
+	slices.SortFunc(st.Counters, func(a, b CounterValue) int {
+		if a.Name != b.Name {
+			return strings.Compare(a.Name, b.Name)
+		}
+		return int(a.Device) - int(b.Device)
+	})
 	if s.link.early > 0 {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("%d GPU events were linked before their step ended (too many waiting on one thread); their stage may be missing", s.link.early))
 	}
@@ -699,6 +711,53 @@ func (s *Session) Wait(timeout time.Duration) bool {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return false
+}
+
+// CounterValue is the latest sample of one counter track.
+type CounterValue struct {
+	Name   string
+	Device int32 // -1 host-wide
+	TS     int64 // host CLOCK_REALTIME ns
+	Value  float64
+}
+
+type counterKey struct {
+	name tracer.StrID
+	dev  int32
+}
+
+// Intern returns the session's id for name, for counters passed to
+// AddCounters.
+func (s *Session) Intern(name string) tracer.StrID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.strs.Intern(name)
+}
+
+// AddCounters adds samples taken by rlktop itself (GPU telemetry, the
+// child's CPU and RSS): TS in host CLOCK_REALTIME ns, Name from Intern.
+// They show in State.Counters (latest per track) and go into the
+// recording as Counters frames.
+func (s *Session) AddCounters(cs []tracer.Counter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.addCounters(cs)
+	s.version++
+}
+
+func (s *Session) addCounters(cs []tracer.Counter) {
+	if s.counters == nil {
+		s.counters = map[counterKey]tracer.Counter{}
+	}
+	for _, c := range cs {
+		k := counterKey{c.Name, c.Device}
+		if old, ok := s.counters[k]; !ok || c.TS >= old.TS {
+			s.counters[k] = c
+		}
+	}
+	if s.rec != nil {
+		s.rec.counters(cs)
+	}
 }
 
 // Reset forgets the aggregates, the window, the step times and the marks

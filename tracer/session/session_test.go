@@ -203,6 +203,7 @@ func TestSessionEndToEnd(t *testing.T) {
 	if st.Recording == nil || st.Recording.Events != nSteps*9 {
 		t.Fatalf("recording %+v", st.Recording)
 	}
+	sess.AddCounters([]tracer.Counter{{TS: clockOffs + 5, Name: sess.Intern("cpu_pct"), Device: -1, Value: 12.5}})
 	if _, err := sess.StopRecording(); err != nil {
 		t.Fatal(err)
 	}
@@ -216,6 +217,9 @@ func TestSessionEndToEnd(t *testing.T) {
 	}
 	if tr.Format != "rlktop" || tr.Meta["source"] != "gotrace" || len(tr.Events) != nSteps*9 {
 		t.Fatalf("recording: format %q meta %v, %d events", tr.Format, tr.Meta, len(tr.Events))
+	}
+	if len(tr.Counters) != 1 || tr.Strings.Get(tr.Counters[0].Name) != "cpu_pct" || tr.Counters[0].Value != 12.5 || tr.Counters[0].TS != clockOffs+5 {
+		t.Fatalf("recorded counters %+v", tr.Counters)
 	}
 	a := attrib.NewAggregator(nil)
 	a.AddTrace(tr)
@@ -293,6 +297,11 @@ func TestSessionPipe(t *testing.T) {
 	st := sess.Snapshot()
 	if st.Dropped != 42 || st.Cumulative.Dropped != 42 || len(st.Cumulative.Kernels) != 1 || st.Cumulative.Kernels[0].TotalNs != 5 {
 		t.Fatalf("state %+v", st)
+	}
+	util := sess.Intern("gpu_util_pct")
+	sess.AddCounters([]tracer.Counter{{TS: 5, Name: util, Device: 0, Value: 40}, {TS: 9, Name: util, Device: 0, Value: 75}, {TS: 7, Name: util, Device: 0, Value: 1}})
+	if cv := sess.Snapshot().Counters; len(cv) != 1 || cv[0].Value != 75 || cv[0].Name != "gpu_util_pct" {
+		t.Fatalf("counters %+v", cv)
 	}
 	sess.Reset()
 	st = sess.Snapshot()
