@@ -124,10 +124,13 @@ func attnFused(o, lse, q, k, v, qpack, kpack, vpack []float32, D int, sh attnSha
 					qd[t] = qs[t] * sh.scale
 				}
 			}
-			for i0 := 0; i0 < T; i0 += fusedQueryBlock {
-				nq := min(fusedQueryBlock, T-i0)
-				// Rows past T repeat the last query; their results are dropped.
-				r1, r2, r3 := min(i0+1, T-1), min(i0+2, T-1), min(i0+3, T-1)
+			tail := T - T%fusedQueryBlock
+			for i := tail; i < T; i++ {
+				attnFusedRow(o[(b*T+i)*D+h*dh:(b*T+i)*D+h*dh+dh], &lse[(b*sh.H+h)*T+i], qp[i*dh:i*dh+dh], kp, vp, accBuf[:dh], T)
+			}
+			for i0 := 0; i0 < tail; i0 += fusedQueryBlock {
+				nq := fusedQueryBlock
+				r1, r2, r3 := i0+1, i0+2, i0+3
 				q0, q1, q2, q3 := qp[i0*dh:i0*dh+dh], qp[r1*dh:r1*dh+dh], qp[r2*dh:r2*dh+dh], qp[r3*dh:r3*dh+dh]
 				q1, q2, q3 = q1[:len(q0)], q2[:len(q0)], q3[:len(q0)]
 				m = [fusedQueryBlock]float32{negInf32, negInf32, negInf32, negInf32}
@@ -194,6 +197,42 @@ func attnFused(o, lse, q, k, v, qpack, kpack, vpack []float32, D int, sh attnSha
 			}
 		}
 	}
+}
+
+// attnFusedRow is attnFused for one query row (the T mod 4 rows left over
+// by the 4-query tiles), same online softmax over key blocks.
+func attnFusedRow(o []float32, lse *float32, q, kp, vp, acc []float32, T int) {
+	dh := len(q)
+	clear(acc)
+	m, l := negInf32, float32(0)
+	var sc [fusedKeyBlock]float32
+	for j0 := 0; j0 < T; j0 += fusedKeyBlock {
+		nk := min(fusedKeyBlock, T-j0)
+		bm := negInf32
+		for jj := 0; jj < nk; jj++ {
+			s := dot(q, kp[(j0+jj)*dh:(j0+jj)*dh+dh])
+			sc[jj] = s
+			bm = max(bm, s)
+		}
+		if bm > m {
+			c := expf(m - bm)
+			l *= c
+			for t := range acc {
+				acc[t] *= c
+			}
+			m = bm
+		}
+		for jj := 0; jj < nk; jj++ {
+			p := expf(sc[jj] - m)
+			l += p
+			axpy(acc, p, vp[(j0+jj)*dh:(j0+jj)*dh+dh])
+		}
+	}
+	inv := 1 / l
+	for t, a := range acc {
+		o[t] = a * inv
+	}
+	*lse = m + log32(l)
 }
 
 // attnBackward computes dq, dk, dv (written, not accumulated, into buffers
