@@ -133,9 +133,9 @@ type Session struct {
 	rec      *recorder
 	meta     []wire.KV
 	counters map[counterKey]tracer.Counter // latest sample per track
-	version  uint64 // bumped on every change
-	winVer   uint64 // version the window snapshot was built at
-	forceWin bool   // rebuild the window at the next Snapshot (Reset)
+	version  uint64                        // bumped on every change
+	winVer   uint64                        // version the window snapshot was built at
+	forceWin bool                          // rebuild the window at the next Snapshot (Reset)
 
 	// Guarded by snapMu (Snapshot runs one at a time, mostly outside mu).
 	snapMu   sync.Mutex
