@@ -9,6 +9,28 @@
 //
 // All methods are safe for concurrent use; the TUI polls Snapshot at about
 // 10 Hz.
+//
+// Typical use (what cmd/rlktop and loop wire up):
+//
+//	sess := session.New(session.Options{Rules: rules, Source: "live: " + cmd})
+//	addr, err := sess.Listen()        // child env: RLKTOP_SOCKET=addr
+//	...start the child...
+//	st := sess.Snapshot()             // ~10 Hz: st.Cumulative, st.Window, st.Steps, st.Children
+//	sess.Control("attention", "fused") // applied by the child at its next step; ack → st.Marks
+//	sess.Record(f)                    // tee to a recording; sess.StopRecording()
+//	sess.Meta(runRecord)              // run record into recordings
+//	sess.AddCounters(samples)         // rlktop's own telemetry (names via sess.Intern)
+//	sess.Close()
+//
+// Launch linking. Tracers send an interval when it ends, so the ranges
+// around a kernel arrive after it. A GPU event is held per launching thread
+// (the thread of the Runtime/Driver call with its correlation id, or its
+// own TID when it has one) until a step on that thread has ended after its
+// launch point; then it is linked exactly as tracer.Trace.Link would link
+// it. Threads that send no steps are linked after Options.LinkDelay (2 s),
+// and everything pending is linked when its process disconnects. GPU
+// records arriving after their step (CUPTI delivers in buffers) are linked
+// at once against the ranges kept (the last 30 s of each thread).
 package session
 
 import (
