@@ -41,21 +41,24 @@ type (
 	}
 	// KernelDoc is one kernel (or, in "transfers", memcpy/memset) row.
 	KernelDoc struct {
-		Name        string   `json:"name"` // exactly as in the trace
-		DisplayName string   `json:"display_name"`
-		Category    string   `json:"category"`
-		Count       int64    `json:"count"`
-		TotalNs     int64    `json:"total_ns"`
-		MeanNs      int64    `json:"mean_ns"`
-		MinNs       int64    `json:"min_ns"`
-		MaxNs       int64    `json:"max_ns"`
-		P50Ns       int64    `json:"p50_ns"`
-		P99Ns       int64    `json:"p99_ns"`
-		Share       float64  `json:"share"`
-		Kind        string   `json:"kind"`
-		Stage       string   `json:"stage,omitempty"`
-		Ops         []string `json:"ops,omitempty"`
-		Ranges      []string `json:"ranges,omitempty"`
+		Name        string  `json:"name"` // exactly as in the trace
+		DisplayName string  `json:"display_name"`
+		Category    string  `json:"category"`
+		Count       int64   `json:"count"`
+		TotalNs     int64   `json:"total_ns"`
+		MeanNs      int64   `json:"mean_ns"`
+		MinNs       int64   `json:"min_ns"`
+		MaxNs       int64   `json:"max_ns"`
+		P50Ns       int64   `json:"p50_ns"`
+		P99Ns       int64   `json:"p99_ns"`
+		Share       float64 `json:"share"`
+		Kind        string  `json:"kind"`
+		// PercentilesApprox: p50/p99 from a histogram (live sessions with
+		// a percentile cap; see attrib.Aggregator.SetPercentileCap).
+		PercentilesApprox bool     `json:"percentiles_approx,omitempty"`
+		Stage             string   `json:"stage,omitempty"`
+		Ops               []string `json:"ops,omitempty"`
+		Ranges            []string `json:"ranges,omitempty"`
 	}
 	// GroupDoc is one category row.
 	GroupDoc struct {
@@ -141,7 +144,7 @@ func kernelDoc(k attrib.KernelRow) KernelDoc {
 	return KernelDoc{
 		Name: k.Name, DisplayName: k.DisplayName, Category: k.Category,
 		Count: k.Count, TotalNs: k.TotalNs, MeanNs: k.MeanNs, MinNs: k.MinNs, MaxNs: k.MaxNs,
-		P50Ns: k.P50Ns, P99Ns: k.P99Ns, Share: k.Share, Kind: kind, Stage: k.Stage,
+		P50Ns: k.P50Ns, P99Ns: k.P99Ns, Share: k.Share, Kind: kind, Stage: k.Stage, PercentilesApprox: k.PercentilesApprox,
 		Ops: k.Ops, Ranges: k.Ranges,
 	}
 }

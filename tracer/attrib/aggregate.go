@@ -53,6 +53,20 @@ type Aggregator struct {
 	summaryTraces  int
 	eventTraces    int
 	summaryWarning bool
+	pctCap         int // 0: keep every duration
+}
+
+// SetPercentileCap bounds the durations kept per kernel row to n (0, the
+// default, keeps them all, so percentiles are exact). A row past n
+// executions moves to a log-linear histogram (about 30 KB, relative error
+// < 1/64) and reports PercentilesApprox. Live sessions that run for hours
+// should set it (e.g. 1<<16: at most 512 KB per row); file reports keep the
+// default.
+func (a *Aggregator) SetPercentileCap(n int) {
+	if n < 0 {
+		n = 0
+	}
+	a.pctCap = n
 }
 
 type rowKey struct {
@@ -75,7 +89,8 @@ type rowAcc struct {
 	total       int64
 	min, max    int64
 	durs        []int64
-	sorted      int // durs[:sorted] is sorted
+	sorted      int     // durs[:sorted] is sorted
+	hist        []int64 // non-nil: durations counted by histBucket instead of kept
 	cats        []share
 	stages      []share
 	ops, ranges []string
@@ -318,7 +333,14 @@ func (a *Aggregator) addEvent(b *binding, e *tracer.Event) {
 	}
 	r.count++
 	r.total += d
-	r.durs = append(r.durs, d)
+	if r.hist != nil {
+		r.hist[histBucket(d)]++
+	} else {
+		r.durs = append(r.durs, d)
+		if a.pctCap > 0 && len(r.durs) > a.pctCap {
+			r.toHist()
+		}
+	}
 	r.cats = addShare(r.cats, cat, d)
 	r.stages = addShare(r.stages, cx.stage, d)
 	if !r.hasCtx && e.Ctx != 0 {
@@ -559,7 +581,7 @@ func (a *Aggregator) Reset() {
 	for i := range a.rows {
 		r := &a.rows[i]
 		r.count, r.total, r.min, r.max = 0, 0, 0, 0
-		r.durs, r.sorted = r.durs[:0], 0
+		r.durs, r.sorted, r.hist = r.durs[:0], 0, nil
 		r.cats, r.stages = r.cats[:0], r.stages[:0]
 		r.sumRows, r.sumP50 = 0, 0
 	}
@@ -759,7 +781,11 @@ func (a *Aggregator) Snapshot() *Snapshot {
 			Ops:         slices.Clone(r.ops),
 			Ranges:      slices.Clone(r.ranges),
 		}
-		if r.sumRows == 0 {
+		if r.hist != nil {
+			kr.P50Ns = min(max(histPercentile(r.hist, 50), r.min), r.max)
+			kr.P99Ns = min(max(histPercentile(r.hist, 99), r.min), r.max)
+			kr.PercentilesApprox = true
+		} else if r.sumRows == 0 {
 			kr.P50Ns = percentile(r.durs, 50)
 			kr.P99Ns = percentile(r.durs, 99)
 		} else if r.sumRows == 1 && len(r.durs) == 0 {
@@ -885,4 +911,59 @@ func sortInt64s(v []int64) {
 	if &src[0] != &v[0] {
 		copy(v, src)
 	}
+}
+
+// Log-linear histogram of durations: values below 128 ns exactly, larger
+// ones by their top 7 bits (64 buckets per power of two), so a bucket's
+// middle is within 1/64 of any value in it.
+const histBuckets = 128 + 57*64
+
+func histBucket(d int64) int {
+	if d < 128 {
+		if d < 0 {
+			return 0
+		}
+		return int(d)
+	}
+	e := bits.Len64(uint64(d)) - 7 // >= 1
+	m := int(d >> e)               // 64..127
+	return 128 + (e-1)*64 + (m - 64)
+}
+
+// histValue is the middle of bucket i, ns.
+func histValue(i int) int64 {
+	if i < 128 {
+		return int64(i)
+	}
+	e := (i-128)/64 + 1
+	m := int64((i-128)%64 + 64)
+	return m<<e + (int64(1)<<e)/2
+}
+
+func (r *rowAcc) toHist() {
+	r.hist = make([]int64, histBuckets)
+	for _, d := range r.durs {
+		r.hist[histBucket(d)]++
+	}
+	r.durs, r.sorted = nil, 0
+}
+
+// histPercentile is the nearest-rank p-th percentile of a histogram.
+func histPercentile(h []int64, p int) int64 {
+	var n int64
+	for _, c := range h {
+		n += c
+	}
+	if n == 0 {
+		return 0
+	}
+	rank := (int64(p)*n + 99) / 100
+	var seen int64
+	for i, c := range h {
+		seen += c
+		if seen >= rank {
+			return histValue(i)
+		}
+	}
+	return histValue(len(h) - 1)
 }

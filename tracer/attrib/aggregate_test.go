@@ -1,6 +1,7 @@
 package attrib
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"syscall"
@@ -281,6 +282,42 @@ func TestPercentilesAcrossSnapshots(t *testing.T) {
 	k := s.Kernels[0]
 	if k.P50Ns != all[2500-1] || k.P99Ns != all[4950-1] || k.MinNs != all[0] || k.MaxNs != all[4999] {
 		t.Errorf("p50 %d/%d p99 %d/%d", k.P50Ns, all[2499], k.P99Ns, all[4949])
+	}
+}
+
+// Past the percentile cap a row's percentiles come from the histogram,
+// within 1/64 of the exact nearest-rank values; counts and totals stay exact.
+func TestPercentileCap(t *testing.T) {
+	tr := tracer.NewTrace("test", "")
+	name := tr.Strings.Intern("k")
+	a := NewAggregator(nil)
+	a.SetPercentileCap(1000)
+	rng := rand.New(rand.NewPCG(5, 5))
+	var all []int64
+	var total int64
+	for i := 0; i < 50_000; i++ {
+		d := 1000 + rng.Int64N(1_000_000)
+		if i%10 == 0 {
+			d = rng.Int64N(100) // exact small buckets too
+		}
+		all, total = append(all, d), total+d
+		e := tracer.Event{Kind: tracer.KindKernel, Name: name, Start: int64(i) * 2_000_000, Dur: d}
+		a.Add(&e, tr.Strings, tr.Contexts)
+	}
+	slices.Sort(all)
+	k := a.Snapshot().Kernels[0]
+	if !k.PercentilesApprox || k.Count != 50_000 || k.TotalNs != total || k.MinNs != all[0] || k.MaxNs != all[len(all)-1] {
+		t.Errorf("row %+v", k)
+	}
+	for _, c := range []struct{ got, want int64 }{{k.P50Ns, all[25_000-1]}, {k.P99Ns, all[49_500-1]}} {
+		if d := math.Abs(float64(c.got-c.want)) / float64(c.want); d > 1.0/64 {
+			t.Errorf("approx %d vs exact %d: rel err %.4f", c.got, c.want, d)
+		}
+	}
+	for _, d := range []int64{0, 1, 127, 128, 129, 1000, 1 << 40, math.MaxInt64} {
+		if v := histValue(histBucket(d)); d >= 128 && math.Abs(float64(v-d))/float64(d) > 1.0/64 || d < 128 && v != d {
+			t.Errorf("bucket of %d → %d", d, v)
+		}
 	}
 }
 

@@ -63,6 +63,10 @@ type KernelRow struct {
 	MaxNs       int64
 	P50Ns       int64 // nearest-rank percentile of the durations
 	P99Ns       int64
+	// PercentilesApprox is true when the row had more executions than the
+	// aggregator's PercentileCap: P50Ns and P99Ns then come from a
+	// log-linear histogram (relative error < 1/64).
+	PercentilesApprox bool
 	// Share is TotalNs / Totals.KernelTotalNs for kernels and
 	// TotalNs / Totals.TransferNs for transfers; 0 when the denominator is 0.
 	Share float64
