@@ -182,6 +182,10 @@ func (d *kdec) wrap(err error, field, context string) error {
 	case *Error:
 		return e
 	case *kErrEOF:
+		if e.rerr == io.ErrUnexpectedEOF {
+			return d.errAt(e.off, field, "the compressed data stops inside "+context,
+				"the .gz file is truncated (check it with `gzip -t`); events before this point were kept", e.rerr)
+		}
 		if e.rerr != nil {
 			hint := "the file is damaged or truncated; for .gz check it with `gzip -t`"
 			if e.rerr == kErrTooLarge {
@@ -1227,7 +1231,7 @@ func (d *kdec) add(e tracer.Event, fromPid bool) {
 
 // kEstimateEvents returns an upper estimate of the number of events in a
 // file of opts.FileSize bytes (0 when unknown): Kineto spends about 250
-// bytes of JSON per event, so uncompressed/100 leaves room; gzip is taken
+// bytes of JSON per event, so uncompressed/160 leaves room; gzip is taken
 // to shrink JSON 25-fold (Kineto traces compress 15-25×). An estimate that
 // proves low only means the events continue in chunks.
 func kEstimateEvents(opts Options) int {
@@ -1235,7 +1239,7 @@ func kEstimateEvents(opts Options) int {
 	if opts.Gzipped {
 		size *= 25
 	}
-	return int(min(size/100, 64<<20))
+	return int(min(size/160, 64<<20))
 }
 
 // joinEvents moves the chunks into Trace.Events (exact size).
