@@ -117,6 +117,15 @@ const (
 	RecordHeaderSize       = 16
 
 	ConfigureResultSize = 32
+
+	// rocprofiler_agent_v0_t (296 bytes in 0.5.0).
+	AgentOffID                = 8
+	AgentOffType              = 16
+	AgentOffCUCount           = 72
+	AgentOffName              = 248
+	AgentOffProductName       = 264
+	AgentOffLogicalNodeTypeID = 288
+	AgentSize                 = 296
 )
 
 // Tags of the entries the C layer appends to a chunk (lib/rlkroc.h). Each

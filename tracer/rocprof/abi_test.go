@@ -80,6 +80,13 @@ int main(void) {
 	O("RecordHeaderOffPayload", rlk_rp_record_header_t, payload);
 	S("RecordHeaderSize", rlk_rp_record_header_t);
 	S("ConfigureResultSize", rlk_rp_tool_configure_result_t);
+	O("AgentOffID", rlk_rp_agent_v0_t, id);
+	O("AgentOffType", rlk_rp_agent_v0_t, type);
+	O("AgentOffCUCount", rlk_rp_agent_v0_t, cu_count);
+	O("AgentOffName", rlk_rp_agent_v0_t, name);
+	O("AgentOffProductName", rlk_rp_agent_v0_t, product_name);
+	O("AgentOffLogicalNodeTypeID", rlk_rp_agent_v0_t, logical_node_type_id);
+	S("AgentSize", rlk_rp_agent_v0_t);
 	return 0;
 }
 `
@@ -120,6 +127,9 @@ int main(void) {
 		"SymbolSize": SymbolSize, "MarkerOffArgs": MarkerOffArgs, "MarkerOffRetval": MarkerOffRetval, "MarkerSize": MarkerSize,
 		"RecordHeaderOffKind": RecordHeaderOffKind, "RecordHeaderOffPayload": RecordHeaderOffPayload,
 		"RecordHeaderSize": RecordHeaderSize, "ConfigureResultSize": ConfigureResultSize,
+		"AgentOffID": AgentOffID, "AgentOffType": AgentOffType, "AgentOffCUCount": AgentOffCUCount, "AgentOffName": AgentOffName,
+		"AgentOffProductName": AgentOffProductName, "AgentOffLogicalNodeTypeID": AgentOffLogicalNodeTypeID,
+		"AgentSize": 296, // offsets hand-computed from agent.h (0.5.0): 42 4-byte fields after size/id, then 3 u64, 2 dim3, 7 pointers, 4 int32
 	}
 	for k, w := range want {
 		g, ok := got[k]

@@ -15,6 +15,7 @@ type Stats struct {
 	Dropped  uint64 // records rocprofiler-sdk reported dropped (buffer callbacks' drop_count)
 	Unpaired uint64 // roctx pops/stops with no open range
 	NoName   uint64 // dispatches whose kernel_id had no code-object symbol
+	NoAgent  uint64 // records whose agent handle was not among the agents SetAgent named
 }
 
 // Batch is what Take returns: the events decoded since the last Take and
@@ -44,6 +45,7 @@ type Decoder struct {
 	names   map[uint64]tracer.StrID // kernel_id → name
 	ops     map[int64]tracer.StrID  // kind<<32|op → API name
 	agents  map[uint64]int32
+	known   bool // SetAgent was called: agents holds the SDK's GPU indices
 	queues  map[uint64]int32
 	stacks  map[uint64][]open // thread → roctx push stack
 	started map[uint64]open   // roctx range id → start
@@ -60,8 +62,28 @@ func NewDecoder(pid int32) *Decoder {
 // Stats returns the counters.
 func (d *Decoder) Stats() Stats { return d.stats }
 
-// Agents returns the agent handle → device ordinal map (for run metadata).
+// Agents returns the agent handle → device number map (for run metadata).
 func (d *Decoder) Agents() map[uint64]int32 { return d.agents }
+
+// SetAgent names the device number of an agent handle (a GPU agent's
+// logical_node_type_id from rocprofiler_query_available_agents). Once any
+// agent is set, records on other agents get Device -1 (Stats.NoAgent);
+// without any, devices are numbered in order of first appearance.
+func (d *Decoder) SetAgent(handle uint64, device int32) {
+	d.known = true
+	d.agents[handle] = device
+}
+
+func (d *Decoder) device(h uint64) int32 {
+	if d.known {
+		if v, ok := d.agents[h]; ok {
+			return v
+		}
+		d.stats.NoAgent++
+		return -1
+	}
+	return ordinal(d.agents, h)
+}
 
 // Take returns and clears the decoded events and new strings.
 func (d *Decoder) Take() Batch {
@@ -160,7 +182,7 @@ func (d *Decoder) dispatch(p []byte) {
 	}
 	e := tracer.Event{Kind: tracer.KindKernel, PID: d.pid, Corr: u64(p, DispatchOffCorr), TID: int32(u64(p, DispatchOffThreadID))}
 	e.Start, e.Dur = span(u64(p, DispatchOffStart), u64(p, DispatchOffEnd))
-	e.Device = ordinal(d.agents, u64(p, DispatchOffAgent))
+	e.Device = d.device(u64(p, DispatchOffAgent))
 	e.Stream = ordinal(d.queues, u64(p, DispatchOffQueue))
 	kid := u64(p, DispatchOffKernelID)
 	name, ok := d.names[kid]
@@ -187,9 +209,9 @@ func (d *Decoder) copyRec(p []byte) {
 	// The GPU side of the copy.
 	switch op {
 	case 3: // device to host
-		e.Device = ordinal(d.agents, u64(p, CopyOffSrcAgent))
+		e.Device = d.device(u64(p, CopyOffSrcAgent))
 	case 2, 4: // host to device, device to device
-		e.Device = ordinal(d.agents, u64(p, CopyOffDstAgent))
+		e.Device = d.device(u64(p, CopyOffDstAgent))
 	}
 	d.events = append(d.events, e)
 }

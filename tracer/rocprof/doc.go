@@ -17,10 +17,10 @@
 // library's hello gives the offset to CLOCK_REALTIME. roctx push/pop pairs
 // are matched per thread, start/stop by range id.
 //
-// Device numbers are per-process ordinals of the agents in the order they
-// first appear in records, and streams are ordinals of queue handles: the
-// ABI subset does not yet include the agent query
-// (rocprofiler_query_available_agents), so they are not HIP device ids.
+// Device numbers are the GPU agents' logical_node_type_id (their index
+// among GPUs) from rocprofiler_query_available_agents, which the tool calls
+// in initialize; without that answer, agents are numbered in order of first
+// appearance. Streams are per-process ordinals of queue handles.
 //
 // Nothing here needs cgo.
 package rocprof

@@ -259,6 +259,14 @@ func TestEndToEnd(t *testing.T) {
 	if h.recv.hello.Source != "rocprof" || h.recv.hello.PID <= 0 {
 		t.Errorf("hello %+v", h.recv.hello)
 	}
+	// GPU agents from rocprofiler_query_available_agents, numbered by
+	// logical_node_type_id (the stand-in lists the MI300X first as GPU 1).
+	devs := h.recv.hello.Devices
+	if h.summary["agent_queries"] != "1" || len(devs) != 2 ||
+		devs[0].ID != 1 || devs[0].Name != "AMD Instinct MI300X" || devs[0].ComputeCap != "gfx942" || devs[0].SMs != 304 ||
+		devs[1].ID != 0 || devs[1].Name != "AMD Radeon 8060S Graphics" || devs[1].ComputeCap != "gfx1151" || devs[1].Vendor != "amd" {
+		t.Errorf("hello devices %+v (agent queries %s)", devs, h.summary["agent_queries"])
+	}
 	if h.recv.bye == nil || h.recv.bye.Reason != "exit" {
 		t.Errorf("bye %+v", h.recv.bye)
 	}
@@ -296,6 +304,7 @@ func TestEndToEnd(t *testing.T) {
 		"rocprof.short_records":        h.summary["short"],
 		"rocprof.ring_dropped_records": "0",
 		"rocprof.unpaired_markers":     "1",
+		"rocprof.unknown_agents":       "0",
 		"rocprof.open_ranges":          "0",
 		"rocprof.sdk_version":          "0.5.0",
 		"rocprof.tracing":              "false", // after finalize

@@ -191,6 +191,41 @@ typedef struct {
 	} retval;
 } rlk_rp_marker_api_data_t;
 
+/* rocprofiler_agent_v0_t (agent.h), queried with
+ * rocprofiler_query_available_agents(ROCPROFILER_AGENT_INFO_VERSION_0 = 1).
+ * The three HSA_* members are 32-bit unions in hsakmttypes.h; declared here
+ * as uint32_t. rlktop reads id, type, cu_count, name, product_name and
+ * logical_node_type_id (the GPU's index among GPUs). */
+#define RLK_RP_AGENT_INFO_VERSION_0 1
+#define RLK_RP_AGENT_TYPE_GPU 2
+typedef struct {
+	uint64_t size;
+	rlk_rp_agent_id_t id;
+	uint32_t type; /* 1 CPU, 2 GPU */
+	uint32_t cpu_cores_count, simd_count, mem_banks_count, caches_count, io_links_count;
+	uint32_t cpu_core_id_base, simd_id_base, max_waves_per_simd, lds_size_in_kb, gds_size_in_kb, num_gws;
+	uint32_t wave_front_size, num_xcc, cu_count, array_count, num_shader_banks, simd_arrays_per_engine;
+	uint32_t cu_per_simd_array, simd_per_cu, max_slots_scratch_cu, gfx_target_version;
+	uint16_t vendor_id, device_id;
+	uint32_t location_id, domain, drm_render_minor, num_sdma_engines, num_sdma_xgmi_engines;
+	uint32_t num_sdma_queues_per_engine, num_cp_queues, max_engine_clk_ccompute, max_engine_clk_fcompute;
+	uint32_t sdma_fw_version; /* HSA_ENGINE_VERSION */
+	uint32_t fw_version;      /* HSA_ENGINE_ID */
+	uint32_t capability;      /* HSA_CAPABILITY */
+	uint32_t cu_per_engine, max_waves_per_cu, family_id, workgroup_max_size, grid_max_size;
+	uint64_t local_mem_size, hive_id, gpu_id;
+	rlk_rp_dim3_t workgroup_max_dim, grid_max_dim;
+	const void *mem_banks, *caches, *io_links;
+	const char *name; /* "gfx942" */
+	const char *vendor_name, *product_name, *model_name;
+	uint32_t node_id;
+	int32_t logical_node_id;
+	int32_t logical_node_type_id;
+	int32_t reserved_padding0;
+} rlk_rp_agent_v0_t;
+
+typedef rlk_rp_status_t (*rlk_rp_query_agents_cb_t)(int version, const void **agents, size_t num_agents, void *user_data);
+
 /* ---- registration ---- */
 typedef struct {
 	const char *name;
@@ -231,6 +266,8 @@ typedef rlk_rp_status_t (*rlk_rp_configure_callback_tracing_fn)(rlk_rp_context_i
                                                                rlk_rp_callback_tracing_cb_t callback,
                                                                void *callback_args);
 typedef rlk_rp_status_t (*rlk_rp_get_timestamp_fn)(uint64_t *ts);
+typedef rlk_rp_status_t (*rlk_rp_query_agents_fn)(int version, rlk_rp_query_agents_cb_t callback, size_t agent_size,
+                                                  void *user_data);
 typedef rlk_rp_status_t (*rlk_rp_op_name_fn)(int kind, int32_t operation, const char **name, uint64_t *name_len);
 
 #endif

@@ -126,6 +126,7 @@ func counterMeta(c *C.rlkroc_counters, d *rocprof.Decoder) []wire.KV {
 		{Key: "rocprof.short_records", Value: strconv.FormatUint(st.Short, 10)},
 		{Key: "rocprof.unpaired_markers", Value: strconv.FormatUint(st.Unpaired, 10)},
 		{Key: "rocprof.unnamed_kernels", Value: strconv.FormatUint(st.NoName, 10)},
+		{Key: "rocprof.unknown_agents", Value: strconv.FormatUint(st.NoAgent, 10)},
 		{Key: "rocprof.open_ranges", Value: strconv.Itoa(d.Open())},
 	}
 	var agents []string
@@ -138,10 +139,31 @@ func counterMeta(c *C.rlkroc_counters, d *rocprof.Decoder) []wire.KV {
 	return kv
 }
 
+// devices reads the agents the C layer queried: hello devices and the
+// decoder's agent handle → GPU index map.
+func devices(dec *rocprof.Decoder) []tracer.Device {
+	var a [64]C.rlkroc_agent
+	n := int(C.rlkroc_agents(&a[0], 64))
+	var out []tracer.Device
+	for _, ag := range a[:n] {
+		if ag._type != 2 {
+			continue
+		}
+		id := int32(ag.type_id)
+		dec.SetAgent(uint64(ag.handle), id)
+		out = append(out, tracer.Device{ID: id, Name: C.GoString(&ag.product[0]), Vendor: "amd", SMs: int(ag.cu_count),
+			ComputeCap: C.GoString(&ag.name[0]), Props: map[string]string{"agent_handle": strconv.FormatUint(uint64(ag.handle), 10)}})
+	}
+	return out
+}
+
 // drain runs for the life of the process; a broken connection only stops
 // output (the sender drops and counts), chunks keep being released.
 func drain() {
 	i := info()
+	dec := rocprof.NewDecoder(int32(os.Getpid()))
+	dec.OpName = opName
+	devs := devices(dec)
 	var s *wire.AsyncSender
 	if conn, err := wire.DialEnv(dialTimeout); err != nil {
 		fmt.Fprintf(os.Stderr, "rlktop rocprof[%d]: %v; records are discarded\n", os.Getpid(), err)
@@ -153,12 +175,10 @@ func drain() {
 			Rank: envInt("RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"), World: max(envInt("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"), 0),
 			Host: host, Device: "AMD GPU (rocprofiler-sdk)",
 			ClockOffsetNs: int64(i.clock_offset_ns), StartNs: int64(i.start_real_ns),
-			Cmdline: cmdline(),
+			Cmdline: cmdline(), Devices: devs,
 		})
 		s.Meta(infoMeta(&i))
 	}
-	dec := rocprof.NewDecoder(int32(os.Getpid()))
-	dec.OpName = opName
 	ids := []tracer.StrID{0}
 	var b C.rlkroc_batch
 	var lastMeta time.Time

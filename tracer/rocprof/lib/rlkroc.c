@@ -47,7 +47,12 @@ static struct {
 	rlk_rp_configure_callback_tracing_fn configure_callback;
 	rlk_rp_get_timestamp_fn get_timestamp;
 	rlk_rp_op_name_fn op_name;
+	rlk_rp_query_agents_fn query_agents;
 } S;
+
+#define MAX_AGENTS 64
+static rlkroc_agent agents[MAX_AGENTS];
+static int nagents;
 
 typedef struct {
 	uint8_t *buf;
@@ -203,6 +208,30 @@ static void marker_cb(rlk_rp_callback_record_t r, rlk_rp_user_data_t *ud, void *
 	append(TAG_MARKER, fixed, sizeof fixed, msg, msg ? strlen(msg) : 0);
 }
 
+/* ---- agents ---- */
+
+static rlk_rp_status_t agents_cb(int version, const void **list, size_t n, void *ud) {
+	(void)version, (void)ud;
+	for (size_t i = 0; i < n && nagents < MAX_AGENTS; i++) {
+		const rlk_rp_agent_v0_t *a = list[i];
+		if (!a || a->size < offsetof(rlk_rp_agent_v0_t, logical_node_type_id) + sizeof(a->logical_node_type_id)) continue;
+		rlkroc_agent *o = &agents[nagents++];
+		o->handle = a->id.handle;
+		o->type = (int32_t)a->type;
+		o->type_id = a->logical_node_type_id;
+		o->cu_count = a->cu_count;
+		snprintf(o->name, sizeof o->name, "%s", a->name ? a->name : "");
+		snprintf(o->product, sizeof o->product, "%s", a->product_name ? a->product_name : "");
+	}
+	return RLK_RP_SUCCESS;
+}
+
+int rlkroc_agents(rlkroc_agent *out, int max) {
+	int n = nagents < max ? nagents : max;
+	memcpy(out, agents, (size_t)n * sizeof *out);
+	return n;
+}
+
 /* ---- registration ---- */
 
 static void fail(const char *what, int status) {
@@ -278,12 +307,16 @@ static int tool_init(rlk_rp_client_finalize_t fini, void *tool_data) {
 	SYM(configure_callback, "rocprofiler_configure_callback_tracing_service");
 	SYM(get_timestamp, "rocprofiler_get_timestamp");
 	SYM(op_name, "rocprofiler_query_buffer_tracing_kind_operation_name");
+	SYM(query_agents, "rocprofiler_query_available_agents");
 	if (!S.create_context || !S.start_context || !S.create_buffer || !S.configure_buffer || !S.configure_callback) {
 		snprintf(info.error, sizeof info.error, "rocprofiler-sdk functions not found in the process (is librocprofiler-sdk.so loaded?)");
 		start_go();
 		return -1;
 	}
 	int st;
+	/* Agents first (an SDK call, allowed in initialize): kernel records
+	 * carry agent handles; the Go side maps them to GPU indices. */
+	if (S.query_agents) S.query_agents(RLK_RP_AGENT_INFO_VERSION_0, agents_cb, sizeof(rlk_rp_agent_v0_t), NULL);
 	if ((st = S.create_context(&ctx)) != RLK_RP_SUCCESS) fail("rocprofiler_create_context", st);
 	if (!info.error[0] &&
 	    (st = S.create_buffer(ctx, info.buffer_bytes, info.buffer_bytes - info.buffer_bytes / 8, RLK_RP_BUFFER_POLICY_DISCARD,

@@ -54,7 +54,18 @@ typedef struct {
 	char error[256]; /* why tracing is off, "" when it is on */
 } rlkroc_info;
 
+/* One agent from rocprofiler_query_available_agents. */
+typedef struct {
+	uint64_t handle;
+	int32_t type;    /* 1 CPU, 2 GPU */
+	int32_t type_id; /* logical_node_type_id: index among agents of its type */
+	uint32_t cu_count;
+	char name[64];     /* "gfx942" */
+	char product[128]; /* "AMD Instinct MI300X" */
+} rlkroc_agent;
+
 int rlkroc_next(rlkroc_batch *out, int timeout_ms);
+int rlkroc_agents(rlkroc_agent *out, int max); /* returns how many were copied */
 void rlkroc_exit_done(void);
 void rlkroc_get_info(rlkroc_info *out);
 const char *rlkroc_op_name(int32_t kind, int32_t op);

@@ -95,10 +95,42 @@ rlk_rp_status_t rocprofiler_query_buffer_tracing_kind_operation_name(int kind, i
 /* ---- records at explicit offsets ---- */
 static void put64(uint8_t *b, int off, uint64_t v) { memcpy(b + off, &v, 8); }
 static void put32(uint8_t *b, int off, uint32_t v) { memcpy(b + off, &v, 4); }
+static void putptr(uint8_t *b, int off, const void *p) { memcpy(b + off, &p, 8); }
+
+/* Agents: a CPU and two GPUs whose GPU indices (logical_node_type_id) are
+ * not their order in the list, so that the test sees the query used.
+ * rocprofiler_agent_v0_t offsets (0.5.0): size 0, id 8, type 16, cu_count
+ * 72, name 248, product_name 264, logical_node_type_id 288; 296 bytes. */
+static const uint64_t AGENT_A = 0xA000, AGENT_B = 0xB000;
+static int agent_dev(uint64_t h) { return h == AGENT_A ? 1 : h == AGENT_B ? 0 : -1; }
+static int agent_queries;
+rlk_rp_status_t rocprofiler_query_available_agents(int version, rlk_rp_query_agents_cb_t cb, size_t agent_size, void *ud) {
+	static uint8_t a[3][296];
+	static const void *list[3];
+	const uint64_t handles[3] = {0x1, AGENT_A, AGENT_B};
+	const uint32_t types[3] = {1, 2, 2}, cus[3] = {0, 304, 40};
+	const int32_t type_ids[3] = {0, 1, 0};
+	static const char *names[3] = {"AMD EPYC 9654", "gfx942", "gfx1151"};
+	static const char *products[3] = {"AMD EPYC 9654", "AMD Instinct MI300X", "AMD Radeon 8060S Graphics"};
+	agent_queries++;
+	if (version != 1 || agent_size < 296) return 1;
+	for (int i = 0; i < 3; i++) {
+		memset(a[i], 0, sizeof a[i]);
+		put64(a[i], 0, 296);
+		put64(a[i], 8, handles[i]);
+		put32(a[i], 16, types[i]);
+		put32(a[i], 72, cus[i]);
+		putptr(a[i], 248, names[i]);
+		putptr(a[i], 264, products[i]);
+		put32(a[i], 288, (uint32_t)type_ids[i]);
+		list[i] = a[i];
+	}
+	return cb(version, list, 3, ud);
+}
 
 static FILE *manifest;
-static uint64_t agent_seen[16], queue_seen[16];
-static int nagents, nqueues;
+static uint64_t queue_seen[16];
+static int nqueues;
 static int ordinal(uint64_t *seen, int *n, uint64_t h) {
 	for (int i = 0; i < *n; i++)
 		if (seen[i] == h) return i;
@@ -258,6 +290,7 @@ int main(void) {
 		fprintf(stderr, "host: tool did not configure kernel dispatch, memory copy, code object and marker tracing\n");
 		return 2;
 	}
+	fprintf(summary, "agent_queries=%d\n", agent_queries);
 	manifest = fopen(mpath, "w");
 
 	/* Kernel symbols, plus callbacks the tool must ignore. */
@@ -281,7 +314,7 @@ int main(void) {
 	row("range", "rollout", 1000, 5000, 0, 5001, -1, 0, 0);
 
 	/* Buffered records. */
-	const uint64_t A = 0xA000, B = 0xB000, Q[3] = {0x100, 0x200, 0x300};
+	const uint64_t A = AGENT_A, B = AGENT_B, Q[3] = {0x100, 0x200, 0x300};
 	size_t cap = 256, n = 0;
 	uint8_t **batch = calloc(cap, sizeof *batch);
 	uint64_t dropped = 0, delivered = 0, short_recs = 0;
@@ -293,7 +326,7 @@ int main(void) {
 		if (i == 7) size = 64; /* shorter than any SDK's record: skipped */
 		batch[n++] = dispatch(size, corr, 5001, start, end, agent, q, kid);
 		if (size >= 96) {
-			int dev = ordinal(agent_seen, &nagents, agent), st = ordinal(queue_seen, &nqueues, q);
+			int dev = agent_dev(agent), st = ordinal(queue_seen, &nqueues, q);
 			row("kernel", names[kid], start, end, corr, 5001, dev, st, 0);
 		} else {
 			short_recs++;
@@ -334,7 +367,7 @@ int main(void) {
 		put64(r, 64, op == 2 ? 0x1 : B);
 		put64(r, 72, bytes);
 		batch[n++] = r;
-		int dev = ordinal(agent_seen, &nagents, op == 2 ? A : B);
+		int dev = agent_dev(op == 2 ? A : B);
 		row("memcpy", op == 2 ? "MEMORY_COPY_HOST_TO_DEVICE" : "MEMORY_COPY_DEVICE_TO_HOST", start, end, 50000 + i, 5001, dev,
 		    0, bytes);
 	}
@@ -349,7 +382,7 @@ int main(void) {
 	for (int i = 0; i < 10; i++) {
 		uint64_t start = 4000000000ULL + (uint64_t)i * 100, corr = 90000 + i;
 		held[nheld++] = dispatch(184, corr, 5001, start, start + 60, B, Q[0], 1);
-		row("kernel", names[1], start, start + 60, corr, 5001, ordinal(agent_seen, &nagents, B),
+		row("kernel", names[1], start, start + 60, corr, 5001, agent_dev(B),
 		    ordinal(queue_seen, &nqueues, Q[0]), 0);
 	}
 	delivered += nheld;
