@@ -53,7 +53,24 @@ type Aggregator struct {
 	summaryTraces  int
 	eventTraces    int
 	summaryWarning bool
-	pctCap         int // 0: keep every duration
+	pctCap         int   // 0: keep every duration
+	sealLag        int64 // 0: keep the whole busy union
+}
+
+// SetBusySeal lets busy-time bookkeeping forget the shape of the union more
+// than lagNs before the newest GPU start (keeping only its length), so a
+// long live session's memory stays bounded. A GPU op arriving later than
+// that with a start inside the forgotten part is counted only from the
+// forgotten part's end; exact for in-order sources. 0 (default) forgets
+// nothing, as file reports need.
+func (a *Aggregator) SetBusySeal(lagNs int64) {
+	if lagNs < 0 {
+		lagNs = 0
+	}
+	a.sealLag = lagNs
+	for _, b := range a.busy {
+		b.lag = lagNs
+	}
 }
 
 // SetPercentileCap bounds the durations kept per kernel row to n (0, the
@@ -119,6 +136,12 @@ type busyAcc struct {
 	merged   int // intervals in chunks
 	pending  []ival
 	unsorted bool // pending is not sorted by start
+	// Sealing (Aggregator.SetBusySeal): union before sealedEnd is only
+	// remembered as its length sealedNs.
+	lag       int64
+	sealedNs  int64
+	sealedEnd int64
+	sealed    bool
 }
 
 type ival struct{ s, e int64 }
@@ -395,7 +418,7 @@ func (a *Aggregator) busyFor(b *binding, dev int32) *busyAcc {
 	dk := devKey{b.src, dev}
 	ba := a.busy[dk]
 	if ba == nil {
-		ba = &busyAcc{}
+		ba = &busyAcc{lag: a.sealLag}
 		a.busy[dk] = ba
 	}
 	if dev >= 0 && dev < maxDevSlots {
@@ -596,6 +619,12 @@ func (a *Aggregator) Reset() {
 
 // add appends [s,e), coalescing with the previous interval when they touch.
 func (b *busyAcc) add(s, e int64) {
+	if b.sealed && s < b.sealedEnd {
+		s = b.sealedEnd
+		if e <= s {
+			return
+		}
+	}
 	if n := len(b.pending); n > 0 {
 		p := &b.pending[n-1]
 		if s >= p.s && s <= p.e {
@@ -658,6 +687,7 @@ func (b *busyAcc) flush() {
 			b.chunks = append(b.chunks, p[i:])
 			b.merged += len(p) - i
 		}
+		b.seal()
 		return
 	}
 	// Out of order: rebuild one chunk from everything.
@@ -667,11 +697,34 @@ func (b *busyAcc) flush() {
 	}
 	all = coalesce(append(all, p...), true)
 	b.chunks, b.merged = [][]ival{all}, len(all)
+	b.seal()
+}
+
+// seal folds whole chunks that end more than lag before the newest start
+// into sealedNs (never the last chunk).
+func (b *busyAcc) seal() {
+	if b.lag <= 0 || len(b.chunks) < 2 {
+		return
+	}
+	last := b.chunks[len(b.chunks)-1]
+	horizon := last[len(last)-1].s - b.lag
+	for len(b.chunks) > 1 {
+		c := b.chunks[0]
+		if c[len(c)-1].e >= horizon {
+			break
+		}
+		for _, v := range c {
+			b.sealedNs += v.e - v.s
+		}
+		b.sealedEnd, b.sealed = c[len(c)-1].e, true
+		b.merged -= len(c)
+		b.chunks = b.chunks[1:]
+	}
 }
 
 func (b *busyAcc) total() int64 {
 	b.flush()
-	var t int64
+	t := b.sealedNs
 	for _, c := range b.chunks {
 		for _, v := range c {
 			t += v.e - v.s

@@ -261,6 +261,37 @@ func TestBusyUnionInOrder(t *testing.T) {
 	}
 }
 
+// With sealing, in-order input still gives the exact union while the kept
+// intervals stay bounded.
+func TestBusySeal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	var exact, sealed busyAcc
+	sealed.lag = 1000
+	var s int64
+	maxKept := 0
+	for i := 0; i < 400_000; i++ {
+		s += 1 + rng.Int64N(10)
+		e := s + rng.Int64N(6)
+		exact.add(s, e)
+		sealed.add(s, e)
+		maxKept = max(maxKept, sealed.merged)
+	}
+	if got, want := sealed.total(), exact.total(); got != want {
+		t.Errorf("sealed %d, exact %d", got, want)
+	}
+	if maxKept > 3<<16 || !sealed.sealed {
+		t.Errorf("kept up to %d intervals (sealed=%v)", maxKept, sealed.sealed)
+	}
+	// A very late op inside the sealed past is ignored; one straddling the
+	// boundary counts from the boundary.
+	before := sealed.total()
+	sealed.add(0, 5)
+	sealed.add(sealed.sealedEnd-10, sealed.sealedEnd+1_000_000_000)
+	if got := sealed.total(); got <= before {
+		t.Errorf("straddling op not counted: %d → %d", before, got)
+	}
+}
+
 // Percentiles stay exact across snapshots taken while events arrive.
 func TestPercentilesAcrossSnapshots(t *testing.T) {
 	tr := tracer.NewTrace("test", "")
