@@ -626,6 +626,12 @@ func (w *kwin) value(st *[]byte) (kind byte, a, e int, esc bool, err error) {
 			return 0, 0, 0, false, errKMore
 		}
 		return kvString, a, e, esc, nil
+	case c == 'N':
+		return w.lit("NaN", kvNumber) // Python's json writes these
+	case c == 'I':
+		return w.lit("Infinity", kvNumber)
+	case c == '-' && w.i+1 < len(w.b) && w.b[w.i+1] == 'I':
+		return w.lit("-Infinity", kvNumber)
 	case c == '-' || (c >= '0' && c <= '9'):
 		a = w.i
 		i := a + 1

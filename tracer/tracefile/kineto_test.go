@@ -393,7 +393,8 @@ func TestKinetoInputForms(t *testing.T) {
 	 {"ph":"X","cat":"weird","name":"` + long + `","pid":1,"tid":1,"ts":0.0001,"dur":0},
 	 {"ph":"s","id":1,"pid":1,"tid":1,"ts":1,"cat":"ac2g","name":"ac2g"},
 	 {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":"[pid 123]","tid":7,"ts":8,"dur":4,},
-	 {"ph":"M","name":"process_labels","pid":0,"args":{"labels":"GPU 4"}}
+	 {"ph":"M","name":"process_labels","pid":0,"args":{"labels":"GPU 4"}},
+	 {"ph":"C","name":"bw","pid":0,"ts":3,"args":{"a":NaN,"b":-Infinity,"c":2.5}}
 	]}`
 	tr, err := readKinetoString(in)
 	if err != nil {
@@ -423,6 +424,9 @@ func TestKinetoInputForms(t *testing.T) {
 	}
 	if tr.Meta["schemaVersion"] != "1" || tr.Meta["with_stack"] != "true" || tr.Meta["skipped_events"] != "s:1" {
 		t.Errorf("meta %v", tr.Meta)
+	}
+	if len(tr.Counters) != 3 || tr.Strings.Get(tr.Counters[2].Name) != "bw.c" || tr.Counters[2].Value != 2.5 || tr.Counters[2].TS != 3000 {
+		t.Errorf("counters (NaN and -Infinity accepted as Python's json writes them) %+v", tr.Counters)
 	}
 	if len(tr.Events) != 6 {
 		t.Errorf("%d events", len(tr.Events))
