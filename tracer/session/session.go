@@ -291,6 +291,7 @@ type conn struct {
 	offset int64 // clock offset to add (0 for relayed streams)
 	info   Child
 	pid    int32
+	hellos int
 }
 
 // AddConn serves one connection (a child's socket, or any stream of wire
@@ -314,7 +315,11 @@ func (s *Session) AddConn(rw io.ReadWriteCloser) {
 			c.info.Err = err.Error()
 			s.warn(fmt.Sprintf("child pid %d: %v", c.info.Hello.PID, err))
 		}
-		s.link.flush(c.pid)
+		if c.hellos > 1 {
+			s.link.flush(0) // a replayed recording: several processes
+		} else {
+			s.link.flush(c.pid)
+		}
 		s.version++
 		s.mu.Unlock()
 		rw.Close()
@@ -370,6 +375,7 @@ func (s *Session) frame(c *conn, f *wire.Frame, cs []tracer.Counter) error {
 		}
 		c.info.Hello = h
 		c.pid = int32(h.PID)
+		c.hellos++
 		if f.Flags&wire.FlagRelayed == 0 {
 			c.offset = h.ClockOffsetNs
 		}

@@ -386,3 +386,37 @@ func TestStepsPerSec(t *testing.T) {
 		t.Fatal("one step gives a rate")
 	}
 }
+
+// TestReplay: a recording replayed into a fresh session gives the same
+// totals and steps as the live session that recorded it.
+func TestReplay(t *testing.T) {
+	live := New(Options{})
+	path := filepath.Join(t.TempDir(), "r.rlk")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.Record(f)
+	a, b := net.Pipe()
+	live.AddConn(a)
+	s := wire.NewAsyncSender(b, 1<<14)
+	sendLoop(s)
+	s.Close(wire.Bye{}, 5*time.Second)
+	live.Wait(5 * time.Second)
+	live.Close()
+	f.Close()
+
+	re := New(Options{})
+	defer re.Close()
+	if err := re.Replay(path); err != nil {
+		t.Fatal(err)
+	}
+	if !re.Wait(5 * time.Second) {
+		t.Fatal("replay did not end")
+	}
+	st := re.Snapshot()
+	checkSnapshot(t, "replay", st.Cumulative)
+	if st.StepCount != nSteps || len(st.Children) != 1 || st.Children[0].Hello.PID != pid {
+		t.Fatalf("replay state: %d steps, children %+v", st.StepCount, st.Children)
+	}
+}
