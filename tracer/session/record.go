@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -51,7 +52,8 @@ func (c *countWriter) Write(p []byte) (int, error) {
 
 // Record starts teeing everything the session receives from now on to w as
 // a recording (see tracer/wire FORMAT.md): the hellos of the children
-// connected now and later (flagged FlagRelayed), the session's meta, then
+// connected now and later (flagged FlagRelayed), the session's meta
+// (with recording.start_ns, CLOCK_REALTIME ns, and recording.source), then
 // strings, events (host CLOCK_REALTIME ns, the children's pids), counters,
 // drop totals and control acks, each frame compressed and flushed at once so
 // that a killed recorder leaves a file readable up to its last whole frame.
@@ -77,9 +79,10 @@ func (s *Session) Record(w io.Writer) error {
 			r.hello(&h)
 		}
 	}
-	if len(s.meta) > 0 {
-		r.meta(s.meta)
-	}
+	r.meta(append([]wire.KV{
+		{Key: "recording.start_ns", Value: strconv.FormatInt(r.ri.Started.UnixNano(), 10)},
+		{Key: "recording.source", Value: s.opts.Source},
+	}, s.meta...))
 	if d := s.droppedLocked(); d > 0 {
 		r.drops(d)
 	}

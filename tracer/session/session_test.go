@@ -215,7 +215,8 @@ func TestSessionEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Format != "rlktop" || tr.Meta["source"] != "gotrace" || len(tr.Events) != nSteps*9 {
+	if tr.Format != "rlktop" || tr.Meta["source"] != "gotrace" || len(tr.Events) != nSteps*9 ||
+		tr.Meta["recording.source"] != "live: synthetic" || tr.Meta["recording.start_ns"] == "" {
 		t.Fatalf("recording: format %q meta %v, %d events", tr.Format, tr.Meta, len(tr.Events))
 	}
 	if len(tr.Counters) != 1 || tr.Strings.Get(tr.Counters[0].Name) != "cpu_pct" || tr.Counters[0].Value != 12.5 || tr.Counters[0].TS != clockOffs+5 {
