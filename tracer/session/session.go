@@ -215,9 +215,7 @@ func (s *Session) ticker() {
 			return
 		case <-t.C:
 			s.mu.Lock()
-			before := s.version
 			s.link.tick(s.opts.Now().UnixNano(), int64(s.opts.LinkDelay))
-			_ = before
 			s.mu.Unlock()
 		}
 	}
@@ -267,9 +265,14 @@ func (s *Session) ListenTCP(hostport string) (addr string, err error) {
 // session closes srv when it closes.
 func (s *Session) Serve(srv *wire.Server) {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		srv.Close()
+		return
+	}
 	s.servers = append(s.servers, srv)
-	s.mu.Unlock()
 	s.wg.Add(1)
+	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		for {
@@ -295,17 +298,23 @@ type conn struct {
 }
 
 // AddConn serves one connection (a child's socket, or any stream of wire
-// frames, e.g. a pipe in tests) in a goroutine until it ends.
+// frames, e.g. a pipe in tests) in a goroutine until it ends. After Close
+// it just closes rw.
 func (s *Session) AddConn(rw io.ReadWriteCloser) {
 	c := &conn{rw: rw, w: wire.NewWriter(rw), names: wire.NewNames(s.strs)}
 	c.info.Tracing = true
 	c.info.Connected = true
 	c.info.Hello.Rank = -1
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		rw.Close()
+		return
+	}
 	s.children = append(s.children, c)
 	s.version++
-	s.mu.Unlock()
 	s.wg.Add(1)
+	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		err := s.serveConn(c)
