@@ -136,6 +136,11 @@ func TestDefaultRulesByKindAndContext(t *testing.T) {
 		{tracer.KindSync, "cudaStreamSynchronize", nil, "sync"},
 		// Collectives stay collective under attention.
 		{tracer.KindKernel, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", []string{"attention"}, "collective"},
+		// cuDNN convolutions run as plain GEMMs (hta_ns_resolution_v100).
+		{tracer.KindKernel, "volta_sgemm_64x64_nt", []string{"ConvolutionBackward0", "aten::convolution_backward"}, "conv"},
+		{tracer.KindKernel, "volta_sgemm_32x128_nn", []string{"aten::_convolution", "aten::cudnn_convolution"}, "conv"},
+		{tracer.KindKernel, "volta_sgemm_128x32_nt", []string{"AddmmBackward0", "aten::mm"}, "gemm"},
+		{tracer.KindKernel, add, []string{"aten::cross_entropy_loss", "aten::neg"}, "loss"},
 		// Built-in loop environment.
 		{tracer.KindKernel, "reward", []string{"env_step"}, "env"},
 	}
