@@ -93,10 +93,13 @@ type received struct {
 	events []row
 	meta   map[string]string
 	bye    *wire.Bye
+	acks   []wire.Control
 	err    error
 }
 
-func readConn(conn net.Conn) received {
+// readConn reads one connection; onFrame, when set, runs after each frame
+// so that a test can send Control frames.
+func readConn(conn net.Conn, onFrame func(*received, net.Conn)) received {
 	r := received{meta: map[string]string{}}
 	names := map[uint32]string{0: ""}
 	rd := wire.NewReader(conn)
@@ -129,10 +132,17 @@ func readConn(conn net.Conn) received {
 			var b wire.Bye
 			b, err = f.Bye()
 			r.bye = &b
+		case wire.TypeControl:
+			var c wire.Control
+			c, err = f.Control()
+			r.acks = append(r.acks, c)
 		}
 		if err != nil {
 			r.err = err
 			return r
+		}
+		if onFrame != nil {
+			onFrame(&r, conn)
 		}
 	}
 }
@@ -186,6 +196,10 @@ type hostRun struct {
 }
 
 func runHost(t *testing.T, listen bool, env ...string) hostRun {
+	return runHostHook(t, listen, nil, env...)
+}
+
+func runHostHook(t *testing.T, listen bool, onFrame func(*received, net.Conn), env ...string) hostRun {
 	t.Helper()
 	dir := build(t)
 	work := t.TempDir()
@@ -212,7 +226,7 @@ func runHost(t *testing.T, listen bool, env ...string) hostRun {
 				return
 			}
 			defer conn.Close()
-			done <- readConn(conn)
+			done <- readConn(conn, onFrame)
 		}()
 		cmd.Env = append(cmd.Env, wire.EnvSocket+"="+addr)
 	} else {
@@ -345,4 +359,42 @@ func TestRingFullDropsAreCounted(t *testing.T) {
 		t.Errorf("ring drops %q, %d of %d events arrived", h.recv.meta["rocprof.ring_dropped_records"], len(h.recv.events), len(h.manifest))
 	}
 	t.Logf("%d of %d events arrived, %d entries dropped at the ring", len(h.recv.events), len(h.manifest), dropped)
+}
+
+// TestPauseResume: rlktop's pause stops the tool's rocprofiler context and
+// resume starts it again; both are acknowledged with the tracing state.
+func TestPauseResume(t *testing.T) {
+	var w *wire.Writer
+	state := 0
+	onFrame := func(r *received, conn net.Conn) {
+		if w == nil {
+			w = wire.NewWriter(conn)
+		}
+		switch {
+		case state == 0 && r.hello.Source != "":
+			w.Control(&wire.Control{Op: wire.ControlPause, Seq: 1})
+			w.Flush()
+			state = 1
+		case state == 1 && len(r.acks) == 1:
+			state = 2
+			go func() {
+				time.Sleep(300 * time.Millisecond) // the stand-in polls the context state every ms
+				w.Control(&wire.Control{Op: wire.ControlResume, Seq: 2})
+				w.Control(&wire.Control{Op: wire.ControlSet, Seq: 3, Key: "X", Value: "1"})
+				w.Flush()
+			}()
+		}
+	}
+	h := runHostHook(t, true, onFrame, "FAKE_WAIT_PAUSE=1", "FAKE_DISPATCHES=100")
+	if h.summary["paused"] != "1" || h.summary["resumed"] != "1" {
+		t.Errorf("host summary %v: the context was not stopped and restarted", h.summary)
+	}
+	a := h.recv.acks
+	if len(a) != 3 || a[0].Seq != 1 || a[0].Tracing || a[0].Err != "" || a[1].Seq != 2 || !a[1].Tracing || a[1].Err != "" ||
+		a[2].Seq != 3 || a[2].Err == "" {
+		t.Errorf("acks %+v", a)
+	}
+	if len(h.recv.events) != len(h.manifest) {
+		t.Errorf("received %d events, delivered %d", len(h.recv.events), len(h.manifest))
+	}
 }

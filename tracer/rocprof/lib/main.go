@@ -178,6 +178,7 @@ func drain() {
 			Cmdline: cmdline(), Devices: devs,
 		})
 		s.Meta(infoMeta(&i))
+		go controls(s)
 	}
 	ids := []tracer.StrID{0}
 	var b C.rlkroc_batch
@@ -233,5 +234,36 @@ func drain() {
 			C.rlkroc_exit_done()
 			return
 		}
+	}
+}
+
+// controls applies rlktop's Control frames: pause stops the tool's
+// rocprofiler context (after flushing what it holds) and resume starts it
+// again. Flags cannot be set inside the traced program, so set and stop are
+// refused (rlktop restarts the command with the other arm's environment).
+func controls(s *wire.AsyncSender) {
+	for c := range s.Controls() {
+		ack := wire.Control{Op: wire.ControlAck, Seq: c.Seq, Step: -1}
+		switch c.Op {
+		case wire.ControlPause, wire.ControlResume:
+			on := c.Op == wire.ControlResume
+			var arg C.int
+			if on {
+				arg = 1
+			}
+			if C.rlkroc_set_tracing(arg) == 0 {
+				i := info()
+				ack.Err = "rocprofiler context could not be " + map[bool]string{true: "started", false: "stopped"}[on]
+				if e := C.GoString(&i.error[0]); e != "" {
+					ack.Err += ": " + e
+				}
+			}
+		default:
+			ack.Err = "the rocprofiler tool cannot " + c.Op.String() + " inside the traced process; rlktop restarts the command instead"
+		}
+		i := info()
+		ack.Tracing = i.tracing != 0
+		s.Ack(&ack)
+		s.Meta(infoMeta(&i))
 	}
 }

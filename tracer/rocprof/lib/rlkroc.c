@@ -69,6 +69,8 @@ static chunk cur;           /* being filled; under mu */
 static uint8_t *handed;     /* the chunk Go holds */
 static size_t chunk_bytes, max_record;
 static int inert, exiting, exit_done, go_started, finalized;
+static int finish_once; /* finish ran */
+#define finish_once_flag finish_once
 static pid_t owner_pid;
 static rlk_rp_context_id_t ctx;
 static rlk_rp_buffer_id_t buf_id;
@@ -226,6 +228,24 @@ static rlk_rp_status_t agents_cb(int version, const void **list, size_t n, void 
 	return RLK_RP_SUCCESS;
 }
 
+static pthread_mutex_t ctl_mu = PTHREAD_MUTEX_INITIALIZER; /* serialises start/stop */
+
+int rlkroc_set_tracing(int on) {
+	if (!LOAD(&info.initialized) || LOAD(&finish_once_flag)) return 0;
+	pthread_mutex_lock(&ctl_mu);
+	int ok = 1;
+	if (on && !LOAD(&info.tracing)) {
+		ok = S.start_context(ctx) == RLK_RP_SUCCESS;
+		if (ok) STORE(&info.tracing, 1);
+	} else if (!on && LOAD(&info.tracing)) {
+		if (S.flush_buffer) S.flush_buffer(buf_id); /* deliver what was traced before the pause */
+		ok = !S.stop_context || S.stop_context(ctx) == RLK_RP_SUCCESS;
+		if (ok) STORE(&info.tracing, 0);
+	}
+	pthread_mutex_unlock(&ctl_mu);
+	return ok;
+}
+
 int rlkroc_agents(rlkroc_agent *out, int max) {
 	int n = nagents < max ? nagents : max;
 	memcpy(out, agents, (size_t)n * sizeof *out);
@@ -245,8 +265,6 @@ static void atfork_child(void) { STORE(&inert, 1); }
 static void start_go(void) {
 	if (!__atomic_exchange_n(&go_started, 1, __ATOMIC_ACQ_REL)) rlkrocGoStart();
 }
-
-static int finish_once;
 
 /* finish runs once, from the tool's finalize or at process exit: it makes
  * the SDK deliver what it holds, then waits (bounded) for Go to drain. */

@@ -66,6 +66,9 @@ typedef struct {
 
 int rlkroc_next(rlkroc_batch *out, int timeout_ms);
 int rlkroc_agents(rlkroc_agent *out, int max); /* returns how many were copied */
+/* rlkroc_set_tracing stops (after flushing the buffer) or restarts the
+ * tool's rocprofiler context; 1 when tracing is now as asked. */
+int rlkroc_set_tracing(int on);
 void rlkroc_exit_done(void);
 void rlkroc_get_info(rlkroc_info *out);
 const char *rlkroc_op_name(int32_t kind, int32_t op);

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rlk_rocprofiler.h" /* callback and function types only */
 
@@ -42,12 +43,12 @@ rlk_rp_status_t rocprofiler_create_context(rlk_rp_context_id_t *c) {
 }
 rlk_rp_status_t rocprofiler_start_context(rlk_rp_context_id_t c) {
 	(void)c;
-	started = 1;
+	__atomic_store_n(&started, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 rlk_rp_status_t rocprofiler_stop_context(rlk_rp_context_id_t c) {
 	(void)c;
-	started = 0;
+	__atomic_store_n(&started, 0, __ATOMIC_RELEASE);
 	return 0;
 }
 rlk_rp_status_t rocprofiler_create_buffer(rlk_rp_context_id_t c, size_t size, size_t watermark, int policy,
@@ -291,6 +292,19 @@ int main(void) {
 		return 2;
 	}
 	fprintf(summary, "agent_queries=%d\n", agent_queries);
+	if (getenv("FAKE_WAIT_PAUSE")) {
+		/* rlktop pauses, then resumes: the tool stops and restarts its context. */
+		int paused = 0, resumed = 0;
+		for (int i = 0; i < 5000 && !paused; i++) {
+			paused = !__atomic_load_n(&started, __ATOMIC_ACQUIRE);
+			if (!paused) usleep(1000);
+		}
+		for (int i = 0; i < 5000 && paused && !resumed; i++) {
+			resumed = __atomic_load_n(&started, __ATOMIC_ACQUIRE);
+			if (!resumed) usleep(1000);
+		}
+		fprintf(summary, "paused=%d\nresumed=%d\n", paused, resumed);
+	}
 	manifest = fopen(mpath, "w");
 
 	/* Kernel symbols, plus callbacks the tool must ignore. */
