@@ -40,6 +40,8 @@ func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 		undefined int
 		frames    int
 		dropped   = map[int]uint64{} // per hello (sender), cumulative
+		lastDrops uint64
+		relayed   bool
 	)
 	bad := func(err error) error {
 		var fe *wire.FormatError
@@ -78,6 +80,8 @@ func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 			offset = 0
 			if f.Flags&wire.FlagRelayed == 0 {
 				offset = h.ClockOffsetNs
+			} else {
+				relayed = true
 			}
 			addHello(t, &h, hellos)
 		case wire.TypeStrings:
@@ -117,6 +121,7 @@ func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 				return nil, bad(err)
 			}
 			dropped[hellos] = d.Events
+			lastDrops = d.Events
 		case wire.TypeMeta:
 			kv, err := f.Meta()
 			if err != nil {
@@ -149,8 +154,14 @@ func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 			}
 		}
 	}
-	for _, d := range dropped {
-		t.Dropped += d
+	// A recording's Drops frames carry the recorder's total; a raw stream's
+	// are each sender's own cumulative count.
+	if relayed || hellos == 0 {
+		t.Dropped = lastDrops
+	} else {
+		for _, d := range dropped {
+			t.Dropped += d
+		}
 	}
 	if undefined > 0 {
 		t.Warn(fmt.Sprintf("%d events or counters name a string id the recording never defined; their name is empty", undefined))

@@ -135,3 +135,26 @@ func BenchmarkReadRecording(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
+
+// TestRecordingDropsTotal: in a recording (relayed hellos) Drops frames hold
+// the recorder's running total, so the last one counts; in a raw stream of
+// two senders each sender's last count adds up.
+func TestRecordingDropsTotal(t *testing.T) {
+	for _, tc := range []struct {
+		flags uint8
+		want  uint64
+	}{{wire.FlagRelayed, 8}, {0, 5 + 8}} {
+		var buf bytes.Buffer
+		w := wire.NewWriter(&buf)
+		w.Flags = tc.flags
+		w.Hello(&wire.Hello{Source: "a", PID: 1})
+		w.Drops(wire.Drops{Events: 2})
+		w.Drops(wire.Drops{Events: 5})
+		w.Hello(&wire.Hello{Source: "b", PID: 2})
+		w.Drops(wire.Drops{Events: 8})
+		tr, err := Read(bytes.NewReader(buf.Bytes()), "d", 0, Options{})
+		if err != nil || tr.Dropped != tc.want {
+			t.Fatalf("flags %d: dropped %d, want %d (%v)", tc.flags, tr.Dropped, tc.want, err)
+		}
+	}
+}
