@@ -182,6 +182,16 @@ func (s *AsyncSender) Meta(kv []KV) {
 // the reading goroutine waits (the traced process is unaffected).
 func (s *AsyncSender) Controls() <-chan Control { return s.controls }
 
+// AddDropped adds n records that the tracer itself dropped before they
+// reached the sender (a full gotrace ring, CUPTI's dropped-record count) to
+// the Events count sent in Drops frames, so that rlktop shows one total.
+func (s *AsyncSender) AddDropped(n uint64) {
+	if n > 0 {
+		s.dropEvents.Add(n)
+		s.signal()
+	}
+}
+
 // Dropped returns the cumulative drop counts.
 func (s *AsyncSender) Dropped() Drops {
 	return Drops{Events: s.dropEvents.Load(), Batches: s.dropBatches.Load()}

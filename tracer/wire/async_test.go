@@ -176,6 +176,10 @@ func TestAsyncSenderAbsentReader(t *testing.T) {
 	for range 1000 {
 		s.Send(make([]tracer.Event, 10))
 	}
+	s.AddDropped(7)
+	if d := s.Dropped(); d.Events < 7 {
+		t.Fatalf("dropped %+v", d)
+	}
 	s.Close(Bye{}, 100*time.Millisecond)
 	if s.Err() == nil {
 		t.Fatal("no write error recorded")
