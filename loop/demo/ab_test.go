@@ -2,6 +2,7 @@ package demo
 
 import (
 	"fmt"
+	"github.com/rlktop/rlktop/tracer/gotrace"
 	"os"
 	"runtime"
 	"syscall"
@@ -17,24 +18,20 @@ import (
 func minAB(n int, a, b func()) (ma, mb int64) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	// Repeat each arm enough times per sample (≥ ~30 ms) for the kernel's
-	// CPU accounting resolution.
-	w0 := time.Now()
-	a()
-	inner := max(1, int(30*time.Millisecond/max(time.Since(w0), time.Microsecond)))
+	ia, ib := calibrate(a), calibrate(b)
 	ma, mb = 1<<62, 1<<62
 	for i := 0; i < n; i++ {
 		t0 := threadCPU()
-		for k := 0; k < inner; k++ {
+		for k := 0; k < ia; k++ {
 			a()
 		}
 		t1 := threadCPU()
-		for k := 0; k < inner; k++ {
+		for k := 0; k < ib; k++ {
 			b()
 		}
 		t2 := threadCPU()
-		ma = min(ma, (t1-t0)/int64(inner))
-		mb = min(mb, (t2-t1)/int64(inner))
+		ma = min(ma, (t1-t0)/int64(ia))
+		mb = min(mb, (t2-t1)/int64(ib))
 	}
 	return
 }
@@ -87,4 +84,151 @@ func abSizes() [][3]int {
 		return [][3]int{{32, 90, 16}, {2, 90, 64}, {32, 90, 8}}
 	}
 	return [][3]int{{1, 8, 8}, {1, 33, 8}, {4, 33, 8}, {1, 90, 8}, {32, 90, 8}, {32, 90, 16}, {2, 90, 64}, {8, 100, 8}, {1024, 90, 8}}
+}
+
+// minABProc is minAB on process CPU time (all threads: gonum's GEMM runs
+// workers on other goroutines).
+func minABProc(n int, a, b func()) (ma, mb int64) {
+	ia, ib := calibrate(a), calibrate(b)
+	ma, mb = 1<<62, 1<<62
+	for i := 0; i < n; i++ {
+		t0 := processCPU()
+		for k := 0; k < ia; k++ {
+			a()
+		}
+		t1 := processCPU()
+		for k := 0; k < ib; k++ {
+			b()
+		}
+		t2 := processCPU()
+		ma = min(ma, (t1-t0)/int64(ia))
+		mb = min(mb, (t2-t1)/int64(ib))
+	}
+	return
+}
+
+// TestBackendPairsABMin (RLK_AB=1) measures every backend pair at the
+// default batch (32 boards) and at 1024, T = 90, by interleaved minimum
+// CPU time, and logs first/second ratios (> 1: the second is faster).
+func TestBackendPairsABMin(t *testing.T) {
+	if os.Getenv("RLK_AB") == "" {
+		t.Skip("set RLK_AB=1 to run the interleaved backend comparison")
+	}
+	for _, nb := range benchBatches {
+		reps := 7
+		if nb > 100 {
+			reps = 3
+		}
+		report := func(pair, a, b string, ta, tb int64) {
+			t.Logf("B%-5d %-9s %-12s %10.3f ms  %-12s %10.3f ms  %s/%s = %.2fx", nb, pair, a, float64(ta)/1e6, b, float64(tb)/1e6, a, b, float64(ta)/float64(tb))
+		}
+		m := newModel(DefaultConfig())
+		g, tok, mask := playedGames(t, nb, 30, 9)
+		a := m.newActs(nb)
+		copy(a.tok, tok)
+		tr := gotraceOff()
+		nm := registerNames(tr)
+		m.forward(a, "fused", "fused", tr, &nm)
+
+		// attention (default width: dh = 8)
+		sh := attnShape{nb: nb, T: Tokens, H: m.H, dh: m.Dh, ld: 3 * m.D, scale: 1 / sqrt32(float32(m.Dh))}
+		q, k, v := a.qkv[0][0:], a.qkv[0][m.D:], a.qkv[0][2*m.D:]
+		s := make([]float32, nb*m.H*Tokens*Tokens)
+		ta, tb := minAB(reps, func() {
+			attnMathQK(s, q, k, sh)
+			attnMathSoftmax(s, a.lse[0], sh)
+			attnMathPV(a.o[0], s, v, m.D, sh)
+		}, func() { attnFused(a.o[0], a.lse[0], q, k, v, a.qp, a.kp, a.vp, m.D, sh) })
+		report("attention", "math", "fused", ta, tb)
+
+		// qkv
+		N, D := nb*Tokens, m.D
+		m.refreshSplit()
+		ta, tb = minABProc(reps, func() {
+			for j := 0; j < 3; j++ {
+				gemm(a.qkv[1][j*N*D:(j+1)*N*D], a.a[0], m.split[0][j], N, D, D, false, false)
+			}
+		}, func() { gemm(a.qkv[1], a.a[0], m.blocks[0].wqkv.W, N, D, 3*D, false, false) })
+		report("qkv", "separate", "fused", ta, tb)
+
+		// head
+		full := make([]float32, nb*Actions)
+		comp := make([]float32, nb*MaxLegal)
+		ta, tb = minAB(reps, func() { m.headMaterialized(full, mask, a) }, func() { m.headGather(comp, g.Moves, g.NMoves, a) })
+		report("head", "materialized", "gatherdot", ta, tb)
+
+		// scan and sampler on the materialised rows (6561 wide), as the
+		// sample stage runs them with head=materialized.
+		n := make([]int32, nb)
+		for i := range n {
+			n[i] = Actions
+		}
+		p := make([]float32, nb*Actions)
+		sorted := make([]float32, nb*Actions)
+		keys := make([]uint64, nb*Actions)
+		softmaxRows(p, full, Actions, n, 1)
+		sortRows(keys, sorted, p, Actions, n)
+		c := make([]float32, nb*Actions)
+		ta, tb = minAB(reps, func() {
+			copy(c, sorted)
+			for r := 0; r < nb; r++ {
+				scanSerial(c[r*Actions : (r+1)*Actions])
+			}
+		}, func() {
+			copy(c, sorted)
+			for r := 0; r < nb; r++ {
+				scanSklansky(c[r*Actions : (r+1)*Actions])
+			}
+		})
+		report("scan", "serial", "sklansky", ta, tb)
+		ks := make([]int, nb)
+		for r := 0; r < nb; r++ {
+			scanSerial(c[r*Actions : (r+1)*Actions])
+			copy(c[r*Actions:(r+1)*Actions], c[r*Actions:(r+1)*Actions])
+		}
+		copy(c, sorted)
+		for r := 0; r < nb; r++ {
+			scanSerial(c[r*Actions : (r+1)*Actions])
+			ks[r] = cutoff(c[r*Actions:(r+1)*Actions], sorted[r*Actions:(r+1)*Actions], 0.95)
+		}
+		rr := newRNG(5)
+		sink := 0
+		ta, tb = minAB(reps, func() {
+			for r := 0; r < nb; r++ {
+				sink += drawMultinomial(c[r*Actions:(r+1)*Actions], ks[r], rr.uniform())
+			}
+		}, func() {
+			for r := 0; r < nb; r++ {
+				sink += drawGumbel(sorted[r*Actions:(r+1)*Actions], ks[r], &rr)
+			}
+		})
+		report("sampler", "multinomial", "gumbel", ta, tb)
+		var mk float64
+		for _, k := range ks {
+			mk += float64(k)
+		}
+		t.Logf("B%-5d mean legal moves %.1f, mean top-p(0.95) set %.1f", nb, meanLegal(g), mk/float64(nb))
+	}
+}
+
+func meanLegal(g *Games) float64 {
+	var s float64
+	for _, n := range g.NMoves {
+		s += float64(n)
+	}
+	return s / float64(len(g.NMoves))
+}
+
+func gotraceOff() *gotrace.Tracer {
+	tr := gotrace.New(16)
+	tr.Enable(false)
+	return tr
+}
+
+// calibrate returns how many calls of f make a sample of ≥ ~30 ms, above
+// the kernel's CPU-time accounting resolution.
+func calibrate(f func()) int {
+	w0 := time.Now()
+	f()
+	return max(1, int(30*time.Millisecond/max(time.Since(w0), time.Microsecond)))
 }
