@@ -176,10 +176,7 @@ func TestAsyncSenderAbsentReader(t *testing.T) {
 	for range 1000 {
 		s.Send(make([]tracer.Event, 10))
 	}
-	s.AddDropped(7)
-	if d := s.Dropped(); d.Events < 7 {
-		t.Fatalf("dropped %+v", d)
-	}
+
 	s.Close(Bye{}, 100*time.Millisecond)
 	if s.Err() == nil {
 		t.Fatal("no write error recorded")
@@ -209,6 +206,10 @@ func TestAsyncSenderControls(t *testing.T) {
 		return x.Op == y.Op && x.Seq == y.Seq && x.Key == y.Key && x.Value == y.Value
 	}) {
 		t.Fatalf("got %+v", got)
+	}
+	s.AddDropped(7)
+	if d := s.Dropped(); d.Events != 7 || d.Batches != 0 {
+		t.Fatalf("dropped %+v, want 7 events", d)
 	}
 	b.Close()
 	s.Close(Bye{}, 100*time.Millisecond)
