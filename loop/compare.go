@@ -273,6 +273,15 @@ func (r *runner) plan() error {
 		}
 		r.arms = append(r.arms, ar)
 	}
+	// Arms with the same name (--flag attention=fused,fused: an A/A run)
+	// get "#2", "#3", … so that rows and the schedule tell them apart.
+	names := map[string]int{}
+	for _, a := range r.arms {
+		names[a.name]++
+		if n := names[a.name]; n > 1 {
+			a.name = fmt.Sprintf("%s #%d", a.name, n)
+		}
+	}
 	if o.Noise {
 		a := r.arms[0]
 		n := &armRun{name: NoiseName(a.name), flags: maps.Clone(a.flags), want: o.Steps}
@@ -490,30 +499,22 @@ func (r *runner) execute(ctx context.Context, rec *os.File) error {
 			return r.finishRecording()
 		}
 	}
+	if r.live {
+		if err := r.executeLive(ctx, segs); err != nil {
+			return err
+		}
+		return r.finishRecording()
+	}
 	for si, seg := range segs {
 		if ctx.Err() != nil {
 			return fmt.Errorf("compare: %w", ctx.Err())
 		}
 		a := r.arms[seg.Arm]
-		if a.invalid != "" && !r.live {
+		if a.invalid != "" {
 			continue // a restart arm that already failed is not retried
 		}
-		if a.invalid != "" {
-			break
-		}
-		var err error
-		if r.live {
-			err = r.liveSegment(ctx, si == 0, seg, a)
-		} else {
-			err = r.restartSegment(ctx, si == 0, seg, a)
-		}
-		if err != nil {
+		if err := r.restartSegment(ctx, si == 0, seg, a); err != nil {
 			return err
-		}
-		if r.live && a.invalid != "" {
-			// The one child is gone: every arm still owed steps stopped early.
-			r.failAll("stopped early: the child ended during arm " + a.name + "'s segment")
-			break
 		}
 	}
 	// Steps still owed (a restart arm that failed) leave the arm short;
@@ -522,8 +523,16 @@ func (r *runner) execute(ctx context.Context, rec *os.File) error {
 }
 
 func (r *runner) finishRecording() error {
-	// Let in-flight frames land before the recording stops.
-	r.lv.Session.Wait(2 * time.Second)
+	// Stop the child (politely first), then let in-flight frames land
+	// before the recording stops.
+	lv := r.lv
+	if lv.Sup.Status().State == Running {
+		if _, err := lv.Session.StopChildren(); err == nil {
+			lv.Sup.Wait(ctxTimeout(3 * time.Second))
+		}
+		lv.Sup.Stop(2 * time.Second)
+	}
+	lv.Session.Wait(2 * time.Second)
 	if _, err := r.lv.Session.StopRecording(); err != nil && !errors.Is(err, session.ErrNotRecording) {
 		return fmt.Errorf("compare: finishing the recording: %w", err)
 	}
@@ -548,47 +557,147 @@ func (r *runner) startFlags(a *armRun) map[string]string {
 	return m
 }
 
-// liveSegment switches the built-in loop to arm a (unless first) and waits
-// for seg's warm-up and counted steps.
-func (r *runner) liveSegment(ctx context.Context, first bool, seg Segment, a *armRun) error {
+// executeLive runs segs in the one built-in loop child. The switch to the
+// next segment's arm is sent while the current segment's last step runs,
+// so it normally takes effect right after it; the child's acknowledgement
+// says at which step it did, and a segment's steps end there. A segment
+// cut short (the switch landed a step early) leaves its arm owing steps;
+// they are run in make-up segments at the end (at most 3 rounds).
+func (r *runner) executeLive(ctx context.Context, segs []Segment) error {
+	o := r.o
+	queue := segs
 	var pid int32
 	s0 := int64(0)
-	if !first {
-		var err error
-		pid, s0, err = r.switchLive(ctx, a)
+	cur := queue[0]
+	queue = queue[1:]
+	first := true
+	for makeup := 0; ; {
+		a := r.arms[cur.Arm]
+		need := int64(cur.Warmup + cur.Count)
+		end := s0 + need // exclusive
+		// The next segment whose arm can still run.
+		for len(queue) > 0 && r.arms[queue[0].Arm].invalid != "" {
+			queue = queue[1:]
+		}
+		if len(queue) == 0 && makeup < 3 {
+			// Make-up: arms still owing steps after this segment.
+			var more []Segment
+			for i, x := range r.arms {
+				owe := x.want
+				if i == cur.Arm {
+					owe -= int(need) - cur.Warmup
+				}
+				if x.invalid == "" && owe > 0 {
+					more = append(more, Segment{Arm: i, Warmup: o.Warmup, Count: owe})
+				}
+			}
+			if len(more) > 0 {
+				makeup++
+				queue = more
+			}
+		}
+		var next *Segment
+		if len(queue) > 0 {
+			next = &queue[0]
+			queue = queue[1:]
+		}
+		var s1 int64 = -1
+		var refused bool
+		if next != nil {
+			// Send the switch once step end-2 is done (the last step runs).
+			if need >= 2 {
+				_, why, err := r.waitSteps(ctx, a, func(st *session.State) []session.StepTime {
+					return r.stepsOf(st, &pid, first, s0, end-1)
+				}, int(need-1))
+				if err != nil {
+					return err
+				}
+				if why != "" {
+					r.failAll("stopped early: the child ended during arm " + a.name + "'s segment (" + why + ")")
+					return nil
+				}
+			}
+			na := r.arms[next.Arm]
+			p, step, err := r.switchLive(ctx, na)
+			if err != nil {
+				return err
+			}
+			switch {
+			case na.invalid != "" && r.lv.Sup.Status().State != Running:
+				r.failAll("stopped early: the child ended during arm " + a.name + "'s segment")
+				return nil
+			case na.invalid != "":
+				// Refused: the flags may be half switched from some step on;
+				// drop this segment's last step and switch again next round.
+				refused = true
+				end--
+			default:
+				pid, s1 = p, step
+				end = min(end, s1)
+			}
+		}
+		steps, why, err := r.waitSteps(ctx, a, func(st *session.State) []session.StepTime {
+			return r.stepsOf(st, &pid, first, s0, end)
+		}, int(end-s0))
 		if err != nil {
 			return err
 		}
-		if a.invalid != "" {
+		r.take(a, Segment{Arm: cur.Arm, Warmup: cur.Warmup, Count: int(end-s0) - cur.Warmup}, steps)
+		if why != "" {
+			r.failAll("stopped early: the child ended during arm " + a.name + "'s segment (" + why + ")")
 			return nil
 		}
-	}
-	need := int64(seg.Warmup + seg.Count)
-	steps, why, err := r.waitSteps(ctx, a, func(st *session.State) []session.StepTime {
-		var out []session.StepTime
-		for _, s := range st.Steps {
-			if first && pid == 0 {
-				pid = s.PID
-			}
-			if s.PID == pid && s.Step >= s0 && s.Step < s0+need {
-				out = append(out, s)
-			}
+		first = false
+		if next == nil {
+			return nil
 		}
-		return out
-	}, int(need))
-	if err != nil {
-		return err
+		if refused {
+			// Put the current arm's flags back in force before going on.
+			for len(queue) > 0 && r.arms[queue[0].Arm].invalid != "" {
+				queue = queue[1:]
+			}
+			if len(queue) == 0 {
+				return nil
+			}
+			nx := queue[0]
+			queue = queue[1:]
+			p, step, err := r.switchLive(ctx, r.arms[nx.Arm])
+			if err != nil {
+				return err
+			}
+			if r.arms[nx.Arm].invalid != "" {
+				r.failAll("not run: a flag switch was refused and the next one failed too")
+				return nil
+			}
+			pid, s1, next = p, step, &nx
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("compare: %w", ctx.Err())
+		}
+		cur, s0 = *next, s1
+		r.progress("arm %s from step %d", r.arms[cur.Arm].name, s0)
 	}
-	r.take(a, seg, steps)
-	if why != "" {
-		a.invalid = why
+}
+
+// stepsOf picks the steps numbered [from, to) of child *pid (the first
+// child to report a step, when first and *pid is 0).
+func (r *runner) stepsOf(st *session.State, pid *int32, first bool, from, to int64) []session.StepTime {
+	var out []session.StepTime
+	for _, s := range st.Steps {
+		if first && *pid == 0 {
+			*pid = s.PID
+		}
+		if s.PID == *pid && s.Step >= from && s.Step < to {
+			out = append(out, s)
+		}
 	}
-	return nil
+	return out
 }
 
 // switchLive sets arm a's varying flags over the control channel and
 // waits for every acknowledgement; it returns the child's pid and the step
-// at which all of them were in force. A refused value makes a invalid.
+// at which all of them were in force. A refused value, or a child that is
+// gone, makes a invalid.
 func (r *runner) switchLive(ctx context.Context, a *armRun) (int32, int64, error) {
 	lv := r.lv
 	if lv.Sup.Status().State != Running {

