@@ -247,6 +247,7 @@ const (
 	readAll   = iota // read as frames arrive
 	stallRead        // accept, read nothing for stall, then read
 	noServer         // RLKTOP_SOCKET names a socket nobody listens on
+	hangUp           // read for stall, then close the connection
 )
 
 func runHost(t *testing.T, mode int, stall time.Duration, env ...string) hostRun {
@@ -276,6 +277,14 @@ func runHostHook(t *testing.T, mode int, stall time.Duration, onFrame func(*rece
 				return
 			}
 			defer conn.Close()
+			if mode == hangUp {
+				conn.SetReadDeadline(time.Now().Add(stall))
+				r := readConn(conn, nil)
+				conn.Close()
+				r.err = nil // the deadline ends the read
+				done <- r
+				return
+			}
 			if mode == stallRead {
 				if uc, ok := conn.(*net.UnixConn); ok {
 					uc.SetReadBuffer(4096) // so that the stall reaches the sender's queue sooner
@@ -607,5 +616,24 @@ func TestLibraryExports(t *testing.T) {
 		if strings.HasPrefix(l, "libcupti") || strings.HasPrefix(l, "libcuda.") {
 			t.Errorf("links %s; it must be opened with dlopen", l)
 		}
+	}
+}
+
+// TestInjectionReaderHangsUp: rlktop closes the connection mid-run. The
+// library notices, switches CUPTI off and detaches; the host finishes.
+func TestInjectionReaderHangsUp(t *testing.T) {
+	h := runHost(t, hangUp, 300*time.Millisecond, "HOST_ROUNDS=100", "HOST_GAP_US=10000", "HOST_RECORDS_PER_BUFFER=20", "HOST_FORK=0")
+	s := h.summary
+	if len(h.recv.events) == 0 {
+		t.Error("nothing received before the hang-up")
+	}
+	if num(t, s, "finalize_calls") != 1 || num(t, s, "enabled_mask") != 0 {
+		t.Errorf("CUPTI not switched off after the hang-up: %v", s)
+	}
+	if !strings.Contains(h.stderr, "lost the connection to rlktop") {
+		t.Errorf("stderr %q", h.stderr)
+	}
+	if placed := num(t, s, "placed"); placed >= 100*(2*4+3+4) {
+		t.Errorf("records kept being placed after detaching: %d", placed)
 	}
 }

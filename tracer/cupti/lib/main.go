@@ -223,6 +223,12 @@ func drain() {
 				}
 			}
 		}
+		if s != nil && s.Err() != nil {
+			// rlktop went away: stop paying for tracing nobody reads.
+			fmt.Fprintf(os.Stderr, "rlktop cupti[%d]: lost the connection to rlktop (%v); CUPTI tracing switched off\n", os.Getpid(), s.Err())
+			C.rlk_set_tracing(0)
+			s = nil
+		}
 		if s != nil && (st != C.RLK_BUFFER || time.Since(lastMeta) > metaEvery) {
 			if b.counters != lastCounters || st == C.RLK_EXIT {
 				s.Meta(counterMeta(&b.counters, dec.Stats()))
