@@ -236,35 +236,94 @@ func attnFusedRow(o []float32, lse *float32, q, kp, vp, acc []float32, T int) {
 }
 
 // attnBackward computes dq, dk, dv (written, not accumulated, into buffers
-// with row stride dld) from do, recomputing each probability row from q, k
-// and lse (no [T,T] matrix is kept):
+// with row stride dld) from do, recomputing each probability from q, k and
+// lse (no [T,T] matrix is kept), FlashAttention-style:
 // P_ij = exp(q_i·k_j·s − lse_i), Δ_i = do_i·o_i, dS_ij = P_ij(do_i·v_j − Δ_i),
 // dq_i = s·Σ_j dS_ij k_j, dk_j = s·Σ_i dS_ij q_i, dv_j = Σ_i P_ij do_i.
+// Q (pre-scaled), K, V and dO of one (batch, head) are packed contiguously
+// and each key row loaded serves a tile of 4 queries, as in attnFused.
 func attnBackward(dq, dk, dv []float32, dld int, do, o, q, k, v, lse []float32, D int, sh attnShape) {
 	T, dh, ld := sh.T, sh.dh, sh.ld
+	pack := make([]float32, 7*T*dh)
+	qp, kp, vp, dop := pack[:T*dh], pack[T*dh:2*T*dh], pack[2*T*dh:3*T*dh], pack[3*T*dh:4*T*dh]
+	dqp, dkp, dvp := pack[4*T*dh:5*T*dh], pack[5*T*dh:6*T*dh], pack[6*T*dh:7*T*dh]
+	delta := make([]float32, T)
 	for b := 0; b < sh.nb; b++ {
 		for h := 0; h < sh.H; h++ {
 			for j := 0; j < T; j++ {
-				clear(dk[(b*T+j)*dld+h*dh : (b*T+j)*dld+h*dh+dh])
-				clear(dv[(b*T+j)*dld+h*dh : (b*T+j)*dld+h*dh+dh])
-			}
-			for i := 0; i < T; i++ {
-				qi := q[(b*T+i)*ld+h*dh : (b*T+i)*ld+h*dh+dh]
-				doi := do[(b*T+i)*D+h*dh : (b*T+i)*D+h*dh+dh]
-				oi := o[(b*T+i)*D+h*dh : (b*T+i)*D+h*dh+dh]
-				dqi := dq[(b*T+i)*dld+h*dh : (b*T+i)*dld+h*dh+dh]
-				clear(dqi)
-				di := dot(doi, oi)
-				li := lse[(b*sh.H+h)*T+i]
-				for j := 0; j < T; j++ {
-					kj := k[(b*T+j)*ld+h*dh : (b*T+j)*ld+h*dh+dh]
-					vj := v[(b*T+j)*ld+h*dh : (b*T+j)*ld+h*dh+dh]
-					p := expf(dot(qi, kj)*sh.scale - li)
-					axpy(dv[(b*T+j)*dld+h*dh:(b*T+j)*dld+h*dh+dh], p, doi)
-					ds := p * (dot(doi, vj) - di) * sh.scale
-					axpy(dqi, ds, kj)
-					axpy(dk[(b*T+j)*dld+h*dh:(b*T+j)*dld+h*dh+dh], ds, qi)
+				src := (b*T+j)*ld + h*dh
+				copy(kp[j*dh:j*dh+dh], k[src:src+dh])
+				copy(vp[j*dh:j*dh+dh], v[src:src+dh])
+				qd, qs := qp[j*dh:j*dh+dh], q[src:src+dh]
+				for t := range qd {
+					qd[t] = qs[t] * sh.scale
 				}
+				od := (b*T+j)*D + h*dh
+				copy(dop[j*dh:j*dh+dh], do[od:od+dh])
+				delta[j] = dot(do[od:od+dh], o[od:od+dh])
+			}
+			clear(dqp)
+			clear(dkp)
+			clear(dvp)
+			lrow := lse[(b*sh.H+h)*T : (b*sh.H+h+1)*T]
+			tail := T - T%4
+			for i0 := 0; i0 < tail; i0 += 4 {
+				q0, q1, q2, q3 := qp[i0*dh:i0*dh+dh], qp[(i0+1)*dh:(i0+2)*dh], qp[(i0+2)*dh:(i0+3)*dh], qp[(i0+3)*dh:(i0+4)*dh]
+				d0, d1, d2, d3 := dop[i0*dh:i0*dh+dh], dop[(i0+1)*dh:(i0+2)*dh], dop[(i0+2)*dh:(i0+3)*dh], dop[(i0+3)*dh:(i0+4)*dh]
+				g0, g1, g2, g3 := dqp[i0*dh:i0*dh+dh], dqp[(i0+1)*dh:(i0+2)*dh], dqp[(i0+2)*dh:(i0+3)*dh], dqp[(i0+3)*dh:(i0+4)*dh]
+				q1, q2, q3 = q1[:len(q0)], q2[:len(q0)], q3[:len(q0)]
+				d0, d1, d2, d3 = d0[:len(q0)], d1[:len(q0)], d2[:len(q0)], d3[:len(q0)]
+				g0, g1, g2, g3 = g0[:len(q0)], g1[:len(q0)], g2[:len(q0)], g3[:len(q0)]
+				l0, l1, l2, l3 := lrow[i0], lrow[i0+1], lrow[i0+2], lrow[i0+3]
+				e0, e1, e2, e3 := delta[i0], delta[i0+1], delta[i0+2], delta[i0+3]
+				for j := 0; j < T; j++ {
+					kj, vj := kp[j*dh:j*dh+dh], vp[j*dh:j*dh+dh]
+					kj, vj = kj[:len(q0)], vj[:len(q0)]
+					var s0, s1, s2, s3, p0, p1, p2, p3 float32
+					for t, kv := range kj {
+						vv := vj[t]
+						s0 += q0[t] * kv
+						s1 += q1[t] * kv
+						s2 += q2[t] * kv
+						s3 += q3[t] * kv
+						p0 += d0[t] * vv
+						p1 += d1[t] * vv
+						p2 += d2[t] * vv
+						p3 += d3[t] * vv
+					}
+					a0, a1, a2, a3 := expf(s0-l0), expf(s1-l1), expf(s2-l2), expf(s3-l3)
+					b0, b1, b2, b3 := a0*(p0-e0), a1*(p1-e1), a2*(p2-e2), a3*(p3-e3)
+					dkj, dvj := dkp[j*dh:j*dh+dh], dvp[j*dh:j*dh+dh]
+					dkj, dvj = dkj[:len(q0)], dvj[:len(q0)]
+					for t, kv := range kj {
+						dvj[t] += a0*d0[t] + a1*d1[t] + a2*d2[t] + a3*d3[t]
+						dkj[t] += b0*q0[t] + b1*q1[t] + b2*q2[t] + b3*q3[t]
+						g0[t] += b0 * kv
+						g1[t] += b1 * kv
+						g2[t] += b2 * kv
+						g3[t] += b3 * kv
+					}
+				}
+			}
+			for i := tail; i < T; i++ {
+				qi, di, gi := qp[i*dh:i*dh+dh], dop[i*dh:i*dh+dh], dqp[i*dh:i*dh+dh]
+				for j := 0; j < T; j++ {
+					kj, vj := kp[j*dh:j*dh+dh], vp[j*dh:j*dh+dh]
+					p := expf(dot(qi, kj) - lrow[i])
+					ds := p * (dot(di, vj) - delta[i])
+					axpy(dvp[j*dh:j*dh+dh], p, di)
+					axpy(dkp[j*dh:j*dh+dh], ds, qi)
+					axpy(gi, ds, kj)
+				}
+			}
+			for j := 0; j < T; j++ {
+				dst := (b*T+j)*dld + h*dh
+				gq := dq[dst : dst+dh]
+				for t, g := range dqp[j*dh : j*dh+dh] {
+					gq[t] = g * sh.scale
+				}
+				copy(dk[dst:dst+dh], dkp[j*dh:j*dh+dh])
+				copy(dv[dst:dst+dh], dvp[j*dh:j*dh+dh])
 			}
 		}
 	}
