@@ -3,6 +3,8 @@ package rocprof
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/rlktop/rlktop/tracer"
 )
@@ -252,6 +254,9 @@ func (d *Decoder) marker(p []byte) {
 		if end > start {
 			e.Dur = end - start
 		}
+		if n, ok := profilerStep(d.strs.Get(name)); ok && kind == tracer.KindRange {
+			e.Kind, e.Value = tracer.KindStep, n
+		}
 		d.events = append(d.events, e)
 	}
 	switch {
@@ -291,4 +296,15 @@ func (d *Decoder) Open() int {
 		n += len(s)
 	}
 	return n
+}
+
+// profilerStep returns N for PyTorch's "ProfilerStep#N" range name, which
+// becomes a KindStep event (as in the Kineto importer).
+func profilerStep(name string) (int64, bool) {
+	const p = "ProfilerStep#"
+	if !strings.HasPrefix(name, p) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(name[len(p):], 10, 64)
+	return n, err == nil && n >= 0
 }

@@ -89,16 +89,19 @@ func TestDecode(t *testing.T) {
 	var c chunkB
 	c.entry(TagSymbol, symbol(16, "attn_fwd"))
 	c.entry(TagSymbol, symbol(17, "Cijk_Ailk_Bljk"))
-	c.entry(TagMarker, marker(1, 1, 100, 1000, 0, "rollout"))    // push on thread 100
-	c.entry(TagMarker, marker(1, 1, 100, 1100, 0, "forward"))    // nested push
-	c.entry(TagMarker, marker(1, 1, 200, 1150, 0, "loader"))     // other thread
-	c.entry(TagAPI, apiRec(7, 1, 1200, 1210, 100))               // hipLaunchKernel
-	c.entry(TagMarker, marker(2, 1, 100, 1300, 0, ""))           // pop forward
-	c.entry(TagMarker, marker(0, 1, 100, 1350, 0, "checkpoint")) // mark
-	c.entry(TagMarker, marker(3, 2, 100, 1400, 77, "prefetch"))  // start (exit phase has the id)
-	c.entry(TagMarker, marker(2, 1, 200, 1500, 0, ""))           // pop loader
-	c.entry(TagMarker, marker(4, 1, 200, 1600, 77, ""))          // stop on another thread
-	c.entry(TagMarker, marker(2, 1, 300, 1700, 0, ""))           // pop with nothing open
+	c.entry(TagMarker, marker(1, 1, 100, 900, 0, "ProfilerStep#4")) // a step: KindStep, Value 4
+	c.entry(TagMarker, marker(1, 1, 100, 1000, 0, "rollout"))       // push on thread 100
+	c.entry(TagMarker, marker(1, 1, 100, 1100, 0, "forward"))       // nested push
+	c.entry(TagMarker, marker(1, 1, 200, 1150, 0, "loader"))        // other thread
+	c.entry(TagAPI, apiRec(7, 1, 1200, 1210, 100))                  // hipLaunchKernel
+	c.entry(TagMarker, marker(2, 1, 100, 1300, 0, ""))              // pop forward
+	c.entry(TagMarker, marker(0, 1, 100, 1350, 0, "checkpoint"))    // mark
+	c.entry(TagMarker, marker(3, 2, 100, 1400, 77, "prefetch"))     // start (exit phase has the id)
+	c.entry(TagMarker, marker(2, 1, 200, 1500, 0, ""))              // pop loader
+	c.entry(TagMarker, marker(4, 1, 200, 1600, 77, ""))             // stop on another thread
+	c.entry(TagMarker, marker(2, 1, 300, 1700, 0, ""))              // pop with nothing open
+	c.entry(TagMarker, marker(1, 1, 400, 1800, 0, "ProfilerStep#4"))
+	c.entry(TagMarker, marker(2, 1, 400, 1900, 0, ""))
 	c.entry(TagDispatch, dispatchRec(184, 1, 100, 2000, 2750, 0xABC0, 0x7F00, 16))
 	c.entry(TagDispatch, dispatchRec(200, 2, 100, 3000, 3300, 0xABC0, 0x7F10, 17)) // a newer, longer record
 	c.entry(TagDispatch, dispatchRec(64, 3, 100, 4000, 4100, 0, 0, 0))             // too short: skipped
@@ -141,6 +144,7 @@ func TestDecode(t *testing.T) {
 		{tracer.KindInstant, "checkpoint", 1350, 0, 100, -1, 0, 0, 0},
 		{tracer.KindRange, "loader", 1150, 350, 200, -1, 0, 0, 0},
 		{tracer.KindRange, "prefetch", 1400, 200, 100, -1, 0, 0, 0}, // started on 100, stopped on 200
+		{tracer.KindStep, "ProfilerStep#4", 1800, 100, 400, -1, 0, 0, 4},
 		{tracer.KindKernel, "attn_fwd", 2000, 750, 100, 0, 0, 1, 0},
 		{tracer.KindKernel, "Cijk_Ailk_Bljk", 3000, 300, 100, 0, 1, 2, 0},
 		{tracer.KindKernel, "<kernel_id 99>", 5000, 100, 100, 1, 0, 4, 0},
@@ -159,7 +163,7 @@ func TestDecode(t *testing.T) {
 	if st.Short != 1 || st.Dropped != 7 || st.Unknown != 1 || st.Unpaired != 1 || st.NoName != 1 {
 		t.Errorf("stats %+v", st)
 	}
-	if d.Open() != 1 { // "rollout" still pushed
+	if d.Open() != 2 { // "ProfilerStep#4" and "rollout" still pushed
 		t.Errorf("open ranges %d, want 1", d.Open())
 	}
 	// Strings arrive once, in ID order.

@@ -27,7 +27,8 @@ import (
 //     kept per (globalTid, correlationId): the lowest eventClass;
 //   - NVTX_EVENTS eventType 59 (push/pop) and 60 (start/end) → KindRange,
 //     34 (mark) → KindInstant, named by the inline text or StringIds[textId];
-//     other types (domain creation, thread names) are skipped;
+//     other types (domain creation, thread names) are skipped; a range
+//     named "ProfilerStep#N" becomes KindStep with Value N;
 //   - TARGET_INFO_GPU → Devices; the metadata table and
 //     TARGET_INFO_SESSION_START_TIME → Meta.
 //
@@ -253,6 +254,7 @@ func nsysNVTX(s *sqliteSchema, t *tracer.Trace, strs map[int64]string) error {
 				t.Warn(fmt.Sprintf("%s: NVTX range %q at %d ends before it starts; duration set to 0", s.path, name, start.Int64))
 			}
 		}
+		asStep(&e, name)
 		t.Events = append(t.Events, e)
 		return nil
 	})

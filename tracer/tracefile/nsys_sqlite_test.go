@@ -130,8 +130,8 @@ func newDB(t testing.TB, name string) (*sql.DB, string) {
 // A schema 3.x export. No real one is in shared/traces, so this fixture is
 // hand-made from the export schema as NVIDIA documents it (metadata table
 // META_DATA_EXPORT, names through StringIds, ENUM_NSYS_EVENT_CLASS,
-// NVTX textId); every expected value below is counted by hand from the
-// INSERTs.
+// NVTX textId, a PyTorch "ProfilerStep#7" range); every expected value
+// below is counted by hand from the INSERTs.
 func TestNsysSQLiteSchema3Fixture(t *testing.T) {
 	p := buildNsys3Fixture(t)
 	tr, err := Open(p, Options{})
@@ -159,8 +159,9 @@ func TestNsysSQLiteSchema3Fixture(t *testing.T) {
 		e := &tr.Events[i]
 		switch {
 		case e.Kind == tracer.KindKernel && e.Corr == 10:
-			if r := rangesOf(tr, e); !slices.Equal(r, []string{"forward"}) || e.PID != 3430008 {
-				t.Errorf("kernel 1: ranges %v pid %d", r, e.PID)
+			// ProfilerStep#7 [700, 8000) became a step, not a range.
+			if r := rangesOf(tr, e); !slices.Equal(r, []string{"forward"}) || e.PID != 3430008 || tr.Contexts[e.Ctx].Step != 7 {
+				t.Errorf("kernel 1: ranges %v pid %d step %d", r, e.PID, tr.Contexts[e.Ctx].Step)
 			}
 		case e.Kind == tracer.KindKernel && e.Corr == 11:
 			if r := rangesOf(tr, e); !slices.Equal(r, []string{"forward", "step 1"}) || e.Stream != 13 {
@@ -235,7 +236,7 @@ func buildNsys3Fixture(tb testing.TB) string {
 			text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, jsonTextId INTEGER, jsonText TEXT)`,
 		`INSERT INTO NVTX_EVENTS (start,end,eventType,text,globalTid,textId) VALUES
 			(800,7000,59,NULL,`+itoa(gt)+`,5),(950,NULL,34,'mark here',`+itoa(gt)+`,NULL),(4800,5200,59,'step 1',`+itoa(gt)+`,NULL),
-			(10,NULL,75,'my domain',`+itoa(gt)+`,NULL)`,
+			(10,NULL,75,'my domain',`+itoa(gt)+`,NULL),(700,8000,59,'ProfilerStep#7',`+itoa(gt)+`,NULL)`,
 		`CREATE TABLE TARGET_INFO_GPU (id INTEGER NOT NULL, name TEXT, totalMemory INTEGER, smCount INTEGER, computeMajor INTEGER, computeMinor INTEGER, cuDevice INTEGER)`,
 		`INSERT INTO TARGET_INFO_GPU VALUES (0,'NVIDIA H100 80GB HBM3',85520809984,132,9,0,0)`,
 	)

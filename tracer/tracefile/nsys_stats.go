@@ -22,7 +22,7 @@ import (
 //     "CorrId" and Value ≈ bytes from the rounded "Bytes (MB)" (MB = 10^6
 //     bytes); cuda_api_trace (has "Result" or "CorrID") → KindRuntime with
 //     Corr, PID, TID; anything else (nvtx_pushpop_trace with PID, TID, Lvl,
-//     RangeId …) → KindRange;
+//     RangeId …) → KindRange ("ProfilerStep#N" → KindStep, Value N);
 //   - summaries — "Total Time (ns)", "Instances"/"Num Calls"/"Count", and a
 //     "Name", "Range" or "Operation" column (cuda_gpu_kern_sum, nvtx_sum,
 //     cuda_api_sum, cuda_gpu_mem_time_sum; older gpukernsum/nvtxsum) →
@@ -211,6 +211,7 @@ func readNsysStatsTrace(tab *csvTable, t *tracer.Trace) error {
 			}
 			e.TID = int32Of(th)
 		}
+		asStep(&e, name)
 		t.Events = append(t.Events, e)
 	}
 }

@@ -30,7 +30,8 @@ import (
 //     ("MEMORY_COPY_HOST_TO_DEVICE"), Value = size in bytes;
 //   - rocpd_region whose event category contains "MARKER" → KindRange
 //     named by the roctx message (event extdata $.message, else the region
-//     name); other regions (HIP_RUNTIME_API, HSA_CORE_API …) →
+//     name; "ProfilerStep#N" → KindStep, Value N); other regions
+//     (HIP_RUNTIME_API, HSA_CORE_API …) →
 //     KindRuntime with their correlation id;
 //   - rocpd_sample with a MARKER category → KindInstant;
 //   - rocpd_info_agent (GPU rows) → Devices; rocpd_metadata → Meta.
@@ -261,6 +262,7 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 			} else if e.Corr != 0 {
 				e.Corr |= space()
 			}
+			asStep(&e, n)
 			t.Events = append(t.Events, e)
 			return nil
 		}); err != nil {

@@ -27,7 +27,8 @@ import (
 //   - marker_api_trace.csv / hip_api_trace.csv / hsa_api_trace.csv: Domain,
 //     Function, Start_Timestamp, End_Timestamp → for MARKER domains a
 //     KindRange (or KindInstant when start == end) named by Function (the
-//     roctx message); for other domains a KindRuntime call;
+//     roctx message); for other domains a KindRuntime call; a range named
+//     "ProfilerStep#N" becomes KindStep with Value N (as in Kineto);
 //   - *_stats.csv (`--stats`): Name, Calls, TotalDurationNs … → a
 //     summary-only trace (SummaryOnly, Summary rows);
 //   - rocprof v1/v2 timestamps.csv / results.csv: Kernel_Name (KernelName),
@@ -354,6 +355,7 @@ func readRocprofAPI(tab *csvTable, t *tracer.Trace) error {
 		if e.Kind == tracer.KindRuntime {
 			e.Corr = uint64(c)
 		}
+		asStep(&e, fn)
 		t.Events = append(t.Events, e)
 	}
 }

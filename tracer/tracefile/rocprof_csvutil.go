@@ -10,6 +10,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/rlktop/rlktop/tracer"
 )
 
 // This file holds the CSV plumbing shared by the rocprof and nsys-stats
@@ -296,4 +298,19 @@ func saneNumber(s string) bool {
 		}
 	}
 	return true
+}
+
+// asStep turns an annotation range named "ProfilerStep#N" (PyTorch's step
+// marker, which reaches NVTX/roctx under emit_nvtx or record_function) into
+// a KindStep event with Value N, as the Kineto importer does.
+func asStep(e *tracer.Event, name string) {
+	const p = "ProfilerStep#"
+	if e.Kind != tracer.KindRange || !strings.HasPrefix(name, p) {
+		return
+	}
+	n, err := strconv.ParseInt(name[len(p):], 10, 64)
+	if err != nil || n < 0 {
+		return
+	}
+	e.Kind, e.Value = tracer.KindStep, n
 }

@@ -34,7 +34,8 @@ import (
 // shows), else demangled_kernel_name, else kernel_name. Device is the GPU
 // ordinal of the dispatch's agent. Marker records become KindRange named by
 // their roctx message (KindInstant when start == end); HIP/HSA API records
-// become KindRuntime carrying their correlation id. With several processes
+// become KindRuntime carrying their correlation id. A range named
+// "ProfilerStep#N" becomes KindStep with Value N. With several processes
 // in one file, the n-th process's correlation ids are offset by n<<48.
 // The whole file is decoded in memory.
 
@@ -317,6 +318,7 @@ func rocprofJSONProcess(t *tracer.Trace, p *rpTool, corrSpace uint64, devSeen ma
 		if kind != tracer.KindRuntime {
 			e.Corr = 0
 		}
+		asStep(&e, name)
 		t.Events = append(t.Events, e)
 	}
 	return nil
