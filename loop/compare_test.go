@@ -14,8 +14,9 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-// rlktopBin is the rlktop binary TestMain builds for the built-in loop's
-// child ("" when the build failed; buildErr says why).
+// rlktopBin is the built-in loop's child binary TestMain builds:
+// testdata/comparechild, which takes the argv loop.Live gives the rlktop
+// binary ("" when the build failed; buildErr says why).
 var (
 	rlktopBin string
 	buildErr  error
@@ -25,9 +26,9 @@ func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "rlktop-loop-test-")
 	if err == nil {
 		rlktopBin = filepath.Join(dir, "rlktop")
-		out, err := exec.Command("go", "build", "-o", rlktopBin, "github.com/rlktop/rlktop/cmd/rlktop").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", rlktopBin, "./testdata/comparechild").CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/rlktop: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go build ./testdata/comparechild: %v\n%s", err, out)
 			rlktopBin = ""
 		}
 	} else {
