@@ -1403,10 +1403,6 @@ func (d *kdec) checkNesting() {
 	if last != nil {
 		threads[lastKey] = last
 	}
-	before := func(a, b int32) bool { // outermost first: earlier start, then longer
-		ea, eb := &t.Events[a], &t.Events[b]
-		return ea.Start < eb.Start || ea.Start == eb.Start && ea.Dur > eb.Dur
-	}
 	n := 0
 	var first [2]int32
 	var stack, tmp []int32
@@ -1414,7 +1410,7 @@ func (d *kdec) checkNesting() {
 		// Kineto writes each thread's events as a few sorted runs (the
 		// operators, then the runtime calls): a natural merge sort is
 		// linear per run.
-		idx, tmp = kMergeRuns(idx, tmp, before)
+		idx, tmp = kMergeRuns(t.Events, idx, tmp)
 		stack = stack[:0]
 		for _, i := range idx {
 			e := &t.Events[i]
@@ -1438,19 +1434,38 @@ func (d *kdec) checkNesting() {
 	}
 }
 
-// kMergeRuns sorts x by less with a bottom-up natural merge sort (stable;
-// O(n log r) for r ascending runs), using tmp as scratch; it returns the
-// sorted slice and the scratch for reuse.
-func kMergeRuns(x, tmp []int32, less func(a, b int32) bool) ([]int32, []int32) {
+// kMergeRuns sorts the event indices x, outermost first (earlier Start,
+// then longer Dur), with a bottom-up natural merge sort: stable, O(n log r)
+// for r ascending runs. Kineto writes each thread's events as a few sorted
+// runs (the operators, then the runtime calls), so this is near linear.
+// tmp is scratch; the sorted slice and the scratch are returned.
+func kMergeRuns(ev []tracer.Event, x, tmp []int32) ([]int32, []int32) {
 	n := len(x)
 	if n < 2 {
 		return x, tmp
 	}
-	var runs []int // run starts, then n
-	runs = append(runs, 0)
+	before := func(a, b int32) bool {
+		ea, eb := &ev[a], &ev[b]
+		return ea.Start < eb.Start || ea.Start == eb.Start && ea.Dur > eb.Dur
+	}
+	runs := []int{0}
 	for i := 1; i < n; i++ {
-		if less(x[i], x[i-1]) {
-			runs = append(runs, i)
+		if before(x[i], x[i-1]) {
+			// A short step back (a few events written late) is fixed by
+			// insertion instead of starting a run.
+			j := i
+			for j > runs[len(runs)-1] && i-j < 8 && before(x[j], x[j-1]) {
+				x[j], x[j-1] = x[j-1], x[j]
+				j--
+			}
+			if j > runs[len(runs)-1] && before(x[j], x[j-1]) {
+				// Too far back: undo nothing (the prefix stays sorted up
+				// to j) and start a new run at i's original place.
+				for k := j; k < i; k++ {
+					x[k], x[k+1] = x[k+1], x[k]
+				}
+				runs = append(runs, i)
+			}
 		}
 	}
 	runs = append(runs, n)
@@ -1468,11 +1483,13 @@ func kMergeRuns(x, tmp []int32, less func(a, b int32) bool) ([]int32, []int32) {
 			}
 			i, j, o := lo, mid, lo
 			for i < mid && j < hi {
-				if less(x[j], x[i]) {
-					tmp[o] = x[j]
+				a, b := x[i], x[j]
+				ea, eb := &ev[a], &ev[b]
+				if eb.Start < ea.Start || eb.Start == ea.Start && eb.Dur > ea.Dur {
+					tmp[o] = b
 					j++
 				} else {
-					tmp[o] = x[i]
+					tmp[o] = a
 					i++
 				}
 				o++
@@ -1481,7 +1498,6 @@ func kMergeRuns(x, tmp []int32, less func(a, b int32) bool) ([]int32, []int32) {
 			copy(tmp[o:], x[j:hi])
 			next = append(next, hi)
 		}
-		// next[0] is 0 and the last entry is n.
 		runs = next
 		x, tmp = tmp, x
 	}

@@ -519,14 +519,43 @@ func TestKinetoTruncatedGzip(t *testing.T) {
 }
 
 func TestKinetoMergeRuns(t *testing.T) {
-	vals := []int32{5, 3, 9, 1, 1, 8, 2, 7, 7, 0, 4, 6, 6, 2, 9, 3}
-	for n := 0; n <= len(vals); n++ {
-		x := slices.Clone(vals[:n])
+	seed := uint64(7)
+	rnd := func(n int) int {
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return int(seed>>33) % n
+	}
+	for trial := 0; trial < 200; trial++ {
+		n := rnd(300)
+		ev := make([]tracer.Event, n)
+		x := make([]int32, n)
+		for i := range ev {
+			switch trial % 3 {
+			case 0: // random
+				ev[i].Start = int64(rnd(50))
+			case 1: // two sorted runs with a few late events
+				ev[i].Start = int64(i%(n/2+1)*10 + rnd(3)*rnd(2)*-25)
+			default: // ascending with short steps back
+				ev[i].Start = int64(i*5 - rnd(4)*rnd(2)*12)
+			}
+			ev[i].Dur = int64(rnd(5))
+			x[i] = int32(i)
+		}
 		want := slices.Clone(x)
-		slices.Sort(want)
-		got, _ := kMergeRuns(x, nil, func(a, b int32) bool { return a < b })
-		if !slices.Equal(got, want) {
-			t.Errorf("n=%d: %v, want %v", n, got, want)
+		slices.SortStableFunc(want, func(a, b int32) int {
+			ea, eb := &ev[a], &ev[b]
+			if c := kCmpI64(ea.Start, eb.Start); c != 0 {
+				return c
+			}
+			return kCmpI64(eb.Dur, ea.Dur)
+		})
+		got, _ := kMergeRuns(ev, x, nil)
+		for k := range got {
+			if ev[got[k]].Start != ev[want[k]].Start || ev[got[k]].Dur != ev[want[k]].Dur {
+				t.Fatalf("trial %d n=%d: position %d holds %+v, want %+v", trial, n, k, ev[got[k]], ev[want[k]])
+			}
+		}
+		if len(got) != n {
+			t.Fatalf("lost elements")
 		}
 	}
 }
