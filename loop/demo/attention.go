@@ -103,9 +103,10 @@ const (
 // streams over keys with an online softmax (Milakov & Gimelshein 2018;
 // FlashAttention's forward): per query a running max m, normaliser l and
 // accumulator acc, rescaled by exp(m_old − m_new) when a key block raises
-// the max. Scores never leave a 4×32 stack tile. Q (pre-scaled by 1/√dh),
-// K and V of one (batch, head) are first packed contiguously ([T,dh] each,
-// qpack/kpack/vpack need T·dh) and each key row loaded is used by 4 queries.
+// the max. Scores never leave a 4×32 stack tile. Q (pre-scaled by 1/√dh)
+// and K of one (batch, head) are first packed contiguously ([T,dh]), V
+// transposed ([dh,T]; qpack/kpack/vpack need T·dh each), and each key row
+// loaded is used by 4 queries.
 func attnFused(o, lse, q, k, v, qpack, kpack, vpack []float32, D int, sh attnShape) {
 	T, dh, ld := sh.T, sh.dh, sh.ld
 	var sc [fusedQueryBlock][fusedKeyBlock]float32
@@ -118,7 +119,9 @@ func attnFused(o, lse, q, k, v, qpack, kpack, vpack []float32, D int, sh attnSha
 			for j := 0; j < T; j++ {
 				src := (b*T+j)*ld + h*dh
 				copy(kp[j*dh:j*dh+dh], k[src:src+dh])
-				copy(vp[j*dh:j*dh+dh], v[src:src+dh])
+				for t, vv := range v[src : src+dh] {
+					vp[t*T+j] = vv // V transposed: [dh, T]
+				}
 				qd, qs := qp[j*dh:j*dh+dh], q[src:src+dh]
 				for t := range qd {
 					qd[t] = qs[t] * sh.scale
@@ -172,17 +175,25 @@ func attnFused(o, lse, q, k, v, qpack, kpack, vpack []float32, D int, sh attnSha
 						}
 						l[qi] += ls
 					}
-					for jj := 0; jj < nk; jj++ {
-						vj := vp[(j0+jj)*dh : (j0+jj)*dh+dh]
-						vj = vj[:len(a0)]
-						p0, p1, p2, p3 := sc[0][jj], sc[1][jj], sc[2][jj], sc[3][jj]
-						a1, a2, a3 := a1[:len(a0)], a2[:len(a0)], a3[:len(a0)]
-						for t, vv := range vj {
-							a0[t] += p0 * vv
-							a1[t] += p1 * vv
-							a2[t] += p2 * vv
-							a3[t] += p3 * vv
+					// acc_r[t] += Σ_jj p_r[jj]·V[jj,t], over the transposed V
+					// so both operands stream contiguously and the four sums
+					// stay in registers.
+					p0r, p1r, p2r, p3r := sc[0][:nk], sc[1][:nk], sc[2][:nk], sc[3][:nk]
+					a1, a2, a3 := a1[:len(a0)], a2[:len(a0)], a3[:len(a0)]
+					for t := range a0 {
+						vr := vp[t*T+j0 : t*T+j0+nk]
+						p0r, p1r, p2r, p3r := p0r[:len(vr)], p1r[:len(vr)], p2r[:len(vr)], p3r[:len(vr)]
+						var x0, x1, x2, x3 float32
+						for jj, vv := range vr {
+							x0 += p0r[jj] * vv
+							x1 += p1r[jj] * vv
+							x2 += p2r[jj] * vv
+							x3 += p3r[jj] * vv
 						}
+						a0[t] += x0
+						a1[t] += x1
+						a2[t] += x2
+						a3[t] += x3
 					}
 				}
 				for qi := 0; qi < nq; qi++ {
@@ -200,8 +211,9 @@ func attnFused(o, lse, q, k, v, qpack, kpack, vpack []float32, D int, sh attnSha
 }
 
 // attnFusedRow is attnFused for one query row (the T mod 4 rows left over
-// by the 4-query tiles), same online softmax over key blocks.
-func attnFusedRow(o []float32, lse *float32, q, kp, vp, acc []float32, T int) {
+// by the 4-query tiles), same online softmax over key blocks; vT is V
+// transposed ([dh, T]).
+func attnFusedRow(o []float32, lse *float32, q, kp, vT, acc []float32, T int) {
 	dh := len(q)
 	clear(acc)
 	m, l := negInf32, float32(0)
@@ -225,7 +237,10 @@ func attnFusedRow(o []float32, lse *float32, q, kp, vp, acc []float32, T int) {
 		for jj := 0; jj < nk; jj++ {
 			p := expf(sc[jj] - m)
 			l += p
-			axpy(acc, p, vp[(j0+jj)*dh:(j0+jj)*dh+dh])
+			sc[jj] = p
+		}
+		for t := range acc {
+			acc[t] += dot(sc[:nk], vT[t*T+j0:t*T+j0+nk])
 		}
 	}
 	inv := 1 / l
