@@ -60,3 +60,40 @@ func TestLoopRunsAndTraces(t *testing.T) {
 		t.Errorf("set nope: %v", err)
 	}
 }
+
+// TestLoopDeterministic: the same seed gives the same actions, losses and
+// weights bit for bit (gonum's GEMM gives each output block to one worker
+// with a fixed summation order, so its parallelism does not change sums).
+func TestLoopDeterministic(t *testing.T) {
+	run := func() ([]int32, []float32) {
+		c := smallCfg()
+		c.UpdateEvery = 2
+		l, err := New(c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var acts []int32
+		var losses []float32
+		for i := 0; i < 6; i++ {
+			st, err := l.Step()
+			if err != nil {
+				t.Fatal(err)
+			}
+			acts = append(acts, l.actions...)
+			losses = append(losses, st.PolicyLoss, st.ValueLoss, st.GradNorm)
+		}
+		return acts, append(losses, l.model.blocks[0].wqkv.W[:64]...)
+	}
+	a1, l1 := run()
+	a2, l2 := run()
+	for i := range a1 {
+		if a1[i] != a2[i] {
+			t.Fatalf("action %d differs: %d vs %d", i, a1[i], a2[i])
+		}
+	}
+	for i := range l1 {
+		if math.Float32bits(l1[i]) != math.Float32bits(l2[i]) {
+			t.Fatalf("value %d differs: %g vs %g", i, l1[i], l2[i])
+		}
+	}
+}

@@ -65,13 +65,14 @@ func scanSerial(x []float32) {
 // each of which is data-parallel (one GPU thread per element).
 //
 // Error bound (stated and tested, TestScanULP): with u = 2^-24, x ≥ 0 and
-// S_i the exact prefix, the serial result is within γ(i)·S_i and the
-// Sklansky result within γ(⌈log2(i+1)⌉)·S_i of S_i (each result is a sum
-// tree of depth i resp. ⌈log2(i+1)⌉; Higham, Accuracy and Stability, §4.2),
-// where γ(k) = k·u/(1−k·u). So |serial_i − sklansky_i| ≤
-// (γ(i) + γ(⌈log2(i+1)⌉))·S_i, i.e. at most 2·(i+⌈log2(i+1)⌉)+1 ulps of
-// S_i (an ulp of y ≥ u·y... ≤ 2u·y). For the top-p cut at p the relevant
-// entries have S_i ≤ 1.
+// S_i the exact prefix sum of x[0..i], the serial result is within
+// γ(i)·S_i of S_i and the Sklansky result within γ(⌈log2(i+1)⌉)·S_i
+// (each is a sum tree of depth i resp. ⌈log2(i+1)⌉; Higham, Accuracy and
+// Stability of Numerical Algorithms, §4.2), γ(k) = k·u/(1−k·u). Since
+// u·y ≤ ulp(y) for float32 y > 0, the two differ by at most
+// i + ⌈log2(i+1)⌉ + 1 ulps of S_i (worst seen in the test: about 100 ulps
+// at i ≈ 6500; the top-p cut compares against p ≤ 1, so this moves the cut
+// only when the cumulative mass is within that many ulps of p).
 func scanSklansky(x []float32) {
 	n := len(x)
 	for d := 1; d < n; d <<= 1 {
