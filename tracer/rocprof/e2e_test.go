@@ -398,3 +398,12 @@ func TestPauseResume(t *testing.T) {
 		t.Errorf("received %d events, delivered %d", len(h.recv.events), len(h.manifest))
 	}
 }
+
+// TestNobodyListening: RLKTOP_SOCKET names a socket nobody listens on; the
+// tool switches its context off, and the program runs to the end.
+func TestNobodyListening(t *testing.T) {
+	h := runHost(t, false, wire.EnvSocket+"="+filepath.Join(t.TempDir(), "nobody.sock"), "FAKE_DISPATCHES=100")
+	if h.summary["client"] != "rlktop" || h.summary["started_after"] != "0" || !strings.Contains(h.stderr, "switched off") {
+		t.Errorf("summary %v, stderr %q", h.summary, h.stderr)
+	}
+}

@@ -166,7 +166,9 @@ func drain() {
 	devs := devices(dec)
 	var s *wire.AsyncSender
 	if conn, err := wire.DialEnv(dialTimeout); err != nil {
-		fmt.Fprintf(os.Stderr, "rlktop rocprof[%d]: %v; records are discarded\n", os.Getpid(), err)
+		// Nobody to send to: stop the context so the process pays nothing.
+		fmt.Fprintf(os.Stderr, "rlktop rocprof[%d]: %v; rocprofiler tracing switched off\n", os.Getpid(), err)
+		C.rlkroc_set_tracing(0)
 	} else {
 		s = wire.NewAsyncSender(conn, 1<<18)
 		host, _ := os.Hostname()

@@ -10,8 +10,9 @@
  *     up with dlsym in the already loaded SDK, so that nothing links
  *     against librocprofiler-sdk at build time;
  *   - the SDK's threads and the application's threads never wait on Go or
- *     the socket: records go into chunks under a short mutex; a full ring
- *     discards the oldest-to-be chunk and counts its entries;
+ *     the socket: records go into chunks under a short mutex; when the ring
+ *     of full chunks is full, the chunk being filled is discarded and its
+ *     entries counted (ring_dropped);
  *   - records are copied by the size field they carry (newer SDKs append
  *     fields), at most RLKTOP_ROCPROF_MAX_RECORD bytes;
  *   - a forked child goes inert (no Go runs there).
@@ -301,10 +302,13 @@ static void tool_fini(void *tool_data) {
 
 static int tool_init(rlk_rp_client_finalize_t fini, void *tool_data) {
 	(void)fini, (void)tool_data;
+	static int called;
+	if (__atomic_exchange_n(&called, 1, __ATOMIC_ACQ_REL)) return info.error[0] ? -1 : 0;
 	owner_pid = getpid();
 	chunk_bytes = (size_t)env_long("RLKTOP_ROCPROF_CHUNK_KB", 1024, 4, 65536) << 10;
 	max_record = (size_t)env_long("RLKTOP_ROCPROF_MAX_RECORD", 4096, 64, 1 << 20);
 	if (max_record + 8 > chunk_bytes) max_record = chunk_bytes - 8;
+	max_record &= ~(size_t)7; /* an entry (8-byte header + padded payload) always fits a chunk */
 	ring_cap = (unsigned)env_long("RLKTOP_ROCPROF_RING", 64, 1, RING_MAX);
 	info.chunk_bytes = chunk_bytes;
 	info.ring_cap = ring_cap;
