@@ -1,49 +1,5 @@
 package tracefile
 
-// Kineto / Chrome trace-event JSON importer.
-//
-// Reads the JSON Object Format ({"traceEvents": [...], "deviceProperties":
-// [...], "distributedInfo": {...}, ...} with keys in any order) and the JSON
-// Array Format ([{...}, ...], whose closing "]" may be missing and whose last
-// event may be followed by a comma, as the trace-event format allows).
-//
-// Decisions, each deliberate:
-//   - ts/dur are decimal microseconds parsed exactly to int64 ns
-//     (parseMicrosNs): integer, fraction and exponent forms, as JSON numbers
-//     or strings ("123.5"); digits below 1 ns are rounded half to even.
-//     displayTimeUnit is a display hint and changes nothing.
-//   - Phases: X kept (a missing dur counts as 0 and is warned about once);
-//     B/E matched last-in-first-out per (pid, tid): an E closes the most
-//     recent open B on its thread whatever its name (as Chrome's trace viewer
-//     does), with a warning when a non-empty E name differs from the B name;
-//     an E with no open B, an E earlier than its B, and a B never closed are
-//     skipped with a warning giving the byte offset. i/I/n instants are kept
-//     as KindInstant (Dur 0). C counters become tracer.Counters, one per
-//     numeric arg, named "<event name>.<arg name>", Device -1. M metadata
-//     (process_labels "GPU N") maps pids to devices for GPU events without
-//     args.device. Flow events (s/f/t, Kineto's "ac2g" included — the
-//     correlation args already link launches to GPU work) and all other
-//     phases (P samples, b/e async, O objects, …) are skipped and counted
-//     in Trace.Meta["skipped_events"].
-//   - Categories are matched case-insensitively (see kindOfCategory); events
-//     of an unknown category are kept as KindUnknown on their CPU thread.
-//   - GPU events (kernel, memcpy, memset, gpu_user_annotation): Device is
-//     args.device, else the numeric pid; Stream is args.stream, else the tid;
-//     TID is -1 (tracer.Trace.Link finds the launching thread through the
-//     correlation id).
-//   - Correlation: args.correlation; for GPU and launch events without it,
-//     args["correlation id"], then args["External id"] / ["external id"].
-//   - pid/tid: integers in int32 range are kept; strings holding such an
-//     integer ("7") are parsed; anything else ("stream 7", "Spans", "",
-//     3239786240) gets a stable id per trace counting down from -2, in order
-//     of first appearance.
-//   - Names are interned once (Trace.Strings); escapes are decoded only when
-//     a backslash is present.
-//
-// Errors are *Error with the byte offset (in the uncompressed stream), the
-// field and a hint. When some events were read before the error, Read
-// returns the linked partial trace together with the error.
-
 import (
 	"bytes"
 	"encoding/binary"
@@ -84,9 +40,73 @@ func sniffKineto(head []byte) bool {
 }
 
 // ReadKineto parses Kineto / Chrome trace-event JSON from r (uncompressed)
-// into a linked trace. path is used in messages only. On bad input it
-// returns a *Error; when events were read before the problem, the partial
-// (linked) trace is returned with it.
+// into a linked trace; path is used in messages only. Open and Read reach it
+// through the "kineto" format.
+//
+// It reads the JSON Object Format ({"traceEvents": [...],
+// "deviceProperties": [...], "distributedInfo": {...}, ...} with keys in any
+// order; other scalar keys go to Trace.Meta) and the JSON Array Format
+// ([{...}, ...], whose closing "]" may be missing and whose last event may
+// be followed by a comma, as the trace-event format allows).
+//
+// Decisions, each deliberate:
+//
+//   - ts/dur are decimal microseconds parsed exactly to int64 ns
+//     (parseMicrosNs): integer, fraction and exponent forms, as JSON numbers
+//     or strings ("123.5"); digits below 1 ns are rounded half to even.
+//     displayTimeUnit is a display hint and changes nothing.
+//
+//   - Phases: X kept (a missing dur counts as 0 and is warned about once);
+//     B/E matched last-in-first-out per (pid, tid): an E closes the most
+//     recent open B on its thread whatever its name (as Chrome's trace viewer
+//     does), with a warning when a non-empty E name differs from the B name;
+//     an E with no open B, an E earlier than its B, and a B never closed are
+//     skipped with a warning giving the byte offset. i/I/n instants are kept
+//     as KindInstant (Dur 0). C counters become tracer.Counters, one per
+//     numeric arg, named "<event name>.<arg name>", Device -1. M metadata
+//     (process_labels "GPU N") maps pids to devices for GPU events without
+//     args.device. Flow events (s/f/t, Kineto's "ac2g" included — the
+//     correlation args already link launches to GPU work) and all other
+//     phases (P samples, b/e async, O objects, …) are skipped and counted
+//     in Trace.Meta["skipped_events"].
+//
+//   - Categories, matched case-insensitively: kernel → KindKernel;
+//     gpu_memcpy, memcpy → KindMemcpy and gpu_memset, memset → KindMemset
+//     (Value = args.bytes); cuda_runtime, runtime → KindRuntime;
+//     cuda_driver, driver → KindDriver; cpu_op, operator → KindCPUOp;
+//     user_annotation → KindRange, or KindStep with Value N for names
+//     "ProfilerStep#N"; gpu_user_annotation → KindGPURange; python_function
+//     → KindPython; cuda_sync → KindSync; overhead → KindOverhead. Events of
+//     any other category are kept as KindUnknown on their CPU thread.
+//
+//   - GPU events (kernel, memcpy, memset, gpu_user_annotation): Device is
+//     args.device, else the numeric pid; Stream is args.stream, else the tid;
+//     TID is -1 (tracer.Trace.Link finds the launching thread through the
+//     correlation id).
+//
+//   - Correlation: args.correlation; for GPU and launch events without it,
+//     args["correlation id"], then args["External id"] / ["external id"].
+//
+//   - pid/tid: integers in int32 range are kept; strings holding such an
+//     integer ("7") are parsed; anything else ("stream 7", "Spans", "",
+//     3239786240) gets a stable id per trace counting down from -2, in order
+//     of first appearance.
+//
+//   - Names are interned once (Trace.Strings); escapes are decoded only when
+//     a backslash is present.
+//
+//   - JSON: NaN, Infinity and -Infinity are accepted as numbers (Python's
+//     json writes them); inside values the importer skips (unknown keys'
+//     objects and arrays) only brackets and strings are checked.
+//
+//   - Memory: events go into one array sized from opts.FileSize (or into
+//     chunks joined once); about 72 bytes per kept event, no per-event
+//     strings. The JSON is read through a 64 KiB–4 MiB window, never whole.
+//
+// Errors are *Error with the byte offset (in the uncompressed stream), the
+// field and a hint. When some events were read before the error, the
+// linked partial trace is returned together with the error, so callers can
+// keep it.
 func ReadKineto(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 	d := &kdec{
 		s:         newScan(r),
@@ -942,10 +962,8 @@ func (d *kdec) parseArgs(w *kwin, start int64) error {
 				ev.argLabels = kspan{a: w.base + int64(a), b: w.base + int64(b), esc: esc, kind: kind}
 			}
 		}
-		if kind == kvNumber && ev.ph == 'C' || ev.ph == 0 {
-			if kind == kvNumber {
-				ev.nums = append(ev.nums, kNumArg{key: kspan{a: w.base + int64(ka), b: w.base + int64(kb), kind: kvString}, val: kspan{a: w.base + int64(a), b: w.base + int64(b), kind: kvNumber}})
-			}
+		if kind == kvNumber && (ev.ph == 'C' || ev.ph == 0) { // counter values
+			ev.nums = append(ev.nums, kNumArg{key: kspan{a: w.base + int64(ka), b: w.base + int64(kb), kind: kvString}, val: kspan{a: w.base + int64(a), b: w.base + int64(b), kind: kvNumber}})
 		}
 	}
 }
