@@ -407,3 +407,21 @@ func TestNobodyListening(t *testing.T) {
 		t.Errorf("summary %v, stderr %q", h.summary, h.stderr)
 	}
 }
+
+// TestForkedChildInert: a child forked after initialize calls into the tool
+// (buffer and roctx callbacks); it exits cleanly and none of its records
+// reach rlktop, while the parent's all do.
+func TestForkedChildInert(t *testing.T) {
+	h := runHost(t, true, "FAKE_FORK=1", "FAKE_DISPATCHES=300")
+	if h.summary["child_exit"] != "0" {
+		t.Errorf("forked child: %v; stderr %s", h.summary, h.stderr)
+	}
+	for _, r := range h.recv.events {
+		if r.corr == 777777 || r.name == "in child" {
+			t.Fatalf("a forked child's record arrived: %+v", r)
+		}
+	}
+	if len(h.recv.events) != len(h.manifest) {
+		t.Errorf("received %d events, the parent delivered %d", len(h.recv.events), len(h.manifest))
+	}
+}

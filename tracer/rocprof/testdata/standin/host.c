@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "rlk_rocprofiler.h" /* callback and function types only */
 
@@ -326,6 +327,22 @@ int main(void) {
 	row("range", "loader", 1050, 1400, 0, 5002, -1, 0, 0);
 	row("range", "prefetch", 1201, 1500, 0, 5001, -1, 0, 0); /* started at the exit phase, owned by its starter */
 	row("range", "rollout", 1000, 5000, 0, 5001, -1, 0, 0);
+
+	if (getenv("FAKE_FORK")) {
+		/* A forked child (a DataLoader worker) keeps calling into the
+		 * tool: it must stay inert -- no Go runs there, nothing is sent. */
+		pid_t pid = fork();
+		if (pid == 0) {
+			uint8_t *r = dispatch(184, 777777, 6001, 1, 2, AGENT_A, 0x100, 1);
+			deliver(&r, 1, 0);
+			roctx(6001, 10, 1, "in child", 0);
+			roctx(6001, 20, 2, NULL, 0);
+			_exit(0);
+		}
+		int st = 0;
+		waitpid(pid, &st, 0);
+		fprintf(summary, "child_exit=%d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	}
 
 	/* Buffered records. */
 	const uint64_t A = AGENT_A, B = AGENT_B, Q[3] = {0x100, 0x200, 0x300};
