@@ -43,15 +43,38 @@ def load(path):
         return json.load(f)
 
 
+def demangle_all(names):
+    """Raw (mangled) kernel names -> demangled, through c++filt when the
+    machine has it (binutils); names it cannot demangle come back as-is."""
+    mangled = [n for n in names if n.startswith("_Z")]
+    out = {n: n for n in names}
+    if not mangled:
+        return out
+    try:
+        import subprocess
+
+        r = subprocess.run(["c++filt"], input="\n".join(mangled) + "\n", capture_output=True, text=True, timeout=60)
+        for m, d in zip(mangled, r.stdout.split("\n")):
+            out[m] = d
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return out
+
+
 def norm(name):
-    n = name.strip()
+    """A kernel's base function name: no return type, namespaces, template
+    arguments or parameters. Applied to both sides, so different
+    demanglers (Kineto's, c++filt) meet; kernels sharing a base name are
+    compared as one group."""
+    n = name.strip().replace("(anonymous namespace)::", "")
     if n.startswith("void "):
         n = n[5:]
     for i, c in enumerate(n):
         if c in "<(":
             n = n[:i]
             break
-    return n.strip()
+    n = n.strip()
+    return n.rsplit("::", 1)[-1]
 
 
 def per_step_groups(rows, steps):
@@ -104,7 +127,8 @@ def kineto(path, steps):
 def report(path):
     r = load(path)
     steps = r.get("steps", {}).get("count", 0)
-    rows = [(k.get("display_name") or k["name"], k["count"], k["p50_ns"]) for k in r.get("kernels", [])]
+    dm = demangle_all([k["name"] for k in r.get("kernels", [])])
+    rows = [(dm[k["name"]], k["count"], k["p50_ns"]) for k in r.get("kernels", [])]
     flash = sum(k["count"] for k in r.get("kernels", []) if FLASH_RE.search(k["name"]) or FLASH_RE.search(k.get("display_name", "")))
     cats = {c["category"]: c["total_ns"] for c in r.get("categories", [])}
     stages = {s["stage"] for s in r.get("stages", [])}
