@@ -44,20 +44,23 @@ def load(path):
 
 
 def demangle_all(names):
-    """Raw (mangled) kernel names -> demangled, through c++filt when the
-    machine has it (binutils); names it cannot demangle come back as-is."""
+    """Raw (mangled) kernel names -> demangled, through c++filt (binutils);
+    None when c++filt is not there."""
+    import subprocess
+
     mangled = [n for n in names if n.startswith("_Z")]
     out = {n: n for n in names}
     if not mangled:
         return out
     try:
-        import subprocess
-
         r = subprocess.run(["c++filt"], input="\n".join(mangled) + "\n", capture_output=True, text=True, timeout=60)
-        for m, d in zip(mangled, r.stdout.split("\n")):
-            out[m] = d
     except (OSError, subprocess.SubprocessError):
-        pass
+        return None
+    lines = r.stdout.split("\n")
+    if r.returncode != 0 or len(lines) < len(mangled):
+        return None
+    for m, d in zip(mangled, lines):
+        out[m] = d
     return out
 
 
@@ -128,7 +131,9 @@ def report(path):
     r = load(path)
     steps = r.get("steps", {}).get("count", 0)
     dm = demangle_all([k["name"] for k in r.get("kernels", [])])
-    rows = [(dm[k["name"]], k["count"], k["p50_ns"]) for k in r.get("kernels", [])]
+    # rlktop's display names are shortened (and may be cut with "..."), so
+    # demangle the raw names when c++filt is available.
+    rows = [(dm[k["name"]] if dm else (k.get("display_name") or k["name"]), k["count"], k["p50_ns"]) for k in r.get("kernels", [])]
     flash = sum(k["count"] for k in r.get("kernels", []) if FLASH_RE.search(k["name"]) or FLASH_RE.search(k.get("display_name", "")))
     cats = {c["category"]: c["total_ns"] for c in r.get("categories", [])}
     stages = {s["stage"] for s in r.get("stages", [])}
