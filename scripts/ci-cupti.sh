@@ -8,7 +8,8 @@
 #      offsetof in the real headers, decoding of buffers built from the real
 #      structs, and the end-to-end runs through a stand-in libcupti;
 #   4. `rlktop run --headless` (tracer embedded) on the stand-in host program
-#      (scripts/cupti-standin-run.sh).
+#      (scripts/cupti-standin-run.sh);
+#   5. the GPU check's analysis on synthetic outputs (scripts/gpu/check_selftest.py).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -22,3 +23,4 @@ fi
 CGO_ENABLED=1 go vet -tags "$tags" ./tracer/cupti/...
 CGO_ENABLED=1 go test -count=1 -tags "$tags" ./tracer/cupti/...
 scripts/cupti-standin-run.sh build/rlktop
+python3 scripts/gpu/check_selftest.py
