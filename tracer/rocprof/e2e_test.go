@@ -39,6 +39,9 @@ var (
 
 func build(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the end-to-end test builds the c-shared tool library (10-30 s)")
+	}
 	buildOnce.Do(func() {
 		if _, err := exec.LookPath("gcc"); err != nil {
 			buildSkip = "gcc not found: the end-to-end rocprof test builds C programs"
