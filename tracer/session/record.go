@@ -2,7 +2,9 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -20,6 +22,7 @@ var ErrRecording = errors.New("session: already recording (stop the current reco
 
 // RecordingInfo describes a running or finished recording.
 type RecordingInfo struct {
+	Path    string // set by RecordFile
 	Started time.Time
 	Bytes   int64 // compressed bytes written so far
 	Frames  int64 // frames written
@@ -37,6 +40,7 @@ type recorder struct {
 	defined int // strs ids [1, defined) are in the recording
 	ri      RecordingInfo
 	err     error
+	file    *os.File // closed by StopRecording when RecordFile opened it
 }
 
 type countWriter struct {
@@ -91,8 +95,28 @@ func (s *Session) Record(w io.Writer) error {
 	return r.err
 }
 
-// StopRecording writes the final Bye, ends the gzip stream and returns the
-// recording's figures.
+// RecordFile is Record into a new file at path (created with mode 0644,
+// truncating any file there); StopRecording and Close close it.
+func (s *Session) RecordFile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	if err := s.Record(f); err != nil {
+		f.Close()
+		return err
+	}
+	s.mu.Lock()
+	if s.rec != nil {
+		s.rec.file = f
+		s.rec.ri.Path = path
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// StopRecording writes the final Bye, ends the gzip stream (closing the
+// file when RecordFile opened it) and returns the recording's figures.
 func (s *Session) StopRecording() (RecordingInfo, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -107,6 +131,11 @@ func (s *Session) StopRecording() (RecordingInfo, error) {
 	}
 	if r.err == nil {
 		r.err = r.zw.Close()
+	}
+	if r.file != nil {
+		if err := r.file.Close(); r.err == nil {
+			r.err = err
+		}
 	}
 	return r.info(), r.err
 }

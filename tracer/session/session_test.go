@@ -393,19 +393,19 @@ func TestStepsPerSec(t *testing.T) {
 func TestReplay(t *testing.T) {
 	live := New(Options{})
 	path := filepath.Join(t.TempDir(), "r.rlk")
-	f, err := os.Create(path)
-	if err != nil {
+	if err := live.RecordFile(path); err != nil {
 		t.Fatal(err)
 	}
-	live.Record(f)
+	if st := live.Snapshot(); st.Recording == nil || st.Recording.Path != path {
+		t.Fatalf("recording %+v", st.Recording)
+	}
 	a, b := net.Pipe()
 	live.AddConn(a)
 	s := wire.NewAsyncSender(b, 1<<14)
 	sendLoop(s)
 	s.Close(wire.Bye{}, 5*time.Second)
 	live.Wait(5 * time.Second)
-	live.Close()
-	f.Close()
+	live.Close() // stops the recording and closes the file
 
 	re := New(Options{})
 	defer re.Close()
