@@ -245,3 +245,18 @@ func TestRoundDecimal(t *testing.T) {
 		}
 	}
 }
+
+// rocprof v1 results.csv (--timestamp on): KernelName, gpu-id, queue-id,
+// BeginNs/EndNs. No real one is in shared/traces; this is hand-written in
+// the documented column layout, values from the MI200 sample above.
+func TestRocprofV1ResultsCSV(t *testing.T) {
+	in := `Index,KernelName,gpu-id,queue-id,queue-index,pid,tid,grd,wgr,lds,scr,arch_vgpr,accum_vgpr,sgpr,wave_size,sig,obj,DispatchNs,BeginNs,EndNs,CompleteNs` + "\n" +
+		`0,"vecCopy(double*, double*, double*, int, int) [clone .kd]",2,0,0,4159385,4159385,1048576,256,0,0,8,0,16,64,0x0,0x7f7aee850ec0,1412702536482286,1412702536508356,1412702536528996,1412702536542951` + "\n"
+	tr, err := readString(t, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := tr.Events[0]; tr.Format != "rocprof-csv" || len(tr.Events) != 1 || e.Dur != 20640 || e.Device != 2 || e.PID != 4159385 || e.Start != 1412702536508356 {
+		t.Errorf("format %q events %+v", tr.Format, tr.Events)
+	}
+}
