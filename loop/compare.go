@@ -65,6 +65,10 @@ type CompareOptions struct {
 	Stdout, Stderr io.Writer
 	// Progress, when set, is told what runs now ("arm attention=math: 3/20").
 	Progress func(string)
+	// OnStep, when set, receives each step's label as soon as its segment
+	// is cut (for a live sparkline of which arm ran each step). Called from
+	// Compare's goroutine.
+	OnStep func(StepLabel)
 	// TempDir holds the temporary recording ("" = os.TempDir()).
 	TempDir string
 }
@@ -203,6 +207,7 @@ type runner struct {
 	notes   []string
 	lv      *Live
 	seen    map[int32]bool // pids of earlier segments (restart mode)
+	prev    *armRun        // the previous segment's arm (restart mode)
 }
 
 type stepKey struct {
@@ -517,6 +522,11 @@ func (r *runner) execute(ctx context.Context, rec *os.File) error {
 			return err
 		}
 	}
+	if prev := r.prev; prev != nil && prev.invalid == "" {
+		if s := r.lv.Sup.Status(); s.State == Exited && (s.ExitCode != 0 || s.Signal != "") {
+			prev.invalid = fmt.Sprintf("the child of one of its segments %s", s.Describe())
+		}
+	}
 	// Steps still owed (a restart arm that failed) leave the arm short;
 	// attrib.CompareArms marks it invalid with the count.
 	return r.finishRecording()
@@ -775,6 +785,13 @@ func (r *runner) restartSegment(ctx context.Context, first bool, seg Segment, a 
 		r.seen[s.PID] = true
 	}
 	if !first {
+		// The previous segment's child may have ended by itself after its
+		// steps were counted: a non-zero exit still makes its arm invalid.
+		if prev := r.prev; prev != nil && prev.invalid == "" {
+			if s := lv.Sup.Status(); s.State == Exited && (s.ExitCode != 0 || s.Signal != "") {
+				prev.invalid = fmt.Sprintf("the child of one of its segments %s", s.Describe())
+			}
+		}
 		lv.mu.Lock()
 		lv.flags = r.startFlags(a)
 		lv.mu.Unlock()
@@ -784,6 +801,7 @@ func (r *runner) restartSegment(ctx context.Context, first bool, seg Segment, a 
 		}
 	}
 	r.progress("arm %s: restarted (pid %d)", a.name, lv.Sup.Status().PID)
+	r.prev = a
 	need := seg.Warmup + seg.Count
 	var pid int32 = -1
 	steps, why, err := r.waitSteps(ctx, a, func(st *session.State) []session.StepTime {
@@ -862,7 +880,11 @@ func (r *runner) take(a *armRun, seg Segment, steps []session.StepTime) {
 		} else if i >= seg.Warmup {
 			ph = PhaseExtra
 		}
-		r.labels[stepKey{s.PID, s.Step}] = StepLabel{PID: s.PID, Step: s.Step, Arm: a.name, Phase: ph, DurNs: s.DurNs}
+		l := StepLabel{PID: s.PID, Step: s.Step, Arm: a.name, Phase: ph, DurNs: s.DurNs}
+		r.labels[stepKey{s.PID, s.Step}] = l
+		if r.o.OnStep != nil {
+			r.o.OnStep(l)
+		}
 	}
 }
 

@@ -288,3 +288,27 @@ func TestCompareOptionErrors(t *testing.T) {
 		t.Errorf("one arm: err %v", err)
 	}
 }
+
+// TestCompareFailingCommand: a command that exits 3 before any step makes
+// both arms invalid with the exit status in the reason.
+func TestCompareFailingCommand(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	arms := []Arm{{Name: "X=1", Flags: map[string]string{"RLKTOP_TEST_X": "1"}}, {Name: "X=2", Flags: map[string]string{"RLKTOP_TEST_X": "2"}}}
+	res, err := Compare(ctx, CompareOptions{Arms: arms, Command: []string{"/bin/sh", "-c", "echo boom >&2; exit 3"}, Untraced: true, Steps: 2, Noise: true, StepTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Arms) != 3 {
+		t.Fatalf("arms %+v", res.Arms)
+	}
+	for _, a := range res.Arms {
+		t.Logf("%s: %s", a.Name, a.Reason)
+		if a.Valid || !strings.Contains(a.Reason, "status 3") || a.Steps != 0 {
+			t.Errorf("arm %s: valid %v, %d steps, reason %q; want invalid with status 3", a.Name, a.Valid, a.Steps, a.Reason)
+		}
+	}
+	if res.Verdict != attrib.VerdictInvalid || res.Valid() {
+		t.Errorf("verdict %q", res.Verdict)
+	}
+}
