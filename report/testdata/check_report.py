@@ -7,7 +7,8 @@ Reads the trace with the standard json module (decimals kept exact), sums
 per kernel name the count and duration (ns) of events with cat "kernel"
 (case-insensitive, ph "X"), the kernel totals, and busy time = union of
 [ts, ts+dur) of kernel, gpu_memcpy and gpu_memset events per device
-(args.device, else pid), summed over devices; compares them with the report.
+(args.device, else pid), summed over devices, and the same union over kernels
+only (kernel_busy_ns); compares them with the report.
 Prints "OK ..." or "FAIL ..." with the differences; exit status 1 on FAIL.
 """
 import json,gzip,sys,collections,re
@@ -23,7 +24,7 @@ def load(f):
     return d['traceEvents'] if isinstance(d,dict) else d
 f,rep=sys.argv[1],sys.argv[2]
 evs=load(f)
-k=collections.defaultdict(lambda:[0,0]); ivs=collections.defaultdict(list); kc=kt=0
+k=collections.defaultdict(lambda:[0,0]); ivs=collections.defaultdict(list); kivs=collections.defaultdict(list); kc=kt=0
 for e in evs:
     c=str(e.get('cat','')).lower()
     if e.get('ph')!='X' or c not in ('kernel','gpu_memcpy','gpu_memset'): continue
@@ -31,24 +32,30 @@ for e in evs:
     dev=(e.get('args') or {}).get('device', e.get('pid'))
     ivs[dev].append((s,s+d))
     if c=='kernel':
+        kivs[dev].append((s,s+d))
         k[e['name']][0]+=1; k[e['name']][1]+=d; kc+=1; kt+=d
-busy=0
-for dev,l in ivs.items():
-    l.sort(); cs,ce=None,None
-    for s,e in l:
-        if cs is None or s>ce:
-            if cs is not None: busy+=ce-cs
-            cs,ce=s,e
-        else: ce=max(ce,e)
-    if cs is not None: busy+=ce-cs
+def union(per_dev):
+    total=0
+    for dev,l in per_dev.items():
+        l.sort(); cs,ce=None,None
+        for s,e in l:
+            if cs is None or s>ce:
+                if cs is not None: total+=ce-cs
+                cs,ce=s,e
+            else: ce=max(ce,e)
+        if cs is not None: total+=ce-cs
+    return total
+busy=union(ivs); kbusy=union(kivs)
 r=json.load(open(rep))
 ok=True
 t=r['totals']
 if (t['kernel_count'],t['kernel_total_ns'],t['busy_ns'])!=(kc,kt,busy):
     print("TOTALS DIFFER rlktop",t['kernel_count'],t['kernel_total_ns'],t['busy_ns'],"python",kc,kt,busy); ok=False
+if t.get('kernel_busy_ns')!=kbusy:
+    print("KERNEL BUSY DIFFERS rlktop",t.get('kernel_busy_ns'),"python",kbusy); ok=False
 rk={x['name']:(x['count'],x['total_ns']) for x in r['kernels']}
 for n,(c,tt) in k.items():
     if rk.get(n)!=(c,tt): print("KERNEL DIFF",n[:80],rk.get(n),(c,tt)); ok=False
 if len(rk)!=len(k): print("kernel row count",len(rk),len(k)); ok=False
-print(("OK " if ok else "FAIL ")+f.split('/')[-1], kc, kt, busy)
+print(("OK " if ok else "FAIL ")+f.split('/')[-1], kc, kt, busy, kbusy)
 sys.exit(0 if ok else 1)

@@ -38,7 +38,7 @@ type Aggregator struct {
 	stageIdx map[string]int32
 
 	steps map[int64]*stepAcc
-	busy  map[devKey]*busyAcc
+	busy  map[devKey]*devBusy
 
 	bindings []*binding
 	cur      *binding
@@ -71,7 +71,7 @@ func (a *Aggregator) SetBusySeal(lagNs int64) {
 	}
 	a.sealLag = lagNs
 	for _, b := range a.busy {
-		b.lag = lagNs
+		b.all.lag, b.kern.lag = lagNs, lagNs
 	}
 }
 
@@ -129,6 +129,10 @@ type stepAcc struct {
 	kernelNs, gpus int64
 }
 
+// devBusy is one device's busy time: the union of all its GPU ops (kernel,
+// memcpy, memset) and of its kernels alone.
+type devBusy struct{ all, kern busyAcc }
+
 // busyAcc keeps [start,end) intervals of one device: chunks are sorted,
 // disjoint runs of the union (each chunk sorted, chunk i entirely before
 // chunk i+1); pending holds intervals not yet merged, coalesced on the fly
@@ -167,7 +171,7 @@ type binding struct {
 	ctxMask []uint64 // [C..., CA...] (2*words each)
 	// busy accumulators by device index (0..maxDevSlots-1), valid while
 	// busyGen == a.gen.
-	busy    []*busyAcc
+	busy    []*devBusy
 	busyGen uint32
 }
 
@@ -193,7 +197,7 @@ func NewAggregator(rules *Rules) *Aggregator {
 		cats:     make([]groupAcc, len(rules.cats)),
 		stageIdx: map[string]int32{},
 		steps:    map[int64]*stepAcc{},
-		busy:     map[devKey]*busyAcc{},
+		busy:     map[devKey]*devBusy{},
 		rank:     -1,
 	}
 	for k := range a.kind {
@@ -400,10 +404,14 @@ func (a *Aggregator) addEvent(b *binding, e *tracer.Event) {
 		a.first = min(a.first, e.Start)
 		a.last = max(a.last, end)
 	}
-	a.busyFor(b, e.Device).add(e.Start, end)
+	db := a.busyFor(b, e.Device)
+	db.all.add(e.Start, end)
+	if slot == 0 {
+		db.kern.add(e.Start, end)
+	}
 }
 
-func (a *Aggregator) busyFor(b *binding, dev int32) *busyAcc {
+func (a *Aggregator) busyFor(b *binding, dev int32) *devBusy {
 	if b.busyGen != a.gen {
 		clear(b.busy)
 		b.busyGen = a.gen
@@ -414,13 +422,14 @@ func (a *Aggregator) busyFor(b *binding, dev int32) *busyAcc {
 				return ba
 			}
 		} else {
-			b.busy = append(b.busy, make([]*busyAcc, int(dev)+1-len(b.busy))...)
+			b.busy = append(b.busy, make([]*devBusy, int(dev)+1-len(b.busy))...)
 		}
 	}
 	dk := devKey{b.src, dev}
 	ba := a.busy[dk]
 	if ba == nil {
-		ba = &busyAcc{lag: a.sealLag}
+		ba = &devBusy{}
+		ba.all.lag, ba.kern.lag = a.sealLag, a.sealLag
 		a.busy[dk] = ba
 	}
 	if dev >= 0 && dev < maxDevSlots {
@@ -804,7 +813,8 @@ func (a *Aggregator) Snapshot() *Snapshot {
 	t := a.totals
 	t.GPUTotalNs = t.KernelTotalNs + t.TransferNs
 	for _, b := range a.busy {
-		t.BusyNs += b.total()
+		t.BusyNs += b.all.total()
+		t.KernelBusyNs += b.kern.total()
 	}
 	if a.anyGPU {
 		t.SpanNs = a.last - a.first

@@ -62,7 +62,9 @@ func TestAggregateHandCounts(t *testing.T) {
 		TransferCount: 1, TransferNs: 50, GPUTotalNs: 135,
 		// dev0 union: [0,15)+[100,120)+[200,230)+[300,305)+[400,450) = 15+20+30+5+50; dev1: 10
 		BusyNs: 130,
-		SpanNs: 450,
+		// kernels only: dev0 [0,15)+[100,120)+[200,230)+[300,305) = 70; dev1 10
+		KernelBusyNs: 80,
+		SpanNs:       450,
 	}
 	if s.Totals != wantTotals {
 		t.Errorf("totals\n got %+v\nwant %+v", s.Totals, wantTotals)
