@@ -28,12 +28,14 @@ import (
 //     type_index (GPU ordinal), else its absolute_index;
 //   - rocpd_memory_copy → KindMemcpy named as written
 //     ("MEMORY_COPY_HOST_TO_DEVICE"), Value = size in bytes;
-//   - rocpd_region whose event category contains "MARKER" → KindRange
+//   - rocpd_region whose event category names a marker domain
+//     ("MARKER_CORE_API" through rocpd_string in the first schema,
+//     "marker_api" through rocpd_info_category in later ones) → KindRange
 //     named by the roctx message (event extdata $.message, else the region
 //     name; "ProfilerStep#N" → KindStep, Value N); other regions
 //     (HIP_RUNTIME_API, HSA_CORE_API …) →
 //     KindRuntime with their correlation id;
-//   - rocpd_sample with a MARKER category → KindInstant;
+//   - rocpd_sample with a marker category → KindInstant;
 //   - rocpd_info_agent (GPU rows) → Devices; rocpd_metadata → Meta.
 //
 // Times are rocprofiler ns (CLOCK_BOOTTIME) as stored. Correlation ids
@@ -46,7 +48,8 @@ func init() {
 }
 
 var rocpdTables = []string{"rocpd_string", "rocpd_timestamp", "rocpd_track", "rocpd_event", "rocpd_kernel_dispatch",
-	"rocpd_memory_copy", "rocpd_region", "rocpd_sample", "rocpd_info_kernel_symbol", "rocpd_info_agent", "rocpd_metadata"}
+	"rocpd_memory_copy", "rocpd_region", "rocpd_sample", "rocpd_info_kernel_symbol", "rocpd_info_agent", "rocpd_metadata",
+	"rocpd_info_category"}
 
 // rocpdSource returns a FROM-able SQL expression for logical table base,
 // or "" when the database has none.
@@ -237,12 +240,21 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 			return nil, err
 		}
 	}
+	// An event's category names its domain ("MARKER_CORE_API" in the
+	// first rocpd schema, where category_id points into rocpd_string;
+	// "marker_api" in later ones, where it points into rocpd_info_category).
 	catExpr, msgExpr, catJoin := "NULL", "NULL", ""
 	if need("rocpd_event") {
-		catExpr = "C.string"
 		msgExpr = "CASE WHEN json_valid(E.extdata) THEN json_extract(E.extdata, '$.message') END"
-		catJoin = " LEFT JOIN string C ON C.id = E.category_id AND C.guid = X.guid"
+		if need("rocpd_info_category") {
+			catExpr = "C.name"
+			catJoin = " LEFT JOIN info_category C ON C.id = E.category_id AND C.guid = X.guid"
+		} else {
+			catExpr = "C.string"
+			catJoin = " LEFT JOIN string C ON C.id = E.category_id AND C.guid = X.guid"
+		}
 	}
+	isMarker := func(cat string) bool { return strings.Contains(strings.ToLower(cat), "marker") }
 	if need("rocpd_region", "rocpd_timestamp", "rocpd_track", "rocpd_string") {
 		q := cte + `SELECT X.guid, DS.value, DE.value, NS.string, ` + catExpr + `, ` + msgExpr + `, ` + corrExpr + `, T.pid, T.tid` +
 			` FROM region X` + ts +
@@ -250,7 +262,7 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 			` LEFT JOIN track T ON T.id = X.track_id AND T.guid = X.guid` + eventJoin + catJoin
 		if err := scanRows(s, "rocpd_region", q, []any{&guid, &start, &end, &name, &cat, &msg, &corr, &pid, &tid}, func() error {
 			kind, n := tracer.KindRuntime, name.String
-			if strings.Contains(cat.String, "MARKER") {
+			if isMarker(cat.String) {
 				kind = tracer.KindRange
 				if msg.Valid && msg.String != "" {
 					n = msg.String
@@ -275,7 +287,7 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 			` LEFT JOIN string NS ON NS.id = X.name_id AND NS.guid = X.guid` +
 			` LEFT JOIN track T ON T.id = X.track_id AND T.guid = X.guid` + eventJoin + catJoin
 		if err := scanRows(s, "rocpd_sample", q, []any{&start, &name, &cat, &msg, &pid, &tid}, func() error {
-			if !strings.Contains(cat.String, "MARKER") {
+			if !isMarker(cat.String) {
 				return nil
 			}
 			n := name.String

@@ -19,18 +19,32 @@ import (
 // views, holding only the columns rlktop reads plus guid. Every expected
 // value below is counted by hand from the INSERTs in rocpdRun.
 
-// rocpdRun is one profiled run's rows for one GUID suffix.
-func rocpdRun(sfx, guid, pid string) []string {
+// rocpdRun is one profiled run's rows for one GUID suffix. newer uses the
+// later schema: categories in rocpd_info_category with perfetto-style
+// lowercase names, and rocpd_string ids 10-15 holding unrelated strings (so
+// that reading categories through rocpd_string would go wrong).
+func rocpdRun(sfx, guid, pid string, newer bool) []string {
 	tbl := func(n string) string { return "`" + n + "_" + sfx + "`" }
 	q := func(s string) string {
 		return strings.ReplaceAll(strings.ReplaceAll(s, "GUID", "'"+guid+"'"), "4242", pid)
 	}
-	return []string{
+	strTable := `CREATE TABLE ` + tbl("rocpd_string") + ` (id INTEGER PRIMARY KEY, guid TEXT NOT NULL, string TEXT NOT NULL)`
+	cats := []string{
+		strTable,
+		q(`INSERT INTO ` + tbl("rocpd_string") + ` VALUES (10,GUID,'HIP_RUNTIME_API'),(11,GUID,'MARKER_CORE_RANGE_API'),(12,GUID,'KERNEL_DISPATCH'),(13,GUID,'MEMORY_COPY'),(14,GUID,'MARKER_CORE_API')`),
+	}
+	if newer {
+		cats = []string{
+			strTable,
+			q(`INSERT INTO ` + tbl("rocpd_string") + ` VALUES (10,GUID,'marker'),(11,GUID,'hip'),(12,GUID,'MARKER_CORE_API'),(13,GUID,'x'),(14,GUID,'HIP_RUNTIME_API')`),
+			`CREATE TABLE ` + tbl("rocpd_info_category") + ` (id INTEGER PRIMARY KEY, guid TEXT NOT NULL, name TEXT NOT NULL, extdata JSONB DEFAULT '{}' NOT NULL)`,
+			q(`INSERT INTO ` + tbl("rocpd_info_category") + ` (id, guid, name) VALUES (10,GUID,'hip_api'),(11,GUID,'marker_api'),(12,GUID,'kernel_dispatch'),(13,GUID,'memory_copy'),(14,GUID,'marker_api')`),
+		}
+	}
+	return append(cats, []string{
 		`CREATE TABLE ` + tbl("rocpd_metadata") + ` (id INTEGER PRIMARY KEY, tag TEXT NOT NULL, value TEXT NOT NULL)`,
 		`INSERT INTO ` + tbl("rocpd_metadata") + ` (tag, value) VALUES ('schema_version','3'),('uuid','` + sfx + `')`,
-		`CREATE TABLE ` + tbl("rocpd_string") + ` (id INTEGER PRIMARY KEY, guid TEXT NOT NULL, string TEXT NOT NULL)`,
-		q(`INSERT INTO ` + tbl("rocpd_string") + ` VALUES (1,GUID,'hipLaunchKernel'),(2,GUID,'roctxRangePushA'),(3,GUID,'MEMORY_COPY_HOST_TO_DEVICE'),
-			(10,GUID,'HIP_RUNTIME_API'),(11,GUID,'MARKER_CORE_RANGE_API'),(12,GUID,'KERNEL_DISPATCH'),(13,GUID,'MEMORY_COPY'),(14,GUID,'MARKER_CORE_API'),(15,GUID,'roctxMarkA')`),
+		q(`INSERT INTO ` + tbl("rocpd_string") + ` VALUES (1,GUID,'hipLaunchKernel'),(2,GUID,'roctxRangePushA'),(3,GUID,'MEMORY_COPY_HOST_TO_DEVICE'),(15,GUID,'roctxMarkA')`),
 		`CREATE TABLE ` + tbl("rocpd_info_agent") + ` (id INTEGER PRIMARY KEY, guid TEXT NOT NULL, nid INTEGER, pid INTEGER, type TEXT,
 			absolute_index INTEGER, logical_index INTEGER, type_index INTEGER, name TEXT, product_name TEXT)`,
 		q(`INSERT INTO ` + tbl("rocpd_info_agent") + ` VALUES (1,GUID,1,4242,'CPU',0,0,0,'AMD EPYC 9654','AMD EPYC 9654'),
@@ -64,7 +78,7 @@ func rocpdRun(sfx, guid, pid string) []string {
 			extdata JSONB DEFAULT '{}' NOT NULL)`,
 		q(`INSERT INTO ` + tbl("rocpd_memory_copy") + ` (id, guid, track_id, start_id, end_id, name_id, dst_agent_id, src_agent_id, size, event_id) VALUES
 			(1,GUID,2,11,12,3,2,1,1048576,6)`),
-	}
+	}...)
 }
 
 var rocpdBase = []string{"rocpd_metadata", "rocpd_string", "rocpd_info_agent", "rocpd_info_kernel_symbol", "rocpd_track", "rocpd_timestamp",
@@ -73,12 +87,20 @@ var rocpdBase = []string{"rocpd_metadata", "rocpd_string", "rocpd_info_agent", "
 // buildRocpdFixture writes a database with one run per suffix; views adds
 // rocprofv3's bare-name views over the first run's tables.
 func buildRocpdFixture(tb testing.TB, views bool, suffixes ...string) string {
+	return buildRocpdFixtureSchema(tb, views, false, suffixes...)
+}
+
+func buildRocpdFixtureSchema(tb testing.TB, views, newer bool, suffixes ...string) string {
 	db, p := newDB(tb, "run.db")
 	for i, sfx := range suffixes {
-		execAll(tb, db, rocpdRun(sfx, "guid-"+string(rune('a'+i)), strconv.Itoa(4242+1010*i))...)
+		execAll(tb, db, rocpdRun(sfx, "guid-"+string(rune('a'+i)), strconv.Itoa(4242+1010*i), newer)...)
 	}
 	if views {
-		for _, b := range rocpdBase {
+		base := rocpdBase
+		if newer {
+			base = append(base[:len(base):len(base)], "rocpd_info_category")
+		}
+		for _, b := range base {
 			execAll(tb, db, "CREATE VIEW `"+b+"` AS SELECT * FROM `"+b+"_"+suffixes[0]+"`")
 		}
 	}
@@ -162,4 +184,16 @@ func TestRocpdGzip(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkRocpdRun(t, tr, 1)
+}
+
+// The later rocpd schema: categories through rocpd_info_category.
+func TestRocpdCategoryTable(t *testing.T) {
+	for _, views := range []bool{true, false} {
+		p := buildRocpdFixtureSchema(t, views, true, "0000a1b2_c3d4_e5f6_0718_293a4b5c6d7e")
+		tr, err := Open(p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRocpdRun(t, tr, 1)
+	}
 }
