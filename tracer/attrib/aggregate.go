@@ -19,7 +19,7 @@ const StageNone = "(none)"
 //
 // Cost: classification is cached per name (StrID), per operator/range name
 // and per context (CtxID) of each string table the events come with, so the
-// per-event work is a few slice lookups and additions (about 230 machine
+// per-event work is a few slice lookups and additions (about 280 machine
 // instructions per event in BenchmarkAggregate, counted with valgrind).
 // Memory: each kernel execution's duration is kept (8 bytes) for exact
 // percentiles, and the busy union keeps one 16-byte interval per gap; long
