@@ -195,6 +195,7 @@ func BenchmarkEnvStep(b *testing.B) {
 	mask := make([]bool, n*Actions)
 	g.Legal(mask)
 	b.ReportAllocs()
+	c0 := processCPU()
 	for b.Loop() {
 		for i := range acts {
 			l := g.LegalOf(i)
@@ -207,6 +208,7 @@ func BenchmarkEnvStep(b *testing.B) {
 		g.Legal(mask)
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "env_steps/s")
+	b.ReportMetric(float64(n)*float64(b.N)/(float64(processCPU()-c0)/1e9), "env_steps/cpu_s")
 }
 
 func TestIllegalMoveError(t *testing.T) {

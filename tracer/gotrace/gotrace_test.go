@@ -2,6 +2,7 @@ package gotrace
 
 import (
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -183,6 +184,7 @@ func BenchmarkKernel(b *testing.B) {
 	tr := New(1 << 16)
 	k := tr.Name("k")
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for i := 0; b.Loop(); i++ {
 		tr.Kernel(k, tr.Now())
 		if i&1023 == 1023 {
@@ -198,6 +200,7 @@ func BenchmarkKernelChained(b *testing.B) {
 	k := tr.Name("k")
 	b.ReportAllocs()
 	s := tr.Now()
+	defer reportCPU(b)()
 	for i := 0; b.Loop(); i++ {
 		s = tr.Kernel(k, s)
 		if i&1023 == 1023 {
@@ -211,6 +214,7 @@ func BenchmarkRange(b *testing.B) {
 	tr := New(1 << 16)
 	r := tr.Name("r")
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for i := 0; b.Loop(); i++ {
 		tr.RangeBegin(r)
 		tr.RangeEnd()
@@ -226,6 +230,7 @@ func BenchmarkDisabled(b *testing.B) {
 	k := tr.Name("k")
 	tr.Enable(false)
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		tr.Kernel(k, tr.Now())
 	}
@@ -235,8 +240,25 @@ func BenchmarkDisabled(b *testing.B) {
 func BenchmarkClock(b *testing.B) {
 	tr := New(1)
 	var s int64
+	defer reportCPU(b)()
 	for b.Loop() {
 		s += tr.clock()
 	}
 	_ = s
+}
+
+// cpuNs returns this process's user+system CPU ns (getrusage). Benchmarks
+// report cpu-ns/op besides wall time: the shared dev machine is often
+// loaded by other jobs, which inflates wall time but not CPU time.
+func cpuNs() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+func reportCPU(b *testing.B) func() {
+	c0 := cpuNs()
+	return func() { b.ReportMetric(float64(cpuNs()-c0)/float64(b.N), "cpu-ns/op") }
 }
