@@ -66,6 +66,14 @@ type Options struct {
 	LinkDelay time.Duration
 	// MaxSteps bounds the step times kept for the sparkline (default 4096).
 	MaxSteps int
+	// PercentileCap bounds the durations the cumulative aggregate keeps per
+	// kernel for percentiles (attrib.Aggregator.SetPercentileCap; default
+	// 1<<16; beyond it percentiles are approximate); -1 keeps all.
+	PercentileCap int
+	// BusySealNs lets the cumulative busy-time union forget its shape more
+	// than this before the newest GPU op (attrib.Aggregator.SetBusySeal;
+	// default 60 s, longer than CUPTI's buffer delays); -1 keeps all.
+	BusySealNs int64
 	// Now returns the wall clock (tests); default time.Now.
 	Now func() time.Time
 }
@@ -191,6 +199,12 @@ func New(opts Options) *Session {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.PercentileCap == 0 {
+		opts.PercentileCap = 1 << 16
+	}
+	if opts.BusySealNs == 0 {
+		opts.BusySealNs = 60e9
+	}
 	s := &Session{
 		opts: opts,
 		strs: tracer.NewStrings(),
@@ -199,6 +213,9 @@ func New(opts Options) *Session {
 	}
 	s.cum = attrib.NewAggregator(opts.Rules)
 	s.cum.SetSource(opts.Source, "rlktop")
+	// A live session runs for hours: bound the cumulative aggregate's memory.
+	s.cum.SetPercentileCap(max(opts.PercentileCap, 0))
+	s.cum.SetBusySeal(max(opts.BusySealNs, 0))
 	s.link = newLinker(s.strs, s.resolved)
 	s.wg.Add(1)
 	go s.ticker()
