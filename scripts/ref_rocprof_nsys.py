@@ -114,7 +114,7 @@ def nsys_sqlite(path):
         q = """select n.start, n.end, n.eventType, coalesce(n.text, s.value) from NVTX_EVENTS n
                left join StringIds s on s.id = n.textId"""
         for s, e, typ, name in c.execute(q):
-            if typ in (59, 60) and e is not None:
+            if typ in (59, 60, 70, 71) and e is not None:
                 add(out["ranges"], name, e - s)
             elif typ == 34:
                 out["instants"] += 1

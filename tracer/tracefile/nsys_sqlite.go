@@ -25,8 +25,11 @@ import (
 //     correlationId (eventClass 0, the CUPTI record with a "_v3020"-style
 //     name, and eventClass 67, the copy with a backtrace); one event is
 //     kept per (globalTid, correlationId): the lowest eventClass;
-//   - NVTX_EVENTS eventType 59 (push/pop) and 60 (start/end) → KindRange,
-//     34 (mark) → KindInstant, named by the inline text or StringIds[textId];
+//   - NVTX_EVENTS eventType 59 (push/pop), 60 (start/end) and 70/71 (the
+//     same from NVTXT) → KindRange, 34 (mark) → KindInstant, plus whatever
+//     the export's ENUM_NSYS_EVENT_TYPE names *PushPopRange,
+//     *StartEndRange or NvtxMark; named by the inline text or
+//     StringIds[textId];
 //     other types (domain creation, thread names) are skipped; a range
 //     named "ProfilerStep#N" becomes KindStep with Value N;
 //   - TARGET_INFO_GPU → Devices; the metadata table and
@@ -228,6 +231,26 @@ func nsysNVTX(s *sqliteSchema, t *tracer.Trace, strs map[int64]string) error {
 	if !s.has(nt) {
 		return nil
 	}
+	// Event types: 59/60 push-pop and start-end ranges, 70/71 the same
+	// imported from NVTXT, 34 marks; the export's own ENUM_NSYS_EVENT_TYPE
+	// (schema 3.x) adds any other ids it names as such.
+	ranges := map[int64]bool{59: true, 60: true, 70: true, 71: true}
+	marks := map[int64]bool{34: true}
+	if s.has("ENUM_NSYS_EVENT_TYPE") {
+		var id sql.NullInt64
+		var name sql.NullString
+		if err := scanRows(s, "ENUM_NSYS_EVENT_TYPE", `SELECT id, name FROM ENUM_NSYS_EVENT_TYPE`, []any{&id, &name}, func() error {
+			switch n := name.String; {
+			case strings.HasSuffix(n, "PushPopRange") || strings.HasSuffix(n, "StartEndRange"):
+				ranges[id.Int64] = true
+			case n == "NvtxMark":
+				marks[id.Int64] = true
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
 	var start, end, typ, textID, gtid sql.NullInt64
 	var text sql.NullString
 	q := fmt.Sprintf(`SELECT n.start, n.end, n.eventType, %s, %s, %s FROM %s AS n`,
@@ -235,9 +258,9 @@ func nsysNVTX(s *sqliteSchema, t *tracer.Trace, strs map[int64]string) error {
 	return scanRows(s, nt, q, []any{&start, &end, &typ, &text, &textID, &gtid}, func() error {
 		var kind tracer.Kind
 		switch {
-		case (typ.Int64 == 59 || typ.Int64 == 60) && end.Valid:
+		case ranges[typ.Int64] && end.Valid:
 			kind = tracer.KindRange
-		case typ.Int64 == 34:
+		case marks[typ.Int64]:
 			kind = tracer.KindInstant
 		default:
 			return nil

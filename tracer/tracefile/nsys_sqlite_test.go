@@ -147,8 +147,9 @@ func TestNsysSQLiteSchema3Fixture(t *testing.T) {
 			"void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>>(Flash_fwd_params)": {1, 2000},
 			"triton_poi_fused_add_0": {1, 500},
 		}},
-		Memset:   refGroup{Count: 1, NS: 100, Bytes: 4096},
-		Ranges:   refGroup{Count: 2, NS: 6200 + 400, ByName: map[string][2]int64{"forward": {1, 6200}, "step 1": {1, 400}}},
+		Memset: refGroup{Count: 1, NS: 100, Bytes: 4096},
+		Ranges: refGroup{Count: 3, NS: 6200 + 400 + 100, ByName: map[string][2]int64{"forward": {1, 6200}, "step 1": {1, 400},
+			"nvtxt range": {1, 100}}},
 		Instants: 1,
 		Runtime:  2,
 	})
@@ -236,7 +237,11 @@ func buildNsys3Fixture(tb testing.TB) string {
 			text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, jsonTextId INTEGER, jsonText TEXT)`,
 		`INSERT INTO NVTX_EVENTS (start,end,eventType,text,globalTid,textId) VALUES
 			(800,7000,59,NULL,`+itoa(gt)+`,5),(950,NULL,34,'mark here',`+itoa(gt)+`,NULL),(4800,5200,59,'step 1',`+itoa(gt)+`,NULL),
-			(10,NULL,75,'my domain',`+itoa(gt)+`,NULL),(700,8000,59,'ProfilerStep#7',`+itoa(gt)+`,NULL)`,
+			(10,NULL,75,'my domain',`+itoa(gt)+`,NULL),(700,8000,59,'ProfilerStep#7',`+itoa(gt)+`,NULL),
+			(7100,7200,70,'nvtxt range',`+itoa(gt)+`,NULL)`,
+		`CREATE TABLE ENUM_NSYS_EVENT_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, label TEXT)`,
+		`INSERT INTO ENUM_NSYS_EVENT_TYPE (id, name) VALUES (34,'NvtxMark'),(59,'NvtxPushPopRange'),(60,'NvtxStartEndRange'),
+			(70,'NvtxtPushPopRange'),(75,'NvtxDomainCreate')`,
 		`CREATE TABLE TARGET_INFO_GPU (id INTEGER NOT NULL, name TEXT, totalMemory INTEGER, smCount INTEGER, computeMajor INTEGER, computeMinor INTEGER, cuDevice INTEGER)`,
 		`INSERT INTO TARGET_INFO_GPU VALUES (0,'NVIDIA H100 80GB HBM3',85520809984,132,9,0,0)`,
 	)
