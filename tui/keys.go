@@ -29,6 +29,7 @@ type helpKeys struct {
 	global  KeyMap
 	view    views.View // may be nil
 	actions []ActionKey
+	live    []key.Binding // live-run keys
 }
 
 func (h helpKeys) ShortHelp() []key.Binding {
@@ -45,6 +46,7 @@ func (h helpKeys) ShortHelp() []key.Binding {
 	for _, a := range h.actions {
 		b = append(b, a.Binding)
 	}
+	b = append(b, h.live...)
 	return append(b, h.global.Next, h.global.Help, h.global.Quit)
 }
 
@@ -63,6 +65,9 @@ func (h helpKeys) FullHelp() [][]key.Binding {
 			col = append(col, a.Binding)
 		}
 		g = append(g, col)
+	}
+	if len(h.live) > 0 {
+		g = append(g, h.live)
 	}
 	return append(g, []key.Binding{h.global.Next, prev, h.global.Help, h.global.Quit})
 }

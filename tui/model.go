@@ -83,6 +83,16 @@ type Options struct {
 	// from views) and returns a command doing the work, or nil. With no
 	// Actions, a request shows "not available here" in the status bar.
 	Actions func(views.ActionMsg) tea.Cmd
+
+	// Controller, when non-nil, makes this a live run: the Flags, Step
+	// time, Child, Device and Compare views are added (the file Steps
+	// view is left out), LiveMsg and DeviceMsg feed them, and the live
+	// keys (LiveKeyMap) call the Controller from commands.
+	Controller Controller
+	// Backends are the flags the Flags view lists (live runs).
+	Backends []views.FlagChoice
+	// DeviceStatus is gpu.Open's status line for the Device view.
+	DeviceStatus string
 }
 
 // ActionKey binds a global key to an action.
@@ -108,6 +118,7 @@ type Model struct {
 	status    StatusMsg
 	loadStart time.Time
 	err       error // fatal
+	live      *live // nil unless Options.Controller is set
 	w, h      int
 	bodyH     int
 }
@@ -127,11 +138,18 @@ func New(opts Options) *Model {
 	m.header = views.NewHeader(st)
 	m.loading = views.NewLoading(st, opts.Source)
 	m.kernels = views.NewKernels(st)
-	m.tabs = []Tab{
-		{View: m.kernels},
-		{View: views.NewCategories(st), Side: true},
-		{View: views.NewStages(st), Side: true},
-		{View: views.NewSteps(st), Side: true},
+	if opts.Controller != nil {
+		m.live = newLive(st, opts)
+		m.tabs = append([]Tab{{View: m.kernels}}, m.live.tabs()...)
+		m.tabs = append(m.tabs, Tab{View: views.NewCategories(st), Side: true}, Tab{View: views.NewStages(st), Side: true})
+		m.tabs = append(m.tabs, m.live.lateTabs()...)
+	} else {
+		m.tabs = []Tab{
+			{View: m.kernels},
+			{View: views.NewCategories(st), Side: true},
+			{View: views.NewStages(st), Side: true},
+			{View: views.NewSteps(st), Side: true},
+		}
 	}
 	m.tabs = append(m.tabs, opts.Extra...)
 	m.help = help.New()
@@ -152,6 +170,9 @@ func (m *Model) Init() tea.Cmd {
 	}
 	if m.snap == nil {
 		cmds = append(cmds, loadTick())
+	}
+	if m.live != nil {
+		cmds = append(cmds, listenProgress(m.live.progressCh))
 	}
 	return tea.Batch(cmds...)
 }
@@ -208,6 +229,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		msg = f.msg
 		cmds = append(cmds, listen(m.feed))
+	}
+	if m.live != nil {
+		if cmd, ok := m.updateLive(msg); ok {
+			return m, tea.Batch(append(cmds, cmd)...)
+		}
 	}
 	switch msg := msg.(type) {
 	case loadTickMsg:
@@ -267,6 +293,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.cycle(1)
 		case key.Matches(msg, m.keys.Prev):
 			m.cycle(-1)
+		case m.live != nil && m.snap != nil && m.isLiveKey(msg):
+			cmd, _ := m.liveKey(msg)
+			cmds = append(cmds, cmd)
+			m.layout()
 		case m.actionKey(msg) != nil:
 			cmds = append(cmds, views.Action(m.actionKey(msg).Action))
 		default:
@@ -309,7 +339,11 @@ func (m *Model) cycle(d int) {
 // chrome heights.
 func (m *Model) helpView() string {
 	m.help.SetWidth(m.w)
-	return m.help.View(helpKeys{global: m.keys, view: m.helpTarget(), actions: m.actKeys})
+	var lk []key.Binding
+	if m.live != nil {
+		lk = m.live.bindings()
+	}
+	return m.help.View(helpKeys{global: m.keys, view: m.helpTarget(), actions: m.actKeys, live: lk})
 }
 
 func (m *Model) helpTarget() views.View {
@@ -326,7 +360,7 @@ func (m *Model) layout() {
 		t.View.SetFocused(i == m.focus)
 	}
 	helpH := strings.Count(m.helpView(), "\n") + 1
-	m.bodyH = m.h - m.header.Height() - 1 /*tabs*/ - (strings.Count(m.statusBar(), "\n") + 1) - helpH
+	m.bodyH = m.h - m.header.Height() - m.bannerHeight() - 1 /*tabs*/ - (strings.Count(m.statusBar(), "\n") + 1) - helpH
 	m.loading.SetSize(m.w, max(m.bodyH, 1))
 	if m.bodyH < 1 {
 		return
@@ -438,7 +472,11 @@ func (m *Model) Render() string {
 	if m.w < MinWidth || m.h < MinHeight {
 		return views.Block([]string{"terminal too small for rlktop", "need at least 40×10"}, max(m.w, 1), max(m.h, 1))
 	}
-	parts := []string{m.header.View(), m.tabBar()}
+	parts := []string{m.header.View()}
+	if b := m.banner(); b != "" {
+		parts = append(parts, views.Block([]string{b}, m.w, 1))
+	}
+	parts = append(parts, m.tabBar())
 	if m.bodyH < 1 {
 		return views.Block(strings.Split(strings.Join(parts, "\n"), "\n"), m.w, m.h)
 	}
@@ -462,6 +500,17 @@ func (m *Model) tabBar() string {
 	if m.snap == nil {
 		return ""
 	}
+	// Labels are padded with a space each side when they all fit.
+	lpad := " "
+	total := 0
+	for i, t := range m.tabs {
+		if m.available(i) {
+			total += ansi.StringWidth(t.View.Title()) + 3
+		}
+	}
+	if total > m.w {
+		lpad = ""
+	}
 	var b strings.Builder
 	for i, t := range m.tabs {
 		if !m.available(i) {
@@ -470,7 +519,7 @@ func (m *Model) tabBar() string {
 		if b.Len() > 0 {
 			b.WriteString(st.Tabs.Sep.Render("│"))
 		}
-		label := " " + t.View.Title() + " "
+		label := lpad + t.View.Title() + lpad
 		if i == m.focus {
 			b.WriteString(st.Tabs.Active.Render(label))
 		} else {
@@ -567,6 +616,13 @@ func (m *Model) statusBar() string {
 		if n == 1 {
 			right = "1 import warning"
 		}
+	}
+	if m.live != nil {
+		lr := m.liveRight()
+		if right != "" {
+			lr += " · " + right
+		}
+		right = lr
 	}
 	if ansi.StringWidth(right) > m.w/2 {
 		right = ansi.Truncate(right, m.w/2, "…")

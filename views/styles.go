@@ -53,6 +53,22 @@ type Styles struct {
 		Error lipgloss.Style
 		Right lipgloss.Style // right-hand status (warnings count, live state)
 	}
+	// Live is the live-run panels: flags, child, step times, device,
+	// compare.
+	Live struct {
+		On      lipgloss.Style // the flag value in force, tracing on
+		Off     lipgloss.Style // values not in force, tracing off
+		Pending lipgloss.Style // a request not yet acknowledged
+		Rec     lipgloss.Style // the recording indicator
+		Warn    lipgloss.Style // co-tenant banner, dropped events, crashes
+		Mark    lipgloss.Style // flag-change marks on the sparkline
+		Spark   lipgloss.Style // sparkline blocks
+		Arms    [3]lipgloss.Style
+		Faster  lipgloss.Style
+		Slower  lipgloss.Style
+		Noise   lipgloss.Style // "within noise"
+		Invalid lipgloss.Style
+	}
 	Help   help.Styles
 	Filter textinput.Styles
 	// BarFull and BarEmpty are the runes bars are drawn with.
@@ -92,6 +108,22 @@ func DefaultStyles() Styles {
 	s.Status.Warn = lipgloss.NewStyle().Foreground(lipgloss.Color("214"))
 	s.Status.Error = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("196"))
 	s.Status.Right = lipgloss.NewStyle().Foreground(dim)
+	s.Live.On = lipgloss.NewStyle().Bold(true).Reverse(true)
+	s.Live.Off = lipgloss.NewStyle().Foreground(dim)
+	s.Live.Pending = lipgloss.NewStyle().Foreground(lipgloss.Color("214"))
+	s.Live.Rec = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("196"))
+	s.Live.Warn = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("214"))
+	s.Live.Mark = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("213"))
+	s.Live.Spark = lipgloss.NewStyle().Foreground(lipgloss.Color("35"))
+	s.Live.Arms = [3]lipgloss.Style{
+		lipgloss.NewStyle().Foreground(lipgloss.Color("39")),  // A blue
+		lipgloss.NewStyle().Foreground(lipgloss.Color("208")), // B orange
+		lipgloss.NewStyle().Foreground(lipgloss.Color("245")), // A′ grey
+	}
+	s.Live.Faster = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("35"))
+	s.Live.Slower = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("196"))
+	s.Live.Noise = lipgloss.NewStyle().Foreground(dim)
+	s.Live.Invalid = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("196")).Strikethrough(true)
 	s.Help = help.DefaultDarkStyles()
 	s.Filter = textinput.DefaultDarkStyles()
 	s.Filter.Cursor.Blink = false // no timer messages; steadier output

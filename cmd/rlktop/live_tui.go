@@ -1,27 +1,70 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/rlktop/rlktop/gpu"
 	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/loop/demo"
+	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tui"
+	"github.com/rlktop/rlktop/views"
 )
 
-// runTUI starts the live run and the TUI; a poller sends the session's
-// snapshot about 10 times a second and the child's state when it changes.
+// backendOrder is the flags panel's order (digit keys 1–5).
+var backendOrder = []string{"attention", "qkv", "scan", "sampler", "head"}
+
+// builtinBackends lists the built-in loop's backend flags in panel order
+// (any the loop adds later come after, sorted).
+func builtinBackends() []views.FlagChoice {
+	b := demo.Backends()
+	var out []views.FlagChoice
+	for _, k := range backendOrder {
+		if v, ok := b[k]; ok {
+			out = append(out, views.FlagChoice{Key: k, Values: v})
+			delete(b, k)
+		}
+	}
+	var rest []string
+	for k := range b {
+		rest = append(rest, k)
+	}
+	slices.Sort(rest)
+	for _, k := range rest {
+		out = append(out, views.FlagChoice{Key: k, Values: b[k]})
+	}
+	return out
+}
+
+// runTUI starts the live run and the TUI: a poller sends the session's
+// state about 10 times a second, a telemetry poller the device samples.
 func runTUI(o loop.LiveOptions) error {
 	live, err := loop.StartLive(o)
 	if live == nil {
 		return err
 	}
-	defer live.Close()
+	ctl := newLiveController(live, o)
+	defer ctl.close()
+	mon, devStatus := gpu.Open()
+	defer mon.Close()
 	feed := make(chan tea.Msg, 16)
 	done := make(chan struct{})
-	go pollLive(live, feed, done)
-	m := tui.New(tui.Options{Source: o.Session.Source, Feed: feed})
+	go pollLive(live, ctl, mon, feed, done)
+	opts := tui.Options{Source: o.Session.Source, Feed: feed, Controller: ctl, DeviceStatus: devStatus}
+	if live.Builtin {
+		opts.Backends = builtinBackends()
+	}
+	m := tui.New(opts)
 	if err != nil {
 		feed <- tui.ErrMsg{Err: err}
 	}
@@ -36,38 +79,194 @@ func runTUI(o loop.LiveOptions) error {
 	return nil
 }
 
-func pollLive(live *loop.Live, feed chan<- tea.Msg, done <-chan struct{}) {
+// pollLive sends a tui.LiveMsg every 100 ms (dropped when the TUI is
+// behind), a tui.DeviceMsg per telemetry reading (the samples also go to
+// the session as counters, so recordings carry them), and a status line
+// when the child fails. It closes feed when done is closed.
+func pollLive(live *loop.Live, ctl *liveController, mon *gpu.Monitor, feed chan<- tea.Msg, done <-chan struct{}) {
 	defer close(feed)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	readings := gpu.NewPoller(mon, 0, live.Session.Intern).Run(ctx)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	var lastState string
+	watched := 0
 	for {
 		select {
 		case <-done:
 			return
-		case <-tick.C:
-		}
-		st := live.Session.Snapshot()
-		select {
-		case feed <- tui.SnapshotMsg{Snapshot: st.Cumulative}:
-		default: // the TUI is behind; the next tick brings a newer one
-		}
-		cs := live.Sup.Status()
-		desc := cs.Describe()
-		if desc != lastState {
-			lastState = desc
-			lvl := tui.Info
-			if cs.State != loop.Running {
-				lvl = tui.Error
-				if err := loop.ChildError(cs); err != nil {
-					desc = err.Error()
-				}
+		case r, ok := <-readings:
+			if !ok {
+				readings = nil
+				continue
 			}
+			live.Session.AddCounters(r.Counters)
 			select {
-			case feed <- tui.StatusMsg{Text: "child " + desc, Level: lvl}:
+			case feed <- tui.DeviceMsg{Sample: r.Sample, Err: r.Err}:
 			case <-done:
 				return
 			}
+			continue
+		case <-tick.C:
+		}
+		cs := live.Sup.Status()
+		switch {
+		case cs.State == loop.Running && cs.PID != watched:
+			watched = cs.PID
+			mon.Watch(cs.PID)
+		case cs.State != loop.Running && watched != 0:
+			watched = 0
+			mon.Watch(0) // no child: no "process not found" errors
+		}
+		msg := tui.LiveMsg{State: live.Session.Snapshot(), Child: cs, Flags: live.Flags(), At: time.Now()}
+		select {
+		case feed <- msg:
+		default: // the TUI is behind; the next tick brings a newer one
+		}
+		desc := cs.Describe()
+		if desc != lastState {
+			lastState = desc
+			if cs.State != loop.Running && cs.State != loop.NotStarted && !ctl.comparing.Load() {
+				text := "child " + desc
+				if err := loop.ChildError(cs); err != nil {
+					text = "child " + desc + " (r restarts; the Child panel shows its stderr)"
+				}
+				select {
+				case feed <- tui.StatusMsg{Text: text, Level: tui.Error}:
+				case <-done:
+					return
+				}
+			}
 		}
 	}
+}
+
+// liveController implements tui.Controller over a *loop.Live.
+type liveController struct {
+	live *loop.Live
+	opts loop.LiveOptions
+	// CompareSteps is the counted steps per arm of a TUI comparison.
+	compareSteps int
+
+	mu  sync.Mutex
+	rec *os.File
+	// comparing is set while Compare has the live child stopped.
+	comparing atomic.Bool
+}
+
+func newLiveController(l *loop.Live, o loop.LiveOptions) *liveController {
+	return &liveController{live: l, opts: o, compareSteps: 10}
+}
+
+func (c *liveController) SetFlag(key, value string) error {
+	_, err := c.live.SetFlag(key, value)
+	return err
+}
+
+func (c *liveController) SetTracing(on bool) error {
+	var err error
+	if on {
+		_, err = c.live.Session.ResumeTracing()
+	} else {
+		_, err = c.live.Session.PauseTracing()
+	}
+	return err
+}
+
+func (c *liveController) Restart() error { return c.live.Restart() }
+
+// StartRecording creates rlktop-YYYYmmdd-HHMMSS.rlk in the working
+// directory (never overwriting one) and tees the session into it; the
+// session gzip-compresses and flushes frame by frame.
+func (c *liveController) StartRecording() (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rec != nil {
+		return "", session.ErrRecording
+	}
+	name := time.Now().Format("rlktop-20060102-150405.rlk")
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("creating the recording: %w", err)
+	}
+	if err := c.live.Session.Record(f); err != nil {
+		f.Close()
+		os.Remove(name)
+		return "", err
+	}
+	c.rec = f
+	if abs, err := filepath.Abs(name); err == nil {
+		name = abs
+	}
+	return name, nil
+}
+
+func (c *liveController) StopRecording() (session.RecordingInfo, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	info, err := c.live.Session.StopRecording()
+	if c.rec != nil {
+		err = errors.Join(err, c.rec.Close())
+		c.rec = nil
+	}
+	return info, err
+}
+
+// Compare stops the live child, compares key's values in a separate run
+// (with A′ for noise; the other flags as in force now), then restarts the
+// live child.
+func (c *liveController) Compare(ctx context.Context, key string, values []string, progress func(string)) (*loop.CompareResult, error) {
+	specs := []loop.FlagSpec{{Key: key, Values: values}}
+	inForce := c.live.Flags()
+	fixed := map[string]string{}
+	for k, v := range c.opts.Flags {
+		fixed[k] = v
+	}
+	for _, b := range backendOrder {
+		if v, ok := inForce[b]; ok {
+			fixed[b] = v
+		}
+	}
+	delete(fixed, key)
+	keys := make([]string, 0, len(fixed))
+	for k := range fixed {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		specs = append(specs, loop.FlagSpec{Key: k, Values: []string{fixed[k]}})
+	}
+	arms, err := loop.Arms(specs)
+	if err != nil {
+		return nil, err
+	}
+	c.comparing.Store(true)
+	defer c.comparing.Store(false)
+	// Stop the live child cleanly (it finishes its step), then restart
+	// it after the comparison.
+	if c.live.Sup.Status().State == loop.Running {
+		if _, err := c.live.Session.StopChildren(); err == nil {
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			c.live.Sup.Wait(wctx)
+			cancel()
+		}
+		c.live.Sup.Stop(3 * time.Second)
+	}
+	defer c.live.Restart()
+	return loop.Compare(ctx, loop.CompareOptions{
+		Arms: arms, Exe: c.opts.Exe, Steps: c.compareSteps, Noise: true,
+		Rules: c.opts.Session.Rules, Progress: progress,
+	})
+}
+
+func (c *liveController) close() {
+	c.mu.Lock()
+	if c.rec != nil {
+		c.live.Session.StopRecording()
+		c.rec.Close()
+		c.rec = nil
+	}
+	c.mu.Unlock()
+	c.live.Close()
 }

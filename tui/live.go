@@ -1,0 +1,601 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/rlktop/rlktop/gpu"
+	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/views"
+)
+
+// Controller carries out the live TUI's requests to the outside world.
+// Its methods may block and do I/O; the model calls them only inside
+// tea.Cmds (never from Update), and their results come back as messages.
+// cmd/rlktop implements it over *loop.Live.
+type Controller interface {
+	// SetFlag applies key=value (at the next step boundary for a live
+	// flag; a restart otherwise).
+	SetFlag(key, value string) error
+	// SetTracing pauses (false) or resumes (true) tracing in the child;
+	// the loop keeps running.
+	SetTracing(on bool) error
+	// Restart stops the child (if running) and starts it again with the
+	// flags in force.
+	Restart() error
+	// StartRecording starts recording the session to a new file and
+	// returns its path.
+	StartRecording() (path string, err error)
+	// StopRecording ends the recording and closes its file.
+	StopRecording() (session.RecordingInfo, error)
+	// Compare stops the live child, compares the values of flag key in a
+	// separate interleaved run (loop.Compare), restarts the live child and
+	// returns the result. progress receives the comparison's progress
+	// lines; ctx cancels it.
+	Compare(ctx context.Context, key string, values []string, progress func(string)) (*loop.CompareResult, error)
+}
+
+// LiveMsg carries a live session's state, about 10 times a second.
+type LiveMsg struct {
+	State *session.State
+	Child loop.Status
+	// Flags in force (loop.Live.Flags: what rlktop set overlaid with the
+	// child's last acknowledgement).
+	Flags map[string]string
+	// At is when the state was taken (recording duration, compare clock).
+	At time.Time
+}
+
+// DeviceMsg carries a telemetry reading (gpu.Poller).
+type DeviceMsg struct {
+	Sample gpu.Sample
+	Err    error
+}
+
+// actionDoneMsg is the result of a Controller call.
+type actionDoneMsg struct {
+	name, key, value string
+	path             string
+	info             session.RecordingInfo
+	err              error
+}
+
+type compareProgressMsg struct{ line string }
+
+type compareDoneMsg struct {
+	res *loop.CompareResult
+	err error
+}
+
+type compareTickMsg time.Time
+
+// LiveKeyMap is the live run's global keys.
+type LiveKeyMap struct {
+	Flip, Tracing, Pause, Window, Restart, Record, Compare key.Binding
+}
+
+// DefaultLiveKeyMap: 1–9 flip flag n, T tracing, p pause display, w
+// window/cumulative, r restart, R record, C compare.
+func DefaultLiveKeyMap() LiveKeyMap {
+	return LiveKeyMap{
+		Flip:    key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"), key.WithHelp("1-5", "flip flag")),
+		Tracing: key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "tracing on/off")),
+		Pause:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause display")),
+		Window:  key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "window/cumulative")),
+		Restart: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restart child")),
+		Record:  key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "record")),
+		Compare: key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "compare flag")),
+	}
+}
+
+// live is the root model's live-run state.
+type live struct {
+	ctl     Controller
+	keys    LiveKeyMap
+	flags   *views.Flags
+	steps   *views.StepTimes
+	child   *views.Child
+	device  *views.Device
+	compare *views.Compare
+
+	state   *session.State
+	status  loop.Status
+	inForce map[string]string
+	now     time.Time
+
+	pending        map[string]string
+	tracingPending bool
+	tracingWant    bool
+	note           string
+
+	paused bool // display frozen
+	window bool // show State.Window
+
+	recPath     string
+	recStarting bool
+
+	cmp        views.CompareState
+	cmpStart   time.Time
+	cmpCancel  context.CancelFunc
+	progressCh chan tea.Msg
+
+	sample *gpu.Sample
+}
+
+func newLive(st *views.Styles, opts Options) *live {
+	l := &live{ctl: opts.Controller, keys: DefaultLiveKeyMap(),
+		flags:   views.NewFlags(st, opts.Backends),
+		steps:   views.NewStepTimes(st),
+		child:   views.NewChild(st),
+		device:  views.NewDevice(st, opts.DeviceStatus),
+		compare: views.NewCompare(st),
+		pending: map[string]string{}, inForce: map[string]string{},
+		progressCh:  make(chan tea.Msg, 64),
+		tracingWant: true,
+	}
+	if n := len(opts.Backends); n > 0 && n < 9 {
+		l.keys.Flip.SetHelp(fmt.Sprintf("1-%d", n), "flip flag")
+		l.keys.Flip.SetKeys(strings.Split("123456789"[:n], "")...)
+	}
+	l.refreshCompare()
+	return l
+}
+
+// liveTabs are the live panels in tab order (Kernels comes first).
+func (l *live) tabs() []Tab {
+	return []Tab{
+		{View: l.flags, Side: true},
+		{View: l.steps, Side: true},
+		{View: l.child, Side: true},
+	}
+}
+
+func (l *live) lateTabs() []Tab {
+	return []Tab{{View: l.device, Side: true}, {View: l.compare}}
+}
+
+// bindings are the live keys for help.
+func (l *live) bindings() []key.Binding {
+	k := l.keys
+	return []key.Binding{k.Flip, k.Tracing, k.Pause, k.Window, k.Restart, k.Record, k.Compare}
+}
+
+func (l *live) tracing() bool {
+	if l.state == nil || len(l.state.Children) == 0 {
+		return true
+	}
+	return l.state.Children[len(l.state.Children)-1].Tracing
+}
+
+func (l *live) refreshFlags() {
+	l.flags.SetState(views.FlagsState{InForce: l.inForce, Pending: l.pending, Tracing: l.tracing(),
+		TracingPending: l.tracingPending, Live: l.status.State == loop.Running})
+}
+
+func (l *live) refreshChild() {
+	cs := views.ChildState{Status: l.status, Note: l.note}
+	if l.state != nil {
+		cs.Events, cs.Dropped, cs.Pending = l.state.Events, l.state.Dropped, l.state.Pending
+	}
+	if l.cmp.Phase == views.CompareRunning && cs.Note == "" {
+		cs.Note = "stopped while the comparison runs; restarts after it"
+	}
+	l.child.SetState(cs)
+}
+
+func (l *live) refreshCompare() {
+	c := l.flags.Selected()
+	if c.Key != "" {
+		l.cmp.Hint = c.Key + ": " + strings.Join(c.Values, " vs ")
+	}
+	if l.cmp.Phase == views.CompareRunning && !l.now.IsZero() && !l.cmpStart.IsZero() {
+		l.cmp.Elapsed = l.now.Sub(l.cmpStart)
+	}
+	l.compare.SetState(l.cmp)
+}
+
+// snapshot picks the snapshot the main views show.
+func (l *live) snapshot() *attrib.Snapshot {
+	if l.state == nil {
+		return nil
+	}
+	if l.window && l.state.Window != nil {
+		return l.state.Window
+	}
+	return l.state.Cumulative
+}
+
+// onLive takes a LiveMsg; it returns the snapshot to show, or nil to keep
+// the current one (paused).
+func (m *Model) onLive(msg LiveMsg) {
+	l := m.live
+	l.status = msg.Child
+	if !msg.At.IsZero() {
+		l.now = msg.At
+	}
+	if msg.Flags != nil {
+		l.inForce = msg.Flags
+	}
+	for k, v := range l.pending {
+		if l.inForce[k] == v {
+			delete(l.pending, k)
+		}
+	}
+	if l.paused && l.state != nil {
+		// Frozen display: only the child's state and the flags move.
+		if msg.State != nil {
+			l.state.Children = msg.State.Children
+		}
+	} else if msg.State != nil {
+		l.state = msg.State
+		l.steps.SetSteps(l.state.Steps, l.state.Marks, l.state.StepsPerSec, l.state.StepCount)
+		if s := l.snapshot(); s != nil {
+			m.setSnapshot(s)
+		}
+	}
+	if l.tracingPending && l.tracing() == l.tracingWant {
+		l.tracingPending = false
+	}
+	l.refreshFlags()
+	l.refreshChild()
+	l.refreshCompare()
+}
+
+func (m *Model) onDevice(msg DeviceMsg) {
+	l := m.live
+	s := msg.Sample
+	l.sample = &s
+	e := ""
+	if msg.Err != nil {
+		e = msg.Err.Error()
+	}
+	l.device.SetSample(l.sample, e)
+	if l.cmp.Phase == views.CompareRunning && s.HasCoTenant() {
+		l.cmp.CoTenant = true
+		l.refreshCompare()
+	}
+}
+
+// liveKey handles a live key press; ok is false when msg is not one.
+func (m *Model) liveKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
+	l := m.live
+	k := l.keys
+	switch {
+	case l.cmp.Phase == views.CompareRunning && !key.Matches(msg, k.Pause) && !key.Matches(msg, k.Window) && !key.Matches(msg, k.Compare):
+		m.setStatus("a comparison runs (C cancels); flags, tracing, restart and recording wait for it", Warn)
+		return nil, true
+	case key.Matches(msg, k.Flip):
+		i := int(msg.String()[0] - '1')
+		cs := l.flags.Choices()
+		if i < 0 || i >= len(cs) {
+			return nil, true
+		}
+		l.flags.Select(cs[i].Key)
+		return m.flip(cs[i].Key), true
+	case key.Matches(msg, k.Tracing):
+		want := !l.tracing()
+		if l.tracingPending {
+			want = !l.tracingWant
+		}
+		l.tracingWant, l.tracingPending = want, true
+		l.refreshFlags()
+		ctl := l.ctl
+		return func() tea.Msg { return actionDoneMsg{name: "tracing", value: onOff(want), err: ctl.SetTracing(want)} }, true
+	case key.Matches(msg, k.Pause):
+		l.paused = !l.paused
+		if l.paused {
+			m.setStatus("display paused (p resumes); the loop keeps running", Info)
+		} else {
+			m.setStatus("display resumed", Info)
+		}
+		return nil, true
+	case key.Matches(msg, k.Window):
+		l.window = !l.window
+		if s := l.snapshot(); s != nil && !l.paused {
+			m.setSnapshot(s)
+		}
+		if l.window {
+			m.setStatus(fmt.Sprintf("showing the last %s (w: cumulative)", windowText(l.state)), Info)
+		} else {
+			m.setStatus("showing everything since the start (w: window)", Info)
+		}
+		return nil, true
+	case key.Matches(msg, k.Restart):
+		l.note = "restarting…"
+		l.refreshChild()
+		ctl := l.ctl
+		return func() tea.Msg { return actionDoneMsg{name: "restart", err: ctl.Restart()} }, true
+	case key.Matches(msg, k.Record):
+		ctl := l.ctl
+		if l.recPath != "" || (l.state != nil && l.state.Recording != nil) {
+			return func() tea.Msg {
+				info, err := ctl.StopRecording()
+				return actionDoneMsg{name: "record-stop", info: info, err: err}
+			}, true
+		}
+		if l.recStarting {
+			return nil, true
+		}
+		l.recStarting = true
+		return func() tea.Msg {
+			p, err := ctl.StartRecording()
+			return actionDoneMsg{name: "record-start", path: p, err: err}
+		}, true
+	case key.Matches(msg, k.Compare):
+		return m.startCompare(), true
+	}
+	return nil, false
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func windowText(st *session.State) string {
+	if st == nil || st.WindowNs <= 0 {
+		return "window"
+	}
+	return views.FormatNs(st.WindowNs)
+}
+
+// flip requests the next value of flag k.
+func (m *Model) flip(k string) tea.Cmd {
+	l := m.live
+	var c views.FlagChoice
+	for _, x := range l.flags.Choices() {
+		if x.Key == k {
+			c = x
+		}
+	}
+	cur := l.inForce[k]
+	if p, ok := l.pending[k]; ok {
+		cur = p
+	}
+	next := c.Next(cur)
+	if next == cur {
+		return nil
+	}
+	l.pending[k] = next
+	l.refreshFlags()
+	ctl := l.ctl
+	return func() tea.Msg { return actionDoneMsg{name: "flip", key: k, value: next, err: ctl.SetFlag(k, next)} }
+}
+
+func (m *Model) startCompare() tea.Cmd {
+	l := m.live
+	if l.cmp.Phase == views.CompareRunning {
+		if l.cmpCancel != nil {
+			l.cmpCancel()
+		}
+		m.setStatus("cancelling the comparison…", Warn)
+		return nil
+	}
+	c := l.flags.Selected()
+	if c.Key == "" || len(c.Values) < 2 {
+		m.setStatus("nothing to compare: select a flag with two or more values in Flags", Warn)
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l.cmpCancel = cancel
+	l.cmpStart = l.now
+	l.cmp = views.CompareState{Phase: views.CompareRunning, What: c.Key + ": " + strings.Join(c.Values, " vs "),
+		CoTenant: l.sample != nil && l.sample.HasCoTenant()}
+	l.refreshCompare()
+	l.refreshChild()
+	m.focusView(l.compare)
+	ctl, ch, key, vals := l.ctl, l.progressCh, c.Key, c.Values
+	run := func() tea.Msg {
+		res, err := ctl.Compare(ctx, key, vals, func(s string) {
+			select {
+			case ch <- compareProgressMsg{s}:
+			default: // the TUI is behind; progress lines are advisory
+			}
+		})
+		return compareDoneMsg{res: res, err: err}
+	}
+	return tea.Batch(run, compareTick())
+}
+
+func compareTick() tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return compareTickMsg(t) })
+}
+
+func listenProgress(ch <-chan tea.Msg) tea.Cmd {
+	return func() tea.Msg { return <-ch }
+}
+
+// focusView gives v the keyboard.
+func (m *Model) focusView(v views.View) {
+	for i, t := range m.tabs {
+		if t.View == v {
+			m.Focused().SetFocused(false)
+			m.focus = i
+		}
+	}
+	m.layout()
+}
+
+func (m *Model) setStatus(text string, lvl Level) {
+	m.status = StatusMsg{Text: text, Level: lvl}
+	m.layout()
+}
+
+// updateLive handles the live messages; ok is false for others.
+func (m *Model) updateLive(msg tea.Msg) (tea.Cmd, bool) {
+	l := m.live
+	switch msg := msg.(type) {
+	case LiveMsg:
+		m.onLive(msg)
+		m.layout()
+		return nil, true
+	case DeviceMsg:
+		m.onDevice(msg)
+		m.layout()
+		return nil, true
+	case compareProgressMsg:
+		l.cmp.Progress = append(l.cmp.Progress, msg.line)
+		if len(l.cmp.Progress) > 50 {
+			l.cmp.Progress = l.cmp.Progress[len(l.cmp.Progress)-50:]
+		}
+		l.refreshCompare()
+		return listenProgress(l.progressCh), true
+	case compareTickMsg:
+		if l.cmp.Phase != views.CompareRunning {
+			return nil, true
+		}
+		if l.now.IsZero() || time.Time(msg).After(l.now) {
+			l.now = time.Time(msg)
+		}
+		l.refreshCompare()
+		return compareTick(), true
+	case compareDoneMsg:
+		if l.cmpCancel != nil {
+			l.cmpCancel()
+			l.cmpCancel = nil
+		}
+		co := l.cmp.CoTenant
+		prog := l.cmp.Progress
+		what := l.cmp.What
+		switch {
+		case msg.err != nil:
+			l.cmp = views.CompareState{Phase: views.CompareFailed, What: what, Err: msg.err.Error(), Progress: prog, CoTenant: co}
+			m.status = StatusMsg{Text: "comparison failed: " + msg.err.Error(), Level: Error}
+		default:
+			var wall time.Duration
+			if msg.res != nil {
+				wall = time.Duration(msg.res.WallNs)
+			}
+			l.cmp = views.CompareState{Phase: views.CompareDone, What: what, Result: msg.res, Elapsed: wall, CoTenant: co}
+			if msg.res != nil {
+				m.status = StatusMsg{Text: fmt.Sprintf("comparison done: %s", msg.res.Verdict), Level: Info}
+			}
+		}
+		l.refreshCompare()
+		l.refreshChild()
+		m.layout()
+		return nil, true
+	case actionDoneMsg:
+		switch msg.name {
+		case "flip":
+			if msg.err != nil {
+				delete(l.pending, msg.key)
+				m.status = StatusMsg{Text: fmt.Sprintf("%s=%s: %v", msg.key, msg.value, msg.err), Level: Error}
+			} else if l.pending[msg.key] == msg.value {
+				m.status = StatusMsg{Text: fmt.Sprintf("%s=%s requested; applied at the next step", msg.key, msg.value), Level: Info}
+			}
+			l.refreshFlags()
+		case "tracing":
+			if msg.err != nil {
+				l.tracingPending = false
+				m.status = StatusMsg{Text: "tracing " + msg.value + ": " + msg.err.Error(), Level: Error}
+			} else {
+				m.status = StatusMsg{Text: "tracing " + msg.value + " requested", Level: Info}
+			}
+			l.refreshFlags()
+		case "restart":
+			l.note = ""
+			if msg.err != nil {
+				m.status = StatusMsg{Text: "restart: " + msg.err.Error(), Level: Error}
+			} else {
+				m.status = StatusMsg{Text: "child restarted", Level: Info}
+			}
+			l.refreshChild()
+		case "record-start":
+			l.recStarting = false
+			if msg.err != nil {
+				m.status = StatusMsg{Text: "recording: " + msg.err.Error(), Level: Error}
+			} else {
+				l.recPath = msg.path
+				m.status = StatusMsg{Text: "recording to " + msg.path + " (R stops)", Level: Info}
+			}
+		case "record-stop":
+			p := l.recPath
+			l.recPath = ""
+			if msg.err != nil {
+				m.status = StatusMsg{Text: "recording " + p + ": " + msg.err.Error(), Level: Error}
+			} else {
+				m.status = StatusMsg{Text: fmt.Sprintf("recorded %s: %s, %d frames, %s events", p,
+					views.FormatBytes(msg.info.Bytes), msg.info.Frames, views.FormatCount(int64(msg.info.Events))), Level: Info}
+			}
+		}
+		m.layout()
+		return nil, true
+	}
+	return nil, false
+}
+
+// liveRight is the live part of the status bar's right side: recording,
+// paused, window or cumulative.
+func (m *Model) liveRight() string {
+	l := m.live
+	st := m.st
+	var parts []string
+	if l.recPath != "" || (l.state != nil && l.state.Recording != nil) {
+		r := "● REC " + filepath.Base(l.recPath)
+		if l.state != nil && l.state.Recording != nil {
+			ri := l.state.Recording
+			r += " " + views.FormatBytes(ri.Bytes)
+			if !l.now.IsZero() && !ri.Started.IsZero() {
+				r += " " + clock(l.now.Sub(ri.Started))
+			}
+			if ri.Err != "" {
+				r += " error: " + ri.Err
+			}
+		}
+		parts = append(parts, st.Live.Rec.Render(r))
+	}
+	if l.paused {
+		parts = append(parts, st.Live.Pending.Render("PAUSED"))
+	}
+	if l.window {
+		parts = append(parts, "window "+windowText(l.state))
+	} else {
+		parts = append(parts, "cumulative")
+	}
+	return strings.Join(parts, " · ")
+}
+
+// clock writes d as m:ss.
+func clock(d time.Duration) string {
+	s := int64(max(d, 0) / time.Second)
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}
+
+// banner is the co-tenant warning line ("" when none).
+func (m *Model) banner() string {
+	if m.live == nil {
+		return ""
+	}
+	b := views.CoTenantBanner(m.live.sample)
+	if b == "" {
+		return ""
+	}
+	return m.st.Live.Warn.Render(b)
+}
+
+// isLiveKey reports whether msg is one of the live keys.
+func (m *Model) isLiveKey(msg tea.KeyPressMsg) bool {
+	for _, b := range m.live.bindings() {
+		if key.Matches(msg, b) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Model) bannerHeight() int {
+	if m.banner() == "" {
+		return 0
+	}
+	return 1
+}

@@ -1,0 +1,206 @@
+package views
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// FlagChoice is one backend flag of a live run and the values a flip
+// cycles through, in order (loop/demo.Backends gives them for the
+// built-in loop).
+type FlagChoice struct {
+	Key    string
+	Values []string
+}
+
+// Next returns the value after cur in c.Values (wrapping), or the first
+// value when cur is not one of them.
+func (c FlagChoice) Next(cur string) string {
+	for i, v := range c.Values {
+		if v == cur {
+			return c.Values[(i+1)%len(c.Values)]
+		}
+	}
+	if len(c.Values) == 0 {
+		return cur
+	}
+	return c.Values[0]
+}
+
+// FlagsState is what the flags panel shows: the flags in force (as the
+// newest child last acknowledged them), the values requested but not yet
+// acknowledged, and tracing on/off.
+type FlagsState struct {
+	InForce map[string]string
+	Pending map[string]string // key → requested value; absent when none
+	// Tracing is the child's last acknowledged tracing state;
+	// TracingPending is set while a pause/resume request is unanswered.
+	Tracing        bool
+	TracingPending bool
+	// Live is false when no child runs (then flips restart it).
+	Live bool
+}
+
+// FlagsKeyMap is the flags panel's own bindings (the digit keys that flip
+// flag n are global, defined by the root model).
+type FlagsKeyMap struct {
+	ListKeyMap
+	Flip key.Binding
+}
+
+// DefaultFlagsKeyMap: ↑/↓ select, space or enter flips the selected flag.
+func DefaultFlagsKeyMap() FlagsKeyMap {
+	l := DefaultListKeyMap()
+	l.PageDown = key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down"))
+	return FlagsKeyMap{ListKeyMap: l,
+		Flip: key.NewBinding(key.WithKeys("space", "enter"), key.WithHelp("space", "flip selected"))}
+}
+
+// Flags is the flags panel: one line per backend flag with its choices,
+// the one in force highlighted and a requested one marked pending until
+// the child acknowledges it at a step boundary; then tracing on/off.
+type Flags struct {
+	st      *Styles
+	keys    FlagsKeyMap
+	choices []FlagChoice
+	state   FlagsState
+	list    list
+	w, h    int
+	focused bool
+}
+
+// NewFlags returns the flags panel for choices (shown in this order; the
+// digit key of flag i is i+1).
+func NewFlags(st *Styles, choices []FlagChoice) *Flags {
+	f := &Flags{st: st, keys: DefaultFlagsKeyMap(), choices: choices}
+	f.list.setLen(len(choices))
+	return f
+}
+
+func (f *Flags) Title() string { return "Flags" }
+
+func (f *Flags) Info() string { return "applied at the next step" }
+
+// SetSnapshot is a no-op: the panel shows SetState's data.
+func (f *Flags) SetSnapshot(*attrib.Snapshot) {}
+
+// SetState replaces what is shown.
+func (f *Flags) SetState(s FlagsState) { f.state = s }
+
+// State returns what is shown.
+func (f *Flags) State() FlagsState { return f.state }
+
+// Choices returns the flags in panel order.
+func (f *Flags) Choices() []FlagChoice { return f.choices }
+
+// Selected returns the flag under the cursor ("" with no flags).
+func (f *Flags) Selected() FlagChoice {
+	if f.list.cursor < 0 || f.list.cursor >= len(f.choices) {
+		return FlagChoice{}
+	}
+	return f.choices[f.list.cursor]
+}
+
+// Select moves the cursor to the flag named key, if present.
+func (f *Flags) Select(key string) {
+	for i, c := range f.choices {
+		if c.Key == key {
+			f.list.cursor = i
+			f.list.clamp()
+		}
+	}
+}
+
+func (f *Flags) SetSize(w, h int)  { f.w, f.h = w, h; f.list.setPage(max(h-1, 1)) }
+func (f *Flags) SetFocused(b bool) { f.focused = b }
+func (f *Flags) Capturing() bool   { return false }
+
+// Height is one line per flag plus the tracing line.
+func (f *Flags) Height() int { return len(f.choices) + 1 }
+
+// Update moves the cursor; space/enter returns a "flip" ActionMsg for the
+// selected flag (Key the flag, Value the next value).
+func (f *Flags) Update(msg tea.Msg) tea.Cmd {
+	km, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	if key.Matches(km, f.keys.Flip) {
+		c := f.Selected()
+		if c.Key == "" {
+			return nil
+		}
+		return Action(ActionMsg{Name: "flip", Key: c.Key})
+	}
+	f.list.handle(km, f.keys.ListKeyMap)
+	return nil
+}
+
+func (f *Flags) ShortHelp() []key.Binding {
+	return []key.Binding{f.keys.move(), f.keys.Flip}
+}
+
+func (f *Flags) FullHelp() [][]key.Binding {
+	return [][]key.Binding{f.keys.bindings(), {f.keys.Flip}}
+}
+
+func (f *Flags) View() string {
+	st := f.st
+	if len(f.choices) == 0 {
+		return block([]string{st.Table.Dim.Render("this run has no backend flags")}, f.w, f.h)
+	}
+	nameW := 0
+	for _, c := range f.choices {
+		nameW = max(nameW, width(c.Key))
+	}
+	var lines []string
+	for i, c := range f.choices {
+		gut := " "
+		if f.focused && i == f.list.cursor {
+			gut = "›"
+		}
+		digit := " "
+		if i < 9 {
+			digit = fmt.Sprint(i + 1)
+		}
+		cur, known := f.state.InForce[c.Key]
+		var vals []string
+		for _, v := range c.Values {
+			switch {
+			case known && v == cur:
+				vals = append(vals, st.Live.On.Render("["+v+"]"))
+			default:
+				vals = append(vals, st.Live.Off.Render(" "+v+" "))
+			}
+		}
+		line := gut + st.Table.Dim.Render(digit) + " " + fit(c.Key, nameW) + "  " + strings.Join(vals, " ")
+		if p, ok := f.state.Pending[c.Key]; ok && p != cur {
+			line += "  " + st.Live.Pending.Render("→ "+p+" pending")
+		} else if !known {
+			line += "  " + st.Table.Dim.Render("(not reported yet)")
+		}
+		lines = append(lines, line)
+	}
+	tr := st.Live.On.Render("[on]") + " " + st.Live.Off.Render(" off ")
+	if !f.state.Tracing {
+		tr = st.Live.Off.Render(" on ") + " " + st.Live.On.Render("[off]")
+	}
+	line := "   " + fit("tracing", nameW) + "  " + tr + "  " + st.Table.Dim.Render("(T)")
+	if f.state.TracingPending {
+		line += "  " + st.Live.Pending.Render("pending")
+	}
+	if !f.state.Live {
+		line += "  " + st.Table.Dim.Render("no child running: a flip restarts it")
+	}
+	lines = append(lines, line)
+	// Keep the cursor row visible in short panes.
+	from, to := f.list.visible()
+	if f.h < len(lines) && to > from {
+		lines = append(lines[from:to], lines[len(lines)-1])
+	}
+	return block(lines, f.w, f.h)
+}

@@ -1,0 +1,156 @@
+package views
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/session"
+)
+
+// sparkRunes are the eight block heights of a sparkline, lowest first.
+var sparkRunes = [...]rune{'▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'}
+
+// Sparkline draws one cell per value: the block height is the value's
+// place between lo and hi in eighths (lo draws ▁, hi █; lo == hi draws
+// every value as ▄). Values are step times in ns.
+func Sparkline(vals []int64, lo, hi int64) string {
+	var b strings.Builder
+	for _, v := range vals {
+		i := 3
+		if hi > lo {
+			i = int((v - lo) * 7 / (hi - lo))
+			i = min(max(i, 0), 7)
+		}
+		b.WriteRune(sparkRunes[i])
+	}
+	return b.String()
+}
+
+// minMax returns the least and greatest of vals (0, 0 when empty).
+func minMax(vals []int64) (lo, hi int64) {
+	if len(vals) == 0 {
+		return 0, 0
+	}
+	return slices.Min(vals), slices.Max(vals)
+}
+
+// StepTimes is the step-time panel: a sparkline of the most recent steps
+// (one cell per step, newest on the right), flag changes marked under the
+// step at which the child applied them (session.Mark), the rate in steps/s
+// and the last, median and range of the steps shown.
+type StepTimes struct {
+	st      *Styles
+	steps   []session.StepTime
+	marks   []session.Mark
+	perSec  float64
+	count   int64
+	w, h    int
+	focused bool
+}
+
+// NewStepTimes returns an empty step-time panel.
+func NewStepTimes(st *Styles) *StepTimes { return &StepTimes{st: st} }
+
+func (s *StepTimes) Title() string { return "Step time" }
+
+func (s *StepTimes) Info() string {
+	if len(s.steps) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s steps/s · %s steps", sig3(s.perSec), FormatCount(s.count))
+}
+
+// SetSnapshot is a no-op: the panel shows SetSteps' data.
+func (s *StepTimes) SetSnapshot(*attrib.Snapshot) {}
+
+// SetSteps replaces what is shown: steps oldest first, the marks, the
+// rate in steps/s and the count of every step received.
+func (s *StepTimes) SetSteps(steps []session.StepTime, marks []session.Mark, perSec float64, count int64) {
+	s.steps, s.marks, s.perSec, s.count = steps, marks, perSec, count
+}
+
+func (s *StepTimes) SetSize(w, h int)          { s.w, s.h = w, h }
+func (s *StepTimes) SetFocused(f bool)         { s.focused = f }
+func (s *StepTimes) Capturing() bool           { return false }
+func (s *StepTimes) Update(tea.Msg) tea.Cmd    { return nil }
+func (s *StepTimes) ShortHelp() []key.Binding  { return nil }
+func (s *StepTimes) FullHelp() [][]key.Binding { return nil }
+func (s *StepTimes) Available() bool           { return true }
+func (s *StepTimes) Height() int               { return 3 + min(len(s.visibleMarks(s.shown())), 3) }
+func (s *StepTimes) shown() []session.StepTime { return s.tail(max(s.w-2, 1)) }
+func (s *StepTimes) tail(n int) []session.StepTime {
+	st := s.steps
+	// One process only (the newest): a restarted child numbers from 0.
+	if len(st) > 0 {
+		pid := st[len(st)-1].PID
+		i := len(st)
+		for i > 0 && st[i-1].PID == pid {
+			i--
+		}
+		st = st[i:]
+	}
+	if len(st) > n {
+		st = st[len(st)-n:]
+	}
+	return st
+}
+
+// visibleMarks returns, for each shown step index, the marks applied at
+// that step, newest mark last.
+type shownMark struct {
+	idx int
+	m   session.Mark
+}
+
+func (s *StepTimes) visibleMarks(shown []session.StepTime) []shownMark {
+	if len(shown) == 0 {
+		return nil
+	}
+	pid := int64(shown[0].PID)
+	var out []shownMark
+	for _, m := range s.marks {
+		if m.PID != pid || m.Step < 0 {
+			continue
+		}
+		for i, st := range shown {
+			if st.Step == m.Step {
+				out = append(out, shownMark{i, m})
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (s *StepTimes) View() string {
+	st := s.st
+	shown := s.shown()
+	if len(shown) == 0 {
+		return block([]string{st.Table.Dim.Render("waiting for the first step…")}, s.w, s.h)
+	}
+	durs := make([]int64, len(shown))
+	for i, x := range shown {
+		durs[i] = x.DurNs
+	}
+	lo, hi := minMax(durs)
+	lines := []string{" " + st.Live.Spark.Render(Sparkline(durs, lo, hi))}
+	marks := s.visibleMarks(shown)
+	row := []rune(strings.Repeat(" ", len(shown)))
+	for _, m := range marks {
+		row[m.idx] = '▲'
+	}
+	lines = append(lines, " "+st.Live.Mark.Render(string(row)))
+	sorted := slices.Clone(durs)
+	slices.Sort(sorted)
+	lines = append(lines, fmt.Sprintf(" last %s · median %s · min %s · max %s",
+		FormatNs(durs[len(durs)-1]), FormatNs(sorted[(len(sorted)-1)/2]), FormatNs(lo), FormatNs(hi)))
+	for i := len(marks) - 1; i >= 0 && len(marks)-i <= 3; i-- {
+		m := marks[i].m
+		lines = append(lines, " "+st.Live.Mark.Render("▲")+fmt.Sprintf(" step %d: %s=%s", m.Step, m.Key, m.Value))
+	}
+	return block(lines, s.w, s.h)
+}
