@@ -37,6 +37,8 @@ import (
 //
 // Times are nsys's session ns as written. globalTid/globalPid serialise
 // pid and tid: pid = globalTid>>24 & 0xFFFFFF, tid = globalTid & 0xFFFFFF.
+// Correlation ids are kept as written for one process; with several, each
+// becomes corr | pid<<40, since CUPTI numbers them per process.
 
 func init() {
 	Register(Format{Name: "nsys-sqlite", Sniff: sniffNsysSQLite, Read: readSQLite})
@@ -163,7 +165,31 @@ func readNsys(s *sqliteSchema) (*tracer.Trace, error) {
 	if err := nsysNVTX(s, t, strs); err != nil {
 		return nil, err
 	}
+	nsysCorrSpaces(t)
 	return t, nil
+}
+
+// nsysCorrSpaces: CUPTI correlation ids are per process, so in an export
+// of several processes (MPI ranks, torchrun workers) the same id launches
+// different kernels. With more than one process, every correlation id is
+// put in its process's space: corr | pid<<40.
+func nsysCorrSpaces(t *tracer.Trace) {
+	pids := map[int32]bool{}
+	for i := range t.Events {
+		if t.Events[i].Corr != 0 {
+			pids[t.Events[i].PID] = true
+		}
+	}
+	if len(pids) < 2 {
+		return
+	}
+	for i := range t.Events {
+		e := &t.Events[i]
+		if e.Corr != 0 {
+			e.Corr |= uint64(uint32(e.PID)) << 40
+		}
+	}
+	t.Meta["nsys_correlation_ids"] = "per process: corr | pid<<40"
 }
 
 func nsysRuntime(s *sqliteSchema, t *tracer.Trace, strs map[int64]string) error {

@@ -248,3 +248,40 @@ func buildNsys3Fixture(tb testing.TB) string {
 	db.Close()
 	return p
 }
+
+// Two processes in one export reuse correlation id 10: each kernel must
+// link to its own process's launch (and so to its own NVTX range).
+func TestNsysSQLiteTwoProcesses(t *testing.T) {
+	db, p := newDB(t, "mpi.sqlite")
+	const g1, g2 = int64(1001) << 24, int64(2002) << 24
+	execAll(t, db,
+		`CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL)`,
+		`INSERT INTO StringIds VALUES (1,'k'),(2,'cudaLaunchKernel')`,
+		`CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+			streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL)`,
+		`INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (500,600,0,1,7,10,`+itoa(g1)+`,1,1),(500,700,1,1,7,10,`+itoa(g2)+`,1,1)`,
+		`CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER,
+			correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL)`,
+		`INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (100,110,0,`+itoa(g1+5)+`,10,2,0),(300,310,0,`+itoa(g2+6)+`,10,2,0)`,
+		`CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, text TEXT, globalTid INTEGER, textId INTEGER)`,
+		`INSERT INTO NVTX_EVENTS VALUES (50,200,59,'rank0 fwd',`+itoa(g1+5)+`,NULL),(250,400,59,'rank1 fwd',`+itoa(g2+6)+`,NULL)`,
+	)
+	db.Close()
+	tr, err := Open(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if e.Kind != tracer.KindKernel {
+			continue
+		}
+		want := map[int32]string{1001: "rank0 fwd", 2002: "rank1 fwd"}[e.PID]
+		if r := rangesOf(tr, e); len(r) != 1 || r[0] != want {
+			t.Errorf("kernel of pid %d: ranges %v, want [%s]", e.PID, r, want)
+		}
+		if e.Corr != 10|uint64(e.PID)<<40 {
+			t.Errorf("corr %#x", e.Corr)
+		}
+	}
+}
