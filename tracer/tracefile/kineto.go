@@ -1398,33 +1398,54 @@ func (d *kdec) finish() *tracer.Trace {
 // as they are.
 func (d *kdec) checkNesting() {
 	t := d.t
-	threads := map[[2]int32][]int32{}
+	// Count the interval events per thread, then carve one exact array
+	// into per-thread slices (no append growth: this runs on every trace).
+	nested := func(e *tracer.Event) bool {
+		return !e.Kind.IsGPU() && e.Kind != tracer.KindInstant && e.Dur > 0
+	}
+	type span struct{ off, n int32 }
+	threads := map[[2]int32]*span{}
 	var lastKey [2]int32
-	var last []int32
+	var last *span
+	total := 0
 	for i := range t.Events {
 		e := &t.Events[i]
-		if e.Kind.IsGPU() || e.Kind == tracer.KindInstant || e.Dur <= 0 {
+		if !nested(e) {
 			continue
 		}
-		k := [2]int32{e.PID, e.TID}
-		if last == nil || k != lastKey {
-			if last != nil {
-				threads[lastKey] = last
-			}
+		if k := [2]int32{e.PID, e.TID}; last == nil || k != lastKey {
 			lastKey, last = k, threads[k]
 			if last == nil {
-				last = make([]int32, 0, 64)
+				last = &span{}
+				threads[k] = last
 			}
 		}
-		last = append(last, int32(i))
+		last.n++
+		total++
 	}
-	if last != nil {
-		threads[lastKey] = last
+	all := make([]int32, total)
+	off := int32(0)
+	for _, sp := range threads {
+		sp.off, off = off, off+sp.n
+		sp.n = 0
+	}
+	last = nil
+	for i := range t.Events {
+		e := &t.Events[i]
+		if !nested(e) {
+			continue
+		}
+		if k := [2]int32{e.PID, e.TID}; last == nil || k != lastKey {
+			lastKey, last = k, threads[k]
+		}
+		all[last.off+last.n] = int32(i)
+		last.n++
 	}
 	n := 0
 	var first [2]int32
 	var stack, tmp []int32
-	for _, idx := range threads {
+	for _, sp := range threads {
+		idx := all[sp.off : sp.off+sp.n : sp.off+sp.n]
 		// Kineto writes each thread's events as a few sorted runs (the
 		// operators, then the runtime calls): a natural merge sort is
 		// linear per run.
