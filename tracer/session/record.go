@@ -1,12 +1,14 @@
 package session
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -25,33 +27,71 @@ type RecordingInfo struct {
 	Path    string // set by RecordFile
 	Started time.Time
 	Bytes   int64 // compressed bytes written so far
-	Frames  int64 // frames written
+	Frames  int64 // received frames re-encoded into the recording
 	Events  uint64
 	Err     string // the write error that stopped the recording, "" none
 }
 
 // recorder re-encodes what the session receives into one wire stream with
-// the session's string ids, gzip-compressed and flushed after every frame.
+// the session's string ids. Frames are encoded under the session lock into
+// a buffer and handed to a goroutine that compresses (gzip), writes and
+// flushes them one group at a time, so a slow disk never holds the session
+// lock. If more than maxRecQueue bytes wait, the recording stops with an
+// error rather than stall ingestion.
 type recorder struct {
-	cw      *countWriter
-	zw      *gzip.Writer
-	w       *wire.Writer
+	w       *wire.Writer // encodes into buf
+	buf     bytes.Buffer
 	strs    *tracer.Strings
 	defined int // strs ids [1, defined) are in the recording
 	ri      RecordingInfo
-	err     error
-	file    *os.File // closed by StopRecording when RecordFile opened it
+	err     error // stops the recording (session side)
+	closed  bool
+
+	q      chan []byte
+	queued atomic.Int64 // bytes waiting in q
+	bytes  atomic.Int64 // compressed bytes written
+	werr   atomic.Pointer[error]
+	done   chan struct{}
+	file   *os.File // closed by StopRecording when RecordFile opened it
+	zw     *gzip.Writer
 }
+
+// maxRecQueue bounds the encoded bytes waiting for the disk (64 MiB).
+const maxRecQueue = 64 << 20
+
+// errRecSlow stops a recording whose disk cannot keep up.
+var errRecSlow = errors.New("recording stopped: the disk does not keep up (64 MiB waiting)")
 
 type countWriter struct {
 	w io.Writer
-	n int64
+	n *atomic.Int64
 }
 
 func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
+}
+
+func (r *recorder) run() {
+	defer close(r.done)
+	for b := range r.q {
+		if r.werr.Load() == nil {
+			_, err := r.zw.Write(b)
+			if err == nil {
+				err = r.zw.Flush()
+			}
+			if err != nil {
+				r.werr.Store(&err)
+			}
+		}
+		r.queued.Add(-int64(len(b)))
+	}
+	if r.werr.Load() == nil {
+		if err := r.zw.Close(); err != nil {
+			r.werr.Store(&err)
+		}
+	}
 }
 
 // Record starts teeing everything the session receives from now on to w as
@@ -69,13 +109,15 @@ func (s *Session) Record(w io.Writer) error {
 	if s.rec != nil {
 		return ErrRecording
 	}
-	cw := &countWriter{w: w}
-	zw, err := gzip.NewWriterLevel(cw, gzip.BestSpeed)
+	r := &recorder{strs: s.strs, defined: 1, q: make(chan []byte, 4096), done: make(chan struct{})}
+	zw, err := gzip.NewWriterLevel(&countWriter{w: w, n: &r.bytes}, gzip.BestSpeed)
 	if err != nil {
 		return err
 	}
-	r := &recorder{cw: cw, zw: zw, w: wire.NewWriter(zw), strs: s.strs, defined: 1}
+	r.zw = zw
+	r.w = wire.NewWriter(&r.buf)
 	r.w.Flags = wire.FlagRelayed
+	go r.run()
 	r.ri.Started = s.opts.Now()
 	for _, c := range s.children {
 		if c.info.Connected && c.info.Hello.Source != "" {
@@ -115,29 +157,38 @@ func (s *Session) RecordFile(path string) error {
 	return nil
 }
 
-// StopRecording writes the final Bye, ends the gzip stream (closing the
-// file when RecordFile opened it) and returns the recording's figures.
+// StopRecording writes the final Bye, waits for everything queued to be
+// compressed and written, ends the gzip stream (closing the file when
+// RecordFile opened it) and returns the recording's figures.
 func (s *Session) StopRecording() (RecordingInfo, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	r := s.rec
 	if r == nil {
+		s.mu.Unlock()
 		return RecordingInfo{}, ErrNotRecording
 	}
 	s.rec = nil
 	s.version++
 	if r.err == nil {
-		r.done(r.w.Bye(wire.Bye{Reason: "recording stopped", ExitCode: -1}))
+		r.done1(r.w.Bye(wire.Bye{Reason: "recording stopped", ExitCode: -1}))
 	}
-	if r.err == nil {
-		r.err = r.zw.Close()
-	}
+	r.closed = true
+	close(r.q)
+	s.mu.Unlock()
+	<-r.done
 	if r.file != nil {
-		if err := r.file.Close(); r.err == nil {
-			r.err = err
+		if err := r.file.Close(); err != nil && r.werr.Load() == nil {
+			r.werr.Store(&err)
 		}
 	}
-	return r.info(), r.err
+	ri := r.info()
+	if r.err != nil {
+		return ri, r.err
+	}
+	if p := r.werr.Load(); p != nil {
+		return ri, *p
+	}
+	return ri, nil
 }
 
 // Meta adds key/value pairs to the session's run record: written into the
@@ -153,26 +204,44 @@ func (s *Session) Meta(kv []wire.KV) {
 
 func (r *recorder) info() RecordingInfo {
 	ri := r.ri
-	ri.Bytes = r.cw.n
+	ri.Bytes = r.bytes.Load()
 	if r.err != nil {
 		ri.Err = r.err.Error()
+	} else if p := r.werr.Load(); p != nil {
+		ri.Err = (*p).Error()
 	}
 	return ri
 }
 
-// done finishes a frame: count it and flush the compressor.
-func (r *recorder) done(err error) {
-	if r.err != nil {
+// done1 finishes a frame group: hand the encoded bytes to the writer
+// goroutine (s.mu held).
+func (r *recorder) done1(err error) {
+	if r.err != nil || r.closed {
 		return
 	}
 	if err == nil {
-		err = r.w.Flush()
+		if p := r.werr.Load(); p != nil {
+			err = *p
+		}
+	}
+	if err == nil && r.queued.Load()+int64(r.buf.Len()) > maxRecQueue {
+		err = errRecSlow
 	}
 	if err != nil {
 		r.err = err
+		r.buf.Reset()
 		return
 	}
-	r.ri.Frames++
+	b := bytes.Clone(r.buf.Bytes())
+	r.buf.Reset()
+	r.queued.Add(int64(len(b)))
+	select {
+	case r.q <- b:
+		r.ri.Frames++
+	default:
+		r.queued.Add(-int64(len(b)))
+		r.err = errRecSlow
+	}
 }
 
 func (r *recorder) defineStrings() {
@@ -184,7 +253,7 @@ func (r *recorder) defineStrings() {
 
 func (r *recorder) hello(h *wire.Hello) {
 	if r.err == nil {
-		r.done(r.w.Hello(h))
+		r.done1(r.w.Hello(h))
 	}
 }
 
@@ -193,7 +262,7 @@ func (r *recorder) events(evs []tracer.Event) {
 		return
 	}
 	r.defineStrings()
-	r.done(r.w.Events(evs))
+	r.done1(r.w.Events(evs))
 	r.ri.Events += uint64(len(evs))
 }
 
@@ -202,12 +271,12 @@ func (r *recorder) counters(cs []tracer.Counter) {
 		return
 	}
 	r.defineStrings()
-	r.done(r.w.Counters(cs))
+	r.done1(r.w.Counters(cs))
 }
 
 func (r *recorder) drops(total uint64) {
 	if r.err == nil {
-		r.done(r.w.Drops(wire.Drops{Events: total}))
+		r.done1(r.w.Drops(wire.Drops{Events: total}))
 	}
 }
 
@@ -215,12 +284,12 @@ func (r *recorder) control(c *wire.Control) {
 	if r.err == nil {
 		c2 := *c
 		c2.Flags = slices.Clone(c.Flags)
-		r.done(r.w.Control(&c2))
+		r.done1(r.w.Control(&c2))
 	}
 }
 
 func (r *recorder) meta(kv []wire.KV) {
 	if r.err == nil {
-		r.done(r.w.Meta(kv))
+		r.done1(r.w.Meta(kv))
 	}
 }
