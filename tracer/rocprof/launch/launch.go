@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	cuptilaunch "github.com/rlktop/rlktop/tracer/cupti/launch"
 )
 
 // Environment variables set for the child.
@@ -110,6 +112,12 @@ type Options struct {
 	Trace bool
 	// Library is an explicit tool library path; "" searches (FindLibrary).
 	Library string
+	// TorchRanges puts rlktop's --torch-ranges shim (module and
+	// scaled_dot_product_attention ranges through torch.cuda.nvtx, which is
+	// roctx on ROCm builds of PyTorch) first on the child's PYTHONPATH; the
+	// shim is tracer/cupti/launch's, extracted under CacheDir.
+	TorchRanges bool
+	CacheDir    string
 	// Runtime, when non-nil, replaces DetectROCm (tests).
 	Runtime *Runtime
 	// Env is the environment to start from; nil means os.Environ().
@@ -126,7 +134,8 @@ type Plan struct {
 }
 
 // Prepare returns the child's environment. A machine without ROCm or a
-// missing tool library gives an untraced Plan with a Banner saying why.
+// missing tool library gives an untraced Plan with a Banner saying why; it
+// fails only when the --torch-ranges shim cannot be written.
 func Prepare(o Options) (*Plan, error) {
 	env := o.Env
 	if env == nil {
@@ -141,6 +150,13 @@ func Prepare(o Options) (*Plan, error) {
 	}
 	if o.Socket != "" {
 		env = setEnv(env, EnvSocket, o.Socket)
+	}
+	if o.TorchRanges {
+		dir, err := cuptilaunch.ShimDir(o.CacheDir)
+		if err != nil {
+			return nil, err
+		}
+		env = prependList(env, "PYTHONPATH", dir)
 	}
 	untraced := func(why string) {
 		if why != "" {

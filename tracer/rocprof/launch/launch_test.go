@@ -70,3 +70,19 @@ func TestPrepare(t *testing.T) {
 		t.Errorf("missing library plan %+v", p)
 	}
 }
+
+func TestPrepareTorchRanges(t *testing.T) {
+	cache := t.TempDir()
+	p, err := Prepare(Options{Trace: false, TorchRanges: true, CacheDir: cache, Runtime: &Runtime{}, Env: []string{"PYTHONPATH=/app"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := lookupEnv(p.Env, "PYTHONPATH")
+	dir, _, _ := strings.Cut(v, ":")
+	if !strings.HasSuffix(v, ":/app") || !strings.HasPrefix(dir, cache) {
+		t.Errorf("PYTHONPATH %q", v)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sitecustomize.py")); err != nil {
+		t.Error(err)
+	}
+}
