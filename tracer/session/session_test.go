@@ -2,9 +2,11 @@ package session
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -420,4 +422,35 @@ func TestReplay(t *testing.T) {
 	if st.StepCount != nSteps || len(st.Children) != 1 || st.Children[0].Hello.PID != pid {
 		t.Fatalf("replay state: %d steps, children %+v", st.StepCount, st.Children)
 	}
+}
+
+// stuckWriter blocks every Write until release is closed.
+type stuckWriter struct{ release chan struct{} }
+
+func (w stuckWriter) Write(p []byte) (int, error) { <-w.release; return len(p), nil }
+
+// TestRecordingSlowDisk: a recording whose writer blocks never blocks the
+// session; once the backlog is full the recording stops with an error.
+func TestRecordingSlowDisk(t *testing.T) {
+	sess := New(Options{})
+	w := stuckWriter{make(chan struct{})}
+	if err := sess.Record(w); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	for i := range 5000 {
+		sess.Meta([]wire.KV{{Key: "k", Value: fmt.Sprint(i)}})
+	}
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Fatalf("5000 frames took %v with the disk stuck", d)
+	}
+	st := sess.Snapshot()
+	if st.Recording == nil || !strings.Contains(st.Recording.Err, "does not keep up") {
+		t.Fatalf("recording %+v", st.Recording)
+	}
+	close(w.release)
+	if _, err := sess.StopRecording(); err == nil || !strings.Contains(err.Error(), "does not keep up") {
+		t.Fatalf("StopRecording: %v", err)
+	}
+	sess.Close()
 }
