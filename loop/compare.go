@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -704,6 +705,28 @@ func (r *runner) stepsOf(st *session.State, pid *int32, first bool, from, to int
 	return out
 }
 
+// switchKeys are the flags a switch to arm a sends: those that vary
+// between arms and that a sets, and always "attention" (set to a's value,
+// which may be the one in force), so that every switch is acknowledged
+// with a step number even when the arms' flags are all the same (an A/A
+// run, or A′). It fills a.flags["attention"] from the loop's default when
+// a does not set it.
+func (r *runner) switchKeys(a *armRun) []string {
+	var keys []string
+	for _, k := range r.vary {
+		if _, ok := a.flags[k]; ok {
+			keys = append(keys, k)
+		}
+	}
+	if _, ok := a.flags["attention"]; !ok {
+		a.flags["attention"] = demo.DefaultConfig().Attention
+	}
+	if !slices.Contains(keys, "attention") {
+		keys = append(keys, "attention")
+	}
+	return keys
+}
+
 // switchLive sets arm a's varying flags over the control channel and
 // waits for every acknowledgement; it returns the child's pid and the step
 // at which all of them were in force. A refused value, or a child that is
@@ -716,11 +739,9 @@ func (r *runner) switchLive(ctx context.Context, a *armRun) (int32, int64, error
 	}
 	st0 := lv.Session.Snapshot()
 	nMarks, nWarn := len(st0.Marks), len(st0.Warnings)
-	for _, k := range r.vary {
-		v, ok := a.flags[k]
-		if !ok {
-			continue
-		}
+	keys := r.switchKeys(a)
+	for _, k := range keys {
+		v := a.flags[k]
 		if _, err := lv.Session.Control(k, v); err != nil {
 			a.invalid = fmt.Sprintf("setting %s=%s: %v", k, v, err)
 			return 0, 0, nil
@@ -737,8 +758,8 @@ func (r *runner) switchLive(ctx context.Context, a *armRun) (int32, int64, error
 			acked[m.Key] = m
 		}
 		for _, w := range st.Warnings[min(nWarn, len(st.Warnings)):] {
-			for _, k := range r.vary {
-				if v, ok := a.flags[k]; ok && strings.Contains(w, " refused ") && strings.Contains(w, k+"="+v) {
+			for _, k := range keys {
+				if v := a.flags[k]; strings.Contains(w, " refused ") && strings.Contains(w, k+"="+v) {
 					a.invalid = w
 					return 0, 0, nil
 				}
@@ -746,10 +767,7 @@ func (r *runner) switchLive(ctx context.Context, a *armRun) (int32, int64, error
 		}
 		var pid int32
 		step, all := int64(0), true
-		for _, k := range r.vary {
-			if _, ok := a.flags[k]; !ok {
-				continue
-			}
+		for _, k := range keys {
 			m, ok := acked[k]
 			if !ok {
 				all = false

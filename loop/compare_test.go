@@ -312,3 +312,27 @@ func TestCompareFailingCommand(t *testing.T) {
 		t.Errorf("verdict %q", res.Verdict)
 	}
 }
+
+// TestCompareAA: two arms with the same flags (an A/A run) still switch:
+// every switch is acknowledged with a step number, and the arms are told
+// apart by name.
+func TestCompareAA(t *testing.T) {
+	bin := needBin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Compare(ctx, CompareOptions{Arms: tinyArms(t, "fused,fused"), Exe: bin, Steps: 2, Warmup: 1, Block: 1, StepTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Arms) != 2 || res.Arms[0].Name != "attention=fused" || res.Arms[1].Name != "attention=fused #2" {
+		t.Fatalf("arms %+v", res.Arms)
+	}
+	for _, a := range res.Arms {
+		if !a.Valid || a.Steps != 2 {
+			t.Errorf("arm %s: valid %v (%s), %d steps", a.Name, a.Valid, a.Reason, a.Steps)
+		}
+	}
+	if res.Verdict == attrib.VerdictInvalid || res.Verdict == "" {
+		t.Errorf("verdict %q", res.Verdict)
+	}
+}
