@@ -554,6 +554,9 @@ func (m *Model) liveRight() string {
 		}
 		parts = append(parts, st.Live.Rec.Render(r))
 	}
+	if l.state != nil && l.state.StepsPerSec > 0 {
+		parts = append(parts, fmt.Sprintf("%.2f steps/s", l.state.StepsPerSec))
+	}
 	if l.paused {
 		parts = append(parts, st.Live.Pending.Render("PAUSED"))
 	}

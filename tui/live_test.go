@@ -1,0 +1,257 @@
+package tui_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/rlktop/rlktop/gpu/gputest"
+	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tui"
+	"github.com/rlktop/rlktop/views"
+	"github.com/rlktop/rlktop/views/viewstest"
+)
+
+// fakeCtl records the calls the live keys make.
+type fakeCtl struct {
+	mu    sync.Mutex
+	calls []string
+	res   *loop.CompareResult
+}
+
+func (f *fakeCtl) log(s string) { f.mu.Lock(); f.calls = append(f.calls, s); f.mu.Unlock() }
+func (f *fakeCtl) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+func (f *fakeCtl) SetFlag(k, v string) error { f.log("set " + k + "=" + v); return nil }
+func (f *fakeCtl) SetTracing(on bool) error  { f.log(fmt.Sprint("tracing ", on)); return nil }
+func (f *fakeCtl) Restart() error            { f.log("restart"); return nil }
+func (f *fakeCtl) StartRecording() (string, error) {
+	f.log("record")
+	return "/work/rlktop-20261129-120000.rlk", nil
+}
+func (f *fakeCtl) StopRecording() (session.RecordingInfo, error) {
+	f.log("stop")
+	return session.RecordingInfo{Bytes: 3 << 20, Frames: 120, Events: 45000}, nil
+}
+func (f *fakeCtl) Compare(ctx context.Context, k string, vals []string, progress func(string)) (*loop.CompareResult, error) {
+	f.log("compare " + k + "=" + strings.Join(vals, ","))
+	progress("arm " + k + "=" + vals[0] + " from step 0")
+	return f.res, nil
+}
+
+func backendChoices() []views.FlagChoice {
+	return []views.FlagChoice{
+		{Key: "attention", Values: []string{"math", "fused"}},
+		{Key: "qkv", Values: []string{"separate", "fused"}},
+		{Key: "scan", Values: []string{"serial", "sklansky"}},
+		{Key: "sampler", Values: []string{"multinomial", "gumbel"}},
+		{Key: "head", Values: []string{"materialized", "gatherdot"}},
+	}
+}
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// liveState is a hand-made session state: the viewstest snapshot as the
+// cumulative aggregate, a window with only its first two kernels, 30
+// steps of pid 7 (100 ms + (i mod 5) × 20 ms) with attention flipped at
+// step 20, one child with the flags in force.
+func liveState(attention string, tracing bool) *session.State {
+	cum := viewstest.Snapshot()
+	cum.Source, cum.Format, cum.Warnings = "live: built-in RL loop", "rlktop", nil
+	win := *cum
+	win.Kernels = cum.Kernels[:2]
+	st := &session.State{Cumulative: cum, Window: &win, WindowNs: 5e9, StepCount: 30, StepsPerSec: 6.5, Events: 12345}
+	for i := int64(0); i < 30; i++ {
+		st.Steps = append(st.Steps, session.StepTime{Step: i, PID: 7, DurNs: 100e6 + (i%5)*20e6})
+	}
+	st.Marks = []session.Mark{{Step: 20, PID: 7, Key: "attention", Value: "math"}}
+	st.Children = []session.Child{{Connected: true, Tracing: tracing, Flags: []wire.KV{{Key: "attention", Value: attention}}}}
+	return st
+}
+
+func liveFlags(attention string) map[string]string {
+	return map[string]string{"attention": attention, "qkv": "separate", "scan": "serial", "sampler": "multinomial", "head": "materialized"}
+}
+
+func liveMsg(attention string, tracing bool) tui.LiveMsg {
+	return tui.LiveMsg{State: liveState(attention, tracing), Child: loop.Status{State: loop.Running, PID: 7},
+		Flags: liveFlags(attention), At: t0}
+}
+
+func newLive(t *testing.T, w, h int, ctl tui.Controller) *tui.Model {
+	return newModel(t, w, h, tui.Options{Controller: ctl, Backends: backendChoices(), DeviceStatus: gputest.CPUOnlyStatus})
+}
+
+// do runs cmd and feeds what it returns back into m, following batches;
+// commands that do not answer within 300 ms (timers, listeners) are
+// dropped.
+func do(m *tui.Model, cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	ch := make(chan tea.Msg, 1)
+	go func() { ch <- cmd() }()
+	var msg tea.Msg
+	select {
+	case msg = <-ch:
+	case <-time.After(300 * time.Millisecond):
+		return
+	}
+	if b, ok := msg.(tea.BatchMsg); ok {
+		for _, c := range b {
+			do(m, c)
+		}
+		return
+	}
+	if msg == nil {
+		return
+	}
+	_, next := m.Update(msg)
+	do(m, next)
+}
+
+func press(m *tui.Model, k string) {
+	_, cmd := m.Update(key(k))
+	do(m, cmd)
+}
+
+func TestLiveScreens(t *testing.T) {
+	h200 := gputest.H200Busy()
+	cases := []struct {
+		name string
+		w, h int
+		keys []string
+	}{
+		{"kernels_80x24", 80, 24, nil},
+		{"flags_80x24", 80, 24, []string{"tab"}},
+		{"steps_80x24", 80, 24, []string{"tab", "tab"}},
+		{"wide_200x50", 200, 50, nil},
+		{"wide_window_160x40", 160, 40, []string{"w"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := newLive(t, c.w, c.h, &fakeCtl{})
+			m.Update(liveMsg("math", true))
+			m.Update(tui.DeviceMsg{Sample: h200})
+			for _, k := range c.keys {
+				press(m, k)
+			}
+			golden.RequireEqual(t, screen(t, m, c.w, c.h))
+		})
+	}
+}
+
+func TestLiveFlipPendingAck(t *testing.T) {
+	ctl := &fakeCtl{}
+	m := newLive(t, 200, 50, ctl)
+	m.Update(liveMsg("math", true))
+	press(m, "1")
+	if got := ctl.Calls(); len(got) != 1 || got[0] != "set attention=fused" {
+		t.Fatalf("calls %q, want [set attention=fused]", got)
+	}
+	out := ansi.Strip(m.Render())
+	if !strings.Contains(out, "→ fused pending") {
+		t.Fatalf("no pending mark:\n%s", out)
+	}
+	// The child has not acknowledged yet: still pending.
+	m.Update(liveMsg("math", true))
+	if !strings.Contains(ansi.Strip(m.Render()), "→ fused pending") {
+		t.Fatal("pending cleared before the ack")
+	}
+	m.Update(liveMsg("fused", true))
+	out = ansi.Strip(m.Render())
+	if strings.Contains(out, "pending") || !strings.Contains(out, "[fused]") {
+		t.Fatalf("after the ack:\n%s", out)
+	}
+}
+
+func TestLiveKeysCallController(t *testing.T) {
+	res := &loop.CompareResult{
+		Arms: []attrib.ArmStats{{Name: "attention=math", Valid: true, Steps: 4, MedianNs: 2e8},
+			{Name: "attention=fused", Valid: true, Steps: 4, MedianNs: 1e8}},
+		Ratio: attrib.Ratio{Value: 0.5, CILow: 0.45, CIHigh: 0.55}, Verdict: attrib.VerdictFaster, Mode: "live",
+		Rows: []attrib.RowComparison{{Group: "kernel", Key: "attn_fused_fwd", BNs: 5e7, DeltaNs: 5e7, Verdict: "only in B"}},
+	}
+	ctl := &fakeCtl{res: res}
+	m := newLive(t, 200, 50, ctl)
+	m.Update(liveMsg("math", true))
+	press(m, "T")
+	press(m, "r")
+	press(m, "R")
+	st := liveState("math", true)
+	st.Recording = &session.RecordingInfo{Started: t0.Add(-65 * time.Second), Bytes: 1536 << 10}
+	m.Update(tui.LiveMsg{State: st, Child: loop.Status{State: loop.Running, PID: 7}, Flags: liveFlags("math"), At: t0})
+	if out := ansi.Strip(m.Render()); !strings.Contains(out, "● REC rlktop-20261129-120000.rlk 1.5 MiB 1:05") {
+		t.Fatalf("recording indicator missing:\n%s", out)
+	}
+	press(m, "R")
+	if s := m.Status().Text; !strings.Contains(s, "3.0 MiB, 120 frames, 45,000 events") {
+		t.Fatalf("status after stop: %q", s)
+	}
+	press(m, "C")
+	want := []string{"tracing false", "restart", "record", "stop", "compare attention=math,fused"}
+	if got := ctl.Calls(); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("calls %q, want %q", got, want)
+	}
+	if got := m.Focused().Title(); got != "Compare" {
+		t.Fatalf("focus after C: %s", got)
+	}
+	out := ansi.Strip(m.Render())
+	for _, s := range []string{"attention=fused / attention=math  ratio 0.500 [0.450–0.550]  faster", "attn_fused_fwd", "only in B"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("compare view lacks %q:\n%s", s, out)
+		}
+	}
+}
+
+func TestLivePauseFreezes(t *testing.T) {
+	m := newLive(t, 200, 50, &fakeCtl{})
+	m.Update(liveMsg("math", true))
+	first := m.Snapshot()
+	press(m, "p")
+	m.Update(liveMsg("math", true))
+	if m.Snapshot() != first {
+		t.Fatal("snapshot replaced while paused")
+	}
+	if !strings.Contains(ansi.Strip(m.Render()), "PAUSED") {
+		t.Fatal("no PAUSED indicator")
+	}
+	press(m, "p")
+	m.Update(liveMsg("math", true))
+	if m.Snapshot() == first {
+		t.Fatal("snapshot not replaced after resuming")
+	}
+	press(m, "w")
+	if got := len(m.Snapshot().Kernels); got != 2 {
+		t.Fatalf("window shows %d kernels, want the window's 2", got)
+	}
+}
+
+func TestLiveCrashShowsTail(t *testing.T) {
+	m := newLive(t, 200, 50, &fakeCtl{})
+	m.Update(liveMsg("math", true))
+	m.Update(tui.LiveMsg{State: liveState("math", true), At: t0, Flags: liveFlags("math"),
+		Child: loop.Status{State: loop.Exited, PID: 7, ExitCode: 2, StderrTail: []string{"panic: boom", "goroutine 1 [running]:"}}})
+	out := ansi.Strip(m.Render())
+	for _, s := range []string{"exited with status 2", "r restarts", "panic: boom", "attn"} {
+		if !strings.Contains(out, s) && s != "attn" {
+			t.Errorf("screen lacks %q:\n%s", s, out)
+		}
+	}
+	// What was collected stays: the kernels of the snapshot are shown.
+	if m.Snapshot() == nil || len(m.Snapshot().Kernels) != len(viewstest.Kernels) {
+		t.Fatal("collected data lost after the crash")
+	}
+}
