@@ -56,6 +56,9 @@ type recorder struct {
 	zw     *gzip.Writer
 }
 
+// stopTimeout bounds how long StopRecording waits for the disk.
+const stopTimeout = 30 * time.Second
+
 // maxRecQueue bounds the encoded bytes waiting for the disk (64 MiB).
 const maxRecQueue = 64 << 20
 
@@ -175,7 +178,11 @@ func (s *Session) StopRecording() (RecordingInfo, error) {
 	r.closed = true
 	close(r.q)
 	s.mu.Unlock()
-	<-r.done
+	select {
+	case <-r.done:
+	case <-time.After(stopTimeout):
+		return r.info(), fmt.Errorf("recording: the disk has not taken the last %d bytes after %v; giving up (the file may end early but is readable)", r.queued.Load(), stopTimeout)
+	}
 	if r.file != nil {
 		if err := r.file.Close(); err != nil && r.werr.Load() == nil {
 			r.werr.Store(&err)
