@@ -1253,17 +1253,18 @@ func (d *kdec) add(e tracer.Event, fromPid bool) {
 	d.nOut++
 }
 
-// kEstimateEvents returns an upper estimate of the number of events in a
-// file of opts.FileSize bytes (0 when unknown): Kineto spends about 250
-// bytes of JSON per event, so uncompressed/160 leaves room; gzip is taken
-// to shrink JSON 25-fold (Kineto traces compress 15-25×). An estimate that
-// proves low only means the events continue in chunks.
+// kEstimateEvents returns an upper estimate of the number of kept events
+// in a file of opts.FileSize bytes (0 when unknown). The shared Kineto
+// traces spend 264-384 bytes of JSON per kept event (flows and metadata are
+// skipped), so uncompressed/200 leaves room; gzip is taken to shrink
+// Kineto JSON 25-fold (they compress 12-20×). An estimate that proves low
+// only means the events continue in chunks.
 func kEstimateEvents(opts Options) int {
 	size := opts.FileSize
 	if opts.Gzipped {
 		size *= 25
 	}
-	return int(min(size/160, 64<<20))
+	return int(min(size/200, 64<<20))
 }
 
 // joinEvents moves the chunks into Trace.Events (exact size).
