@@ -33,8 +33,11 @@ type (
 	TotalsDoc struct {
 		KernelCount   int64 `json:"kernel_count"`
 		KernelTotalNs int64 `json:"kernel_total_ns"`
-		BusyNs        int64 `json:"busy_ns"`        // union of kernel, memcpy and memset intervals per device
-		KernelBusyNs  int64 `json:"kernel_busy_ns"` // the same over kernels only
+		// BusyNs is the issue 2 contract's busy time: the union of kernel
+		// intervals per device, summed over devices.
+		BusyNs int64 `json:"busy_ns"`
+		// GPUBusyNs is the same union over kernels, memcpy and memset.
+		GPUBusyNs     int64 `json:"gpu_busy_ns"`
 		TransferCount int64 `json:"transfer_count"`
 		TransferNs    int64 `json:"transfer_ns"`
 		GPUTotalNs    int64 `json:"gpu_total_ns"`
@@ -104,7 +107,7 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 		Rank:        s.Rank,
 		Devices:     []DeviceDoc{},
 		Totals: TotalsDoc{
-			KernelCount: s.Totals.KernelCount, KernelTotalNs: s.Totals.KernelTotalNs, BusyNs: s.Totals.BusyNs, KernelBusyNs: s.Totals.KernelBusyNs,
+			KernelCount: s.Totals.KernelCount, KernelTotalNs: s.Totals.KernelTotalNs, BusyNs: s.Totals.KernelBusyNs, GPUBusyNs: s.Totals.BusyNs,
 			TransferCount: s.Totals.TransferCount, TransferNs: s.Totals.TransferNs,
 			GPUTotalNs: s.Totals.GPUTotalNs, SpanNs: s.Totals.SpanNs,
 		},

@@ -102,7 +102,7 @@ func TestJSONContract(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		t.Fatal(err)
 	}
-	if d.Totals.KernelCount != 6 || d.Totals.KernelTotalNs != 85 || d.Totals.BusyNs != 130 {
+	if d.Totals.KernelCount != 6 || d.Totals.KernelTotalNs != 85 || d.Totals.BusyNs != 80 || d.Totals.GPUBusyNs != 130 {
 		t.Errorf("totals %+v", d.Totals)
 	}
 	k := d.Kernels[0]
