@@ -6,8 +6,13 @@ package rocprof
 // record; the ...Min constants are the shortest record (its leading uint64
 // size field) that holds every field rlktop reads. Later SDK versions
 // append fields, so a longer record is read the same way; a shorter one is
-// skipped and counted (Stats.Short). TestABILayout checks every constant
-// against offsetof/sizeof of the C declarations.
+// skipped and counted (Stats.Short), except for the 0.7.0 correlation-id
+// change (VersionAncestor). The 1.x layouts used here were compared with
+// the headers in ROCm/rocm-systems (projects/rocprofiler-sdk, VERSION
+// 1.0.0): kernel dispatch and agent prefixes unchanged, memory copy and
+// kernel symbol records appended to, API and callback records widened.
+// TestABILayout checks every constant against offsetof/sizeof of the C
+// declarations.
 
 // SDKVersion is the rocprofiler-sdk release whose layouts are pinned here.
 const SDKVersion = "0.5.0"
@@ -80,7 +85,30 @@ const (
 	CopyMin          = 80
 )
 
-// rocprofiler_buffer_tracing_hip_api_record_t (56 bytes in 0.5.0).
+// VersionAncestor is the first rocprofiler-sdk version (0.7.0, released as
+// 1.0.0 in ROCm 7.0; major*10000+minor*100+patch) whose
+// rocprofiler_correlation_id_t carries "ancestor" (24 bytes), moving the
+// fields after it in API and callback records (the APIV1 and CallbackV1
+// offsets). Asynchronous records (dispatch, copy) are unaffected.
+const VersionAncestor = 700
+
+// rocprofiler_buffer_tracing_hip_api_record_t since 0.7.0 (64 bytes).
+const (
+	APIV1OffCorr     = 16
+	APIV1OffStart    = 40
+	APIV1OffEnd      = 48
+	APIV1OffThreadID = 56
+	APIV1Size        = 64
+	APIV1Min         = 64
+
+	CallbackV1OffKind    = 40
+	CallbackV1OffOp      = 44
+	CallbackV1OffPhase   = 48
+	CallbackV1OffPayload = 56
+	CallbackV1Size       = 64
+)
+
+// rocprofiler_buffer_tracing_hip_api_record_t before 0.7.0 (56 bytes).
 const (
 	APIOffSize      = 0
 	APIOffKind      = 8

@@ -63,6 +63,16 @@ int main(void) {
 	O("APIOffEnd", rlk_rp_api_record_t, end_timestamp);
 	O("APIOffThreadID", rlk_rp_api_record_t, thread_id);
 	S("APISize", rlk_rp_api_record_t);
+	O("APIV1OffCorr", rlk_rp_api_record_v1_t, correlation_id.internal);
+	O("APIV1OffStart", rlk_rp_api_record_v1_t, start_timestamp);
+	O("APIV1OffEnd", rlk_rp_api_record_v1_t, end_timestamp);
+	O("APIV1OffThreadID", rlk_rp_api_record_v1_t, thread_id);
+	S("APIV1Size", rlk_rp_api_record_v1_t);
+	O("CallbackV1OffKind", rlk_rp_callback_record_v1_t, kind);
+	O("CallbackV1OffOp", rlk_rp_callback_record_v1_t, operation);
+	O("CallbackV1OffPhase", rlk_rp_callback_record_v1_t, phase);
+	O("CallbackV1OffPayload", rlk_rp_callback_record_v1_t, payload);
+	S("CallbackV1Size", rlk_rp_callback_record_v1_t);
 	O("CallbackRecordOffThreadID", rlk_rp_callback_record_t, thread_id);
 	O("CallbackRecordOffCorr", rlk_rp_callback_record_t, correlation_id.internal);
 	O("CallbackRecordOffKind", rlk_rp_callback_record_t, kind);
@@ -120,6 +130,9 @@ int main(void) {
 		"CopyOffSrcAgent": CopyOffSrcAgent, "CopyOffBytes": CopyOffBytes, "CopySize": CopySize,
 		"APIOffSize": APIOffSize, "APIOffKind": APIOffKind, "APIOffOperation": APIOffOperation, "APIOffCorr": APIOffCorr,
 		"APIOffStart": APIOffStart, "APIOffEnd": APIOffEnd, "APIOffThreadID": APIOffThreadID, "APISize": APISize,
+		"APIV1OffCorr": APIV1OffCorr, "APIV1OffStart": APIV1OffStart, "APIV1OffEnd": APIV1OffEnd, "APIV1OffThreadID": APIV1OffThreadID,
+		"APIV1Size": APIV1Size, "CallbackV1OffKind": CallbackV1OffKind, "CallbackV1OffOp": CallbackV1OffOp,
+		"CallbackV1OffPhase": CallbackV1OffPhase, "CallbackV1OffPayload": CallbackV1OffPayload, "CallbackV1Size": CallbackV1Size,
 		"CallbackRecordOffThreadID": CallbackRecordOffThreadID, "CallbackRecordOffCorr": CallbackRecordOffCorr,
 		"CallbackRecordOffKind": CallbackRecordOffKind, "CallbackRecordOffOp": CallbackRecordOffOp,
 		"CallbackRecordOffPhase": CallbackRecordOffPhase, "CallbackRecordOffPayload": CallbackRecordOffPayload,

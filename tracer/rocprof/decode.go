@@ -53,7 +53,14 @@ type Decoder struct {
 	started map[uint64]open   // roctx range id → start
 	events  []tracer.Event
 	stats   Stats
+	sdk     uint32 // rocprofiler-sdk version (major*10000+minor*100+patch); 0 unknown
 }
+
+// SetSDKVersion selects the record layouts of the rocprofiler-sdk version
+// the tool was configured by (rocprofiler_configure's version argument):
+// from VersionAncestor on, API records carry a 24-byte correlation id.
+// Without it the pre-0.7.0 layout is assumed.
+func (d *Decoder) SetSDKVersion(v uint32) { d.sdk = v }
 
 // NewDecoder returns a decoder for process pid.
 func NewDecoder(pid int32) *Decoder {
@@ -219,7 +226,11 @@ func (d *Decoder) copyRec(p []byte) {
 }
 
 func (d *Decoder) api(p []byte) {
-	if !d.recordOK(p, APIMin) {
+	offCorr, offStart, offEnd, offTID, min := APIOffCorr, APIOffStart, APIOffEnd, APIOffThreadID, APIMin
+	if d.sdk >= VersionAncestor {
+		offCorr, offStart, offEnd, offTID, min = APIV1OffCorr, APIV1OffStart, APIV1OffEnd, APIV1OffThreadID, APIV1Min
+	}
+	if !d.recordOK(p, min) {
 		return
 	}
 	kind, op := int32(u32(p, APIOffKind)), int32(u32(p, APIOffOperation))
@@ -236,8 +247,8 @@ func (d *Decoder) api(p []byte) {
 		name = d.strs.Intern(s)
 		d.ops[key] = name
 	}
-	e := tracer.Event{Kind: tracer.KindRuntime, PID: d.pid, Corr: u64(p, APIOffCorr), TID: int32(u64(p, APIOffThreadID)), Device: -1, Name: name}
-	e.Start, e.Dur = span(u64(p, APIOffStart), u64(p, APIOffEnd))
+	e := tracer.Event{Kind: tracer.KindRuntime, PID: d.pid, Corr: u64(p, offCorr), TID: int32(u64(p, offTID)), Device: -1, Name: name}
+	e.Start, e.Dur = span(u64(p, offStart), u64(p, offEnd))
 	d.events = append(d.events, e)
 }
 

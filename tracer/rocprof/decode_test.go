@@ -198,3 +198,34 @@ func FuzzDecode(f *testing.F) {
 		d.Take()
 	})
 }
+
+// From rocprofiler-sdk 0.7.0 (1.0.0) an API record's correlation id has an
+// ancestor: start/end/thread move by 8 bytes (size 64).
+func TestDecodeAPIRecordV1(t *testing.T) {
+	b := make([]byte, 64)
+	put(b, 0, 64)
+	binary.LittleEndian.PutUint32(b[8:], 5)
+	binary.LittleEndian.PutUint32(b[12:], 1)
+	put(b, 16, 42) // internal
+	put(b, 32, 7)  // ancestor
+	put(b, 40, 1000)
+	put(b, 48, 1100)
+	put(b, 56, 5001)
+	var c chunkB
+	c.entry(TagAPI, b)
+	d := NewDecoder(1)
+	d.SetSDKVersion(10000)
+	if err := d.Decode(c.b); err != nil {
+		t.Fatal(err)
+	}
+	ev := d.Take().Events
+	if len(ev) != 1 || ev[0].Corr != 42 || ev[0].Start != 1000 || ev[0].Dur != 100 || ev[0].TID != 5001 {
+		t.Errorf("v1 API record decoded as %+v", ev)
+	}
+	// The same bytes read as a 0.5.0 record would start at the ancestor.
+	d = NewDecoder(1)
+	d.Decode(c.b)
+	if ev := d.Take().Events; len(ev) != 1 || ev[0].Start != 7 {
+		t.Errorf("0.5.0 layout: %+v", ev)
+	}
+}

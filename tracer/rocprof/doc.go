@@ -12,7 +12,10 @@
 // decodes here.
 //
 // Record layouts are those of rocprofiler-sdk 0.5.0 (abi.go,
-// include/rlk_rocprofiler.h); newer SDK versions append fields. Timestamps
+// include/rlk_rocprofiler.h); newer SDK versions append fields, except
+// that 0.7.0 (released as 1.0.0) widened the correlation id of API and
+// callback records, which both layers handle by the SDK version the tool
+// was configured with. Timestamps
 // are rocprofiler's, CLOCK_BOOTTIME ns (rocprofiler_get_timestamp); the
 // library's hello gives the offset to CLOCK_REALTIME. roctx push/pop pairs
 // are matched per thread, start/stop by range id.

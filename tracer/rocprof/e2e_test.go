@@ -269,7 +269,15 @@ func key(r row) string {
 // drop counts arrive summed; the records held until finalize's flush
 // arrive too.
 func TestEndToEnd(t *testing.T) {
-	h := runHost(t, true)
+	// 0.5.0 (ROCm 6.3) and 1.0.0 (ROCm 7.0): the latter's API and callback
+	// records carry the 24-byte correlation id.
+	for _, v := range []struct{ num, name string }{{"500", "0.5.0"}, {"10000", "1.0.0"}} {
+		t.Run("sdk-"+v.name, func(t *testing.T) { endToEnd(t, v.num, v.name) })
+	}
+}
+
+func endToEnd(t *testing.T, version, versionName string) {
+	h := runHost(t, true, "FAKE_SDK_VERSION="+version)
 	if h.summary["client"] != "rlktop" || h.summary["flushes"] != "1" || h.summary["started_after"] != "0" {
 		t.Errorf("host summary %v (want the tool named rlktop, one flush and the context stopped at finalize)", h.summary)
 	}
@@ -323,7 +331,7 @@ func TestEndToEnd(t *testing.T) {
 		"rocprof.unpaired_markers":     "1",
 		"rocprof.unknown_agents":       "0",
 		"rocprof.open_ranges":          "0",
-		"rocprof.sdk_version":          "0.5.0",
+		"rocprof.sdk_version":          versionName,
 		"rocprof.tracing":              "false", // after finalize
 	} {
 		if m[k] != v {

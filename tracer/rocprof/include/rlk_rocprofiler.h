@@ -12,6 +12,14 @@
  * checks the size field first. Enum values listed here are stable: later
  * releases append kinds and operations after them.
  *
+ * One break is not an append: rocprofiler-sdk 0.7.0 (released as 1.0.0,
+ * ROCm 7.0) added `uint64_t ancestor` to rocprofiler_correlation_id_t, which
+ * API records and callback records embed (asynchronous records -- kernel
+ * dispatch, memory copy -- use the unchanged 16-byte
+ * rocprofiler_async_correlation_id_t). Both layouts are declared (v0: before
+ * 0.7.0; v1: 0.7.0 and later) and the tool picks by the version that
+ * rocprofiler_configure receives (RLK_RP_VERSION_ANCESTOR).
+ *
  * tracer/rocprof's tests compile this header and compare sizeof/offsetof
  * with the offsets the Go decoder uses (abi.go).
  */
@@ -22,6 +30,8 @@
 #include <stdint.h>
 
 #define RLK_ROCPROFILER_SDK_VERSION "0.5.0"
+/* major*10000 + minor*100 + patch, as rocprofiler_configure's version. */
+#define RLK_RP_VERSION_ANCESTOR 700 /* 0.7.0: correlation ids gain "ancestor" */
 
 /* ---- status, kinds, operations ---- */
 typedef int rlk_rp_status_t; /* rocprofiler_status_t; 0 = success */
@@ -76,7 +86,13 @@ typedef union {
 typedef struct {
 	uint64_t internal;
 	rlk_rp_user_data_t external;
-} rlk_rp_correlation_id_t; /* 16 bytes */
+} rlk_rp_correlation_id_t; /* 16 bytes: before 0.7.0; rocprofiler_async_correlation_id_t since */
+
+typedef struct {
+	uint64_t internal;
+	rlk_rp_user_data_t external;
+	uint64_t ancestor;
+} rlk_rp_correlation_id_v1_t; /* 24 bytes: rocprofiler_correlation_id_t since 0.7.0 */
 
 typedef struct {
 	uint32_t x, y, z;
@@ -132,6 +148,17 @@ typedef struct {
 	uint64_t thread_id;
 } rlk_rp_api_record_t;
 
+/* The same record since 0.7.0 (24-byte correlation id). */
+typedef struct {
+	uint64_t size;
+	uint32_t kind;
+	int32_t operation;
+	rlk_rp_correlation_id_v1_t correlation_id;
+	uint64_t start_timestamp;
+	uint64_t end_timestamp;
+	uint64_t thread_id;
+} rlk_rp_api_record_v1_t;
+
 /* rocprofiler_buffer_tracing_memory_copy_record_t */
 typedef struct {
 	uint64_t size;
@@ -146,7 +173,8 @@ typedef struct {
 	uint64_t bytes;
 } rlk_rp_memory_copy_record_t;
 
-/* rocprofiler_callback_tracing_record_t: passed by value to callbacks. */
+/* rocprofiler_callback_tracing_record_t: passed by value to callbacks
+ * (on x86-64, in memory at the same stack address whatever its size). */
 typedef struct {
 	rlk_rp_context_id_t context_id;
 	uint64_t thread_id;
@@ -155,7 +183,17 @@ typedef struct {
 	int32_t operation;
 	uint32_t phase;
 	void *payload;
-} rlk_rp_callback_record_t;
+} rlk_rp_callback_record_t; /* before 0.7.0: 56 bytes */
+
+typedef struct {
+	rlk_rp_context_id_t context_id;
+	uint64_t thread_id;
+	rlk_rp_correlation_id_v1_t correlation_id;
+	uint32_t kind;
+	int32_t operation;
+	uint32_t phase;
+	void *payload;
+} rlk_rp_callback_record_v1_t; /* since 0.7.0: 64 bytes */
 
 /* rocprofiler_callback_tracing_code_object_kernel_symbol_register_data_t */
 typedef struct {
@@ -247,7 +285,10 @@ typedef struct {
 typedef void (*rlk_rp_buffer_tracing_cb_t)(rlk_rp_context_id_t context, rlk_rp_buffer_id_t buffer_id,
                                            rlk_rp_record_header_t **headers, size_t num_headers, void *data,
                                            uint64_t drop_count);
-typedef void (*rlk_rp_callback_tracing_cb_t)(rlk_rp_callback_record_t record, rlk_rp_user_data_t *user_data,
+/* The tool declares its callbacks with the larger (v1) record: with a v0
+ * SDK the 56 bytes it passes are the v1 struct's first 56 (read as v0), and
+ * the 8 bytes after them are the caller's stack, read but unused. */
+typedef void (*rlk_rp_callback_tracing_cb_t)(rlk_rp_callback_record_v1_t record, rlk_rp_user_data_t *user_data,
                                              void *callback_data);
 
 /* ---- SDK functions the tool calls (looked up with dlsym) ---- */

@@ -163,6 +163,7 @@ func drain() {
 	i := info()
 	dec := rocprof.NewDecoder(int32(os.Getpid()))
 	dec.OpName = opName
+	dec.SetSDKVersion(uint32(i.sdk_version))
 	devs := devices(dec)
 	var s *wire.AsyncSender
 	if conn, err := wire.DialEnv(dialTimeout); err != nil {

@@ -172,8 +172,39 @@ static void buffer_cb(rlk_rp_context_id_t c, rlk_rp_buffer_id_t b, rlk_rp_record
 	}
 }
 
-static void code_object_cb(rlk_rp_callback_record_t r, rlk_rp_user_data_t *ud, void *data) {
+/* cbrec is a callback record's fields whatever the SDK's layout. */
+typedef struct {
+	uint64_t thread_id, corr;
+	uint32_t kind, phase;
+	int32_t operation;
+	void *payload;
+} cbrec;
+
+static cbrec read_record(const rlk_rp_callback_record_v1_t *raw) {
+	cbrec c;
+	if (info.sdk_version >= RLK_RP_VERSION_ANCESTOR) {
+		c.thread_id = raw->thread_id;
+		c.corr = raw->correlation_id.internal;
+		c.kind = raw->kind;
+		c.operation = raw->operation;
+		c.phase = raw->phase;
+		c.payload = raw->payload;
+	} else {
+		rlk_rp_callback_record_t v0;
+		memcpy(&v0, raw, sizeof v0);
+		c.thread_id = v0.thread_id;
+		c.corr = v0.correlation_id.internal;
+		c.kind = v0.kind;
+		c.operation = v0.operation;
+		c.phase = v0.phase;
+		c.payload = v0.payload;
+	}
+	return c;
+}
+
+static void code_object_cb(rlk_rp_callback_record_v1_t raw, rlk_rp_user_data_t *ud, void *data) {
 	(void)ud, (void)data;
+	cbrec r = read_record(&raw);
 	if (r.kind != RLK_RP_CALLBACK_TRACING_CODE_OBJECT ||
 	    r.operation != RLK_RP_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER || r.phase != RLK_RP_PHASE_ENTER || !r.payload)
 		return;
@@ -182,8 +213,9 @@ static void code_object_cb(rlk_rp_callback_record_t r, rlk_rp_user_data_t *ud, v
 	append(TAG_SYMBOL, &s->kernel_id, 8, s->kernel_name, strlen(s->kernel_name));
 }
 
-static void marker_cb(rlk_rp_callback_record_t r, rlk_rp_user_data_t *ud, void *data) {
+static void marker_cb(rlk_rp_callback_record_v1_t raw, rlk_rp_user_data_t *ud, void *data) {
 	(void)ud, (void)data;
+	cbrec r = read_record(&raw);
 	if (r.kind != RLK_RP_CALLBACK_TRACING_MARKER_CORE_API || !r.payload) return;
 	const rlk_rp_marker_api_data_t *m = r.payload;
 	int op = r.operation, phase = (int)r.phase;
@@ -205,7 +237,7 @@ static void marker_cb(rlk_rp_callback_record_t r, rlk_rp_user_data_t *ud, void *
 		rid = m->retval.range_id;
 	uint8_t fixed[40];
 	uint32_t opph[2] = {(uint32_t)op, (uint32_t)phase};
-	uint64_t rest[4] = {r.thread_id, ts, r.correlation_id.internal, rid};
+	uint64_t rest[4] = {r.thread_id, ts, r.corr, rid};
 	memcpy(fixed, opph, 8);
 	memcpy(fixed + 8, rest, 32);
 	append(TAG_MARKER, fixed, sizeof fixed, msg, msg ? strlen(msg) : 0);

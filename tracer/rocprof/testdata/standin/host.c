@@ -188,7 +188,40 @@ static void deliver(uint8_t **recs, size_t n, uint64_t drops) {
 	free(ptrs);
 }
 
-/* ---- callbacks ---- */
+/* ---- callbacks ----
+ * rocprofiler_callback_tracing_record_t is passed by value; its layout
+ * depends on the SDK version emulated (FAKE_SDK_VERSION, default 500 =
+ * 0.5.0): before 0.7.0 the correlation id is 16 bytes (thread 8, corr 16,
+ * kind 32, operation 36, phase 40, payload 48; 56 bytes), from 0.7.0 on 24
+ * (kind 40, operation 44, phase 48, payload 56; 64 bytes). */
+static int sdk_version = 500;
+typedef struct { uint64_t w[7]; } rec56;
+typedef struct { uint64_t w[8]; } rec64;
+typedef void (*cb56)(rec56, rlk_rp_user_data_t *, void *);
+typedef void (*cb64)(rec64, rlk_rp_user_data_t *, void *);
+
+static void call(rlk_rp_callback_tracing_cb_t cb, uint64_t tid, uint64_t corr, uint32_t kind, int32_t op, uint32_t phase,
+                 void *payload) {
+	uint8_t b[64] = {0};
+	int v1 = sdk_version >= 700;
+	put64(b, 8, tid);
+	put64(b, 16, corr);
+	put32(b, v1 ? 40 : 32, kind);
+	put32(b, v1 ? 44 : 36, (uint32_t)op);
+	put32(b, v1 ? 48 : 40, phase);
+	putptr(b, v1 ? 56 : 48, payload);
+	rlk_rp_user_data_t ud = {0};
+	if (v1) {
+		rec64 r;
+		memcpy(&r, b, sizeof r);
+		((cb64)(void *)cb)(r, &ud, NULL);
+	} else {
+		rec56 r;
+		memcpy(&r, b, sizeof r);
+		((cb56)(void *)cb)(r, &ud, NULL);
+	}
+}
+
 static void code_object(uint64_t kid, const char *name, int op, int phase) {
 	rlk_rp_kernel_symbol_data_t s;
 	memset(&s, 0, sizeof s);
@@ -197,14 +230,7 @@ static void code_object(uint64_t kid, const char *name, int op, int phase) {
 	put64(p, 8, kid);
 	put64(p, 16, 1);
 	memcpy(p + 24, &name, 8);
-	rlk_rp_callback_record_t r;
-	memset(&r, 0, sizeof r);
-	r.kind = 10;
-	r.operation = op;
-	r.phase = phase;
-	r.payload = &s;
-	rlk_rp_user_data_t ud = {0};
-	code_cb(r, &ud, NULL);
+	call(code_cb, 1, 0, 10, op, phase, &s);
 }
 
 static void roctx(uint64_t tid, uint64_t now, int op, const char *msg, uint64_t range_id) {
@@ -212,20 +238,11 @@ static void roctx(uint64_t tid, uint64_t now, int op, const char *msg, uint64_t 
 	put64(data, 0, 32);
 	if (msg) memcpy(data + 8, &msg, 8);
 	if (op == 4) put64(data, 8, range_id);
-	rlk_rp_callback_record_t r;
-	memset(&r, 0, sizeof r);
-	r.thread_id = tid;
-	r.kind = 7;
-	r.operation = op;
-	r.payload = data;
-	rlk_rp_user_data_t ud = {0};
 	fake_now = now;
-	r.phase = 1; /* enter */
-	marker_cb(r, &ud, NULL);
-	if (op == 3) put64(data, 24, range_id); /* roctxRangeStartA returns the id */
+	call(marker_cb, tid, 900 + (uint64_t)op, 7, op, 1, data); /* enter */
+	if (op == 3) put64(data, 24, range_id);                 /* roctxRangeStartA returns the id */
 	fake_now = now + 1;
-	r.phase = 2; /* exit */
-	marker_cb(r, &ud, NULL);
+	call(marker_cb, tid, 900 + (uint64_t)op, 7, op, 2, data); /* exit */
 }
 
 static void row(const char *kind, const char *name, uint64_t start, uint64_t end, uint64_t corr, long tid, int dev,
@@ -272,8 +289,11 @@ int main(void) {
 		fprintf(stderr, "host: rocprofiler_configure not exported\n");
 		return 2;
 	}
+	if (getenv("FAKE_SDK_VERSION")) sdk_version = atoi(getenv("FAKE_SDK_VERSION"));
+	char rtver[32];
+	snprintf(rtver, sizeof rtver, "%d.%d.%d", sdk_version / 10000, sdk_version / 100 % 100, sdk_version % 100);
 	rlk_rp_client_id_t client = {NULL, 1};
-	rlk_rp_tool_configure_result_t *res = configure(500, "0.5.0", 0, &client); /* 0.5.0 = 0*10000 + 5*100 + 0 */
+	rlk_rp_tool_configure_result_t *res = configure(sdk_version, rtver, 0, &client); /* 0.5.0 = 0*10000 + 5*100 + 0 */
 	if (!res) {
 		fprintf(summary, "declined=1\n");
 		fclose(summary);
@@ -363,14 +383,17 @@ int main(void) {
 			short_recs++;
 		}
 		if (i < 100) {
-			uint8_t *r = calloc(1, 56);
-			put64(r, 0, 56);
+			/* HIP API record: the 0.7.0+ layout has a 24-byte correlation id. */
+			int v1 = sdk_version >= 700, sz = v1 ? 64 : 56, o = v1 ? 8 : 0;
+			uint8_t *r = calloc(1, sz);
+			put64(r, 0, sz);
 			put32(r, 8, 5);
 			put32(r, 12, 1);
 			put64(r, 16, corr);
-			put64(r, 32, start - 30);
-			put64(r, 40, start - 25);
-			put64(r, 48, 5001);
+			if (v1) put64(r, 32, 77); /* ancestor */
+			put64(r, 32 + o, start - 30);
+			put64(r, 40 + o, start - 25);
+			put64(r, 48 + o, 5001);
 			batch[n++] = r;
 			row("runtime", "hipLaunchKernel", start - 30, start - 25, corr, 5001, -1, 0, 0);
 		}
