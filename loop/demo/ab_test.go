@@ -225,10 +225,17 @@ func gotraceOff() *gotrace.Tracer {
 	return tr
 }
 
-// calibrate returns how many calls of f make a sample of ≥ ~30 ms, above
-// the kernel's CPU-time accounting resolution.
+// calibrate returns how many calls of f take ≥ 100 ms of CPU: the
+// kernel accounts thread CPU time in scheduler ticks (4 ms here), so each
+// sample must span many ticks for its minimum to be meaningful.
 func calibrate(f func()) int {
-	w0 := time.Now()
-	f()
-	return max(1, int(30*time.Millisecond/max(time.Since(w0), time.Microsecond)))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c0 := threadCPU()
+	n := 0
+	for threadCPU()-c0 < int64(100*time.Millisecond) {
+		f()
+		n++
+	}
+	return max(1, n)
 }

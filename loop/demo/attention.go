@@ -109,9 +109,18 @@ const (
 // loaded is used by 4 queries.
 func attnFused(o, lse, q, k, v, qpack, kpack, vpack []float32, D int, sh attnShape) {
 	T, dh, ld := sh.T, sh.dh, sh.ld
+	if T <= fusedKeyBlock {
+		attnFusedShort(o, lse, q, k, v, D, sh)
+		return
+	}
 	var sc [fusedQueryBlock][fusedKeyBlock]float32
 	var m, l [fusedQueryBlock]float32
-	accBuf := make([]float32, fusedQueryBlock*dh)
+	var accStack [fusedQueryBlock * 16]float32
+	accBuf := accStack[:]
+	if fusedQueryBlock*dh > len(accStack) {
+		accBuf = make([]float32, fusedQueryBlock*dh)
+	}
+	accBuf = accBuf[:fusedQueryBlock*dh]
 	a0, a1, a2, a3 := accBuf[0:dh], accBuf[dh:2*dh], accBuf[2*dh:3*dh], accBuf[3*dh:4*dh]
 	qp, kp, vp := qpack[:T*dh], kpack[:T*dh], vpack[:T*dh]
 	for b := 0; b < sh.nb; b++ {
@@ -205,6 +214,41 @@ func attnFused(o, lse, q, k, v, qpack, kpack, vpack []float32, D int, sh attnSha
 					}
 					lse[(b*sh.H+h)*T+i] = m[qi] + log32(l[qi])
 				}
+			}
+		}
+	}
+}
+
+// attnFusedShort is attnFused for T ≤ one key block: each query's scores
+// fit a stack row, so there is nothing to stream and nothing worth packing;
+// scores, softmax and P·V happen per query without the [T,T] matrix.
+func attnFusedShort(o, lse, q, k, v []float32, D int, sh attnShape) {
+	T, dh, ld := sh.T, sh.dh, sh.ld
+	var sc [fusedKeyBlock]float32
+	for b := 0; b < sh.nb; b++ {
+		for h := 0; h < sh.H; h++ {
+			for i := 0; i < T; i++ {
+				qi := q[(b*T+i)*ld+h*dh : (b*T+i)*ld+h*dh+dh]
+				row := sc[:T]
+				m := negInf32
+				for j := range row {
+					s := dot(qi, k[(b*T+j)*ld+h*dh:(b*T+j)*ld+h*dh+dh]) * sh.scale
+					row[j] = s
+					m = max(m, s)
+				}
+				var l float32
+				for j, s := range row {
+					p := expf(s - m)
+					row[j] = p
+					l += p
+				}
+				oi := o[(b*T+i)*D+h*dh : (b*T+i)*D+h*dh+dh]
+				clear(oi)
+				inv := 1 / l
+				for j, p := range row {
+					axpy(oi, p*inv, v[(b*T+j)*ld+h*dh:(b*T+j)*ld+h*dh+dh])
+				}
+				lse[(b*sh.H+h)*T+i] = m + log32(l)
 			}
 		}
 	}
