@@ -434,6 +434,15 @@ func (m *Model) setStatus(text string, lvl Level) {
 func (m *Model) updateLive(msg tea.Msg) (tea.Cmd, bool) {
 	l := m.live
 	switch msg := msg.(type) {
+	case views.ActionMsg:
+		if msg.Name != "flip" {
+			return nil, false
+		}
+		if l.cmp.Phase == views.CompareRunning {
+			m.setStatus("a comparison runs (C cancels); flags wait for it", Warn)
+			return nil, true
+		}
+		return m.flip(msg.Key), true
 	case LiveMsg:
 		m.onLive(msg)
 		m.layout()
@@ -601,4 +610,12 @@ func (m *Model) bannerHeight() int {
 		return 0
 	}
 	return 1
+}
+
+// stopLive cancels a running comparison when the program quits (the
+// Controller's owner waits for it to clean up).
+func (m *Model) stopLive() {
+	if m.live != nil && m.live.cmpCancel != nil {
+		m.live.cmpCancel()
+	}
 }

@@ -255,3 +255,17 @@ func TestLiveCrashShowsTail(t *testing.T) {
 		t.Fatal("collected data lost after the crash")
 	}
 }
+
+func TestLiveFlagsPanelSpaceFlips(t *testing.T) {
+	ctl := &fakeCtl{}
+	m := newLive(t, 80, 24, ctl)
+	m.Update(liveMsg("math", true))
+	press(m, "tab") // Flags
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	do(m, cmd)
+	_, cmd = m.Update(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
+	do(m, cmd)
+	if got := ctl.Calls(); len(got) != 1 || got[0] != "set qkv=fused" {
+		t.Fatalf("calls %q, want [set qkv=fused]", got)
+	}
+}

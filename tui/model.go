@@ -20,6 +20,21 @@
 // Requests to the outside (flip a flag, pause, restart) are
 // views.ActionMsg values, from a view's command or from Options.ActionKeys,
 // carried out by Options.Actions.
+//
+// Live runs (Options.Controller set; `rlktop` with no arguments): the
+// views are Kernels, Flags, Step time, Child, Categories, Stages, Device
+// and Compare. LiveMsg (session state, child status, flags in force,
+// about 10 Hz) and DeviceMsg (telemetry) feed them. Keys (LiveKeyMap):
+// 1–5 flip backend flag n (space in Flags flips the selected one; shown
+// "pending" until the child acknowledges it at a step boundary, then
+// marked ▲ on the step-time sparkline), T tracing on/off, p freezes the
+// display, w switches between the recent window and cumulative totals,
+// r restarts the child (its exit status and stderr tail stay on screen
+// after a crash), R starts/stops a recording (its file, size and
+// duration in the status bar), C compares the selected flag's values in
+// a separate interleaved run (the live child stops meanwhile; C again
+// cancels). Every key's work runs in a tea.Cmd calling the Controller;
+// results come back as messages, so Update never does I/O.
 package tui
 
 import (
@@ -275,6 +290,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.actions(msg))
 	case tea.KeyPressMsg:
 		if key.Matches(msg, m.keys.ForceQuit) {
+			m.stopLive()
 			return m, tea.Quit
 		}
 		v := m.Focused()
@@ -285,6 +301,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		switch {
 		case key.Matches(msg, m.keys.Quit):
+			m.stopLive()
 			return m, tea.Quit
 		case key.Matches(msg, m.keys.Help):
 			m.help.ShowAll = !m.help.ShowAll

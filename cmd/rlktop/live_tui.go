@@ -153,6 +153,7 @@ type liveController struct {
 	rec *os.File
 	// comparing is set while Compare has the live child stopped.
 	comparing atomic.Bool
+	cmpWG     sync.WaitGroup // a running Compare; close waits for it
 }
 
 func newLiveController(l *loop.Live, o loop.LiveOptions) *liveController {
@@ -242,6 +243,8 @@ func (c *liveController) Compare(ctx context.Context, key string, values []strin
 		return nil, err
 	}
 	c.comparing.Store(true)
+	c.cmpWG.Add(1)
+	defer c.cmpWG.Done()
 	defer c.comparing.Store(false)
 	// Stop the live child cleanly (it finishes its step), then restart
 	// it after the comparison.
@@ -260,7 +263,15 @@ func (c *liveController) Compare(ctx context.Context, key string, values []strin
 	})
 }
 
+// close waits (up to 15 s) for a cancelled comparison to stop its child,
+// stops a recording and closes the live run.
 func (c *liveController) close() {
+	waited := make(chan struct{})
+	go func() { c.cmpWG.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(15 * time.Second):
+	}
 	c.mu.Lock()
 	if c.rec != nil {
 		c.live.Session.StopRecording()
