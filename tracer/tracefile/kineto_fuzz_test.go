@@ -2,7 +2,9 @@ package tracefile
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,7 +29,16 @@ func FuzzKineto(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	// A real compact-layout trace (the fast path), decompressed.
+	if raw, err := os.ReadFile(filepath.Join(shared, "kineto", "hta_triton_example.json.gz")); err == nil {
+		if zr, err := gzip.NewReader(bytes.NewReader(raw)); err == nil {
+			if b, err := io.ReadAll(zr); err == nil {
+				f.Add(b)
+			}
+		}
+	}
 	for _, s := range []string{
+		`{"traceEvents":[{"ph":"X","cat":"kernel","name":"k\"1","pid":0,"tid":7,"ts":1.5,"dur":2,"args":{"device":0,"stream":7,"correlation":3}},{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":1,"args":{"correlation":3}},{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0.5,"dur":3,"args":{"Input Dims":[[1,2]]}}]}`,
 		``,
 		`[`,
 		`[{"ph":"X","ts":1,"dur":2,"name":"a"},`,
