@@ -3,6 +3,7 @@ package rocprof
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -134,6 +135,8 @@ func span(start, end uint64) (int64, int64) {
 // payload, padding to 8 bytes). A malformed entry ends the chunk with an
 // error; events decoded before it are kept.
 func (d *Decoder) Decode(chunk []byte) error {
+	// Most entries are records of 56-192 bytes: reserve once per chunk.
+	d.events = slices.Grow(d.events, len(chunk)/128)
 	off := 0
 	for off+8 <= len(chunk) {
 		tag, n := u32(chunk, off), int(u32(chunk, off+4))

@@ -229,3 +229,22 @@ func TestDecodeAPIRecordV1(t *testing.T) {
 		t.Errorf("0.5.0 layout: %+v", ev)
 	}
 }
+
+// BenchmarkDecode: one 1 MiB-class chunk of 5,000 kernel-dispatch records
+// (184 bytes each, the 0.5.0 layout), decoded per iteration.
+func BenchmarkDecode(b *testing.B) {
+	var c chunkB
+	c.entry(TagSymbol, symbol(1, "attn_fwd"))
+	for i := 0; i < 5000; i++ {
+		c.entry(TagDispatch, dispatchRec(184, uint64(i+1), 100, uint64(i*100), uint64(i*100+50), 0xA000, 0x100, 1))
+	}
+	b.SetBytes(int64(len(c.b)))
+	d := NewDecoder(1)
+	for b.Loop() {
+		if err := d.Decode(c.b); err != nil {
+			b.Fatal(err)
+		}
+		d.Take()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*5000), "ns/record")
+}
