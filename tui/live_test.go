@@ -269,3 +269,51 @@ func TestLiveFlagsPanelSpaceFlips(t *testing.T) {
 		t.Fatalf("calls %q, want [set qkv=fused]", got)
 	}
 }
+
+// TestLiveEverySize checks the layout contract (exactly h lines of w
+// cells) of the live screens at many sizes, on every tab, with a crash,
+// a co-tenant banner, a finished comparison and full help.
+func TestLiveEverySize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("size sweep skipped with -short")
+	}
+	res := &loop.CompareResult{
+		Arms: []attrib.ArmStats{{Name: "attention=math", Valid: true, Steps: 4, MedianNs: 2e8},
+			{Name: "attention=fused", Valid: false, Reason: "exited with status 2", Steps: 1, MedianNs: 1e8}},
+		Verdict: attrib.VerdictInvalid, Mode: "live",
+		Rows:     []attrib.RowComparison{{Group: "kernel", Key: strings.Repeat("very_long_kernel_name_", 10), ANs: 1, BNs: 5e7, DeltaNs: 5e7, Ratio: 5e7, CILow: 1, CIHigh: 9e9, Verdict: attrib.VerdictSlower}},
+		Schedule: []loop.StepLabel{{Arm: "attention=math", Phase: loop.PhaseCounted, DurNs: 5}, {Arm: "attention=fused", Phase: loop.PhaseWarmup, DurNs: 9}},
+	}
+	h200 := gputest.H200Busy()
+	m := newLive(t, 80, 24, &fakeCtl{res: res})
+	m.Update(liveMsg("math", true))
+	m.Update(tui.DeviceMsg{Sample: h200})
+	press(m, "C") // a finished comparison
+	m.Update(tui.LiveMsg{State: liveState("math", true), At: t0, Flags: liveFlags("math"),
+		Child: loop.Status{State: loop.Exited, ExitCode: 2, StderrTail: []string{strings.Repeat("x", 300), "b"}}})
+	for w := 1; w <= 240; w += 23 {
+		for h := 1; h <= 60; h += 11 {
+			m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+			for tab := 0; tab < 9; tab++ {
+				for _, help := range []bool{false, true} {
+					if help {
+						m.Update(key("?"))
+					}
+					lines := strings.Split(m.Render(), "\n")
+					if len(lines) != h {
+						t.Fatalf("%dx%d tab %d help %v: %d lines", w, h, tab, help, len(lines))
+					}
+					for i, l := range lines {
+						if lw := ansi.StringWidth(l); lw != w {
+							t.Fatalf("%dx%d tab %d help %v: line %d is %d wide: %q", w, h, tab, help, i, lw, ansi.Strip(l))
+						}
+					}
+					if help {
+						m.Update(key("?"))
+					}
+				}
+				m.Update(key("tab"))
+			}
+		}
+	}
+}
