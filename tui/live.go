@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -236,6 +237,7 @@ func (m *Model) onLive(msg LiveMsg) {
 	} else if msg.State != nil {
 		l.state = msg.State
 		l.steps.SetSteps(l.state.Steps, l.state.Marks, l.state.StepsPerSec, l.state.StepCount)
+		l.steps.SetTracing(l.tracing())
 		if s := l.snapshot(); s != nil {
 			m.setSnapshot(s)
 		}
@@ -476,6 +478,9 @@ func (m *Model) updateLive(msg tea.Msg) (tea.Cmd, bool) {
 		prog := l.cmp.Progress
 		what := l.cmp.What
 		switch {
+		case errors.Is(msg.err, context.Canceled):
+			l.cmp = views.CompareState{Phase: views.CompareFailed, What: what, Err: "cancelled", Progress: prog, CoTenant: co}
+			m.status = StatusMsg{Text: "comparison cancelled; the live child restarts", Level: Warn}
 		case msg.err != nil:
 			l.cmp = views.CompareState{Phase: views.CompareFailed, What: what, Err: msg.err.Error(), Progress: prog, CoTenant: co}
 			m.status = StatusMsg{Text: "comparison failed: " + msg.err.Error(), Level: Error}

@@ -214,7 +214,11 @@ func (c *Compare) header() []string {
 		}
 		return out
 	case CompareFailed:
-		out := []string{st.Status.Error.Render("comparison of " + s.What + " failed: " + s.Err)}
+		head := st.Status.Error.Render("comparison of " + s.What + " failed: " + s.Err)
+		if s.Err == "cancelled" {
+			head = st.Live.Pending.Render("comparison of "+s.What+" cancelled") + st.Table.Dim.Render(" · C starts another")
+		}
+		out := []string{head}
 		for _, l := range s.Progress[max(len(s.Progress)-3, 0):] {
 			out = append(out, st.Table.Dim.Render("  "+l))
 		}

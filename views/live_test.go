@@ -246,3 +246,24 @@ func TestCompareView(t *testing.T) {
 		}
 	}
 }
+
+func TestStepTimesTracingOff(t *testing.T) {
+	st, marks := stepsFixture()
+	v := views.NewStepTimes(styles())
+	v.SetSteps(st, marks, 4.5, 41)
+	v.SetTracing(false)
+	v.SetSize(80, v.Height())
+	out := render(t, v.View(), 80, v.Height())
+	if !strings.Contains(out, "tracing off: the loop runs untraced") {
+		t.Fatalf("no tracing-off note:\n%s", out)
+	}
+}
+
+func TestCompareCancelled(t *testing.T) {
+	v := views.NewCompare(styles())
+	v.SetSize(80, 3)
+	v.SetState(views.CompareState{Phase: views.CompareFailed, What: "attention: math vs fused", Err: "cancelled"})
+	if out := render(t, v.View(), 80, 3); !strings.Contains(out, "comparison of attention: math vs fused cancelled · C starts another") {
+		t.Fatalf("cancelled view:\n%s", out)
+	}
+}

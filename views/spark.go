@@ -48,6 +48,7 @@ type StepTimes struct {
 	marks   []session.Mark
 	perSec  float64
 	count   int64
+	off     bool // tracing off: no new steps arrive
 	w, h    int
 	focused bool
 }
@@ -72,6 +73,10 @@ func (s *StepTimes) SetSnapshot(*attrib.Snapshot) {}
 func (s *StepTimes) SetSteps(steps []session.StepTime, marks []session.Mark, perSec float64, count int64) {
 	s.steps, s.marks, s.perSec, s.count = steps, marks, perSec, count
 }
+
+// SetTracing tells the panel whether the child traces (steps are trace
+// events: with tracing off none arrive, and the panel says so).
+func (s *StepTimes) SetTracing(on bool) { s.off = !on }
 
 func (s *StepTimes) SetSize(w, h int)          { s.w, s.h = w, h }
 func (s *StepTimes) SetFocused(f bool)         { s.focused = f }
@@ -146,8 +151,12 @@ func (s *StepTimes) View() string {
 	lines = append(lines, " "+st.Live.Mark.Render(string(row)))
 	sorted := slices.Clone(durs)
 	slices.Sort(sorted)
-	lines = append(lines, fmt.Sprintf(" last %s · median %s · min %s · max %s",
-		FormatNs(durs[len(durs)-1]), FormatNs(sorted[(len(sorted)-1)/2]), FormatNs(lo), FormatNs(hi)))
+	stats := fmt.Sprintf(" last %s · median %s · min %s · max %s",
+		FormatNs(durs[len(durs)-1]), FormatNs(sorted[(len(sorted)-1)/2]), FormatNs(lo), FormatNs(hi))
+	if s.off {
+		stats = " " + st.Live.Pending.Render("tracing off: the loop runs untraced, no step times (T resumes)")
+	}
+	lines = append(lines, stats)
 	for i := len(marks) - 1; i >= 0 && len(marks)-i <= 3; i-- {
 		m := marks[i].m
 		lines = append(lines, " "+st.Live.Mark.Render("▲")+fmt.Sprintf(" step %d: %s=%s", m.Step, m.Key, m.Value))
