@@ -252,6 +252,7 @@ func TestStepTimesTracingOff(t *testing.T) {
 	v := views.NewStepTimes(styles())
 	v.SetSteps(st, marks, 4.5, 41)
 	v.SetTracing(false)
+	v.SetSize(80, 5)
 	v.SetSize(80, v.Height())
 	out := render(t, v.View(), 80, v.Height())
 	if !strings.Contains(out, "tracing off: the loop runs untraced") {
