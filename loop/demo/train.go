@@ -40,8 +40,8 @@ func (m *Model) lossBackward(a *acts, g *grads, t *batchTargets, valueCoef float
 		clear(p.G)
 	}
 	nb, N, D, F, T, Dk := a.nb, a.N, m.D, m.F, m.T, m.Dk
-	m.headGather(g.lg, t.moves, t.nmoves, a)
 	s := tr.Now()
+	m.headGather(g.lg, t.moves, t.nmoves, a)
 	s = tr.Kernel(nm.headGather, s)
 	inb := 1 / float32(nb)
 	dvpre := make([]float32, nb)
