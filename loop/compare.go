@@ -209,6 +209,10 @@ type runner struct {
 	lv      *Live
 	seen    map[int32]bool // pids of earlier segments (restart mode)
 	prev    *armRun        // the previous segment's arm (restart mode)
+	// all holds every step the session reported, in order of first sight:
+	// a restart resets the session's step list, so it is kept here.
+	all     []session.StepTime
+	allSeen map[stepKey]bool
 }
 
 type stepKey struct {
@@ -544,6 +548,7 @@ func (r *runner) finishRecording() error {
 		lv.Sup.Stop(2 * time.Second)
 	}
 	lv.Session.Wait(2 * time.Second)
+	r.observe(lv.Session.Snapshot())
 	if _, err := r.lv.Session.StopRecording(); err != nil && !errors.Is(err, session.ErrNotRecording) {
 		return fmt.Errorf("compare: finishing the recording: %w", err)
 	}
@@ -854,6 +859,7 @@ func (r *runner) waitSteps(ctx context.Context, a *armRun, pick func(*session.St
 	last, lastAt := -1, time.Now()
 	for {
 		st := lv.Session.Snapshot()
+		r.observe(st)
 		steps := pick(st)
 		if len(steps) >= n {
 			return steps[:n], "", nil
@@ -865,7 +871,9 @@ func (r *runner) waitSteps(ctx context.Context, a *armRun, pick func(*session.St
 		if s := lv.Sup.Status(); s.State != Running {
 			// Frames may still be in flight: look once more after they land.
 			lv.Session.Wait(time.Second)
-			steps = pick(lv.Session.Snapshot())
+			st = lv.Session.Snapshot()
+			r.observe(st)
+			steps = pick(st)
 			if len(steps) >= n {
 				return steps[:n], "", nil
 			}
@@ -882,6 +890,20 @@ func (r *runner) waitSteps(ctx context.Context, a *armRun, pick func(*session.St
 		case <-ctx.Done():
 			return nil, "", fmt.Errorf("compare: %w", ctx.Err())
 		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// observe adds the steps of st not seen before to r.all.
+func (r *runner) observe(st *session.State) {
+	if r.allSeen == nil {
+		r.allSeen = map[stepKey]bool{}
+	}
+	for _, s := range st.Steps {
+		k := stepKey{s.PID, s.Step}
+		if !r.allSeen[k] {
+			r.allSeen[k] = true
+			r.all = append(r.all, s)
 		}
 	}
 }
@@ -911,12 +933,8 @@ func (r *runner) take(a *armRun, seg Segment, steps []session.StepTime) {
 // while a switch was on its way.
 func (r *runner) schedule() []StepLabel {
 	out := []StepLabel{}
-	if r.lv == nil {
-		return out
-	}
-	st := r.lv.Session.Snapshot()
 	prev := map[int32]string{}
-	for _, s := range st.Steps {
+	for _, s := range r.all {
 		l, ok := r.labels[stepKey{s.PID, s.Step}]
 		if !ok {
 			l = StepLabel{PID: s.PID, Step: s.Step, Arm: prev[s.PID], Phase: PhaseExtra, DurNs: s.DurNs}
