@@ -162,7 +162,7 @@ func TestCSV(t *testing.T) {
 
 func TestTableAndMarkdown(t *testing.T) {
 	tab := render(t, snap(), Options{})
-	for _, want := range []string{"source: hand.json (format kineto)", "device 0: NVIDIA A100-SXM4-40GB", "kernels: 6, kernel time 85 ns, busy 130 ns",
+	for _, want := range []string{"source: hand.json (format kineto)", "device 0: NVIDIA A100-SXM4-40GB", "kernels: 6, kernel time 85 ns, busy 80 ns; memcpy/memset: 1, 50 ns; GPU busy with copies 130 ns",
 		"ampere_sgemm_128x64_nn", "82.4%", "Memcpy HtoD (Pinned -> Device)"} {
 		if !strings.Contains(tab, want) {
 			t.Errorf("table lacks %q:\n%s", want, tab)

@@ -141,10 +141,13 @@ func header(w io.Writer, s *attrib.Snapshot, prefix string) error {
 	t := s.Totals
 	fmt.Fprintf(&b, "%skernels: %d, kernel time %s", prefix, t.KernelCount, Duration(t.KernelTotalNs))
 	if !s.SummaryOnly {
-		fmt.Fprintf(&b, ", busy %s", Duration(t.BusyNs))
+		fmt.Fprintf(&b, ", busy %s", Duration(t.KernelBusyNs))
 	}
 	if t.TransferCount > 0 {
 		fmt.Fprintf(&b, "; memcpy/memset: %d, %s", t.TransferCount, Duration(t.TransferNs))
+		if !s.SummaryOnly {
+			fmt.Fprintf(&b, "; GPU busy with copies %s", Duration(t.BusyNs))
+		}
 	}
 	b.WriteString("\n")
 	if s.SummaryOnly {

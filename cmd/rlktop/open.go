@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 
+	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 	"github.com/rlktop/rlktop/tui"
@@ -79,6 +80,7 @@ status is 1.`,
 func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partial chan<- error) {
 	defer close(feed)
 	agg := attrib.NewAggregator(rules)
+	var traces []*tracer.Trace
 	for i, p := range paths {
 		phase := "reading"
 		if len(paths) > 1 {
@@ -103,7 +105,11 @@ func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partia
 			partial <- err
 			feed <- tui.ErrMsg{Err: err}
 		}
-		feed <- tui.ProgressMsg{Phase: "attributing", Read: size, Size: size}
+		traces = append(traces, t)
+	}
+	feed <- tui.ProgressMsg{Phase: "attributing"}
+	// A rocprofv3 run's several CSV files link only when merged.
+	for _, t := range tracefile.GroupRuns(traces) {
 		agg.AddTrace(t)
 	}
 	feed <- tui.SnapshotMsg{Snapshot: agg.Snapshot()}

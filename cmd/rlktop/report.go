@@ -9,6 +9,7 @@ import (
 
 	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/report"
+	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
@@ -43,6 +44,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 			}
 			agg := attrib.NewAggregator(rules)
 			out := cmd.OutOrStdout()
+			var traces []*tracer.Trace
 			for i, path := range args {
 				t, err := tracefile.Open(path, tracefile.Options{})
 				if err != nil {
@@ -60,10 +62,14 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 					}
 					continue
 				}
-				agg.AddTrace(t)
+				traces = append(traces, t)
 			}
 			if meta {
 				return nil
+			}
+			// A rocprofv3 run's several CSV files link only when merged.
+			for _, t := range tracefile.GroupRuns(traces) {
+				agg.AddTrace(t)
 			}
 			return report.Write(cmd.OutOrStdout(), agg.Snapshot(), opts)
 		},
