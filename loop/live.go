@@ -8,8 +8,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/tracer/cupti/launch"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tracer/wire"
@@ -36,6 +38,25 @@ type LiveOptions struct {
 	TorchRanges bool
 	// Untraced launches a command without the injection library.
 	Untraced bool
+	// StepRange is `--step-range REGEX` for a command: the NVTX ranges
+	// whose ends cut training steps (tracer/cupti/launch.Options.StepRange;
+	// "" = ranges named like step/iteration, else ProfilerStep#N). The
+	// built-in loop cuts its own steps and ignores it.
+	StepRange string
+	// RecordPath, when set, records the session to that file from before
+	// the child starts (Session.RecordFile), so the recording holds the
+	// child's hello and every frame.
+	RecordPath string
+	// RunRecord, when set, collects the run record at start
+	// (loop/runrecord.Collect; StartLive fills Command, EnvSet and GPUs)
+	// and sends it as session Meta; Close (or Finish) adds the end time
+	// and exit status.
+	RunRecord *runrecord.Options
+	// Telemetry is the GPU / child-process sampling period (gpu.Poller);
+	// 0 is gpu.DefaultInterval (500 ms), negative turns telemetry off.
+	// Samples go to the session as counters (so recordings carry them)
+	// and to Telemetry.
+	Telemetry time.Duration
 	// Session configures the session that receives the frames.
 	Session session.Options
 	// Stdout receives the child's stdout; StderrCopy a copy of its stderr
@@ -54,10 +75,18 @@ type Live struct {
 	opts  LiveOptions
 	addr  string
 	flags map[string]string
+	env   map[string]string // variables rlktop set for the current child
+
+	tel telemetry
+	rec *runrecord.Record // nil without LiveOptions.RunRecord
 }
 
-// StartLive starts the session's listener and the child. The caller owns
-// Close.
+// StartLive starts the session's listener, opens telemetry (gpu.Open),
+// collects the run record and starts the recording when asked, and starts
+// the child. The caller owns Close. A nil *Live comes with the error that
+// prevented the session (listener, environment, run record, recording
+// file); a non-nil one with an error means the child did not start (the
+// session stays open so the TUI can show the failure).
 func StartLive(o LiveOptions) (*Live, error) {
 	s := session.New(o.Session)
 	addr, err := s.Listen()
@@ -74,11 +103,89 @@ func StartLive(o LiveOptions) (*Live, error) {
 		s.Close()
 		return nil, err
 	}
+	if o.Telemetry >= 0 {
+		l.tel.open()
+	}
+	if o.RunRecord != nil {
+		ro := *o.RunRecord
+		ro.Command = o.Command
+		ro.EnvSet = l.envSet()
+		if ro.GPUs == nil && l.tel.mon != nil {
+			ro.GPUs = l.tel.mon.Infos()
+		}
+		rec, err := runrecord.Collect(ro)
+		if err != nil {
+			l.tel.close()
+			s.Close()
+			return nil, err
+		}
+		l.rec = rec
+		for _, f := range rec.Files {
+			if f.Err != "" {
+				s.Warn(fmt.Sprintf("--fingerprint %s: %s", f.Path, f.Err))
+			}
+		}
+		s.Meta(metaKV(rec.Meta()))
+	}
+	if o.RecordPath != "" {
+		if err := s.RecordFile(o.RecordPath); err != nil {
+			l.tel.close()
+			s.Close()
+			return nil, err
+		}
+	}
 	l.Sup = NewSupervisor(spec)
-	if err := l.Sup.Start(); err != nil {
+	err = l.Sup.Start()
+	if l.tel.mon != nil {
+		if st := l.Sup.Status(); st.State == Running {
+			l.tel.mon.Watch(st.PID)
+		}
+		l.tel.start(l, o.Telemetry)
+	}
+	if err != nil {
 		return l, err // the session stays open so the TUI can show the failure
 	}
 	return l, nil
+}
+
+// envSet is the environment rlktop sets for the current child: the
+// variables whose value differs from rlktop's own environment.
+func (l *Live) envSet() map[string]string {
+	out := make(map[string]string, len(l.env))
+	for k, v := range l.env {
+		out[k] = v
+	}
+	return out
+}
+
+// diffEnv returns the variables of env that are absent from, or differ
+// in, base (both "K=V" lists).
+func diffEnv(base, env []string) map[string]string {
+	b := make(map[string]string, len(base))
+	for _, kv := range base {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			b[k] = v
+		}
+	}
+	out := map[string]string{}
+	for _, kv := range env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		if old, had := b[k]; !had || old != v {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func metaKV(m map[string]string) []wire.KV {
+	kv := make([]wire.KV, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		kv = append(kv, wire.KV{Key: k, Value: m[k]})
+	}
+	return kv
 }
 
 // spec builds the child's argv and environment from the current flags.
@@ -100,14 +207,16 @@ func (l *Live) spec() (Spec, error) {
 			argv = append(argv, "--flag", k+"="+l.flags[k])
 		}
 		env := Environ(os.Environ(), map[string]string{wire.EnvSocket: l.addr})
+		l.env = diffEnv(os.Environ(), env)
 		return Spec{Argv: argv, Env: env, Stdout: o.Stdout, StderrCopy: o.StderrCopy}, nil
 	}
 	base := Environ(os.Environ(), l.flags)
-	plan, err := launch.Prepare(launch.Options{Socket: l.addr, Trace: !o.Untraced, TorchRanges: o.TorchRanges, Env: base})
+	plan, err := launch.Prepare(launch.Options{Socket: l.addr, Trace: !o.Untraced, TorchRanges: o.TorchRanges, StepRange: o.StepRange, Env: base})
 	if err != nil {
 		return Spec{}, err
 	}
 	l.Banner = plan.Banner
+	l.env = diffEnv(os.Environ(), plan.Env)
 	return Spec{Argv: o.Command, Env: plan.Env, Stdout: o.Stdout, StderrCopy: o.StderrCopy}, nil
 }
 
@@ -153,6 +262,10 @@ var builtinLiveFlags = map[string]bool{
 }
 
 // Restart stops the child and starts it again with the current flags.
+// The session's aggregates, step times and marks start afresh
+// (Session.Reset: a restarted child numbers its steps from 0 again, and
+// steps are keyed by number); a recording in progress goes on, and the
+// old child's frames still in flight (up to 1 s) land before the reset.
 func (l *Live) Restart() error {
 	l.mu.Lock()
 	spec, err := l.spec()
@@ -161,14 +274,71 @@ func (l *Live) Restart() error {
 		return err
 	}
 	l.Sup.Stop(3 * time.Second)
+	l.Session.Wait(time.Second)
+	l.Session.Reset()
 	l.Sup.mu.Lock()
 	l.Sup.spec = spec
 	l.Sup.mu.Unlock()
-	return l.Sup.Start()
+	err = l.Sup.Start()
+	if st := l.Sup.Status(); st.State == Running && l.tel.mon != nil {
+		l.tel.mon.Watch(st.PID)
+	}
+	return err
 }
 
-// Close stops the child (asking politely over the control channel first)
-// and the session.
+// RunRecord returns the run record (nil without LiveOptions.RunRecord).
+// It is shared: read it, do not modify it.
+func (l *Live) RunRecord() *runrecord.Record {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rec
+}
+
+// Finish completes the run record with the end time and exit (0
+// success; 128+signal for a child killed by a signal, see ExitStatus) and
+// sends it as session Meta again (a recording keeps the last value of
+// each key), so call it before StopRecording. Only the first call counts;
+// Close calls it with the child's status when nobody did. No-op without
+// a run record.
+func (l *Live) Finish(exit int) {
+	l.mu.Lock()
+	rec := l.rec
+	if rec == nil || rec.Finished {
+		l.mu.Unlock()
+		return
+	}
+	rec.Finish(exit)
+	m := rec.Meta()
+	l.mu.Unlock()
+	l.Session.Meta(metaKV(m))
+}
+
+// ExitStatus is a child's exit status as a shell reports it: its exit
+// code, 128+N when killed by signal N, 127 when it did not start, -1
+// while it runs.
+func ExitStatus(st Status) int {
+	switch {
+	case st.State == Running || st.State == NotStarted:
+		return -1
+	case st.Err != "" && st.Signal == "":
+		if st.ExitCode > 0 {
+			return st.ExitCode
+		}
+		return 127
+	case st.Signal != "":
+		for n := 1; n < 65; n++ {
+			if syscall.Signal(n).String() == st.Signal {
+				return 128 + n
+			}
+		}
+		return 128
+	}
+	return st.ExitCode
+}
+
+// Close stops the child (asking politely over the control channel first),
+// finishes the run record with the child's exit status (if Finish was not
+// called), stops telemetry and closes the session (ending a recording).
 func (l *Live) Close() error {
 	if l.Sup != nil && l.Sup.Status().State == Running {
 		if _, err := l.Session.StopChildren(); err == nil {
@@ -178,6 +348,11 @@ func (l *Live) Close() error {
 		}
 		l.Sup.Stop(2 * time.Second)
 	}
+	if l.Sup != nil {
+		l.Session.Wait(time.Second)
+		l.Finish(ExitStatus(l.Sup.Status()))
+	}
+	l.tel.close()
 	return l.Session.Close()
 }
 

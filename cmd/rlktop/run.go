@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/session"
@@ -30,18 +31,28 @@ type runFlags struct {
 	rulesPath   string
 	torchRanges bool
 	untraced    bool
+	stepRange   string
+	fingerprint []string // --fingerprint PATH: SHA-256 into the run record
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringArrayVar(&rf.flags, "flag", nil, "flag K=V in force at start (built-in loop: attention, qkv, scan, sampler, head, envs, layers, width, …; a command: an environment variable)")
+	rf.registerCommon(cmd)
 	f.BoolVar(&rf.headless, "headless", false, "no TUI: run --steps steps, then print the report")
 	f.Int64Var(&rf.steps, "steps", 20, "with --headless: steps to run")
 	f.StringVar(&rf.format, "format", "table", "with --headless: "+strings.Join(report.Formats(), "|"))
 	f.IntVar(&rf.top, "top", -1, "with --headless: rows to show (0 = all)")
+}
+
+// registerCommon adds the flags of every live run (run, record).
+func (rf *runFlags) registerCommon(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringArrayVar(&rf.flags, "flag", nil, "flag K=V in force at start (built-in loop: attention, qkv, scan, sampler, head, envs, layers, width, …; a command: an environment variable)")
 	f.StringVar(&rf.rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones")
 	f.BoolVar(&rf.torchRanges, "torch-ranges", false, "a command: wrap nn.Module.forward and scaled_dot_product_attention in NVTX ranges (Python shim on PYTHONPATH)")
 	f.BoolVar(&rf.untraced, "untraced", false, "a command: run without the injection library")
+	f.StringVar(&rf.stepRange, "step-range", "", "a command: regex of the NVTX range names whose ends cut training steps (default: ranges named like step/iteration, else ProfilerStep#N)")
+	f.StringArrayVar(&rf.fingerprint, "fingerprint", nil, "PATH: record the file's SHA-256 in the run record (repeatable)")
 }
 
 func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
@@ -73,7 +84,9 @@ func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
 		Flags:       flags,
 		TorchRanges: rf.torchRanges,
 		Untraced:    rf.untraced,
+		StepRange:   rf.stepRange,
 		Session:     session.Options{Rules: rules, Source: src},
+		RunRecord:   &runrecord.Options{Flags: rf.flags, Fingerprint: rf.fingerprint},
 	}, nil
 }
 
@@ -139,6 +152,7 @@ func runHeadless(stdout, stderr io.Writer, rf *runFlags, o loop.LiveOptions) err
 	if live.Banner != "" {
 		fmt.Fprintln(stderr, "rlktop:", live.Banner)
 	}
+	warnFingerprints(stderr, live)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -178,6 +192,18 @@ func runHeadless(stdout, stderr io.Writer, rf *runFlags, o loop.LiveOptions) err
 		return exitError{code: max(exit.ExitCode, 1)}
 	}
 	return nil
+}
+
+// warnFingerprints tells the user about --fingerprint files that could
+// not be read (the run record keeps the error).
+func warnFingerprints(w io.Writer, live *loop.Live) {
+	if rec := live.RunRecord(); rec != nil {
+		for _, f := range rec.Files {
+			if f.Err != "" {
+				fmt.Fprintf(w, "rlktop: warning: --fingerprint %s: %s\n", f.Path, f.Err)
+			}
+		}
+	}
 }
 
 // StepSummary is the step-time summary of a run report: nearest-rank

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlktop/rlktop/loop"
+)
+
+// recordFlags are `rlktop record`'s own options.
+type recordFlags struct {
+	out     string
+	steps   int64
+	seconds float64
+}
+
+func init() {
+	var (
+		rf runFlags
+		rc recordFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "record -o FILE [--steps N | --seconds S] [flags] [-- CMD...]",
+		Short: "record CMD (or the built-in RL loop) to a file, headless",
+		Long: `record launches a command with rlktop's tracer attached (or the built-in RL
+training loop when no command is given) and writes everything the session
+receives to FILE: a gzip-compressed wire stream flushed frame by frame, so
+a recorder killed even with SIGKILL leaves a file readable up to its last
+whole frame. The run record (command line, working directory, flags,
+environment, git revision, --fingerprint hashes, versions, machine, start
+and end times, exit status) is stored in it.
+
+It stops after --steps steps, after --seconds seconds, or when the command
+exits (the built-in loop without --steps runs until interrupted). Read the
+file with rlktop report, report --meta, open, diff and export.
+
+A command's non-zero exit status becomes rlktop's.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRecord(cmd.OutOrStdout(), cmd.ErrOrStderr(), &rf, &rc, args)
+		},
+	}
+	rf.registerCommon(cmd)
+	f := cmd.Flags()
+	f.StringVarP(&rc.out, "output", "o", "", "recording file to write (e.g. run.rlk)")
+	f.Int64Var(&rc.steps, "steps", 0, "stop after this many steps (0: no step limit)")
+	f.Float64Var(&rc.seconds, "seconds", 0, "stop after this many seconds (0: no time limit)")
+	rootCmd.AddCommand(cmd)
+}
+
+// runRecord runs the child with the session recording to rc.out from
+// before the child starts, stops it at the first limit reached (or when it
+// exits, or on SIGINT/SIGTERM), completes the run record with the child's
+// exit status, ends the recording and prints a one-line summary on stdout.
+func runRecord(stdout, stderr io.Writer, rf *runFlags, rc *recordFlags, command []string) error {
+	if rc.out == "" {
+		return fmt.Errorf("record: no output file: add -o FILE (e.g. -o run.rlk)")
+	}
+	if rc.steps < 0 || rc.seconds < 0 {
+		return fmt.Errorf("record: --steps and --seconds must not be negative")
+	}
+	if rc.steps > 0 && rc.seconds > 0 {
+		return fmt.Errorf("record: give --steps or --seconds, not both")
+	}
+	o, err := rf.liveOptions(command)
+	if err != nil {
+		return err
+	}
+	o.RecordPath = rc.out
+	if len(command) == 0 {
+		o.Steps = rc.steps // the built-in loop stops itself after them
+	} else {
+		o.Stdout = stderr
+	}
+	o.StderrCopy = stderr
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	live, err := loop.StartLive(o)
+	if live == nil {
+		return err
+	}
+	defer live.Close()
+	startErr := err
+	if live.Banner != "" {
+		fmt.Fprintln(stderr, "rlktop:", live.Banner)
+	}
+	warnFingerprints(stderr, live)
+
+	var deadline <-chan time.Time
+	if rc.seconds > 0 {
+		t := time.NewTimer(time.Duration(rc.seconds * float64(time.Second)))
+		defer t.Stop()
+		deadline = t.C
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	interrupted := false
+wait:
+	for startErr == nil {
+		if rc.steps > 0 && live.Session.Snapshot().StepCount >= rc.steps {
+			break
+		}
+		if live.Sup.Status().State != loop.Running {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			interrupted = true
+			break wait
+		case <-deadline:
+			break wait
+		case <-tick.C:
+		}
+	}
+	stopChild(live)
+	live.Session.Wait(3 * time.Second)
+	exit := live.Sup.Status()
+	live.Finish(loop.ExitStatus(exit))
+	st := live.Session.Snapshot()
+	ri, recErr := live.Session.StopRecording()
+	var dur time.Duration
+	if !ri.Started.IsZero() {
+		dur = time.Since(ri.Started)
+	}
+	fmt.Fprintf(stdout, "recorded %s: %s, %.1f s, %d steps, %d events, %d dropped\n",
+		rc.out, sizeText(ri.Bytes), dur.Seconds(), st.StepCount, ri.Events, st.Dropped)
+	switch {
+	case recErr != nil:
+		return fmt.Errorf("record %s: %w", rc.out, recErr)
+	case startErr != nil:
+		return startErr
+	case interrupted:
+		return fmt.Errorf("interrupted (the recording is complete up to now)")
+	}
+	if len(command) == 0 {
+		if err := loop.ChildError(exit); err != nil && exit.State == loop.Exited {
+			return err
+		}
+		if rc.steps > 0 && st.StepCount < rc.steps {
+			return fmt.Errorf("the built-in loop stopped after %d of %d steps", st.StepCount, rc.steps)
+		}
+		return nil
+	}
+	if exit.State == loop.Exited && exit.ExitCode != 0 {
+		return exitError{code: max(exit.ExitCode, 1)}
+	}
+	return nil
+}
+
+// stopChild ends a running child: asked over the control channel first
+// (the built-in loop then finishes its step and exits 0), then SIGTERM to
+// its process group, SIGKILL after 2 s.
+func stopChild(live *loop.Live) {
+	if live.Sup.Status().State != loop.Running {
+		return
+	}
+	if _, err := live.Session.StopChildren(); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		live.Sup.Wait(ctx)
+		cancel()
+	}
+	live.Sup.Stop(2 * time.Second)
+}
+
+// sizeText is a byte count for people: "812 B", "3.4 KiB", "1.2 MiB".
+func sizeText(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+}
