@@ -549,6 +549,7 @@ func (r *runner) finishRecording() error {
 	}
 	lv.Session.Wait(2 * time.Second)
 	r.observe(lv.Session.Snapshot())
+	r.notes = append(r.notes, lv.CoTenantNotes()...) // a shared GPU marks the comparison
 	if _, err := r.lv.Session.StopRecording(); err != nil && !errors.Is(err, session.ErrNotRecording) {
 		return fmt.Errorf("compare: finishing the recording: %w", err)
 	}
