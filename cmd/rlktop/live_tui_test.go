@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os/exec"
 	"path/filepath"
 	"sync"
@@ -118,5 +119,81 @@ func TestLiveTUIFlipAttention(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the TUI's snapshot lacks attn_fused_fwd: %v", shown)
+	}
+}
+
+// TestLiveControllerCompare runs the TUI's comparison over the real loop
+// (small sizes, 4 steps per arm): three arms (A, B, A′), attention rows
+// that exist in one arm only, a schedule naming the arms, and the live
+// child running again afterwards under a new pid.
+func TestLiveControllerCompare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the built-in loop (builds rlktop); skipped with -short")
+	}
+	bin := rlktopBinary(t)
+	o := loop.LiveOptions{Exe: bin,
+		Flags:   map[string]string{"envs": "8", "layers": "1", "width": "24", "attention": "math"},
+		Session: session.Options{Source: "live: test"}}
+	live, err := loop.StartLive(o)
+	if err != nil {
+		if live != nil {
+			live.Close()
+		}
+		t.Fatal(err)
+	}
+	ctl := newLiveController(live, o)
+	ctl.compareSteps = 4
+	defer ctl.close()
+	before := live.Sup.Status().PID
+	var progress []string
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	res, err := ctl.Compare(ctx, "attention", []string{"math", "fused"}, func(s string) { progress = append(progress, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Arms) != 3 || res.Arms[0].Name != "attention=math" || res.Arms[1].Name != "attention=fused" ||
+		res.Arms[2].Name != loop.NoiseName("attention=math") {
+		t.Fatalf("arms %+v", res.Arms)
+	}
+	for _, a := range res.Arms {
+		if !a.Valid || a.Steps != 4 {
+			t.Errorf("arm %s valid %v steps %d (%s), want valid with 4", a.Name, a.Valid, a.Steps, a.Reason)
+		}
+	}
+	rows := map[string]bool{}
+	for _, r := range res.Rows {
+		if r.Group == "kernel" {
+			rows[r.Key] = true
+			switch r.Key {
+			case "attn_fused_fwd":
+				if r.ANs != 0 || r.BNs <= 0 {
+					t.Errorf("attn_fused_fwd A %d B %d, want only in B", r.ANs, r.BNs)
+				}
+			case "attn_math_qk":
+				if r.ANs <= 0 || r.BNs != 0 {
+					t.Errorf("attn_math_qk A %d B %d, want only in A", r.ANs, r.BNs)
+				}
+			}
+		}
+	}
+	if !rows["attn_fused_fwd"] || !rows["attn_math_qk"] {
+		t.Errorf("kernel rows lack the attention kernels: %v", rows)
+	}
+	arms := map[string]int{}
+	for _, s := range res.Schedule {
+		if s.Phase == loop.PhaseCounted {
+			arms[s.Arm]++
+		}
+	}
+	if arms["attention=math"] != 4 || arms["attention=fused"] != 4 {
+		t.Errorf("counted steps per arm in the schedule: %v", arms)
+	}
+	if len(progress) == 0 {
+		t.Error("no progress lines")
+	}
+	st := live.Sup.Status()
+	if st.State != loop.Running || st.PID == before {
+		t.Errorf("live child after the comparison: %s (pid before %d)", st.Describe(), before)
 	}
 }
