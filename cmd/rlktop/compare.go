@@ -266,7 +266,7 @@ func writeConsistency(w io.Writer, cs []loop.ArmConsistency, md bool) {
 		}
 		return
 	}
-	header := []string{"arm", "probe values", "max |Δ| vs A", "max ulp", "NaN", "bitwise"}
+	header := []string{"arm", "probe values", "max abs Δ vs A", "max ulp vs A", "NaN", "bitwise = A"}
 	var rows [][]string
 	for _, c := range cs {
 		if c.Err != "" {
@@ -280,7 +280,7 @@ func writeConsistency(w io.Writer, cs []loop.ArmConsistency, md bool) {
 		rows = append(rows, []string{c.Arm, fmt.Sprint(c.Len), fmt.Sprintf("%.3g", c.MaxAbs), fmt.Sprint(c.MaxULP), fmt.Sprint(c.NaN), bw})
 	}
 	if md {
-		fmt.Fprintln(w, "**Output consistency** (built-in loop probe batch: legal-move logits and values, initial weights)")
+		fmt.Fprintln(w, "**Output consistency** (built-in loop probe batch: legal-move logits and values, initial weights; arm A's row: A evaluated twice)")
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
 		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|")
@@ -292,7 +292,7 @@ func writeConsistency(w io.Writer, cs []loop.ArmConsistency, md bool) {
 		}
 		return
 	}
-	fmt.Fprintln(w, "output consistency (probe batch: legal-move logits and values, initial weights):")
+	fmt.Fprintln(w, "output consistency (probe batch: legal-move logits and values, initial weights; arm A's row: A evaluated twice):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
 	for _, r := range rows {
