@@ -2,9 +2,11 @@ package attrib
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/rlktop/rlktop/tracer"
 )
@@ -32,8 +34,6 @@ type Aggregator struct {
 	rows   []rowAcc
 	rowIdx map[rowKey]int32
 
-	cats     []groupAcc // by category id of rules
-	stages   []groupAcc // by stage id
 	stageKey []string
 	stageIdx map[string]int32
 
@@ -44,9 +44,7 @@ type Aggregator struct {
 	cur      *binding
 	gen      uint32 // bumped by Reset; invalidates cached pointers
 
-	totals        Totals
-	first, last   int64 // GPU span, ns
-	anyGPU        bool
+	first, last   int64 // GPU span, ns (MaxInt64, MinInt64 when empty)
 	sources       []string
 	formats       []string
 	devices       []tracer.Device
@@ -56,6 +54,7 @@ type Aggregator struct {
 	summaryTraces int
 	eventTraces   int
 	pctCap        int   // 0: keep every duration
+	durCap        int   // pctCap, or MaxInt when 0
 	sealLag       int64 // 0: keep the whole busy union
 }
 
@@ -86,6 +85,10 @@ func (a *Aggregator) SetPercentileCap(n int) {
 		n = 0
 	}
 	a.pctCap = n
+	a.durCap = n
+	if n == 0 {
+		a.durCap = math.MaxInt
+	}
 }
 
 type rowKey struct {
@@ -96,8 +99,9 @@ type rowKey struct {
 type devKey struct{ src, dev int32 }
 
 type share struct {
-	id int32
-	ns int64
+	id    int32
+	count int64
+	ns    int64
 }
 
 type rowAcc struct {
@@ -117,10 +121,14 @@ type rowAcc struct {
 	// Summary-only contributions: no durations behind them.
 	sumRows int
 	sumP50  int64
-}
-
-type groupAcc struct {
-	count, total int64
+	// The open cell: events of this row from one binding with one
+	// (name, context) key (pKey = name<<32 | ctx) not yet added to cats,
+	// stages and steps (flushCell does that when the key changes and
+	// before a Snapshot).
+	pBind  *binding
+	pKey   uint64
+	pCount int64
+	pNs    int64
 }
 
 type stepAcc struct {
@@ -130,27 +138,26 @@ type stepAcc struct {
 }
 
 // devBusy is one device's busy time: the union of all its GPU ops (kernel,
-// memcpy, memset) and of its kernels alone.
-type devBusy struct{ all, kern busyAcc }
-
-// busyAcc keeps [start,end) intervals of one device: chunks are sorted,
-// disjoint runs of the union (each chunk sorted, chunk i entirely before
-// chunk i+1); pending holds intervals not yet merged, coalesced on the fly
-// while they arrive in order. In-order input is merged without copying.
-type busyAcc struct {
-	chunks   [][]ival
-	merged   int // intervals in chunks
-	pending  []ival
-	unsorted bool // pending is not sorted by start
-	// Sealing (Aggregator.SetBusySeal): union before sealedEnd is only
-	// remembered as its length sealedNs.
-	lag       int64
-	sealedNs  int64
-	sealedEnd int64
-	sealed    bool
+// memcpy, memset) and of its kernels alone. Until the device's first
+// memcpy/memset both unions are the same, so only all is kept (split
+// false) and kern is cloned from it when they part.
+type devBusy struct {
+	all, kern busyAcc
+	split     bool
 }
 
-type ival struct{ s, e int64 }
+func (d *devBusy) reset() {
+	d.all.reset()
+	d.kern.reset()
+	d.split = false
+}
+
+func (d *devBusy) kernTotal() int64 {
+	if !d.split {
+		return d.all.total()
+	}
+	return d.kern.total()
+}
 
 // binding caches classification for one string table / context list.
 type binding struct {
@@ -169,10 +176,11 @@ type binding struct {
 	// Per CtxID.
 	ctx     []ctxInfo
 	ctxMask []uint64 // [C..., CA...] (2*words each)
-	// busy accumulators by device index (0..maxDevSlots-1), valid while
-	// busyGen == a.gen.
-	busy    []*devBusy
-	busyGen uint32
+	// busy accumulators by device index (0..maxDevSlots-1), and the last
+	// one used.
+	busy     []*devBusy
+	lastDev  int32
+	lastBusy *devBusy
 }
 
 const maxDevSlots = 1024
@@ -194,11 +202,13 @@ func NewAggregator(rules *Rules) *Aggregator {
 	a := &Aggregator{
 		rules:    rules,
 		rowIdx:   map[rowKey]int32{},
-		cats:     make([]groupAcc, len(rules.cats)),
 		stageIdx: map[string]int32{},
 		steps:    map[int64]*stepAcc{},
 		busy:     map[devKey]*devBusy{},
 		rank:     -1,
+		first:    math.MaxInt64,
+		last:     math.MinInt64,
+		durCap:   math.MaxInt,
 	}
 	for k := range a.kind {
 		a.kind[k] = rules.kindMask(tracer.Kind(k))
@@ -260,7 +270,7 @@ func (a *Aggregator) AddTrace(t *tracer.Trace) {
 // kinds than kernel, memcpy, memset and step are ignored.
 func (a *Aggregator) Add(e *tracer.Event, strs *tracer.Strings, ctxs []tracer.Context) {
 	b := a.bindingFor(strs, ctxs)
-	a.addEvent(b, e)
+	a.addEvents(b, unsafe.Slice(e, 1))
 }
 
 // AddEvents is Add for a batch of events sharing strs and ctxs.
@@ -269,9 +279,138 @@ func (a *Aggregator) AddEvents(evs []tracer.Event, strs *tracer.Strings, ctxs []
 	a.addEvents(b, evs)
 }
 
+// addEvents is the per-event path: a row found by a slice index, its
+// count/total/min/max and duration updated, the event added to the row's
+// open cell (category, stage and step are worked out once per cell, in
+// flushCell) and its interval to its device's running busy union.
 func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 	for i := range evs {
-		a.addEvent(b, &evs[i])
+		e := &evs[i]
+		slot := kindSlots[e.Kind&15]
+		if slot < 0 {
+			if e.Kind == tracer.KindStep {
+				a.addStep(e)
+			}
+			continue
+		}
+		nr := b.nameRow[slot]
+		var ri int32
+		if int(e.Name) < len(nr) {
+			ri = nr[e.Name]
+		}
+		if ri == 0 {
+			ri = a.resolveRow(b, int(slot), e)
+		}
+		d := max(e.Dur, 0) // importers reject negative durations; a live source might not
+		r := &a.rows[ri-1]
+		if r.count == 0 || d < r.min {
+			r.min = d
+		}
+		r.max = max(r.max, d)
+		r.count++
+		r.total += d
+		if r.hist == nil {
+			r.durs = append(r.durs, d)
+			if len(r.durs) > a.durCap {
+				r.toHist()
+			}
+		} else {
+			r.hist[histBucket(d)]++
+		}
+		if key := uint64(e.Name)<<32 | uint64(e.Ctx); r.pKey == key && r.pBind == b {
+			r.pCount++
+			r.pNs += d
+		} else {
+			a.flushCell(r)
+			r.pBind, r.pKey, r.pCount, r.pNs = b, key, 1, d
+		}
+
+		s, end := e.Start, e.Start+d
+		a.first = min(a.first, s)
+		a.last = max(a.last, end)
+		db := b.lastBusy
+		if e.Device != b.lastDev || db == nil {
+			db = a.busyFor(b, e.Device)
+			b.lastDev, b.lastBusy = e.Device, db
+		}
+		if slot != 0 || db.split {
+			a.addBusySplit(db, slot, s, end)
+			continue
+		}
+		// db.all.add(s, end), inlined.
+		ba := &db.all
+		if s >= ba.cur.s {
+			if s <= ba.cur.e {
+				ba.cur.e = max(ba.cur.e, end)
+			} else {
+				ba.next(s, end)
+			}
+		} else {
+			ba.addLate(s, end)
+		}
+	}
+}
+
+// addBusySplit adds a GPU op to a device whose kernel-only union differs
+// (or is about to differ) from its all-ops union.
+func (a *Aggregator) addBusySplit(db *devBusy, slot int8, s, e int64) {
+	if !db.split {
+		db.kern = db.all.clone()
+		db.split = true
+	}
+	db.all.add(s, e)
+	if slot == 0 {
+		db.kern.add(s, e)
+	}
+}
+
+// flushCell adds r's open cell to its category, stage and step shares.
+func (a *Aggregator) flushCell(r *rowAcc) {
+	if r.pCount == 0 {
+		return
+	}
+	b := r.pBind
+	name, ctx := tracer.StrID(r.pKey>>32), tracer.CtxID(uint32(r.pKey))
+	n, d := r.pCount, r.pNs
+	r.pCount, r.pNs = 0, 0
+	if int(ctx) >= len(b.ctx) || !b.ctx[ctx].done {
+		a.resolveCtx(b, ctx)
+	}
+	cx := &b.ctx[ctx]
+	// Category: first rule with K & ((NA & C) | (N & CA)).
+	var cat int32
+	if w := b.words; w == 1 { // up to 64 rules: one word, no slices
+		i, j := int(name)*2, int(ctx)*2
+		m := a.kind1[r.kind&15] & ((b.nameMask[i+1] & b.ctxMask[j]) | (b.nameMask[i] & b.ctxMask[j+1]))
+		if m != 0 {
+			cat = a.rules.ruleCat[bits.TrailingZeros64(m)]
+		} else {
+			cat = a.rules.other
+		}
+	} else {
+		km := a.kind[r.kind&15]
+		nm := b.nameMask[int(name)*2*w : int(name+1)*2*w]
+		cm := b.ctxMask[int(ctx)*2*w : int(ctx+1)*2*w]
+		cat = a.rules.pickMasks(km, nm, cm)
+	}
+	r.cats = addShare(r.cats, cat, n, d)
+	r.stages = addShare(r.stages, cx.stage, n, d)
+	if !r.hasCtx && ctx != 0 {
+		a.fillRowCtx(b, r, ctx)
+	}
+	if cx.step >= 0 {
+		if cx.stepAcc == nil || cx.stepGen != a.gen {
+			cx.stepAcc, cx.stepGen = a.step(cx.step), a.gen
+		}
+		cx.stepAcc.kernelNs += d
+		cx.stepAcc.gpus += n
+	}
+}
+
+// flushCells flushes every row's open cell.
+func (a *Aggregator) flushCells() {
+	for i := range a.rows {
+		a.flushCell(&a.rows[i])
 	}
 }
 
@@ -300,122 +439,19 @@ func (a *Aggregator) newBinding(strs *tracer.Strings, ctxs []tracer.Context) *bi
 	return b
 }
 
-func kindSlot(k tracer.Kind) int {
-	switch k {
-	case tracer.KindKernel:
-		return 0
-	case tracer.KindMemcpy:
-		return 1
-	case tracer.KindMemset:
-		return 2
+// kindSlots maps a Kind to its nameRow slot (kernel 0, memcpy 1, memset 2)
+// or -1 for kinds that are not GPU ops.
+var kindSlots = func() (t [16]int8) {
+	for k := range t {
+		t[k] = -1
 	}
-	return -1
-}
+	t[tracer.KindKernel], t[tracer.KindMemcpy], t[tracer.KindMemset] = 0, 1, 2
+	return t
+}()
 
-func (a *Aggregator) addEvent(b *binding, e *tracer.Event) {
-	slot := kindSlot(e.Kind)
-	if slot < 0 {
-		if e.Kind == tracer.KindStep {
-			a.addStep(e)
-		}
-		return
-	}
-	if int(e.Name) >= len(b.nameRow[slot]) {
-		b.growNames(int(e.Name) + 1)
-	}
-	ri := b.nameRow[slot][e.Name]
-	if ri == 0 {
-		ri = a.resolveRow(b, slot, e)
-	}
-	if int(e.Ctx) >= len(b.ctx) || !b.ctx[e.Ctx].done {
-		a.resolveCtx(b, e.Ctx)
-	}
-	cx := &b.ctx[e.Ctx]
-
-	// Category: first rule with K & ((NA & C) | (N & CA)).
-	var cat int32
-	if w := b.words; w == 1 { // up to 64 rules: one word, no slices
-		i, j := int(e.Name)*2, int(e.Ctx)*2
-		m := a.kind1[e.Kind&15] & ((b.nameMask[i+1] & b.ctxMask[j]) | (b.nameMask[i] & b.ctxMask[j+1]))
-		if m != 0 {
-			cat = a.rules.ruleCat[bits.TrailingZeros64(m)]
-		} else {
-			cat = a.rules.other
-		}
-	} else {
-		km := a.kind[e.Kind&15]
-		nm := b.nameMask[int(e.Name)*2*w : int(e.Name+1)*2*w]
-		cm := b.ctxMask[int(e.Ctx)*2*w : int(e.Ctx+1)*2*w]
-		cat = a.rules.pickMasks(km, nm, cm)
-	}
-
-	d := e.Dur
-	if d < 0 { // importers reject these; a live source might not
-		d = 0
-	}
-	r := &a.rows[ri-1]
-	if r.count == 0 || d < r.min {
-		r.min = d
-	}
-	if d > r.max {
-		r.max = d
-	}
-	r.count++
-	r.total += d
-	if r.hist != nil {
-		r.hist[histBucket(d)]++
-	} else {
-		r.durs = append(r.durs, d)
-		if a.pctCap > 0 && len(r.durs) > a.pctCap {
-			r.toHist()
-		}
-	}
-	r.cats = addShare(r.cats, cat, d)
-	r.stages = addShare(r.stages, cx.stage, d)
-	if !r.hasCtx && e.Ctx != 0 {
-		a.fillRowCtx(b, r, e.Ctx)
-	}
-
-	g := &a.cats[cat]
-	g.count++
-	g.total += d
-	s := &a.stages[cx.stage]
-	s.count++
-	s.total += d
-	if cx.step >= 0 {
-		if cx.stepAcc == nil || cx.stepGen != a.gen {
-			cx.stepAcc, cx.stepGen = a.step(cx.step), a.gen
-		}
-		cx.stepAcc.kernelNs += d
-		cx.stepAcc.gpus++
-	}
-
-	if slot == 0 {
-		a.totals.KernelCount++
-		a.totals.KernelTotalNs += d
-	} else {
-		a.totals.TransferCount++
-		a.totals.TransferNs += d
-	}
-	end := e.Start + d
-	if !a.anyGPU {
-		a.first, a.last, a.anyGPU = e.Start, end, true
-	} else {
-		a.first = min(a.first, e.Start)
-		a.last = max(a.last, end)
-	}
-	db := a.busyFor(b, e.Device)
-	db.all.add(e.Start, end)
-	if slot == 0 {
-		db.kern.add(e.Start, end)
-	}
-}
+func kindSlot(k tracer.Kind) int { return int(kindSlots[k&15]) }
 
 func (a *Aggregator) busyFor(b *binding, dev int32) *devBusy {
-	if b.busyGen != a.gen {
-		clear(b.busy)
-		b.busyGen = a.gen
-	}
 	if dev >= 0 && dev < maxDevSlots {
 		if int(dev) < len(b.busy) {
 			if ba := b.busy[dev]; ba != nil {
@@ -438,18 +474,20 @@ func (a *Aggregator) busyFor(b *binding, dev int32) *devBusy {
 	return ba
 }
 
-func addShare(s []share, id int32, d int64) []share {
+func addShare(s []share, id int32, count, d int64) []share {
 	if n := len(s); n > 0 && s[n-1].id == id {
+		s[n-1].count += count
 		s[n-1].ns += d
 		return s
 	}
 	for i := range s {
 		if s[i].id == id {
+			s[i].count += count
 			s[i].ns += d
 			return s
 		}
 	}
-	return append(s, share{id, d})
+	return append(s, share{id, count, d})
 }
 
 func (b *binding) growNames(n int) {
@@ -468,6 +506,9 @@ func (b *binding) growNames(n int) {
 }
 
 func (a *Aggregator) resolveRow(b *binding, slot int, e *tracer.Event) int32 {
+	if int(e.Name) >= len(b.nameRow[slot]) {
+		b.growNames(int(e.Name) + 1)
+	}
 	name := b.strs.Get(e.Name)
 	if !b.nameDone[e.Name] {
 		m := a.rules.nameMasks(name)
@@ -550,7 +591,6 @@ func (a *Aggregator) stageID(name string) int32 {
 	id := int32(len(a.stageKey))
 	a.stageIdx[name] = id
 	a.stageKey = append(a.stageKey, name)
-	a.stages = append(a.stages, groupAcc{})
 	return id
 }
 
@@ -592,19 +632,8 @@ func (a *Aggregator) addSummary(s *tracer.SummaryRow) {
 	r.total += s.TotalNs
 	r.sumRows++
 	r.sumP50 = s.P50Ns
-	r.cats = addShare(r.cats, cat, s.TotalNs)
-	r.stages = addShare(r.stages, 0, s.TotalNs)
-	a.cats[cat].count += s.Count
-	a.cats[cat].total += s.TotalNs
-	a.stages[0].count += s.Count
-	a.stages[0].total += s.TotalNs
-	if slot == 0 {
-		a.totals.KernelCount += s.Count
-		a.totals.KernelTotalNs += s.TotalNs
-	} else {
-		a.totals.TransferCount += s.Count
-		a.totals.TransferNs += s.TotalNs
-	}
+	r.cats = addShare(r.cats, cat, s.Count, s.TotalNs)
+	r.stages = addShare(r.stages, 0, s.Count, s.TotalNs)
 }
 
 // Reset clears every accumulated number (rows, categories, stages, steps,
@@ -618,39 +647,129 @@ func (a *Aggregator) Reset() {
 		r.durs, r.sorted, r.hist = r.durs[:0], 0, nil
 		r.cats, r.stages = r.cats[:0], r.stages[:0]
 		r.sumRows, r.sumP50 = 0, 0
+		r.pCount, r.pNs = 0, 0
 	}
-	clear(a.cats)
-	clear(a.stages)
 	clear(a.steps)
-	clear(a.busy)
+	for _, db := range a.busy {
+		db.reset() // in place: bindings cache these pointers
+	}
 	a.gen++
-	a.totals = Totals{}
-	a.anyGPU, a.first, a.last = false, 0, 0
+	a.first, a.last = math.MaxInt64, math.MinInt64
 }
 
-// add appends [s,e), coalescing with the previous interval when they touch.
+// busyAcc is one device's busy time: the union of [start,end) intervals.
+// Input in start order (the common case: one stream, or streams reported
+// as they run) is merged on the fly into a running interval cur in O(1);
+// each interval it closes (a gap follows) is appended to closed, a sorted,
+// disjoint list whose summed length is closedNs, so the union's length is
+// always closedNs + len(cur) (+ sealedNs) without a pass over the list.
+// An interval starting before cur is placed directly when it lands after
+// the last closed one, else parked in late and merged (sort + one linear
+// merge into the reused scratch buffer) when late grows large or at
+// total. Buffers are reused across flushes and Reset, so steady state
+// allocates nothing once sealing bounds closed.
+type busyAcc struct {
+	cur      ival   // running interval; the zero value is an empty [0,0)
+	closed   []ival // closed[head:]: sorted, disjoint, all before cur
+	head     int
+	closedNs int64 // summed length of closed[head:], ns
+	late     []ival
+	scratch  []ival
+	// Sealing (Aggregator.SetBusySeal): union before sealedEnd is only
+	// remembered as its length sealedNs.
+	lag       int64
+	sealedNs  int64
+	sealedEnd int64
+	sealed    bool
+}
+
+type ival struct{ s, e int64 }
+
+// reset empties the union, keeping buffers and lag.
+func (b *busyAcc) reset() {
+	b.cur = ival{}
+	b.closed, b.head, b.closedNs = b.closed[:0], 0, 0
+	b.late = b.late[:0]
+	b.sealedNs, b.sealedEnd, b.sealed = 0, 0, false
+}
+
+// clone returns a deep copy of b.
+func (b *busyAcc) clone() busyAcc {
+	c := *b
+	c.closed = slices.Clone(b.closed[b.head:])
+	c.head = 0
+	c.late = slices.Clone(b.late)
+	c.scratch = nil
+	return c
+}
+
+// add adds [s,e) to the union.
 func (b *busyAcc) add(s, e int64) {
+	if s >= b.cur.s {
+		if s <= b.cur.e {
+			if e > b.cur.e {
+				b.cur.e = e
+			}
+			return
+		}
+		b.next(s, e)
+		return
+	}
+	b.addLate(s, e)
+}
+
+// next closes cur and starts [s,e) (s > cur.e).
+func (b *busyAcc) next(s, e int64) {
+	b.closed = append(b.closed, b.cur)
+	b.closedNs += b.cur.e - b.cur.s
+	b.cur = ival{s, e}
+	if b.lag > 0 && b.closed[b.head].e < s-b.lag {
+		b.seal()
+	}
+}
+
+// addLate handles an interval starting before cur.
+func (b *busyAcc) addLate(s, e int64) {
 	if b.sealed && s < b.sealedEnd {
 		s = b.sealedEnd
 		if e <= s {
 			return
 		}
-	}
-	if n := len(b.pending); n > 0 {
-		p := &b.pending[n-1]
-		if s >= p.s && s <= p.e {
-			if e > p.e {
-				p.e = e
-			}
+		if s >= b.cur.s {
+			b.add(s, e)
 			return
 		}
-		if s < p.s {
-			b.unsorted = true
-		}
 	}
-	b.pending = append(b.pending, ival{s, e})
-	if len(b.pending) >= 1<<16 && len(b.pending) > b.merged/4 {
+	if n := len(b.closed); n == b.head || s > b.closed[n-1].e {
+		// Between the last closed interval and cur.
+		if e >= b.cur.s {
+			b.cur.s, b.cur.e = s, max(b.cur.e, e)
+		} else {
+			b.closed = append(b.closed, ival{s, e})
+			b.closedNs += e - s
+		}
+		return
+	}
+	b.late = append(b.late, ival{s, e})
+	if len(b.late) >= 1<<16 && len(b.late) > (len(b.closed)-b.head)/4 {
 		b.flush()
+	}
+}
+
+// seal folds closed intervals that end more than lag before cur's start
+// into sealedNs, and compacts closed once half of it is sealed.
+func (b *busyAcc) seal() {
+	horizon := b.cur.s - b.lag
+	for b.head < len(b.closed) && b.closed[b.head].e < horizon {
+		v := b.closed[b.head]
+		b.sealedNs += v.e - v.s
+		b.closedNs -= v.e - v.s
+		b.sealedEnd, b.sealed = v.e, true
+		b.head++
+	}
+	if b.head >= 1024 && 2*b.head >= len(b.closed) {
+		n := copy(b.closed, b.closed[b.head:])
+		b.closed, b.head = b.closed[:n], 0
 	}
 }
 
@@ -672,76 +791,61 @@ func coalesce(v []ival, unsorted bool) []ival {
 	return v[:w]
 }
 
-// flush merges pending into the union.
+// flush merges late into closed and cur.
 func (b *busyAcc) flush() {
-	if len(b.pending) == 0 {
+	if len(b.late) == 0 {
 		return
 	}
-	p := coalesce(b.pending, b.unsorted)
-	b.unsorted = false
-	b.pending = nil
-	nc := len(b.chunks)
-	if nc == 0 {
-		b.chunks, b.merged = append(b.chunks, p), len(p)
-		return
+	late := coalesce(b.late, true)
+	old := append(b.closed[b.head:], b.cur)
+	m := b.scratch[:0]
+	push := func(v ival) {
+		if n := len(m); n > 0 && v.s <= m[n-1].e {
+			m[n-1].e = max(m[n-1].e, v.e)
+			return
+		}
+		m = append(m, v)
 	}
-	lastChunk := b.chunks[nc-1]
-	last := &lastChunk[len(lastChunk)-1]
-	if p[0].s >= last.s {
-		// In order: only the boundary can overlap.
-		i := 0
-		for i < len(p) && p[i].s <= last.e {
-			last.e = max(last.e, p[i].e)
+	i, j := 0, 0
+	for i < len(old) && j < len(late) {
+		if old[i].s <= late[j].s {
+			push(old[i])
 			i++
+		} else {
+			push(late[j])
+			j++
 		}
-		if i < len(p) {
-			b.chunks = append(b.chunks, p[i:])
-			b.merged += len(p) - i
-		}
+	}
+	for ; i < len(old); i++ {
+		push(old[i])
+	}
+	for ; j < len(late); j++ {
+		push(late[j])
+	}
+	b.scratch = b.closed[:0]
+	b.late = b.late[:0]
+	b.cur = m[len(m)-1]
+	b.closed, b.head = m[:len(m)-1], 0
+	b.closedNs = 0
+	for _, v := range b.closed {
+		b.closedNs += v.e - v.s
+	}
+	if b.lag > 0 {
 		b.seal()
-		return
-	}
-	// Out of order: rebuild one chunk from everything.
-	all := make([]ival, 0, b.merged+len(p))
-	for _, c := range b.chunks {
-		all = append(all, c...)
-	}
-	all = coalesce(append(all, p...), true)
-	b.chunks, b.merged = [][]ival{all}, len(all)
-	b.seal()
-}
-
-// seal folds whole chunks that end more than lag before the newest start
-// into sealedNs (never the last chunk).
-func (b *busyAcc) seal() {
-	if b.lag <= 0 || len(b.chunks) < 2 {
-		return
-	}
-	last := b.chunks[len(b.chunks)-1]
-	horizon := last[len(last)-1].s - b.lag
-	for len(b.chunks) > 1 {
-		c := b.chunks[0]
-		if c[len(c)-1].e >= horizon {
-			break
-		}
-		for _, v := range c {
-			b.sealedNs += v.e - v.s
-		}
-		b.sealedEnd, b.sealed = c[len(c)-1].e, true
-		b.merged -= len(c)
-		b.chunks = b.chunks[1:]
 	}
 }
 
+// total returns the union's length, ns.
 func (b *busyAcc) total() int64 {
 	b.flush()
-	t := b.sealedNs
-	for _, c := range b.chunks {
-		for _, v := range c {
-			t += v.e - v.s
-		}
-	}
-	return t
+	return b.sealedNs + b.closedNs + b.cur.e - b.cur.s
+}
+
+// union returns the union's kept intervals (sealed part excluded), for
+// tests.
+func (b *busyAcc) union() []ival {
+	b.flush()
+	return append(slices.Clone(b.closed[b.head:]), b.cur)
 }
 
 // percentile returns the nearest-rank p-th percentile (0 < p <= 100) of
@@ -810,16 +914,29 @@ func (a *Aggregator) Snapshot() *Snapshot {
 	if a.summaryTraces > 0 && a.eventTraces > 0 {
 		s.Warnings = append(s.Warnings, "some inputs hold only per-kernel sums: percentiles, busy time, stages and steps cover only the inputs with events")
 	}
-	t := a.totals
-	t.GPUTotalNs = t.KernelTotalNs + t.TransferNs
+	a.flushCells()
+	t := a.totals()
 	for _, b := range a.busy {
 		t.BusyNs += b.all.total()
-		t.KernelBusyNs += b.kern.total()
+		t.KernelBusyNs += b.kernTotal()
 	}
-	if a.anyGPU {
+	if a.last >= a.first {
 		t.SpanNs = a.last - a.first
 	}
 	s.Totals = t
+	cats := make([]share, len(a.rules.cats))
+	stages := make([]share, len(a.stageKey))
+	for i := range a.rows {
+		r := &a.rows[i]
+		for _, x := range r.cats {
+			cats[x.id].count += x.count
+			cats[x.id].ns += x.ns
+		}
+		for _, x := range r.stages {
+			stages[x.id].count += x.count
+			stages[x.id].ns += x.ns
+		}
+	}
 
 	for i := range a.rows {
 		r := &a.rows[i]
@@ -882,15 +999,15 @@ func (a *Aggregator) Snapshot() *Snapshot {
 	slices.SortFunc(s.Kernels, byTotal)
 	slices.SortFunc(s.Transfers, byTotal)
 
-	for id, g := range a.cats {
-		if g.count > 0 || g.total > 0 {
-			s.Categories = append(s.Categories, GroupRow{Key: a.rules.cats[id], Count: g.count, TotalNs: g.total, Share: ratio(g.total, t.GPUTotalNs)})
+	for id, g := range cats {
+		if g.count > 0 || g.ns > 0 {
+			s.Categories = append(s.Categories, GroupRow{Key: a.rules.cats[id], Count: g.count, TotalNs: g.ns, Share: ratio(g.ns, t.GPUTotalNs)})
 		}
 	}
 	if !s.SummaryOnly {
-		for id, g := range a.stages {
-			if g.count > 0 || g.total > 0 {
-				s.Stages = append(s.Stages, GroupRow{Key: a.stageKey[id], Count: g.count, TotalNs: g.total, Share: ratio(g.total, t.GPUTotalNs)})
+		for id, g := range stages {
+			if g.count > 0 || g.ns > 0 {
+				s.Stages = append(s.Stages, GroupRow{Key: a.stageKey[id], Count: g.count, TotalNs: g.ns, Share: ratio(g.ns, t.GPUTotalNs)})
 			}
 		}
 	}
@@ -913,6 +1030,23 @@ func (a *Aggregator) Snapshot() *Snapshot {
 	return s
 }
 
+// totals sums the rows' counts and durations (busy and span excluded).
+func (a *Aggregator) totals() Totals {
+	var t Totals
+	for i := range a.rows {
+		r := &a.rows[i]
+		if r.kind == tracer.KindKernel {
+			t.KernelCount += r.count
+			t.KernelTotalNs += r.total
+		} else {
+			t.TransferCount += r.count
+			t.TransferNs += r.total
+		}
+	}
+	t.GPUTotalNs = t.KernelTotalNs + t.TransferNs
+	return t
+}
+
 func ratio(x, y int64) float64 {
 	if y == 0 {
 		return 0
@@ -932,7 +1066,8 @@ func cmpInt64(a, b int64) int {
 
 // String summarises the aggregator's totals (for debugging).
 func (a *Aggregator) String() string {
-	return fmt.Sprintf("attrib.Aggregator{rows: %d, kernels: %d, kernel_ns: %d}", len(a.rows), a.totals.KernelCount, a.totals.KernelTotalNs)
+	t := a.totals()
+	return fmt.Sprintf("attrib.Aggregator{rows: %d, kernels: %d, kernel_ns: %d}", len(a.rows), t.KernelCount, t.KernelTotalNs)
 }
 
 // sortInt64s sorts non-negative durations: an LSD radix sort on 11-bit

@@ -218,10 +218,7 @@ func TestBusyUnion(t *testing.T) {
 	if got := b.total(); got != want {
 		t.Errorf("busy %d, brute force %d", got, want)
 	}
-	var all []ival
-	for _, c := range b.chunks {
-		all = append(all, c...)
-	}
+	all := b.union()
 	for i := 1; i < len(all); i++ {
 		if all[i].s <= all[i-1].e {
 			t.Fatalf("union not disjoint or not sorted at %d", i)
@@ -229,9 +226,9 @@ func TestBusyUnion(t *testing.T) {
 	}
 }
 
-// In-order input (the common case) goes through the no-copy chunk path;
-// long intervals cross chunk boundaries. Checked against a brute-force
-// union.
+// In-order input (the common case) goes through the running-interval
+// path with no late buffer; long intervals overlap many later ones.
+// Checked against a brute-force union.
 func TestBusyUnionInOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	const axis = 1 << 21
@@ -248,6 +245,9 @@ func TestBusyUnionInOrder(t *testing.T) {
 			covered[x] = true
 		}
 		b.add(s, e)
+		if len(b.late) != 0 {
+			t.Fatalf("in-order interval [%d,%d) parked as late", s, e)
+		}
 	}
 	var want int64
 	for _, c := range covered {
@@ -258,8 +258,8 @@ func TestBusyUnionInOrder(t *testing.T) {
 	if got := b.total(); got != want {
 		t.Errorf("busy %d, brute force %d", got, want)
 	}
-	if len(b.chunks) < 2 {
-		t.Errorf("expected several chunks, got %d", len(b.chunks))
+	if len(b.closed) < 2 {
+		t.Errorf("expected several closed intervals, got %d", len(b.closed))
 	}
 }
 
@@ -276,7 +276,7 @@ func TestBusySeal(t *testing.T) {
 		e := s + rng.Int64N(6)
 		exact.add(s, e)
 		sealed.add(s, e)
-		maxKept = max(maxKept, sealed.merged)
+		maxKept = max(maxKept, len(sealed.closed))
 	}
 	if got, want := sealed.total(), exact.total(); got != want {
 		t.Errorf("sealed %d, exact %d", got, want)
