@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlktop/rlktop/gpu"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/report"
@@ -32,7 +33,8 @@ type runFlags struct {
 	torchRanges bool
 	untraced    bool
 	stepRange   string
-	fingerprint []string // --fingerprint PATH: SHA-256 into the run record
+	fingerprint []string      // --fingerprint PATH: SHA-256 into the run record
+	telemetry   time.Duration // --telemetry-every: sampling period (<0 off)
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
@@ -53,6 +55,7 @@ func (rf *runFlags) registerCommon(cmd *cobra.Command) {
 	f.BoolVar(&rf.untraced, "untraced", false, "a command: run without the injection library")
 	f.StringVar(&rf.stepRange, "step-range", "", "a command: regex of the NVTX range names whose ends cut training steps (default: ranges named like step/iteration, else ProfilerStep#N)")
 	f.StringArrayVar(&rf.fingerprint, "fingerprint", nil, "PATH: record the file's SHA-256 in the run record (repeatable)")
+	f.DurationVar(&rf.telemetry, "telemetry-every", gpu.DefaultInterval, "GPU and child CPU/RSS sampling period, recorded as counter tracks (min 20ms; negative: off)")
 }
 
 func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
@@ -85,6 +88,7 @@ func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
 		TorchRanges: rf.torchRanges,
 		Untraced:    rf.untraced,
 		StepRange:   rf.stepRange,
+		Telemetry:   rf.telemetry,
 		Session:     session.Options{Rules: rules, Source: src},
 		RunRecord:   &runrecord.Options{Flags: rf.flags, Fingerprint: rf.fingerprint},
 	}, nil
