@@ -1190,6 +1190,12 @@ func kParseUintI64(b []byte) (int64, bool) {
 // record turns the parsed event into trace records.
 func (d *kdec) record(start int64) error {
 	ev := &d.ev
+	if d.nEvents == 0 && ev.ph == 0 && !ev.hasTs && !ev.hasDur && ev.name.kind == 0 && ev.cat.kind == 0 && ev.pid.kind == 0 && ev.tid.kind == 0 {
+		// rocprof v1 JSON starts its traceEvents with an empty object {};
+		// only a first event is forgiven, so [{"foo":1},…] is still no trace.
+		d.t.Warn(fmt.Sprintf("%s (byte %d): event %d is empty (no \"ph\", \"name\" or \"ts\"); skipped", d.path, start, d.nEvents))
+		return nil
+	}
 	if ev.ph == 0 {
 		return d.errAt(start, "ph", fmt.Sprintf("event %d has no \"ph\" (phase) field", d.nEvents),
 			"every trace event needs a phase such as \"X\"; the file may not be a trace", nil)

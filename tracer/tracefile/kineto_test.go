@@ -634,3 +634,26 @@ func TestKinetoMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// rocprof v1 writes Chrome-trace JSON whose first event is an empty object
+// and whose ts/dur are strings (ROCm rocprofiler v1 docs); both must read.
+func TestKinetoRocprofV1EmptyFirstEvent(t *testing.T) {
+	in := `{"traceEvents":[{},{"ph":"X","name":"Cijk_Ailk_Bljk_SB_MT64x64x8","cat":"kernel","pid":2,"tid":1,"ts":"100.5","dur":"20.25"}]}`
+	tr, err := Read(strings.NewReader(in), "v1.json", 0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for _, e := range tr.Events {
+		if e.Kind == tracer.KindKernel {
+			n++
+			// Hand conversion: 100.5 µs = 100500 ns; 20.25 µs = 20250 ns.
+			if e.Start != 100500 || e.Dur != 20250 {
+				t.Fatalf("kernel at %d for %d ns", e.Start, e.Dur)
+			}
+		}
+	}
+	if n != 1 || len(tr.Warnings) == 0 || !strings.Contains(tr.Warnings[0], "empty") {
+		t.Fatalf("%d kernels, warnings %q", n, tr.Warnings)
+	}
+}
