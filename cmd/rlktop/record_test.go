@@ -143,6 +143,9 @@ func TestRecordSurvivesKill9(t *testing.T) {
 	if len(want) == 0 {
 		t.Fatal("no kernels in the killed recording")
 	}
+	st, _ := os.Stat(rec)
+	t.Logf("killed recording: %d bytes, %d steps, %d kernels (%d names), %d counters, warnings %q",
+		st.Size(), countKind(tr, tracer.KindStep), countKind(tr, tracer.KindKernel), len(want), len(tr.Counters), tr.Warnings)
 
 	out := filepath.Join(dir, "killed.json.gz")
 	if b, err := exec.Command(bin, "export", rec, "-o", out).CombinedOutput(); err != nil {
