@@ -37,16 +37,14 @@ func (h helpKeys) ShortHelp() []key.Binding {
 	if h.view == nil { // loading: nothing to move between yet
 		return []key.Binding{h.global.Quit}
 	}
-	if h.view != nil {
-		b = append(b, h.view.ShortHelp()...)
-		if h.view.Capturing() {
-			return b
-		}
+	if h.view.Capturing() {
+		return h.view.ShortHelp()
 	}
+	b = append(b, h.live...) // live keys first: they matter most in a live run
+	b = append(b, h.view.ShortHelp()...)
 	for _, a := range h.actions {
 		b = append(b, a.Binding)
 	}
-	b = append(b, h.live...)
 	return append(b, h.global.Next, h.global.Help, h.global.Quit)
 }
 
@@ -55,9 +53,10 @@ func (h helpKeys) FullHelp() [][]key.Binding {
 	if h.view == nil {
 		return [][]key.Binding{{h.global.Quit, h.global.ForceQuit}}
 	}
-	if h.view != nil {
-		g = append(g, h.view.FullHelp()...)
+	if len(h.live) > 0 {
+		g = append(g, h.live)
 	}
+	g = append(g, h.view.FullHelp()...)
 	prev := key.NewBinding(key.WithKeys(h.global.Prev.Keys()...), key.WithHelp("⇧tab", "prev view"))
 	if len(h.actions) > 0 {
 		var col []key.Binding
@@ -65,9 +64,6 @@ func (h helpKeys) FullHelp() [][]key.Binding {
 			col = append(col, a.Binding)
 		}
 		g = append(g, col)
-	}
-	if len(h.live) > 0 {
-		g = append(g, h.live)
 	}
 	return append(g, []key.Binding{h.global.Next, prev, h.global.Help, h.global.Quit})
 }

@@ -86,13 +86,13 @@ type LiveKeyMap struct {
 // window/cumulative, r restart, R record, C compare.
 func DefaultLiveKeyMap() LiveKeyMap {
 	return LiveKeyMap{
-		Flip:    key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"), key.WithHelp("1-5", "flip flag")),
-		Tracing: key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "tracing on/off")),
-		Pause:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause display")),
-		Window:  key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "window/cumulative")),
-		Restart: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restart child")),
+		Flip:    key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"), key.WithHelp("1-5", "flip")),
+		Tracing: key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "tracing")),
+		Pause:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
+		Window:  key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "window")),
+		Restart: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restart")),
 		Record:  key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "record")),
-		Compare: key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "compare flag")),
+		Compare: key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "compare")),
 	}
 }
 
@@ -142,7 +142,7 @@ func newLive(st *views.Styles, opts Options) *live {
 		tracingWant: true,
 	}
 	if n := len(opts.Backends); n > 0 && n < 9 {
-		l.keys.Flip.SetHelp(fmt.Sprintf("1-%d", n), "flip flag")
+		l.keys.Flip.SetHelp(fmt.Sprintf("1-%d", n), "flip")
 		l.keys.Flip.SetKeys(strings.Split("123456789"[:n], "")...)
 	}
 	l.refreshCompare()

@@ -317,3 +317,10 @@ func TestLiveEverySize(t *testing.T) {
 		}
 	}
 }
+
+func TestLiveFullHelp80(t *testing.T) {
+	m := newLive(t, 80, 24, &fakeCtl{})
+	m.Update(liveMsg("math", true))
+	press(m, "?")
+	golden.RequireEqual(t, screen(t, m, 80, 24))
+}
