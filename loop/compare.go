@@ -327,7 +327,9 @@ func (r *runner) plan() error {
 		} else if o.Steps%ue != 0 || o.Block%ue != 0 {
 			r.notes = append(r.notes, fmt.Sprintf("--steps %d / --block %d are not multiples of update_every=%d: arms may count different shares of the (much longer) update steps", o.Steps, o.Block, ue))
 		}
-		seedNote = "A′ reruns arm A's flags in the same child: the built-in loop cannot change its seed without a restart, so the yardstick measures step-to-step and drift noise between two interleaved sets of A's steps, not seed-to-seed variation"
+		if o.Noise {
+			seedNote = "A′ reruns arm A's flags in the same child: the built-in loop cannot change its seed without a restart, so the yardstick measures step-to-step and drift noise between two interleaved sets of A's steps, not seed-to-seed variation"
+		}
 	case r.builtin:
 		if o.Warmup <= 0 {
 			o.Warmup = 3
@@ -551,6 +553,7 @@ func (r *runner) finishRecording() error {
 	}
 	lv.Session.Wait(2 * time.Second)
 	r.observe(lv.Session.Snapshot())
+	r.notes = append(r.notes, lv.CoTenantNotes()...) // a shared GPU marks the comparison
 	if _, err := r.lv.Session.StopRecording(); err != nil && !errors.Is(err, session.ErrNotRecording) {
 		return fmt.Errorf("compare: finishing the recording: %w", err)
 	}
