@@ -473,3 +473,43 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// selectRanks against sorting: spread, clustered, constant, tiny and huge
+// values, every rank of small inputs and the p50/p99 ranks of large ones.
+func TestSelectRanks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	gens := map[string]func(int) int64{
+		"spread":    func(int) int64 { return rng.Int64N(1 << 40) },
+		"loop":      func(int) int64 { return 500 + rng.Int64N(50_000) },
+		"clustered": func(int) int64 { return 1_000_000 + rng.Int64N(4) },
+		"constant":  func(int) int64 { return 12345 },
+		"zeros":     func(i int) int64 { return int64(i % 2) },
+		"huge":      func(int) int64 { return math.MaxInt64 - rng.Int64N(3) },
+	}
+	for name, gen := range gens {
+		for _, n := range []int{1, 2, 31, 33, 100, 5000, 200_000} {
+			v := make([]int64, n)
+			for i := range v {
+				v[i] = gen(i)
+			}
+			orig := slices.Clone(v)
+			sorted := slices.Clone(v)
+			slices.Sort(sorted)
+			ranks := [][2]int{{pctRank(50, n), pctRank(99, n)}, {1, n}}
+			if n <= 100 {
+				for k := 1; k <= n; k++ {
+					ranks = append(ranks, [2]int{k, n + 1 - k})
+				}
+			}
+			for _, k := range ranks {
+				a, b := selectRanks(v, k[0], k[1])
+				if a != sorted[k[0]-1] || b != sorted[k[1]-1] {
+					t.Fatalf("%s n=%d ranks %v: got %d %d want %d %d", name, n, k, a, b, sorted[k[0]-1], sorted[k[1]-1])
+				}
+			}
+			if !slices.Equal(v, orig) {
+				t.Fatalf("%s n=%d: input modified", name, n)
+			}
+		}
+	}
+}
