@@ -13,7 +13,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/rlktop/rlktop/gpu"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/tracer/session"
@@ -55,11 +54,10 @@ func runTUI(o loop.LiveOptions) error {
 	}
 	ctl := newLiveController(live, o)
 	defer ctl.close()
-	mon, devStatus := gpu.Open()
-	defer mon.Close()
+	_, devStatus, _ := live.Telemetry()
 	feed := make(chan tea.Msg, 16)
 	done := make(chan struct{})
-	go pollLive(live, ctl, mon, feed, done)
+	go pollLive(live, ctl, feed, done)
 	opts := tui.Options{Source: o.Session.Source, Feed: feed, Controller: ctl, DeviceStatus: devStatus}
 	if live.Builtin {
 		opts.Backends = builtinBackends()
@@ -80,45 +78,29 @@ func runTUI(o loop.LiveOptions) error {
 }
 
 // pollLive sends a tui.LiveMsg every 100 ms (dropped when the TUI is
-// behind), a tui.DeviceMsg per telemetry reading (the samples also go to
-// the session as counters, so recordings carry them), and a status line
-// when the child fails. It closes feed when done is closed.
-func pollLive(live *loop.Live, ctl *liveController, mon *gpu.Monitor, feed chan<- tea.Msg, done <-chan struct{}) {
+// behind), a tui.DeviceMsg for each new telemetry sample (loop.Live
+// samples the GPUs and the child and records the counters), and a status
+// line when the child fails. It closes feed when done is closed.
+func pollLive(live *loop.Live, ctl *liveController, feed chan<- tea.Msg, done <-chan struct{}) {
 	defer close(feed)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	readings := gpu.NewPoller(mon, 0, live.Session.Intern).Run(ctx)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	var lastState string
-	watched := 0
+	var lastTS int64
 	for {
 		select {
 		case <-done:
 			return
-		case r, ok := <-readings:
-			if !ok {
-				readings = nil
-				continue
-			}
-			live.Session.AddCounters(r.Counters)
-			select {
-			case feed <- tui.DeviceMsg{Sample: r.Sample, Err: r.Err}:
-			case <-done:
-				return
-			}
-			continue
 		case <-tick.C:
 		}
-		cs := live.Sup.Status()
-		switch {
-		case cs.State == loop.Running && cs.PID != watched:
-			watched = cs.PID
-			mon.Watch(cs.PID)
-		case cs.State != loop.Running && watched != 0:
-			watched = 0
-			mon.Watch(0) // no child: no "process not found" errors
+		if smp, _, ok := live.Telemetry(); ok && smp.TS != lastTS {
+			lastTS = smp.TS
+			select {
+			case feed <- tui.DeviceMsg{Sample: smp}:
+			default: // the next sample comes in 500 ms
+			}
 		}
+		cs := live.Sup.Status()
 		msg := tui.LiveMsg{State: live.Session.Snapshot(), Child: cs, Flags: live.Flags(), At: time.Now()}
 		select {
 		case feed <- msg:

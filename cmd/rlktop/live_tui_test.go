@@ -3,45 +3,23 @@ package main
 import (
 	"bytes"
 	"context"
-	"os/exec"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
-	"github.com/rlktop/rlktop/gpu"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tui"
 	"github.com/rlktop/rlktop/views"
 )
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-	buildOut  []byte
-)
-
-// rlktopBinary builds this command once per test run (the built-in loop's
-// child is the hidden __demo-child subcommand of the same binary).
+// rlktopBinary is the rlktop binary record_test.go's TestMain builds (the
+// built-in loop's child is its hidden __demo-child subcommand); the test
+// skips with -short.
 func rlktopBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := filepath.Abs(filepath.Join(t.TempDir(), "..", "rlktop-bin"))
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "rlktop")
-		buildOut, buildErr = exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput()
-	})
-	if buildErr != nil {
-		t.Fatalf("go build: %v\n%s", buildErr, buildOut)
-	}
-	return builtBin
+	return needRecordBin(t)
 }
 
 // TestLiveTUIFlipAttention drives the real live TUI over the real built-in
@@ -64,11 +42,10 @@ func TestLiveTUIFlipAttention(t *testing.T) {
 	}
 	ctl := newLiveController(live, o)
 	defer ctl.close()
-	mon, status := gpu.Open()
-	defer mon.Close()
+	_, status, _ := live.Telemetry()
 	feed := make(chan tea.Msg, 16)
 	done := make(chan struct{})
-	go pollLive(live, ctl, mon, feed, done)
+	go pollLive(live, ctl, feed, done)
 	defer close(done)
 
 	st := views.DefaultStyles()
