@@ -13,6 +13,7 @@ import (
 
 	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/tracer/cupti/launch"
+	rocplaunch "github.com/rlktop/rlktop/tracer/rocprof/launch"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tracer/wire"
 )
@@ -215,9 +216,23 @@ func (l *Live) spec() (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
-	l.Banner = plan.Banner
-	l.env = diffEnv(os.Environ(), plan.Env)
-	return Spec{Argv: o.Command, Env: plan.Env, Stdout: o.Stdout, StderrCopy: o.StderrCopy}, nil
+	env, banner := plan.Env, plan.Banner
+	if !o.Untraced && !plan.Traced && !plan.Driver.Present {
+		// No NVIDIA driver: the AMD tracer (rocprofiler-sdk) if ROCm is here.
+		rp, err := rocplaunch.Prepare(rocplaunch.Options{Socket: l.addr, Trace: true, TorchRanges: o.TorchRanges, Env: base})
+		switch {
+		case err != nil:
+			banner = fmt.Sprintf("%s; ROCm tracer: %v", banner, err)
+		case rp.Traced:
+			env, banner = rp.Env, rp.Banner
+		default:
+			banner = "no tracer for this machine, running the command untraced: CUPTI (NVIDIA): " +
+				bannerReason(plan.Banner) + "; rocprofiler-sdk (AMD): " + bannerReason(rp.Banner)
+		}
+	}
+	l.Banner = banner
+	l.env = diffEnv(os.Environ(), env)
+	return Spec{Argv: o.Command, Env: env, Stdout: o.Stdout, StderrCopy: o.StderrCopy}, nil
 }
 
 // Flags returns the flags in force: those rlktop set, overlaid with every
@@ -379,4 +394,14 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(k)
 	return k
+}
+
+// bannerReason cuts a launcher banner down to its reason (no "rlktop: "
+// prefix, no "— running the command untraced" tail), to join two of them.
+func bannerReason(b string) string {
+	b = strings.TrimPrefix(b, "rlktop: ")
+	if i := strings.Index(b, " — running the command untraced"); i >= 0 {
+		b = b[:i]
+	}
+	return b
 }
