@@ -661,21 +661,28 @@ func (a *Aggregator) Reset() {
 // busyAcc is one device's busy time: the union of [start,end) intervals.
 // Input in start order (the common case: one stream, or streams reported
 // as they run) is merged on the fly into a running interval cur in O(1);
-// each interval it closes (a gap follows) is appended to closed, a sorted,
-// disjoint list whose summed length is closedNs, so the union's length is
-// always closedNs + len(cur) (+ sealedNs) without a pass over the list.
-// An interval starting before cur is placed directly when it lands after
-// the last closed one, else parked in late and merged (sort + one linear
-// merge into the reused scratch buffer) when late grows large or at
-// total. Buffers are reused across flushes and Reset, so steady state
-// allocates nothing once sealing bounds closed.
+// each interval it closes (a gap follows) is appended to the closed list,
+// sorted and disjoint, whose summed length is closedNs, so the union's
+// length is always closedNs + len(cur) (+ sealedNs) without a pass over
+// the list. The closed list is kept in blocks of up to 4096 intervals
+// (64 KiB) that are never copied to grow and are recycled once sealed. An
+// interval starting before cur is placed directly when it lands after the
+// last closed one, else parked in late and merged (sort + one linear
+// merge) when late grows large or at total. With sealing, steady state
+// allocates nothing.
 type busyAcc struct {
-	cur      ival   // running interval; the zero value is an empty [0,0)
-	closed   []ival // closed[head:]: sorted, disjoint, all before cur
+	cur ival // running interval; the zero value is an empty [0,0)
+	// Closed intervals: blocks[0][head:], blocks[1], …, tail[:tn], where
+	// tail is the last block; blocks are allocated at full length so that
+	// a push is a plain store (no slice header written, no write barrier).
+	blocks   [][]ival
+	tail     []ival
+	tn       int
 	head     int
-	closedNs int64 // summed length of closed[head:], ns
+	nClosed  int   // closed intervals kept
+	closedNs int64 // summed length of the kept closed intervals, ns
 	late     []ival
-	scratch  []ival
+	free     [][]ival // recycled blocks (cap blockIvals)
 	// Sealing (Aggregator.SetBusySeal): union before sealedEnd is only
 	// remembered as its length sealedNs.
 	lag       int64
@@ -686,21 +693,52 @@ type busyAcc struct {
 
 type ival struct{ s, e int64 }
 
-// reset empties the union, keeping buffers and lag.
+const blockIvals = 4096
+
+// reset empties the union, keeping blocks for reuse and lag.
 func (b *busyAcc) reset() {
+	b.recycle()
 	b.cur = ival{}
-	b.closed, b.head, b.closedNs = b.closed[:0], 0, 0
+	b.nClosed, b.closedNs = 0, 0
 	b.late = b.late[:0]
 	b.sealedNs, b.sealedEnd, b.sealed = 0, 0, false
+}
+
+// recycle drops every block, keeping full-size ones for reuse.
+func (b *busyAcc) recycle() {
+	for _, blk := range b.blocks {
+		if len(blk) == blockIvals {
+			b.free = append(b.free, blk)
+		}
+	}
+	clear(b.blocks)
+	b.blocks, b.tail, b.tn, b.head = b.blocks[:0], nil, 0, 0
+}
+
+// closedList returns the kept closed intervals in one new slice.
+func (b *busyAcc) closedList() []ival {
+	out := make([]ival, 0, b.nClosed)
+	for i, blk := range b.blocks {
+		if i == len(b.blocks)-1 {
+			blk = blk[:b.tn]
+		}
+		if i == 0 {
+			blk = blk[b.head:]
+		}
+		out = append(out, blk...)
+	}
+	return out
 }
 
 // clone returns a deep copy of b.
 func (b *busyAcc) clone() busyAcc {
 	c := *b
-	c.closed = slices.Clone(b.closed[b.head:])
-	c.head = 0
+	c.blocks, c.tail, c.tn, c.head, c.free = nil, nil, 0, 0, nil
+	if b.nClosed > 0 {
+		c.tail = b.closedList()
+		c.blocks, c.tn = [][]ival{c.tail}, len(c.tail)
+	}
 	c.late = slices.Clone(b.late)
-	c.scratch = nil
 	return c
 }
 
@@ -721,12 +759,44 @@ func (b *busyAcc) add(s, e int64) {
 
 // next closes cur and starts [s,e) (s > cur.e).
 func (b *busyAcc) next(s, e int64) {
-	b.closed = append(b.closed, b.cur)
-	b.closedNs += b.cur.e - b.cur.s
+	b.pushClosed(b.cur)
 	b.cur = ival{s, e}
-	if b.lag > 0 && b.closed[b.head].e < s-b.lag {
+	if b.lag > 0 && b.blocks[0][b.head].e < s-b.lag {
 		b.seal()
 	}
+}
+
+// pushClosed appends v after the last closed interval.
+func (b *busyAcc) pushClosed(v ival) {
+	if b.tn == len(b.tail) {
+		b.newBlock()
+	}
+	b.tail[b.tn] = v
+	b.tn++
+	b.nClosed++
+	b.closedNs += v.e - v.s
+}
+
+// newBlock appends an empty block: recycled, or new (64 intervals first,
+// doubling up to blockIvals, so that a device with few gaps stays small).
+func (b *busyAcc) newBlock() {
+	if n := len(b.free); n > 0 {
+		b.tail = b.free[n-1]
+		b.free[n-1] = nil
+		b.free = b.free[:n-1]
+	} else {
+		b.tail = make([]ival, min(max(64, 2*len(b.tail)), blockIvals))
+	}
+	b.blocks = append(b.blocks, b.tail)
+	b.tn = 0
+}
+
+// lastClosedEnd returns the end of the last closed interval, or false.
+func (b *busyAcc) lastClosedEnd() (int64, bool) {
+	if b.nClosed == 0 {
+		return 0, false
+	}
+	return b.tail[b.tn-1].e, true
 }
 
 // addLate handles an interval starting before cur.
@@ -741,36 +811,48 @@ func (b *busyAcc) addLate(s, e int64) {
 			return
 		}
 	}
-	if n := len(b.closed); n == b.head || s > b.closed[n-1].e {
+	if le, ok := b.lastClosedEnd(); !ok || s > le {
 		// Between the last closed interval and cur.
 		if e >= b.cur.s {
 			b.cur.s, b.cur.e = s, max(b.cur.e, e)
 		} else {
-			b.closed = append(b.closed, ival{s, e})
-			b.closedNs += e - s
+			b.pushClosed(ival{s, e})
 		}
 		return
 	}
 	b.late = append(b.late, ival{s, e})
-	if len(b.late) >= 1<<16 && len(b.late) > (len(b.closed)-b.head)/4 {
+	if len(b.late) >= 1<<16 && len(b.late) > b.nClosed/4 {
 		b.flush()
 	}
 }
 
 // seal folds closed intervals that end more than lag before cur's start
-// into sealedNs, and compacts closed once half of it is sealed.
+// into sealedNs, recycling emptied blocks.
 func (b *busyAcc) seal() {
 	horizon := b.cur.s - b.lag
-	for b.head < len(b.closed) && b.closed[b.head].e < horizon {
-		v := b.closed[b.head]
+	for b.nClosed > 0 {
+		blk := b.blocks[0]
+		v := blk[b.head]
+		if v.e >= horizon {
+			return
+		}
 		b.sealedNs += v.e - v.s
 		b.closedNs -= v.e - v.s
 		b.sealedEnd, b.sealed = v.e, true
+		b.nClosed--
 		b.head++
-	}
-	if b.head >= 1024 && 2*b.head >= len(b.closed) {
-		n := copy(b.closed, b.closed[b.head:])
-		b.closed, b.head = b.closed[:n], 0
+		if len(b.blocks) == 1 {
+			if b.head == b.tn { // the only block is empty: reuse it
+				b.head, b.tn = 0, 0
+			}
+		} else if b.head == len(blk) {
+			if len(blk) == blockIvals {
+				b.free = append(b.free, blk)
+			}
+			n := copy(b.blocks, b.blocks[1:])
+			b.blocks[n] = nil
+			b.blocks, b.head = b.blocks[:n], 0
+		}
 	}
 }
 
@@ -792,14 +874,15 @@ func coalesce(v []ival, unsorted bool) []ival {
 	return v[:w]
 }
 
-// flush merges late into closed and cur.
+// flush merges late into the closed list and cur (a rare path: it
+// allocates the merged list).
 func (b *busyAcc) flush() {
 	if len(b.late) == 0 {
 		return
 	}
 	late := coalesce(b.late, true)
-	old := append(b.closed[b.head:], b.cur)
-	m := b.scratch[:0]
+	old := append(b.closedList(), b.cur)
+	m := make([]ival, 0, len(old)+len(late))
 	push := func(v ival) {
 		if n := len(m); n > 0 && v.s <= m[n-1].e {
 			m[n-1].e = max(m[n-1].e, v.e)
@@ -823,12 +906,16 @@ func (b *busyAcc) flush() {
 	for ; j < len(late); j++ {
 		push(late[j])
 	}
-	b.scratch = b.closed[:0]
 	b.late = b.late[:0]
 	b.cur = m[len(m)-1]
-	b.closed, b.head = m[:len(m)-1], 0
-	b.closedNs = 0
-	for _, v := range b.closed {
+	m = m[:len(m)-1]
+	b.recycle()
+	b.nClosed, b.closedNs = len(m), 0
+	if len(m) > 0 {
+		b.tail, b.tn = m, len(m)
+		b.blocks = append(b.blocks, m)
+	}
+	for _, v := range m {
 		b.closedNs += v.e - v.s
 	}
 	if b.lag > 0 {
@@ -846,7 +933,7 @@ func (b *busyAcc) total() int64 {
 // tests.
 func (b *busyAcc) union() []ival {
 	b.flush()
-	return append(slices.Clone(b.closed[b.head:]), b.cur)
+	return append(b.closedList(), b.cur)
 }
 
 // percentile returns the nearest-rank p-th percentile (0 < p <= 100) of
@@ -879,29 +966,71 @@ func pctRank(p, n int) int { return max((p*n+99)/100, 1) }
 
 // selectRanks returns the values of 1-based ranks k1 and k2 of v (non-
 // negative durations, not modified) by radix selection: one counting pass
-// over v on the top 11 bits of its range, then the same on the (usually
-// few) values in the two buckets that hold the ranks, down the bits. About
-// a tenth of a sort's work, and no allocation beyond the candidates.
+// over v on the top 11 bits of its range, one pass copying the values of
+// the (usually small) buckets holding the two ranks, then the same on
+// those candidates down the bits. About half a radix sort's work, and no
+// allocation beyond the candidates.
 func selectRanks(v []int64, k1, k2 int) (int64, int64) {
-	if len(v) == 0 {
-		return 0, 0
+	const mask = 1<<selectBits - 1
+	if len(v) <= 64 {
+		return selectRank(v, k1, 0), selectRank(v, k2, 0)
 	}
 	var mx int64
 	for _, x := range v {
 		mx |= x
 	}
 	shift := max(bits.Len64(uint64(mx))-selectBits, 0)
-	return selectRank(v, k1, shift), selectRank(v, k2, shift)
+	var count [1 << selectBits]int32
+	for _, x := range v {
+		count[(x>>shift)&mask]++
+	}
+	b1, s1 := rankBucket(&count, k1)
+	b2, s2 := rankBucket(&count, k2)
+	c1 := make([]int64, 0, count[b1])
+	var c2 []int64
+	if b2 != b1 {
+		c2 = make([]int64, 0, count[b2])
+	}
+	for _, x := range v {
+		switch int((x >> shift) & mask) {
+		case b1:
+			c1 = append(c1, x)
+		case b2:
+			c2 = append(c2, x)
+		}
+	}
+	if b2 == b1 {
+		c2 = c1
+	}
+	if shift == 0 { // a bucket's values are equal
+		return c1[0], c2[0]
+	}
+	next := max(shift-selectBits, 0)
+	return selectRank(c1, k1-s1, next), selectRank(c2, k2-s2, next)
 }
 
 const selectBits = 11
 
+// rankBucket returns the bucket holding 1-based rank k and the number of
+// values in the buckets before it.
+func rankBucket(count *[1 << selectBits]int32, k int) (bkt, before int) {
+	for i, c := range count {
+		if before+int(c) >= k {
+			return i, before
+		}
+		before += int(c)
+	}
+	return len(count) - 1, before
+}
+
+// selectRank returns the value of 1-based rank k of v, whose values agree
+// in every bit above shift+selectBits.
 func selectRank(v []int64, k, shift int) int64 {
 	const mask = 1<<selectBits - 1
 	var count [1 << selectBits]int32
 	for {
-		if len(v) <= 32 {
-			var c [32]int64
+		if len(v) <= 64 {
+			var c [64]int64
 			w := c[:copy(c[:], v)]
 			slices.Sort(w)
 			return w[k-1]
@@ -910,14 +1039,7 @@ func selectRank(v []int64, k, shift int) int64 {
 		for _, x := range v {
 			count[(x>>shift)&mask]++
 		}
-		bkt, seen := 0, 0
-		for i, c := range count {
-			if seen+int(c) >= k {
-				bkt = i
-				break
-			}
-			seen += int(c)
-		}
+		bkt, seen := rankBucket(&count, k)
 		if shift == 0 { // the bucket's values are equal
 			for _, x := range v {
 				if int(x&mask) == bkt {

@@ -258,8 +258,8 @@ func TestBusyUnionInOrder(t *testing.T) {
 	if got := b.total(); got != want {
 		t.Errorf("busy %d, brute force %d", got, want)
 	}
-	if len(b.closed) < 2 {
-		t.Errorf("expected several closed intervals, got %d", len(b.closed))
+	if b.nClosed < 2 || len(b.blocks) < 2 {
+		t.Errorf("expected several closed intervals in several blocks, got %d in %d", b.nClosed, len(b.blocks))
 	}
 }
 
@@ -276,7 +276,7 @@ func TestBusySeal(t *testing.T) {
 		e := s + rng.Int64N(6)
 		exact.add(s, e)
 		sealed.add(s, e)
-		maxKept = max(maxKept, len(sealed.closed))
+		maxKept = max(maxKept, sealed.nClosed)
 	}
 	if got, want := sealed.total(), exact.total(); got != want {
 		t.Errorf("sealed %d, exact %d", got, want)
