@@ -60,7 +60,7 @@ func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 		}
 		if err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) && frames > 0 {
-				t.Warn(fmt.Sprintf("recording ends inside a frame at byte %d (recorder killed?): kept the %d whole frames before it", wr.Offset(), frames))
+				t.Warn(fmt.Sprintf("recording stops at byte %d without its closing Bye frame (the recorder was killed, or the file is cut): kept the %d whole frames before it", wr.Offset(), frames))
 				break
 			}
 			if frames == 0 {
