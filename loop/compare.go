@@ -44,7 +44,8 @@ type CompareOptions struct {
 	Warmup int
 	// Block is the number of counted steps between switches (default: the
 	// built-in loop's update_every, 4, so that every block holds the same
-	// share of update steps; 20 when a switch restarts the child).
+	// share of update steps — Steps is then rounded up to a multiple of
+	// it, with a note; 20 when a switch restarts the child).
 	Block int
 	// Noise adds the A/A′ yardstick: arm A's flags again as its own arm.
 	Noise bool
@@ -150,8 +151,9 @@ var ErrCompare = errors.New("compare")
 // NoiseName is the noise arm's name for arm A's name a.
 func NoiseName(a string) string { return "A′ (" + a + ")" }
 
-// Compare runs a comparison and returns its result; see the package doc of
-// the method in attrib.CompareArms. For the built-in loop whose arms differ
+// Compare runs a comparison and returns its result; the statistics (ratio
+// of medians, bootstrap interval, A/A′ envelope, verdicts) are
+// attrib.CompareArms's, arm B…N each against arm A. For the built-in loop whose arms differ
 // only in live flags, one child runs throughout and each segment of the
 // Interleave schedule begins by setting the arm's flags over the control
 // channel; the child acknowledges each with the step number at which it
