@@ -521,7 +521,7 @@ func (m *Model) updateLive(msg tea.Msg) (tea.Cmd, bool) {
 			if msg.err != nil {
 				m.status = StatusMsg{Text: "restart: " + msg.err.Error(), Level: Error}
 			} else {
-				m.status = StatusMsg{Text: "child restarted", Level: Info}
+				m.status = StatusMsg{Text: "child restarted (its steps and totals start afresh)", Level: Info}
 			}
 			l.refreshChild()
 		case "record-start":
