@@ -31,7 +31,7 @@ type Aggregator struct {
 	kind  [16][]uint64 // rule bitset per tracer.Kind
 	kind1 [16]uint64   // kind[k][0], for the one-word fast path
 
-	rows   []rowAcc
+	rows   []*rowAcc
 	rowIdx map[rowKey]int32
 
 	stageKey []string
@@ -44,7 +44,6 @@ type Aggregator struct {
 	cur      *binding
 	gen      uint32 // bumped by Reset; invalidates cached pointers
 
-	first, last   int64 // GPU span, ns (MaxInt64, MinInt64 when empty)
 	sources       []string
 	formats       []string
 	devices       []tracer.Device
@@ -166,8 +165,8 @@ type binding struct {
 	ctxs  []tracer.Context
 	src   int32
 	words int
-	// Per StrID, per kind slot (kernel, memcpy, memset): row index + 1.
-	nameRow [3][]int32
+	// Per StrID, per kind slot (kernel, memcpy, memset): its row, or nil.
+	nameRow [3][]*rowAcc
 	// Per StrID: name masks [N..., NA...] (2*words each) and a done flag.
 	nameMask []uint64
 	nameDone []bool
@@ -207,8 +206,6 @@ func NewAggregator(rules *Rules) *Aggregator {
 		steps:    map[int64]*stepAcc{},
 		busy:     map[devKey]*devBusy{},
 		rank:     -1,
-		first:    math.MaxInt64,
-		last:     math.MinInt64,
 		durCap:   math.MaxInt,
 	}
 	for k := range a.kind {
@@ -295,28 +292,25 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 			continue
 		}
 		nr := b.nameRow[slot]
-		var ri int32
+		var r *rowAcc
 		if int(e.Name) < len(nr) {
-			ri = nr[e.Name]
+			r = nr[e.Name]
 		}
-		if ri == 0 {
-			ri = a.resolveRow(b, int(slot), e)
+		if r == nil {
+			r = a.resolveRow(b, int(slot), e)
 		}
 		d := max(e.Dur, 0) // importers reject negative durations; a live source might not
-		r := &a.rows[ri-1]
 		if r.count == 0 || d < r.min {
 			r.min = d
 		}
 		r.max = max(r.max, d)
 		r.count++
 		r.total += d
-		if r.hist == nil {
-			r.durs = append(r.durs, d)
-			if len(r.durs) > a.durCap {
-				r.toHist()
-			}
+		if n := len(r.durs); n < cap(r.durs) {
+			r.durs = r.durs[:n+1]
+			r.durs[n] = d
 		} else {
-			r.hist[histBucket(d)]++
+			a.addDurSlow(r, d)
 		}
 		if key := uint64(e.Name)<<32 | uint64(e.Ctx); r.pKey == key && r.pBind == b {
 			r.pCount++
@@ -327,8 +321,6 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 		}
 
 		s, end := e.Start, e.Start+d
-		a.first = min(a.first, s)
-		a.last = max(a.last, end)
 		db := b.lastBusy
 		if e.Device != b.lastDev || db == nil {
 			db = a.busyFor(b, e.Device)
@@ -343,6 +335,13 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 		if s >= ba.cur.s {
 			if s <= ba.cur.e {
 				ba.cur.e = max(ba.cur.e, end)
+			} else if ba.tn < len(ba.tail) { // ba.next, inlined
+				c := ba.cur
+				ba.tail[ba.tn] = c
+				ba.tn++
+				ba.nClosed++
+				ba.closedNs += c.e - c.s
+				ba.cur = ival{s, end}
 			} else {
 				ba.next(s, end)
 			}
@@ -350,6 +349,29 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 			ba.addLate(s, end)
 		}
 	}
+}
+
+// addDurSlow keeps d when r.durs is full: it grows r.durs (never past the
+// percentile cap) or, past the cap, moves the row to its histogram.
+func (a *Aggregator) addDurSlow(r *rowAcc, d int64) {
+	if r.hist != nil {
+		r.hist[histBucket(d)]++
+		return
+	}
+	n := len(r.durs)
+	if n >= a.durCap {
+		r.durs = append(r.durs, d)
+		r.toHist()
+		return
+	}
+	c := min(max(2*n, 16), a.durCap)
+	if n >= 1<<20 {
+		c = min(n+n/4, a.durCap)
+	}
+	v := make([]int64, n+1, c)
+	copy(v, r.durs)
+	v[n] = d
+	r.durs = v
 }
 
 // addBusySplit adds a GPU op to a device whose kernel-only union differs
@@ -410,8 +432,8 @@ func (a *Aggregator) flushCell(r *rowAcc) {
 
 // flushCells flushes every row's open cell.
 func (a *Aggregator) flushCells() {
-	for i := range a.rows {
-		a.flushCell(&a.rows[i])
+	for _, r := range a.rows {
+		a.flushCell(r)
 	}
 }
 
@@ -466,6 +488,7 @@ func (a *Aggregator) busyFor(b *binding, dev int32) *devBusy {
 	ba := a.busy[dk]
 	if ba == nil {
 		ba = &devBusy{}
+		ba.reset()
 		ba.all.lag, ba.kern.lag = a.sealLag, a.sealLag
 		a.busy[dk] = ba
 	}
@@ -497,7 +520,7 @@ func (b *binding) growNames(n int) {
 	}
 	for i := range b.nameRow {
 		if len(b.nameRow[i]) < n {
-			b.nameRow[i] = append(b.nameRow[i], make([]int32, n-len(b.nameRow[i]))...)
+			b.nameRow[i] = append(b.nameRow[i], make([]*rowAcc, n-len(b.nameRow[i]))...)
 		}
 	}
 	if len(b.nameDone) < n {
@@ -506,7 +529,7 @@ func (b *binding) growNames(n int) {
 	}
 }
 
-func (a *Aggregator) resolveRow(b *binding, slot int, e *tracer.Event) int32 {
+func (a *Aggregator) resolveRow(b *binding, slot int, e *tracer.Event) *rowAcc {
 	if int(e.Name) >= len(b.nameRow[slot]) {
 		b.growNames(int(e.Name) + 1)
 	}
@@ -519,12 +542,13 @@ func (a *Aggregator) resolveRow(b *binding, slot int, e *tracer.Event) int32 {
 	key := rowKey{e.Kind, name}
 	ri, ok := a.rowIdx[key]
 	if !ok {
-		a.rows = append(a.rows, rowAcc{name: name, kind: e.Kind})
+		a.rows = append(a.rows, &rowAcc{name: name, kind: e.Kind})
 		ri = int32(len(a.rows))
 		a.rowIdx[key] = ri
 	}
-	b.nameRow[slot][e.Name] = ri
-	return ri
+	r := a.rows[ri-1]
+	b.nameRow[slot][e.Name] = r
+	return r
 }
 
 func (a *Aggregator) resolveCtx(b *binding, id tracer.CtxID) {
@@ -620,11 +644,11 @@ func (a *Aggregator) addSummary(s *tracer.SummaryRow) {
 	key := rowKey{s.Kind, s.Name}
 	ri, ok := a.rowIdx[key]
 	if !ok {
-		a.rows = append(a.rows, rowAcc{name: s.Name, kind: s.Kind})
+		a.rows = append(a.rows, &rowAcc{name: s.Name, kind: s.Kind})
 		ri = int32(len(a.rows))
 		a.rowIdx[key] = ri
 	}
-	r := &a.rows[ri-1]
+	r := a.rows[ri-1]
 	if r.count == 0 || s.MinNs < r.min {
 		r.min = s.MinNs
 	}
@@ -642,8 +666,7 @@ func (a *Aggregator) addSummary(s *tracer.SummaryRow) {
 // metadata: a live session's "current window" aggregator calls it at each
 // window start.
 func (a *Aggregator) Reset() {
-	for i := range a.rows {
-		r := &a.rows[i]
+	for _, r := range a.rows {
 		r.count, r.total, r.min, r.max = 0, 0, 0, 0
 		r.durs, r.pctN, r.hist = r.durs[:0], 0, nil
 		r.cats, r.stages = r.cats[:0], r.stages[:0]
@@ -655,7 +678,6 @@ func (a *Aggregator) Reset() {
 		db.reset() // in place: bindings cache these pointers
 	}
 	a.gen++
-	a.first, a.last = math.MaxInt64, math.MinInt64
 }
 
 // busyAcc is one device's busy time: the union of [start,end) intervals.
@@ -671,7 +693,10 @@ func (a *Aggregator) Reset() {
 // merge) when late grows large or at total. With sealing, steady state
 // allocates nothing.
 type busyAcc struct {
-	cur ival // running interval; the zero value is an empty [0,0)
+	cur ival // running interval; {MaxInt64, MinInt64} before the first
+	// Whether anything was added, and the smallest start added, ns.
+	started bool
+	lo      int64
 	// Closed intervals: blocks[0][head:], blocks[1], …, tail[:tn], where
 	// tail is the last block; blocks are allocated at full length so that
 	// a push is a plain store (no slice header written, no write barrier).
@@ -698,7 +723,7 @@ const blockIvals = 4096
 // reset empties the union, keeping blocks for reuse and lag.
 func (b *busyAcc) reset() {
 	b.recycle()
-	b.cur = ival{}
+	b.cur, b.started, b.lo = ival{math.MaxInt64, math.MinInt64}, false, 0
 	b.nClosed, b.closedNs = 0, 0
 	b.late = b.late[:0]
 	b.sealedNs, b.sealedEnd, b.sealed = 0, 0, false
@@ -757,13 +782,14 @@ func (b *busyAcc) add(s, e int64) {
 	b.addLate(s, e)
 }
 
-// next closes cur and starts [s,e) (s > cur.e).
+// next closes cur and starts [s,e) (s > cur.e). Sealing is checked when
+// the last block is full, i.e. at most every 4096 gaps.
 func (b *busyAcc) next(s, e int64) {
+	if b.tn == len(b.tail) && b.lag > 0 && b.nClosed > 0 {
+		b.sealBefore(s - b.lag)
+	}
 	b.pushClosed(b.cur)
 	b.cur = ival{s, e}
-	if b.lag > 0 && b.blocks[0][b.head].e < s-b.lag {
-		b.seal()
-	}
 }
 
 // pushClosed appends v after the last closed interval.
@@ -799,8 +825,13 @@ func (b *busyAcc) lastClosedEnd() (int64, bool) {
 	return b.tail[b.tn-1].e, true
 }
 
-// addLate handles an interval starting before cur.
+// addLate handles an interval starting before cur, or the first.
 func (b *busyAcc) addLate(s, e int64) {
+	if !b.started {
+		b.started, b.lo, b.cur = true, s, ival{s, e}
+		return
+	}
+	b.lo = min(b.lo, s)
 	if b.sealed && s < b.sealedEnd {
 		s = b.sealedEnd
 		if e <= s {
@@ -828,8 +859,10 @@ func (b *busyAcc) addLate(s, e int64) {
 
 // seal folds closed intervals that end more than lag before cur's start
 // into sealedNs, recycling emptied blocks.
-func (b *busyAcc) seal() {
-	horizon := b.cur.s - b.lag
+func (b *busyAcc) seal() { b.sealBefore(b.cur.s - b.lag) }
+
+// sealBefore seals the closed intervals that end before horizon.
+func (b *busyAcc) sealBefore(horizon int64) {
 	for b.nClosed > 0 {
 		blk := b.blocks[0]
 		v := blk[b.head]
@@ -925,6 +958,9 @@ func (b *busyAcc) flush() {
 
 // total returns the union's length, ns.
 func (b *busyAcc) total() int64 {
+	if !b.started {
+		return b.sealedNs
+	}
 	b.flush()
 	return b.sealedNs + b.closedNs + b.cur.e - b.cur.s
 }
@@ -932,6 +968,9 @@ func (b *busyAcc) total() int64 {
 // union returns the union's kept intervals (sealed part excluded), for
 // tests.
 func (b *busyAcc) union() []ival {
+	if !b.started {
+		return nil
+	}
 	b.flush()
 	return append(b.closedList(), b.cur)
 }
@@ -1090,18 +1129,21 @@ func (a *Aggregator) Snapshot() *Snapshot {
 	}
 	a.flushCells()
 	t := a.totals()
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, b := range a.busy {
 		t.BusyNs += b.all.total()
 		t.KernelBusyNs += b.kernTotal()
+		if b.all.started {
+			first, last = min(first, b.all.lo), max(last, b.all.cur.e)
+		}
 	}
-	if a.last >= a.first {
-		t.SpanNs = a.last - a.first
+	if last >= first {
+		t.SpanNs = last - first
 	}
 	s.Totals = t
 	cats := make([]share, len(a.rules.cats))
 	stages := make([]share, len(a.stageKey))
-	for i := range a.rows {
-		r := &a.rows[i]
+	for _, r := range a.rows {
 		for _, x := range r.cats {
 			cats[x.id].count += x.count
 			cats[x.id].ns += x.ns
@@ -1112,8 +1154,7 @@ func (a *Aggregator) Snapshot() *Snapshot {
 		}
 	}
 
-	for i := range a.rows {
-		r := &a.rows[i]
+	for _, r := range a.rows {
 		if r.count == 0 {
 			continue
 		}
@@ -1206,8 +1247,7 @@ func (a *Aggregator) Snapshot() *Snapshot {
 // totals sums the rows' counts and durations (busy and span excluded).
 func (a *Aggregator) totals() Totals {
 	var t Totals
-	for i := range a.rows {
-		r := &a.rows[i]
+	for _, r := range a.rows {
 		if r.kind == tracer.KindKernel {
 			t.KernelCount += r.count
 			t.KernelTotalNs += r.total

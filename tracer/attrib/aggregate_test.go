@@ -193,7 +193,7 @@ func TestBusyUnion(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const axis = 1 << 18
 	covered := make([]bool, axis)
-	var b busyAcc
+	b := newBusyAcc()
 	for i := 0; i < 200_000; i++ {
 		s := rng.Int64N(axis - 64)
 		e := s + rng.Int64N(8)
@@ -233,7 +233,7 @@ func TestBusyUnionInOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	const axis = 1 << 21
 	covered := make([]bool, axis+4096)
-	var b busyAcc
+	b := newBusyAcc()
 	var s int64
 	for s < axis {
 		s += rng.Int64N(12) // starts never decrease
@@ -267,7 +267,7 @@ func TestBusyUnionInOrder(t *testing.T) {
 // intervals stay bounded.
 func TestBusySeal(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
-	var exact, sealed busyAcc
+	exact, sealed := newBusyAcc(), newBusyAcc()
 	sealed.lag = 1000
 	var s int64
 	maxKept := 0
@@ -512,4 +512,10 @@ func TestSelectRanks(t *testing.T) {
 			}
 		}
 	}
+}
+
+func newBusyAcc() *busyAcc {
+	var b busyAcc
+	b.reset()
+	return &b
 }
