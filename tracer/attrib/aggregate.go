@@ -994,7 +994,7 @@ func percentile(sorted []int64, p int) int64 {
 // call.
 func (r *rowAcc) durPercentiles() {
 	if n := len(r.durs); n != r.pctN {
-		r.p50, r.p99 = selectRanks(r.durs, pctRank(50, n), pctRank(99, n))
+		r.p50, r.p99 = selectRanksSampled(r.durs, pctRank(50, n), pctRank(99, n))
 		r.pctN = n
 	}
 }
@@ -1049,6 +1049,66 @@ func selectRanks(v []int64, k1, k2 int) (int64, int64) {
 }
 
 const selectBits = 11
+
+// selectRanksSampled is selectRanks for long inputs, in one pass: a sorted
+// sample of 2048 evenly spaced values gives each rank a bracket [lo, hi]
+// likely to hold it (±64 sample ranks); one pass counts the values below
+// each bracket and keeps those inside, and the rank is selected among
+// those. A bracket that misses (the count says the rank is outside) falls
+// back to selectRanks, so the result is always exact.
+func selectRanksSampled(v []int64, k1, k2 int) (int64, int64) {
+	const m, g = 2048, 64
+	n := len(v)
+	if n < 1<<14 {
+		return selectRanks(v, k1, k2)
+	}
+	var sample [m]int64
+	for i := range sample {
+		sample[i] = v[int(uint64(i)*uint64(n)/m)]
+	}
+	slices.Sort(sample[:])
+	bracket := func(k int) (lo, hi int64) {
+		j := int(uint64(k-1) * m / uint64(n))
+		lo, hi = math.MinInt64, math.MaxInt64
+		if j-g > 0 {
+			lo = sample[j-g]
+		}
+		if j+g < m-1 {
+			hi = sample[j+g]
+		}
+		return lo, hi
+	}
+	lo1, hi1 := bracket(k1)
+	lo2, hi2 := bracket(k2)
+	var below1, below2 int
+	var c1, c2 []int64
+	for _, x := range v {
+		if x < lo1 {
+			below1++
+		} else if x <= hi1 {
+			c1 = append(c1, x)
+		}
+		if x < lo2 {
+			below2++
+		} else if x <= hi2 {
+			c2 = append(c2, x)
+		}
+	}
+	if k1 <= below1 || k1 > below1+len(c1) || k2 <= below2 || k2 > below2+len(c2) {
+		return selectRanks(v, k1, k2)
+	}
+	return selectRank(c1, k1-below1, candShift(c1)), selectRank(c2, k2-below2, candShift(c2))
+}
+
+// candShift is the top digit's shift for selectRank over v: every bit of
+// v's values is below shift+selectBits.
+func candShift(v []int64) int {
+	var mx int64
+	for _, x := range v {
+		mx |= x
+	}
+	return max(bits.Len64(uint64(mx))-selectBits, 0)
+}
 
 // rankBucket returns the bucket holding 1-based rank k and the number of
 // values in the buckets before it.
