@@ -52,9 +52,10 @@ type Aggregator struct {
 	warnings      []string
 	summaryTraces int
 	eventTraces   int
-	pctCap        int   // 0: keep every duration
-	durCap        int   // pctCap, or MaxInt when 0
-	sealLag       int64 // 0: keep the whole busy union
+	pctCap        int       // 0: keep every duration
+	freeDurs      [][]int64 // recycled duration chunks (durChunk values)
+	durCap        int       // pctCap, or MaxInt when 0
+	sealLag       int64     // 0: keep the whole busy union
 }
 
 // SetBusySeal lets busy-time bookkeeping forget the shape of the union more
@@ -104,14 +105,18 @@ type share struct {
 }
 
 type rowAcc struct {
-	name        string
-	display     string
-	kind        tracer.Kind
-	count       int64
-	total       int64
-	min, max    int64
-	durs        []int64 // every duration, ns, in arrival order
-	pctN        int     // len(durs) when p50 and p99 were computed
+	name     string
+	display  string
+	kind     tracer.Kind
+	count    int64
+	total    int64
+	min, max int64
+	// Every duration, ns, in arrival order: the full chunks, then durs
+	// (the chunk being filled; chunks are never copied to grow).
+	durs        []int64
+	full        [][]int64
+	nFull       int // durations in full
+	pctN        int // len(durs) when p50 and p99 were computed
 	p50, p99    int64
 	hist        []int64 // non-nil: durations counted by histBucket instead of kept
 	cats        []share
@@ -351,27 +356,41 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 	}
 }
 
-// addDurSlow keeps d when r.durs is full: it grows r.durs (never past the
-// percentile cap) or, past the cap, moves the row to its histogram.
+// durChunk is the largest duration chunk (64 KiB); chunks start at 16
+// values and double up to it.
+const durChunk = 8192
+
+// addDurSlow keeps d when r.durs (the current chunk) is full: it starts a
+// new chunk (recycled when full size, never reaching past the percentile
+// cap) or, past the cap, moves the row to its histogram.
 func (a *Aggregator) addDurSlow(r *rowAcc, d int64) {
 	if r.hist != nil {
 		r.hist[histBucket(d)]++
 		return
 	}
-	n := len(r.durs)
+	n := r.nFull + len(r.durs)
 	if n >= a.durCap {
 		r.durs = append(r.durs, d)
 		r.toHist()
 		return
 	}
-	c := min(max(2*n, 16), a.durCap)
-	if n >= 1<<20 {
-		c = min(n+n/4, a.durCap)
+	size := durChunk
+	if cap(r.durs) < durChunk/2 && r.nFull < durChunk {
+		size = max(2*cap(r.durs), 16)
 	}
-	v := make([]int64, n+1, c)
-	copy(v, r.durs)
-	v[n] = d
-	r.durs = v
+	size = min(size, a.durCap-n)
+	if len(r.durs) > 0 {
+		r.full = append(r.full, r.durs)
+		r.nFull += len(r.durs)
+	}
+	var c []int64
+	if k := len(a.freeDurs); size == durChunk && k > 0 {
+		c, a.freeDurs = a.freeDurs[k-1], a.freeDurs[:k-1]
+	} else {
+		c = make([]int64, size)
+	}
+	c[0] = d
+	r.durs = c[:1]
 }
 
 // addBusySplit adds a GPU op to a device whose kernel-only union differs
@@ -385,6 +404,23 @@ func (a *Aggregator) addBusySplit(db *devBusy, slot int8, s, e int64) {
 	if slot == 0 {
 		db.kern.add(s, e)
 	}
+}
+
+// durChunks returns r's duration chunks (a new outer slice).
+func (r *rowAcc) durChunks() [][]int64 {
+	return append(r.full[:len(r.full):len(r.full)], r.durs)
+}
+
+// recycleDurs empties r's durations, keeping full-size chunks for reuse.
+func (a *Aggregator) recycleDurs(r *rowAcc) {
+	for _, c := range r.full {
+		if cap(c) == durChunk {
+			a.freeDurs = append(a.freeDurs, c[:cap(c)])
+		}
+	}
+	clear(r.full)
+	r.full, r.nFull = r.full[:0], 0
+	r.durs = r.durs[:0]
 }
 
 // flushCell adds r's open cell to its category, stage and step shares.
@@ -668,7 +704,8 @@ func (a *Aggregator) addSummary(s *tracer.SummaryRow) {
 func (a *Aggregator) Reset() {
 	for _, r := range a.rows {
 		r.count, r.total, r.min, r.max = 0, 0, 0, 0
-		r.durs, r.pctN, r.hist = r.durs[:0], 0, nil
+		a.recycleDurs(r)
+		r.pctN, r.hist = 0, nil
 		r.cats, r.stages = r.cats[:0], r.stages[:0]
 		r.sumRows, r.sumP50 = 0, 0
 		r.pCount, r.pNs = 0, 0
@@ -993,8 +1030,8 @@ func percentile(sorted []int64, p int) int64 {
 // r.durs (exact), recomputing only when durations arrived since the last
 // call.
 func (r *rowAcc) durPercentiles() {
-	if n := len(r.durs); n != r.pctN {
-		r.p50, r.p99 = selectRanks(r.durs, r.max, pctRank(50, n), pctRank(99, n))
+	if n := r.nFull + len(r.durs); n != r.pctN {
+		r.p50, r.p99 = selectRanks(r.durChunks(), r.max, pctRank(50, n), pctRank(99, n))
 		r.pctN = n
 	}
 }
@@ -1003,20 +1040,29 @@ func (r *rowAcc) durPercentiles() {
 // ceil(p/100 * n), at least 1.
 func pctRank(p, n int) int { return max((p*n+99)/100, 1) }
 
-// selectRanks returns the values of 1-based ranks k1 and k2 of v (non-
-// negative durations, not modified; mx is their maximum or any larger
-// value) by radix selection: one counting pass over v on the top 11 bits
+// selectRanks returns the values of 1-based ranks k1 and k2 of the values
+// in chunks (non-negative durations, not modified; mx is their maximum or
+// any larger value) by radix selection: one counting pass over v on the top 11 bits
 // of [0, mx], one pass copying the values of the two buckets holding the
 // ranks (usually a few per mille of v), then the same on those candidates
 // down the bits. About 15 instructions per value, a fifth of a radix sort.
-func selectRanks(v []int64, mx int64, k1, k2 int) (int64, int64) {
-	const mask = 1<<selectBits - 1
-	if len(v) <= 64 {
+func selectRanks(chunks [][]int64, mx int64, k1, k2 int) (int64, int64) {
+	n := 0
+	for _, c := range chunks {
+		n += len(c)
+	}
+	if n <= 64 {
+		v := make([]int64, 0, n)
+		for _, c := range chunks {
+			v = append(v, c...)
+		}
 		return selectRank(v, k1, 0), selectRank(v, k2, 0)
 	}
 	shift := max(bits.Len64(uint64(mx))-selectBits, 0)
 	var count [1 << selectBits]int32
-	countDigits(&count, v, shift)
+	for _, c := range chunks {
+		countDigits(&count, c, shift)
+	}
 	b1, s1 := rankBucket(&count, k1)
 	b2, s2 := rankBucket(&count, k2)
 	lo1, lo2, w := int64(b1)<<shift, int64(b2)<<shift, uint64(1)<<shift
@@ -1025,7 +1071,9 @@ func selectRanks(v []int64, mx int64, k1, k2 int) (int64, int64) {
 		nc += int(count[b2])
 	}
 	cand := make([]int64, nc)
-	gather2(cand, v, lo1, lo2, w)
+	for off := 0; len(chunks) > 0; chunks = chunks[1:] {
+		off += gather2(cand[off:], chunks[0], lo1, lo2, w)
+	}
 	c1, c2 := cand, cand
 	if b2 != b1 {
 		// cand holds both buckets' values; split them.
@@ -1049,11 +1097,11 @@ func selectRanks(v []int64, mx int64, k1, k2 int) (int64, int64) {
 const selectBits = 11
 
 // gather2 copies the values x of v in [lo1, lo1+w) or [lo2, lo2+w) to
-// dst, which must have room for exactly those. A leaf function, so that
+// dst, which must have room for them, and returns how many. A leaf function, so that
 // the loop keeps everything in registers.
 //
 //go:noinline
-func gather2(dst, v []int64, lo1, lo2 int64, w uint64) {
+func gather2(dst, v []int64, lo1, lo2 int64, w uint64) int {
 	n := 0
 	for _, x := range v {
 		if uint64(x-lo1) < w || uint64(x-lo2) < w {
@@ -1061,6 +1109,7 @@ func gather2(dst, v []int64, lo1, lo2 int64, w uint64) {
 			n++
 		}
 	}
+	return n
 }
 
 // countDigits counts v's values by bits [shift, shift+selectBits).
@@ -1207,7 +1256,7 @@ func (a *Aggregator) Snapshot() *Snapshot {
 		} else if r.sumRows == 0 {
 			r.durPercentiles()
 			kr.P50Ns, kr.P99Ns = r.p50, r.p99
-		} else if r.sumRows == 1 && len(r.durs) == 0 {
+		} else if r.sumRows == 1 && r.nFull+len(r.durs) == 0 {
 			kr.P50Ns = r.sumP50
 		}
 		if c := topShare(r.cats); c >= 0 {
@@ -1335,10 +1384,12 @@ func histValue(i int) int64 {
 
 func (r *rowAcc) toHist() {
 	r.hist = make([]int64, histBuckets)
-	for _, d := range r.durs {
-		r.hist[histBucket(d)]++
+	for _, c := range r.durChunks() {
+		for _, d := range c {
+			r.hist[histBucket(d)]++
+		}
 	}
-	r.durs, r.pctN = nil, 0
+	r.durs, r.full, r.nFull, r.pctN = nil, nil, 0, 0
 }
 
 // histPercentile is the nearest-rank p-th percentile of a histogram.

@@ -502,12 +502,22 @@ func TestSelectRanks(t *testing.T) {
 				}
 			}
 			for _, k := range ranks {
-				a, b := selectRanks(v, sorted[n-1], k[0], k[1])
+				a, b := selectRanks([][]int64{v}, sorted[n-1], k[0], k[1])
 				if a != sorted[k[0]-1] || b != sorted[k[1]-1] {
 					t.Fatalf("%s n=%d ranks %v: got %d %d want %d %d", name, n, k, a, b, sorted[k[0]-1], sorted[k[1]-1])
 				}
-				if a2, b2 := selectRanks(v, sorted[n-1]|1<<40, k[0], k[1]); a2 != a || b2 != b {
+				if a2, b2 := selectRanks([][]int64{v}, sorted[n-1]|1<<40, k[0], k[1]); a2 != a || b2 != b {
 					t.Fatalf("%s n=%d ranks %v: with a looser maximum got %d %d want %d %d", name, n, k, a2, b2, a, b)
+				}
+				// The same values in uneven chunks (one empty).
+				var chunks [][]int64
+				for rest := v; len(rest) > 0; {
+					m := min(len(rest), 1+rng.IntN(3000))
+					chunks = append(chunks, rest[:m], nil)
+					rest = rest[m:]
+				}
+				if a3, b3 := selectRanks(chunks, sorted[n-1], k[0], k[1]); a3 != a || b3 != b {
+					t.Fatalf("%s n=%d ranks %v: in %d chunks got %d %d want %d %d", name, n, k, len(chunks), a3, b3, a, b)
 				}
 			}
 			if !slices.Equal(v, orig) {
