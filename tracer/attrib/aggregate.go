@@ -108,9 +108,7 @@ type rowAcc struct {
 	name     string
 	display  string
 	kind     tracer.Kind
-	count    int64
-	total    int64
-	min, max int64
+	min, max int64 // ns; min is MaxInt64 before the first
 	// Every duration, ns, in arrival order: the full chunks, then durs
 	// (the chunk being filled; chunks are never copied to grow).
 	durs        []int64
@@ -305,12 +303,14 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 			r = a.resolveRow(b, int(slot), e)
 		}
 		d := max(e.Dur, 0) // importers reject negative durations; a live source might not
-		if r.count == 0 || d < r.min {
+		// Count and total are the cells' sums (rowAcc.sums); min and max
+		// are stored only when they change.
+		if d < r.min {
 			r.min = d
 		}
-		r.max = max(r.max, d)
-		r.count++
-		r.total += d
+		if d > r.max {
+			r.max = d
+		}
 		if n := len(r.durs); n < cap(r.durs) {
 			r.durs = r.durs[:n+1]
 			r.durs[n] = d
@@ -404,6 +404,16 @@ func (a *Aggregator) addBusySplit(db *devBusy, slot int8, s, e int64) {
 	if slot == 0 {
 		db.kern.add(s, e)
 	}
+}
+
+// sums returns r's execution count and summed duration (ns): its
+// category shares plus its open cell.
+func (r *rowAcc) sums() (count, total int64) {
+	for _, x := range r.cats {
+		count += x.count
+		total += x.ns
+	}
+	return count + r.pCount, total + r.pNs
 }
 
 // durChunks returns r's duration chunks (a new outer slice).
@@ -578,7 +588,7 @@ func (a *Aggregator) resolveRow(b *binding, slot int, e *tracer.Event) *rowAcc {
 	key := rowKey{e.Kind, name}
 	ri, ok := a.rowIdx[key]
 	if !ok {
-		a.rows = append(a.rows, &rowAcc{name: name, kind: e.Kind})
+		a.rows = append(a.rows, &rowAcc{name: name, kind: e.Kind, min: math.MaxInt64})
 		ri = int32(len(a.rows))
 		a.rowIdx[key] = ri
 	}
@@ -680,17 +690,13 @@ func (a *Aggregator) addSummary(s *tracer.SummaryRow) {
 	key := rowKey{s.Kind, s.Name}
 	ri, ok := a.rowIdx[key]
 	if !ok {
-		a.rows = append(a.rows, &rowAcc{name: s.Name, kind: s.Kind})
+		a.rows = append(a.rows, &rowAcc{name: s.Name, kind: s.Kind, min: math.MaxInt64})
 		ri = int32(len(a.rows))
 		a.rowIdx[key] = ri
 	}
 	r := a.rows[ri-1]
-	if r.count == 0 || s.MinNs < r.min {
-		r.min = s.MinNs
-	}
+	r.min = min(r.min, s.MinNs)
 	r.max = max(r.max, s.MaxNs)
-	r.count += s.Count
-	r.total += s.TotalNs
 	r.sumRows++
 	r.sumP50 = s.P50Ns
 	r.cats = addShare(r.cats, cat, s.Count, s.TotalNs)
@@ -703,7 +709,7 @@ func (a *Aggregator) addSummary(s *tracer.SummaryRow) {
 // window start.
 func (a *Aggregator) Reset() {
 	for _, r := range a.rows {
-		r.count, r.total, r.min, r.max = 0, 0, 0, 0
+		r.min, r.max = math.MaxInt64, 0
 		a.recycleDurs(r)
 		r.pctN, r.hist = 0, nil
 		r.cats, r.stages = r.cats[:0], r.stages[:0]
@@ -1227,7 +1233,8 @@ func (a *Aggregator) Snapshot() *Snapshot {
 	}
 
 	for _, r := range a.rows {
-		if r.count == 0 {
+		count, total := r.sums()
+		if count == 0 {
 			continue
 		}
 		if r.display == "" {
@@ -1241,9 +1248,9 @@ func (a *Aggregator) Snapshot() *Snapshot {
 			Name:        r.name,
 			DisplayName: r.display,
 			Kind:        r.kind,
-			Count:       r.count,
-			TotalNs:     r.total,
-			MeanNs:      r.total / r.count,
+			Count:       count,
+			TotalNs:     total,
+			MeanNs:      total / count,
 			MinNs:       r.min,
 			MaxNs:       r.max,
 			Ops:         slices.Clone(r.ops),
@@ -1320,12 +1327,13 @@ func (a *Aggregator) Snapshot() *Snapshot {
 func (a *Aggregator) totals() Totals {
 	var t Totals
 	for _, r := range a.rows {
+		count, total := r.sums()
 		if r.kind == tracer.KindKernel {
-			t.KernelCount += r.count
-			t.KernelTotalNs += r.total
+			t.KernelCount += count
+			t.KernelTotalNs += total
 		} else {
-			t.TransferCount += r.count
-			t.TransferNs += r.total
+			t.TransferCount += count
+			t.TransferNs += total
 		}
 	}
 	t.GPUTotalNs = t.KernelTotalNs + t.TransferNs
