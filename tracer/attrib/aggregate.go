@@ -341,11 +341,8 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 			if s <= ba.cur.e {
 				ba.cur.e = max(ba.cur.e, end)
 			} else if ba.tn < len(ba.tail) { // ba.next, inlined
-				c := ba.cur
-				ba.tail[ba.tn] = c
+				ba.tail[ba.tn] = ba.cur
 				ba.tn++
-				ba.nClosed++
-				ba.closedNs += c.e - c.s
 				ba.cur = ival{s, end}
 			} else {
 				ba.next(s, end)
@@ -727,9 +724,9 @@ func (a *Aggregator) Reset() {
 // Input in start order (the common case: one stream, or streams reported
 // as they run) is merged on the fly into a running interval cur in O(1);
 // each interval it closes (a gap follows) is appended to the closed list,
-// sorted and disjoint, whose summed length is closedNs, so the union's
-// length is always closedNs + len(cur) (+ sealedNs) without a pass over
-// the list. The closed list is kept in blocks of up to 4096 intervals
+// sorted and disjoint, with a plain store. Full blocks' lengths are summed
+// into closedNs when they fill, so the union's length is closedNs + the
+// tail block's (at most 4096 intervals) + len(cur) + sealedNs. The closed list is kept in blocks of up to 4096 intervals
 // (64 KiB) that are never copied to grow and are recycled once sealed. An
 // interval starting before cur is placed directly when it lands after the
 // last closed one, else parked in late and merged (sort + one linear
@@ -747,8 +744,7 @@ type busyAcc struct {
 	tail     []ival
 	tn       int
 	head     int
-	nClosed  int   // closed intervals kept
-	closedNs int64 // summed length of the kept closed intervals, ns
+	closedNs int64 // summed length of the kept intervals of full blocks, ns
 	late     []ival
 	free     [][]ival // recycled blocks (cap blockIvals)
 	// Sealing (Aggregator.SetBusySeal): union before sealedEnd is only
@@ -767,7 +763,7 @@ const blockIvals = 4096
 func (b *busyAcc) reset() {
 	b.recycle()
 	b.cur, b.started, b.lo = ival{math.MaxInt64, math.MinInt64}, false, 0
-	b.nClosed, b.closedNs = 0, 0
+	b.closedNs = 0
 	b.late = b.late[:0]
 	b.sealedNs, b.sealedEnd, b.sealed = 0, 0, false
 }
@@ -785,7 +781,7 @@ func (b *busyAcc) recycle() {
 
 // closedList returns the kept closed intervals in one new slice.
 func (b *busyAcc) closedList() []ival {
-	out := make([]ival, 0, b.nClosed)
+	out := make([]ival, 0, b.closedCount())
 	for i, blk := range b.blocks {
 		if i == len(b.blocks)-1 {
 			blk = blk[:b.tn]
@@ -802,7 +798,8 @@ func (b *busyAcc) closedList() []ival {
 func (b *busyAcc) clone() busyAcc {
 	c := *b
 	c.blocks, c.tail, c.tn, c.head, c.free = nil, nil, 0, 0, nil
-	if b.nClosed > 0 {
+	c.closedNs = 0
+	if b.anyClosed() {
 		c.tail = b.closedList()
 		c.blocks, c.tn = [][]ival{c.tail}, len(c.tail)
 	}
@@ -828,7 +825,17 @@ func (b *busyAcc) add(s, e int64) {
 // next closes cur and starts [s,e) (s > cur.e). Sealing is checked when
 // the last block is full, i.e. at most every 4096 gaps.
 func (b *busyAcc) next(s, e int64) {
-	if b.tn == len(b.tail) && b.lag > 0 && b.nClosed > 0 {
+	if b.tn == len(b.tail) && b.lag > 0 && b.anyClosed() {
+		if len(b.late) > 0 {
+			// Parked intervals may overlap closed ones about to be
+			// sealed: merge them first (flush seals too). The merge may
+			// have stretched cur up to [s,e).
+			b.flush()
+			if s <= b.cur.e {
+				b.cur.e = max(b.cur.e, e)
+				return
+			}
+		}
 		b.sealBefore(s - b.lag)
 	}
 	b.pushClosed(b.cur)
@@ -842,13 +849,44 @@ func (b *busyAcc) pushClosed(v ival) {
 	}
 	b.tail[b.tn] = v
 	b.tn++
-	b.nClosed++
-	b.closedNs += v.e - v.s
+}
+
+// anyClosed reports whether any closed interval is kept.
+func (b *busyAcc) anyClosed() bool {
+	return b.tn > 0 && (len(b.blocks) > 1 || b.tn > b.head)
+}
+
+// closedCount returns the number of kept closed intervals.
+func (b *busyAcc) closedCount() int {
+	if len(b.blocks) == 0 {
+		return 0
+	}
+	n := b.tn - b.head
+	for _, blk := range b.blocks[:len(b.blocks)-1] {
+		n += len(blk)
+	}
+	return n
+}
+
+// tailSum is the summed length of the tail block's kept intervals, ns.
+func (b *busyAcc) tailSum() int64 {
+	var t int64
+	lo := 0
+	if len(b.blocks) == 1 {
+		lo = b.head
+	}
+	for _, v := range b.tail[lo:b.tn] {
+		t += v.e - v.s
+	}
+	return t
 }
 
 // newBlock appends an empty block: recycled, or new (64 intervals first,
 // doubling up to blockIvals, so that a device with few gaps stays small).
 func (b *busyAcc) newBlock() {
+	if len(b.blocks) > 0 {
+		b.closedNs += b.tailSum() // the tail becomes a full block
+	}
 	if n := len(b.free); n > 0 {
 		b.tail = b.free[n-1]
 		b.free[n-1] = nil
@@ -862,7 +900,7 @@ func (b *busyAcc) newBlock() {
 
 // lastClosedEnd returns the end of the last closed interval, or false.
 func (b *busyAcc) lastClosedEnd() (int64, bool) {
-	if b.nClosed == 0 {
+	if !b.anyClosed() {
 		return 0, false
 	}
 	return b.tail[b.tn-1].e, true
@@ -895,7 +933,7 @@ func (b *busyAcc) addLate(s, e int64) {
 		return
 	}
 	b.late = append(b.late, ival{s, e})
-	if len(b.late) >= 1<<16 && len(b.late) > b.nClosed/4 {
+	if len(b.late) >= 1<<16 && len(b.late) > b.closedCount()/4 {
 		b.flush()
 	}
 }
@@ -906,16 +944,17 @@ func (b *busyAcc) seal() { b.sealBefore(b.cur.s - b.lag) }
 
 // sealBefore seals the closed intervals that end before horizon.
 func (b *busyAcc) sealBefore(horizon int64) {
-	for b.nClosed > 0 {
+	for b.anyClosed() {
 		blk := b.blocks[0]
 		v := blk[b.head]
 		if v.e >= horizon {
 			return
 		}
 		b.sealedNs += v.e - v.s
-		b.closedNs -= v.e - v.s
+		if len(b.blocks) > 1 { // a full block: counted in closedNs
+			b.closedNs -= v.e - v.s
+		}
 		b.sealedEnd, b.sealed = v.e, true
-		b.nClosed--
 		b.head++
 		if len(b.blocks) == 1 {
 			if b.head == b.tn { // the only block is empty: reuse it
@@ -986,13 +1025,10 @@ func (b *busyAcc) flush() {
 	b.cur = m[len(m)-1]
 	m = m[:len(m)-1]
 	b.recycle()
-	b.nClosed, b.closedNs = len(m), 0
+	b.closedNs = 0
 	if len(m) > 0 {
 		b.tail, b.tn = m, len(m)
 		b.blocks = append(b.blocks, m)
-	}
-	for _, v := range m {
-		b.closedNs += v.e - v.s
 	}
 	if b.lag > 0 {
 		b.seal()
@@ -1005,7 +1041,7 @@ func (b *busyAcc) total() int64 {
 		return b.sealedNs
 	}
 	b.flush()
-	return b.sealedNs + b.closedNs + b.cur.e - b.cur.s
+	return b.sealedNs + b.closedNs + b.tailSum() + b.cur.e - b.cur.s
 }
 
 // union returns the union's kept intervals (sealed part excluded), for
