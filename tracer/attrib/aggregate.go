@@ -105,16 +105,26 @@ type share struct {
 }
 
 type rowAcc struct {
-	name     string
-	display  string
-	kind     tracer.Kind
-	min, max int64 // ns; min is MaxInt64 before the first
+	// Per-event fields first, within one 64-byte cache line.
+	durs     []int64 // the duration chunk being filled (see full)
+	min, max int64   // ns; min is MaxInt64 before the first
+	// The open cell: events of this row from one binding with one
+	// (name, context) key (pKey = name<<32 | ctx) not yet added to cats,
+	// stages and steps (flushCell does that when the key changes and
+	// before a Snapshot).
+	pKey   uint64
+	pCount int64
+	pNs    int64
+	pBind  *binding
+	kind   tracer.Kind
+
+	name    string
+	display string
 	// Every duration, ns, in arrival order: the full chunks, then durs
-	// (the chunk being filled; chunks are never copied to grow).
-	durs        []int64
+	// (chunks are never copied to grow).
 	full        [][]int64
 	nFull       int // durations in full
-	pctN        int // len(durs) when p50 and p99 were computed
+	pctN        int // durations when p50 and p99 were computed
 	p50, p99    int64
 	hist        []int64 // non-nil: durations counted by histBucket instead of kept
 	cats        []share
@@ -124,14 +134,6 @@ type rowAcc struct {
 	// Summary-only contributions: no durations behind them.
 	sumRows int
 	sumP50  int64
-	// The open cell: events of this row from one binding with one
-	// (name, context) key (pKey = name<<32 | ctx) not yet added to cats,
-	// stages and steps (flushCell does that when the key changes and
-	// before a Snapshot).
-	pBind  *binding
-	pKey   uint64
-	pCount int64
-	pNs    int64
 }
 
 type stepAcc struct {
@@ -285,22 +287,20 @@ func (a *Aggregator) AddEvents(evs []tracer.Event, strs *tracer.Strings, ctxs []
 // open cell (category, stage and step are worked out once per cell, in
 // flushCell) and its interval to its device's running busy union.
 func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
+	// Hoisted: the kernel rows by name, and the last device's busy time.
+	kern := b.nameRow[0]
+	dev, db := b.lastDev, b.lastBusy
 	for i := range evs {
 		e := &evs[i]
-		slot := kindSlots[e.Kind&15]
-		if slot < 0 {
-			if e.Kind == tracer.KindStep {
-				a.addStep(e)
-			}
-			continue
-		}
-		nr := b.nameRow[slot]
 		var r *rowAcc
-		if int(e.Name) < len(nr) {
-			r = nr[e.Name]
+		if e.Kind == tracer.KindKernel && int(e.Name) < len(kern) {
+			r = kern[e.Name]
 		}
 		if r == nil {
-			r = a.resolveRow(b, int(slot), e)
+			if r = a.rowFor(b, e); r == nil {
+				continue // not a GPU op
+			}
+			kern = b.nameRow[0]
 		}
 		d := max(e.Dur, 0) // importers reject negative durations; a live source might not
 		// Count and total are the cells' sums (rowAcc.sums); min and max
@@ -326,20 +326,21 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 		}
 
 		s, end := e.Start, e.Start+d
-		db := b.lastBusy
-		if e.Device != b.lastDev || db == nil {
-			db = a.busyFor(b, e.Device)
-			b.lastDev, b.lastBusy = e.Device, db
+		if e.Device != dev || db == nil {
+			dev, db = e.Device, a.busyFor(b, e.Device)
+			b.lastDev, b.lastBusy = dev, db
 		}
-		if slot != 0 || db.split {
-			a.addBusySplit(db, slot, s, end)
+		if r.kind != tracer.KindKernel || db.split {
+			a.addBusySplit(db, r.kind == tracer.KindKernel, s, end)
 			continue
 		}
 		// db.all.add(s, end), inlined.
 		ba := &db.all
 		if s >= ba.cur.s {
 			if s <= ba.cur.e {
-				ba.cur.e = max(ba.cur.e, end)
+				if end > ba.cur.e {
+					ba.cur.e = end
+				}
 			} else if ba.tn < len(ba.tail) { // ba.next, inlined
 				ba.tail[ba.tn] = ba.cur
 				ba.tn++
@@ -351,6 +352,22 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 			ba.addLate(s, end)
 		}
 	}
+}
+
+// rowFor returns the row of a GPU op e (nil for other kinds, after
+// recording a step event's timing).
+func (a *Aggregator) rowFor(b *binding, e *tracer.Event) *rowAcc {
+	slot := kindSlots[e.Kind&15]
+	if slot < 0 {
+		if e.Kind == tracer.KindStep {
+			a.addStep(e)
+		}
+		return nil
+	}
+	if nr := b.nameRow[slot]; int(e.Name) < len(nr) && nr[e.Name] != nil {
+		return nr[e.Name]
+	}
+	return a.resolveRow(b, int(slot), e)
 }
 
 // durChunk is the largest duration chunk (64 KiB); chunks start at 16
@@ -392,13 +409,13 @@ func (a *Aggregator) addDurSlow(r *rowAcc, d int64) {
 
 // addBusySplit adds a GPU op to a device whose kernel-only union differs
 // (or is about to differ) from its all-ops union.
-func (a *Aggregator) addBusySplit(db *devBusy, slot int8, s, e int64) {
+func (a *Aggregator) addBusySplit(db *devBusy, kernel bool, s, e int64) {
 	if !db.split {
 		db.kern = db.all.clone()
 		db.split = true
 	}
 	db.all.add(s, e)
-	if slot == 0 {
+	if kernel {
 		db.kern.add(s, e)
 	}
 }
