@@ -337,6 +337,9 @@ func (s *Session) AddConn(rw io.ReadWriteCloser) {
 		err := s.serveConn(c)
 		s.mu.Lock()
 		c.info.Connected = false
+		// The child's last events are in: the next Snapshot rebuilds the
+		// window at once instead of returning one up to 200 ms old.
+		s.forceWin = true
 		if err != nil {
 			c.info.Err = err.Error()
 			s.warn(fmt.Sprintf("child pid %d: %v", c.info.Hello.PID, err))

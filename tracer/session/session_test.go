@@ -182,6 +182,11 @@ func TestSessionEndToEnd(t *testing.T) {
 	if err := s.Close(wire.Bye{Reason: "exit", ExitCode: 0}, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	// Wait covers the connections accepted so far; the accept runs on the
+	// server's goroutine and may come after a fast sender has finished.
+	for deadline := time.Now().Add(5 * time.Second); len(sess.Snapshot().Children) == 0 && time.Now().Before(deadline); {
+		time.Sleep(2 * time.Millisecond)
+	}
 	if !sess.Wait(5 * time.Second) {
 		t.Fatal("connection did not end")
 	}
