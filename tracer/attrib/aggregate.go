@@ -297,9 +297,13 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 			r = kern[e.Name]
 		}
 		if r == nil {
-			if r = a.rowFor(b, e); r == nil {
-				continue // not a GPU op
+			if kindSlots[e.Kind&15] < 0 { // not a GPU op
+				if e.Kind == tracer.KindStep {
+					a.addStep(e)
+				}
+				continue
 			}
+			r = a.rowFor(b, e)
 			kern = b.nameRow[0]
 		}
 		d := max(e.Dur, 0) // importers reject negative durations; a live source might not
@@ -354,16 +358,9 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 	}
 }
 
-// rowFor returns the row of a GPU op e (nil for other kinds, after
-// recording a step event's timing).
+// rowFor returns the row of a GPU op e (kernel, memcpy or memset).
 func (a *Aggregator) rowFor(b *binding, e *tracer.Event) *rowAcc {
 	slot := kindSlots[e.Kind&15]
-	if slot < 0 {
-		if e.Kind == tracer.KindStep {
-			a.addStep(e)
-		}
-		return nil
-	}
 	if nr := b.nameRow[slot]; int(e.Name) < len(nr) && nr[e.Name] != nil {
 		return nr[e.Name]
 	}

@@ -1,14 +1,20 @@
 package attrib
 
 import (
+	"compress/gzip"
+	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/rlktop/rlktop/internal/testutil"
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/tracefile"
 )
 
 const (
@@ -582,4 +588,53 @@ func TestBusySealLate(t *testing.T) {
 			t.Errorf("round %d: sealed=%v, %d intervals kept", round, b.sealed, b.closedCount())
 		}
 	}
+}
+
+// BenchmarkAggregateKineto measures what attribution adds to a Kineto
+// import (issue 2 item 8): AddTrace + Snapshot over the shared A100 trace,
+// already imported (not timed). MB/cpu-s is the trace's uncompressed JSON
+// size over the aggregation's CPU time, to set beside the importer's
+// MB/cpu-s (BenchmarkKinetoImport in tracer/tracefile): at X MB/cpu-s
+// aggregation adds import-rate/X to the import's time.
+//
+//	go test ./tracer/attrib -run XXX -bench AggregateKineto -benchtime 20x -cpu 1
+func BenchmarkAggregateKineto(b *testing.B) {
+	path := filepath.Join(testutil.SharedTraces(b), "kineto", "hta_diff_control_a100.json.gz")
+	tr, err := tracefile.Open(path, tracefile.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := gunzippedSize(b, path)
+	b.SetBytes(size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		a := NewAggregator(nil)
+		a.AddTrace(tr)
+		if s := a.Snapshot(); s.Totals.KernelCount != 8568 {
+			b.Fatalf("%d kernels, want 8568", s.Totals.KernelCount)
+		}
+	}
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(size)*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
+		b.ReportMetric(cpu.Seconds()*1e9/float64(b.N)/float64(len(tr.Events)), "cpu-ns/event")
+	}
+}
+
+func gunzippedSize(b *testing.B, path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, zr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
 }
