@@ -638,3 +638,36 @@ func gunzippedSize(b *testing.B, path string) int64 {
 	}
 	return n
 }
+
+// A live session's aggregator (percentile cap, busy seal) allocates nothing
+// per event once warm: duration chunks give way to histograms, busy blocks
+// are recycled, cells and caches are reused.
+func TestAddSteadyStateNoAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("feeds 2M events")
+	}
+	tr := benchTrace()
+	a := NewAggregator(nil)
+	a.SetPercentileCap(1024)
+	a.SetBusySeal(1_000_000) // 1 ms
+	span := tr.Events[len(tr.Events)-1].Start + 1_000_000
+	shift := int64(0)
+	feed := func(evs []tracer.Event) {
+		for i := range evs {
+			e := evs[i]
+			e.Start += shift
+			a.Add(&e, tr.Strings, tr.Contexts)
+		}
+	}
+	feed(tr.Events) // warm up
+	shift += span
+	a.Snapshot()
+	next := 0
+	allocs := testing.AllocsPerRun(50, func() {
+		feed(tr.Events[next : next+4096])
+		next += 4096
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per 4096 events in steady state, want 0", allocs)
+	}
+}
