@@ -671,3 +671,164 @@ func TestAddSteadyStateNoAllocs(t *testing.T) {
 		t.Errorf("%.1f allocations per 4096 events in steady state, want 0", allocs)
 	}
 }
+
+// The aggregator against a naive recomputation from the same random
+// events (sorting for percentiles, Rules.Classify per event for
+// categories, a sort-and-merge union for busy time): GPU ops of three kinds
+// on three devices, out of order, with zero durations, contexts with
+// operators, ranges and steps, fed through Add with a Snapshot midway.
+func TestAggregatorAgainstNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	strs := tracer.NewStrings()
+	names := []tracer.StrID{strs.Intern(kGemm), strs.Intern("flash_fwd_kernel"), strs.Intern("ncclKernel_AllReduce_RING_LL_Sum_float"),
+		strs.Intern("triton_poi_fused_add_0"), strs.Intern("Memcpy HtoD (Pinned -> Device)"), strs.Intern(kSoftmax)}
+	ctxs := []tracer.Context{{Step: -1}}
+	for i := range 40 {
+		c := tracer.Context{Step: int64(i%5) - 1}
+		if i%3 > 0 {
+			c.Ops = []tracer.StrID{strs.Intern([]string{"aten::mm", "aten::scaled_dot_product_attention", "aten::add"}[i%3])}
+		}
+		if i%4 > 0 {
+			c.Ranges = []tracer.StrID{strs.Intern("loop"), strs.Intern([]string{"forward", "sample", "q_proj"}[i%3])}
+		}
+		ctxs = append(ctxs, c)
+	}
+	kinds := []tracer.Kind{tracer.KindKernel, tracer.KindKernel, tracer.KindKernel, tracer.KindMemcpy, tracer.KindMemset, tracer.KindRange}
+	evs := make([]tracer.Event, 30_000)
+	var ts int64 = 1_000_000
+	for i := range evs {
+		ts += rng.Int64N(3000)
+		st := ts
+		if rng.IntN(8) == 0 {
+			st -= rng.Int64N(200_000) // out of order
+		}
+		evs[i] = tracer.Event{Kind: kinds[rng.IntN(len(kinds))], Name: names[rng.IntN(len(names))], Start: st,
+			Dur: rng.Int64N(5000) * int64(rng.IntN(4)), Device: int32(rng.IntN(3)), Ctx: tracer.CtxID(rng.IntN(len(ctxs)))}
+	}
+
+	a := NewAggregator(nil)
+	for i := 0; i < len(evs); i += 1000 {
+		if i == len(evs)/2 {
+			a.Snapshot()
+		}
+		for j := i; j < i+1000; j++ {
+			a.Add(&evs[j], strs, ctxs)
+		}
+	}
+	got := a.Snapshot()
+
+	// Naive recomputation.
+	type key struct {
+		kind tracer.Kind
+		name string
+	}
+	durs := map[key][]int64{}
+	cats, stages := map[string][2]int64{}, map[string][2]int64{}
+	steps := map[int64][2]int64{}
+	ivs := map[int32][]ival{}
+	kivs := map[int32][]ival{}
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, e := range evs {
+		if e.Kind == tracer.KindRange {
+			continue
+		}
+		name := strs.Get(e.Name)
+		k := key{e.Kind, name}
+		durs[k] = append(durs[k], e.Dur)
+		c := ctxs[e.Ctx]
+		var ctxNames []string
+		for _, s := range c.Ops {
+			ctxNames = append(ctxNames, strs.Get(s))
+		}
+		for _, s := range c.Ranges {
+			ctxNames = append(ctxNames, strs.Get(s))
+		}
+		cat := a.Rules().Classify(e.Kind, name, ctxNames)
+		cats[cat] = [2]int64{cats[cat][0] + 1, cats[cat][1] + e.Dur}
+		stage := StageNone
+		if n := len(c.Ranges); n > 0 {
+			stage = strs.Get(c.Ranges[n-1])
+		}
+		stages[stage] = [2]int64{stages[stage][0] + 1, stages[stage][1] + e.Dur}
+		if c.Step >= 0 {
+			steps[c.Step] = [2]int64{steps[c.Step][0] + 1, steps[c.Step][1] + e.Dur}
+		}
+		ivs[e.Device] = append(ivs[e.Device], ival{e.Start, e.Start + e.Dur})
+		if e.Kind == tracer.KindKernel {
+			kivs[e.Device] = append(kivs[e.Device], ival{e.Start, e.Start + e.Dur})
+		}
+		first, last = min(first, e.Start), max(last, e.Start+e.Dur)
+	}
+	union := func(m map[int32][]ival) (t int64) {
+		for _, v := range m {
+			slices.SortFunc(v, func(x, y ival) int { return cmpInt64(x.s, y.s) })
+			cs, ce := v[0].s, v[0].e
+			for _, x := range v[1:] {
+				if x.s > ce {
+					t += ce - cs
+					cs, ce = x.s, x.e
+				} else {
+					ce = max(ce, x.e)
+				}
+			}
+			t += ce - cs
+		}
+		return t
+	}
+	if want := union(ivs); got.Totals.BusyNs != want {
+		t.Errorf("busy %d, naive %d", got.Totals.BusyNs, want)
+	}
+	if want := union(kivs); got.Totals.KernelBusyNs != want {
+		t.Errorf("kernel busy %d, naive %d", got.Totals.KernelBusyNs, want)
+	}
+	if got.Totals.SpanNs != last-first {
+		t.Errorf("span %d, naive %d", got.Totals.SpanNs, last-first)
+	}
+	rows := append(slices.Clone(got.Kernels), got.Transfers...)
+	if len(rows) != len(durs) {
+		t.Errorf("%d rows, naive %d", len(rows), len(durs))
+	}
+	var kernCount, kernNs int64
+	for _, r := range rows {
+		v := slices.Clone(durs[key{r.Kind, r.Name}])
+		slices.Sort(v)
+		var sum int64
+		for _, d := range v {
+			sum += d
+		}
+		if r.Kind == tracer.KindKernel {
+			kernCount += int64(len(v))
+			kernNs += sum
+		}
+		if r.Count != int64(len(v)) || r.TotalNs != sum || r.MinNs != v[0] || r.MaxNs != v[len(v)-1] ||
+			r.P50Ns != percentile(v, 50) || r.P99Ns != percentile(v, 99) {
+			t.Errorf("%v %s: got n=%d total=%d min=%d max=%d p50=%d p99=%d, naive n=%d total=%d min=%d max=%d p50=%d p99=%d",
+				r.Kind, r.Name, r.Count, r.TotalNs, r.MinNs, r.MaxNs, r.P50Ns, r.P99Ns,
+				len(v), sum, v[0], v[len(v)-1], percentile(v, 50), percentile(v, 99))
+		}
+	}
+	if got.Totals.KernelCount != kernCount || got.Totals.KernelTotalNs != kernNs {
+		t.Errorf("kernel totals %d/%d, naive %d/%d", got.Totals.KernelCount, got.Totals.KernelTotalNs, kernCount, kernNs)
+	}
+	check := func(what string, rows []GroupRow, want map[string][2]int64) {
+		if len(rows) != len(want) {
+			t.Errorf("%s: %d rows, naive %d (%v)", what, len(rows), len(want), want)
+		}
+		for _, g := range rows {
+			if w := want[g.Key]; g.Count != w[0] || g.TotalNs != w[1] {
+				t.Errorf("%s %q: %d/%d, naive %d/%d", what, g.Key, g.Count, g.TotalNs, w[0], w[1])
+			}
+		}
+	}
+	t.Logf("%d kernel rows, %d transfer rows, %d categories, %d stages, %d steps, busy %d of %d", len(got.Kernels), len(got.Transfers), len(got.Categories), len(got.Stages), len(got.Steps), got.Totals.BusyNs, got.Totals.GPUTotalNs)
+	check("category", got.Categories, cats)
+	check("stage", got.Stages, stages)
+	if len(got.Steps) != len(steps) {
+		t.Errorf("%d steps, naive %d", len(got.Steps), len(steps))
+	}
+	for _, st := range got.Steps {
+		if w := steps[st.Step]; st.Count != w[0] || st.KernelNs != w[1] {
+			t.Errorf("step %d: %d ops %d ns, naive %d ops %d ns", st.Step, st.Count, st.KernelNs, w[0], w[1])
+		}
+	}
+}
