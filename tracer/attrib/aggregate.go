@@ -1112,12 +1112,13 @@ func selectRanks(chunks [][]int64, mx int64, k1, k2 int) (int64, int64) {
 	for _, c := range chunks {
 		n += len(c)
 	}
-	if n <= 64 {
+	if n <= 1024 { // a sort beats the 2048-bucket passes
 		v := make([]int64, 0, n)
 		for _, c := range chunks {
 			v = append(v, c...)
 		}
-		return selectRank(v, k1, 0), selectRank(v, k2, 0)
+		slices.Sort(v)
+		return v[k1-1], v[k2-1]
 	}
 	shift := max(bits.Len64(uint64(mx))-selectBits, 0)
 	var count [1 << selectBits]int32
