@@ -73,12 +73,17 @@ func (h *Header) layout() {
 		item("kernel time", FormatNs(t.KernelTotalNs)),
 	}
 	if !s.SummaryOnly {
+		// busy is the union of kernel intervals, as `rlktop report` and its
+		// JSON busy_ns; "GPU busy" adds memcpy and memset.
 		items = append(items,
-			item("busy", FormatNs(t.BusyNs)),
+			item("busy", FormatNs(t.KernelBusyNs)),
 			item("span", FormatNs(t.SpanNs)))
 	}
 	if t.TransferCount > 0 {
 		items = append(items, item("memcpy/set", FormatCount(t.TransferCount)+" · "+FormatNs(t.TransferNs)))
+		if !s.SummaryOnly {
+			items = append(items, item("GPU busy", FormatNs(t.BusyNs)))
+		}
 	}
 	if len(s.Steps) > 0 {
 		items = append(items, item("steps", FormatCount(int64(len(s.Steps)))))
