@@ -994,7 +994,7 @@ func (b *busyAcc) sealBefore(horizon int64) {
 // in place.
 func coalesce(v []ival, unsorted bool) []ival {
 	if unsorted {
-		slices.SortFunc(v, func(x, y ival) int { return cmpInt64(x.s, y.s) })
+		sortIvals(v)
 	}
 	w := 0
 	for _, x := range v {
@@ -1006,6 +1006,46 @@ func coalesce(v []ival, unsorted bool) []ival {
 		w++
 	}
 	return v[:w]
+}
+
+// sortIvals sorts v by start: an LSD radix sort on 11-bit digits of
+// start-min (as many passes as the starts' range needs) for long slices,
+// slices.SortFunc otherwise.
+func sortIvals(v []ival) {
+	if len(v) < 256 {
+		slices.SortFunc(v, func(x, y ival) int { return cmpInt64(x.s, y.s) })
+		return
+	}
+	lo, hi := v[0].s, v[0].s
+	for _, x := range v {
+		lo, hi = min(lo, x.s), max(hi, x.s)
+	}
+	span := uint64(hi - lo) // the starts' range (exact mod 2^64, as are x.s-lo)
+	const bits = 11
+	const mask = 1<<bits - 1
+	tmp := make([]ival, len(v))
+	src, dst := v, tmp
+	var count [1 << bits]int
+	for shift := uint(0); shift < 64 && span>>shift != 0; shift += bits {
+		clear(count[:])
+		for _, x := range src {
+			count[(uint64(x.s-lo)>>shift)&mask]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, x := range src {
+			k := (uint64(x.s-lo) >> shift) & mask
+			dst[count[k]] = x
+			count[k]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &v[0] {
+		copy(v, src)
+	}
 }
 
 // flush merges late into the closed list and cur (a rare path: it

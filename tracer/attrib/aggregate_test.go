@@ -832,3 +832,29 @@ func TestAggregatorAgainstNaive(t *testing.T) {
 		}
 	}
 }
+
+// sortIvals orders by start like a comparison sort, for short and long
+// inputs, narrow and full-range starts, duplicates.
+func TestSortIvals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 100, 255, 256, 5000} {
+		for _, spread := range []int64{1, 3000, 1 << 40, math.MaxInt64} {
+			v := make([]ival, n)
+			for i := range v {
+				s := rng.Int64N(spread)
+				if spread == math.MaxInt64 && rng.IntN(2) == 0 {
+					s = -s - 1
+				}
+				v[i] = ival{s, s + int64(i)}
+			}
+			want := slices.Clone(v)
+			slices.SortStableFunc(want, func(x, y ival) int { return cmpInt64(x.s, y.s) })
+			sortIvals(v)
+			for i := range v {
+				if v[i].s != want[i].s {
+					t.Fatalf("n=%d spread=%d: at %d start %d, want %d", n, spread, i, v[i].s, want[i].s)
+				}
+			}
+		}
+	}
+}
