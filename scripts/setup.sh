@@ -27,3 +27,11 @@ fi
 mkdir -p bin
 go build ${tags:+-tags "$tags"} -o bin/rlktop ./cmd/rlktop
 log "built bin/rlktop${tags:+ (with $tags)}"
+
+# The rocprofiler-sdk tool library (AMD): rlktop finds it next to its binary.
+if command -v gcc >/dev/null && lib=$(scripts/build-rocprof.sh 2>/dev/null | tail -n 1) && [ -f "$lib" ]; then
+  cp "$lib" bin/
+  log "built bin/$(basename "$lib")"
+else
+  log "rocprofiler-sdk tool library not built (needs gcc); rlktop run on ROCm would run commands untraced"
+fi
