@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/rlktop/rlktop/tracer"
 )
@@ -278,7 +277,7 @@ func (a *Aggregator) AddTrace(t *tracer.Trace) {
 // kinds than kernel, memcpy, memset and step are ignored.
 func (a *Aggregator) Add(e *tracer.Event, strs *tracer.Strings, ctxs []tracer.Context) {
 	b := a.bindingFor(strs, ctxs)
-	a.addEvents(b, unsafe.Slice(e, 1))
+	a.addEvents(b, []tracer.Event{*e}) // a stack copy: addEvents keeps nothing
 }
 
 // AddEvents is Add for a batch of events sharing strs and ctxs.
