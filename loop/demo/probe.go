@@ -78,11 +78,11 @@ func Probe(cfg Config) ([]float32, error) {
 
 // ProbeDiff compares two probes element by element.
 type ProbeDiff struct {
-	Len     int     // elements compared
-	MaxAbs  float64 // max |a−b| over finite pairs
-	MaxULP  int64   // max distance in float32 ulps (bit-pattern distance of same-sign values)
-	NaN     int     // elements where either side is NaN
-	Bitwise bool    // every element has the same bits
+	Len     int     // elements compared (the shorter length)
+	MaxAbs  float64 // max |a−b| over pairs where neither is NaN
+	MaxULP  int64   // max ULPDistance over the same pairs
+	NaN     int     // pairs where either side is NaN
+	Bitwise bool    // same length and every element has the same bits
 }
 
 // CompareProbe compares probes a and b; differing lengths compare the
@@ -100,22 +100,29 @@ func CompareProbe(a, b []float32) ProbeDiff {
 			continue
 		}
 		d.MaxAbs = max(d.MaxAbs, math.Abs(float64(x)-float64(y)))
-		d.MaxULP = max(d.MaxULP, ulpDistance(x, y))
+		d.MaxULP = max(d.MaxULP, ULPDistance(x, y))
 	}
 	return d
 }
 
-// ulpDistance is the number of float32 values between x and y (0 for
-// equal values, +0 and −0 included).
-func ulpDistance(x, y float32) int64 {
-	key := func(f float32) int64 {
+// ULPDistance is the number of float32 steps between x and y: the
+// difference of their positions on the ordered line of float32 values
+// (+0 and −0 share position 0, so their distance is 0; the smallest
+// positive and negative subnormals are 2 apart). Infinities are the
+// positions just past the largest finite values. NaN inputs give
+// math.MaxInt64.
+func ULPDistance(x, y float32) int64 {
+	if x != x || y != y {
+		return math.MaxInt64
+	}
+	pos := func(f float32) int64 {
 		b := int64(math.Float32bits(f))
 		if b&(1<<31) != 0 {
 			return -(b &^ (1 << 31))
 		}
 		return b
 	}
-	d := key(x) - key(y)
+	d := pos(x) - pos(y)
 	if d < 0 {
 		d = -d
 	}

@@ -34,7 +34,7 @@ func TestProbeArms(t *testing.T) {
 	if d.NaN != 0 || d.MaxAbs > 1e-4 || d.Len < ProbeBoards+1 {
 		t.Fatalf("attention arms: %+v", d)
 	}
-	if ulpDistance(1, math.Nextafter32(1, 2)) != 1 || ulpDistance(float32(math.Copysign(0, -1)), 0) != 0 || ulpDistance(-1, 1) != 2*int64(math.Float32bits(1)) {
-		t.Fatal("ulpDistance")
+	if ULPDistance(1, math.Nextafter32(1, 2)) != 1 || ULPDistance(float32(math.Copysign(0, -1)), 0) != 0 || ULPDistance(-1, 1) != 2*int64(math.Float32bits(1)) {
+		t.Fatal("ULPDistance")
 	}
 }
