@@ -103,8 +103,15 @@ func TestAsyncSenderNeverBlocks(t *testing.T) {
 	slices.Sort(durs)
 	t.Logf("accepted %d events, dropped %d; Send median %v, p99 %v, slowest %v", accepted_, dropped,
 		durs[len(durs)/2], durs[len(durs)*99/100], worst)
-	if worst > time.Millisecond && !raceEnabled {
-		t.Errorf("slowest Send took %v with the reader stalled, want < 1 ms", worst)
+	// A Send that waited on the stalled socket would take as long as the
+	// stall (forever); one slow Send among thousands is the scheduler or
+	// the GC of a loaded machine, so the bound is on the 99th percentile
+	// and the worst gets a generous one.
+	if p99 := durs[len(durs)*99/100]; p99 > time.Millisecond && !raceEnabled {
+		t.Errorf("Send p99 %v with the reader stalled, want < 1 ms", p99)
+	}
+	if worst > 100*time.Millisecond && !raceEnabled {
+		t.Errorf("slowest Send took %v with the reader stalled, want < 100 ms", worst)
 	}
 	if got := s.Dropped(); got.Events != dropped || got.Batches != dropped/1000 {
 		t.Fatalf("Dropped() = %+v, want %d events", got, dropped)
