@@ -131,12 +131,25 @@ func bar(share float64, width int) string {
 func header(w io.Writer, s *attrib.Snapshot, prefix string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%ssource: %s (format %s)\n", prefix, s.Source, formatName(s))
-	for _, d := range s.Devices {
+	// Runs of consecutive device ids with the same name share a line
+	// ("devices 0–7: Tesla V100-SXM2-32GB").
+	for i := 0; i < len(s.Devices); {
+		d := s.Devices[i]
 		name := d.Name
 		if name == "" {
 			name = d.Vendor
 		}
-		fmt.Fprintf(&b, "%sdevice %d: %s\n", prefix, d.ID, name)
+		j := i + 1
+		for j < len(s.Devices) && s.Devices[j].ID == s.Devices[j-1].ID+1 &&
+			(s.Devices[j].Name == d.Name && s.Devices[j].Vendor == d.Vendor) {
+			j++
+		}
+		if j-i > 1 {
+			fmt.Fprintf(&b, "%sdevices %d–%d: %s\n", prefix, d.ID, s.Devices[j-1].ID, name)
+		} else {
+			fmt.Fprintf(&b, "%sdevice %d: %s\n", prefix, d.ID, name)
+		}
+		i = j
 	}
 	t := s.Totals
 	fmt.Fprintf(&b, "%skernels: %d, kernel time %s", prefix, t.KernelCount, Duration(t.KernelTotalNs))

@@ -110,12 +110,16 @@ func pollLive(live *loop.Live, ctl *liveController, feed chan<- tea.Msg, done <-
 		if desc != lastState {
 			lastState = desc
 			if cs.State != loop.Running && cs.State != loop.NotStarted && !ctl.comparing.Load() {
-				text := "child " + desc
+				text, lvl := "child "+desc, tui.Warn
 				if err := loop.ChildError(cs); err != nil {
-					text = "child " + desc + " (r restarts; the Child panel shows its stderr)"
+					text, lvl = "child "+desc+" (r restarts; the Child panel shows its stderr)", tui.Error
+				}
+				if live.Banner != "" {
+					// Keep saying why nothing was traced once the command ends.
+					text += " · " + live.Banner
 				}
 				select {
-				case feed <- tui.StatusMsg{Text: text, Level: tui.Error}:
+				case feed <- tui.StatusMsg{Text: text, Level: lvl}:
 				case <-done:
 					return
 				}

@@ -45,10 +45,17 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 			agg := attrib.NewAggregator(rules)
 			out := cmd.OutOrStdout()
 			var traces []*tracer.Trace
+			partial := false
 			for i, path := range args {
 				t, err := tracefile.Open(path, tracefile.Options{})
 				if err != nil {
-					return err
+					if t == nil || len(t.Events) == 0 {
+						return err
+					}
+					// Damaged part way: report what was read before the
+					// damage, say so, and exit non-zero.
+					fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: the report below holds the %d events read before that point\n", err, len(t.Events))
+					partial = true
 				}
 				if meta {
 					if len(args) > 1 {
@@ -71,7 +78,13 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 			for _, t := range tracefile.GroupRuns(traces) {
 				agg.AddTrace(t)
 			}
-			return report.Write(cmd.OutOrStdout(), agg.Snapshot(), opts)
+			if err := report.Write(cmd.OutOrStdout(), agg.Snapshot(), opts); err != nil {
+				return err
+			}
+			if partial {
+				return exitError{code: 1}
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()

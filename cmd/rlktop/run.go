@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/rlktop/rlktop/gpu"
 	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
@@ -69,6 +71,15 @@ func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
 			return loop.LiveOptions{}, fmt.Errorf("--flag %s: run takes one value per flag (several values make arms: use `rlktop compare`)", s)
 		}
 		flags[sp.Key] = sp.Values[0]
+	}
+	if len(command) == 0 {
+		// Check the built-in loop's flags here, before a child starts.
+		cfg := demo.DefaultConfig()
+		for _, k := range slices.Sorted(maps.Keys(flags)) {
+			if err := cfg.ParseFlag(k, flags[k]); err != nil {
+				return loop.LiveOptions{}, err
+			}
+		}
 	}
 	rules := attrib.DefaultRules()
 	if rf.rulesPath != "" {
