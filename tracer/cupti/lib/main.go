@@ -34,7 +34,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -84,23 +83,6 @@ func apiName(domain int, cbid uint32) string {
 		return ""
 	}
 	return C.GoString(p)
-}
-
-func cmdline() []string {
-	b, err := os.ReadFile("/proc/self/cmdline")
-	if err != nil || len(b) == 0 {
-		return nil
-	}
-	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-}
-
-func envInt(keys ...string) int64 {
-	for _, k := range keys {
-		if v, err := strconv.ParseInt(os.Getenv(k), 10, 64); err == nil {
-			return v
-		}
-	}
-	return -1
 }
 
 func subscriberState(i *C.rlk_info) string {
@@ -169,14 +151,9 @@ func drain() {
 	var pc, pm, pr C.uint64_t
 	C.rlk_clock_pair(&pc, &pm, &pr)
 	if s != nil {
-		host, _ := os.Hostname()
-		s.Hello(&wire.Hello{
-			Source: "cupti", PID: int64(os.Getpid()),
-			Rank: envInt("RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"), World: max(envInt("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"), 0),
-			Host: host, Device: "NVIDIA GPU (CUPTI)",
-			ClockOffsetNs: int64(pr) - int64(pm), StartNs: int64(pr),
-			Cmdline: cmdline(),
-		})
+		h := wire.ProcessHello("cupti", "NVIDIA GPU (CUPTI)")
+		h.ClockOffsetNs, h.StartNs = int64(pr)-int64(pm), int64(pr)
+		s.Hello(&h)
 		s.Meta(infoMeta(&i))
 		go controls(s)
 	}

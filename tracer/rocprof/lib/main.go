@@ -76,23 +76,6 @@ func opName(kind, op int32) string {
 	return C.GoString(p)
 }
 
-func cmdline() []string {
-	b, err := os.ReadFile("/proc/self/cmdline")
-	if err != nil || len(b) == 0 {
-		return nil
-	}
-	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-}
-
-func envInt(keys ...string) int64 {
-	for _, k := range keys {
-		if v, err := strconv.ParseInt(os.Getenv(k), 10, 64); err == nil {
-			return v
-		}
-	}
-	return -1
-}
-
 func sdkVersion(v uint32) string {
 	return fmt.Sprintf("%d.%d.%d", v/10000, v/100%100, v%100)
 }
@@ -172,14 +155,9 @@ func drain() {
 		C.rlkroc_set_tracing(0)
 	} else {
 		s = wire.NewAsyncSender(conn, 1<<18)
-		host, _ := os.Hostname()
-		s.Hello(&wire.Hello{
-			Source: "rocprof", PID: int64(os.Getpid()),
-			Rank: envInt("RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"), World: max(envInt("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"), 0),
-			Host: host, Device: "AMD GPU (rocprofiler-sdk)",
-			ClockOffsetNs: int64(i.clock_offset_ns), StartNs: int64(i.start_real_ns),
-			Cmdline: cmdline(), Devices: devs,
-		})
+		h := wire.ProcessHello("rocprof", "AMD GPU (rocprofiler-sdk)")
+		h.ClockOffsetNs, h.StartNs, h.Devices = int64(i.clock_offset_ns), int64(i.start_real_ns), devs
+		s.Hello(&h)
 		s.Meta(infoMeta(&i))
 		go controls(s)
 	}
