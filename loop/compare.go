@@ -976,12 +976,34 @@ func (r *runner) addRows(path string, out []attrib.Arm) error {
 			per[k] = append(per[k], *e)
 		}
 	}
+	// The built-in loop's update steps (an "update" range) run 3–10× longer
+	// than collection steps; every arm counts the same share of them, and
+	// the bootstrap keeps that share (attrib.Arm.Strata).
+	updateID, hasUpdate := t.Strings.Lookup("update")
+	isUpdate := func(evs []tracer.Event) bool {
+		for i := range evs {
+			for _, rg := range t.Contexts[evs[i].Ctx].Ranges {
+				if rg == updateID {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	agg := attrib.NewAggregator(r.o.Rules)
 	for i, a := range r.arms {
 		for _, s := range a.steps {
+			evs := per[stepKey{s.pid, s.step}]
 			agg.Reset()
-			agg.AddEvents(per[stepKey{s.pid, s.step}], t.Strings, t.Contexts)
+			agg.AddEvents(evs, t.Strings, t.Contexts)
 			out[i].AddStep(s.dur, agg.Snapshot())
+			if r.builtin && hasUpdate {
+				st := int32(0)
+				if isUpdate(evs) {
+					st = 1
+				}
+				out[i].Strata = append(out[i].Strata, st)
+			}
 		}
 	}
 	return nil

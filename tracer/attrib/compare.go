@@ -44,6 +44,13 @@ type Arm struct {
 	// Rows holds per-step time series, each aligned with StepNs (entry i is
 	// the ns step i spent in the row; 0 when the row did not run).
 	Rows []RowSamples
+	// Strata, when non-nil, is aligned with StepNs and names the kind of
+	// each step (e.g. 0 collection, 1 collection + update). The bootstrap
+	// then resamples within each stratum, keeping the arm's mix of step
+	// kinds fixed: a schedule that gives every arm the same share of a much
+	// longer step kind would otherwise get intervals as wide as the gap
+	// between the kinds.
+	Strata []int32
 
 	rowIdx map[rowKeyS]int
 }
@@ -221,11 +228,11 @@ func CompareArms(a, b Arm, noise *Arm, o CompareOptions) *Comparison {
 
 	// Steps.
 	if len(a.StepNs) > 0 && len(b.StepNs) > 0 {
-		c.Ratio = bootMedianRatio(rng, a.StepNs, b.StepNs, o)
+		c.Ratio = bootMedianRatio(rng, a.StepNs, b.StepNs, a.strata(), b.strata(), o)
 	}
 	var envelope float64 = -1
 	if noise != nil && nv && len(a.StepNs) > 0 {
-		n := bootMedianRatio(rng, a.StepNs, noise.StepNs, o)
+		n := bootMedianRatio(rng, a.StepNs, noise.StepNs, a.strata(), noise.strata(), o)
 		c.Noise = &Noise{Ratio: n.Value, CILow: n.CILow, CIHigh: n.CIHigh}
 		envelope = envelopeLn(n)
 	}
@@ -234,11 +241,11 @@ func CompareArms(a, b Arm, noise *Arm, o CompareOptions) *Comparison {
 	// Rows: union of A's and B's keys. Each arm's steps are resampled once
 	// (the same index sets serve every row), so the rows' intervals come
 	// from the same bootstrap worlds and cost additions only.
-	idxA := bootIndices(rng, len(a.StepNs), o.Resamples)
-	idxB := bootIndices(rng, len(b.StepNs), o.Resamples)
+	idxA := bootIndices(rng, len(a.StepNs), a.strata(), o.Resamples)
+	idxB := bootIndices(rng, len(b.StepNs), b.strata(), o.Resamples)
 	var idxN [][]int32
 	if noise != nil && nv {
-		idxN = bootIndices(rng, len(noise.StepNs), o.Resamples)
+		idxN = bootIndices(rng, len(noise.StepNs), noise.strata(), o.Resamples)
 	}
 	type pair struct{ a, b, n []int64 }
 	rows := map[rowKeyS]*pair{}
@@ -445,7 +452,10 @@ func median(sorted []int64) float64 {
 
 // bootMedianRatio returns median(b)/median(a) and its percentile bootstrap
 // interval, each arm resampled independently o.Resamples times.
-func bootMedianRatio(rng *rand.Rand, a, b []int64, o CompareOptions) Ratio {
+func bootMedianRatio(rng *rand.Rand, a, b []int64, stA, stB []int32, o CompareOptions) Ratio {
+	if stA != nil || stB != nil {
+		return bootMedianRatioStrata(rng, a, b, stA, stB, o)
+	}
 	sa, sb := slices.Clone(a), slices.Clone(b)
 	slices.Sort(sa)
 	slices.Sort(sb)
@@ -474,14 +484,73 @@ func bootMedianRatio(rng *rand.Rand, a, b []int64, o CompareOptions) Ratio {
 	return r
 }
 
-// bootIndices draws r resamples of n step indices with replacement.
-func bootIndices(rng *rand.Rand, n, r int) [][]int32 {
+// bootMedianRatioStrata is bootMedianRatio with each arm resampled within
+// its strata (see Arm.Strata).
+func bootMedianRatioStrata(rng *rand.Rand, a, b []int64, stA, stB []int32, o CompareOptions) Ratio {
+	r := Ratio{}
+	sa, sb := slices.Clone(a), slices.Clone(b)
+	slices.Sort(sa)
+	slices.Sort(sb)
+	if d := median(sa); d > 0 {
+		r.Value = median(sb) / d
+	}
+	if len(a) == 0 || len(b) == 0 {
+		return r
+	}
+	ia, ib := bootIndices(rng, len(a), stA, o.Resamples), bootIndices(rng, len(b), stB, o.Resamples)
+	va, vb := make([]int64, len(a)), make([]int64, len(b))
+	ratios := make([]float64, 0, o.Resamples)
+	for k := range ia {
+		for i, j := range ia[k] {
+			va[i] = a[j]
+		}
+		for i, j := range ib[k] {
+			vb[i] = b[j]
+		}
+		slices.Sort(va)
+		slices.Sort(vb)
+		if x := median(va); x > 0 {
+			ratios = append(ratios, median(vb)/x)
+		}
+	}
+	if len(ratios) == 0 {
+		return r
+	}
+	sort.Float64s(ratios)
+	lo := (1 - o.Level) / 2
+	r.CILow, r.CIHigh = quantile(ratios, lo), quantile(ratios, 1-lo)
+	return r
+}
+
+// strata returns a.Strata when it is aligned with the steps, else nil.
+func (a *Arm) strata() []int32 {
+	if len(a.Strata) != len(a.StepNs) {
+		return nil
+	}
+	return a.Strata
+}
+
+// bootIndices draws r resamples of n step indices with replacement; with
+// strata (aligned, non-nil) position i draws among the steps of i's stratum,
+// so every resample keeps the arm's count of each step kind.
+func bootIndices(rng *rand.Rand, n int, strata []int32, r int) [][]int32 {
 	if n == 0 {
 		return nil
 	}
 	flat := make([]int32, n*r)
-	for i := range flat {
-		flat[i] = int32(rng.IntN(n))
+	if strata != nil {
+		members := map[int32][]int32{}
+		for i, s := range strata {
+			members[s] = append(members[s], int32(i))
+		}
+		for i := range flat {
+			m := members[strata[i%n]]
+			flat[i] = m[rng.IntN(len(m))]
+		}
+	} else {
+		for i := range flat {
+			flat[i] = int32(rng.IntN(n))
+		}
 	}
 	out := make([][]int32, r)
 	for i := range out {
