@@ -217,6 +217,9 @@ func CompareArms(a, b Arm, noise *Arm, o CompareOptions) *Comparison {
 		Method: fmt.Sprintf("ratio of medians (rows: of means per step), %g%% percentile bootstrap, %d resamples per arm, seed %d; noise if the interval holds 1 or the ratio is inside the A/A' envelope",
 			100*o.Level, o.Resamples, o.Seed),
 	}
+	if a.strata() != nil || b.strata() != nil {
+		c.Method += "; steps resampled within their kind (Arm.Strata), keeping each arm's mix of step kinds"
+	}
 	av, bv := checkArm(&a, o), checkArm(&b, o)
 	c.Arms = append(c.Arms, armStats(&a, av), armStats(&b, bv))
 	var nv bool
