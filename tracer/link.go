@@ -21,8 +21,15 @@ func (t *Trace) Link() {
 		t   int64
 		gpu int32 // index into Events
 	}
-	// Correlation id → launch event index.
-	launch := make(map[uint64]int32)
+	// Correlation id → launch event index. Sized up front: growing a map
+	// of a few hundred thousand launches was most of Link's time.
+	nLaunch := 0
+	for i := range t.Events {
+		if t.Events[i].Kind.IsLaunch() {
+			nLaunch++
+		}
+	}
+	launch := make(map[uint64]int32, nLaunch)
 	threads := make(map[tkey][]int32) // interval event indices per thread
 	for i := range t.Events {
 		e := &t.Events[i]
