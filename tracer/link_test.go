@@ -53,9 +53,9 @@ func TestLinkContexts(t *testing.T) {
 	}{
 		{0, []string{"aten::mm"}, []string{"forward"}, 3}, // launched at 25
 		{1, []string{"attn"}, []string{"forward"}, 3},     // at 45: aten::mm ended at 40
-		{2, nil, nil, 3},                                  // at 70: only the step is open
-		{3, nil, nil, -1},                                 // no launch: context 0
-		{11, []string{"attn"}, []string{"forward"}, 3},    // own thread, own start 50
+		{2, nil, nil, 3},  // at 70: only the step is open
+		{3, nil, nil, -1}, // no launch: context 0
+		{11, []string{"attn"}, []string{"forward"}, 3}, // own thread, own start 50
 	}
 	for _, c := range cases {
 		ops, ranges, step := ctx(c.i)
