@@ -31,8 +31,15 @@ var (
 type StepRule struct {
 	re       *regexp.Regexp // nil: default rule
 	stepLike bool           // default rule: a DefaultStepRange match was seen
-	count    map[int32]int64
-	memo     map[tracer.StrID]int8 // 0 unknown, 1 step-like / user match, 2 ProfilerStep, 3 no
+	seen     bool           // any range became a step
+
+	// Fixed-window fallback (SetWindow).
+	windowNs, graceNs int64
+	w0, maxEnd        int64 // first event start; latest event end
+	nextWin           int64 // windows emitted so far
+	tid               int32 // thread the windows are put on (first launch's)
+	count             map[int32]int64
+	memo              map[tracer.StrID]int8 // 0 unknown, 1 step-like / user match, 2 ProfilerStep, 3 no
 }
 
 // NewStepRule compiles expr ("" = the default rule). The error names the
@@ -88,6 +95,7 @@ func (r *StepRule) Apply(evs []tracer.Event, strs *tracer.Strings) {
 			continue
 		}
 		e.Kind = tracer.KindStep
+		r.seen = true
 		if m := trailingNumber.FindStringSubmatch(strs.Get(e.Name)); m != nil {
 			if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
 				e.Value = n
@@ -97,4 +105,59 @@ func (r *StepRule) Apply(evs []tracer.Event, strs *tracer.Strings) {
 		e.Value = r.count[e.TID]
 		r.count[e.TID]++
 	}
+}
+
+// EnvStepWindow carries the fixed step window, in ms, to the traced
+// process (0 turns the fallback off; default DefaultStepWindowMs).
+const EnvStepWindow = "RLKTOP_STEP_WINDOW_MS"
+
+// DefaultStepWindowMs is the fixed step window of the fallback, ms.
+const DefaultStepWindowMs = 1000
+
+// SetWindow turns on the last fallback of the step rule (issue 5: step
+// ranges, else ProfilerStep#N, else fixed time windows): when no range has
+// become a step during the first graceNs of trace time, Windows cuts
+// consecutive windows of windowNs, from the first event on, into steps.
+// windowNs <= 0 turns it off.
+func (r *StepRule) SetWindow(windowNs, graceNs int64) { r.windowNs, r.graceNs = windowNs, graceNs }
+
+// Windows returns the fixed-window steps that evs (already passed to Apply)
+// complete, to append to the batch; nil while a step range has been seen,
+// during the grace period, or with the fallback off. Windows cover the
+// trace from its first event; a window is emitted once an event ends past
+// it. Once a real step range appears no more windows are made (those
+// already sent stay).
+func (r *StepRule) Windows(evs []tracer.Event) []tracer.Event {
+	if r.windowNs <= 0 || r.seen {
+		return nil
+	}
+	for i := range evs {
+		e := &evs[i]
+		if r.w0 == 0 || e.Start < r.w0 {
+			if r.nextWin == 0 {
+				r.w0 = e.Start
+			}
+		}
+		r.maxEnd = max(r.maxEnd, e.End())
+		if r.tid == 0 && e.Kind.IsLaunch() {
+			r.tid = e.TID
+		}
+	}
+	if r.w0 == 0 || r.maxEnd-r.w0 < r.graceNs {
+		return nil
+	}
+	var out []tracer.Event
+	for r.maxEnd >= r.w0+(r.nextWin+1)*r.windowNs {
+		out = append(out, tracer.Event{Kind: tracer.KindStep, Start: r.w0 + r.nextWin*r.windowNs, Dur: r.windowNs,
+			Value: r.nextWin, PID: firstPID(evs), TID: r.tid, Device: -1})
+		r.nextWin++
+	}
+	return out
+}
+
+func firstPID(evs []tracer.Event) int32 {
+	if len(evs) > 0 {
+		return evs[0].PID
+	}
+	return 0
 }

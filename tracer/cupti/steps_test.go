@@ -44,3 +44,41 @@ func TestStepRule(t *testing.T) {
 		t.Error("bad regex accepted")
 	}
 }
+
+// With no step range, fixed windows become steps after the grace period:
+// events over [1000, 3600) ns with 1000 ns windows and 1500 ns of grace
+// give windows [1000,2000) and [2000,3000) (the third ends at 4000, after
+// the last event); a real step range stops them.
+func TestStepWindows(t *testing.T) {
+	r, err := NewStepRule("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetWindow(1000, 1500)
+	strs := tracer.NewStrings()
+	k := strs.Intern("kernel")
+	batch := func(start, end int64) []tracer.Event {
+		return []tracer.Event{
+			{Kind: tracer.KindRuntime, Name: k, Start: start, Dur: 1, PID: 4, TID: 9},
+			{Kind: tracer.KindKernel, Name: k, Start: start, Dur: end - start, PID: 4, TID: -1},
+		}
+	}
+	b := batch(1000, 2400)
+	r.Apply(b, strs)
+	if w := r.Windows(b); w != nil {
+		t.Fatalf("inside the grace period: %v", w)
+	}
+	b = batch(2500, 3600)
+	r.Apply(b, strs)
+	w := r.Windows(b)
+	if len(w) != 2 || w[0].Start != 1000 || w[0].Dur != 1000 || w[0].Value != 0 || w[1].Start != 2000 || w[1].Value != 1 ||
+		w[0].Kind != tracer.KindStep || w[0].TID != 9 || w[0].PID != 4 {
+		t.Fatalf("windows %+v", w)
+	}
+	st := strs.Intern("step 7")
+	b = append(batch(3600, 5200), tracer.Event{Kind: tracer.KindRange, Name: st, Start: 3600, Dur: 100, TID: 9})
+	r.Apply(b, strs)
+	if w := r.Windows(b); w != nil {
+		t.Fatalf("after a real step range: %v", w)
+	}
+}

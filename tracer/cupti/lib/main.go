@@ -164,6 +164,13 @@ func drain() {
 		fmt.Fprintf(os.Stderr, "rlktop cupti[%d]: %v; using the default step ranges\n", os.Getpid(), err)
 		steps, _ = cupti.NewStepRule("")
 	}
+	// Last fallback for cutting steps: fixed windows when no step range
+	// shows up in the first 5 s (RLKTOP_STEP_WINDOW_MS, 0 = off).
+	windowMs := int64(cupti.DefaultStepWindowMs)
+	if v, err := strconv.ParseInt(os.Getenv(cupti.EnvStepWindow), 10, 64); err == nil && v >= 0 {
+		windowMs = v
+	}
+	steps.SetWindow(windowMs*1_000_000, 5_000_000_000)
 	dec.Clock.Add(int64(pc), int64(pm))
 	ids := []tracer.StrID{0} // decoder string id → sender string id
 	var b C.rlk_batch
@@ -182,6 +189,7 @@ func drain() {
 			}
 			bt := dec.Take()
 			steps.Apply(bt.Events, dec.Strings())
+			bt.Events = append(bt.Events, steps.Windows(bt.Events)...)
 			if delay > 0 {
 				time.Sleep(delay)
 			}
