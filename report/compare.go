@@ -114,10 +114,17 @@ func writeCompareText(w io.Writer, c *attrib.Comparison, rows []attrib.RowCompar
 		[]bool{false, false, true, true, true, true, false}, armRows)
 	b.WriteString("\n")
 	line := fmt.Sprintf("step time B/A: %s — %s", RatioText(c.Ratio.Value, c.Ratio.CILow, c.Ratio.CIHigh), strings.ToUpper(c.Verdict))
-	if c.Noise != nil {
-		line += fmt.Sprintf("; noise A'/A: %s", RatioText(c.Noise.Ratio, c.Noise.CILow, c.Noise.CIHigh))
-	} else {
-		line += "; no A' run, so no noise envelope"
+	if c.Verdict == attrib.VerdictInvalid {
+		// No ratio of an invalid arm is worth reading.
+		line = "step time B/A: — INVALID (see the arms' valid column)"
+	}
+	switch {
+	case c.Noise != nil:
+		line += fmt.Sprintf("; noise A′/A: %s", RatioText(c.Noise.Ratio, c.Noise.CILow, c.Noise.CIHigh))
+	case len(c.Arms) > 2 && !c.Arms[2].Valid:
+		line += "; A′ was invalid, so no noise envelope"
+	default:
+		line += "; no A′ run, so no noise envelope"
 	}
 	if md {
 		line = "**" + mdEscape(line) + "**"

@@ -58,7 +58,7 @@ func TestComparisonWriters(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{"attention=fused", "NO: exited with status 1", "step time B/A: 0.800 [0.780, 0.820] — FASTER",
-		"no A' run, so no noise envelope", "consistency: max |Δ logits| 0.5", "at::native::vectorized_elementwise_kernel",
+		"A′ was invalid, so no noise envelope", "consistency: max |Δ logits| 0.5", "at::native::vectorized_elementwise_kernel",
 		"-2.00 ms", "0.500 [0.480, 0.520]", "only in A", "10.0 ms"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
