@@ -296,6 +296,15 @@ func (r *runner) plan() error {
 			a.name = fmt.Sprintf("%s #%d", a.name, n)
 		}
 	}
+	if r.builtin {
+		// Every switch sends "attention" (switchKeys), so every arm lists
+		// it, the first one too: arms then show the same set of flags.
+		for _, a := range r.arms {
+			if _, ok := a.flags["attention"]; !ok {
+				a.flags["attention"] = demo.DefaultConfig().Attention
+			}
+		}
+	}
 	if o.Noise {
 		a := r.arms[0]
 		n := &armRun{name: NoiseName(a.name), flags: maps.Clone(a.flags), want: o.Steps}
