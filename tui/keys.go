@@ -53,11 +53,16 @@ func (h helpKeys) FullHelp() [][]key.Binding {
 	if h.view == nil {
 		return [][]key.Binding{{h.global.Quit, h.global.ForceQuit}}
 	}
+	prev := key.NewBinding(key.WithKeys(h.global.Prev.Keys()...), key.WithHelp("⇧tab", "prev view"))
+	global := []key.Binding{h.global.Next, prev, h.global.Help, h.global.Quit}
 	if len(h.live) > 0 {
-		g = append(g, h.live)
+		// A live run has more columns than 80 cells hold and bubbles/help
+		// cuts the last ones: keep moving between views and quitting in
+		// sight by putting them right after the live keys.
+		g = append(g, h.live, global)
+		global = nil
 	}
 	g = append(g, h.view.FullHelp()...)
-	prev := key.NewBinding(key.WithKeys(h.global.Prev.Keys()...), key.WithHelp("⇧tab", "prev view"))
 	if len(h.actions) > 0 {
 		var col []key.Binding
 		for _, a := range h.actions {
@@ -65,5 +70,8 @@ func (h helpKeys) FullHelp() [][]key.Binding {
 		}
 		g = append(g, col)
 	}
-	return append(g, []key.Binding{h.global.Next, prev, h.global.Help, h.global.Quit})
+	if global != nil {
+		g = append(g, global)
+	}
+	return g
 }
