@@ -15,6 +15,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/cupti/launch"
 	rocplaunch "github.com/rlktop/rlktop/tracer/rocprof/launch"
 	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/tracer/steps"
 	"github.com/rlktop/rlktop/tracer/wire"
 )
 
@@ -219,7 +220,11 @@ func (l *Live) spec() (Spec, error) {
 	env, banner := plan.Env, plan.Banner
 	if !o.Untraced && !plan.Traced && !plan.Driver.Present {
 		// No NVIDIA driver: the AMD tracer (rocprofiler-sdk) if ROCm is here.
-		rp, err := rocplaunch.Prepare(rocplaunch.Options{Socket: l.addr, Trace: true, TorchRanges: o.TorchRanges, Env: base})
+		rbase := base
+		if o.StepRange != "" {
+			rbase = Environ(base, map[string]string{steps.EnvStepRange: o.StepRange})
+		}
+		rp, err := rocplaunch.Prepare(rocplaunch.Options{Socket: l.addr, Trace: true, TorchRanges: o.TorchRanges, Env: rbase})
 		switch {
 		case err != nil:
 			banner = fmt.Sprintf("%s; ROCm tracer: %v", banner, err)

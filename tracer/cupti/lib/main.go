@@ -16,7 +16,7 @@
 // the library turns tracing off and detaches), RLKTOP_CUPTI_LIB (exact
 // libcupti path), RLKTOP_CUPTI_SEARCH (extra folders, colon-separated),
 // RLKTOP_STEP_RANGE (regex of the NVTX ranges that are training steps;
-// default: cupti.DefaultStepRange, else ProfilerStep#N), RLKTOP_CUPTI_BUFFER_MB (1–10, default 4), RLKTOP_CUPTI_RING (queued
+// default: steps.DefaultStepRange, else ProfilerStep#N), RLKTOP_CUPTI_BUFFER_MB (1–10, default 4), RLKTOP_CUPTI_RING (queued
 // buffers, default 16), RLKTOP_CUPTI_MAX_BUFFERS (default 32),
 // RLKTOP_CUPTI_START=0 (start with tracing off), RLKTOP_CUPTI_SUBSCRIBE=0
 // (never take the CUPTI subscriber), RLKTOP_CUPTI_EXIT_WAIT_MS (default
@@ -39,6 +39,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/cupti"
+	"github.com/rlktop/rlktop/tracer/steps"
 	"github.com/rlktop/rlktop/tracer/wire"
 )
 
@@ -159,18 +160,18 @@ func drain() {
 	}
 
 	dec := cupti.NewDecoder(int32(os.Getpid()), cupti.CMemory{APINames: apiName})
-	steps, err := cupti.NewStepRule(os.Getenv(cupti.EnvStepRange))
+	stepRule, err := steps.NewStepRule(os.Getenv(steps.EnvStepRange))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "rlktop cupti[%d]: %v; using the default step ranges\n", os.Getpid(), err)
-		steps, _ = cupti.NewStepRule("")
+		stepRule, _ = steps.NewStepRule("")
 	}
 	// Last fallback for cutting steps: fixed windows when no step range
 	// shows up in the first 5 s (RLKTOP_STEP_WINDOW_MS, 0 = off).
-	windowMs := int64(cupti.DefaultStepWindowMs)
-	if v, err := strconv.ParseInt(os.Getenv(cupti.EnvStepWindow), 10, 64); err == nil && v >= 0 {
+	windowMs := int64(steps.DefaultStepWindowMs)
+	if v, err := strconv.ParseInt(os.Getenv(steps.EnvStepWindow), 10, 64); err == nil && v >= 0 {
 		windowMs = v
 	}
-	steps.SetWindow(windowMs*1_000_000, 5_000_000_000)
+	stepRule.SetWindow(windowMs*1_000_000, 5_000_000_000)
 	dec.Clock.Add(int64(pc), int64(pm))
 	ids := []tracer.StrID{0} // decoder string id → sender string id
 	var b C.rlk_batch
@@ -188,8 +189,8 @@ func drain() {
 				logf("%v", err)
 			}
 			bt := dec.Take()
-			steps.Apply(bt.Events, dec.Strings())
-			bt.Events = append(bt.Events, steps.Windows(bt.Events)...)
+			stepRule.Apply(bt.Events, dec.Strings().Get)
+			bt.Events = append(bt.Events, stepRule.Windows(bt.Events)...)
 			if delay > 0 {
 				time.Sleep(delay)
 			}

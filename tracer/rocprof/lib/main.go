@@ -39,6 +39,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/rocprof"
+	"github.com/rlktop/rlktop/tracer/steps"
 	"github.com/rlktop/rlktop/tracer/wire"
 )
 
@@ -162,6 +163,19 @@ func drain() {
 		go controls(s)
 	}
 	ids := []tracer.StrID{0}
+	// Steps: roctx ranges named like steps (RLKTOP_STEP_RANGE), else
+	// ProfilerStep#N, else fixed windows (RLKTOP_STEP_WINDOW_MS), as the
+	// CUPTI library does.
+	stepRule, err := steps.NewStepRule(os.Getenv(steps.EnvStepRange))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rlktop rocprof[%d]: %v; using the default step ranges\n", os.Getpid(), err)
+		stepRule, _ = steps.NewStepRule("")
+	}
+	windowMs := int64(steps.DefaultStepWindowMs)
+	if v, err := strconv.ParseInt(os.Getenv(steps.EnvStepWindow), 10, 64); err == nil && v >= 0 {
+		windowMs = v
+	}
+	stepRule.SetWindow(windowMs*1_000_000, 5_000_000_000)
 	var b C.rlkroc_batch
 	var lastMeta time.Time
 	var last C.rlkroc_counters
@@ -174,6 +188,8 @@ func drain() {
 				logf("%v", err)
 			}
 			bt := dec.Take()
+			stepRule.Apply(bt.Events, dec.Name)
+			bt.Events = append(bt.Events, stepRule.Windows(bt.Events)...)
 			if delay > 0 {
 				time.Sleep(delay)
 			}

@@ -1,4 +1,9 @@
-package cupti
+// Package steps cuts a traced command's timeline into training steps: the
+// NVTX / roctx ranges that mark steps, else torch.profiler's
+// ProfilerStep#N ranges, else fixed time windows. The CUPTI injection
+// library and the rocprofiler tool library both run it in the traced
+// process, on each decoded batch, before sending.
+package steps
 
 import (
 	"fmt"
@@ -56,20 +61,20 @@ func NewStepRule(expr string) (*StepRule, error) {
 	return r, nil
 }
 
-func (r *StepRule) class(id tracer.StrID, strs *tracer.Strings) int8 {
+func (r *StepRule) class(id tracer.StrID, name func(tracer.StrID) string) int8 {
 	if c, ok := r.memo[id]; ok {
 		return c
 	}
-	name := strs.Get(id)
+	nm := name(id)
 	c := int8(3)
 	switch {
 	case r.re != nil:
-		if r.re.MatchString(name) {
+		if r.re.MatchString(nm) {
 			c = 1
 		}
-	case DefaultStepRange.MatchString(name):
+	case DefaultStepRange.MatchString(nm):
 		c = 1
-	case profilerStep.MatchString(name):
+	case profilerStep.MatchString(nm):
 		c = 2
 	}
 	r.memo[id] = c
@@ -77,14 +82,14 @@ func (r *StepRule) class(id tracer.StrID, strs *tracer.Strings) int8 {
 }
 
 // Apply rewrites, in place, the KindRange events of evs that mark steps.
-// Names are ids of strs.
-func (r *StepRule) Apply(evs []tracer.Event, strs *tracer.Strings) {
+// name gives the text of an event's name id (a decoder's string table).
+func (r *StepRule) Apply(evs []tracer.Event, name func(tracer.StrID) string) {
 	for i := range evs {
 		e := &evs[i]
 		if e.Kind != tracer.KindRange {
 			continue
 		}
-		c := r.class(e.Name, strs)
+		c := r.class(e.Name, name)
 		switch {
 		case c == 1:
 			if r.re == nil {
@@ -96,7 +101,7 @@ func (r *StepRule) Apply(evs []tracer.Event, strs *tracer.Strings) {
 		}
 		e.Kind = tracer.KindStep
 		r.seen = true
-		if m := trailingNumber.FindStringSubmatch(strs.Get(e.Name)); m != nil {
+		if m := trailingNumber.FindStringSubmatch(name(e.Name)); m != nil {
 			if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
 				e.Value = n
 				continue

@@ -1,4 +1,4 @@
-package cupti
+package steps
 
 import (
 	"testing"
@@ -33,7 +33,7 @@ func TestStepRule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.Apply(c.in, strs)
+		r.Apply(c.in, strs.Get)
 		for j, w := range c.want {
 			if g := (res{c.in[j].Kind, c.in[j].Value}); g != w {
 				t.Errorf("case %d event %d (%s): got %+v want %+v", i, j, strs.Get(c.in[j].Name), g, w)
@@ -64,12 +64,12 @@ func TestStepWindows(t *testing.T) {
 		}
 	}
 	b := batch(1000, 2400)
-	r.Apply(b, strs)
+	r.Apply(b, strs.Get)
 	if w := r.Windows(b); w != nil {
 		t.Fatalf("inside the grace period: %v", w)
 	}
 	b = batch(2500, 3600)
-	r.Apply(b, strs)
+	r.Apply(b, strs.Get)
 	w := r.Windows(b)
 	if len(w) != 2 || w[0].Start != 1000 || w[0].Dur != 1000 || w[0].Value != 0 || w[1].Start != 2000 || w[1].Value != 1 ||
 		w[0].Kind != tracer.KindStep || w[0].TID != 9 || w[0].PID != 4 {
@@ -77,7 +77,7 @@ func TestStepWindows(t *testing.T) {
 	}
 	st := strs.Intern("step 7")
 	b = append(batch(3600, 5200), tracer.Event{Kind: tracer.KindRange, Name: st, Start: 3600, Dur: 100, TID: 9})
-	r.Apply(b, strs)
+	r.Apply(b, strs.Get)
 	if w := r.Windows(b); w != nil {
 		t.Fatalf("after a real step range: %v", w)
 	}
