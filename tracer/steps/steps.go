@@ -166,3 +166,21 @@ func firstPID(evs []tracer.Event) int32 {
 	}
 	return 0
 }
+
+// FromEnv is the step rule a traced process runs: the regex in
+// EnvStepRange ("" = the default rule; a bad one is reported to warn and the
+// default used) and the fixed-window fallback of EnvStepWindow ms (default
+// DefaultStepWindowMs, 0 off) after a 5 s grace period.
+func FromEnv(getenv func(string) string, warn func(error)) *StepRule {
+	r, err := NewStepRule(getenv(EnvStepRange))
+	if err != nil {
+		warn(err)
+		r, _ = NewStepRule("")
+	}
+	ms := int64(DefaultStepWindowMs)
+	if v, err := strconv.ParseInt(getenv(EnvStepWindow), 10, 64); err == nil && v >= 0 {
+		ms = v
+	}
+	r.SetWindow(ms*1_000_000, 5_000_000_000)
+	return r
+}

@@ -82,3 +82,20 @@ func TestStepWindows(t *testing.T) {
 		t.Fatalf("after a real step range: %v", w)
 	}
 }
+
+func TestFromEnv(t *testing.T) {
+	env := map[string]string{EnvStepRange: "(", EnvStepWindow: "250"}
+	var warned error
+	r := FromEnv(func(k string) string { return env[k] }, func(err error) { warned = err })
+	if warned == nil || r.re != nil {
+		t.Fatalf("bad regex: warned %v, rule regex %v (want a warning and the default rule)", warned, r.re)
+	}
+	if r.windowNs != 250_000_000 || r.graceNs != 5_000_000_000 {
+		t.Fatalf("window %d grace %d", r.windowNs, r.graceNs)
+	}
+	env = map[string]string{EnvStepRange: "^it", EnvStepWindow: "0"}
+	r = FromEnv(func(k string) string { return env[k] }, func(err error) { t.Fatal(err) })
+	if r.re == nil || r.windowNs != 0 {
+		t.Fatalf("user regex %v, window %d", r.re, r.windowNs)
+	}
+}

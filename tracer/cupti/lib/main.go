@@ -160,18 +160,9 @@ func drain() {
 	}
 
 	dec := cupti.NewDecoder(int32(os.Getpid()), cupti.CMemory{APINames: apiName})
-	stepRule, err := steps.NewStepRule(os.Getenv(steps.EnvStepRange))
-	if err != nil {
+	stepRule := steps.FromEnv(os.Getenv, func(err error) {
 		fmt.Fprintf(os.Stderr, "rlktop cupti[%d]: %v; using the default step ranges\n", os.Getpid(), err)
-		stepRule, _ = steps.NewStepRule("")
-	}
-	// Last fallback for cutting steps: fixed windows when no step range
-	// shows up in the first 5 s (RLKTOP_STEP_WINDOW_MS, 0 = off).
-	windowMs := int64(steps.DefaultStepWindowMs)
-	if v, err := strconv.ParseInt(os.Getenv(steps.EnvStepWindow), 10, 64); err == nil && v >= 0 {
-		windowMs = v
-	}
-	stepRule.SetWindow(windowMs*1_000_000, 5_000_000_000)
+	})
 	dec.Clock.Add(int64(pc), int64(pm))
 	ids := []tracer.StrID{0} // decoder string id → sender string id
 	var b C.rlk_batch

@@ -166,16 +166,9 @@ func drain() {
 	// Steps: roctx ranges named like steps (RLKTOP_STEP_RANGE), else
 	// ProfilerStep#N, else fixed windows (RLKTOP_STEP_WINDOW_MS), as the
 	// CUPTI library does.
-	stepRule, err := steps.NewStepRule(os.Getenv(steps.EnvStepRange))
-	if err != nil {
+	stepRule := steps.FromEnv(os.Getenv, func(err error) {
 		fmt.Fprintf(os.Stderr, "rlktop rocprof[%d]: %v; using the default step ranges\n", os.Getpid(), err)
-		stepRule, _ = steps.NewStepRule("")
-	}
-	windowMs := int64(steps.DefaultStepWindowMs)
-	if v, err := strconv.ParseInt(os.Getenv(steps.EnvStepWindow), 10, 64); err == nil && v >= 0 {
-		windowMs = v
-	}
-	stepRule.SetWindow(windowMs*1_000_000, 5_000_000_000)
+	})
 	var b C.rlkroc_batch
 	var lastMeta time.Time
 	var last C.rlkroc_counters
