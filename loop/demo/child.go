@@ -92,23 +92,22 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 		// before any step, defaults included.
 		s.Ack(&wire.Control{Op: wire.ControlAck, Flags: flagKVs("", l.Flags()), Tracing: true, Step: 0})
 	}
-	var ids []tracer.StrID // gotrace NameID → stream id
+	var relay *wire.Relay // gotrace NameID → stream id
+	if s != nil {
+		relay = wire.NewRelay(s, 0)
+	}
+	var reportedDrops uint64
 	pump := func() {
 		if s == nil {
 			tr.Drain(func([]tracer.Event) {})
 			return
 		}
-		tr.Drain(func(b []tracer.Event) {
-			if names := tr.Names(len(ids)); len(names) > 0 {
-				for _, n := range names {
-					ids = append(ids, s.Name(n))
-				}
-			}
-			for i := range b {
-				b[i].Name = ids[b[i].Name]
-			}
-			s.Send(b)
-		})
+		tr.Drain(func(b []tracer.Event) { relay.Send(tr.Names(relay.Known()), b) })
+		// gotrace's own drops (ring full) join the sender's in Drops frames.
+		if d := tr.Dropped(); d > reportedDrops {
+			s.AddDropped(d - reportedDrops)
+			reportedDrops = d
+		}
 	}
 	bye := func(reason string, code int64) {
 		pump()

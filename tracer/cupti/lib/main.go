@@ -37,7 +37,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/cupti"
 	"github.com/rlktop/rlktop/tracer/steps"
 	"github.com/rlktop/rlktop/tracer/wire"
@@ -160,11 +159,14 @@ func drain() {
 	}
 
 	dec := cupti.NewDecoder(int32(os.Getpid()), cupti.CMemory{APINames: apiName})
+	var relay *wire.Relay // decoder string ids → stream ids, chunked sends
+	if s != nil {
+		relay = wire.NewRelay(s, chunk)
+	}
 	stepRule := steps.FromEnv(os.Getenv, func(err error) {
 		fmt.Fprintf(os.Stderr, "rlktop cupti[%d]: %v; using the default step ranges\n", os.Getpid(), err)
 	})
 	dec.Clock.Add(int64(pc), int64(pm))
-	ids := []tracer.StrID{0} // decoder string id → sender string id
 	var b C.rlk_batch
 	var lastMeta time.Time
 	var lastCounters C.rlk_counters
@@ -185,19 +187,8 @@ func drain() {
 			if delay > 0 {
 				time.Sleep(delay)
 			}
-			if s != nil {
-				for _, name := range bt.NewStrings {
-					ids = append(ids, s.Name(name))
-				}
-				ev := bt.Events
-				for k := range ev {
-					ev[k].Name = ids[ev[k].Name]
-				}
-				for len(ev) > 0 {
-					n := min(len(ev), chunk)
-					s.Send(ev[:n])
-					ev = ev[n:]
-				}
+			if relay != nil {
+				relay.Send(bt.NewStrings, bt.Events)
 			}
 		}
 		if s != nil && s.Err() != nil {

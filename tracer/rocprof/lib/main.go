@@ -162,10 +162,13 @@ func drain() {
 		s.Meta(infoMeta(&i))
 		go controls(s)
 	}
-	ids := []tracer.StrID{0}
 	// Steps: roctx ranges named like steps (RLKTOP_STEP_RANGE), else
 	// ProfilerStep#N, else fixed windows (RLKTOP_STEP_WINDOW_MS), as the
 	// CUPTI library does.
+	var relay *wire.Relay // decoder string ids → stream ids, chunked sends
+	if s != nil {
+		relay = wire.NewRelay(s, chunkEvents)
+	}
 	stepRule := steps.FromEnv(os.Getenv, func(err error) {
 		fmt.Fprintf(os.Stderr, "rlktop rocprof[%d]: %v; using the default step ranges\n", os.Getpid(), err)
 	})
@@ -186,19 +189,8 @@ func drain() {
 			if delay > 0 {
 				time.Sleep(delay)
 			}
-			if s != nil {
-				for _, name := range bt.NewStrings {
-					ids = append(ids, s.Name(name))
-				}
-				ev := bt.Events
-				for k := range ev {
-					ev[k].Name = ids[ev[k].Name]
-				}
-				for len(ev) > 0 {
-					n := min(len(ev), chunkEvents)
-					s.Send(ev[:n])
-					ev = ev[n:]
-				}
+			if relay != nil {
+				relay.Send(bt.NewStrings, bt.Events)
 			}
 		}
 		if s != nil && (st != C.RLKROC_CHUNK || time.Since(lastMeta) > metaEvery) {
