@@ -30,6 +30,7 @@ type runFlags struct {
 	headless    bool
 	steps       int64
 	format      string
+	by          string
 	top         int
 	rulesPath   string
 	torchRanges bool
@@ -45,6 +46,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&rf.headless, "headless", false, "no TUI: run --steps steps, then print the report")
 	f.Int64Var(&rf.steps, "steps", 20, "with --headless: steps to run")
 	f.StringVar(&rf.format, "format", "table", "with --headless: "+strings.Join(report.Formats(), "|"))
+	f.StringVar(&rf.by, "by", report.ByKernel, "with --headless: the table to print, "+strings.Join(report.Views(), "|")+" (json holds every view)")
 	f.IntVar(&rf.top, "top", -1, "with --headless: rows to show (0 = all)")
 }
 
@@ -221,35 +223,14 @@ func warnFingerprints(w io.Writer, live *loop.Live) {
 	}
 }
 
-// StepSummary is the step-time summary of a run report: nearest-rank
-// percentiles of the step durations, ns.
-type StepSummary struct {
-	Count    int64 `json:"count"`
-	MedianNs int64 `json:"median_ns"`
-	P10Ns    int64 `json:"p10_ns"`
-	P90Ns    int64 `json:"p90_ns"`
-}
-
-func summarizeSteps(st *session.State) StepSummary {
+// summarizeSteps is the "steps" object of a run report (attrib.StepSummary,
+// the same summary compare's arms use).
+func summarizeSteps(st *session.State) attrib.StepSummary {
 	d := make([]int64, 0, len(st.Steps))
 	for _, s := range st.Steps {
 		d = append(d, s.DurNs)
 	}
-	slices.Sort(d)
-	return StepSummary{Count: int64(len(d)), MedianNs: nearestRank(d, 50), P10Ns: nearestRank(d, 10), P90Ns: nearestRank(d, 90)}
-}
-
-// nearestRank is the p-th percentile of sorted d by the nearest-rank method
-// (the smallest value with at least p% of the values at or below it).
-func nearestRank(d []int64, p int) int64 {
-	if len(d) == 0 {
-		return 0
-	}
-	r := (p*len(d) + 99) / 100
-	if r < 1 {
-		r = 1
-	}
-	return d[r-1]
+	return attrib.SummarizeSteps(d)
 }
 
 func writeRunReport(w io.Writer, st *session.State, flags map[string]string, rf *runFlags) error {
@@ -259,9 +240,9 @@ func writeRunReport(w io.Writer, st *session.State, flags map[string]string, rf 
 	case "json":
 		doc := struct {
 			*report.Doc
-			Steps    StepSummary       `json:"steps"`
-			StepRows []report.StepDoc  `json:"step_rows"`
-			Flags    map[string]string `json:"flags"`
+			Steps    attrib.StepSummary `json:"steps"`
+			StepRows []report.StepDoc   `json:"step_rows"`
+			Flags    map[string]string  `json:"flags"`
 		}{Flags: flags, Steps: sum}
 		doc.Doc = report.NewDoc(snap, rf.top)
 		doc.StepRows = doc.Doc.Steps
@@ -269,7 +250,7 @@ func writeRunReport(w io.Writer, st *session.State, flags map[string]string, rf 
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
 	default:
-		if err := report.Write(w, snap, report.Options{Format: rf.format, Top: rf.top}); err != nil {
+		if err := report.Write(w, snap, report.Options{By: rf.by, Format: rf.format, Top: rf.top}); err != nil {
 			return err
 		}
 		var kv []string
