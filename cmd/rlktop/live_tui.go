@@ -74,6 +74,15 @@ func runTUI(o loop.LiveOptions) error {
 	if runErr != nil {
 		return fmt.Errorf("%w (the live view needs a terminal; `rlktop run --headless` prints a report instead)", runErr)
 	}
+	// A command that ended by itself before the user quit: its exit status
+	// becomes rlktop's, as in the headless run.
+	if !live.Builtin {
+		if st := live.Sup.Status(); st.State == loop.Exited {
+			if code := loop.ExitStatus(st); code > 0 {
+				return exitError{code: code}
+			}
+		}
+	}
 	return nil
 }
 
