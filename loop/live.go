@@ -243,14 +243,18 @@ func (l *Live) spec() (Spec, error) {
 // Flags returns the flags in force: those rlktop set, overlaid with every
 // flag the newest child reported in its last acknowledgement (the built-in
 // loop reports all of its flags, defaults included).
-func (l *Live) Flags() map[string]string {
+func (l *Live) Flags() map[string]string { return l.FlagsIn(l.Session.Snapshot()) }
+
+// FlagsIn is Flags with the children's flags taken from st, a session
+// state the caller already holds (a poller need not take a second one).
+func (l *Live) FlagsIn(st *session.State) map[string]string {
 	l.mu.Lock()
 	out := make(map[string]string, len(l.flags))
 	for k, v := range l.flags {
 		out[k] = v
 	}
 	l.mu.Unlock()
-	if st := l.Session.Snapshot(); len(st.Children) > 0 {
+	if len(st.Children) > 0 {
 		for _, kv := range st.Children[len(st.Children)-1].Flags {
 			out[kv.Key] = kv.Value
 		}

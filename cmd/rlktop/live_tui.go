@@ -110,7 +110,8 @@ func pollLive(live *loop.Live, ctl *liveController, feed chan<- tea.Msg, done <-
 			}
 		}
 		cs := live.Sup.Status()
-		msg := tui.LiveMsg{State: live.Session.Snapshot(), Child: cs, Flags: live.Flags(), At: time.Now()}
+		state := live.Session.Snapshot()
+		msg := tui.LiveMsg{State: state, Child: cs, Flags: live.FlagsIn(state), At: time.Now()}
 		select {
 		case feed <- msg:
 		default: // the TUI is behind; the next tick brings a newer one

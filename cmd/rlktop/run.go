@@ -193,7 +193,7 @@ func runHeadless(stdout, stderr io.Writer, rf *runFlags, o loop.LiveOptions) err
 		live.Sup.Stop(3 * time.Second)
 		exit = live.Sup.Status()
 	}
-	if err := writeRunReport(stdout, st, live.Flags(), rf); err != nil {
+	if err := writeRunReport(stdout, st, live.FlagsIn(st), rf); err != nil {
 		return err
 	}
 	if len(o.Command) == 0 {
