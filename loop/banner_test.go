@@ -27,5 +27,5 @@ func TestBannerExplainsBothTracers(t *testing.T) {
 			t.Fatalf("banner %q lacks %q", live.Banner, want)
 		}
 	}
-	live.Sup.Wait(ctxTimeout(10 * time.Second))
+	live.Sup.WaitFor(10 * time.Second)
 }

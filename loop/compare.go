@@ -558,7 +558,7 @@ func (r *runner) finishRecording() error {
 	lv := r.lv
 	if lv.Sup.Status().State == Running {
 		if _, err := lv.Session.StopChildren(); err == nil {
-			lv.Sup.Wait(ctxTimeout(3 * time.Second))
+			lv.Sup.WaitFor(3 * time.Second)
 		}
 		lv.Sup.Stop(2 * time.Second)
 	}

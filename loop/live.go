@@ -366,9 +366,7 @@ func ExitStatus(st Status) int {
 func (l *Live) Close() error {
 	if l.Sup != nil && l.Sup.Status().State == Running {
 		if _, err := l.Session.StopChildren(); err == nil {
-			done := make(chan struct{})
-			go func() { l.Sup.Wait(ctxTimeout(2 * time.Second)); close(done) }()
-			<-done
+			l.Sup.WaitFor(2 * time.Second)
 		}
 		l.Sup.Stop(2 * time.Second)
 	}

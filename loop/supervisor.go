@@ -310,8 +310,9 @@ func Environ(base []string, set map[string]string) []string {
 	return out
 }
 
-func ctxTimeout(d time.Duration) context.Context {
+// WaitFor is Wait with a timeout instead of a context.
+func (s *Supervisor) WaitFor(d time.Duration) Status {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
-	go func() { <-ctx.Done(); cancel() }()
-	return ctx
+	defer cancel()
+	return s.Wait(ctx)
 }
