@@ -64,8 +64,9 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Options tune reading.
 type Options struct {
-	// Progress, when non-nil, is called now and then with the number of
-	// uncompressed bytes consumed so far and the compressed file size.
+	// Progress, when non-nil, is called after every 8 MiB read from the
+	// file with the bytes of the file read so far (compressed bytes for a
+	// .gz) and the file's size, so read/size is the fraction done.
 	Progress func(readBytes, fileSize int64)
 	// FileSize and Gzipped are set by Read for the importers: the size of
 	// the file as stored (bytes, compressed when Gzipped; 0 unknown), so
