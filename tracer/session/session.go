@@ -74,6 +74,10 @@ type Options struct {
 	// than this before the newest GPU op (attrib.Aggregator.SetBusySeal;
 	// default 60 s, longer than CUPTI's buffer delays); -1 keeps all.
 	BusySealNs int64
+	// TimelineOps bounds the GPU ops State.Timeline keeps (default 1<<15,
+	// the newest kept; building it costs about 2 ms per 10,000 ops at
+	// each window rebuild).
+	TimelineOps int
 	// Now returns the wall clock (tests); default time.Now.
 	Now func() time.Time
 }
@@ -139,6 +143,10 @@ type State struct {
 	Counters []CounterValue
 	// Recording is nil when not recording.
 	Recording *RecordingInfo
+	// Timeline is the window's GPU ops per device and stream, with the CPU
+	// ranges and launch calls and the steps around them (at most
+	// Options.TimelineOps ops); rebuilt with Window.
+	Timeline *attrib.Timeline
 }
 
 // Session is a live session. Create with New; feed with Serve, Listen or
@@ -151,6 +159,7 @@ type Session struct {
 	link     *linker
 	cum      *attrib.Aggregator
 	win      deque // resolved GPU events and steps, arrival order
+	cpuWin   deque // CPU ranges and launch calls of the window (timeline)
 	newest   int64
 	steps    []StepTime
 	stepN    int64
@@ -174,6 +183,7 @@ type Session struct {
 	winSnap  *attrib.Snapshot
 	winAt    time.Time
 	winBuf   []tracer.Event
+	tlSnap   *attrib.Timeline
 
 	servers []*wire.Server
 	stop    chan struct{}
@@ -201,6 +211,9 @@ func New(opts Options) *Session {
 	}
 	if opts.PercentileCap == 0 {
 		opts.PercentileCap = 1 << 16
+	}
+	if opts.TimelineOps <= 0 {
+		opts.TimelineOps = 1 << 15
 	}
 	if opts.BusySealNs == 0 {
 		opts.BusySealNs = 60e9
@@ -253,6 +266,15 @@ func (s *Session) addWindow(e *tracer.Event) {
 	// Drop from the front what left the window.
 	for s.win.len() > 0 && (s.win.len() > s.opts.WindowMaxEvents || s.win.front().Start < s.newest-s.opts.WindowNs) {
 		s.win.popFront()
+	}
+}
+
+// addCPUWindow keeps a CPU range or launch call for the timeline, as long
+// as GPU events are kept for the window (s.mu held).
+func (s *Session) addCPUWindow(e *tracer.Event) {
+	s.cpuWin.push(e)
+	for s.cpuWin.len() > 0 && (s.cpuWin.len() > s.opts.WindowMaxEvents || s.cpuWin.front().End() < s.newest-s.opts.WindowNs) {
+		s.cpuWin.popFront()
 	}
 }
 
@@ -500,6 +522,9 @@ func (s *Session) addEvents(c *conn, evs []tracer.Event) {
 			s.addWindow(e)
 			s.addStep(e)
 		}
+		if k := e.Kind; k == tracer.KindRange || k == tracer.KindRuntime || k == tracer.KindDriver {
+			s.addCPUWindow(e)
+		}
 		s.link.add(e, now)
 	}
 	s.link.endBatch()
@@ -566,9 +591,13 @@ func (s *Session) Snapshot() *State {
 	s.forceWin = false
 	var strs *tracer.Strings
 	var ctxs []tracer.Context
+	gpuN := 0
 	if rebuild {
 		s.winBuf = s.winBuf[:0]
 		s.win.each(func(evs []tracer.Event) { s.winBuf = append(s.winBuf, evs...) })
+		nGPU := len(s.winBuf)
+		s.cpuWin.each(func(evs []tracer.Event) { s.winBuf = append(s.winBuf, evs...) })
+		gpuN = nGPU // the aggregate takes the GPU events and steps only
 		strs = tracer.NewStrings()
 		for id := 1; id < s.strs.Len(); id++ {
 			strs.Intern(s.strs.Get(tracer.StrID(id)))
@@ -618,15 +647,17 @@ func (s *Session) Snapshot() *State {
 	if rebuild {
 		a := attrib.NewAggregator(s.opts.Rules)
 		a.SetSource(s.opts.Source, "rlktop")
-		a.AddEvents(s.winBuf, strs, ctxs)
+		a.AddEvents(s.winBuf[:gpuN], strs, ctxs)
 		s.winSnap = a.Snapshot()
 		s.winSnap.Dropped = st.Dropped
+		s.tlSnap = attrib.BuildTimeline(s.winBuf, strs, ctxs, s.opts.Rules, s.opts.TimelineOps)
 		s.winAt = now
 		s.mu.Lock()
 		s.winVer = ver
 		s.mu.Unlock()
 	}
 	st.Window = s.winSnap
+	st.Timeline = s.tlSnap
 	s.cache, s.cacheVer = st, ver
 	return st
 }
@@ -826,6 +857,7 @@ func (s *Session) Reset() {
 	s.cum.Reset()
 	s.cum.SetSource(s.opts.Source, "rlktop")
 	s.win = deque{}
+	s.cpuWin = deque{}
 	s.newest = 0
 	s.steps, s.stepN, s.marks = nil, 0, nil
 	s.forceWin = true

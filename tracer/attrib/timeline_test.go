@@ -1,0 +1,85 @@
+package attrib
+
+import (
+	"testing"
+
+	"github.com/rlktop/rlktop/tracer"
+)
+
+// TestBuildTimeline builds a timeline from a hand-made linked trace: two
+// streams on one device and one on another, a GEMM launched under an
+// attention operator (attention by context, rules.toml), nested CPU
+// ranges, a launch call and two steps. Every expected value is counted by
+// hand from the events below.
+func TestBuildTimeline(t *testing.T) {
+	tr := tracer.NewTrace("test", "")
+	s := tr.Strings
+	attnOp, fwd, outer := s.Intern("aten::scaled_dot_product_attention"), s.Intern("forward"), s.Intern("step")
+	tr.Contexts = append(tr.Contexts,
+		tracer.Context{Ops: []tracer.StrID{attnOp}, Ranges: []tracer.StrID{outer, fwd}, Step: 7}, // ctx 1
+		tracer.Context{Ranges: []tracer.StrID{outer}, Step: 7},                                   // ctx 2
+	)
+	k := func(name string, dev, stream int32, start, dur int64, ctx tracer.CtxID) tracer.Event {
+		return tracer.Event{Kind: tracer.KindKernel, Name: s.Intern(name), Device: dev, Stream: stream, Start: start, Dur: dur, Ctx: ctx, TID: -1}
+	}
+	tr.Events = []tracer.Event{
+		k("volta_sgemm_64x64_nt", 0, 7, 1000, 400, 1), // attention by context
+		k("volta_sgemm_64x64_nt", 0, 7, 1600, 100, 2), // gemm
+		k("volta_sgemm_64x64_nt", 1, 3, 500, 200, 0),  // gemm, no context
+		k("flash_fwd_kernel", 0, 13, 1500, 300, 2),    // attention by name
+		{Kind: tracer.KindMemcpy, Name: s.Intern("Memcpy HtoD"), Device: 0, Stream: 7, Start: 100, Dur: 50},
+		{Kind: tracer.KindRange, Name: outer, PID: 1, TID: 1, Device: -1, Start: 90, Dur: 2000},
+		{Kind: tracer.KindRange, Name: fwd, PID: 1, TID: 1, Device: -1, Start: 95, Dur: 900},
+		{Kind: tracer.KindRuntime, Name: s.Intern("cudaLaunchKernel"), PID: 1, TID: 1, Device: -1, Start: 980, Dur: 10},
+		{Kind: tracer.KindRange, Name: fwd, PID: 1, TID: 1, Device: -1, Start: 99999, Dur: 10}, // after every op: left out
+		{Kind: tracer.KindStep, Value: 7, Start: 90, Dur: 2000},
+		{Kind: tracer.KindStep, Value: 8, Start: 2090, Dur: 100},
+		{Kind: tracer.KindCPUOp, Name: attnOp, Start: 96, Dur: 5}, // ignored kind
+	}
+	tl := BuildTimeline(tr.Events, tr.Strings, tr.Contexts, nil, 0)
+	wantLanes := []TimelineLane{{0, 7}, {0, 13}, {1, 3}}
+	if len(tl.Lanes) != len(wantLanes) {
+		t.Fatalf("lanes %v, want %v", tl.Lanes, wantLanes)
+	}
+	for i := range wantLanes {
+		if tl.Lanes[i] != wantLanes[i] {
+			t.Fatalf("lanes %v, want %v", tl.Lanes, wantLanes)
+		}
+	}
+	// Ops by start: memcpy 100, sgemm 500 (dev1), sgemm 1000, flash 1500, sgemm 1600.
+	type want struct {
+		lane  int32
+		start int64
+		cat   string
+		stage string
+		step  int64
+	}
+	ws := []want{{0, 100, "memcpy", "", -1}, {2, 500, "gemm", "", -1}, {0, 1000, "attention", "forward", 7},
+		{1, 1500, "attention", "step", 7}, {0, 1600, "gemm", "step", 7}}
+	if len(tl.Ops) != len(ws) {
+		t.Fatalf("%d ops, want %d", len(tl.Ops), len(ws))
+	}
+	for i, w := range ws {
+		o := tl.Ops[i]
+		if o.Lane != w.lane || o.StartNs != w.start || o.Category != w.cat || o.Stage != w.stage || o.Step != w.step {
+			t.Errorf("op %d = lane %d start %d %s/%s step %d, want %+v", i, o.Lane, o.StartNs, o.Category, o.Stage, o.Step, w)
+		}
+	}
+	// CPU: step range (depth 0), forward (depth 1), the launch call; the
+	// range at 99999 ends after the last op (1700) and is left out.
+	if len(tl.CPU) != 3 || tl.CPU[0].Depth != 0 || tl.CPU[1].Name != "forward" || tl.CPU[1].Depth != 1 || tl.CPU[2].Kind != tracer.KindRuntime {
+		t.Errorf("CPU spans %+v", tl.CPU)
+	}
+	// Steps 7 (90–2090) overlaps the ops (100–1700); step 8 (2090–2190) does not.
+	if len(tl.Steps) != 1 || tl.Steps[0].Step != 7 {
+		t.Errorf("steps %+v, want step 7 only", tl.Steps)
+	}
+	if tl.StartNs != 90 || tl.EndNs != 2090 {
+		t.Errorf("span %d–%d, want 90–2090", tl.StartNs, tl.EndNs)
+	}
+	// Bounded: keep the 2 latest-starting ops.
+	tl = BuildTimeline(tr.Events, tr.Strings, tr.Contexts, nil, 2)
+	if len(tl.Ops) != 2 || tl.Dropped != 3 || tl.Ops[0].StartNs != 1500 || tl.Ops[1].StartNs != 1600 {
+		t.Errorf("bounded: %d ops (dropped %d) from %d, want 2 (3) from 1500", len(tl.Ops), tl.Dropped, tl.Ops[0].StartNs)
+	}
+}
