@@ -13,7 +13,7 @@ import (
 // other major version with ErrVersion.
 const (
 	VersionMajor = 1
-	VersionMinor = 0
+	VersionMinor = 1
 )
 
 // Magic is the first four bytes of every stream (connection direction or
@@ -49,11 +49,15 @@ const (
 	TypeDrops    Type = 6 // records dropped by the sender so far (cumulative)
 	TypeMeta     Type = 8 // key/value pairs for the run record
 	TypeBye      Type = 9 // orderly end of the stream
+	// TypeTraceFile (minor 1) names a trace file the sender wrote for
+	// rlktop to import and merge (the Python agent's torch.profiler
+	// windows); see TraceFile.
+	TypeTraceFile Type = 10
 )
 
 var typeNames = map[Type]string{
 	TypeHello: "hello", TypeStrings: "strings", TypeEvents: "events", TypeCounters: "counters",
-	TypeControl: "control", TypeDrops: "drops", TypeMeta: "meta", TypeBye: "bye",
+	TypeControl: "control", TypeDrops: "drops", TypeMeta: "meta", TypeBye: "bye", TypeTraceFile: "tracefile",
 }
 
 func (t Type) String() string {

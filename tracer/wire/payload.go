@@ -94,6 +94,26 @@ type Bye struct {
 	ExitCode int64
 }
 
+// TraceFile announces a trace file the sender wrote (wire minor 1): the
+// Python agent's torch.profiler window of steps FirstStep..LastStep. The
+// receiver imports it (tracer/tracefile), merges its events into the
+// sender's stream and removes the file.
+type TraceFile struct {
+	Format    string // "kineto": Chrome trace-event JSON as torch.profiler exports it
+	Path      string // absolute path on the receiver's host
+	FirstStep int64  // first step the window covers
+	LastStep  int64  // last step it covers (inclusive)
+}
+
+// AppendTraceFile appends t's payload encoding: str format, str path,
+// varint first_step, varint last_step.
+func AppendTraceFile(b []byte, t TraceFile) []byte {
+	b = appendString(b, t.Format)
+	b = appendString(b, t.Path)
+	b = appendVarint(b, t.FirstStep)
+	return appendVarint(b, t.LastStep)
+}
+
 // ---- encoding helpers ----
 
 func appendUvarint(b []byte, v uint64) []byte {

@@ -361,6 +361,16 @@ func (f *Frame) Bye() (Bye, error) {
 	return y, d.err
 }
 
+// TraceFile decodes a TraceFile frame.
+func (f *Frame) TraceFile() (TraceFile, error) {
+	if err := f.want(TypeTraceFile); err != nil {
+		return TraceFile{}, err
+	}
+	d := dec{f: f, p: f.Payload}
+	t := TraceFile{Format: d.str("format"), Path: d.str("path"), FirstStep: d.varint("first_step"), LastStep: d.varint("last_step")}
+	return t, d.err
+}
+
 // MaxStringID is the largest string id a sender may define; larger ids are
 // rejected so that a receiver's id map stays bounded (16 M entries).
 const MaxStringID = 1<<24 - 1

@@ -219,7 +219,7 @@ func extractDir(cacheDir, what string, content ...[]byte) (string, error) {
 	}
 	dir := filepath.Join(base, what+"-"+sum)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("cannot create %s for the CUPTI tracer: %w (set XDG_CACHE_HOME to a writable folder)", dir, err)
+		return "", fmt.Errorf("cannot create %s for rlktop's tracer files: %w (set XDG_CACHE_HOME to a writable folder)", dir, err)
 	}
 	if err := private(base); err != nil {
 		return "", err

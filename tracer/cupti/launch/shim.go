@@ -2,7 +2,11 @@ package launch
 
 import (
 	_ "embed"
+	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
+	"slices"
 )
 
 // shimSource is the --torch-ranges Python shim (pyshim/sitecustomize.py).
@@ -19,4 +23,31 @@ func ShimDir(cacheDir string) (string, error) {
 		return "", err
 	}
 	return dir, writeOnce(filepath.Join(dir, "sitecustomize.py"), shimSource, 0o644)
+}
+
+// ExtractFiles writes files (slash-separated relative path → content) into
+// a private folder under cacheDir ("" as in Options.CacheDir) named by
+// what and the hash of the contents, and returns the folder. Used for the
+// Python agent (tracer/pyagent), which goes on the child's PYTHONPATH.
+// Errors name the folder or file that could not be written.
+func ExtractFiles(cacheDir, what string, files map[string][]byte) (string, error) {
+	names := slices.Sorted(maps.Keys(files))
+	content := make([][]byte, 0, 2*len(names))
+	for _, n := range names {
+		content = append(content, []byte(n), files[n])
+	}
+	dir, err := extractDir(cacheDir, what, content...)
+	if err != nil {
+		return "", err
+	}
+	for _, n := range names {
+		p := filepath.Join(dir, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return "", fmt.Errorf("creating %s: %w", filepath.Dir(p), err)
+		}
+		if err := writeOnce(p, files[n], 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
 }
