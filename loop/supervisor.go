@@ -1,6 +1,6 @@
 // Package loop supervises the traced training process: it launches the
-// child with the tracer's environment, watches it, keeps the tail of its
-// stderr, restarts it on request, and builds the arms and schedules of a
+// child with the tracer's environment, watches it, tails its output (files,
+// never pipes: see output.go), restarts it on request, and builds the arms and schedules of a
 // comparison. loop/demo is the built-in RL training loop.
 package loop
 
@@ -53,6 +53,10 @@ type Status struct {
 	// TailLines lines), kept across a crash.
 	StderrTail []string
 	Restarts   int
+	// OutputDir is the directory of the child's "stdout" and "stderr"
+	// files while it runs ("" once it exited: the directory is removed).
+	// If rlktop dies, the directory stays and the child writes on there.
+	OutputDir string
 }
 
 // Describe is a one-line human summary ("running (pid 123)", "exited with
@@ -84,6 +88,8 @@ type Spec struct {
 	Dir  string   // working directory; "" = current
 	// Stdout receives the child's stdout (nil: discarded). Stderr is
 	// always captured for the tail and also copied to StderrCopy if set.
+	// Both are written by rlktop's tailer from the child's output files,
+	// so a slow or blocked writer delays only rlktop, never the child.
 	Stdout     io.Writer
 	StderrCopy io.Writer
 }
@@ -94,7 +100,7 @@ type Supervisor struct {
 	spec     Spec
 	cmd      *exec.Cmd
 	status   Status
-	tail     *tailBuffer
+	out      *outputLog
 	done     chan struct{}
 	stopping bool
 	// Exits receives the final Status each time the child ends (buffered;
@@ -104,7 +110,7 @@ type Supervisor struct {
 
 // NewSupervisor returns a supervisor for spec; nothing runs until Start.
 func NewSupervisor(spec Spec) *Supervisor {
-	return &Supervisor{spec: spec, Exits: make(chan Status, 8)}
+	return &Supervisor{spec: spec, out: newOutputLog(), Exits: make(chan Status, 8)}
 }
 
 // SetEnv replaces the environment used by the next Start/Restart (arms
@@ -129,33 +135,37 @@ func (s *Supervisor) Start() error {
 	cmd := exec.Command(s.spec.Argv[0], s.spec.Argv[1:]...)
 	cmd.Env = s.spec.Env
 	cmd.Dir = s.spec.Dir
-	cmd.Stdout = s.spec.Stdout
-	s.tail = newTailBuffer(TailLines)
-	if s.spec.StderrCopy != nil {
-		cmd.Stderr = io.MultiWriter(s.tail, s.spec.StderrCopy)
-	} else {
-		cmd.Stderr = s.tail
-	}
 	// Own process group, so Stop reaches the child's children (torchrun ranks).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	restarts := s.status.Restarts
 	if s.status.State != NotStarted {
 		restarts++
 	}
-	if err := cmd.Start(); err != nil {
+	s.out.reset(s.spec.Stdout, s.spec.StderrCopy)
+	files, err := openOutputFiles(s.out)
+	if err != nil {
 		s.status = Status{State: Exited, ExitCode: 127, Err: err.Error(), Restarts: restarts}
 		return fmt.Errorf("starting %s: %w", s.spec.Argv[0], err)
 	}
+	cmd.Stdout, cmd.Stderr = files.w[Stdout], files.w[Stderr]
+	if err := cmd.Start(); err != nil {
+		files.remove()
+		s.status = Status{State: Exited, ExitCode: 127, Err: err.Error(), Restarts: restarts}
+		return fmt.Errorf("starting %s: %w", s.spec.Argv[0], err)
+	}
+	files.closeChildEnds()
+	go files.run()
 	s.cmd = cmd
 	s.stopping = false
-	s.status = Status{State: Running, PID: cmd.Process.Pid, Started: time.Now(), Restarts: restarts}
+	s.status = Status{State: Running, PID: cmd.Process.Pid, Started: time.Now(), Restarts: restarts, OutputDir: files.dir}
 	s.done = make(chan struct{})
-	go s.wait(cmd, s.done)
+	go s.wait(cmd, s.done, files)
 	return nil
 }
 
-func (s *Supervisor) wait(cmd *exec.Cmd, done chan struct{}) {
+func (s *Supervisor) wait(cmd *exec.Cmd, done chan struct{}, files *outputFiles) {
 	err := cmd.Wait()
+	files.finish() // the last bytes the child wrote, then the files go
 	s.mu.Lock()
 	st := s.status
 	st.State = Exited
@@ -174,7 +184,8 @@ func (s *Supervisor) wait(cmd *exec.Cmd, done chan struct{}) {
 		st.Err = err.Error()
 		st.ExitCode = -1
 	}
-	st.StderrTail = s.tail.Lines()
+	st.StderrTail = s.out.stderrTail()
+	st.OutputDir = ""
 	s.status = st
 	s.mu.Unlock()
 	close(done)
@@ -189,8 +200,8 @@ func (s *Supervisor) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.status
-	if s.tail != nil {
-		st.StderrTail = s.tail.Lines()
+	if st.State == Running {
+		st.StderrTail = s.out.stderrTail()
 	}
 	return st
 }
@@ -236,58 +247,6 @@ func (s *Supervisor) Wait(ctx context.Context) Status {
 		}
 	}
 	return s.Status()
-}
-
-// tailBuffer keeps the last n lines written to it.
-type tailBuffer struct {
-	mu      sync.Mutex
-	n       int
-	lines   []string
-	partial []byte
-}
-
-func newTailBuffer(n int) *tailBuffer { return &tailBuffer{n: n} }
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	data := append(t.partial, p...)
-	for {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			break
-		}
-		t.push(string(data[:i]))
-		data = data[i+1:]
-	}
-	const maxPartial = 4096 // a line longer than this is cut
-	if len(data) > maxPartial {
-		t.push(string(data[:maxPartial]))
-		data = nil
-	}
-	t.partial = append([]byte(nil), data...)
-	return len(p), nil
-}
-
-func (t *tailBuffer) push(line string) {
-	t.lines = append(t.lines, line)
-	if len(t.lines) > t.n {
-		t.lines = t.lines[len(t.lines)-t.n:]
-	}
-}
-
-// Lines returns the kept lines, the unterminated last one included.
-func (t *tailBuffer) Lines() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := append([]string(nil), t.lines...)
-	if len(t.partial) > 0 {
-		out = append(out, string(t.partial))
-		if len(out) > t.n {
-			out = out[1:]
-		}
-	}
-	return out
 }
 
 // Environ returns base with the given KEY=VALUE pairs set (replacing any
