@@ -238,6 +238,13 @@ func (m *Model) onLive(msg LiveMsg) {
 		l.state = msg.State
 		l.steps.SetSteps(l.state.Steps, l.state.Marks, l.state.StepsPerSec, l.state.StepCount)
 		l.steps.SetTracing(l.tracing())
+		if l.state.Timeline != nil {
+			marks := make([]views.TimelineMark, 0, len(l.state.Marks))
+			for _, mk := range l.state.Marks {
+				marks = append(marks, views.TimelineMark{AtNs: mk.AtNs, Label: mk.Key + "=" + mk.Value})
+			}
+			m.timeline.SetTimeline(l.state.Timeline, marks)
+		}
 		if s := l.snapshot(); s != nil {
 			m.setSnapshot(s)
 		}

@@ -82,6 +82,8 @@ type Options struct {
 	Source string
 	// Snapshot, when non-nil, is shown at once (no loading screen).
 	Snapshot *attrib.Snapshot
+	// Timeline, when non-nil, is drawn by the Timeline view at once.
+	Timeline *attrib.Timeline
 	// Feed, when non-nil, is read for SnapshotMsg, ProgressMsg, StatusMsg
 	// and ErrMsg values until it is closed.
 	Feed <-chan tea.Msg
@@ -124,6 +126,7 @@ type Model struct {
 	loading   *views.Loading
 	tabs      []Tab
 	kernels   *views.Kernels
+	timeline  *views.Timeline
 	focus     int // index into tabs
 	snap      *attrib.Snapshot
 	feed      <-chan tea.Msg
@@ -153,14 +156,16 @@ func New(opts Options) *Model {
 	m.header = views.NewHeader(st)
 	m.loading = views.NewLoading(st, opts.Source)
 	m.kernels = views.NewKernels(st)
+	m.timeline = views.NewTimeline(st)
 	if opts.Controller != nil {
 		m.live = newLive(st, opts)
-		m.tabs = append([]Tab{{View: m.kernels}}, m.live.tabs()...)
+		m.tabs = append([]Tab{{View: m.kernels}, {View: m.timeline}}, m.live.tabs()...)
 		m.tabs = append(m.tabs, Tab{View: views.NewCategories(st), Side: true}, Tab{View: views.NewStages(st), Side: true})
 		m.tabs = append(m.tabs, m.live.lateTabs()...)
 	} else {
 		m.tabs = []Tab{
 			{View: m.kernels},
+			{View: m.timeline},
 			{View: views.NewCategories(st), Side: true},
 			{View: views.NewStages(st), Side: true},
 			{View: views.NewSteps(st), Side: true},
@@ -169,6 +174,9 @@ func New(opts Options) *Model {
 	m.tabs = append(m.tabs, opts.Extra...)
 	m.help = help.New()
 	m.help.Styles = st.Help
+	if opts.Timeline != nil {
+		m.timeline.SetTimeline(opts.Timeline, nil)
+	}
 	if opts.Snapshot != nil {
 		m.setSnapshot(opts.Snapshot)
 	}
@@ -204,6 +212,9 @@ func (m *Model) Err() error { return m.err }
 
 // Snapshot returns the snapshot shown (nil while loading).
 func (m *Model) Snapshot() *attrib.Snapshot { return m.snap }
+
+// Timeline returns the timeline view.
+func (m *Model) Timeline() *views.Timeline { return m.timeline }
 
 // Kernels returns the kernels view.
 func (m *Model) Kernels() *views.Kernels { return m.kernels }
@@ -264,6 +275,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.w, m.h = msg.Width, msg.Height
 		m.layout()
 	case SnapshotMsg:
+		if msg.Timeline != nil {
+			m.timeline.SetTimeline(msg.Timeline, nil)
+		}
 		m.setSnapshot(msg.Snapshot)
 		m.layout()
 	case ProgressMsg:

@@ -7,7 +7,12 @@ import (
 
 // SnapshotMsg delivers a new snapshot (a loaded file once, a live session
 // about 10 times a second). The snapshot must not be mutated afterwards.
-type SnapshotMsg struct{ Snapshot *attrib.Snapshot }
+type SnapshotMsg struct {
+	Snapshot *attrib.Snapshot
+	// Timeline, when non-nil, is drawn by the Timeline view (a file's
+	// events, attrib.BuildTimeline); never mutated afterwards.
+	Timeline *attrib.Timeline
+}
 
 // Level is a status message's severity.
 type Level int

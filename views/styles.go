@@ -69,6 +69,13 @@ type Styles struct {
 		Noise   lipgloss.Style // "within noise"
 		Invalid lipgloss.Style
 	}
+	// Timeline is the timeline view: Cats colours GPU blocks by category
+	// (picked by a hash of the name; empty: no colour), Selected the
+	// selected block.
+	Timeline struct {
+		Cats     []lipgloss.Style
+		Selected lipgloss.Style
+	}
 	Help   help.Styles
 	Filter textinput.Styles
 	// BarFull and BarEmpty are the runes bars are drawn with.
@@ -124,6 +131,10 @@ func DefaultStyles() Styles {
 	s.Live.Slower = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("196"))
 	s.Live.Noise = lipgloss.NewStyle().Foreground(dim)
 	s.Live.Invalid = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("196")).Strikethrough(true)
+	for _, c := range []string{"39", "208", "35", "213", "220", "81", "203", "141", "150", "180"} {
+		s.Timeline.Cats = append(s.Timeline.Cats, lipgloss.NewStyle().Foreground(lipgloss.Color("16")).Background(lipgloss.Color(c)))
+	}
+	s.Timeline.Selected = lipgloss.NewStyle().Bold(true).Reverse(true)
 	s.Help = help.DefaultDarkStyles()
 	s.Filter = textinput.DefaultDarkStyles()
 	s.Filter.Cursor.Blink = false // no timer messages; steadier output

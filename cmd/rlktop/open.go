@@ -109,8 +109,13 @@ func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partia
 	}
 	feed <- tui.ProgressMsg{Phase: "attributing"}
 	// A rocprofv3 run's several CSV files link only when merged.
+	var tl *attrib.Timeline
 	for _, t := range tracefile.GroupRuns(traces) {
 		agg.AddTrace(t)
+		if tl == nil && !t.SummaryOnly {
+			// The timeline draws the first file (run) with events.
+			tl = attrib.BuildTimeline(t.Events, t.Strings, t.Contexts, rules, 0)
+		}
 	}
-	feed <- tui.SnapshotMsg{Snapshot: agg.Snapshot()}
+	feed <- tui.SnapshotMsg{Snapshot: agg.Snapshot(), Timeline: tl}
 }

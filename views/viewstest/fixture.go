@@ -10,6 +10,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/views"
 )
 
 // Kernel is one fixture row before the derived fields are filled.
@@ -163,4 +164,40 @@ func Big(n int) *attrib.Snapshot {
 		s.Kernels[i].Share = float64(s.Kernels[i].TotalNs) / float64(total)
 	}
 	return s
+}
+
+// Timeline returns a hand-made timeline in the built-in loop's shape: two
+// steps of 7,000 ns (step 41 at 0, step 42 at 7,000), one stream with the
+// math attention fallback's kernels (attn_math_qk 1,000–2,000 ns,
+// attn_math_softmax 2,000–2,500, attn_math_pv 2,500–3,500), a GEMM
+// 4,000–6,000 and an optimizer kernel 8,000–13,000 on stream 7; a memcpy
+// 500–900 on stream 13; the ranges "collect" (0–7,000) with "forward"
+// (900–6,100) inside it and "update" (7,000–14,000); and a flag switch
+// at 7,000. Idle on stream 7: 0–1,000, 3,500–4,000, 6,000–8,000 and
+// 13,000–14,000.
+func Timeline() (*attrib.Timeline, []views.TimelineMark) {
+	ctxF := []string{"collect", "forward"}
+	op := func(lane int32, kind tracer.Kind, name, cat, stage string, step, s, e int64, ops, ranges []string) attrib.TimelineOp {
+		return attrib.TimelineOp{Lane: lane, Kind: kind, StartNs: s, DurNs: e - s, Name: name, Display: name,
+			Category: cat, Stage: stage, Step: step, Ops: ops, Ranges: ranges}
+	}
+	tl := &attrib.Timeline{
+		StartNs: 0, EndNs: 14_000,
+		Lanes: []attrib.TimelineLane{{Device: 0, Stream: 7}, {Device: 0, Stream: 13}},
+		Ops: []attrib.TimelineOp{
+			op(1, tracer.KindMemcpy, "Memcpy HtoD", "memcpy", "collect", 41, 500, 900, nil, []string{"collect"}),
+			op(0, tracer.KindKernel, "attn_math_qk", "attention", "forward", 41, 1_000, 2_000, []string{"attn_math"}, ctxF),
+			op(0, tracer.KindKernel, "attn_math_softmax", "attention", "forward", 41, 2_000, 2_500, []string{"attn_math"}, ctxF),
+			op(0, tracer.KindKernel, "attn_math_pv", "attention", "forward", 41, 2_500, 3_500, []string{"attn_math"}, ctxF),
+			op(0, tracer.KindKernel, "gemm_nt", "gemm", "forward", 41, 4_000, 6_000, []string{"linear"}, ctxF),
+			op(0, tracer.KindKernel, "adamw_step", "optimizer", "update", 42, 8_000, 13_000, nil, []string{"update"}),
+		},
+		CPU: []attrib.TimelineSpan{
+			{Kind: tracer.KindRange, StartNs: 0, DurNs: 7_000, Name: "collect"},
+			{Kind: tracer.KindRange, StartNs: 900, DurNs: 5_200, Name: "forward", Depth: 1},
+			{Kind: tracer.KindRange, StartNs: 7_000, DurNs: 7_000, Name: "update"},
+		},
+		Steps: []attrib.TimelineStep{{Step: 41, StartNs: 0, DurNs: 7_000}, {Step: 42, StartNs: 7_000, DurNs: 7_000}},
+	}
+	return tl, []views.TimelineMark{{AtNs: 7_000, Label: "attention=fused"}}
 }

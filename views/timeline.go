@@ -1,0 +1,852 @@
+package views
+
+import (
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// TimelineMark is a flag switch drawn on the timeline's step row.
+type TimelineMark struct {
+	AtNs  int64 // same timebase as the timeline (live: wall ns)
+	Label string
+}
+
+// TimelineKeyMap is the timeline's bindings.
+type TimelineKeyMap struct {
+	ZoomIn, ZoomOut, Fit, Left, Right, LaneUp, LaneDown, PrevOp, NextOp, Follow key.Binding
+}
+
+// DefaultTimelineKeyMap: +/- zoom, 0 fits everything, ←/→ pan, ↑/↓ pick a
+// lane, [ ] previous/next block on it, f follows the newest work.
+func DefaultTimelineKeyMap() TimelineKeyMap {
+	return TimelineKeyMap{
+		ZoomIn:   key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+/-", "zoom")),
+		ZoomOut:  key.NewBinding(key.WithKeys("-", "_"), key.WithHelp("-", "zoom out")),
+		Fit:      key.NewBinding(key.WithKeys("0"), key.WithHelp("0", "fit all")),
+		Left:     key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/→", "pan")),
+		Right:    key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→", "pan right")),
+		LaneUp:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/↓", "lane")),
+		LaneDown: key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓", "lane down")),
+		PrevOp:   key.NewBinding(key.WithKeys("["), key.WithHelp("[ ]", "prev/next block")),
+		NextOp:   key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "next block")),
+		Follow:   key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "follow newest")),
+	}
+}
+
+// timelineLabelW is the width of the lane labels on the left.
+const timelineLabelW = 9
+
+// Timeline draws an attrib.Timeline: a time axis, a step row (step
+// boundaries │ with their numbers, flag switches ▲), CPU lanes (ranges by
+// nesting depth, launch calls), then one lane per device stream with GPU
+// ops as blocks. Each cell shows the letter of the category that covers
+// most of it (upper case when ops cover at least half of the cell, lower
+// case less; a legend maps letters to categories), coloured by category in
+// the colour theme; idle cells are blank. A block wide enough shows its
+// kernel's name. The selected block is reversed and described at the
+// bottom: full name, category, stage, step, start, duration, launch
+// context.
+//
+// The visible range starts as the last two steps (everything when there
+// are no steps) and, while following (f; the default), keeps its width and
+// ends at the newest work as new timelines arrive. Zoom (+/-, the wheel,
+// a drag across the lanes) and pan (←/→) stop following.
+type Timeline struct {
+	st      *Styles
+	keys    TimelineKeyMap
+	tl      *attrib.Timeline
+	marks   []TimelineMark
+	from    int64 // visible range start, ns
+	span    int64 // visible range width, ns (0: not yet set)
+	follow  bool
+	lane    int // selected GPU lane
+	sel     int // selected op index into tl.Ops, -1 none
+	selKey  attrib.TimelineOp
+	dragX   int // drag start column, -1 none
+	dragTo  int
+	w, h    int
+	focused bool
+	letters map[string]rune
+}
+
+// NewTimeline returns an empty timeline view, following.
+func NewTimeline(st *Styles) *Timeline {
+	return &Timeline{st: st, keys: DefaultTimelineKeyMap(), follow: true, sel: -1, dragX: -1}
+}
+
+func (t *Timeline) Title() string { return "Timeline" }
+
+func (t *Timeline) Info() string {
+	if t.tl == nil || len(t.tl.Ops) == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("%s wide · %s/cell", FormatNs(t.span), FormatNs(t.perCell()))
+	if t.follow {
+		s += " · following"
+	}
+	return s
+}
+
+// Available reports whether there is anything to draw.
+func (t *Timeline) Available() bool { return t.tl != nil && (len(t.tl.Ops) > 0 || len(t.tl.Steps) > 0) }
+
+func (t *Timeline) SetSnapshot(*attrib.Snapshot) {}
+
+// SetTimeline replaces the data drawn and the flag switches marked. The
+// timeline is never mutated.
+func (t *Timeline) SetTimeline(tl *attrib.Timeline, marks []TimelineMark) {
+	old := t.tl
+	t.tl, t.marks = tl, marks
+	t.letters = nil
+	if tl == nil {
+		t.sel = -1
+		return
+	}
+	if t.span <= 0 || old == nil {
+		t.initialRange()
+	} else if t.follow {
+		t.from = tl.EndNs - t.span
+	}
+	// Keep the selection on the same op when it is still there.
+	t.sel = -1
+	if t.selKey.Name != "" {
+		i, _ := slices.BinarySearchFunc(tl.Ops, t.selKey.StartNs, func(o attrib.TimelineOp, s int64) int {
+			return cmpI64(o.StartNs, s)
+		})
+		for ; i < len(tl.Ops) && tl.Ops[i].StartNs == t.selKey.StartNs; i++ {
+			if tl.Ops[i].Name == t.selKey.Name && tl.Ops[i].Lane == t.selKey.Lane {
+				t.sel = i
+				break
+			}
+		}
+	}
+	t.lane = min(t.lane, max(len(tl.Lanes)-1, 0))
+}
+
+func cmpI64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// initialRange shows the last two steps, or everything.
+func (t *Timeline) initialRange() {
+	tl := t.tl
+	t.from, t.span = tl.StartNs, max(tl.EndNs-tl.StartNs, 1)
+	if n := len(tl.Steps); n >= 2 {
+		a := tl.Steps[n-2]
+		t.from = a.StartNs
+		t.span = max(tl.EndNs-a.StartNs, 1)
+	}
+}
+
+// Range returns the visible range [from, from+span) in ns.
+func (t *Timeline) Range() (from, span int64) { return t.from, t.span }
+
+// Following reports whether the view keeps to the newest work.
+func (t *Timeline) Following() bool { return t.follow }
+
+// Selected returns the selected op, or nil.
+func (t *Timeline) Selected() *attrib.TimelineOp {
+	if t.tl == nil || t.sel < 0 || t.sel >= len(t.tl.Ops) {
+		return nil
+	}
+	return &t.tl.Ops[t.sel]
+}
+
+func (t *Timeline) SetSize(w, h int)  { t.w, t.h = w, h }
+func (t *Timeline) SetFocused(f bool) { t.focused = f }
+func (t *Timeline) Capturing() bool   { return false }
+
+func (t *Timeline) ShortHelp() []key.Binding {
+	k := t.keys
+	return []key.Binding{k.ZoomIn, k.Left, k.PrevOp, k.Fit}
+}
+
+func (t *Timeline) FullHelp() [][]key.Binding {
+	k := t.keys
+	return [][]key.Binding{{k.ZoomIn, k.Left, k.Fit, k.Follow}, {k.LaneUp, k.PrevOp,
+		key.NewBinding(key.WithKeys("mouse"), key.WithHelp("drag/wheel", "zoom"))}}
+}
+
+// gridW is the width of the time grid (right of the labels).
+func (t *Timeline) gridW() int { return max(t.w-timelineLabelW-1, 1) }
+
+func (t *Timeline) perCell() int64 { return max(t.span/int64(t.gridW()), 1) }
+
+// zoom scales the visible width by f around the time at grid column x.
+func (t *Timeline) zoom(f float64, x int) {
+	if t.tl == nil {
+		return
+	}
+	at := t.from + t.span*int64(x)/int64(t.gridW())
+	ns := int64(float64(t.span) * f)
+	ns = max(ns, int64(t.gridW())) // at least 1 ns per cell
+	if full := (t.tl.EndNs - t.tl.StartNs) * 2; ns > full && full > 0 {
+		ns = full
+	}
+	t.from = at - (at-t.from)*ns/max(t.span, 1)
+	t.span = ns
+	t.follow = false
+}
+
+func (t *Timeline) pan(cells int) {
+	t.from += t.perCell() * int64(cells)
+	t.follow = false
+}
+
+// ZoomTo shows [from, to) ns.
+func (t *Timeline) ZoomTo(from, to int64) {
+	if to <= from {
+		return
+	}
+	t.from, t.span = from, max(to-from, int64(t.gridW()))
+	t.follow = false
+}
+
+// laneOps returns the indices of the ops on lane l (in start order).
+func (t *Timeline) laneOps(l int) []int {
+	var out []int
+	for i := range t.tl.Ops {
+		if int(t.tl.Ops[i].Lane) == l {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// step selects the previous (d<0) or next op on the selected lane and
+// brings it into view.
+func (t *Timeline) step(d int) {
+	if t.tl == nil || len(t.tl.Lanes) == 0 {
+		return
+	}
+	ops := t.laneOps(t.lane)
+	if len(ops) == 0 {
+		return
+	}
+	j := -1
+	if s := t.Selected(); s != nil && int(s.Lane) == t.lane {
+		j = slices.Index(ops, t.sel)
+	}
+	switch {
+	case j < 0 && d > 0: // first op starting in view
+		j = len(ops) - 1
+		for k, i := range ops {
+			if t.tl.Ops[i].StartNs >= t.from {
+				j = k
+				break
+			}
+		}
+	case j < 0:
+		j = 0
+		for k, i := range ops {
+			if t.tl.Ops[i].StartNs < t.from+t.span {
+				j = k
+			}
+		}
+	default:
+		j = min(max(j+d, 0), len(ops)-1)
+	}
+	t.selectOp(ops[j])
+	o := &t.tl.Ops[t.sel]
+	if o.StartNs < t.from || o.EndNs() > t.from+t.span {
+		t.from = o.StartNs - t.span/4
+		t.follow = false
+	}
+}
+
+func (t *Timeline) selectOp(i int) {
+	t.sel = i
+	if i >= 0 {
+		t.selKey = t.tl.Ops[i]
+		t.lane = int(t.selKey.Lane)
+	} else {
+		t.selKey = attrib.TimelineOp{}
+	}
+}
+
+// Update handles keys and mouse messages (coordinates relative to the
+// view's top-left cell).
+func (t *Timeline) Update(msg tea.Msg) tea.Cmd {
+	if t.tl == nil {
+		return nil
+	}
+	k := t.keys
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		switch {
+		case key.Matches(msg, k.ZoomIn):
+			t.zoom(0.5, t.focusCol())
+		case key.Matches(msg, k.ZoomOut):
+			t.zoom(2, t.focusCol())
+		case key.Matches(msg, k.Fit):
+			t.from, t.span = t.tl.StartNs, max(t.tl.EndNs-t.tl.StartNs, 1)
+			t.follow = false
+		case key.Matches(msg, k.Left):
+			t.pan(-t.gridW() / 4)
+		case key.Matches(msg, k.Right):
+			t.pan(t.gridW() / 4)
+		case key.Matches(msg, k.LaneUp):
+			t.lane = max(t.lane-1, 0)
+		case key.Matches(msg, k.LaneDown):
+			t.lane = min(t.lane+1, max(len(t.tl.Lanes)-1, 0))
+		case key.Matches(msg, k.PrevOp):
+			t.step(-1)
+		case key.Matches(msg, k.NextOp):
+			t.step(1)
+		case key.Matches(msg, k.Follow):
+			t.follow = !t.follow
+			if t.follow {
+				t.from = t.tl.EndNs - t.span
+			}
+		}
+	case tea.MouseWheelMsg:
+		x := msg.X - timelineLabelW - 1
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			t.zoom(0.5, max(x, 0))
+		case tea.MouseWheelDown:
+			t.zoom(2, max(x, 0))
+		case tea.MouseWheelLeft:
+			t.pan(-t.gridW() / 8)
+		case tea.MouseWheelRight:
+			t.pan(t.gridW() / 8)
+		}
+	case tea.MouseClickMsg:
+		if msg.Button == tea.MouseLeft && msg.X > timelineLabelW {
+			t.dragX, t.dragTo = msg.X-timelineLabelW-1, msg.X-timelineLabelW-1
+		}
+	case tea.MouseMotionMsg:
+		if t.dragX >= 0 {
+			t.dragTo = max(msg.X-timelineLabelW-1, 0)
+		}
+	case tea.MouseReleaseMsg:
+		if t.dragX < 0 {
+			break
+		}
+		x0, x1 := t.dragX, max(msg.X-timelineLabelW-1, 0)
+		t.dragX = -1
+		if x1 < x0 {
+			x0, x1 = x1, x0
+		}
+		if x1-x0 >= 2 { // a drag: zoom to the columns dragged over
+			pc := t.perCell()
+			t.ZoomTo(t.from+int64(x0)*pc, t.from+int64(x1+1)*pc)
+			break
+		}
+		t.clickAt(x0, msg.Y)
+	}
+	return nil
+}
+
+// focusCol is the grid column zoom keys zoom around: the selected op
+// when it is in view, else the middle.
+func (t *Timeline) focusCol() int {
+	if o := t.Selected(); o != nil && o.StartNs >= t.from && o.StartNs < t.from+t.span {
+		return int((o.StartNs - t.from) / t.perCell())
+	}
+	return t.gridW() / 2
+}
+
+// clickAt selects the op under grid column x on the lane drawn at row y.
+func (t *Timeline) clickAt(x, y int) {
+	lay := t.layout()
+	l := y - lay.firstLane
+	if l < 0 || l >= lay.lanes {
+		return
+	}
+	l += lay.laneOff
+	t.lane = l
+	pc := t.perCell()
+	c0, c1 := t.from+int64(x)*pc, t.from+int64(x+1)*pc
+	best, bestOv := -1, int64(0)
+	for _, i := range t.laneOps(l) {
+		o := &t.tl.Ops[i]
+		ov := min(o.EndNs(), c1) - max(o.StartNs, c0)
+		if o.DurNs == 0 && o.StartNs >= c0 && o.StartNs < c1 {
+			ov = 1
+		}
+		if ov > bestOv {
+			best, bestOv = i, ov
+		}
+	}
+	t.selectOp(best)
+}
+
+// tlLayout is where the rows go.
+type tlLayout struct {
+	cpuRows   int // CPU range depths shown
+	launch    bool
+	firstLane int // row of the first GPU lane
+	lanes     int // GPU lanes shown
+	laneOff   int // first GPU lane shown
+	detail    int // detail lines at the bottom
+}
+
+func (t *Timeline) layout() tlLayout {
+	var lay tlLayout
+	depth := 0
+	for _, s := range t.tl.CPU {
+		if s.Kind == tracer.KindRange {
+			depth = max(depth, s.Depth+1)
+		} else {
+			lay.launch = true
+		}
+	}
+	lay.cpuRows = min(depth, 2)
+	lay.detail = 3
+	if t.h < 12 {
+		lay.detail = 1
+	}
+	rows := t.h - 2 /*axis, steps*/ - 1 /*legend*/ - lay.detail
+	// CPU rows give way to GPU lanes on short screens.
+	need := len(t.tl.Lanes)
+	if lay.launch && rows-lay.cpuRows-1 >= min(need, 2) {
+		rows--
+	} else {
+		lay.launch = false
+	}
+	for lay.cpuRows > 0 && rows-lay.cpuRows < min(need, 2) {
+		lay.cpuRows--
+	}
+	rows -= lay.cpuRows
+	lay.firstLane = 2 + lay.cpuRows
+	if lay.launch {
+		lay.firstLane++
+	}
+	lay.lanes = max(min(need, rows), 0)
+	if lay.lanes > 0 && t.lane >= lay.lanes {
+		lay.laneOff = t.lane - lay.lanes + 1
+	}
+	return lay
+}
+
+// Letter returns the letter drawn for category cat on this timeline: the
+// first letter of its name not taken by a category with more GPU time,
+// else a digit.
+func (t *Timeline) Letter(cat string) rune {
+	if t.letters == nil {
+		t.assignLetters()
+	}
+	return t.letters[cat]
+}
+
+func (t *Timeline) assignLetters() {
+	tot := map[string]int64{}
+	for i := range t.tl.Ops {
+		tot[t.tl.Ops[i].Category] += t.tl.Ops[i].DurNs
+	}
+	cats := make([]string, 0, len(tot))
+	for c := range tot {
+		cats = append(cats, c)
+	}
+	slices.SortFunc(cats, func(a, b string) int {
+		if c := cmpI64(tot[b], tot[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	t.letters = map[string]rune{}
+	used := map[rune]bool{}
+	for i, c := range cats {
+		var r rune
+		for _, ch := range strings.ToLower(c) {
+			if ch >= 'a' && ch <= 'z' && !used[ch] {
+				r = ch
+				break
+			}
+		}
+		if r == 0 {
+			r = rune('0' + i%10)
+		}
+		used[r] = true
+		t.letters[c] = r
+	}
+}
+
+// catStyle is the colour of category c: one of the theme's colours picked
+// by a hash of the name, so a category keeps its colour across screens.
+func (t *Timeline) catStyle(c string) lipgloss.Style {
+	p := t.st.Timeline.Cats
+	if len(p) == 0 {
+		return lipgloss.NewStyle()
+	}
+	h := fnv.New32a()
+	h.Write([]byte(c))
+	return p[int(h.Sum32()%uint32(len(p)))]
+}
+
+func (t *Timeline) View() string {
+	st := t.st
+	if t.tl == nil || !t.Available() {
+		return block([]string{st.Table.Dim.Render("no GPU work to draw yet")}, t.w, t.h)
+	}
+	lay := t.layout()
+	gw := t.gridW()
+	pc := t.perCell()
+	label := func(s string) string { return st.Detail.Label.Render(fit(s, timelineLabelW)) + " " }
+	var lines []string
+	lines = append(lines, label("")+t.axis(gw, pc))
+	lines = append(lines, label("steps")+t.stepRow(gw, pc))
+	for d := 0; d < lay.cpuRows; d++ {
+		name := "CPU"
+		if d > 0 {
+			name = "  ranges"
+		}
+		lines = append(lines, label(name)+t.cpuRow(d, lay.cpuRows, gw, pc))
+	}
+	if lay.launch {
+		lines = append(lines, label("launch")+t.launchRow(gw, pc))
+	}
+	for i := 0; i < lay.lanes; i++ {
+		l := lay.laneOff + i
+		ln := t.tl.Lanes[l]
+		name := fmt.Sprintf("GPU%d s%d", ln.Device, ln.Stream)
+		lb := label(name)
+		if l == t.lane && t.focused {
+			lb = st.Table.Selected.Render(fit("›"+name, timelineLabelW)) + " "
+		}
+		lines = append(lines, lb+t.laneRow(l, gw, pc))
+	}
+	if more := len(t.tl.Lanes) - lay.lanes; more > 0 {
+		// The last lane row says how many lanes did not fit.
+		if n := len(lines); lay.lanes > 0 {
+			lines[n-1] = ansi.Truncate(lines[n-1], t.w-14, "") + st.Table.Dim.Render(fmt.Sprintf(" +%d lanes ↓", more))
+		}
+	}
+	lines = append(lines, t.legend())
+	for len(lines) < t.h-lay.detail {
+		lines = append(lines, "")
+	}
+	lines = append(lines, t.detail(lay.detail)...)
+	return block(lines, t.w, t.h)
+}
+
+// axis labels the grid with times from the timeline's start.
+func (t *Timeline) axis(gw int, pc int64) string {
+	row := []rune(strings.Repeat(" ", gw))
+	step := 16
+	for c := 0; c < gw; c += step {
+		s := "┊" + FormatNs(t.from-t.tl.StartNs+pc*int64(c))
+		if c+ansi.StringWidth(s) > gw {
+			break // no label cut short
+		}
+		for i, r := range []rune(s) {
+			if c+i < gw {
+				row[c+i] = r
+			}
+		}
+	}
+	return t.st.Table.Dim.Render(string(row))
+}
+
+// stepRow marks step starts │ with the step number, and flag switches ▲.
+func (t *Timeline) stepRow(gw int, pc int64) string {
+	row := []rune(strings.Repeat(" ", gw))
+	put := func(c int, s string) {
+		for i, r := range []rune(s) {
+			if c+i >= 0 && c+i < gw {
+				row[c+i] = r
+			}
+		}
+	}
+	for _, s := range t.tl.Steps {
+		if s.StartNs+s.DurNs < t.from || s.StartNs >= t.from+t.span {
+			continue
+		}
+		c := int((s.StartNs - t.from) / pc)
+		if s.StartNs < t.from {
+			c = 0
+			put(c, fmt.Sprintf("…%d", s.Step))
+			continue
+		}
+		put(c, fmt.Sprintf("│%d", s.Step))
+	}
+	type mk struct {
+		c     int
+		label string
+	}
+	var marks []mk
+	for _, m := range t.marks {
+		if m.AtNs >= t.from && m.AtNs < t.from+t.span {
+			marks = append(marks, mk{int((m.AtNs - t.from) / pc), m.Label})
+		}
+	}
+	slices.SortStableFunc(marks, func(a, b mk) int { return a.c - b.c })
+	isMark := make([]bool, gw)
+	for _, m := range marks {
+		// A mark goes to the first free cell at or after its time, so a
+		// step number there stays readable.
+		c := m.c
+		for c < gw && row[c] != ' ' {
+			c++
+		}
+		s := []rune("▲" + m.label)
+		put(c, string(s))
+		for i := range s {
+			if c+i < gw {
+				isMark[c+i] = true
+			}
+		}
+	}
+	var out strings.Builder
+	for i, r := range row {
+		if isMark[i] {
+			out.WriteString(t.st.Live.Mark.Render(string(r)))
+		} else {
+			out.WriteRune(r)
+		}
+	}
+	return out.String()
+}
+
+// spanRow draws intervals (start, dur, name) into gw cells: each cell
+// shows the interval covering most of it; an interval wide enough shows
+// its name, others fill with fill (or, when fill is 0, the name's
+// letters are not shown and '▬' fills).
+func spanRow(gw int, from, pc int64, n int, get func(i int) (s, d int64, name string)) []string {
+	cells := make([]string, gw)
+	cov := make([]int64, gw)
+	who := make([]int, gw)
+	for i := range who {
+		who[i] = -1
+	}
+	for i := 0; i < n; i++ {
+		s, d, _ := get(i)
+		e := s + d
+		if e < from || s >= from+pc*int64(gw) {
+			continue
+		}
+		c0 := int(max(s-from, 0) / pc)
+		c1 := int(min(max(e-1, s)-from, pc*int64(gw)-1) / pc)
+		for c := c0; c <= c1 && c < gw; c++ {
+			cs, ce := from+int64(c)*pc, from+int64(c+1)*pc
+			ov := min(e, ce) - max(s, cs)
+			if d == 0 {
+				ov = 1
+			}
+			if ov > cov[c] {
+				cov[c], who[c] = ov, i
+			}
+		}
+	}
+	for c := 0; c < gw; c++ {
+		if who[c] < 0 {
+			cells[c] = " "
+			continue
+		}
+		cells[c] = "▬"
+	}
+	// Names inside runs of one interval.
+	for c := 0; c < gw; {
+		i := who[c]
+		e := c
+		for e < gw && who[e] == i {
+			e++
+		}
+		if i >= 0 && e-c >= 4 {
+			_, _, name := get(i)
+			r := []rune(ansi.Truncate(name, e-c-2, "…"))
+			cells[c] = "▕"
+			for k, ch := range r {
+				cells[c+1+k] = string(ch)
+			}
+		}
+		c = e
+	}
+	return cells
+}
+
+// cpuRow draws the CPU ranges at depth d (the last row shown takes every
+// deeper range too).
+func (t *Timeline) cpuRow(d, rows, gw int, pc int64) string {
+	var sp []attrib.TimelineSpan
+	for _, s := range t.tl.CPU {
+		if s.Kind == tracer.KindRange && (s.Depth == d || (d == rows-1 && s.Depth > d)) {
+			sp = append(sp, s)
+		}
+	}
+	cells := spanRow(gw, t.from, pc, len(sp), func(i int) (int64, int64, string) {
+		return sp[i].StartNs, sp[i].DurNs, sp[i].Name
+	})
+	return t.st.Detail.Value.Render(strings.Join(cells, ""))
+}
+
+// launchRow marks launch calls │.
+func (t *Timeline) launchRow(gw int, pc int64) string {
+	row := []rune(strings.Repeat(" ", gw))
+	for _, s := range t.tl.CPU {
+		if s.Kind == tracer.KindRange || s.StartNs+s.DurNs < t.from || s.StartNs >= t.from+t.span {
+			continue
+		}
+		c := int(max(s.StartNs-t.from, 0) / pc)
+		if c < gw {
+			row[c] = '╵'
+		}
+	}
+	return t.st.Table.Dim.Render(string(row))
+}
+
+// laneRow draws GPU lane l.
+func (t *Timeline) laneRow(l, gw int, pc int64) string {
+	ops := t.tl.Ops
+	cov := make([]int64, gw) // summed busy ns per cell
+	best := make([]int64, gw)
+	who := make([]int, gw)
+	for i := range who {
+		who[i] = -1
+	}
+	end := t.from + pc*int64(gw)
+	// Ops are sorted by start; ops ending before the range are skipped
+	// cheaply enough for the bounded sizes a timeline holds.
+	for i := range ops {
+		o := &ops[i]
+		if int(o.Lane) != l {
+			continue
+		}
+		if o.StartNs >= end {
+			break
+		}
+		if o.EndNs() < t.from {
+			continue
+		}
+		c0 := int(max(o.StartNs-t.from, 0) / pc)
+		c1 := int(min(max(o.EndNs()-1, o.StartNs)-t.from, pc*int64(gw)-1) / pc)
+		for c := c0; c <= c1 && c < gw; c++ {
+			cs, ce := t.from+int64(c)*pc, t.from+int64(c+1)*pc
+			ov := min(o.EndNs(), ce) - max(o.StartNs, cs)
+			if ov <= 0 {
+				ov = 1 // zero-length or sub-ns: still visible
+			}
+			cov[c] += ov
+			if ov > best[c] {
+				best[c], who[c] = ov, i
+			}
+		}
+	}
+	var b strings.Builder
+	for c := 0; c < gw; {
+		i := who[c]
+		if i < 0 {
+			b.WriteByte(' ')
+			c++
+			continue
+		}
+		// A run of cells of one op: its name when it fits, else letters.
+		e := c
+		for e < gw && who[e] == i {
+			e++
+		}
+		o := &ops[i]
+		letter := t.Letter(o.Category)
+		var seg []rune
+		if e-c >= 6 {
+			name := ansi.Truncate(o.Display, e-c-1, "…")
+			seg = append([]rune{unicode(letter, true)}, []rune(name)...)
+		}
+		nameEnd := len(seg)
+		for k := c; k < e; k++ {
+			if k-c < len(seg) {
+				continue
+			}
+			seg = append(seg, unicode(letter, cov[k]*2 >= pc))
+		}
+		if len(seg) > e-c {
+			seg = seg[:e-c]
+		}
+		s := t.catStyle(o.Category).Render(string(seg))
+		if i == t.sel {
+			// The selected block shows without colour too: ▓ for its letters.
+			for k := range seg {
+				if (k == 0 || k >= nameEnd) && (seg[k] == letter || seg[k] == unicode(letter, true)) {
+					seg[k] = '▓'
+				}
+			}
+			s = t.st.Timeline.Selected.Render(string(seg))
+		}
+		b.WriteString(s)
+		c = e
+	}
+	return b.String()
+}
+
+func unicode(r rune, upper bool) rune {
+	if upper && r >= 'a' && r <= 'z' {
+		return r - 'a' + 'A'
+	}
+	return r
+}
+
+// legend maps letters to categories, most GPU time first.
+func (t *Timeline) legend() string {
+	if t.letters == nil {
+		t.assignLetters()
+	}
+	type lc struct {
+		r rune
+		c string
+	}
+	var ls []lc
+	for c, r := range t.letters {
+		ls = append(ls, lc{r, c})
+	}
+	slices.SortFunc(ls, func(a, b lc) int { return strings.Compare(a.c, b.c) })
+	var parts []string
+	for _, x := range ls {
+		parts = append(parts, t.catStyle(x.c).Render(string(unicode(x.r, true)))+" "+x.c)
+	}
+	s := "  " + strings.Join(parts, "  ")
+	if t.tl.Dropped > 0 {
+		s += t.st.Table.Dim.Render(fmt.Sprintf("  (%s earlier ops not kept)", FormatCount(int64(t.tl.Dropped))))
+	}
+	return s
+}
+
+// detail describes the selected op.
+func (t *Timeline) detail(n int) []string {
+	st := t.st
+	o := t.Selected()
+	lab := func(s string) string { return st.Detail.Label.Render(s) }
+	if o == nil {
+		hint := "[ ] or a click selects a block; +/- or the wheel zooms; drag zooms to a range"
+		return []string{st.Table.Dim.Render(fitLeftCut(hint, t.w))}[:min(n, 1)]
+	}
+	stage := o.Stage
+	if stage == "" {
+		stage = "(none)"
+	}
+	step := "–"
+	if o.Step >= 0 {
+		step = fmt.Sprint(o.Step)
+	}
+	ln := t.tl.Lanes[o.Lane]
+	facts := lab("category ") + o.Category + lab("  stage ") + stage + lab("  step ") + step +
+		lab("  dur ") + FormatNs(o.DurNs) + lab("  at +") + FormatNs(o.StartNs-t.tl.StartNs) +
+		lab(fmt.Sprintf("  GPU%d s%d", ln.Device, ln.Stream))
+	out := []string{lab("kernel ") + st.Detail.Name.Render(ansi.Truncate(o.Name, max(t.w-7, 1), "…"))}
+	if n >= 2 {
+		out = append(out, facts)
+	}
+	if n >= 3 {
+		ctx := strings.Join(append(append([]string{}, o.Ops...), o.Ranges...), " › ")
+		if ctx == "" {
+			ctx = "(no operator or range recorded)"
+		}
+		out = append(out, lab("launch ")+st.Detail.Value.Render(fitLeftCut(ctx, t.w-7)))
+	}
+	return out
+}

@@ -1,0 +1,111 @@
+package views_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/rlktop/rlktop/views"
+	"github.com/rlktop/rlktop/views/viewstest"
+)
+
+func TestTimelineView(t *testing.T) {
+	cases := []struct {
+		name string
+		h    int
+		keys []string
+	}{
+		{"initial", 14, nil},
+		{"fit-select", 14, []string{"0", "]", "]"}},
+		{"zoom-in", 14, []string{"0", "]", "+", "+"}},
+		{"short", 8, []string{"0"}},
+	}
+	for _, c := range cases {
+		for _, w := range widths {
+			t.Run(fmt.Sprintf("%s/w%d", c.name, w), func(t *testing.T) {
+				v := views.NewTimeline(styles())
+				v.SetSize(w, c.h)
+				v.SetFocused(true)
+				v.SetTimeline(viewstest.Timeline())
+				press(v, c.keys...)
+				golden.RequireEqual(t, render(t, v.View(), w, c.h))
+			})
+		}
+	}
+}
+
+// TestTimelineCells checks the lane drawing against positions computed by
+// hand: at 80 columns the grid is 80-10 = 70 cells; after "0" (fit) the
+// 14,000 ns of the fixture span 70 cells of 200 ns. Stream 7 is busy
+// 1,000–3,500 (cells 5–17), 4,000–6,000 (cells 20–29) and 8,000–13,000
+// (cells 40–64); everything else on it is idle (blank).
+func TestTimelineCells(t *testing.T) {
+	p := views.PlainStyles()
+	v := views.NewTimeline(&p)
+	v.SetSize(80, 14)
+	v.SetTimeline(viewstest.Timeline())
+	press(v, "0")
+	if from, span := v.Range(); from != 0 || span != 14_000 {
+		t.Fatalf("range %d+%d, want 0+14000", from, span)
+	}
+	var lane string
+	for _, l := range strings.Split(ansi.Strip(v.View()), "\n") {
+		if strings.HasPrefix(l, "GPU0 s7") {
+			lane = l
+		}
+	}
+	if lane == "" {
+		t.Fatal("no GPU0 s7 lane")
+	}
+	grid := []rune(lane)[10:]
+	busy := func(c int) bool {
+		return c >= 5 && c <= 17 || c >= 20 && c <= 29 || c >= 40 && c <= 64
+	}
+	for c, r := range grid {
+		if busy(c) == (r == ' ') {
+			t.Errorf("cell %d = %q, busy %v", c, r, busy(c))
+		}
+	}
+	// The attention run (cells 5–17) starts with its letter then a name.
+	if grid[5] != 'A' {
+		t.Errorf("cell 5 = %q, want A (attention)", grid[5])
+	}
+	if v.Letter("optimizer") != 'o' || v.Letter("gemm") != 'g' {
+		t.Errorf("letters optimizer %q gemm %q", v.Letter("optimizer"), v.Letter("gemm"))
+	}
+}
+
+// TestTimelineMouse: a click on the GPU0 s7 lane over the GEMM selects
+// it; a drag over cells 5–17 zooms to 1,000–3,600 ns; the wheel zooms in
+// around the pointer.
+func TestTimelineMouse(t *testing.T) {
+	p := views.PlainStyles()
+	v := views.NewTimeline(&p)
+	v.SetSize(80, 14)
+	v.SetTimeline(viewstest.Timeline())
+	press(v, "0")
+	// Rows: axis 0, steps 1, CPU 2, ranges 3, GPU0 s7 4, GPU0 s13 5.
+	// Cell 25 of the grid is column 10+25.
+	v.Update(tea.MouseClickMsg{X: 35, Y: 4, Button: tea.MouseLeft})
+	v.Update(tea.MouseReleaseMsg{X: 35, Y: 4, Button: tea.MouseLeft})
+	if s := v.Selected(); s == nil || s.Name != "gemm_nt" {
+		t.Fatalf("selected %v, want gemm_nt", s)
+	}
+	v.Update(tea.MouseClickMsg{X: 15, Y: 4, Button: tea.MouseLeft})
+	v.Update(tea.MouseMotionMsg{X: 20, Y: 4, Button: tea.MouseLeft})
+	v.Update(tea.MouseReleaseMsg{X: 27, Y: 4, Button: tea.MouseLeft})
+	if from, span := v.Range(); from != 1_000 || span != 2_600 {
+		t.Errorf("after drag: %d+%d, want 1000+2600 (cells 5–17 of 200 ns)", from, span)
+	}
+	if v.Following() {
+		t.Error("still following after a zoom")
+	}
+	press(v, "0")
+	v.Update(tea.MouseWheelMsg{X: 10, Y: 4, Button: tea.MouseWheelUp}) // grid cell 0
+	if from, span := v.Range(); from != 0 || span != 7_000 {
+		t.Errorf("after wheel up at cell 0: %d+%d, want 0+7000", from, span)
+	}
+}
