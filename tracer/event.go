@@ -111,13 +111,15 @@ type Counter struct {
 	Value  float64
 }
 
-// Context is what was open on the launching CPU thread when GPU work was
-// launched: the operator stack and the annotation ranges, outermost first,
-// and the step.
+// Context is what was open when GPU work was launched (Linker has the
+// rule): the operator stack of the launching thread and the annotation
+// ranges, outermost first, and the step.
 type Context struct {
-	Ops    []StrID // CPU operators (aten::…), outermost first
-	Ranges []StrID // user annotation / NVTX / roctx ranges, outermost first
-	Step   int64   // step number; -1 when the launch was in no step
+	Ops    []StrID // CPU operators (aten::…) open on the launching thread, outermost first
+	Ranges []StrID // user annotation / NVTX / roctx ranges, outermost first; the last is the stage
+	Step   int64   // step number; -1 when the launch was in no step window of its process
+	// StageFrom says which thread Ranges come from.
+	StageFrom StageRule
 }
 
 // Device describes one GPU as the source reported it.

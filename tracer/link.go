@@ -5,45 +5,458 @@ import (
 	"slices"
 )
 
-// Link fills Event.Ctx for every GPU event: the operators, annotation ranges
-// and step open on the launching CPU thread at the moment of launch.
-//
-// The launch point of a GPU event is the start of the Runtime/Driver call
-// carrying the same correlation id; a GPU event with no such call but a
-// known launching thread (TID >= 0; the built-in loop's CPU "kernels") is
-// launched at its own start on that thread. Others get context 0.
-// An interval contains a launch at t when Start <= t < End, or t == Start
-// for zero-length intervals. Link may be called again after more events
-// were appended; it recomputes every context.
-func (t *Trace) Link() {
-	type tkey struct{ pid, tid int32 }
-	type query struct {
-		t   int64
-		gpu int32 // index into Events
+// StageRule says which rule gave a GPU op its annotation ranges (and so its
+// stage): Context.StageFrom.
+type StageRule uint8
+
+// The stage rules, in the order Linker tries them.
+const (
+	// StageNoRange: no annotation range was open at launch, on the
+	// launching thread or on the process's step thread.
+	StageNoRange StageRule = iota
+	// StageLaunchThread: the ranges open on the launching thread at launch.
+	StageLaunchThread
+	// StageStepThread: none was open on the launching thread; the ranges
+	// are those open at launch on the thread that owns the process's step
+	// ranges (autograd launches backward kernels from its own thread while
+	// the main thread sits in "## backward ##" / loss.backward).
+	StageStepThread
+)
+
+var stageRuleNames = [...]string{"no range open", "launching thread", "step thread"}
+
+// String says the rule in words: "launching thread", "step thread", "no
+// range open".
+func (r StageRule) String() string {
+	if int(r) < len(stageRuleNames) {
+		return stageRuleNames[r]
 	}
-	// Correlation id → launch event index. Sized up front: growing a map
-	// of a few hundred thousand launches was most of Link's time.
-	nLaunch := 0
-	for i := range t.Events {
-		if t.Events[i].Kind.IsLaunch() {
-			nLaunch++
+	return "unknown"
+}
+
+// Linker is rlktop's one linking rule: it resolves the launch point of a GPU
+// op (a process, thread and time in ns) to the Context open there. Trace.Link
+// runs it over a whole file; the live session (tracer/session) feeds it
+// incrementally. The rule (ARCHITECTURE.md, "Units and attribution rules";
+// DESIGN.md "Attribution"):
+//
+//   - Step: the step window (KindStep) of the launching process that
+//     contains the launch, whatever thread the window and the launch are on;
+//     with nested windows the innermost (latest start). -1 when none.
+//   - Ops: the CPU operators (KindCPUOp) open on the launching thread,
+//     outermost first.
+//   - Ranges (the stage is the last, innermost one): the annotation ranges
+//     (KindRange) open on the launching thread; when none is open there,
+//     those open at the launch time on the process's step thread (the thread
+//     holding most of its steps). Context.StageFrom says which.
+//
+// An interval [Start, End) contains t when Start <= t < End, or t == Start
+// for a zero-length interval. Contexts are interned: equal contexts share a
+// CtxID; Contexts[0] is the empty context. Not safe for concurrent use.
+//
+// Cost: queries in time order (per thread) are answered by a sweep that
+// keeps the open intervals (amortised O(1) per interval and query plus the
+// open set's size); a query earlier than the thread's previous one restarts
+// the sweep from t minus the longest interval seen.
+type Linker struct {
+	// Contexts is indexed by CtxID; it only grows (IDs keep their meaning).
+	Contexts []Context
+
+	intern  map[string]CtxID
+	threads map[threadKey]*linkThread
+	procs   map[int32]*linkProc
+
+	keyBuf []byte
+	ctx    Context
+
+	// The last answer and what it was computed from.
+	cacheOK          bool
+	cacheL, cacheS   *linkThread
+	cacheLV, cacheSV uint64
+	cacheStep        int64
+	cacheCtx         CtxID
+}
+
+type threadKey struct{ pid, tid int32 }
+
+// span is an operator or range interval: 24 bytes.
+type span struct {
+	s, e int64
+	name StrID
+	kind Kind
+}
+
+func (s *span) contains(t int64) bool { return s.s <= t && (t < s.e || (s.s == s.e && t == s.s)) }
+
+type linkThread struct {
+	ivs     []span // sorted by start (outermost first on ties) up to sortedN
+	sortedN int
+	maxDur  int64
+	// Sweep state: ivs[:next] were considered; active holds the indices
+	// of those open at `at`, outermost first; ver changes when active does.
+	next   int
+	active []int32
+	at     int64
+	valid  bool
+	ver    uint64
+	ranges int // open ranges in active
+}
+
+type stepWin struct{ s, e, value int64 }
+
+type linkProc struct {
+	steps   []stepWin
+	sortedN int
+	maxDur  int64
+	perTID  map[int32]int // steps per thread
+	stepTID int32
+	hasTID  bool
+	dirty   bool // perTID changed since stepTID was chosen
+}
+
+// NewLinker returns an empty linker with context 0.
+func NewLinker() *Linker {
+	return &Linker{
+		Contexts: []Context{{Step: -1}},
+		intern:   map[string]CtxID{},
+		threads:  map[threadKey]*linkThread{},
+		procs:    map[int32]*linkProc{},
+	}
+}
+
+// Add records e when it is an operator (KindCPUOp), annotation range
+// (KindRange) or step (KindStep); other kinds are ignored. Events may come
+// in any order.
+func (l *Linker) Add(e *Event) {
+	switch e.Kind {
+	case KindCPUOp, KindRange:
+		th := l.thread(threadKey{e.PID, e.TID})
+		th.ivs = append(th.ivs, span{e.Start, e.Start + max(e.Dur, 0), e.Name, e.Kind})
+		th.maxDur = max(th.maxDur, e.Dur)
+	case KindStep:
+		p := l.procs[e.PID]
+		if p == nil {
+			p = &linkProc{perTID: map[int32]int{}}
+			l.procs[e.PID] = p
+		}
+		p.steps = append(p.steps, stepWin{e.Start, e.Start + max(e.Dur, 0), e.Value})
+		p.maxDur = max(p.maxDur, e.Dur)
+		p.perTID[e.TID]++
+		p.dirty = true
+	}
+}
+
+func (l *Linker) thread(k threadKey) *linkThread {
+	th := l.threads[k]
+	if th == nil {
+		th = &linkThread{}
+		l.threads[k] = th
+	}
+	return th
+}
+
+// StepThread returns the thread of pid that owns its step ranges (the one
+// holding most steps; the lowest tid on a tie); ok is false when pid has no
+// step.
+func (l *Linker) StepThread(pid int32) (tid int32, ok bool) {
+	p := l.procs[pid]
+	if p == nil || len(p.perTID) == 0 {
+		return 0, false
+	}
+	p.chooseTID()
+	return p.stepTID, true
+}
+
+func (p *linkProc) chooseTID() {
+	if !p.dirty {
+		return
+	}
+	best, n := int32(0), -1
+	for tid, c := range p.perTID {
+		if c > n || (c == n && tid < best) {
+			best, n = tid, c
 		}
 	}
-	launch := make(map[uint64]int32, nLaunch)
-	threads := make(map[tkey][]int32) // interval event indices per thread
+	p.stepTID, p.hasTID, p.dirty = best, n > 0, false
+}
+
+// Resolve returns the context of GPU work launched at t ns on thread tid of
+// process pid (0 when nothing is open there and no step contains t).
+func (l *Linker) Resolve(pid, tid int32, t int64) CtxID {
+	step := int64(-1)
+	var sth *linkThread
+	p := l.procs[pid]
+	if p != nil {
+		step = p.stepAt(t)
+	}
+	th := l.threads[threadKey{pid, tid}]
+	if th != nil {
+		th.sweep(t)
+	}
+	if th == nil || th.ranges == 0 {
+		if p != nil {
+			p.chooseTID()
+			if p.hasTID && p.stepTID != tid {
+				if sth = l.threads[threadKey{pid, p.stepTID}]; sth != nil {
+					sth.sweep(t)
+				}
+			}
+		}
+	}
+	var lv, sv uint64
+	if th != nil {
+		lv = th.ver
+	}
+	if sth != nil {
+		sv = sth.ver
+	}
+	if l.cacheOK && l.cacheL == th && l.cacheS == sth && l.cacheLV == lv && l.cacheSV == sv && l.cacheStep == step {
+		return l.cacheCtx
+	}
+	id := l.contextOf(th, sth, step)
+	l.cacheOK, l.cacheL, l.cacheS, l.cacheLV, l.cacheSV, l.cacheStep, l.cacheCtx = true, th, sth, lv, sv, step, id
+	return id
+}
+
+// contextOf interns the context made of th's open operators and ranges
+// (sth's ranges when th has none) and step.
+func (l *Linker) contextOf(th, sth *linkThread, step int64) CtxID {
+	c := &l.ctx
+	c.Ops, c.Ranges, c.Step, c.StageFrom = c.Ops[:0], c.Ranges[:0], step, StageNoRange
+	if th != nil {
+		for _, a := range th.active {
+			sp := &th.ivs[a]
+			if sp.kind == KindCPUOp {
+				c.Ops = append(c.Ops, sp.name)
+			} else {
+				c.Ranges = append(c.Ranges, sp.name)
+			}
+		}
+		if len(c.Ranges) > 0 {
+			c.StageFrom = StageLaunchThread
+		}
+	}
+	if len(c.Ranges) == 0 && sth != nil {
+		for _, a := range sth.active {
+			if sp := &sth.ivs[a]; sp.kind == KindRange {
+				c.Ranges = append(c.Ranges, sp.name)
+			}
+		}
+		if len(c.Ranges) > 0 {
+			c.StageFrom = StageStepThread
+		}
+	}
+	if len(c.Ops) == 0 && len(c.Ranges) == 0 && step < 0 {
+		return 0
+	}
+	kb := l.keyBuf[:0]
+	kb = binary.LittleEndian.AppendUint32(kb, uint32(len(c.Ops)))
+	for _, s := range c.Ops {
+		kb = binary.LittleEndian.AppendUint32(kb, uint32(s))
+	}
+	for _, s := range c.Ranges {
+		kb = binary.LittleEndian.AppendUint32(kb, uint32(s))
+	}
+	kb = binary.LittleEndian.AppendUint64(kb, uint64(step))
+	kb = append(kb, byte(c.StageFrom))
+	l.keyBuf = kb
+	if id, ok := l.intern[string(kb)]; ok {
+		return id
+	}
+	id := CtxID(len(l.Contexts))
+	l.Contexts = append(l.Contexts, Context{Ops: cloneIDs(c.Ops), Ranges: cloneIDs(c.Ranges), Step: step, StageFrom: c.StageFrom})
+	l.intern[string(kb)] = id
+	return id
+}
+
+// cloneIDs copies s; nil when empty, so equal contexts compare equal.
+func cloneIDs(s []StrID) []StrID {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
+}
+
+func cmpSpan(a, b span) int {
+	if a.s != b.s {
+		return cmp64(a.s, b.s)
+	}
+	return cmp64(b.e, a.e) // longer (outer) first
+}
+
+// sweep moves th's open set to time t.
+func (th *linkThread) sweep(t int64) {
+	if th.sortedN != len(th.ivs) {
+		slices.SortStableFunc(th.ivs, cmpSpan)
+		th.sortedN = len(th.ivs)
+		th.valid = false
+	}
+	changed := false
+	if !th.valid || t < th.at {
+		lo := t - th.maxDur
+		if lo > t { // overflow
+			lo = -1 << 63
+		}
+		th.next, _ = slices.BinarySearchFunc(th.ivs, lo, func(s span, t int64) int { return cmp64(s.s, t) })
+		th.active = th.active[:0]
+		th.valid = true
+		changed = true
+	}
+	th.at = t
+	for th.next < len(th.ivs) && th.ivs[th.next].s <= t {
+		th.active = append(th.active, int32(th.next))
+		th.next++
+		changed = true
+	}
+	w, ranges := 0, 0
+	for _, a := range th.active {
+		if sp := &th.ivs[a]; sp.contains(t) {
+			th.active[w] = a
+			w++
+			if sp.kind == KindRange {
+				ranges++
+			}
+		}
+	}
+	if w != len(th.active) {
+		changed = true
+	}
+	th.active = th.active[:w]
+	th.ranges = ranges
+	if changed {
+		th.ver++
+	}
+}
+
+// stepAt returns the value of the innermost step window containing t, or -1.
+func (p *linkProc) stepAt(t int64) int64 {
+	if p.sortedN != len(p.steps) {
+		slices.SortStableFunc(p.steps, func(a, b stepWin) int {
+			if a.s != b.s {
+				return cmp64(a.s, b.s)
+			}
+			return cmp64(b.e, a.e)
+		})
+		p.sortedN = len(p.steps)
+	}
+	i, _ := slices.BinarySearchFunc(p.steps, t+1, func(s stepWin, t int64) int { return cmp64(s.s, t) })
+	for j := i - 1; j >= 0 && p.steps[j].s >= t-p.maxDur; j-- {
+		s := &p.steps[j]
+		if s.s <= t && (t < s.e || (s.s == s.e && t == s.s)) {
+			return s.value
+		}
+	}
+	return -1
+}
+
+// LatestStepEnd returns the latest end (ns) of a step of pid; ok is false
+// when pid has none. A live source sends a step when it ends, after every
+// range nested in it, so a launch before this time has its context known.
+func (l *Linker) LatestStepEnd(pid int32) (end int64, ok bool) {
+	p := l.procs[pid]
+	if p == nil || len(p.steps) == 0 {
+		return 0, false
+	}
+	end = p.steps[0].e
+	for i := range p.steps {
+		end = max(end, p.steps[i].e)
+	}
+	return end, true
+}
+
+// Prune forgets the operators and ranges of thread (pid, tid) that ended
+// before cut ns, then the oldest beyond maxKeep (0: no bound); it returns
+// the latest end (ns) and the number of intervals forgotten. Steps are
+// kept whole (a few per second). Used by live sessions to bound memory.
+func (l *Linker) Prune(pid, tid int32, cut int64, maxKeep int) (forgotEnd int64, n int) {
+	th := l.threads[threadKey{pid, tid}]
+	if th == nil {
+		return 0, 0
+	}
+	keep := 0
+	for i := range th.ivs {
+		if th.ivs[i].e >= cut {
+			keep++
+		}
+	}
+	if keep == len(th.ivs) && (maxKeep <= 0 || keep <= maxKeep) {
+		return 0, 0
+	}
+	if th.sortedN != len(th.ivs) {
+		slices.SortStableFunc(th.ivs, cmpSpan)
+		th.sortedN = len(th.ivs)
+	}
+	out := th.ivs[:0]
+	for _, s := range th.ivs {
+		if s.e >= cut {
+			out = append(out, s)
+		} else {
+			forgotEnd = max(forgotEnd, s.e)
+			n++
+		}
+	}
+	if over := len(out) - maxKeep; maxKeep > 0 && over > 0 {
+		for _, s := range out[:over] {
+			forgotEnd = max(forgotEnd, s.e)
+		}
+		n += over
+		out = out[over:]
+	}
+	th.ivs = slices.Clip(out)
+	if cap(th.ivs) > 2*len(th.ivs)+1024 {
+		th.ivs = slices.Clone(th.ivs)
+	}
+	th.sortedN = len(th.ivs)
+	th.valid = false
+	l.cacheOK = false
+	return forgotEnd, n
+}
+
+// Intervals returns how many operators and ranges thread (pid, tid) holds.
+func (l *Linker) Intervals(pid, tid int32) int {
+	if th := l.threads[threadKey{pid, tid}]; th != nil {
+		return len(th.ivs)
+	}
+	return 0
+}
+
+// Link fills Event.Ctx for every GPU op (kernel, memcpy, memset) and
+// Trace.Contexts with Linker's rule.
+//
+// The launch point of a GPU op is the start of the Runtime/Driver call with
+// the same correlation id (the first such call in the trace); a GPU op with
+// no such call but a known launching thread (TID >= 0; the built-in loop's
+// CPU "kernels") is launched at its own start on that thread. Others get
+// context 0. Link may be called again after more events were appended; it
+// recomputes every context.
+func (t *Trace) Link() {
+	nLaunch := 0
+	l := NewLinker()
 	for i := range t.Events {
 		e := &t.Events[i]
-		switch {
-		case e.Kind.IsLaunch() && e.Corr != 0:
+		if e.Kind.IsLaunch() {
+			nLaunch++
+		} else {
+			l.Add(e)
+		}
+	}
+	// Correlation id → launch event index, sized up front: growing a map
+	// of a few hundred thousand launches was most of Link's time.
+	launch := make(map[uint64]int32, nLaunch)
+	for i := range t.Events {
+		e := &t.Events[i]
+		if e.Kind.IsLaunch() && e.Corr != 0 {
 			if _, dup := launch[e.Corr]; !dup {
 				launch[e.Corr] = int32(i)
 			}
-		case e.Kind == KindCPUOp || e.Kind == KindRange || e.Kind == KindStep:
-			k := tkey{e.PID, e.TID}
-			threads[k] = append(threads[k], int32(i))
 		}
 	}
-	queries := make(map[tkey][]query)
+	type query struct {
+		t        int64
+		pid, tid int32
+		gpu      int32
+	}
+	qs := make([]query, 0, nLaunch)
 	for i := range t.Events {
 		e := &t.Events[i]
 		if !e.Kind.IsGPU() || e.Kind == KindGPURange {
@@ -52,88 +465,27 @@ func (t *Trace) Link() {
 		e.Ctx = 0
 		if e.Corr != 0 {
 			if li, ok := launch[e.Corr]; ok {
-				l := &t.Events[li]
-				k := tkey{l.PID, l.TID}
-				queries[k] = append(queries[k], query{l.Start, int32(i)})
+				la := &t.Events[li]
+				qs = append(qs, query{la.Start, la.PID, la.TID, int32(i)})
 				continue
 			}
 		}
 		if e.TID >= 0 {
-			k := tkey{e.PID, e.TID}
-			queries[k] = append(queries[k], query{e.Start, int32(i)})
+			qs = append(qs, query{e.Start, e.PID, e.TID, int32(i)})
 		}
 	}
-
-	t.Contexts = t.Contexts[:0]
-	t.Contexts = append(t.Contexts, Context{Step: -1})
-	intern := map[string]CtxID{}
-	var keyBuf []byte
-	var active []int32
-	var ctx Context
-
-	for k, qs := range queries {
-		ivs := threads[k]
-		if len(ivs) == 0 {
-			continue
+	// Time order, so every thread's sweep (the launching thread's and the
+	// step thread's) moves forward only.
+	slices.SortFunc(qs, func(a, b query) int {
+		if a.t != b.t {
+			return cmp64(a.t, b.t)
 		}
-		// Outermost first: earlier start, then longer.
-		slices.SortFunc(ivs, func(a, b int32) int {
-			ea, eb := &t.Events[a], &t.Events[b]
-			if ea.Start != eb.Start {
-				return cmp64(ea.Start, eb.Start)
-			}
-			return cmp64(eb.Dur, ea.Dur)
-		})
-		slices.SortFunc(qs, func(a, b query) int { return cmp64(a.t, b.t) })
-		active = active[:0]
-		next := 0
-		for _, q := range qs {
-			for next < len(ivs) && t.Events[ivs[next]].Start <= q.t {
-				active = append(active, ivs[next])
-				next++
-			}
-			// Drop intervals that no longer contain q.t.
-			w := 0
-			for _, a := range active {
-				ea := &t.Events[a]
-				if q.t < ea.End() || (ea.Dur == 0 && q.t == ea.Start) {
-					active[w] = a
-					w++
-				}
-			}
-			active = active[:w]
-			if len(active) == 0 {
-				continue
-			}
-			ctx.Ops, ctx.Ranges, ctx.Step = ctx.Ops[:0], ctx.Ranges[:0], -1
-			keyBuf = keyBuf[:0]
-			for _, a := range active {
-				ea := &t.Events[a]
-				switch ea.Kind {
-				case KindCPUOp:
-					ctx.Ops = append(ctx.Ops, ea.Name)
-				case KindRange:
-					ctx.Ranges = append(ctx.Ranges, ea.Name)
-				case KindStep:
-					ctx.Step = ea.Value
-				}
-				keyBuf = append(keyBuf, byte(ea.Kind))
-				keyBuf = binary.LittleEndian.AppendUint32(keyBuf, uint32(ea.Name))
-			}
-			keyBuf = binary.LittleEndian.AppendUint64(keyBuf, uint64(ctx.Step))
-			id, ok := intern[string(keyBuf)]
-			if !ok {
-				id = CtxID(len(t.Contexts))
-				t.Contexts = append(t.Contexts, Context{
-					Ops:    slices.Clone(ctx.Ops),
-					Ranges: slices.Clone(ctx.Ranges),
-					Step:   ctx.Step,
-				})
-				intern[string(keyBuf)] = id
-			}
-			t.Events[q.gpu].Ctx = id
-		}
+		return int(a.gpu - b.gpu)
+	})
+	for _, q := range qs {
+		t.Events[q.gpu].Ctx = l.Resolve(q.pid, q.tid, q.t)
 	}
+	t.Contexts = l.Contexts
 }
 
 func cmp64(a, b int64) int {

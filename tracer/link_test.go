@@ -80,3 +80,73 @@ func TestLinkContexts(t *testing.T) {
 		}
 	}
 }
+
+// Autograd's case, by hand: the main thread 1 runs step 5 [0,1000) with
+// "## forward ##" [0,400) and "## backward ##" [400,900); thread 2
+// (autograd) launches at 500 under op "ConvolutionBackward0" with no range
+// of its own, and at 600 inside its own range "nccl:all_reduce"; thread 3
+// launches at 1200, after the step, with nothing open anywhere.
+func TestLinkStepThreadFallback(t *testing.T) {
+	tr := NewTrace("test", "")
+	s := tr.Strings.Intern
+	cpu := func(k Kind, name string, start, dur int64, tid int32, corr uint64, val int64) Event {
+		return Event{Kind: k, Name: s(name), Start: start, Dur: dur, PID: 1, TID: tid, Corr: corr, Value: val, Device: -1}
+	}
+	gpu := func(corr uint64) Event {
+		return Event{Kind: KindKernel, Name: s("k"), Start: 5000 + int64(corr), Dur: 1, PID: 1, TID: -1, Corr: corr}
+	}
+	tr.Events = []Event{
+		gpu(1), gpu(2), gpu(3), gpu(4),
+		cpu(KindStep, "ProfilerStep#5", 0, 1000, 1, 0, 5),
+		cpu(KindRange, "## forward ##", 0, 400, 1, 0, 0),
+		cpu(KindRange, "## backward ##", 400, 500, 1, 0, 0),
+		cpu(KindRuntime, "cudaLaunchKernel", 100, 1, 1, 1, 0),
+		cpu(KindCPUOp, "ConvolutionBackward0", 450, 100, 2, 0, 0),
+		cpu(KindRuntime, "cudaLaunchKernel", 500, 1, 2, 2, 0),
+		cpu(KindRange, "nccl:all_reduce", 590, 20, 2, 0, 0),
+		cpu(KindRuntime, "cudaLaunchKernel", 600, 1, 2, 3, 0),
+		cpu(KindRuntime, "cudaLaunchKernel", 1200, 1, 3, 4, 0),
+	}
+	tr.Link()
+	want := []struct {
+		ops, ranges []string
+		step        int64
+		from        StageRule
+	}{
+		{nil, []string{"## forward ##"}, 5, StageLaunchThread},
+		{[]string{"ConvolutionBackward0"}, []string{"## backward ##"}, 5, StageStepThread},
+		{nil, []string{"nccl:all_reduce"}, 5, StageLaunchThread},
+		{nil, nil, -1, StageNoRange},
+	}
+	for i, w := range want {
+		c := tr.Contexts[tr.Events[i].Ctx]
+		var ops, ranges []string
+		for _, id := range c.Ops {
+			ops = append(ops, tr.Strings.Get(id))
+		}
+		for _, id := range c.Ranges {
+			ranges = append(ranges, tr.Strings.Get(id))
+		}
+		if !reflect.DeepEqual(ops, w.ops) || !reflect.DeepEqual(ranges, w.ranges) || c.Step != w.step || c.StageFrom != w.from {
+			t.Errorf("kernel %d: ops %v ranges %v step %d from %v; want %v %v %d %v", i+1, ops, ranges, c.Step, c.StageFrom, w.ops, w.ranges, w.step, w.from)
+		}
+	}
+	if tr.Events[3].Ctx != 0 {
+		t.Errorf("launch with nothing open got context %d, want 0", tr.Events[3].Ctx)
+	}
+	// Queries out of time order give the same answers (the sweep restarts).
+	l := NewLinker()
+	for i := range tr.Events {
+		l.Add(&tr.Events[i])
+	}
+	for _, q := range []struct {
+		tid  int32
+		t    int64
+		want int
+	}{{2, 600, 2}, {2, 500, 1}, {1, 100, 0}, {2, 600, 2}} {
+		got := l.Contexts[l.Resolve(1, q.tid, q.t)]
+		if !reflect.DeepEqual(got, tr.Contexts[tr.Events[q.want].Ctx]) {
+			t.Errorf("Resolve(1, %d, %d) = %+v, want %+v", q.tid, q.t, got, tr.Contexts[tr.Events[q.want].Ctx])
+		}
+	}
+}

@@ -15,6 +15,9 @@ type Trace struct {
 	Rank     int // distributed rank; -1 unknown
 	World    int // distributed world size; 0 unknown
 	Dropped  uint64
+	// StepRule says which rule cut the steps (tracer/steps.ApplyTrace's
+	// Rule* texts); "" when no rule ran.
+	StepRule string
 	// Meta holds source metadata worth showing (schema version, tool
 	// version, the run record's fields), verbatim.
 	Meta map[string]string

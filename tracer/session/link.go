@@ -1,39 +1,40 @@
 package session
 
 import (
-	"encoding/binary"
 	"slices"
 
 	"github.com/rlktop/rlktop/tracer"
 )
 
 // linker links GPU events to their launch context incrementally, as events
-// arrive from live sources.
+// arrive from live sources, with the one rule of tracer.Linker (the same
+// code Trace.Link runs over files and so over a comparison's recording):
+// launch point by correlation id, else the op's own thread and start; step
+// = the step window of the process containing the launch, on any thread;
+// ranges from the launching thread, else from the process's step thread.
 //
 // Sources send an interval (operator, range, step) when it ends, so the
 // ranges around a kernel usually arrive after the kernel. A GPU event is
-// therefore held per launching thread until its launch point t is known to
-// be covered: when a step on that thread has ended after t (every range
-// nested in that step ended before the step, and sources send in end order
-// per thread), or after a delay (threads without steps), or when its source
-// disconnects. GPU events with a correlation id wait (bounded) for the
-// Runtime/Driver call with the same id; either may arrive first.
-//
-// The rules for the launch point and containment are tracer.Trace.Link's.
+// therefore held until its launch point t is known to be covered: when a
+// step of its process has ended after t (every range nested in that step
+// ended before the step, and sources send in end order per thread), or
+// after a delay (processes without steps), or when its source disconnects.
+// GPU events with a correlation id wait (bounded) for the Runtime/Driver
+// call with the same id; either may arrive first.
 type linker struct {
-	strs     *tracer.Strings
-	contexts []tracer.Context
-	intern   map[string]tracer.CtxID
+	core     *tracer.Linker
+	contexts []tracer.Context // core.Contexts, refreshed after each resolve
 	threads  map[tkey]*thread
+	procs    map[int32]*proc
 
 	launches  map[ckey]launch // corr → launch call
 	launchFIF []ckey          // insertion order, for bounded eviction
 	waiting   map[ckey][]waitGPU
 	waitFIF   []ckey
 
-	// retainNs: intervals ending more than this before a thread's latest
-	// step end are dropped (late GPU records older than that get less
-	// context).
+	// retainNs: intervals ending more than this before their process's
+	// latest step end are dropped (late GPU records older than that get
+	// less context).
 	retainNs int64
 	maxIvs   int // per thread
 	maxCorr  int // launches and waiting entries kept
@@ -45,10 +46,8 @@ type linker struct {
 	lateCount  uint64 // GPU events resolved against pruned history
 	evicted    uint64 // waiting GPU events given up on (no launch seen)
 
-	keyBuf []byte
-	active []int32
-	ctx    tracer.Context
 	readyT []*thread // threads with ready events
+	batch  []pendGPU // scratch: every ready event of a batch, by launch time
 }
 
 type tkey struct{ pid, tid int32 }
@@ -66,28 +65,34 @@ type waitGPU struct {
 }
 
 type pendGPU struct {
-	t       int64 // launch point, ns
-	arrival int64 // wall ns when queued
-	ev      tracer.Event
+	t        int64 // launch point, ns
+	arrival  int64 // wall ns when queued
+	pid, tid int32 // launching thread
+	ev       tracer.Event
 }
 
+// thread is a launching thread's queue of GPU events.
 type thread struct {
-	ivs       []tracer.Event // operators, ranges, steps; unsorted tail after sortedN
-	sortedN   int
+	k         tkey
 	pending   []pendGPU // launch point not yet covered by a step
 	ready     []pendGPU // covered: resolved at the end of the batch
-	maxDur    int64     // longest interval kept, for the sweep's start
-	stepEnd   int64     // latest End of a step on this thread
-	hasStep   bool
-	minIvsEnd int64 // intervals ending before this were pruned
+	minIvsEnd int64     // intervals ending before this were pruned
 }
 
-func newLinker(strs *tracer.Strings, emit func(*tracer.Event)) *linker {
+// proc is what the linker knows of a process's steps.
+type proc struct {
+	stepEnd int64 // latest End of a step
+	hasStep bool
+	threads []*thread // its launching threads
+}
+
+func newLinker(_ *tracer.Strings, emit func(*tracer.Event)) *linker {
+	core := tracer.NewLinker()
 	return &linker{
-		strs:       strs,
-		contexts:   []tracer.Context{{Step: -1}},
-		intern:     map[string]tracer.CtxID{},
+		core:       core,
+		contexts:   core.Contexts,
 		threads:    map[tkey]*thread{},
+		procs:      map[int32]*proc{},
 		launches:   map[ckey]launch{},
 		waiting:    map[ckey][]waitGPU{},
 		retainNs:   30e9,
@@ -98,13 +103,21 @@ func newLinker(strs *tracer.Strings, emit func(*tracer.Event)) *linker {
 	}
 }
 
-// queue holds p on th: ready when a step on th already covers its launch
-// point, else pending.
+func (l *linker) proc(pid int32) *proc {
+	p := l.procs[pid]
+	if p == nil {
+		p = &proc{}
+		l.procs[pid] = p
+	}
+	return p
+}
+
+// queue holds p on th: ready when a step of its process already covers its
+// launch point, else pending.
 func (l *linker) queue(th *thread, p pendGPU) {
-	if th.hasStep && p.t < th.stepEnd {
-		if len(th.ready) == 0 {
-			l.readyT = append(l.readyT, th)
-		}
+	p.pid, p.tid = th.k.pid, th.k.tid
+	if pr := l.procs[th.k.pid]; pr != nil && pr.hasStep && p.t < pr.stepEnd {
+		l.markReady(th)
 		th.ready = append(th.ready, p)
 		return
 	}
@@ -112,37 +125,62 @@ func (l *linker) queue(th *thread, p pendGPU) {
 	if len(th.pending) > l.maxPending {
 		// Bound memory: link the older half now with what is known.
 		half := len(th.pending) / 2
-		if len(th.ready) == 0 {
-			l.readyT = append(l.readyT, th)
-		}
+		l.markReady(th)
 		th.ready = append(th.ready, th.pending[:half]...)
 		th.pending = append(th.pending[:0], th.pending[half:]...)
 		l.early += uint64(half)
 	}
 }
 
-// endBatch resolves every ready event (call after each batch of add).
+func (l *linker) markReady(th *thread) {
+	if len(th.ready) == 0 {
+		l.readyT = append(l.readyT, th)
+	}
+}
+
+// endBatch resolves every ready event (call after each batch of add), in
+// launch-time order over all threads so that the core's sweeps (the
+// launching thread's and the step thread's) move forward.
 func (l *linker) endBatch() {
+	if len(l.readyT) == 0 {
+		return
+	}
+	b := l.batch[:0]
 	for _, th := range l.readyT {
-		r := th.ready
+		for _, p := range th.ready {
+			if p.t < th.minIvsEnd {
+				l.lateCount++
+			}
+		}
+		b = append(b, th.ready...)
 		th.ready = th.ready[:0]
-		l.resolve(th, r)
 	}
 	l.readyT = l.readyT[:0]
+	slices.SortStableFunc(b, func(x, y pendGPU) int { return cmp64(x.t, y.t) })
+	for i := range b {
+		q := &b[i]
+		q.ev.Ctx = l.core.Resolve(q.pid, q.tid, q.t)
+		l.contexts = l.core.Contexts
+		l.emit(&q.ev)
+	}
+	clear(b) // drop references held by the events' copies (none, but keep the scratch clean)
+	l.batch = b[:0]
 }
 
 func (l *linker) thread(k tkey) *thread {
 	th := l.threads[k]
 	if th == nil {
-		th = &thread{}
+		th = &thread{k: k}
 		l.threads[k] = th
+		p := l.proc(k.pid)
+		p.threads = append(p.threads, th)
 	}
 	return th
 }
 
-// add takes one event (names already in l.strs, times in host ns). now is
-// the wall clock in ns, for delays. GPU events come out through emit with
-// Ctx set, possibly later; other events are not emitted.
+// add takes one event (names already in the session's table, times in
+// host ns). now is the wall clock in ns, for delays. GPU events come out
+// through emit with Ctx set, possibly later; other events are not emitted.
 func (l *linker) add(e *tracer.Event, now int64) {
 	switch {
 	case e.Kind.IsLaunch():
@@ -162,19 +200,24 @@ func (l *linker) add(e *tracer.Event, now int64) {
 				l.queue(th, pendGPU{t: e.Start, arrival: w.arrival, ev: w.ev})
 			}
 		}
-	case e.Kind == tracer.KindCPUOp || e.Kind == tracer.KindRange || e.Kind == tracer.KindStep:
-		th := l.thread(tkey{e.PID, e.TID})
-		th.ivs = append(th.ivs, *e)
-		th.maxDur = max(th.maxDur, e.Dur)
-		if e.Kind == tracer.KindStep {
-			if !th.hasStep || e.End() > th.stepEnd {
-				th.stepEnd = e.End()
-			}
-			th.hasStep = true
-			l.resolveReady(th, false, now)
-			l.prune(th)
-		} else if len(th.ivs) > l.maxIvs {
-			l.prune(th)
+	case e.Kind == tracer.KindCPUOp || e.Kind == tracer.KindRange:
+		l.core.Add(e)
+		if l.core.Intervals(e.PID, e.TID) > l.maxIvs {
+			l.prune(e.PID, e.TID)
+		}
+	case e.Kind == tracer.KindStep:
+		l.core.Add(e)
+		p := l.proc(e.PID)
+		if !p.hasStep || e.End() > p.stepEnd {
+			p.stepEnd = e.End()
+		}
+		p.hasStep = true
+		for _, th := range p.threads {
+			l.resolveReady(th, false)
+			l.prune(th.k.pid, th.k.tid)
+		}
+		if tid, ok := l.core.StepThread(e.PID); ok {
+			l.prune(e.PID, tid)
 		}
 	case e.Kind.IsGPU() && e.Kind != tracer.KindGPURange:
 		if e.Corr != 0 {
@@ -185,7 +228,7 @@ func (l *linker) add(e *tracer.Event, now int64) {
 			}
 			l.waiting[k] = append(l.waiting[k], waitGPU{*e, now})
 			l.waitFIF = append(l.waitFIF, k)
-			l.evictWaiting(now, false)
+			l.evictWaiting(now)
 			return
 		}
 		if e.TID >= 0 {
@@ -241,7 +284,7 @@ func (l *linker) flush(pid int32) {
 	l.compactWaitFIF()
 	for k, th := range l.threads {
 		if pid == 0 || k.pid == pid {
-			l.resolveReady(th, true, 0)
+			l.resolveReady(th, true)
 		}
 	}
 	l.endBatch()
@@ -267,7 +310,7 @@ func (l *linker) evictLaunches() {
 	}
 }
 
-func (l *linker) evictWaiting(now int64, _ bool) {
+func (l *linker) evictWaiting(now int64) {
 	for len(l.waitFIF) > l.maxCorr {
 		k := l.waitFIF[0]
 		l.waitFIF = l.waitFIF[1:]
@@ -290,37 +333,35 @@ func (l *linker) compactWaitFIF() {
 	l.waitFIF = keep
 }
 
-// resolveReady resolves th's pending GPU events whose launch point lies
-// before the thread's latest step end (all when force).
-func (l *linker) resolveReady(th *thread, force bool, now int64) {
+// resolveReady moves th's pending GPU events whose launch point lies before
+// its process's latest step end (all when force) to ready.
+func (l *linker) resolveReady(th *thread, force bool) {
 	if len(th.pending) == 0 {
 		return
 	}
-	if !force && !th.hasStep {
+	p := l.procs[th.k.pid]
+	if !force && (p == nil || !p.hasStep) {
 		return
 	}
 	keep := th.pending[:0]
-	for _, p := range th.pending {
-		if force || p.t < th.stepEnd {
-			if len(th.ready) == 0 {
-				l.readyT = append(l.readyT, th)
-			}
-			th.ready = append(th.ready, p)
+	for _, q := range th.pending {
+		if force || q.t < p.stepEnd {
+			l.markReady(th)
+			th.ready = append(th.ready, q)
 		} else {
-			keep = append(keep, p)
+			keep = append(keep, q)
 		}
 	}
 	th.pending = keep
 }
 
-// resolveOld resolves pending events that arrived before cutoff (wall ns).
+// resolveOld moves pending events that arrived before cutoff (wall ns) to
+// ready.
 func (l *linker) resolveOld(th *thread, cutoff int64) {
 	keep := th.pending[:0]
 	for _, p := range th.pending {
 		if p.arrival <= cutoff {
-			if len(th.ready) == 0 {
-				l.readyT = append(l.readyT, th)
-			}
+			l.markReady(th)
 			th.ready = append(th.ready, p)
 		} else {
 			keep = append(keep, p)
@@ -329,133 +370,18 @@ func (l *linker) resolveOld(th *thread, cutoff int64) {
 	th.pending = keep
 }
 
-// resolve computes the context of each query with one sweep over the
-// thread's intervals sorted by start (outermost first), as Trace.Link does.
-func (l *linker) resolve(th *thread, qs []pendGPU) {
-	if len(qs) == 0 {
-		return
+// prune drops the intervals of (pid, tid) that ended long before the
+// process's latest step, and the oldest ones beyond maxIvs.
+func (l *linker) prune(pid, tid int32) {
+	cut := int64(-1 << 63)
+	if p := l.procs[pid]; p != nil && p.hasStep {
+		cut = p.stepEnd - l.retainNs
 	}
-	slices.SortFunc(qs, func(a, b pendGPU) int { return cmp64(a.t, b.t) })
-	l.sortIvs(th)
-	ivs := th.ivs
-	active := l.active[:0]
-	// Intervals starting before the earliest query minus the longest
-	// duration cannot contain any query.
-	lo := qs[0].t - th.maxDur
-	next, _ := slices.BinarySearchFunc(ivs, lo, func(e tracer.Event, t int64) int { return cmp64(e.Start, t) })
-	var last tracer.CtxID
-	changed := true
-	for i := range qs {
-		q := &qs[i]
-		if q.t < th.minIvsEnd {
-			l.lateCount++
-		}
-		for next < len(ivs) && ivs[next].Start <= q.t {
-			active = append(active, int32(next))
-			next++
-			changed = true
-		}
-		w := 0
-		for _, a := range active {
-			ea := &ivs[a]
-			if q.t < ea.End() || (ea.Dur == 0 && q.t == ea.Start) {
-				active[w] = a
-				w++
-			}
-		}
-		if w != len(active) {
-			changed = true
-		}
-		active = active[:w]
-		if changed {
-			last = l.contextOf(ivs, active)
-			changed = false
-		}
-		q.ev.Ctx = last
-		l.emit(&q.ev)
+	end, n := l.core.Prune(pid, tid, cut, l.maxIvs)
+	if n > 0 {
+		th := l.thread(tkey{pid, tid})
+		th.minIvsEnd = max(th.minIvsEnd, end)
 	}
-	l.active = active
-}
-
-func (l *linker) sortIvs(th *thread) {
-	if th.sortedN == len(th.ivs) {
-		return
-	}
-	slices.SortStableFunc(th.ivs, func(a, b tracer.Event) int {
-		if a.Start != b.Start {
-			return cmp64(a.Start, b.Start)
-		}
-		return cmp64(b.Dur, a.Dur)
-	})
-	th.sortedN = len(th.ivs)
-}
-
-// contextOf interns the context made of the active intervals (outermost
-// first).
-func (l *linker) contextOf(ivs []tracer.Event, active []int32) tracer.CtxID {
-	if len(active) == 0 {
-		return 0
-	}
-	c := &l.ctx
-	c.Ops, c.Ranges, c.Step = c.Ops[:0], c.Ranges[:0], -1
-	kb := l.keyBuf[:0]
-	for _, a := range active {
-		ea := &ivs[a]
-		switch ea.Kind {
-		case tracer.KindCPUOp:
-			c.Ops = append(c.Ops, ea.Name)
-		case tracer.KindRange:
-			c.Ranges = append(c.Ranges, ea.Name)
-		case tracer.KindStep:
-			c.Step = ea.Value
-		}
-		kb = append(kb, byte(ea.Kind))
-		kb = binary.LittleEndian.AppendUint32(kb, uint32(ea.Name))
-	}
-	kb = binary.LittleEndian.AppendUint64(kb, uint64(c.Step))
-	l.keyBuf = kb
-	if id, ok := l.intern[string(kb)]; ok {
-		return id
-	}
-	id := tracer.CtxID(len(l.contexts))
-	l.contexts = append(l.contexts, tracer.Context{Ops: slices.Clone(c.Ops), Ranges: slices.Clone(c.Ranges), Step: c.Step})
-	l.intern[string(kb)] = id
-	return id
-}
-
-// prune drops intervals that ended long before the thread's latest step,
-// and the oldest ones beyond maxIvs.
-func (l *linker) prune(th *thread) {
-	cut := th.stepEnd - l.retainNs
-	n := 0
-	for i := range th.ivs {
-		if th.ivs[i].End() >= cut || !th.hasStep {
-			n++
-		}
-	}
-	if n == len(th.ivs) && n <= l.maxIvs {
-		return
-	}
-	l.sortIvs(th)
-	keep := th.ivs[:0]
-	for _, e := range th.ivs {
-		if e.End() >= cut || !th.hasStep {
-			keep = append(keep, e)
-		} else if e.End() > th.minIvsEnd {
-			th.minIvsEnd = e.End()
-		}
-	}
-	if over := len(keep) - l.maxIvs; over > 0 {
-		for _, e := range keep[:over] {
-			th.minIvsEnd = max(th.minIvsEnd, e.End())
-		}
-		keep = keep[over:]
-	}
-	th.ivs = slices.Clip(keep)
-	if cap(th.ivs) > 2*len(th.ivs)+1024 {
-		th.ivs = slices.Clone(th.ivs)
-	}
-	th.sortedN = len(th.ivs)
 }
 
 func cmp64(a, b int64) int {

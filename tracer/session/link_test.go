@@ -1,6 +1,7 @@
 package session
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -91,5 +92,63 @@ func TestLinkerPendingBound(t *testing.T) {
 	l.endBatch()
 	if n != 5 || len(l.threads[tkey{1, 1}].pending) != 6 || l.early != 5 {
 		t.Fatalf("emitted %d, pending %d, early %d", n, len(l.threads[tkey{1, 1}].pending), l.early)
+	}
+}
+
+// TestLinkerMatchesTraceLink: the live linker and Trace.Link (files,
+// compare's recording) give every GPU op the same context: the autograd
+// case (a launch on a thread without ranges takes the step thread's),
+// a launch outside every step, a kernel on its own thread; intervals sent
+// in end order as sources send them, the step last.
+func TestLinkerMatchesTraceLink(t *testing.T) {
+	tr := tracer.NewTrace("test", "")
+	s := tr.Strings.Intern
+	cpu := func(k tracer.Kind, name string, start, dur int64, tid int32, corr uint64, val int64) tracer.Event {
+		return tracer.Event{Kind: k, Name: s(name), Start: start, Dur: dur, PID: 1, TID: tid, Corr: corr, Value: val, Device: -1}
+	}
+	gpu := func(corr uint64, tid int32, start int64) tracer.Event {
+		return tracer.Event{Kind: tracer.KindKernel, Name: s("k"), Start: start, Dur: 1, PID: 1, TID: tid, Corr: corr}
+	}
+	tr.Events = []tracer.Event{
+		cpu(tracer.KindRuntime, "cudaLaunchKernel", 100, 1, 1, 1, 0),
+		gpu(1, -1, 5001),
+		cpu(tracer.KindRange, "## forward ##", 0, 400, 1, 0, 0),
+		cpu(tracer.KindRuntime, "cudaLaunchKernel", 500, 1, 2, 2, 0),
+		cpu(tracer.KindCPUOp, "ConvolutionBackward0", 450, 100, 2, 0, 0),
+		gpu(2, -1, 5002),
+		cpu(tracer.KindRuntime, "cudaLaunchKernel", 600, 1, 2, 3, 0),
+		cpu(tracer.KindRange, "nccl:all_reduce", 590, 20, 2, 0, 0),
+		gpu(3, -1, 5003),
+		gpu(0, 1, 700), // a built-in-loop style kernel on thread 1 at its own start
+		cpu(tracer.KindRange, "## backward ##", 400, 500, 1, 0, 0),
+		cpu(tracer.KindStep, "ProfilerStep#5", 0, 1000, 1, 0, 5),
+		cpu(tracer.KindRuntime, "cudaLaunchKernel", 1200, 1, 3, 4, 0),
+		gpu(4, -1, 5004),
+	}
+	var out []tracer.Event
+	l := newLinker(tr.Strings, func(e *tracer.Event) { out = append(out, *e) })
+	for i := range tr.Events {
+		l.add(&tr.Events[i], 0)
+		l.endBatch()
+	}
+	l.flush(0)
+	tr.Link()
+	want := map[int64]tracer.Context{}
+	for i := range tr.Events {
+		if e := &tr.Events[i]; e.Kind == tracer.KindKernel {
+			want[e.Start] = tr.Contexts[e.Ctx]
+		}
+	}
+	if len(out) != len(want) {
+		t.Fatalf("live linker emitted %d kernels, want %d", len(out), len(want))
+	}
+	for _, e := range out {
+		if got := l.contexts[e.Ctx]; !reflect.DeepEqual(got, want[e.Start]) {
+			t.Errorf("kernel at %d: live %+v, Trace.Link %+v", e.Start, got, want[e.Start])
+		}
+	}
+	// And the live answer is the autograd rule's, not only the same.
+	if c := l.contexts[out[1].Ctx]; c.StageFrom != tracer.StageStepThread || c.Step != 5 || len(c.Ranges) != 1 || tr.Strings.Get(c.Ranges[0]) != "## backward ##" {
+		t.Errorf("autograd launch: %+v", c)
 	}
 }

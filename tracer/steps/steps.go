@@ -184,3 +184,65 @@ func FromEnv(getenv func(string) string, warn func(error)) *StepRule {
 	r.SetWindow(ms*1_000_000, 5_000_000_000)
 	return r
 }
+
+// Rules that cut a file's steps, as Trace.StepRule names them.
+const (
+	RuleStepRanges   = "ranges named like step / iteration / train_step"
+	RuleProfilerStep = "torch.profiler ProfilerStep#N ranges"
+	RuleSourceSteps  = "the source's own step events"
+	RuleNone         = "no step ranges in the trace"
+)
+
+// ApplyTrace runs the step rule of traced commands on a whole file (issue
+// 11: one rule for files and live commands): when any annotation range is
+// named like a step (DefaultStepRange: "step", "step[3]", "iteration 12",
+// "train_step"), those ranges become the steps (KindStep, Value the last
+// integer in the name, else a per-thread count from 0) and ProfilerStep#N
+// steps an importer made turn back into plain ranges, as the live rule does
+// once it has seen a step-like range. Otherwise ProfilerStep#N ranges (made
+// KindStep by the Kineto importer, or still KindRange from another
+// importer) or the source's own step events stay the steps. It sets and
+// returns t.StepRule, one of the Rule* constants. Files hold no fixed-window
+// fallback: a trace without steps has none.
+func ApplyTrace(t *tracer.Trace) string {
+	r, _ := NewStepRule("")
+	name := t.Strings.Get
+	stepLike := false
+	for i := range t.Events {
+		if e := &t.Events[i]; e.Kind == tracer.KindRange && r.class(e.Name, name) == 1 {
+			stepLike = true
+			break
+		}
+	}
+	switch {
+	case stepLike:
+		for i := range t.Events {
+			if e := &t.Events[i]; e.Kind == tracer.KindStep && profilerStep.MatchString(name(e.Name)) {
+				e.Kind, e.Value = tracer.KindRange, 0
+			}
+		}
+		r.stepLike = true
+		r.Apply(t.Events, name)
+		t.StepRule = RuleStepRanges
+	default:
+		r.Apply(t.Events, name) // ProfilerStep#N still held as ranges
+		t.StepRule = RuleNone
+		prof, other := 0, 0
+		for i := range t.Events {
+			if e := &t.Events[i]; e.Kind == tracer.KindStep {
+				if profilerStep.MatchString(name(e.Name)) {
+					prof++
+				} else {
+					other++
+				}
+			}
+		}
+		switch {
+		case prof > 0 && other == 0:
+			t.StepRule = RuleProfilerStep
+		case prof+other > 0:
+			t.StepRule = RuleSourceSteps
+		}
+	}
+	return t.StepRule
+}
