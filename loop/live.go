@@ -13,6 +13,7 @@ import (
 
 	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/tracer/cupti/launch"
+	"github.com/rlktop/rlktop/tracer/pyagent"
 	rocplaunch "github.com/rlktop/rlktop/tracer/rocprof/launch"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tracer/steps"
@@ -59,6 +60,14 @@ type LiveOptions struct {
 	// Samples go to the session as counters (so recordings carry them)
 	// and to Telemetry.
 	Telemetry time.Duration
+	// Tracer chooses a command's tracer: TracerAuto (""), TracerKineto or
+	// TracerNone.
+	Tracer string
+	// NoAgent keeps the Python agent off a command's PYTHONPATH.
+	NoAgent bool
+	// CacheDir is where embedded files (the agent, the CUPTI library) are
+	// extracted; "" is the user's cache folder.
+	CacheDir string
 	// Session configures the session that receives the frames.
 	Session session.Options
 	// Stdout receives the child's stdout; StderrCopy a copy of its stderr
@@ -212,13 +221,17 @@ func (l *Live) spec() (Spec, error) {
 		l.env = diffEnv(os.Environ(), env)
 		return Spec{Argv: argv, Env: env, Stdout: o.Stdout, StderrCopy: o.StderrCopy}, nil
 	}
-	base := Environ(os.Environ(), l.flags)
-	plan, err := launch.Prepare(launch.Options{Socket: l.addr, Trace: !o.Untraced, TorchRanges: o.TorchRanges, StepRange: o.StepRange, Env: base})
+	base, err := l.agentEnv()
 	if err != nil {
 		return Spec{}, err
 	}
-	env, banner := plan.Env, plan.Banner
-	if !o.Untraced && !plan.Traced && !plan.Driver.Present {
+	kineto := o.Tracer == TracerKineto
+	plan, err := launch.Prepare(launch.Options{Socket: l.addr, Trace: !o.Untraced && !kineto, TorchRanges: o.TorchRanges, StepRange: o.StepRange, Env: base})
+	if err != nil {
+		return Spec{}, err
+	}
+	env, banner, gpuTraced := plan.Env, plan.Banner, plan.Traced
+	if !o.Untraced && !kineto && !plan.Traced && !plan.Driver.Present {
 		// No NVIDIA driver: the AMD tracer (rocprofiler-sdk) if ROCm is here.
 		rbase := base
 		if o.StepRange != "" {
@@ -229,15 +242,81 @@ func (l *Live) spec() (Spec, error) {
 		case err != nil:
 			banner = fmt.Sprintf("%s; ROCm tracer: %v", banner, err)
 		case rp.Traced:
-			env, banner = rp.Env, rp.Banner
+			env, banner, gpuTraced = rp.Env, rp.Banner, true
 		default:
 			banner = "no tracer for this machine, running the command untraced: CUPTI (NVIDIA): " +
 				bannerReason(plan.Banner) + "; rocprofiler-sdk (AMD): " + bannerReason(rp.Banner)
 		}
 	}
+	if o.Untraced || o.Tracer == TracerNone {
+		env = Environ(env, map[string]string{pyagent.EnvKineto: "0"})
+	} else if kineto || !gpuTraced {
+		// No vendor tracer attached: the Python agent's torch.profiler
+		// windows give operators (a user's own RLKTOP_KINETO wins).
+		if _, set := os.LookupEnv(pyagent.EnvKineto); !set {
+			env = Environ(env, map[string]string{pyagent.EnvKineto: "1"})
+		}
+		if kineto {
+			banner = "--tracer kineto: operators from torch.profiler windows (2 of every 10 steps) of Python commands"
+		} else if banner != "" {
+			banner += "; a Python command still reports steps, stages and flags, and operators from torch.profiler windows (2 of every 10 steps)"
+		}
+	}
 	l.Banner = banner
 	l.env = diffEnv(os.Environ(), env)
 	return Spec{Argv: o.Command, Env: env, Stdout: o.Stdout, StderrCopy: o.StderrCopy}, nil
+}
+
+// Tracer choices for a command (LiveOptions.Tracer).
+const (
+	TracerAuto   = ""       // the vendor tracer when it attaches, else Kineto windows
+	TracerKineto = "kineto" // torch.profiler windows from the Python agent, no vendor tracer
+	TracerNone   = "none"   // steps, stages and flags from the Python agent only
+)
+
+// agentEnv is rlktop's environment plus, for a command, the Python agent
+// (tracer/pyagent) first on PYTHONPATH and the flags in force: agent
+// flags in RLKTOP_FLAGS, the others as environment variables (a command
+// reads those at start; switching them restarts it). Flags the agent does
+// not know may be ones the script declares with rlktop.flag(): they go
+// both ways.
+func (l *Live) agentEnv() ([]string, error) {
+	envFlags := map[string]string{}
+	for k, v := range l.flags {
+		if !pyagent.IsLive(k, nil) {
+			envFlags[k] = v
+		}
+	}
+	env := Environ(os.Environ(), envFlags)
+	if l.opts.NoAgent {
+		return Environ(env, map[string]string{pyagent.EnvAgent: "0"}), nil
+	}
+	dir, err := launch.ExtractFiles(l.opts.CacheDir, "pyagent", pyagent.Files())
+	if err != nil {
+		return nil, fmt.Errorf("the Python agent: %w", err)
+	}
+	pp := dir
+	if old := os.Getenv("PYTHONPATH"); old != "" {
+		pp += string(os.PathListSeparator) + old
+	}
+	return Environ(env, map[string]string{"PYTHONPATH": pp, pyagent.EnvFlags: pyagent.FlagsEnv(l.flags)}), nil
+}
+
+// agentFlags returns the flags the newest Python agent connection listed
+// in its last acknowledgement (built-in agent flags and the script's own),
+// or nil when no agent is connected.
+func agentFlags(st *session.State) map[string]string {
+	for i := len(st.Children) - 1; i >= 0; i-- {
+		c := &st.Children[i]
+		if c.Hello.Source == pyagent.Source && c.Connected {
+			m := make(map[string]string, len(c.Flags))
+			for _, kv := range c.Flags {
+				m[kv.Key] = kv.Value
+			}
+			return m
+		}
+	}
+	return nil
 }
 
 // Flags returns the flags in force: those rlktop set, overlaid with every
@@ -270,8 +349,11 @@ func (l *Live) SetFlag(key, value string) (uint64, error) {
 	l.mu.Lock()
 	l.flags[key] = value
 	l.mu.Unlock()
-	if l.Builtin && l.Sup.Status().State == Running {
-		if _, live := builtinLiveFlags[key]; live {
+	if l.Sup.Status().State == Running {
+		if l.Builtin && builtinLiveFlags[key] {
+			return l.Session.Control(key, value)
+		}
+		if af := agentFlags(l.Session.Snapshot()); !l.Builtin && af != nil && pyagent.IsLive(key, af) {
 			return l.Session.Control(key, value)
 		}
 	}

@@ -38,6 +38,8 @@ type runFlags struct {
 	stepRange   string
 	fingerprint []string      // --fingerprint PATH: SHA-256 into the run record
 	telemetry   time.Duration // --telemetry-every: sampling period (<0 off)
+	tracer      string        // --tracer auto|kineto|none (a command)
+	noAgent     bool          // --no-agent
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
@@ -59,6 +61,8 @@ func (rf *runFlags) registerCommon(cmd *cobra.Command) {
 	f.BoolVar(&rf.untraced, "untraced", false, "a command: run without the injection library")
 	f.StringVar(&rf.stepRange, "step-range", "", "a command: regex of the NVTX range names whose ends cut training steps (default: ranges named like step/iteration, else ProfilerStep#N)")
 	f.StringArrayVar(&rf.fingerprint, "fingerprint", nil, "PATH: record the file's SHA-256 in the run record (repeatable)")
+	f.StringVar(&rf.tracer, "tracer", "auto", "a command: auto (CUPTI / rocprofiler-sdk when they attach, else torch.profiler windows from the Python agent), kineto (torch.profiler windows only), none (the agent's steps, stages and flags only)")
+	f.BoolVar(&rf.noAgent, "no-agent", false, "a command: do not put rlktop's Python agent on PYTHONPATH")
 	f.DurationVar(&rf.telemetry, "telemetry-every", gpu.DefaultInterval, "GPU and child CPU/RSS sampling period, recorded as counter tracks (min 20ms; negative: off)")
 }
 
@@ -95,7 +99,13 @@ func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
 	if len(command) > 0 {
 		src = "live: " + strings.Join(command, " ")
 	}
+	tr, err := parseTracer(rf.tracer)
+	if err != nil {
+		return loop.LiveOptions{}, err
+	}
 	return loop.LiveOptions{
+		Tracer:      tr,
+		NoAgent:     rf.noAgent,
 		Command:     command,
 		Flags:       flags,
 		TorchRanges: rf.torchRanges,
@@ -105,6 +115,19 @@ func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
 		Session:     session.Options{Rules: rules, Source: src},
 		RunRecord:   &runrecord.Options{Flags: rf.flags, Fingerprint: rf.fingerprint},
 	}, nil
+}
+
+// parseTracer checks --tracer and returns loop's value for it.
+func parseTracer(s string) (string, error) {
+	switch s {
+	case "auto", "":
+		return loop.TracerAuto, nil
+	case "kineto":
+		return loop.TracerKineto, nil
+	case "none":
+		return loop.TracerNone, nil
+	}
+	return "", fmt.Errorf("--tracer %q: want auto, kineto or none", s)
 }
 
 func init() {

@@ -172,6 +172,7 @@ type Session struct {
 	rec      *recorder
 	meta     []wire.KV
 	counters map[counterKey]tracer.Counter // latest sample per track
+	windows  int                           // trace files (agent windows) merged
 	version  uint64                        // bumped on every change
 	winVer   uint64                        // version the window snapshot was built at
 	forceWin bool                          // rebuild the window at the next Snapshot (Reset)
@@ -476,6 +477,13 @@ func (s *Session) frame(c *conn, f *wire.Frame, cs []tracer.Counter) error {
 		if s.rec != nil {
 			s.rec.meta(kv)
 		}
+	case wire.TypeTraceFile:
+		tf, err := f.TraceFile()
+		if err != nil {
+			return err
+		}
+		s.wg.Add(1)
+		go s.importTraceFile(c, tf)
 	case wire.TypeBye:
 		y, err := f.Bye()
 		if err != nil {
@@ -506,12 +514,18 @@ func (s *Session) addEvents(c *conn, evs []tracer.Event) {
 	if u := c.names.MapEvents(evs); u > 0 {
 		c.info.Undefined += uint64(u)
 	}
-	now := s.opts.Now().UnixNano()
 	for i := range evs {
 		e := &evs[i]
 		e.Start += c.offset
 		e.Ctx = 0
 	}
+	s.ingest(c, evs)
+}
+
+// ingest records, links and aggregates a batch whose names are the
+// session's and whose times are host ns (s.mu held).
+func (s *Session) ingest(c *conn, evs []tracer.Event) {
+	now := s.opts.Now().UnixNano()
 	if s.rec != nil {
 		s.rec.events(evs)
 	}
@@ -724,9 +738,15 @@ func (s *Session) send(ct wire.Control) (uint64, error) {
 	}
 	var targets []target
 	for _, c := range s.children {
-		if c.info.Connected {
-			targets = append(targets, target{c, c.info.Hello.PID})
+		if !c.info.Connected {
+			continue
 		}
+		// The injected GPU tracers cannot set flags inside a program (the
+		// process's Python agent, or gotrace in the built-in loop, does).
+		if ct.Op == wire.ControlSet && (c.info.Hello.Source == "cupti" || c.info.Hello.Source == "rocprof") {
+			continue
+		}
+		targets = append(targets, target{c, c.info.Hello.PID})
 	}
 	s.mu.Unlock()
 	var errs []error

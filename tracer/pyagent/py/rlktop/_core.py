@@ -1,0 +1,345 @@
+"""The agent proper: connection, sender thread, steps, flags, Kineto windows.
+
+Threads: the training thread(s) call emit()/boundary(); a daemon sender
+thread drains the bounded queue into wire frames; a daemon receiver thread
+reads Control frames. Flag changes wait in `pending` until the training
+thread reaches a step boundary.
+"""
+
+import atexit
+import collections
+import os
+import socket
+import sys
+import tempfile
+import threading
+import time
+
+from . import _wire, _flags
+
+QUEUE_CAP = int(os.environ.get("RLKTOP_AGENT_QUEUE", "65536") or "65536")
+
+
+def _warn(msg):
+    try:
+        sys.stderr.write("rlktop agent: %s\n" % msg)
+    except Exception:
+        pass
+
+
+def _connect(addr):
+    if addr.startswith("unix:"):
+        addr = addr[5:]
+    if addr.startswith("tcp:"):
+        rest = addr[4:]
+        hostport, _, token = rest.partition("#")
+        host, _, port = hostport.rpartition(":")
+        s = socket.create_connection((host.strip("[]"), int(port)), timeout=5)
+        tok = token.encode()
+        s.sendall(b"RLKA" + len(tok).to_bytes(2, "little") + tok)
+    else:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5)
+        s.connect(addr)
+    s.settimeout(None)
+    return s
+
+
+def _rank_world():
+    env = os.environ
+    for r, w in (("RANK", "WORLD_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("SLURM_PROCID", "SLURM_NTASKS")):
+        if env.get(r, "").isdigit():
+            return int(env[r]), int(env.get(w, "0") or 0) if env.get(w, "").isdigit() else 0
+    return -1, 0
+
+
+class Agent:
+    def __init__(self, addr):
+        self.addr = addr
+        self.pid = os.getpid()
+        self.dead = False
+        self.explicit = False  # rlktop.step() seen: optimizer steps no longer count
+        self.nvtx = None  # (push, pop) once torch with CUDA is imported
+        self.torch = None
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)
+        self.queue = []  # (kind, name, start, dur, value, tid)
+        self.out = collections.deque()  # whole frames from the training thread (acks, files)
+        self.dropped = 0
+        self.dropped_batches = 0
+        self.sent_drops = 0
+        self.step_n = -1  # steps completed; -1 before the first boundary
+        self.step_t0 = 0
+        self.opt_id = None
+        self.pending = []  # (seq, key, value) to apply at the next boundary
+        self.values = {}  # every flag in force, as str
+        self.tracing = True
+        self.window = None  # the running torch.profiler window
+        self.kineto_every, self.kineto_len = _kineto_schedule()
+        self.tmpdir = None
+
+    # ---- start ----
+    def start(self, user_flags):
+        self.sock = _connect(self.addr)
+        rank, world = _rank_world()
+        now = time.time_ns()
+        host = socket.gethostname()
+        dev = "cpu: %d cores (python %s)" % (os.cpu_count() or 0, sys.version.split()[0])
+        self.sock.sendall(_wire.preamble() + _wire.hello(self.pid, rank, world, host, dev, 0, now, list(sys.argv)))
+        for k, v in _flags.from_env(os.environ.get("RLKTOP_FLAGS", "")):
+            self.pending.append((0, k, v))
+        for f in user_flags.values():
+            self.declared(f)
+        self._send_ack(0, -1, "")
+        threading.Thread(target=self._sender, name="rlktop-agent-send", daemon=True).start()
+        threading.Thread(target=self._receiver, name="rlktop-agent-recv", daemon=True).start()
+        atexit.register(self.close)
+        try:
+            os.register_at_fork(after_in_child=self._forked)
+        except Exception:
+            pass
+
+    def _forked(self):
+        # A forked child (DataLoader worker) has no sender thread: stay silent.
+        self.dead = True
+
+    # ---- training thread ----
+    def emit(self, kind, name, start, dur, value):
+        if self.dead:
+            return
+        ev = (kind, name, start, dur, value, threading.get_native_id())
+        with self.lock:
+            if len(self.queue) >= QUEUE_CAP:
+                self.dropped += 1
+                self.dropped_batches += 1
+                return
+            self.queue.append(ev)
+
+    def torch_imported(self, torch):
+        """Runs right after `import torch` finished."""
+        self.torch = torch
+        try:
+            if torch.cuda.is_available():
+                self.nvtx = (torch.cuda.nvtx.range_push, torch.cuda.nvtx.range_pop)
+        except Exception:
+            pass
+        for k in _flags.BUILTIN:
+            self.values.setdefault(k, _flags.current(torch, k))
+        try:
+            from torch.optim.optimizer import register_optimizer_step_post_hook
+
+            register_optimizer_step_post_hook(self._opt_stepped)
+        except Exception as e:
+            _warn("no optimizer step hook (%r): steps come only from rlktop.step()" % (e,))
+        # Start flags take effect at once (before the first step).
+        self._apply_pending(-1)
+        self._send_ack(0, -1, "")
+
+    def declared(self, f):
+        self.values[f.name] = f.value
+        for i, (seq, k, v) in enumerate(self.pending):
+            if k == f.name and seq == 0:
+                if f.choices and v not in f.choices:
+                    self._send_ack(0, -1, "flag %s has no value %r (choices: %s)" % (k, v, ", ".join(f.choices)))
+                else:
+                    f.value = v
+                    self.values[k] = v
+                del self.pending[i]
+                break
+        self._send_ack(0, -1, "")
+
+    def _opt_stepped(self, opt, args, kwargs):
+        if self.explicit:
+            return
+        if self.opt_id is None:
+            self.opt_id = id(opt)
+        elif id(opt) != self.opt_id:
+            return
+        self.boundary()
+
+    def boundary(self):
+        """A step ends now (the first call only starts the clock)."""
+        if self.dead:
+            return
+        t = time.time_ns()
+        try:
+            if self.step_n >= 0:
+                self.emit(_wire.K_STEP, "step", self.step_t0, t - self.step_t0, self.step_n)
+            self.step_n += 1
+            if self.pending:
+                self._apply_pending(self.step_n)
+            if self.kineto_every > 0 and self.torch is not None:
+                self._window(self.step_n)
+        except Exception as e:
+            _warn("step boundary: %r" % (e,))
+        # Window start/stop and flag changes happen between steps.
+        self.step_t0 = time.time_ns()
+
+    def _apply_pending(self, step):
+        with self.lock:
+            todo, self.pending = self.pending, []
+        for seq, k, v in todo:
+            err = ""
+            from . import _user_flags
+
+            if k in _user_flags:
+                f = _user_flags[k]
+                if f.choices and v not in f.choices:
+                    err = "flag %s has no value %r (choices: %s)" % (k, v, ", ".join(f.choices))
+                else:
+                    f.value = v
+            elif k in _flags.BUILTIN:
+                if self.torch is None:
+                    if seq == 0:  # a start flag: wait for `import torch`
+                        with self.lock:
+                            self.pending.append((seq, k, v))
+                        continue
+                    err = "torch is not imported yet"
+                else:
+                    err = _flags.apply(self.torch, k, v)
+            elif k == "arm":
+                pass  # rlktop's arm label: acknowledged, changes nothing
+            elif seq == 0:
+                continue  # a start flag for a flag not declared yet
+            else:
+                err = "unknown flag %r (built-in: %s; declared: %s)" % (k, ", ".join(_flags.BUILTIN), ", ".join(sorted(_user_flags)) or "none")
+            if not err:
+                self.values[k] = v
+            self._send_ack(seq, step, err)
+
+    def _send_ack(self, seq, step, err):
+        fr = _wire.control_ack(seq, dict(self.values), self.tracing, step, err)
+        with self.lock:
+            self.out.append(fr)
+            self.cond.notify()
+
+    # ---- Kineto windows ----
+    def _window(self, n):
+        torch = self.torch
+        if self.window is not None:
+            prof, first = self.window
+            if n - first < self.kineto_len:
+                return
+            self.window = None
+            prof.__exit__(None, None, None)
+            if self.tmpdir is None:
+                self.tmpdir = tempfile.mkdtemp(prefix="rlktop-kineto-")
+            path = os.path.join(self.tmpdir, "window-%d.json" % first)
+            prof.export_chrome_trace(path)
+            with self.lock:
+                self.out.append(_wire.tracefile("kineto", path, first, n - 1))
+                self.cond.notify()
+            return
+        if not self.tracing or n % self.kineto_every != 1 % self.kineto_every:
+            return
+        from torch.profiler import ProfilerActivity, profile
+
+        acts = [ProfilerActivity.CPU]
+        prof = profile(activities=acts, record_shapes=False, with_stack=False)
+        prof.__enter__()
+        self.window = (prof, n)
+
+    # ---- sender / receiver threads ----
+    def _sender(self):
+        ids = {}
+        try:
+            while True:
+                with self.lock:
+                    if not self.queue and not self.out:
+                        self.cond.wait(0.05)
+                    q, self.queue = self.queue, []
+                    frames = list(self.out)
+                    self.out.clear()
+                    dropped, batches = self.dropped, self.dropped_batches
+                buf = bytearray()
+                if q:
+                    new = []
+                    evs = []
+                    for kind, name, s, d, v, tid in q:
+                        i = ids.get(name)
+                        if i is None:
+                            i = ids[name] = len(ids) + 1
+                            new.append((i, name))
+                        evs.append((kind, i, s, d, self.pid, tid, v))
+                    if new:
+                        buf += _wire.strings(new)
+                    for j in range(0, len(evs), 4096):
+                        buf += _wire.events(evs[j : j + 4096])
+                for fr in frames:
+                    buf += fr
+                if dropped != self.sent_drops:
+                    buf += _wire.drops(dropped, batches)
+                    self.sent_drops = dropped
+                if buf:
+                    self.sock.sendall(buf)
+                if self.dead:
+                    return
+        except Exception as e:
+            if not self.dead:
+                _warn("connection to rlktop lost (%r); the program goes on untraced" % (e,))
+            self.dead = True
+
+    def _receiver(self):
+        r = _wire.Reader()
+        try:
+            while True:
+                data = self.sock.recv(65536)
+                if not data:
+                    return
+                for ftype, p in r.feed(data):
+                    if ftype != _wire.T_CONTROL:
+                        continue
+                    op, seq, key, value = _wire.parse_control(p)
+                    if op == _wire.OP_SET:
+                        with self.lock:
+                            self.pending.append((seq, key, value))
+                    elif op in (_wire.OP_PAUSE, _wire.OP_RESUME):
+                        self.tracing = op == _wire.OP_RESUME
+                        self._send_ack(seq, self.step_n, "")
+                    elif op == _wire.OP_STOP:
+                        self._send_ack(seq, self.step_n, "")
+                        import signal
+
+                        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C: the script ends as a user would end it
+        except Exception:
+            pass
+
+    def close(self):
+        if self.dead or os.getpid() != self.pid:
+            return
+        try:
+            if self.window is not None:
+                prof, _ = self.window
+                self.window = None
+                prof.__exit__(None, None, None)
+            with self.lock:
+                self.out.append(_wire.bye("exit", -1))
+                self.cond.notify()
+            deadline = time.time() + 1.0
+            while time.time() < deadline:
+                with self.lock:
+                    if not self.queue and not self.out:
+                        break
+                time.sleep(0.01)
+            time.sleep(0.02)
+        except Exception:
+            pass
+        self.dead = True
+
+
+def _kineto_schedule():
+    """RLKTOP_KINETO="EVERY:LEN" (default 10:2 when set to "1"; "0"/unset: off)."""
+    v = os.environ.get("RLKTOP_KINETO", "")
+    if not v or v == "0":
+        return 0, 0
+    if v == "1":
+        return 10, 2
+    try:
+        every, _, ln = v.partition(":")
+        every, ln = int(every), int(ln or 2)
+        if every > 0 and 0 < ln < every:
+            return every, ln
+    except ValueError:
+        pass
+    _warn("RLKTOP_KINETO=%r: want EVERY:LEN with 0 < LEN < EVERY; windows off" % v)
+    return 0, 0

@@ -1,0 +1,99 @@
+"""The agent's built-in flags: what each sets in torch, and its current value.
+
+Each apply() returns "" when applied, else why the flag was refused (the
+installed torch lacks it, or the value is not one of its choices). The
+table of names and choices is mirrored in Go (tracer/pyagent.Flags).
+"""
+
+BUILTIN = {
+    "sdpa": ("default", "math", "flash", "efficient", "cudnn"),
+    "compile": ("on", "off"),
+    "tf32": ("on", "off"),
+    "matmul_precision": ("highest", "high", "medium"),
+    "cudnn_benchmark": ("on", "off"),
+    "deterministic": ("on", "off"),
+}
+
+# enable_*_sdp switches per sdpa value (math, flash, mem_efficient, cudnn).
+_SDPA = {
+    "default": (True, True, True, True),
+    "math": (True, False, False, False),
+    "flash": (False, True, False, False),
+    "efficient": (False, False, True, False),
+    "cudnn": (False, False, False, True),
+}
+
+
+def from_env(s):
+    """Parses RLKTOP_FLAGS ("k=v,k=v") into pairs."""
+    out = []
+    for part in s.split(","):
+        k, eq, v = part.partition("=")
+        if eq and k.strip():
+            out.append((k.strip(), v.strip()))
+    return out
+
+
+def _onoff(v):
+    return "on" if v else "off"
+
+
+def current(torch, k):
+    try:
+        b = torch.backends
+        if k == "sdpa":
+            st = (b.cuda.math_sdp_enabled(), b.cuda.flash_sdp_enabled(), b.cuda.mem_efficient_sdp_enabled(),
+                  b.cuda.cudnn_sdp_enabled() if hasattr(b.cuda, "cudnn_sdp_enabled") else True)
+            for name, want in _SDPA.items():
+                if st == want or (name == "default" and all(st[:3])):
+                    return name
+            return "custom"
+        if k == "compile":
+            return "on"
+        if k == "tf32":
+            return _onoff(b.cuda.matmul.allow_tf32)
+        if k == "matmul_precision":
+            return torch.get_float32_matmul_precision()
+        if k == "cudnn_benchmark":
+            return _onoff(b.cudnn.benchmark)
+        if k == "deterministic":
+            return _onoff(torch.are_deterministic_algorithms_enabled())
+    except Exception:
+        pass
+    return "?"
+
+
+def apply(torch, k, v):
+    choices = BUILTIN.get(k)
+    if choices is None:
+        return "unknown flag %r" % k
+    if v not in choices:
+        return "flag %s has no value %r (choices: %s)" % (k, v, ", ".join(choices))
+    try:
+        b = torch.backends
+        if k == "sdpa":
+            m, f, e, c = _SDPA[v]
+            b.cuda.enable_math_sdp(m)
+            b.cuda.enable_flash_sdp(f)
+            b.cuda.enable_mem_efficient_sdp(e)
+            if hasattr(b.cuda, "enable_cudnn_sdp"):
+                b.cuda.enable_cudnn_sdp(c)
+            elif c:
+                return "this torch (%s) has no cuDNN attention backend" % torch.__version__
+        elif k == "compile":
+            comp = getattr(torch, "compiler", None)
+            if comp is None or not hasattr(comp, "set_stance"):
+                return "this torch (%s) has no torch.compiler.set_stance (needs 2.6 or later)" % torch.__version__
+            comp.set_stance("default" if v == "on" else "force_eager")
+        elif k == "tf32":
+            b.cuda.matmul.allow_tf32 = v == "on"
+            b.cudnn.allow_tf32 = v == "on"
+        elif k == "matmul_precision":
+            torch.set_float32_matmul_precision(v)
+        elif k == "cudnn_benchmark":
+            b.cudnn.benchmark = v == "on"
+        elif k == "deterministic":
+            torch.use_deterministic_algorithms(v == "on", warn_only=False)
+    except Exception as e:
+        return "setting %s=%s failed: %r" % (k, v, e)
+    return ""

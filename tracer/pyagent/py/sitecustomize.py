@@ -1,0 +1,83 @@
+# rlktop's Python agent bootstrap (tracer/pyagent/py/sitecustomize.py).
+#
+# `rlktop run/record/compare -- python3 ...` puts this folder on the child's
+# PYTHONPATH. When RLKTOP_SOCKET is set, this starts the agent (package
+# rlktop next to this file) and, right after the program's own
+# `import torch`, installs its torch hooks (optimizer step hook, flags).
+# Without RLKTOP_SOCKET it does nothing. An existing sitecustomize later
+# on sys.path is still imported (chained). Errors are warnings, never
+# exceptions in the user's program.
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+
+def _chain_next_sitecustomize():
+    here = os.path.dirname(os.path.abspath(__file__))
+    for entry in sys.path:
+        try:
+            if os.path.abspath(entry or os.getcwd()) == here:
+                continue
+        except Exception:
+            continue
+        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", [entry])
+        if spec is not None and spec.loader is not None:
+            mod = importlib.util.module_from_spec(spec)
+            try:
+                spec.loader.exec_module(mod)
+            except Exception as e:
+                sys.stderr.write("rlktop: the original sitecustomize failed: %r\n" % (e,))
+            return
+
+
+class _AfterTorch(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Calls the agent's torch_imported right after `import torch` finished."""
+
+    def __init__(self, agent):
+        self.agent = agent
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != "torch":
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            sys.meta_path.insert(0, self)
+        if spec is None or spec.loader is None:
+            return None
+        self._loader = spec.loader
+        spec.loader = self
+        return spec
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
+        self._loader.exec_module(module)
+        try:
+            self.agent.torch_imported(module)
+        except Exception as e:
+            sys.stderr.write("rlktop agent: torch hooks not installed: %r\n" % (e,))
+
+
+if os.environ.get("RLKTOP_SOCKET") and os.environ.get("RLKTOP_AGENT", "1") != "0":
+    try:
+        import rlktop
+
+        rlktop._start()
+        if rlktop._agent is not None:
+            if "torch" in sys.modules:
+                rlktop._agent.torch_imported(sys.modules["torch"])
+            else:
+                sys.meta_path.insert(0, _AfterTorch(rlktop._agent))
+    except Exception as e:
+        sys.stderr.write("rlktop agent: not started: %r\n" % (e,))
+
+_chain_next_sitecustomize()

@@ -1,0 +1,105 @@
+// Package pyagent holds rlktop's in-process agent for Python commands:
+// a standard-library-only Python package (py/rlktop) and a sitecustomize
+// that starts it, embedded in the rlktop binary. `rlktop run`, `record` and
+// `compare` extract them (tracer/cupti/launch.ExtractFiles) and put the
+// folder on the child's PYTHONPATH; the agent then speaks the wire protocol
+// to RLKTOP_SOCKET: steps (rlktop.step(), else every optimizer step),
+// stages (rlktop.stage()), flags flipped in the running process at the
+// next step boundary, and torch.profiler ("Kineto") windows handed to
+// rlktop as trace files (wire.TypeTraceFile).
+//
+// The Python side is documented in py/rlktop/__init__.py. Environment the
+// launcher sets: RLKTOP_SOCKET (wire address), RLKTOP_FLAGS (flags in force
+// at start, "k=v,k=v"), RLKTOP_KINETO ("EVERY:LEN" steps, "1" = 10:2, "0"
+// off); RLKTOP_AGENT=0 turns the agent off.
+package pyagent
+
+import (
+	"embed"
+	"io/fs"
+	"maps"
+	"slices"
+	"strings"
+)
+
+//go:embed py/sitecustomize.py py/rlktop/*.py
+var files embed.FS
+
+// Source is the agent's wire.Hello Source.
+const Source = "pyagent"
+
+// Environment variables the launcher sets for the agent.
+const (
+	EnvFlags  = "RLKTOP_FLAGS"  // "k=v,k=v": flags in force at start
+	EnvKineto = "RLKTOP_KINETO" // "EVERY:LEN": a torch.profiler window of LEN steps every EVERY steps; "0" off
+	EnvAgent  = "RLKTOP_AGENT"  // "0": do not start the agent
+)
+
+// Files returns the agent's files, slash-separated paths relative to the
+// folder that goes on PYTHONPATH ("sitecustomize.py", "rlktop/_core.py", …).
+func Files() map[string][]byte {
+	out := map[string][]byte{}
+	fs.WalkDir(files, "py", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := files.ReadFile(p)
+		if err == nil {
+			out[strings.TrimPrefix(p, "py/")] = b
+		}
+		return err
+	})
+	return out
+}
+
+// Flag is one of the agent's built-in flags: set in the running process
+// at the next step boundary (py/rlktop/_flags.py applies them).
+type Flag struct {
+	Name    string
+	Choices []string // accepted values; the first is torch's default
+	Doc     string
+}
+
+// Flags are the agent's built-in flags, in display order. The Python
+// table (py/rlktop/_flags.py BUILTIN) holds the same names and choices;
+// TestFlagsMatchPython checks it.
+var Flags = []Flag{
+	{"sdpa", []string{"default", "math", "flash", "efficient", "cudnn"}, "backends scaled_dot_product_attention may use (torch.backends.cuda.enable_*_sdp)"},
+	{"compile", []string{"on", "off"}, "torch.compile: torch.compiler.set_stance default / force_eager"},
+	{"tf32", []string{"on", "off"}, "TF32 matmuls and convolutions (torch.backends.cuda.matmul.allow_tf32, cudnn.allow_tf32)"},
+	{"matmul_precision", []string{"highest", "high", "medium"}, "torch.set_float32_matmul_precision"},
+	{"cudnn_benchmark", []string{"on", "off"}, "torch.backends.cudnn.benchmark"},
+	{"deterministic", []string{"on", "off"}, "torch.use_deterministic_algorithms"},
+}
+
+// ArmKey is the pseudo flag a comparison sets at every switch so that
+// each switch is acknowledged with a step number, even between arms with
+// the same flags (A and A′); the agent acknowledges it and changes nothing.
+const ArmKey = "arm"
+
+// IsLive reports whether key is applied by the agent inside the running
+// process: a built-in flag, ArmKey, or one of declared (the flags the
+// child listed in its acknowledgements, which include those the script
+// declared with rlktop.flag).
+func IsLive(key string, declared map[string]string) bool {
+	if key == ArmKey {
+		return true
+	}
+	if slices.ContainsFunc(Flags, func(f Flag) bool { return f.Name == key }) {
+		return true
+	}
+	_, ok := declared[key]
+	return ok
+}
+
+// FlagsEnv renders flags as RLKTOP_FLAGS ("k=v,k=v", keys sorted).
+func FlagsEnv(flags map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(flags)) {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k + "=" + flags[k])
+	}
+	return b.String()
+}

@@ -1,0 +1,116 @@
+package session
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/tracefile"
+	"github.com/rlktop/rlktop/tracer/wire"
+)
+
+// MaxTraceFileBytes bounds a trace file a child hands over (wire
+// TraceFile); larger ones are skipped with a warning. A torch.profiler
+// window of a few steps of a CPU loop is 5–50 MB.
+const MaxTraceFileBytes = 512 << 20
+
+// importTraceFile reads a trace file a child announced (the Python agent's
+// torch.profiler window), merges its events into that child's stream and
+// removes the file. It runs in its own goroutine: importing takes tens of
+// ms per window and must not hold up the child's frames.
+//
+// Times: torch.profiler (2.x) writes ts in µs relative to the top-level
+// "baseTimeNanoseconds" (host CLOCK_REALTIME ns); older versions write
+// epoch µs and no base. Step events of the window are dropped: the agent
+// sends its own. The window's CPU operators arrive as kernels by self time
+// when it holds no GPU work (tracer.Trace.CPUOpKernels).
+func (s *Session) importTraceFile(c *conn, tf wire.TraceFile) {
+	defer s.wg.Done()
+	if ok, why := agentWindowPath(tf.Path); !ok {
+		s.mu.Lock()
+		s.warn(fmt.Sprintf("child pid %d: trace file %s not imported: %s", c.info.Hello.PID, tf.Path, why))
+		s.mu.Unlock()
+		return
+	}
+	defer os.Remove(tf.Path)
+	if fi, err := os.Stat(tf.Path); err == nil && fi.Size() > MaxTraceFileBytes {
+		s.mu.Lock()
+		s.warn(fmt.Sprintf("child pid %d: trace window %s is %d MB, over the %d MB limit: steps %d–%d have no operators", c.info.Hello.PID, tf.Path, fi.Size()>>20, MaxTraceFileBytes>>20, tf.FirstStep, tf.LastStep))
+		s.mu.Unlock()
+		return
+	}
+	tr, err := tracefile.Open(tf.Path, tracefile.Options{})
+	if err != nil || tr == nil {
+		s.mu.Lock()
+		s.warn(fmt.Sprintf("child pid %d: trace window of steps %d–%d not imported: %v", c.info.Hello.PID, tf.FirstStep, tf.LastStep, err))
+		s.mu.Unlock()
+		return
+	}
+	var base int64
+	if v, ok := tr.Meta["baseTimeNanoseconds"]; ok {
+		base, _ = strconv.ParseInt(strings.TrimSuffix(v, ".0"), 10, 64)
+		if base == 0 {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				base = int64(f)
+			}
+		}
+	}
+	evs := make([]tracer.Event, 0, len(tr.Events))
+	for _, e := range tr.Events {
+		switch e.Kind {
+		case tracer.KindStep, tracer.KindInstant, tracer.KindUnknown, tracer.KindGPURange:
+			continue
+		}
+		e.Start += base
+		e.Ctx = 0
+		evs = append(evs, e)
+	}
+	// Intervals before the GPU work they enclose, each group by start.
+	slices.SortStableFunc(evs, func(a, b tracer.Event) int {
+		ga, gb := a.Kind.IsGPU(), b.Kind.IsGPU()
+		switch {
+		case ga != gb && gb:
+			return -1
+		case ga != gb:
+			return 1
+		}
+		return int(min(max(a.Start-b.Start, -1), 1))
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make(map[tracer.StrID]tracer.StrID)
+	for i := range evs {
+		e := &evs[i]
+		id, ok := ids[e.Name]
+		if !ok {
+			id = s.strs.Intern(tr.Strings.Get(e.Name))
+			ids[e.Name] = id
+		}
+		e.Name = id
+		e.PID = c.pid
+	}
+	s.ingest(c, evs)
+	if !c.info.Connected {
+		s.link.flush(c.pid) // the child is gone: nothing more will come to link against
+	}
+	s.windows++
+	s.version++
+}
+
+// agentWindowPath reports whether path is a file the Python agent writes
+// (a window-N.json in a folder rlktop-kineto-*), the only files rlktop
+// removes after importing them.
+func agentWindowPath(path string) (bool, string) {
+	if !filepath.IsAbs(path) {
+		return false, "not an absolute path"
+	}
+	dir, base := filepath.Split(path)
+	if !strings.HasPrefix(filepath.Base(dir), "rlktop-kineto-") || !strings.HasPrefix(base, "window-") || !strings.HasSuffix(base, ".json") {
+		return false, "not a torch.profiler window written by rlktop's Python agent (rlktop-kineto-*/window-N.json)"
+	}
+	return true, ""
+}
