@@ -15,6 +15,16 @@ file, the totals the Go importers must reproduce exactly:
 
 Durations are End - Start in ns, exactly as the file gives them (integers).
 Usage: scripts/ref_rocprof_nsys.py [TRACES_DIR] > tracer/tracefile/testdata/rocprof_nsys_ref.json
+
+With --real DIR it reads instead the real ROCm files fetched from public
+repositories into DIR (rocpd *.db from rocprofv3, rocprof v1 *.json; see
+tracer/tracefile/rocm_real_test.go for where each comes from) and adds
+  linked: GPU ops joined to the API call that launched them
+(rocpd: kernel/copy events whose rocpd_event.stack_id, else correlation_id,
+is also a non-marker region's; rocprof v1: DataFlow flows whose "t" end is
+exactly one kept GPU op at the same section, lane and ts and whose "s" end
+lies inside an API call on its thread).
+Usage: scripts/ref_rocprof_nsys.py --real /tmp/rlktop-real-rocm > tracer/tracefile/testdata/rocm_real_ref.json
 """
 import csv
 import json
@@ -129,7 +139,163 @@ def nsys_sqlite(path):
     return out
 
 
+def rocpd_source(c, names, base):
+    """The bare-name view/table, else the UNION ALL of GUID-suffixed tables."""
+    if base in names:
+        return '"%s"' % base
+    parts = sorted(n for n, t in names.items() if t == "table" and n.startswith(base + "_")
+                   and all(ch in "0123456789abcdefABCDEF_-" for ch in n[len(base) + 1:]) and len(n) - len(base) > 4)
+    if not parts:
+        return None
+    return "(" + " UNION ALL ".join('SELECT * FROM "%s"' % p for p in parts) + ")"
+
+
+def rocpd_cols(c, names, base):
+    if base in names:
+        return {r[1] for r in c.execute('pragma table_info("%s")' % base)}
+    parts = sorted(n for n, t in names.items() if t == "table" and n.startswith(base + "_"))
+    return {r[1] for r in c.execute('pragma table_info("%s")' % parts[0])} if parts else set()
+
+
+def rocpd_sqlite(path):
+    """rocpd from released rocprofv3 (start/end columns) or the development
+    schema (start_id/end_id into rocpd_timestamp)."""
+    out = blank()
+    out["linked"] = 0
+    c = sqlite3.connect("file:%s?mode=ro&immutable=1" % path, uri=True)
+    names = dict(c.execute("select name, type from sqlite_master where type in ('table','view')"))
+    src = {b: rocpd_source(c, names, "rocpd_" + b) for b in
+           ("kernel_dispatch", "memory_copy", "region", "sample", "string", "event", "timestamp", "info_kernel_symbol", "track")}
+    cols = {b: rocpd_cols(c, names, "rocpd_" + b) for b in src}
+    ts = {}
+    if src["timestamp"]:
+        ts = {(g, i): v for i, g, v in c.execute("select id, guid, value from %s" % src["timestamp"])}
+    strings = {(g, i): v for i, g, v in c.execute("select id, guid, string from %s" % src["string"])}
+    events = {}
+    for row in c.execute("select * from %s" % src["event"]):
+        d = dict(zip([x[0] for x in c.execute("select * from %s limit 0" % src["event"]).description], row))
+        key = d.get("stack_id") or d.get("correlation_id")
+        msg = None
+        try:
+            msg = json.loads(d.get("extdata") or "{}").get("message")
+        except ValueError:
+            pass
+        events[(d["guid"], d["id"])] = (strings.get((d["guid"], d["category_id"]), ""), key, msg)
+
+    def rows(b):
+        cur = c.execute("select * from %s" % src[b])
+        hdr = [x[0] for x in cur.description]
+        for r in cur:
+            yield dict(zip(hdr, r))
+
+    def span(d):
+        if "start" in d:
+            return d["start"], d["end"]
+        return ts[(d["guid"], d["start_id"])], ts[(d["guid"], d["end_id"])]
+
+    syms = {(d["guid"], d["id"]): (d.get("display_name") or d.get("kernel_name")) for d in rows("info_kernel_symbol")}
+    launch_keys = set()
+    for d in rows("region"):
+        cat, key, msg = events.get((d["guid"], d["event_id"]), ("", None, None))
+        s, e = span(d)
+        if "marker" in cat.lower():
+            add(out["ranges"], msg or strings[(d["guid"], d["name_id"])], e - s)
+        else:
+            out["runtime"] += 1
+            if key:
+                launch_keys.add((d["guid"], key))
+    for d in rows("kernel_dispatch"):
+        s, e = span(d)
+        add(out["kernels"], syms[(d["guid"], d["kernel_id"])], e - s)
+        key = events.get((d["guid"], d["event_id"]), ("", None, None))[1]
+        if key and (d["guid"], key) in launch_keys:
+            out["linked"] += 1
+    if src["memory_copy"]:
+        for d in rows("memory_copy"):
+            s, e = span(d)
+            out["memcpy"]["count"] += 1
+            out["memcpy"]["ns"] += e - s
+            out["memcpy"]["bytes"] += d["size"]
+            key = events.get((d["guid"], d["event_id"]), ("", None, None))[1]
+            if key and (d["guid"], key) in launch_keys:
+                out["linked"] += 1
+    if src["sample"]:
+        for d in rows("sample"):
+            cat = events.get((d["guid"], d["event_id"]), ("", None, None))[0]
+            if "marker" in cat.lower():
+                out["instants"] += 1
+    return out
+
+
+def rocprof_v1_json(path):
+    """rocprof v1 results.json (bin/tblextr.py): sections named by
+    process_name; time from args BeginNs/EndNs; marks stored as
+    EndNs = BeginNs + 1; "Unknown command type" / "<barrier packet>" GPU
+    packets and "GPU Barriers" sections are not kernels; COPY ops whose name
+    holds "Fill" are memsets."""
+    out = blank()
+    out["linked"] = 0
+    with open(path) as f:
+        d = json.load(f)
+    ev = d["traceEvents"]
+    labels = {int(e["pid"]): e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
+    ops, calls = {}, {}
+    for e in ev:
+        if e.get("ph") != "X":
+            continue
+        sec = int(e["pid"])
+        label = labels.get(sec, "")
+        a = e.get("args", {})
+        b, en = int(a["BeginNs"]), int(a["EndNs"])
+        key = (sec, int(e["tid"]), int(e["ts"]))
+        if label.startswith("GPU Barriers"):
+            continue
+        if label.startswith("GPU"):
+            name = a.get("KernelName", e["name"])
+            if name in ("Unknown command type", "<barrier packet>"):
+                continue
+            add(out["kernels"], name, en - b)
+            ops.setdefault(key, []).append(e)
+        elif label == "COPY":
+            g = out["memset"] if "Fill" in e["name"] else out["memcpy"]
+            g["count"] += 1
+            g["ns"] += en - b
+            ops.setdefault(key, []).append(e)
+        elif label in ("CPU HIP API", "CPU HSA API"):
+            out["runtime"] += 1
+            calls.setdefault((sec, int(e["tid"])), []).append((int(e["ts"]), int(e["ts"]) + int(e["dur"])))
+        elif label == "Markers and Ranges":
+            if en == b + 1:
+                out["instants"] += 1
+            else:
+                add(out["ranges"], e["name"], en - b)
+    fs = {e["id"]: e for e in ev if e.get("ph") == "s"}
+    ft = {e["id"]: e for e in ev if e.get("ph") == "t"}
+    for i, s in fs.items():
+        t = ft.get(i)
+        if t is None or len(ops.get((t["pid"], t["tid"], t["ts"]), [])) != 1:
+            continue
+        if any(a <= s["ts"] <= z for a, z in calls.get((s["pid"], s["tid"]), [])):
+            out["linked"] += 1
+    return out
+
+
+def real(root):
+    res = {}
+    for name in sorted(os.listdir(root)):
+        p = os.path.join(root, name)
+        if name.endswith(".db"):
+            res[name] = rocpd_sqlite(p)
+        elif name.endswith(".json"):
+            res[name] = rocprof_v1_json(p)
+    return res
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--real":
+        json.dump(real(sys.argv[2]), sys.stdout, indent=1, sort_keys=True)
+        sys.stdout.write("\n")
+        return
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..", "shared", "traces")
     res = {}
     for sub in ("rocprof", "nsys"):

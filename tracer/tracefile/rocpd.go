@@ -1,6 +1,7 @@
 package tracefile
 
 import (
+	"cmp"
 	"database/sql"
 	"fmt"
 	"sort"
@@ -11,8 +12,7 @@ import (
 )
 
 // rocpd SQLite databases: rocprofv3's default output since ROCm 7.0
-// (rocprofiler-sdk's rocpd schema, schema_version 3 in
-// source/share/rocprofiler-sdk-rocpd/rocpd_tables.sql).
+// (rocprofiler-sdk's rocpd schema; rocpd_metadata says schema_version 3).
 //
 // Data lives in tables suffixed with a per-run GUID
 // (rocpd_kernel_dispatch_<uuid>, …); rocprofv3 also creates views with the
@@ -21,27 +21,54 @@ import (
 // reader uses the bare-name view or table when present, else the UNION ALL
 // of every suffixed table, and joins on (id, guid) as rocpd's own views do.
 //
-//   - rocpd_kernel_dispatch → KindKernel: start/end from rocpd_timestamp,
-//     name = rocpd_info_kernel_symbol.display_name (else kernel_name), the
-//     name rocpd's `kernels` view shows; correlation id from rocpd_event;
-//     pid/tid/queue/stream from rocpd_track; Device = the agent's
-//     type_index (GPU ordinal), else its absolute_index;
+// Two layouts of the same tables exist, and the reader asks each table
+// which columns it has (PRAGMA table_info) rather than trusting a version:
+//
+//   - released rocprofv3 (ROCm 6.4–7.2; rocm-systems
+//     projects/rocprofiler-sdk/source/share/rocprofiler-sdk-rocpd, schema
+//     3.0.x): rocpd_kernel_dispatch, rocpd_memory_copy and rocpd_region
+//     carry start/end (ns) and pid/tid (the OS ids: the writer keys
+//     rocpd_info_process/thread by them) directly, kernels and copies their
+//     agent_id/queue_id/stream_id; rocpd_sample has a timestamp column and
+//     takes its name and thread from rocpd_track;
+//   - the development schema (ROCm/rocprofiler-sdk
+//     source/share/rocprofiler-sdk-rocpd/rocpd_tables.sql): start_id/end_id
+//     (and timestamp_id) point into rocpd_timestamp(value), and pid/tid,
+//     agent, queue and stream come from rocpd_track via track_id.
+//
+// Mapping:
+//
+//   - rocpd_kernel_dispatch → KindKernel, name =
+//     rocpd_info_kernel_symbol.display_name (else kernel_name), the name
+//     rocpd's `kernels` view shows; Device = the agent's type_index (GPU
+//     ordinal), else its absolute_index; Stream = stream_id, else queue_id;
+//     TID = the dispatching thread;
 //   - rocpd_memory_copy → KindMemcpy named as written
-//     ("MEMORY_COPY_HOST_TO_DEVICE"), Value = size in bytes;
+//     ("MEMORY_COPY_HOST_TO_DEVICE"), Value = size in bytes, Device = the
+//     destination agent when it is a GPU, else the source;
 //   - rocpd_region whose event category names a marker domain
-//     ("MARKER_CORE_API" through rocpd_string in the first schema,
-//     "marker_api" through rocpd_info_category in later ones) → KindRange
-//     named by the roctx message (event extdata $.message, else the region
-//     name; "ProfilerStep#N" → KindStep, Value N); other regions
-//     (HIP_RUNTIME_API, HSA_CORE_API …) →
-//     KindRuntime with their correlation id;
+//     ("MARKER_CORE_API", "MARKER_CORE_RANGE_API" through rocpd_string;
+//     "marker_api" through rocpd_info_category) → KindRange named by the
+//     roctx message (event extdata $.message, else the region name;
+//     "ProfilerStep#N" → KindStep, Value N); other regions
+//     (HIP_RUNTIME_API_EXT, HSA_CORE_API …) → KindRuntime;
 //   - rocpd_sample with a marker category → KindInstant;
 //   - rocpd_info_agent (GPU rows) → Devices; rocpd_metadata → Meta.
+//
+// Correlation: rocprofv3 stores the internal correlation id, the one a HIP
+// call shares with the dispatch or copy it enqueued, in rocpd_event.stack_id,
+// and the external (user) id in rocpd_event.correlation_id (generateRocpd.cpp,
+// create_event); the reader links on stack_id when it is set, else on
+// correlation_id.
 //
 // Times are rocprofiler ns (CLOCK_BOOTTIME) as stored. Correlation ids
 // restart in every run, so in a merged database the n-th run's ids (n from
 // 0, in the order rows are met) are offset by n<<48; a single-run file keeps
 // them as written.
+//
+// A database that yields no kernel, copy or memset gets a warning with the
+// row count of each rocpd data table (regions by category) and, for tables
+// with rows that could not be read, the columns they have.
 
 func init() {
 	Register(Format{Name: "rocpd-sqlite", Sniff: sniffRocpdSQLite, Read: readSQLite})
@@ -88,14 +115,44 @@ func isRocpd(s *sqliteSchema) bool {
 	return rocpdSource(s, "rocpd_kernel_dispatch") != "" || rocpdSource(s, "rocpd_region") != ""
 }
 
+// rocpdCols returns the columns of logical table base as the database
+// holds it: the bare-name view or table when present, else the first
+// GUID-suffixed table (every run of one rocprofv3 writes the same layout).
+func rocpdCols(s *sqliteSchema, base string) map[string]bool {
+	if s.has(base) {
+		return s.columns(base)
+	}
+	first := ""
+	for n, typ := range s.names {
+		if typ == "table" && strings.HasPrefix(n, base+"_") && rocpdSuffixOK(strings.TrimPrefix(n, base+"_")) && (first == "" || n < first) {
+			first = n
+		}
+	}
+	if first == "" {
+		return map[string]bool{}
+	}
+	return s.columns(first)
+}
+
+func sortedCols(c map[string]bool) string {
+	var n []string
+	for k := range c {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return strings.Join(n, ", ")
+}
+
 func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 	t := tracer.NewTrace("rocpd-sqlite", s.path)
 	src := map[string]string{}
+	cols := map[string]map[string]bool{}
 	var with []string
 	for _, n := range rocpdTables {
 		src[n] = rocpdSource(s, n)
 		if src[n] != "" {
 			with = append(with, fmt.Sprintf("%s AS (SELECT * FROM %s)", strings.TrimPrefix(n, "rocpd_"), src[n]))
+			cols[n] = rocpdCols(s, n)
 		}
 	}
 	need := func(names ...string) bool {
@@ -162,27 +219,70 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 		}
 		return i << 48
 	}
-	devExpr := "NULL"
-	if need("rocpd_info_agent") {
-		devExpr = "COALESCE(A.type_index, A.absolute_index)"
-	}
-	agentJoin := func(col string) string {
-		if !need("rocpd_info_agent") {
-			return ""
+	haveAgent := need("rocpd_info_agent")
+	agentJoin := func(col string) (string, string) {
+		if !haveAgent || col == "NULL" {
+			return "NULL", ""
 		}
-		return fmt.Sprintf(" LEFT JOIN info_agent A ON A.id = %s AND A.guid = X.guid", col)
+		return "COALESCE(A.type_index, A.absolute_index)", fmt.Sprintf(" LEFT JOIN info_agent A ON A.id = %s AND A.guid = X.guid", col)
 	}
 	corrExpr, eventJoin := "NULL", ""
 	if need("rocpd_event") {
 		corrExpr, eventJoin = "E.correlation_id", " LEFT JOIN event E ON E.id = X.event_id AND E.guid = X.guid"
+		if cols["rocpd_event"]["stack_id"] {
+			corrExpr = "COALESCE(NULLIF(E.stack_id, 0), E.correlation_id)"
+		}
 	}
-	ts := " JOIN timestamp DS ON DS.id = X.start_id AND DS.guid = X.guid JOIN timestamp DE ON DE.id = X.end_id AND DE.guid = X.guid"
+	trackCols := cols["rocpd_track"]
+	// span: the start and end (ns) of table base's rows aliased X, and the
+	// joins they need; ok is false when the table has neither layout.
+	span := func(base string) (st, en, join string, ok bool) {
+		c := cols[base]
+		switch {
+		case c["start"] && c["end"]:
+			return `X."start"`, `X."end"`, "", true
+		case c["start_id"] && c["end_id"] && need("rocpd_timestamp"):
+			return "DS.value", "DE.value", " JOIN timestamp DS ON DS.id = X.start_id AND DS.guid = X.guid JOIN timestamp DE ON DE.id = X.end_id AND DE.guid = X.guid", true
+		}
+		return "", "", "", false
+	}
+	// field: the SQL for a per-row field that the released schema keeps in
+	// the table itself and the development schema in rocpd_track.
+	field := func(base, c string) string {
+		if cols[base][c] {
+			return "X." + c
+		}
+		if cols[base]["track_id"] && need("rocpd_track") && trackCols[c] {
+			return "T." + c
+		}
+		return "NULL"
+	}
+	trackJoin := func(base string) string {
+		if cols[base]["track_id"] && need("rocpd_track") {
+			return " LEFT JOIN track T ON T.id = X.track_id AND T.guid = X.guid"
+		}
+		return ""
+	}
+	stringJoin := func(alias, col string) (string, string) {
+		if !need("rocpd_string") || col == "NULL" {
+			return "NULL", ""
+		}
+		return alias + ".string", fmt.Sprintf(" LEFT JOIN string %s ON %s.id = %s AND %s.guid = X.guid", alias, alias, col, alias)
+	}
+	// unread collects, per table with rows rlktop could not read, why.
+	var unread []string
 
-	if need("rocpd_kernel_dispatch", "rocpd_timestamp", "rocpd_track", "rocpd_info_kernel_symbol") {
-		q := cte + `SELECT X.guid, DS.value, DE.value, S.display_name, S.kernel_name, ` + corrExpr + `, T.pid, T.tid, T.queue_id, T.stream_id, ` + devExpr +
-			` FROM kernel_dispatch X` + ts +
-			` LEFT JOIN info_kernel_symbol S ON S.id = X.kernel_id AND S.guid = X.guid` +
-			` LEFT JOIN track T ON T.id = X.track_id AND T.guid = X.guid` + eventJoin + agentJoin("T.agent_id")
+	if st, en, tsJoin, ok := span("rocpd_kernel_dispatch"); ok {
+		nameExpr, altExpr, symJoin := "NULL", "NULL", ""
+		if need("rocpd_info_kernel_symbol") {
+			nameExpr, altExpr = "S.display_name", "S.kernel_name"
+			symJoin = " LEFT JOIN info_kernel_symbol S ON S.id = X.kernel_id AND S.guid = X.guid"
+		}
+		devExpr, aJoin := agentJoin(field("rocpd_kernel_dispatch", "agent_id"))
+		q := cte + `SELECT X.guid, ` + st + `, ` + en + `, ` + nameExpr + `, ` + altExpr + `, ` + corrExpr + `, ` +
+			field("rocpd_kernel_dispatch", "pid") + `, ` + field("rocpd_kernel_dispatch", "tid") + `, ` +
+			field("rocpd_kernel_dispatch", "queue_id") + `, ` + field("rocpd_kernel_dispatch", "stream_id") + `, ` + devExpr +
+			` FROM kernel_dispatch X` + tsJoin + symJoin + trackJoin("rocpd_kernel_dispatch") + eventJoin + aJoin
 		if err := scanRows(s, "rocpd_kernel_dispatch", q, []any{&guid, &start, &end, &name, &alt, &corr, &pid, &tid, &queue, &stream, &dev}, func() error {
 			n := name.String
 			if n == "" {
@@ -209,22 +309,28 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 		}); err != nil {
 			return nil, err
 		}
+	} else if need("rocpd_kernel_dispatch") {
+		unread = append(unread, fmt.Sprintf("rocpd_kernel_dispatch has neither start/end nor start_id/end_id with rocpd_timestamp (columns: %s)", sortedCols(cols["rocpd_kernel_dispatch"])))
 	}
-	if need("rocpd_memory_copy", "rocpd_timestamp", "rocpd_track", "rocpd_string") {
+	if st, en, tsJoin, ok := span("rocpd_memory_copy"); ok {
 		// The device side of a copy: the destination when it is a GPU,
 		// else the source.
-		dexpr := "NULL"
-		joins := ""
-		if need("rocpd_info_agent") {
+		dexpr, joins := "NULL", ""
+		if haveAgent {
 			dexpr = "CASE WHEN DA.type = 'GPU' THEN COALESCE(DA.type_index, DA.absolute_index) ELSE COALESCE(SA.type_index, SA.absolute_index) END"
 			joins = " LEFT JOIN info_agent DA ON DA.id = X.dst_agent_id AND DA.guid = X.guid LEFT JOIN info_agent SA ON SA.id = X.src_agent_id AND SA.guid = X.guid"
 		}
-		q := cte + `SELECT X.guid, DS.value, DE.value, NS.string, X.size, ` + corrExpr + `, T.pid, T.tid, T.queue_id, T.stream_id, ` + dexpr +
-			` FROM memory_copy X` + ts +
-			` LEFT JOIN string NS ON NS.id = X.name_id AND NS.guid = X.guid` +
-			` LEFT JOIN track T ON T.id = X.track_id AND T.guid = X.guid` + eventJoin + joins
+		nameExpr, nJoin := stringJoin("NS", "X.name_id")
+		q := cte + `SELECT X.guid, ` + st + `, ` + en + `, ` + nameExpr + `, X.size, ` + corrExpr + `, ` +
+			field("rocpd_memory_copy", "pid") + `, ` + field("rocpd_memory_copy", "tid") + `, ` +
+			field("rocpd_memory_copy", "queue_id") + `, ` + field("rocpd_memory_copy", "stream_id") + `, ` + dexpr +
+			` FROM memory_copy X` + tsJoin + nJoin + trackJoin("rocpd_memory_copy") + eventJoin + joins
 		if err := scanRows(s, "rocpd_memory_copy", q, []any{&guid, &start, &end, &name, &size, &corr, &pid, &tid, &queue, &stream, &dev}, func() error {
-			e := rocpdEvent(t, tracer.KindMemcpy, name.String, start, end, corr, pid, tid, dev)
+			n := name.String
+			if n == "" {
+				n = "MEMORY_COPY"
+			}
+			e := rocpdEvent(t, tracer.KindMemcpy, n, start, end, corr, pid, tid, dev)
 			if e.Corr != 0 {
 				e.Corr |= space()
 			}
@@ -239,27 +345,29 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 		}); err != nil {
 			return nil, err
 		}
+	} else if need("rocpd_memory_copy") {
+		unread = append(unread, fmt.Sprintf("rocpd_memory_copy has neither start/end nor start_id/end_id with rocpd_timestamp (columns: %s)", sortedCols(cols["rocpd_memory_copy"])))
 	}
 	// An event's category names its domain ("MARKER_CORE_API" in the
-	// first rocpd schema, where category_id points into rocpd_string;
-	// "marker_api" in later ones, where it points into rocpd_info_category).
+	// rocpd_string of released rocprofv3; "marker_api" in
+	// rocpd_info_category in the development schema).
 	catExpr, msgExpr, catJoin := "NULL", "NULL", ""
 	if need("rocpd_event") {
 		msgExpr = "CASE WHEN json_valid(E.extdata) THEN json_extract(E.extdata, '$.message') END"
 		if need("rocpd_info_category") {
 			catExpr = "C.name"
 			catJoin = " LEFT JOIN info_category C ON C.id = E.category_id AND C.guid = X.guid"
-		} else {
+		} else if need("rocpd_string") {
 			catExpr = "C.string"
 			catJoin = " LEFT JOIN string C ON C.id = E.category_id AND C.guid = X.guid"
 		}
 	}
 	isMarker := func(cat string) bool { return strings.Contains(strings.ToLower(cat), "marker") }
-	if need("rocpd_region", "rocpd_timestamp", "rocpd_track", "rocpd_string") {
-		q := cte + `SELECT X.guid, DS.value, DE.value, NS.string, ` + catExpr + `, ` + msgExpr + `, ` + corrExpr + `, T.pid, T.tid` +
-			` FROM region X` + ts +
-			` LEFT JOIN string NS ON NS.id = X.name_id AND NS.guid = X.guid` +
-			` LEFT JOIN track T ON T.id = X.track_id AND T.guid = X.guid` + eventJoin + catJoin
+	if st, en, tsJoin, ok := span("rocpd_region"); ok {
+		nameExpr, nJoin := stringJoin("NS", "X.name_id")
+		q := cte + `SELECT X.guid, ` + st + `, ` + en + `, ` + nameExpr + `, ` + catExpr + `, ` + msgExpr + `, ` + corrExpr + `, ` +
+			field("rocpd_region", "pid") + `, ` + field("rocpd_region", "tid") +
+			` FROM region X` + tsJoin + nJoin + trackJoin("rocpd_region") + eventJoin + catJoin
 		if err := scanRows(s, "rocpd_region", q, []any{&guid, &start, &end, &name, &cat, &msg, &corr, &pid, &tid}, func() error {
 			kind, n := tracer.KindRuntime, name.String
 			if isMarker(cat.String) {
@@ -280,12 +388,24 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 		}); err != nil {
 			return nil, err
 		}
+	} else if need("rocpd_region") {
+		unread = append(unread, fmt.Sprintf("rocpd_region has neither start/end nor start_id/end_id with rocpd_timestamp (columns: %s)", sortedCols(cols["rocpd_region"])))
 	}
-	if need("rocpd_sample", "rocpd_timestamp", "rocpd_track", "rocpd_string", "rocpd_event") {
-		q := cte + `SELECT DS.value, NS.string, ` + catExpr + `, ` + msgExpr + `, T.pid, T.tid` +
-			` FROM sample X JOIN timestamp DS ON DS.id = X.timestamp_id AND DS.guid = X.guid` +
-			` LEFT JOIN string NS ON NS.id = X.name_id AND NS.guid = X.guid` +
-			` LEFT JOIN track T ON T.id = X.track_id AND T.guid = X.guid` + eventJoin + catJoin
+	// Samples: a timestamp column (released) or timestamp_id (development);
+	// the name from the sample's name_id, else its track's.
+	sc := cols["rocpd_sample"]
+	tsExpr, sJoin := "", ""
+	switch {
+	case sc["timestamp"]:
+		tsExpr = "X.timestamp"
+	case sc["timestamp_id"] && need("rocpd_timestamp"):
+		tsExpr, sJoin = "DS.value", " JOIN timestamp DS ON DS.id = X.timestamp_id AND DS.guid = X.guid"
+	}
+	if tsExpr != "" && need("rocpd_sample", "rocpd_event") {
+		nameCol := field("rocpd_sample", "name_id")
+		nameExpr, nJoin := stringJoin("NS", nameCol)
+		q := cte + `SELECT ` + tsExpr + `, ` + nameExpr + `, ` + catExpr + `, ` + msgExpr + `, ` + field("rocpd_sample", "pid") + `, ` + field("rocpd_sample", "tid") +
+			` FROM sample X` + sJoin + trackJoin("rocpd_sample") + nJoin + eventJoin + catJoin
 		if err := scanRows(s, "rocpd_sample", q, []any{&start, &name, &cat, &msg, &pid, &tid}, func() error {
 			if !isMarker(cat.String) {
 				return nil
@@ -301,7 +421,52 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 		}
 	}
 	t.Meta["rocpd_tables"] = strconv.Itoa(len(with))
+	if !hasGPUWork(t) {
+		warnNoGPU(t, rocpdFound(s, src, cte, catExpr, catJoin, eventJoin, unread))
+	}
 	return t, nil
+}
+
+// rocpdFound describes what a database that yielded no GPU work holds: the
+// rows of each data table, regions by category, and the tables that could
+// not be read.
+func rocpdFound(s *sqliteSchema, src map[string]string, cte, catExpr, catJoin, eventJoin string, unread []string) string {
+	var parts []string
+	for _, n := range []string{"rocpd_kernel_dispatch", "rocpd_memory_copy", "rocpd_region", "rocpd_sample"} {
+		if src[n] == "" {
+			parts = append(parts, n+" absent")
+			continue
+		}
+		var c int64
+		if err := s.db.QueryRow(cte + `SELECT count(*) FROM ` + strings.TrimPrefix(n, "rocpd_")).Scan(&c); err != nil {
+			parts = append(parts, n+" unreadable ("+err.Error()+")")
+			continue
+		}
+		p := fmt.Sprintf("%s %d rows", n, c)
+		if n == "rocpd_region" && c > 0 && catExpr != "NULL" {
+			var byCat []string
+			rows, err := s.db.Query(cte + `SELECT ` + catExpr + `, count(*) FROM region X` + eventJoin + catJoin + ` GROUP BY 1 ORDER BY 2 DESC, 1`)
+			if err == nil {
+				for rows.Next() {
+					var cat sql.NullString
+					var k int64
+					if rows.Scan(&cat, &k) == nil {
+						byCat = append(byCat, fmt.Sprintf("%s %d", cmp.Or(cat.String, "(no category)"), k))
+					}
+				}
+				rows.Close()
+			}
+			if len(byCat) > 0 {
+				p += " (" + strings.Join(byCat, ", ") + ")"
+			}
+		}
+		parts = append(parts, p)
+	}
+	out := strings.Join(parts, ", ")
+	if len(unread) > 0 {
+		out += "; not read: " + strings.Join(unread, "; ")
+	}
+	return out
 }
 
 // rocpdEvent builds an event; the caller ORs the run's correlation space

@@ -197,3 +197,167 @@ func TestRocpdCategoryTable(t *testing.T) {
 		checkRocpdRun(t, tr, 1)
 	}
 }
+
+// rocpdRunReleased is rocpdRun's run in the layout released rocprofv3
+// writes (ROCm 6.4–7.2, schema 3.0.x; column lists copied from a real
+// rocprofv3 database, HGLiu1998/batched_gemm ck_bmm/37ca13315e70/28_results.db
+// at c44b83a9): start/end and pid/tid in the data tables themselves, no
+// rocpd_timestamp, rocpd_sample with a timestamp column and its name on the
+// track, categories in rocpd_string. The internal correlation id is in
+// rocpd_event.stack_id and correlation_id holds the external id, here 1 on
+// every event, so a reader that linked on correlation_id would pair every
+// kernel with every call. Same times, names and ids as rocpdRun, so
+// checkRocpdRun's hand counts hold.
+func rocpdRunReleased(sfx, guid, pid string) []string {
+	tbl := func(n string) string { return "`" + n + "_" + sfx + "`" }
+	q := func(s string) string {
+		return strings.ReplaceAll(strings.ReplaceAll(s, "GUID", "'"+guid+"'"), "4242", pid)
+	}
+	return []string{
+		`CREATE TABLE ` + tbl("rocpd_metadata") + ` (id INTEGER PRIMARY KEY, tag TEXT NOT NULL, value TEXT NOT NULL)`,
+		`INSERT INTO ` + tbl("rocpd_metadata") + ` (tag, value) VALUES ('schema_version','3'),('uuid','_` + sfx + `'),('guid','` + guid + `')`,
+		`CREATE TABLE ` + tbl("rocpd_string") + ` (id INTEGER PRIMARY KEY, guid TEXT NOT NULL, string TEXT NOT NULL)`,
+		q(`INSERT INTO ` + tbl("rocpd_string") + ` VALUES (1,GUID,'hipLaunchKernel'),(2,GUID,'roctxRangePushA'),(3,GUID,'MEMORY_COPY_HOST_TO_DEVICE'),
+			(10,GUID,'HIP_RUNTIME_API_EXT'),(11,GUID,'MARKER_CORE_RANGE_API'),(12,GUID,'KERNEL_DISPATCH'),(13,GUID,'MEMORY_COPY'),(14,GUID,'MARKER_CORE_API'),(15,GUID,'roctxMarkA')`),
+		`CREATE TABLE ` + tbl("rocpd_info_process") + ` (id INTEGER PRIMARY KEY, guid TEXT NOT NULL, nid INTEGER, ppid INTEGER, pid INTEGER, init BIGINT, fini BIGINT,
+			start BIGINT, end BIGINT, command TEXT, environment JSONB DEFAULT '{}' NOT NULL, extdata JSONB DEFAULT '{}' NOT NULL)`,
+		q(`INSERT INTO ` + tbl("rocpd_info_process") + ` (id, guid, nid, ppid, pid) VALUES (4242,GUID,1,1,4242)`),
+		`CREATE TABLE ` + tbl("rocpd_info_thread") + ` (id INTEGER PRIMARY KEY, guid TEXT NOT NULL, nid INTEGER, ppid INTEGER, pid INTEGER, tid INTEGER, name TEXT,
+			start BIGINT, end BIGINT, extdata JSONB DEFAULT '{}' NOT NULL)`,
+		q(`INSERT INTO ` + tbl("rocpd_info_thread") + ` (id, guid, nid, ppid, pid, tid) VALUES (4243,GUID,1,1,4242,4243)`),
+		`CREATE TABLE ` + tbl("rocpd_info_agent") + ` (id INTEGER PRIMARY KEY, guid TEXT NOT NULL, nid INTEGER, pid INTEGER, type TEXT, absolute_index INTEGER,
+			logical_index INTEGER, type_index INTEGER, uuid INTEGER, name TEXT, model_name TEXT, vendor_name TEXT, product_name TEXT, user_name TEXT, extdata JSONB DEFAULT '{}' NOT NULL)`,
+		q(`INSERT INTO ` + tbl("rocpd_info_agent") + ` (id, guid, nid, pid, type, absolute_index, logical_index, type_index, name, product_name) VALUES
+			(1,GUID,1,4242,'CPU',0,0,0,'AMD EPYC 9654','AMD EPYC 9654'),(2,GUID,1,4242,'GPU',1,1,0,'gfx942','AMD Instinct MI300X')`),
+		`CREATE TABLE ` + tbl("rocpd_info_kernel_symbol") + ` (id INTEGER PRIMARY KEY, guid TEXT NOT NULL, nid INTEGER, pid INTEGER, code_object_id INTEGER,
+			kernel_name TEXT, display_name TEXT, kernel_object INTEGER, extdata JSONB DEFAULT '{}' NOT NULL)`,
+		q(`INSERT INTO ` + tbl("rocpd_info_kernel_symbol") + ` (id, guid, code_object_id, kernel_name, display_name) VALUES
+			(1,GUID,1,'_Z8attn_fwdPf.kd','attn_fwd'),(2,GUID,1,'Cijk_Alik_Bljk_HHS_BH','Cijk_Alik_Bljk_HHS_BH')`),
+		`CREATE TABLE ` + tbl("rocpd_track") + ` (id INTEGER PRIMARY KEY, guid TEXT NOT NULL, nid INTEGER, pid INTEGER, tid INTEGER, name_id INTEGER, extdata JSONB DEFAULT '{}' NOT NULL)`,
+		q(`INSERT INTO ` + tbl("rocpd_track") + ` (id, guid, nid, pid, tid, name_id) VALUES (1,GUID,1,4242,4243,14)`),
+		`CREATE TABLE ` + tbl("rocpd_event") + ` (id INTEGER PRIMARY KEY, guid TEXT NOT NULL, category_id INTEGER, stack_id INTEGER, parent_stack_id INTEGER,
+			correlation_id INTEGER, call_stack JSONB DEFAULT '{}' NOT NULL, line_info JSONB DEFAULT '{}' NOT NULL, extdata JSONB DEFAULT '{}' NOT NULL)`,
+		q(`INSERT INTO ` + tbl("rocpd_event") + ` (id, guid, category_id, stack_id, parent_stack_id, correlation_id, extdata) VALUES
+			(1,GUID,10,7,7,1,'{}'),(2,GUID,12,7,7,1,'{}'),(3,GUID,11,5,5,1,'{"message":"forward"}'),(4,GUID,10,8,8,1,'{}'),(5,GUID,12,8,8,1,'{}'),
+			(6,GUID,13,9,9,1,'{}'),(7,GUID,14,6,6,1,'{"message":"checkpoint"}')`),
+		`CREATE TABLE ` + tbl("rocpd_region") + ` (id INTEGER PRIMARY KEY, guid TEXT NOT NULL, nid INTEGER NOT NULL, pid INTEGER NOT NULL, tid INTEGER NOT NULL,
+			start BIGINT NOT NULL, end BIGINT NOT NULL, name_id INTEGER NOT NULL, event_id INTEGER, extdata JSONB DEFAULT '{}' NOT NULL)`,
+		q(`INSERT INTO ` + tbl("rocpd_region") + ` (id, guid, nid, pid, tid, start, end, name_id, event_id) VALUES
+			(5,GUID,1,4242,4243,100,1000,2,3),(7,GUID,1,4242,4243,200,250,1,1),(8,GUID,1,4242,4243,300,320,1,4)`),
+		`CREATE TABLE ` + tbl("rocpd_sample") + ` (id INTEGER PRIMARY KEY, guid TEXT NOT NULL, track_id INTEGER NOT NULL, timestamp BIGINT NOT NULL, event_id INTEGER,
+			extdata JSONB DEFAULT '{}' NOT NULL)`,
+		q(`INSERT INTO ` + tbl("rocpd_sample") + ` (id, guid, track_id, timestamp, event_id) VALUES (6,GUID,1,500,7)`),
+		`CREATE TABLE ` + tbl("rocpd_kernel_dispatch") + ` (id INTEGER PRIMARY KEY, guid TEXT NOT NULL, nid INTEGER NOT NULL, pid INTEGER NOT NULL, tid INTEGER,
+			agent_id INTEGER NOT NULL, kernel_id INTEGER NOT NULL, dispatch_id INTEGER NOT NULL, queue_id INTEGER NOT NULL, stream_id INTEGER NOT NULL,
+			start BIGINT NOT NULL, end BIGINT NOT NULL, private_segment_size INTEGER, group_segment_size INTEGER,
+			workgroup_size_x INTEGER NOT NULL, workgroup_size_y INTEGER NOT NULL, workgroup_size_z INTEGER NOT NULL,
+			grid_size_x INTEGER NOT NULL, grid_size_y INTEGER NOT NULL, grid_size_z INTEGER NOT NULL, region_name_id INTEGER, event_id INTEGER,
+			extdata JSONB DEFAULT '{}' NOT NULL)`,
+		q(`INSERT INTO ` + tbl("rocpd_kernel_dispatch") + ` (id, guid, nid, pid, tid, agent_id, kernel_id, dispatch_id, queue_id, stream_id, start, end,
+			workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, event_id) VALUES
+			(1,GUID,1,4242,4243,2,1,1,1,3,400,900,256,1,1,65536,1,1,2),(2,GUID,1,4242,4243,2,2,2,1,3,950,1150,256,1,1,1024,1,1,5)`),
+		`CREATE TABLE ` + tbl("rocpd_memory_copy") + ` (id INTEGER PRIMARY KEY, guid TEXT NOT NULL, nid INTEGER NOT NULL, pid INTEGER NOT NULL, tid INTEGER,
+			start BIGINT NOT NULL, end BIGINT NOT NULL, name_id INTEGER NOT NULL, dst_agent_id INTEGER, dst_address INTEGER, src_agent_id INTEGER,
+			src_address INTEGER, size INTEGER NOT NULL, queue_id INTEGER, stream_id INTEGER, region_name_id INTEGER, event_id INTEGER,
+			extdata JSONB DEFAULT '{}' NOT NULL)`,
+		q(`INSERT INTO ` + tbl("rocpd_memory_copy") + ` (id, guid, nid, pid, tid, start, end, name_id, dst_agent_id, src_agent_id, size, stream_id, event_id) VALUES
+			(1,GUID,1,4242,4243,1200,1300,3,2,1,1048576,3,6)`),
+	}
+}
+
+var rocpdReleasedBase = []string{"rocpd_metadata", "rocpd_string", "rocpd_info_process", "rocpd_info_thread", "rocpd_info_agent",
+	"rocpd_info_kernel_symbol", "rocpd_track", "rocpd_event", "rocpd_region", "rocpd_sample", "rocpd_kernel_dispatch", "rocpd_memory_copy"}
+
+func buildRocpdReleased(tb testing.TB, views bool, suffixes ...string) string {
+	db, p := newDB(tb, "released.db")
+	for i, sfx := range suffixes {
+		execAll(tb, db, rocpdRunReleased(sfx, "guid-"+string(rune('a'+i)), strconv.Itoa(4242+1010*i))...)
+	}
+	if views {
+		for _, b := range rocpdReleasedBase {
+			execAll(tb, db, "CREATE VIEW `"+b+"` AS SELECT * FROM `"+b+"_"+suffixes[0]+"`")
+		}
+	}
+	db.Close()
+	return p
+}
+
+// The released rocprofv3 layout reads as the development one does: same
+// kernels, copy, range, instant and calls, kernels linked to their
+// hipLaunchKernel by stack_id (so inside "forward"), with and without the
+// bare-name views, one run and two merged.
+func TestRocpdReleasedSchema(t *testing.T) {
+	for _, c := range []struct {
+		views bool
+		sfx   []string
+	}{
+		{true, []string{"00003fdc_92cb_72cb_9169_c7e541b1fcdf"}},
+		{false, []string{"00003fdc_92cb_72cb_9169_c7e541b1fcdf", "00003fdd_0000_7000_8000_0123456789ab"}},
+	} {
+		tr, err := Open(buildRocpdReleased(t, c.views, c.sfx...), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRocpdRun(t, tr, int64(len(c.sfx)))
+		// Each kernel shares its correlation id with exactly one call:
+		// stack_id 7 and 8, never the external id 1.
+		calls := map[uint64]int{}
+		for i := range tr.Events {
+			if e := &tr.Events[i]; e.Kind == tracer.KindRuntime {
+				calls[e.Corr]++
+			}
+		}
+		for i := range tr.Events {
+			if e := &tr.Events[i]; e.Kind == tracer.KindKernel {
+				if c := e.Corr & (1<<48 - 1); (c != 7 && c != 8) || calls[e.Corr] != 1 {
+					t.Errorf("kernel %q corr %d (%d calls share it)", tr.Name(e), c, calls[e.Corr])
+				}
+			}
+		}
+		for _, w := range tr.Warnings {
+			t.Errorf("unexpected warning %q", w)
+		}
+	}
+}
+
+// A rocpd database with calls but no GPU rows, and one whose dispatch
+// table has neither layout's time columns: the warning names the importer,
+// counts the rows of each table (regions by category) and says which
+// columns the unreadable table has. Counts by hand from the INSERTs.
+func TestRocpdNoGPUWarning(t *testing.T) {
+	sfx := "00003fdc_92cb_72cb_9169_c7e541b1fcdf"
+	stmts := rocpdRunReleased(sfx, "g", "4242")
+	var keep []string
+	for _, s := range stmts {
+		if !strings.Contains(s, "rocpd_kernel_dispatch") && !strings.Contains(s, "rocpd_memory_copy") {
+			keep = append(keep, s)
+		}
+	}
+	db, p := newDB(t, "calls.db")
+	execAll(t, db, keep...)
+	execAll(t, db, "CREATE TABLE `rocpd_kernel_dispatch_"+sfx+"` (id INTEGER PRIMARY KEY, guid TEXT NOT NULL, kernel_id INTEGER, begin_ns BIGINT, finish_ns BIGINT)",
+		"INSERT INTO `rocpd_kernel_dispatch_"+sfx+"` VALUES (1,'g',1,400,900),(2,'g',2,950,1150)")
+	db.Close()
+	tr, err := Open(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w string
+	for _, x := range tr.Warnings {
+		if strings.Contains(x, noGPUWarn) {
+			w = x
+		}
+	}
+	for _, want := range []string{
+		"by the rocpd-sqlite importer",
+		"rocpd_kernel_dispatch 2 rows",
+		"rocpd_memory_copy absent",
+		"rocpd_region 3 rows (HIP_RUNTIME_API_EXT 2, MARKER_CORE_RANGE_API 1)",
+		"rocpd_sample 1 rows",
+		"rocpd_kernel_dispatch has neither start/end nor start_id/end_id with rocpd_timestamp (columns: begin_ns, finish_ns, guid, id, kernel_id)",
+	} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warning lacks %q:\n%s", want, w)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package tracefile
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -68,6 +69,11 @@ func Merge(ts ...*tracer.Trace) *tracer.Trace {
 		out.Summary = append(out.Summary, t.Summary...)
 		out.Dropped += t.Dropped
 		out.SummaryOnly = out.SummaryOnly && t.SummaryOnly
+	}
+	if hasGPUWork(out) {
+		// A file of the run without GPU work (marker_api_trace.csv) is no
+		// reason to warn when another file of it holds the kernels.
+		out.Warnings = slices.DeleteFunc(out.Warnings, func(w string) bool { return strings.Contains(w, noGPUWarn) })
 	}
 	out.Link()
 	return out

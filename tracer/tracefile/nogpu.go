@@ -1,0 +1,97 @@
+package tracefile
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rlktop/rlktop/tracer"
+)
+
+// noGPUWarn is the fixed part of the warning an input that yields no GPU
+// work gets, so that Read does not add a second one and Merge can drop it
+// when another file of the same run holds the GPU work.
+const noGPUWarn = "no GPU kernel, memcpy or memset read"
+
+// hasGPUWork reports whether t holds a kernel, copy or memset event.
+func hasGPUWork(t *tracer.Trace) bool {
+	for i := range t.Events {
+		switch t.Events[i].Kind {
+		case tracer.KindKernel, tracer.KindMemcpy, tracer.KindMemset:
+			return true
+		}
+	}
+	return false
+}
+
+// warnNoGPU adds the no-GPU-work warning to t: which importer read the
+// file (t.Format) and what it found there (found, importer's words:
+// counts by table, category or phase), so that a user can tell a CPU-only
+// trace from a file whose variant rlktop misreads.
+func warnNoGPU(t *tracer.Trace, found string) {
+	t.Warn(fmt.Sprintf("%s: %s by the %s importer; it found %s. A CPU-only trace looks like this; "+
+		"if the run did use a GPU, this file may be a variant of the format rlktop does not read: report it with the file",
+		t.Path, noGPUWarn, t.Format, found))
+}
+
+// checkGPUWork is run by Read on every imported trace: when t has no GPU
+// work and its importer said nothing about it, it warns with t's events
+// counted by kind (and the phases the importer skipped, from
+// Meta["skipped_events"]). Summary-only inputs with rows are left alone:
+// their rows are the GPU work.
+func checkGPUWork(t *tracer.Trace) {
+	if t == nil || hasGPUWork(t) || (t.SummaryOnly && len(t.Summary) > 0) {
+		return
+	}
+	for _, w := range t.Warnings {
+		if strings.Contains(w, noGPUWarn) {
+			return
+		}
+	}
+	warnNoGPU(t, eventsByKind(t))
+}
+
+// eventsByKind describes t's events as "N events (cpu_op 12, range 3)",
+// largest first, with counters and skipped phases when there are any.
+func eventsByKind(t *tracer.Trace) string {
+	var n [256]int
+	for i := range t.Events {
+		n[t.Events[i].Kind]++
+	}
+	type kc struct {
+		k tracer.Kind
+		c int
+	}
+	var ks []kc
+	for k, c := range n {
+		if c > 0 {
+			ks = append(ks, kc{tracer.Kind(k), c})
+		}
+	}
+	slices.SortFunc(ks, func(a, b kc) int {
+		if a.c != b.c {
+			return b.c - a.c
+		}
+		return int(a.k) - int(b.k)
+	})
+	var b strings.Builder
+	if len(t.Events) == 0 {
+		b.WriteString("no events")
+	} else {
+		fmt.Fprintf(&b, "%d events (", len(t.Events))
+		for i, x := range ks {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s %d", x.k, x.c)
+		}
+		b.WriteString(")")
+	}
+	if len(t.Counters) > 0 {
+		fmt.Fprintf(&b, ", %d counter samples", len(t.Counters))
+	}
+	if s := t.Meta["skipped_events"]; s != "" {
+		fmt.Fprintf(&b, "; skipped by phase: %s", s)
+	}
+	return b.String()
+}
