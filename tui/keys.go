@@ -17,9 +17,9 @@ func DefaultKeyMap() KeyMap {
 	return KeyMap{
 		Quit:      key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
-		Next:      key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next view")),
+		Next:      key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "view")),
 		Prev:      key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous view")),
-		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "more keys")),
+		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "all keys")),
 	}
 }
 

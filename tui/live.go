@@ -244,6 +244,7 @@ func (m *Model) onLive(msg LiveMsg) {
 				marks = append(marks, views.TimelineMark{AtNs: mk.AtNs, Label: mk.Key + "=" + mk.Value})
 			}
 			m.timeline.SetTimeline(l.state.Timeline, marks)
+			m.kernels.SetTimeline(l.state.Timeline)
 		}
 		if s := l.snapshot(); s != nil {
 			m.setSnapshot(s)

@@ -139,6 +139,8 @@ type Model struct {
 	live      *live // nil unless Options.Controller is set
 	w, h      int
 	bodyH     int
+	drag      *region // the pane a mouse drag started in
+	back      int     // the tab a drill-down came from (-1 none)
 }
 
 // New builds the root model with the built-in views and opts.Extra.
@@ -148,7 +150,7 @@ func New(opts Options) *Model {
 		d := views.DefaultStyles()
 		st = &d
 	}
-	m := &Model{st: st, keys: DefaultKeyMap(), feed: opts.Feed, w: 80, h: 24,
+	m := &Model{st: st, keys: DefaultKeyMap(), feed: opts.Feed, w: 80, h: 24, back: -1,
 		actKeys: opts.ActionKeys, actions: opts.Actions}
 	if opts.KeyMap != nil {
 		m.keys = *opts.KeyMap
@@ -176,6 +178,7 @@ func New(opts Options) *Model {
 	m.help.Styles = st.Help
 	if opts.Timeline != nil {
 		m.timeline.SetTimeline(opts.Timeline, nil)
+		m.kernels.SetTimeline(opts.Timeline)
 	}
 	if opts.Snapshot != nil {
 		m.setSnapshot(opts.Snapshot)
@@ -277,6 +280,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case SnapshotMsg:
 		if msg.Timeline != nil {
 			m.timeline.SetTimeline(msg.Timeline, nil)
+			m.kernels.SetTimeline(msg.Timeline)
 		}
 		m.setSnapshot(msg.Snapshot)
 		m.layout()
@@ -295,7 +299,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.status = StatusMsg{Text: msg.Err.Error(), Level: Error}
 		m.layout()
+	case tea.MouseClickMsg, tea.MouseReleaseMsg, tea.MouseMotionMsg, tea.MouseWheelMsg:
+		cmds = append(cmds, m.mouse(msg.(tea.MouseMsg)))
 	case views.ActionMsg:
+		if m.viewAction(msg) {
+			break
+		}
 		if m.actions == nil {
 			m.status = StatusMsg{Text: msg.Name + ": not available here", Level: Warn}
 			m.layout()
@@ -344,6 +353,46 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(cmds...)
 }
 
+// viewAction carries out the requests views make of the root (drill
+// down, go back, say something); it reports whether msg was one.
+func (m *Model) viewAction(msg views.ActionMsg) bool {
+	switch msg.Name {
+	case "drill":
+		m.back = m.focus
+		m.kernels.DrillFrom(msg.Key, msg.Value)
+		what := "category"
+		if msg.Key == "stage" {
+			what = "stage"
+		}
+		m.focusTab(m.kernels)
+		m.setStatusText("kernels of "+what+" "+msg.Value+" (enter: one kernel's launches · esc: back)", Info)
+	case "back":
+		if m.back >= 0 && m.back < len(m.tabs) && m.available(m.back) {
+			m.Focused().SetFocused(false)
+			m.focus = m.back
+		}
+		m.back = -1
+		m.setStatusText("", Info)
+	case "status":
+		m.setStatusText(msg.Value, Info)
+	default:
+		return false
+	}
+	m.layout()
+	return true
+}
+
+func (m *Model) focusTab(v views.View) {
+	for i, t := range m.tabs {
+		if t.View == v {
+			m.Focused().SetFocused(false)
+			m.focus = i
+		}
+	}
+}
+
+func (m *Model) setStatusText(text string, lvl Level) { m.status = StatusMsg{Text: text, Level: lvl} }
+
 // actionKey returns the action key msg matches, or nil.
 func (m *Model) actionKey(msg tea.KeyPressMsg) *ActionKey {
 	for i := range m.actKeys {
@@ -374,7 +423,40 @@ func (m *Model) helpView() string {
 	if m.live != nil {
 		lk = m.live.bindings()
 	}
-	return m.help.View(helpKeys{global: m.keys, view: m.helpTarget(), actions: m.actKeys, live: lk})
+	g := m.keys
+	if m.help.ShowAll {
+		g.Help.SetHelp("?", "close help")
+	}
+	hk := helpKeys{global: g, view: m.helpTarget(), actions: m.actKeys, live: lk}
+	if !m.help.ShowAll {
+		return m.help.View(hk)
+	}
+	// Full help: bubbles/help drops the columns that do not fit the
+	// width; here they wrap onto more rows, so every key stays listed.
+	m.help.SetWidth(0)
+	defer m.help.SetWidth(m.w)
+	var rows []string
+	var row [][]key.Binding
+	rowW := 0
+	for _, grp := range hk.FullHelp() {
+		w := ansi.StringWidth(strings.Split(m.help.FullHelpView([][]key.Binding{grp}), "\n")[0])
+		for _, l := range strings.Split(m.help.FullHelpView([][]key.Binding{grp}), "\n") {
+			w = max(w, ansi.StringWidth(l))
+		}
+		if len(row) > 0 && rowW+4+w > m.w {
+			rows = append(rows, m.help.FullHelpView(row))
+			row, rowW = nil, 0
+		}
+		if len(row) > 0 {
+			rowW += 4 // bubbles/help's column separator
+		}
+		row = append(row, grp)
+		rowW += w
+	}
+	if len(row) > 0 {
+		rows = append(rows, m.help.FullHelpView(row))
+	}
+	return strings.Join(rows, "\n")
 }
 
 func (m *Model) helpTarget() views.View {
@@ -493,6 +575,7 @@ func (m *Model) sideHeights(side []Tab) []int {
 func (m *Model) View() tea.View {
 	v := tea.NewView(m.Render())
 	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "rlktop"
 	return v
 }

@@ -140,6 +140,21 @@ func (f *Flags) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
+// Click selects the flag at line y; on the selected flag it flips it.
+func (f *Flags) Click(x, y int) tea.Cmd {
+	from, _ := f.list.visible()
+	i := from + y
+	if y < 0 || i >= len(f.choices) {
+		return nil
+	}
+	if i == f.list.cursor {
+		return Action(ActionMsg{Name: "flip", Key: f.choices[i].Key})
+	}
+	f.list.cursor = i
+	f.list.clamp()
+	return nil
+}
+
 func (f *Flags) ShortHelp() []key.Binding {
 	return []key.Binding{f.keys.move(), f.keys.Flip}
 }

@@ -10,10 +10,16 @@ import (
 )
 
 // GroupsKeyMap is the bindings of the categories and stages views.
-type GroupsKeyMap struct{ ListKeyMap }
+type GroupsKeyMap struct {
+	ListKeyMap
+	Drill key.Binding // enter: the group's kernels
+}
 
-// DefaultGroupsKeyMap: list movement only.
-func DefaultGroupsKeyMap() GroupsKeyMap { return GroupsKeyMap{DefaultListKeyMap()} }
+// DefaultGroupsKeyMap: list movement; enter lists the selected group's
+// kernels.
+func DefaultGroupsKeyMap() GroupsKeyMap {
+	return GroupsKeyMap{DefaultListKeyMap(), key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "its kernels"))}
+}
 
 // Groups is a bar chart of GroupRows (categories or stages): one line per
 // group with its share of GPU time (Totals.GPUTotalNs) as a bar, the
@@ -23,6 +29,7 @@ type Groups struct {
 	st      *Styles
 	keys    GroupsKeyMap
 	title   string
+	drill   string // the filter prefix of a drill-down ("cat", "stage"); "" none
 	empty   string
 	pick    func(*attrib.Snapshot) []attrib.GroupRow
 	snap    *attrib.Snapshot
@@ -34,7 +41,7 @@ type Groups struct {
 
 // NewCategories is the categories view (Snapshot.Categories).
 func NewCategories(st *Styles) *Groups {
-	return &Groups{st: st, keys: DefaultGroupsKeyMap(), title: "Categories",
+	return &Groups{st: st, keys: DefaultGroupsKeyMap(), title: "Categories", drill: "cat",
 		empty: "no GPU work in this source",
 		pick:  func(s *attrib.Snapshot) []attrib.GroupRow { return s.Categories }}
 }
@@ -42,7 +49,7 @@ func NewCategories(st *Styles) *Groups {
 // NewStages is the stages view (Snapshot.Stages): time by the annotation
 // range open when each kernel was launched.
 func NewStages(st *Styles) *Groups {
-	return &Groups{st: st, keys: DefaultGroupsKeyMap(), title: "Stages",
+	return &Groups{st: st, keys: DefaultGroupsKeyMap(), title: "Stages", drill: "stage",
 		empty: "no stages: the source has no annotation / NVTX ranges",
 		pick:  func(s *attrib.Snapshot) []attrib.GroupRow { return s.Stages }}
 }
@@ -72,15 +79,51 @@ func (g *Groups) SetSize(w, h int)  { g.w, g.h = w, h; g.list.setPage(h) }
 func (g *Groups) SetFocused(f bool) { g.focused = f }
 func (g *Groups) Capturing() bool   { return false }
 
+// Update moves the cursor; enter returns an ActionMsg{Name: "drill", Key:
+// "cat" or "stage", Value: the group} for the root to show its kernels.
 func (g *Groups) Update(msg tea.Msg) tea.Cmd {
 	if km, ok := msg.(tea.KeyPressMsg); ok {
+		if key.Matches(km, g.keys.Drill) {
+			return g.drillCmd()
+		}
 		g.list.handle(km, g.keys.ListKeyMap)
 	}
 	return nil
 }
 
-func (g *Groups) ShortHelp() []key.Binding  { return []key.Binding{g.keys.move()} }
-func (g *Groups) FullHelp() [][]key.Binding { return [][]key.Binding{g.keys.bindings()} }
+func (g *Groups) drillCmd() tea.Cmd {
+	if g.drill == "" || g.list.cursor >= len(g.rows) {
+		return nil
+	}
+	return Action(ActionMsg{Name: "drill", Key: g.drill, Value: g.rows[g.list.cursor].Key})
+}
+
+// Click selects the row at line y; on the selected row it drills down.
+func (g *Groups) Click(x, y int) tea.Cmd {
+	i := g.list.offset + y
+	if y < 0 || i >= len(g.rows) {
+		return nil
+	}
+	if i == g.list.cursor {
+		return g.drillCmd()
+	}
+	g.list.cursor = i
+	g.list.clamp()
+	return nil
+}
+
+func (g *Groups) ShortHelp() []key.Binding {
+	if g.drill == "" {
+		return []key.Binding{g.keys.move()}
+	}
+	return []key.Binding{g.keys.move(), g.keys.Drill}
+}
+func (g *Groups) FullHelp() [][]key.Binding {
+	if g.drill == "" {
+		return [][]key.Binding{g.keys.bindings()}
+	}
+	return [][]key.Binding{g.keys.bindings(), {g.keys.Drill}}
+}
 
 // Height returns the lines the view needs to show every row (at least 1).
 func (g *Groups) Height() int { return max(len(g.rows), 1) }

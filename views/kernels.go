@@ -13,33 +13,40 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-// SortKey is a column the kernels table can be sorted by.
-type SortKey int
+// SortKey is a column the kernels table can be sorted by
+// (attrib.KernelSort: `report --sort` orders rows the same way).
+type SortKey = attrib.KernelSort
 
-// Sort columns. Total, Count and Mean sort descending by default, Name
-// ascending; pressing the same key again reverses the order.
+// Sort columns. All but Name sort descending by default, Name ascending;
+// pressing the same key again reverses the order.
 const (
-	SortTotal SortKey = iota
-	SortCount
-	SortMean
-	SortName
+	SortTotal = attrib.ByTotal
+	SortCount = attrib.ByCount
+	SortMean  = attrib.ByMean
+	SortName  = attrib.ByName
+	SortP50   = attrib.ByP50
+	SortP99   = attrib.ByP99
+	SortShare = attrib.ByShare
 )
-
-func (k SortKey) String() string {
-	return [...]string{"total", "count", "mean", "name"}[k]
-}
 
 // KernelsKeyMap is the kernels table's bindings.
 type KernelsKeyMap struct {
 	ListKeyMap
 	SortTotal, SortCount, SortMean, SortName key.Binding
+	SortP50, SortP99, SortShare              key.Binding
 	Transfers                                key.Binding // show memcpy/memset rows in the table
 	Filter                                   key.Binding // open the filter input
-	ClearFilter                              key.Binding // esc: clear the filter (and close the input)
+	ClearFilter                              key.Binding // esc: clear the filter (and close the input); back from a drill-down
 	Accept                                   key.Binding // enter: close the input, keep the filter
+	Drill                                    key.Binding // enter: the selected kernel's launch contexts
+	FullName                                 key.Binding // the selected kernel's full name
+	Copy                                     key.Binding // copy the selected kernel's name (OSC 52)
 }
 
-// DefaultKernelsKeyMap: t/c/m/n sort (again to reverse), / filters.
+// DefaultKernelsKeyMap: t/c/m/M/P/s/n sort by total, count, mean, p50,
+// p99, share, name (again to reverse); / filters (a regular expression,
+// cat:NAME, stage:NAME); enter lists the selected kernel's launch
+// contexts; v shows its full name; y copies it.
 func DefaultKernelsKeyMap() KernelsKeyMap {
 	return KernelsKeyMap{
 		ListKeyMap:  DefaultListKeyMap(),
@@ -47,9 +54,15 @@ func DefaultKernelsKeyMap() KernelsKeyMap {
 		SortCount:   key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "sort count")),
 		SortMean:    key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "sort mean")),
 		SortName:    key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "sort name")),
+		SortP50:     key.NewBinding(key.WithKeys("M"), key.WithHelp("M", "sort p50")),
+		SortP99:     key.NewBinding(key.WithKeys("P"), key.WithHelp("P", "sort p99")),
+		SortShare:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort share")),
+		Drill:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "launch contexts")),
+		FullName:    key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "full name")),
+		Copy:        key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy name")),
 		Transfers:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "memcpy/set rows")),
 		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter/back")),
 		Accept:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
 	}
 }
@@ -74,6 +87,13 @@ type Kernels struct {
 	input   textinput.Model
 	editing bool
 	filter  string // applied filter (lower case)
+	kf      attrib.KernelFilter
+	plain   bool // filter is plain text: the lower-case substring test decides
+	tl      *attrib.Timeline
+	drill   bool   // showing the selected kernel's launch contexts
+	dscroll int    // first line of the drill-down's body shown
+	drilled string // the filter set by a drill-down from another view ("" none)
+	full    bool   // the detail pane shows the whole name
 	list    list
 	w, h    int
 	focused bool
@@ -128,7 +148,7 @@ func (k *Kernels) Filter() string { return k.input.Value() }
 // s, case-insensitively.
 func (k *Kernels) SetFilter(s string) {
 	k.input.SetValue(s)
-	k.filter = strings.ToLower(s)
+	k.setFilter(s)
 	k.refresh()
 }
 
@@ -150,9 +170,9 @@ func (k *Kernels) Selected() *attrib.KernelRow {
 }
 
 func (k *Kernels) SetSnapshot(s *attrib.Snapshot) {
-	var keep string
+	var keep, keepCat string
 	if sel := k.Selected(); sel != nil {
-		keep = sel.Name
+		keep, keepCat = sel.Name, sel.Category
 	}
 	k.snap = s
 	k.lower = k.lower[:0]
@@ -182,7 +202,7 @@ func (k *Kernels) SetSnapshot(s *attrib.Snapshot) {
 	k.refresh()
 	if keep != "" {
 		for i, r := range k.rows {
-			if k.all[r].Name == keep {
+			if k.all[r].Name == keep && k.all[r].Category == keepCat {
 				k.list.cursor = i
 				k.list.clamp()
 				break
@@ -202,7 +222,7 @@ func (k *Kernels) refresh() {
 		if i >= k.nKern && !k.xfers {
 			break
 		}
-		if k.filter == "" || strings.Contains(k.lower[i], k.filter) {
+		if k.filter == "" || (k.plain && strings.Contains(k.lower[i], k.filter)) || (!k.plain && k.kf.Match(k.all[i])) {
 			k.rows = append(k.rows, i)
 		}
 	}
@@ -210,26 +230,56 @@ func (k *Kernels) refresh() {
 		ra, rb := k.all[a], k.all[b]
 		var c int
 		switch k.sortBy {
-		case SortTotal:
-			c = cmp.Compare(ra.TotalNs, rb.TotalNs)
-		case SortCount:
-			c = cmp.Compare(ra.Count, rb.Count)
-		case SortMean:
-			c = cmp.Compare(ra.MeanNs, rb.MeanNs)
 		case SortName:
 			c = cmp.Compare(k.disp[a], k.disp[b])
+		case SortShare:
+			c = cmp.Compare(k.share(ra), k.share(rb))
+		default:
+			c = attrib.CompareKernels(ra, rb, k.sortBy)
 		}
 		if k.desc {
 			c = -c
 		}
-		if c == 0 {
-			c = cmp.Compare(ra.Name, rb.Name)
-		}
-		return c
+		return cmp.Or(c, cmp.Compare(ra.Name, rb.Name), cmp.Compare(ra.Category, rb.Category))
 	})
 	k.list.setLen(len(k.rows))
 	k.layout()
 }
+
+// setFilter parses the filter text (attrib.ParseKernelFilter); plain
+// text keeps the fast lower-case substring test.
+func (k *Kernels) setFilter(s string) {
+	k.filter = strings.ToLower(s)
+	k.kf = attrib.ParseKernelFilter(s)
+	k.plain = !strings.ContainsAny(s, `\.+*?()|[]{}^$:`)
+}
+
+// share is the row's share as the table shows it: of kernel time, or of
+// all GPU time when transfers are listed too.
+func (k *Kernels) share(r *attrib.KernelRow) float64 {
+	if k.xfers && k.snap != nil && k.snap.Totals.GPUTotalNs > 0 {
+		return float64(r.TotalNs) / float64(k.snap.Totals.GPUTotalNs)
+	}
+	return r.Share
+}
+
+// SetTimeline gives the drill-down its launches: the ops of tl (a live
+// window or a file's first run, bounded) are grouped by launch context,
+// stage and step for the selected kernel.
+func (k *Kernels) SetTimeline(tl *attrib.Timeline) { k.tl = tl }
+
+// DrillFrom filters to a category ("cat") or stage ("stage") chosen in
+// another view; esc then returns an ActionMsg{Name: "back"}.
+func (k *Kernels) DrillFrom(what, key string) {
+	f := what + ":" + key
+	k.drill = false
+	k.drilled = f
+	k.SetFilter(f)
+	k.list.cursor, k.list.offset = 0, 0
+}
+
+// Drilled reports whether the kernel drill-down (launch contexts) is open.
+func (k *Kernels) Drilled() bool { return k.drill }
 
 func (k *Kernels) SetSize(w, h int) { k.w, k.h = w, h; k.layout() }
 
@@ -245,15 +295,23 @@ func (k *Kernels) Capturing() bool { return k.editing }
 
 // detailLines is how many lines the detail pane takes at the current height.
 func (k *Kernels) detailLines() int {
+	n := 0
 	switch {
 	case k.h >= 30:
-		return 5
+		n = 5
 	case k.h >= 14:
-		return 4
+		n = 4
 	case k.h >= 9:
-		return 2
+		n = 2
 	}
-	return 0
+	if k.full && n > 0 {
+		// v: room for the whole name, up to half the pane.
+		if r := k.Selected(); r != nil {
+			wrapped := strings.Count(ansi.Hardwrap(r.Name, max(k.w-7, 8), true), "\n") + 1
+			n = max(n, min(wrapped+3, k.h/2))
+		}
+	}
+	return n
 }
 
 func (k *Kernels) filterShown() bool { return k.editing || k.input.Value() != "" }
@@ -297,11 +355,32 @@ func (k *Kernels) Update(msg tea.Msg) tea.Cmd {
 		var cmd tea.Cmd
 		k.input, cmd = k.input.Update(km)
 		if f := strings.ToLower(k.input.Value()); f != k.filter {
-			k.filter = f
+			k.setFilter(k.input.Value())
 			k.refresh()
 			k.list.cursor, k.list.offset = 0, 0
 		}
 		return cmd
+	}
+	if k.drill {
+		switch {
+		case key.Matches(km, k.keys.ClearFilter, k.keys.Drill):
+			k.drill = false
+		case key.Matches(km, k.keys.Copy):
+			return k.copyName()
+		case key.Matches(km, k.keys.Up):
+			k.dscroll--
+		case key.Matches(km, k.keys.Down):
+			k.dscroll++
+		case key.Matches(km, k.keys.PageUp):
+			k.dscroll -= max(k.h/2, 1)
+		case key.Matches(km, k.keys.PageDown):
+			k.dscroll += max(k.h/2, 1)
+		case key.Matches(km, k.keys.Home):
+			k.dscroll = 0
+		case key.Matches(km, k.keys.End):
+			k.dscroll = 1 << 30
+		}
+		return nil
 	}
 	if k.list.handle(km, k.keys.ListKeyMap) {
 		return nil
@@ -324,6 +403,21 @@ func (k *Kernels) Update(msg tea.Msg) tea.Cmd {
 		sortKey(SortMean)
 	case key.Matches(km, k.keys.SortName):
 		sortKey(SortName)
+	case key.Matches(km, k.keys.SortP50):
+		sortKey(SortP50)
+	case key.Matches(km, k.keys.SortP99):
+		sortKey(SortP99)
+	case key.Matches(km, k.keys.SortShare):
+		sortKey(SortShare)
+	case key.Matches(km, k.keys.Drill):
+		if k.Selected() != nil {
+			k.drill = true
+			k.dscroll = 0
+		}
+	case key.Matches(km, k.keys.FullName):
+		k.full = !k.full
+	case key.Matches(km, k.keys.Copy):
+		return k.copyName()
 	case key.Matches(km, k.keys.Transfers):
 		k.xfers = !k.xfers
 		k.refresh()
@@ -332,27 +426,101 @@ func (k *Kernels) Update(msg tea.Msg) tea.Cmd {
 		k.layout()
 		return k.input.Focus()
 	case key.Matches(km, k.keys.ClearFilter):
+		back := k.drilled != "" && k.input.Value() == k.drilled
+		k.drilled = ""
 		if k.input.Value() != "" {
 			k.SetFilter("")
 		}
+		if back {
+			return Action(ActionMsg{Name: "back"})
+		}
 	}
 	return nil
+}
+
+// Click acts on a click at (x, y) of the body: on the heading it sorts by
+// the column under the pointer (again: reverse), on a row it selects it,
+// on the selected row it opens the drill-down.
+func (k *Kernels) Click(x, y int) tea.Cmd {
+	if k.drill || k.snap == nil {
+		return nil
+	}
+	if k.filterShown() {
+		y--
+	}
+	if y == 0 { // the heading
+		type col struct {
+			w int
+			s SortKey
+		}
+		cols := []col{{1 + k.nameWidth(), SortName}, {1 + kwCat, -1}, {1 + kwCount, SortCount}, {1 + kwTime, SortTotal}, {1 + kwTime, SortMean}}
+		if k.wide() {
+			cols = append(cols, col{1 + kwTime, SortP50}, col{1 + kwTime, SortP99})
+		}
+		cols = append(cols, col{1 + kwShare, SortShare})
+		at := 0
+		for _, c := range cols {
+			if x >= at && x < at+c.w && c.s >= 0 {
+				if k.sortBy == c.s {
+					k.desc = !k.desc
+				} else {
+					k.sortBy, k.desc = c.s, c.s != SortName
+				}
+				k.refresh()
+				k.list.cursor, k.list.offset = 0, 0
+			}
+			at += c.w
+		}
+		return nil
+	}
+	i := k.list.offset + y - 1
+	if y < 1 || i >= len(k.rows) || y > k.list.page {
+		return nil
+	}
+	if i == k.list.cursor {
+		k.drill, k.dscroll = true, 0
+		return nil
+	}
+	k.list.cursor = i
+	k.list.clamp()
+	return nil
+}
+
+// copyName copies the selected kernel's original name to the terminal's
+// clipboard (OSC 52; terminals that do not support it ignore it) and says
+// so in the status bar.
+func (k *Kernels) copyName() tea.Cmd {
+	r := k.Selected()
+	if r == nil {
+		return nil
+	}
+	return tea.Batch(tea.SetClipboard(r.Name),
+		Action(ActionMsg{Name: "status", Value: "copied the kernel name to the clipboard (OSC 52)"}))
 }
 
 func (k *Kernels) ShortHelp() []key.Binding {
 	if k.editing {
 		return []key.Binding{k.keys.Accept, k.keys.ClearFilter}
 	}
-	sortKeys := append(append(append(k.keys.SortTotal.Keys(), k.keys.SortCount.Keys()...), k.keys.SortMean.Keys()...), k.keys.SortName.Keys()...)
-	sortHelp := key.NewBinding(key.WithKeys(sortKeys...), key.WithHelp(strings.Join(sortKeys, "/"), "sort"))
-	return []key.Binding{k.keys.move(), sortHelp, k.keys.Filter}
+	if k.drill {
+		back := key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back"))
+		return []key.Binding{k.keys.move(), back, k.keys.Copy}
+	}
+	var sortKeys []string
+	for _, b := range []key.Binding{k.keys.SortTotal, k.keys.SortCount, k.keys.SortMean, k.keys.SortP50, k.keys.SortP99, k.keys.SortShare, k.keys.SortName} {
+		sortKeys = append(sortKeys, b.Keys()...)
+	}
+	sortHelp := key.NewBinding(key.WithKeys(sortKeys...), key.WithHelp(strings.Join(sortKeys[:3], "/")+"…", "sort"))
+	drill := key.NewBinding(key.WithKeys(k.keys.Drill.Keys()...), key.WithHelp("enter", "drill"))
+	return []key.Binding{k.keys.move(), sortHelp, k.keys.Filter, drill}
 }
 
 func (k *Kernels) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		k.keys.bindings(),
 		{k.keys.SortTotal, k.keys.SortCount, k.keys.SortMean, k.keys.SortName},
-		{k.keys.Filter, k.keys.Accept, k.keys.ClearFilter, k.keys.Transfers},
+		{k.keys.SortP50, k.keys.SortP99, k.keys.SortShare, k.keys.Transfers},
+		{k.keys.Filter, k.keys.ClearFilter, k.keys.Drill, k.keys.FullName, k.keys.Copy},
 	}
 }
 
@@ -375,6 +543,9 @@ func (k *Kernels) nameWidth() int {
 }
 
 func (k *Kernels) View() string {
+	if k.drill && k.snap != nil {
+		return k.drillView()
+	}
 	st := k.st
 	var lines []string
 	if k.filterShown() {
@@ -403,13 +574,13 @@ func (k *Kernels) View() string {
 		" " + head("count", SortCount, kwCount, true) + " " + head("total", SortTotal, kwTime, true) +
 		" " + head("mean", SortMean, kwTime, true)
 	if k.wide() {
-		hdr += " " + st.Table.Header.Render(fitRight("p50", kwTime)) + " " + st.Table.Header.Render(fitRight("p99", kwTime))
+		hdr += " " + head("p50", SortP50, kwTime, true) + " " + head("p99", SortP99, kwTime, true)
 	}
 	shareHead := "share"
 	if k.xfers {
 		shareHead = "of GPU"
 	}
-	hdr += " " + st.Table.Header.Render(fitRight(shareHead, kwShare))
+	hdr += " " + head(shareHead, SortShare, kwShare, true)
 	lines = append(lines, hdr)
 
 	from, to := k.list.visible()
@@ -476,6 +647,9 @@ func (k *Kernels) detail(n int) []string {
 	nameLines := 1
 	if n >= 5 {
 		nameLines = 2
+	}
+	if k.full {
+		nameLines = max(n-3, 1)
 	}
 	lw := 7 // "launch " width
 	var nl []string

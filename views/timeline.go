@@ -68,8 +68,9 @@ type Timeline struct {
 	from    int64 // visible range start, ns
 	span    int64 // visible range width, ns (0: not yet set)
 	follow  bool
-	lane    int // selected GPU lane
-	sel     int // selected op index into tl.Ops, -1 none
+	auto    bool // the range is the default one (no zoom or pan yet)
+	lane    int  // selected GPU lane
+	sel     int  // selected op index into tl.Ops, -1 none
 	selKey  attrib.TimelineOp
 	dragX   int // drag start column, -1 none
 	dragTo  int
@@ -80,7 +81,7 @@ type Timeline struct {
 
 // NewTimeline returns an empty timeline view, following.
 func NewTimeline(st *Styles) *Timeline {
-	return &Timeline{st: st, keys: DefaultTimelineKeyMap(), follow: true, sel: -1, dragX: -1}
+	return &Timeline{st: st, keys: DefaultTimelineKeyMap(), follow: true, auto: true, sel: -1, dragX: -1}
 }
 
 func (t *Timeline) Title() string { return "Timeline" }
@@ -111,7 +112,7 @@ func (t *Timeline) SetTimeline(tl *attrib.Timeline, marks []TimelineMark) {
 		t.sel = -1
 		return
 	}
-	if t.span <= 0 || old == nil {
+	if t.span <= 0 || old == nil || t.auto {
 		t.initialRange()
 	} else if t.follow {
 		t.from = tl.EndNs - t.span
@@ -200,12 +201,12 @@ func (t *Timeline) zoom(f float64, x int) {
 	}
 	t.from = at - (at-t.from)*ns/max(t.span, 1)
 	t.span = ns
-	t.follow = false
+	t.follow, t.auto = false, false
 }
 
 func (t *Timeline) pan(cells int) {
 	t.from += t.perCell() * int64(cells)
-	t.follow = false
+	t.follow, t.auto = false, false
 }
 
 // ZoomTo shows [from, to) ns.
@@ -214,7 +215,7 @@ func (t *Timeline) ZoomTo(from, to int64) {
 		return
 	}
 	t.from, t.span = from, max(to-from, int64(t.gridW()))
-	t.follow = false
+	t.follow, t.auto = false, false
 }
 
 // laneOps returns the indices of the ops on lane l (in start order).
@@ -265,7 +266,7 @@ func (t *Timeline) step(d int) {
 	o := &t.tl.Ops[t.sel]
 	if o.StartNs < t.from || o.EndNs() > t.from+t.span {
 		t.from = o.StartNs - t.span/4
-		t.follow = false
+		t.follow, t.auto = false, false
 	}
 }
 
@@ -295,7 +296,7 @@ func (t *Timeline) Update(msg tea.Msg) tea.Cmd {
 			t.zoom(2, t.focusCol())
 		case key.Matches(msg, k.Fit):
 			t.from, t.span = t.tl.StartNs, max(t.tl.EndNs-t.tl.StartNs, 1)
-			t.follow = false
+			t.follow, t.auto = false, false
 		case key.Matches(msg, k.Left):
 			t.pan(-t.gridW() / 4)
 		case key.Matches(msg, k.Right):

@@ -1,0 +1,129 @@
+package attrib
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// KernelFilter selects kernel rows; the TUI's kernels view (/ and the
+// drill-down from a category or stage) and `rlktop report --filter` use
+// the same one. The zero value matches every row.
+type KernelFilter struct {
+	// Category and Stage, when set, must equal the row's (Stage is the
+	// stage most of the row's time was launched in).
+	Category, Stage string
+	// Name, when set, must match the row's original or display name.
+	Name *regexp.Regexp
+}
+
+// ParseKernelFilter parses a filter: space-separated words, "cat:NAME"
+// and "stage:NAME" select a category and a stage, the rest is a regular
+// expression (RE2 syntax, case-insensitive) on the kernel name. A
+// pattern that is not a valid expression is matched as plain text, so
+// typing "foo(" part way still filters. "" matches everything.
+func ParseKernelFilter(s string) KernelFilter {
+	var f KernelFilter
+	var rest []string
+	for _, w := range strings.Fields(s) {
+		switch {
+		case strings.HasPrefix(w, "cat:"):
+			f.Category = strings.TrimPrefix(w, "cat:")
+		case strings.HasPrefix(w, "stage:"):
+			f.Stage = strings.TrimPrefix(w, "stage:")
+		default:
+			rest = append(rest, w)
+		}
+	}
+	if p := strings.Join(rest, " "); p != "" {
+		re, err := regexp.Compile("(?i)" + p)
+		if err != nil {
+			re = regexp.MustCompile("(?i)" + regexp.QuoteMeta(p))
+		}
+		f.Name = re
+	}
+	return f
+}
+
+// Match reports whether r passes the filter.
+func (f KernelFilter) Match(r *KernelRow) bool {
+	if f.Category != "" && r.Category != f.Category {
+		return false
+	}
+	if f.Stage != "" && r.Stage != f.Stage && !(f.Stage == StageNone && r.Stage == "") {
+		return false
+	}
+	return f.Name == nil || f.Name.MatchString(r.Name) || f.Name.MatchString(r.DisplayName)
+}
+
+// KernelSort is a column kernel rows can be ordered by.
+type KernelSort int
+
+// Sort columns, in the order of KernelSorts.
+const (
+	ByTotal KernelSort = iota
+	ByCount
+	ByMean
+	ByName
+	ByP50
+	ByP99
+	ByShare
+)
+
+var kernelSortNames = [...]string{"total", "count", "mean", "name", "p50", "p99", "share"}
+
+func (k KernelSort) String() string {
+	if int(k) < len(kernelSortNames) {
+		return kernelSortNames[k]
+	}
+	return fmt.Sprintf("sort(%d)", int(k))
+}
+
+// KernelSorts lists the sort column names ("total", "count", …).
+func KernelSorts() []string { return kernelSortNames[:] }
+
+// ParseKernelSort returns the column named s, or an error listing the
+// names.
+func ParseKernelSort(s string) (KernelSort, error) {
+	for i, n := range kernelSortNames {
+		if n == s {
+			return KernelSort(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown sort column %q: use one of %s", s, strings.Join(kernelSortNames[:], ", "))
+}
+
+// CompareKernels orders a before b by column k, ascending (callers
+// reverse it for descending); Name compares display names. Ties are left
+// to the caller.
+func CompareKernels(a, b *KernelRow, k KernelSort) int {
+	switch k {
+	case ByCount:
+		return cmp.Compare(a.Count, b.Count)
+	case ByMean:
+		return cmp.Compare(a.MeanNs, b.MeanNs)
+	case ByName:
+		return cmp.Compare(a.DisplayName, b.DisplayName)
+	case ByP50:
+		return cmp.Compare(a.P50Ns, b.P50Ns)
+	case ByP99:
+		return cmp.Compare(a.P99Ns, b.P99Ns)
+	case ByShare:
+		return cmp.Compare(a.Share, b.Share)
+	}
+	return cmp.Compare(a.TotalNs, b.TotalNs)
+}
+
+// SortKernels sorts rows by k (descending when desc), ties by name then
+// category.
+func SortKernels(rows []KernelRow, k KernelSort, desc bool) {
+	slices.SortStableFunc(rows, func(a, b KernelRow) int {
+		c := CompareKernels(&a, &b, k)
+		if desc {
+			c = -c
+		}
+		return cmp.Or(c, cmp.Compare(a.Name, b.Name), cmp.Compare(a.Category, b.Category))
+	})
+}

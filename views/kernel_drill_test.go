@@ -1,0 +1,78 @@
+package views_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/views"
+	"github.com/rlktop/rlktop/views/viewstest"
+)
+
+// drillTimeline holds three launches of the fixture's volta_sgemm_64x64_nt
+// (gemm): 80 µs and 100 µs under MmBackward0 in backward of step 3, and
+// 20 µs under aten::linear in forward of step 4; plus one launch of the
+// same name classified attention (another row) that must not count.
+func drillTimeline() *attrib.Timeline {
+	const name = "volta_sgemm_64x64_nt"
+	bw := []string{"autograd::engine::evaluate_function: MmBackward0", "aten::mm"}
+	op := func(s, d int64, cat, stage string, step int64, ops []string) attrib.TimelineOp {
+		return attrib.TimelineOp{Kind: tracer.KindKernel, StartNs: s, DurNs: d, Name: name, Display: name,
+			Category: cat, Stage: stage, Step: step, Ops: ops, Ranges: []string{stage}}
+	}
+	return &attrib.Timeline{Lanes: []attrib.TimelineLane{{Device: 0, Stream: 7}}, EndNs: 1_000_000, Ops: []attrib.TimelineOp{
+		op(0, 80_000, "gemm", "backward", 3, bw),
+		op(100_000, 100_000, "gemm", "backward", 3, bw),
+		op(300_000, 20_000, "gemm", "forward", 4, []string{"aten::linear"}),
+		op(400_000, 50_000, "attention", "forward", 4, []string{"aten::scaled_dot_product_attention"}),
+	}}
+}
+
+func TestKernelDrill(t *testing.T) {
+	for _, w := range widths {
+		t.Run(fmt.Sprintf("w%d", w), func(t *testing.T) {
+			k := views.NewKernels(styles())
+			k.SetSize(w, 20)
+			k.SetFocused(true)
+			k.SetSnapshot(viewstest.Snapshot())
+			k.SetTimeline(drillTimeline())
+			k.SetFilter("volta")
+			press(k, "enter")
+			if !k.Drilled() {
+				t.Fatal("enter did not open the drill-down")
+			}
+			out := render(t, k.View(), w, 20)
+			golden.RequireEqual(t, out)
+			// By hand: 3 launches, 200 µs; backward 2 / 180 µs = 90.0%,
+			// forward 1 / 20 µs = 10.0%; steps 4 then 3.
+			for _, s := range []string{"3 launches on the timeline (200 µs)", "backward", "90.0%", "10.0%"} {
+				if !strings.Contains(out, s) {
+					t.Errorf("drill-down lacks %q", s)
+				}
+			}
+			lines := strings.Split(ansi.Strip(out), "\n")
+			var stepRows []string
+			in := false
+			for _, l := range lines {
+				if strings.Contains(l, "step (newest first)") {
+					in = true
+					continue
+				}
+				if in && strings.TrimSpace(l) != "" {
+					stepRows = append(stepRows, strings.Fields(l)[0]+" "+strings.Fields(l)[1])
+				}
+			}
+			if len(stepRows) != 2 || stepRows[0] != "4 1" || stepRows[1] != "3 2" {
+				t.Errorf("step rows %q, want [4 1, 3 2]", stepRows)
+			}
+			press(k, "esc")
+			if k.Drilled() {
+				t.Error("esc did not close the drill-down")
+			}
+		})
+	}
+}
