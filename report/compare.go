@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -135,7 +136,7 @@ func writeCompareText(w io.Writer, c *attrib.Comparison, rows []attrib.RowCompar
 			if md {
 				b.WriteString("\n" + mdEscape(s.String()) + "\n")
 			} else {
-				b.WriteString(s.String() + "\n")
+				b.WriteString(escape.Control(s.String()) + "\n")
 			}
 		}
 	}
@@ -169,7 +170,7 @@ func writeCompareText(w io.Writer, c *attrib.Comparison, rows []attrib.RowCompar
 		if md {
 			fmt.Fprintf(&b, "\n_%s_\n", mdEscape(c.Method))
 		} else {
-			fmt.Fprintf(&b, "\nmethod: %s\n", c.Method)
+			fmt.Fprintf(&b, "\nmethod: %s\n", escape.Control(c.Method))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -130,7 +131,7 @@ func bar(share float64, width int) string {
 
 func header(w io.Writer, s *attrib.Snapshot, prefix string) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%ssource: %s (format %s)\n", prefix, s.Source, formatName(s))
+	fmt.Fprintf(&b, "%ssource: %s (format %s)\n", prefix, escape.Control(s.Source), escape.Control(formatName(s)))
 	// Runs of consecutive device ids with the same name share a line
 	// ("devices 0–7: Tesla V100-SXM2-32GB").
 	for i := 0; i < len(s.Devices); {
@@ -139,6 +140,7 @@ func header(w io.Writer, s *attrib.Snapshot, prefix string) error {
 		if name == "" {
 			name = d.Vendor
 		}
+		name = escape.Control(name)
 		j := i + 1
 		for j < len(s.Devices) && s.Devices[j].ID == s.Devices[j-1].ID+1 &&
 			(s.Devices[j].Name == d.Name && s.Devices[j].Vendor == d.Vendor) {
@@ -163,11 +165,14 @@ func header(w io.Writer, s *attrib.Snapshot, prefix string) error {
 		}
 	}
 	b.WriteString("\n")
+	if len(s.Steps) > 0 && s.StepRule != "" {
+		fmt.Fprintf(&b, "%ssteps: %d, cut by %s\n", prefix, len(s.Steps), s.StepRule)
+	}
 	if s.SummaryOnly {
 		fmt.Fprintf(&b, "%ssummary-only input: per-kernel sums without events; no busy time, stages, steps or p99\n", prefix)
 	}
 	for _, wmsg := range s.Warnings {
-		fmt.Fprintf(&b, "%swarning: %s\n", prefix, wmsg)
+		fmt.Fprintf(&b, "%swarning: %s\n", prefix, escape.Control(wmsg))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -196,8 +201,10 @@ func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
 	return err
 }
 
-// writeTextGrid writes g as aligned text columns.
+// writeTextGrid writes g as aligned text columns, control characters in
+// cells escaped (names are data: escape.Control).
 func writeTextGrid(b *strings.Builder, g grid) {
+	g = escapeGrid(g)
 	width := make([]int, len(g.header))
 	for i, h := range g.header {
 		width[i] = utf8.RuneCountInString(h)
@@ -229,7 +236,23 @@ func writeTextGrid(b *strings.Builder, g grid) {
 	}
 }
 
-// writeMDGrid writes g as a GitHub Markdown table.
+// escapeGrid returns g with escape.Control applied to every cell (a copy;
+// g's rows may be shared).
+func escapeGrid(g grid) grid {
+	out := grid{header: make([]string, len(g.header)), right: g.right, rows: make([][]string, len(g.rows))}
+	for i, h := range g.header {
+		out.header[i] = escape.Control(h)
+	}
+	for i, r := range g.rows {
+		out.rows[i] = make([]string, len(r))
+		for j, c := range r {
+			out.rows[i][j] = escape.Control(c)
+		}
+	}
+	return out
+}
+
+// writeMDGrid writes g as a GitHub Markdown table (cells through mdEscape).
 func writeMDGrid(b *strings.Builder, g grid) {
 	b.WriteString("|")
 	for _, h := range g.header {
@@ -279,7 +302,9 @@ func writeCSV(w io.Writer, s *attrib.Snapshot, o Options) error {
 	if why := Unavailable(s, o.By); why != "" && s.SummaryOnly {
 		return fmt.Errorf("%w: %s", ErrOption, why)
 	}
-	g := makeGrid(s, o.By, false, o.Top)
+	// Cells escaped too: a CSV is read in terminals (cat, column) as much
+	// as by programs; the JSON format keeps names raw.
+	g := escapeGrid(makeGrid(s, o.By, false, o.Top))
 	cw := csv.NewWriter(w)
 	if err := cw.Write(g.header); err != nil {
 		return err
@@ -320,9 +345,9 @@ func writeMarkdown(w io.Writer, s *attrib.Snapshot, o Options) error {
 	return err
 }
 
-// mdEscape escapes characters that break a GitHub table cell or render as
-// markup.
+// mdEscape escapes control characters (escape.Control) and the characters
+// that break a GitHub table cell or render as markup.
 func mdEscape(s string) string {
 	r := strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;", ">", "&gt;", "`", "\\`")
-	return r.Replace(s)
+	return r.Replace(escape.Control(s))
 }

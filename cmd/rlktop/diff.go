@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/tracefile"
@@ -185,8 +186,8 @@ func writeDiff(w io.Writer, d *attrib.Diff, by, format string, top int) error {
 	}
 	ga, gb := d.TotalsA.GPUTotalNs, d.TotalsB.GPUTotalNs
 	head := []string{
-		fmt.Sprintf("A: %s — %d kernels, GPU time %s", d.A, d.TotalsA.KernelCount, report.Duration(ga)),
-		fmt.Sprintf("B: %s — %d kernels, GPU time %s", d.B, d.TotalsB.KernelCount, report.Duration(gb)),
+		fmt.Sprintf("A: %s — %d kernels, GPU time %s", escape.Control(d.A), d.TotalsA.KernelCount, report.Duration(ga)),
+		fmt.Sprintf("B: %s — %d kernels, GPU time %s", escape.Control(d.B), d.TotalsB.KernelCount, report.Duration(gb)),
 		fmt.Sprintf("GPU time B/A %s; kernel names only in A: %d, only in B: %d", ratioText(ga, gb), d.OnlyA, d.OnlyB),
 	}
 	header := []string{by, "match", "count A", "count B", "Δ count", "time A", "time B", "Δ time", "B/A"}
@@ -211,7 +212,7 @@ func writeDiff(w io.Writer, d *attrib.Diff, by, format string, top int) error {
 		if r.DeltaNs > 0 {
 			delta = "+" + delta
 		}
-		cells = append(cells, []string{name, match, fmt.Sprint(r.CountA), fmt.Sprint(r.CountB), fmt.Sprintf("%+d", r.CountB-r.CountA),
+		cells = append(cells, []string{escape.Control(name), match, fmt.Sprint(r.CountA), fmt.Sprint(r.CountB), fmt.Sprintf("%+d", r.CountB-r.CountA),
 			report.Duration(r.TotalA), report.Duration(r.TotalB), delta, ratioText(r.TotalA, r.TotalB)})
 	}
 	if md {
