@@ -26,6 +26,7 @@ type (
 		Categories  []GroupDoc  `json:"categories"`
 		Stages      []StageDoc  `json:"stages"`
 		Steps       []StepDoc   `json:"steps"`
+		StepRule    string      `json:"step_rule,omitempty"` // which rule cut the steps (file inputs)
 		Dropped     uint64      `json:"dropped"`
 		Warnings    []string    `json:"warnings"`
 	}
@@ -116,6 +117,7 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 		Categories: []GroupDoc{},
 		Stages:     []StageDoc{},
 		Steps:      []StepDoc{},
+		StepRule:   s.StepRule,
 		Dropped:    s.Dropped,
 		Warnings:   append([]string{}, s.Warnings...),
 	}

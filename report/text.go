@@ -165,6 +165,9 @@ func header(w io.Writer, s *attrib.Snapshot, prefix string) error {
 		}
 	}
 	b.WriteString("\n")
+	if len(s.Steps) > 0 && s.StepRule != "" {
+		fmt.Fprintf(&b, "%ssteps: %d, cut by %s\n", prefix, len(s.Steps), s.StepRule)
+	}
 	if s.SummaryOnly {
 		fmt.Fprintf(&b, "%ssummary-only input: per-kernel sums without events; no busy time, stages, steps or p99\n", prefix)
 	}

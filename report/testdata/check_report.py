@@ -54,7 +54,11 @@ if (t['kernel_count'],t['kernel_total_ns'],t['busy_ns'])!=(kc,kt,kbusy):
     print("TOTALS DIFFER rlktop",t['kernel_count'],t['kernel_total_ns'],t['busy_ns'],"python",kc,kt,kbusy); ok=False
 if t.get('gpu_busy_ns')!=busy:
     print("GPU BUSY DIFFERS rlktop",t.get('gpu_busy_ns'),"python",busy); ok=False
-rk={x['name']:(x['count'],x['total_ns']) for x in r['kernels']}
+# A name has one row per category its launches fall in (issue 11): sum them.
+rk={}
+for x in r['kernels']:
+    c0,t0=rk.get(x['name'],(0,0))
+    rk[x['name']]=(c0+x['count'],t0+x['total_ns'])
 for n,(c,tt) in k.items():
     if rk.get(n)!=(c,tt): print("KERNEL DIFF",n[:80],rk.get(n),(c,tt)); ok=False
 if len(rk)!=len(k): print("kernel row count",len(rk),len(k)); ok=False

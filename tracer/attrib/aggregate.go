@@ -37,6 +37,7 @@ type Aggregator struct {
 
 	rows   []*rowAcc
 	rowIdx map[rowKey]int32
+	fams   map[famKey]*[]*rowAcc // the rows of one (kind, name), one per category
 
 	stageKey []string
 	stageIdx map[string]int32
@@ -50,6 +51,7 @@ type Aggregator struct {
 
 	sources       []string
 	formats       []string
+	stepRules     []string
 	devices       []tracer.Device
 	rank          int
 	dropped       uint64
@@ -95,7 +97,16 @@ func (a *Aggregator) SetPercentileCap(n int) {
 	}
 }
 
+// rowKey is a row: a GPU op name of one kind in one category. A name whose
+// launches fall in several categories (a residual add in the forward pass
+// and under ConvolutionBackward0) has one row per category (issue 11).
 type rowKey struct {
+	kind tracer.Kind
+	name string
+	cat  int32
+}
+
+type famKey struct {
 	kind tracer.Kind
 	name string
 }
@@ -121,6 +132,8 @@ type rowAcc struct {
 	pNs    int64
 	pBind  *binding
 	kind   tracer.Kind
+	cat    int32      // category id (Rules.cats)
+	fam    *[]*rowAcc // every row of this (kind, name)
 
 	name    string
 	display string
@@ -211,6 +224,7 @@ func NewAggregator(rules *Rules) *Aggregator {
 	a := &Aggregator{
 		rules:    rules,
 		rowIdx:   map[rowKey]int32{},
+		fams:     map[famKey]*[]*rowAcc{},
 		stageIdx: map[string]int32{},
 		steps:    map[int64]*stepAcc{},
 		busy:     map[devKey]*devBusy{},
@@ -249,6 +263,9 @@ func (a *Aggregator) AddTrace(t *tracer.Trace) {
 		a.formats = append(a.formats, t.Format)
 	}
 	a.devices = append(a.devices, t.Devices...)
+	if t.StepRule != "" && !slices.Contains(a.stepRules, t.StepRule) {
+		a.stepRules = append(a.stepRules, t.StepRule)
+	}
 	if a.rank < 0 {
 		a.rank = t.Rank
 	}
@@ -311,6 +328,15 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 			kern = b.nameRow[0]
 		}
 		d := max(e.Dur, 0) // importers reject negative durations; a live source might not
+		// The open cell: events of one (name, context) in a row; a new key
+		// may belong to another category, so another row of the name.
+		if key := uint64(e.Name)<<32 | uint64(e.Ctx); r.pKey == key && r.pBind == b {
+			r.pCount++
+			r.pNs += d
+		} else {
+			r = a.openCell(b, r, e, key, d)
+			kern = b.nameRow[0]
+		}
 		// Count and total are the cells' sums (rowAcc.sums); min and max
 		// are stored only when they change.
 		if d < r.min {
@@ -324,13 +350,6 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 			r.durs[n] = d
 		} else {
 			a.addDurSlow(r, d)
-		}
-		if key := uint64(e.Name)<<32 | uint64(e.Ctx); r.pKey == key && r.pBind == b {
-			r.pCount++
-			r.pNs += d
-		} else {
-			a.flushCell(r)
-			r.pBind, r.pKey, r.pCount, r.pNs = b, key, 1, d
 		}
 
 		s, end := e.Start, e.Start+d
@@ -454,30 +473,14 @@ func (a *Aggregator) flushCell(r *rowAcc) {
 		return
 	}
 	b := r.pBind
-	name, ctx := tracer.StrID(r.pKey>>32), tracer.CtxID(uint32(r.pKey))
+	ctx := tracer.CtxID(uint32(r.pKey))
 	n, d := r.pCount, r.pNs
 	r.pCount, r.pNs = 0, 0
 	if int(ctx) >= len(b.ctx) || !b.ctx[ctx].done {
 		a.resolveCtx(b, ctx)
 	}
 	cx := &b.ctx[ctx]
-	// Category: first rule with K & ((NA & C) | (N & CA)).
-	var cat int32
-	if w := b.words; w == 1 { // up to 64 rules: one word, no slices
-		i, j := int(name)*2, int(ctx)*2
-		m := a.kind1[r.kind&15] & ((b.nameMask[i+1] & b.ctxMask[j]) | (b.nameMask[i] & b.ctxMask[j+1]))
-		if m != 0 {
-			cat = a.rules.ruleCat[bits.TrailingZeros64(m)]
-		} else {
-			cat = a.rules.other
-		}
-	} else {
-		km := a.kind[r.kind&15]
-		nm := b.nameMask[int(name)*2*w : int(name+1)*2*w]
-		cm := b.ctxMask[int(ctx)*2*w : int(ctx+1)*2*w]
-		cat = a.rules.pickMasks(km, nm, cm)
-	}
-	r.cats = addShare(r.cats, cat, n, d)
+	r.cats = addShare(r.cats, r.cat, n, d)
 	r.stages = addShare(r.stages, cx.stage, n, d)
 	if !r.hasCtx && ctx != 0 {
 		a.fillRowCtx(b, r, ctx)
@@ -595,21 +598,83 @@ func (a *Aggregator) resolveRow(b *binding, slot int, e *tracer.Event) *rowAcc {
 		b.growNames(int(e.Name) + 1)
 	}
 	name := b.strs.Get(e.Name)
-	if !b.nameDone[e.Name] {
-		m := a.rules.nameMasks(name)
-		copy(b.nameMask[int(e.Name)*2*b.words:], m)
-		b.nameDone[e.Name] = true
-	}
-	key := rowKey{e.Kind, name}
-	ri, ok := a.rowIdx[key]
-	if !ok {
-		a.rows = append(a.rows, &rowAcc{name: name, kind: e.Kind, min: math.MaxInt64})
-		ri = int32(len(a.rows))
-		a.rowIdx[key] = ri
-	}
-	r := a.rows[ri-1]
+	r := a.row(e.Kind, name, a.category(b, e.Kind, e.Name, e.Ctx))
 	b.nameRow[slot][e.Name] = r
 	return r
+}
+
+// row returns the row of (kind, name, cat), made on first use.
+func (a *Aggregator) row(kind tracer.Kind, name string, cat int32) *rowAcc {
+	key := rowKey{kind, name, cat}
+	if ri, ok := a.rowIdx[key]; ok {
+		return a.rows[ri-1]
+	}
+	fk := famKey{kind, name}
+	fam := a.fams[fk]
+	if fam == nil {
+		fam = new([]*rowAcc)
+		a.fams[fk] = fam
+	}
+	r := &rowAcc{name: name, kind: kind, cat: cat, fam: fam, min: math.MaxInt64, pKey: math.MaxUint64}
+	*fam = append(*fam, r)
+	a.rows = append(a.rows, r)
+	a.rowIdx[key] = int32(len(a.rows))
+	return r
+}
+
+// openCell starts a cell of key (name<<32 | ctx) holding e (duration d):
+// in r when (name, ctx) is r's category, else in the name's row of that
+// category (found among r's family, a slice of one to a few rows); the
+// row's previous cell is flushed first. It returns the row, now cached as
+// the name's row of b.
+func (a *Aggregator) openCell(b *binding, r *rowAcc, e *tracer.Event, key uint64, d int64) *rowAcc {
+	cat := a.category(b, r.kind, e.Name, e.Ctx)
+	if r.cat != cat {
+		var to *rowAcc
+		for _, x := range *r.fam {
+			if x.cat == cat {
+				to = x
+				break
+			}
+		}
+		if to == nil {
+			to = a.row(r.kind, r.name, cat)
+		}
+		r = to
+		b.nameRow[kindSlots[r.kind&15]][e.Name] = r
+	}
+	a.flushCell(r)
+	r.pBind, r.pKey, r.pCount, r.pNs = b, key, 1, d
+	return r
+}
+
+// category returns the category id of a GPU op of kind k named name (an
+// ID of b) launched in context ctx: the first rule with
+// K & ((NA & C) | (N & CA)).
+func (a *Aggregator) category(b *binding, k tracer.Kind, name tracer.StrID, ctx tracer.CtxID) int32 {
+	if int(name) >= len(b.nameDone) {
+		b.growNames(int(name) + 1)
+	}
+	if !b.nameDone[name] {
+		copy(b.nameMask[int(name)*2*b.words:], a.rules.nameMasks(b.strs.Get(name)))
+		b.nameDone[name] = true
+	}
+	if int(ctx) >= len(b.ctx) || !b.ctx[ctx].done {
+		a.resolveCtx(b, ctx)
+	}
+	if w := b.words; w == 1 { // up to 64 rules: one word, no slices
+		i, j := int(name)*2, int(ctx)*2
+		m := a.kind1[k&15] & ((b.nameMask[i+1] & b.ctxMask[j]) | (b.nameMask[i] & b.ctxMask[j+1]))
+		if m != 0 {
+			return a.rules.ruleCat[bits.TrailingZeros64(m)]
+		}
+		return a.rules.other
+	}
+	w := b.words
+	km := a.kind[k&15]
+	nm := b.nameMask[int(name)*2*w : int(name+1)*2*w]
+	cm := b.ctxMask[int(ctx)*2*w : int(ctx+1)*2*w]
+	return a.rules.pickMasks(km, nm, cm)
 }
 
 func (a *Aggregator) resolveCtx(b *binding, id tracer.CtxID) {
@@ -702,14 +767,7 @@ func (a *Aggregator) addSummary(s *tracer.SummaryRow) {
 		return
 	}
 	cat := a.rules.pickMasks(a.kind[s.Kind], a.rules.nameMasks(s.Name), a.rules.ctxMasks(nil))
-	key := rowKey{s.Kind, s.Name}
-	ri, ok := a.rowIdx[key]
-	if !ok {
-		a.rows = append(a.rows, &rowAcc{name: s.Name, kind: s.Kind, min: math.MaxInt64})
-		ri = int32(len(a.rows))
-		a.rowIdx[key] = ri
-	}
-	r := a.rows[ri-1]
+	r := a.row(s.Kind, s.Name, cat)
 	r.min = min(r.min, s.MinNs)
 	r.max = max(r.max, s.MaxNs)
 	r.sumRows++
@@ -1296,6 +1354,7 @@ func (a *Aggregator) Snapshot() *Snapshot {
 	}
 	s.Source = strings.Join(a.sources, ", ")
 	s.Format = strings.Join(a.formats, "+")
+	s.StepRule = strings.Join(a.stepRules, "; ")
 	s.SummaryOnly = a.summaryTraces > 0 && a.eventTraces == 0
 	if a.summaryTraces > 0 && a.eventTraces > 0 {
 		s.Warnings = append(s.Warnings, "some inputs hold only per-kernel sums: percentiles, busy time, stages and steps cover only the inputs with events")
@@ -1361,9 +1420,7 @@ func (a *Aggregator) Snapshot() *Snapshot {
 		} else if r.sumRows == 1 && r.nFull+len(r.durs) == 0 {
 			kr.P50Ns = r.sumP50
 		}
-		if c := topShare(r.cats); c >= 0 {
-			kr.Category = a.rules.cats[c]
-		}
+		kr.Category = a.rules.cats[r.cat]
 		if st := topShare(r.stages); st > 0 {
 			kr.Stage = a.stageKey[st]
 		}

@@ -717,10 +717,11 @@ func TestAggregatorAgainstNaive(t *testing.T) {
 	}
 	got := a.Snapshot()
 
-	// Naive recomputation.
+	// Naive recomputation: a row per (kind, name, category of the launch).
 	type key struct {
 		kind tracer.Kind
 		name string
+		cat  string
 	}
 	durs := map[key][]int64{}
 	cats, stages := map[string][2]int64{}, map[string][2]int64{}
@@ -733,8 +734,6 @@ func TestAggregatorAgainstNaive(t *testing.T) {
 			continue
 		}
 		name := strs.Get(e.Name)
-		k := key{e.Kind, name}
-		durs[k] = append(durs[k], e.Dur)
 		c := ctxs[e.Ctx]
 		var ctxNames []string
 		for _, s := range c.Ops {
@@ -744,6 +743,8 @@ func TestAggregatorAgainstNaive(t *testing.T) {
 			ctxNames = append(ctxNames, strs.Get(s))
 		}
 		cat := a.Rules().Classify(e.Kind, name, ctxNames)
+		k := key{e.Kind, name, cat}
+		durs[k] = append(durs[k], e.Dur)
 		cats[cat] = [2]int64{cats[cat][0] + 1, cats[cat][1] + e.Dur}
 		stage := StageNone
 		if n := len(c.Ranges); n > 0 {
@@ -790,7 +791,7 @@ func TestAggregatorAgainstNaive(t *testing.T) {
 	}
 	var kernCount, kernNs int64
 	for _, r := range rows {
-		v := slices.Clone(durs[key{r.Kind, r.Name}])
+		v := slices.Clone(durs[key{r.Kind, r.Name, r.Category}])
 		slices.Sort(v)
 		var sum int64
 		for _, d := range v {

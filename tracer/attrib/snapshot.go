@@ -24,8 +24,12 @@ type Snapshot struct {
 	Categories []GroupRow
 	Stages     []GroupRow
 	// Steps in step-number order.
-	Steps   []StepRow
-	Dropped uint64
+	Steps []StepRow
+	// StepRule says which rule cut the steps of file inputs
+	// (tracer.Trace.StepRule, e.g. "torch.profiler ProfilerStep#N
+	// ranges"); "" for live sources.
+	StepRule string
+	Dropped  uint64
 	// Warnings copied from the source.
 	Warnings []string
 	// SummaryOnly: the source had sums but no events (no busy time, steps,
@@ -53,7 +57,10 @@ type Totals struct {
 	SpanNs int64
 }
 
-// KernelRow is one kernel (or transfer) name's statistics. All times ns.
+// KernelRow is the statistics of one kernel (or transfer) name in one
+// category: categories are decided per launch (name and launch context), so
+// a name whose launches fall in several categories has one row per
+// category, and the rows' totals add up to the name's. All times ns.
 type KernelRow struct {
 	Name        string      // exactly as in the trace
 	DisplayName string      // demangled and shortened

@@ -55,15 +55,19 @@ func Compare(a, b *Snapshot) *Diff {
 }
 
 func diffKernels(a, b []KernelRow) []DiffRow {
-	byName := make(map[string]int, len(b))
+	// Rows match by name and category: a name has one row per category its
+	// launches fall in (Snapshot.Kernels), and each is compared with the
+	// same category's row on the other side.
+	type nameCat struct{ name, cat string }
+	byName := make(map[nameCat]int, len(b))
 	for i := range b {
-		byName[b[i].Name] = i
+		byName[nameCat{b[i].Name, b[i].Category}] = i
 	}
 	usedB := make([]bool, len(b))
 	var rows []DiffRow
 	var restA []int
 	for i := range a {
-		if j, ok := byName[a[i].Name]; ok {
+		if j, ok := byName[nameCat{a[i].Name, a[i].Category}]; ok && !usedB[j] {
 			usedB[j] = true
 			rows = append(rows, mkRow(a[i].Name, a[i].DisplayName, "name", a[i].Category,
 				a[i].Count, b[j].Count, a[i].TotalNs, b[j].TotalNs, nil, nil))
