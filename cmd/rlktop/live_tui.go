@@ -61,6 +61,8 @@ func runTUI(o loop.LiveOptions) error {
 	opts := tui.Options{Source: o.Session.Source, Feed: feed, Controller: ctl, DeviceStatus: devStatus, Untraced: live.Banner}
 	if live.Builtin {
 		opts.Backends = builtinBackends()
+	} else if !o.NoAgent {
+		opts.Backends = agentBackends()
 	}
 	m := tui.New(opts)
 	if err != nil {
