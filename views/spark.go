@@ -48,7 +48,7 @@ type StepTimes struct {
 	marks   []session.Mark
 	perSec  float64
 	count   int64
-	off     bool // tracing off: no new steps arrive
+	off     bool   // tracing off: no new steps arrive
 	gone    string // why no step will come (the child ended); "" while one may
 	w, h    int
 	focused bool
