@@ -21,11 +21,36 @@ Regenerate the committed expectations with:
 
   python3 scripts/ref_kineto.py ../shared/traces/kineto/* \
       > tracer/tracefile/testdata/kineto_expected.json
+
+With --attrib it computes instead, per file, the GPU time (kernel + memcpy +
+memset, ns) per step and per stage by issue 11's rule, written here from
+the rule's words and not from rlktop's code (TestKinetoSharedAttribution):
+
+  * launch point: the cuda_runtime / cuda_driver event with the same
+    correlation id (args.correlation, else "correlation id", else
+    "External id"), on whatever thread; GPU ops without one are left out
+    of steps and count under stage "(none)";
+  * steps: user_annotation ranges named like a step
+    (^(train[_ ]?)?(step|iteration|iter)\b, case-insensitive) when the file
+    has any, else ProfilerStep#N; the value is the last integer of the
+    name; a GPU op's step is the innermost step window of the launching
+    process (pid) containing the launch time, on any thread;
+  * ranges: the other user_annotation events, and python_function events
+    named "nn.Module: Name_N" (with_modules=True), as "nn.Module: Name";
+  * stage: the innermost range (latest start; on a tie the shorter) open at
+    the launch on the launching thread, else on the process's step thread
+    (the one with most steps, the lowest tid on a tie), else "(none)".
+
+An interval [s, e) contains t when s <= t < e, or t == s when e == s.
+
+  python3 scripts/ref_kineto.py --attrib ../shared/traces/kineto/* \
+      > tracer/tracefile/testdata/kineto_attrib_expected.json
 """
 import decimal
 import gzip
 import json
 import os
+import re
 import sys
 
 KERNEL = {"kernel"}
@@ -95,8 +120,101 @@ def summarize(path):
     return out
 
 
+STEP_LIKE = re.compile(r"^(train[_ ]?)?(step|iteration|iter)\b", re.I)
+PROFILER_STEP = re.compile(r"^ProfilerStep#(\d+)$")
+MODULE = re.compile(r"^nn\.Module: (.*?)(_\d+)?$")
+LAUNCH = {"cuda_runtime", "runtime", "cuda_driver", "driver"}
+
+
+def corr_of(e):
+    a = e.get("args") or {}
+    for k in ("correlation", "correlation id", "External id", "external id"):
+        if k in a:
+            return a[k]
+    return None
+
+
+def contains(s, e, t):
+    return s <= t < e or (s == e == t)
+
+
+def attribution(path):
+    evs = [e for e in load(path) if isinstance(e, dict) and e.get("ph") == "X"]
+    cat = lambda e: str(e.get("cat", "")).lower()
+    annos = [e for e in evs if cat(e) == "user_annotation"]
+    step_like = any(STEP_LIKE.search(str(e.get("name", ""))) for e in annos)
+    steps = {}   # pid -> [(s, e, value)]
+    per_tid = {}  # pid -> {tid: steps}
+    ranges = {}  # (pid, tid) -> [(s, e, name)]
+    for e in annos:
+        name = str(e.get("name", ""))
+        s = ns(e["ts"])
+        end = s + ns(e.get("dur", 0))
+        m = PROFILER_STEP.match(name)
+        is_step = bool(STEP_LIKE.search(name)) if step_like else bool(m)
+        if is_step:
+            num = re.search(r"(\d+)\s*$", name)
+            steps.setdefault(e["pid"], []).append((s, end, int(num.group(1)) if num else 0))
+            c = per_tid.setdefault(e["pid"], {})
+            c[e["tid"]] = c.get(e["tid"], 0) + 1
+        else:
+            ranges.setdefault((e["pid"], e["tid"]), []).append((s, end, name))
+    for e in evs:
+        if cat(e) == "python_function":
+            m = MODULE.match(str(e.get("name", "")))
+            if m:
+                s = ns(e["ts"])
+                ranges.setdefault((e["pid"], e["tid"]), []).append((s, s + ns(e.get("dur", 0)), "nn.Module: " + m.group(1)))
+    step_tid = {}
+    for pid, c in per_tid.items():
+        step_tid[pid] = sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+    launches = {}
+    for e in evs:
+        if cat(e) in LAUNCH:
+            c = corr_of(e)
+            if c is not None and c != 0 and c not in launches:
+                launches[c] = (e["pid"], e["tid"], ns(e["ts"]))
+
+    def innermost(key, t):
+        best = None
+        for s, end, name in ranges.get(key, ()):
+            if contains(s, end, t):
+                if best is None or s > best[0] or (s == best[0] and end < best[1]):
+                    best = (s, end, name)
+        return best
+
+    step_ns, stage_ns = {}, {}
+    for e in evs:
+        if cat(e) not in KERNEL | MEMCPY | MEMSET:
+            continue
+        dur = ns(e.get("dur", 0))
+        c = corr_of(e)
+        stage, step = "(none)", None
+        if c is not None and c in launches:
+            pid, tid, t = launches[c]
+            inner = None
+            for s, end, v in steps.get(pid, ()):
+                if contains(s, end, t) and (inner is None or s > inner[0] or (s == inner[0] and end < inner[1])):
+                    inner = (s, end, v)
+            if inner is not None:
+                step = inner[2]
+            r = innermost((pid, tid), t)
+            if r is None and pid in step_tid and step_tid[pid] != tid:
+                r = innermost((pid, step_tid[pid]), t)
+            if r is not None:
+                stage = r[2]
+        if step is not None:
+            step_ns[str(step)] = step_ns.get(str(step), 0) + dur
+        stage_ns[stage] = stage_ns.get(stage, 0) + dur
+    return {"step_ns": step_ns, "stage_ns": stage_ns}
+
+
 def main():
-    res = {os.path.basename(p): summarize(p) for p in sorted(sys.argv[1:])}
+    args = sys.argv[1:]
+    fn = summarize
+    if args and args[0] == "--attrib":
+        fn, args = attribution, args[1:]
+    res = {os.path.basename(p): fn(p) for p in sorted(args)}
     json.dump(res, sys.stdout, indent=1, sort_keys=True)
     sys.stdout.write("\n")
 

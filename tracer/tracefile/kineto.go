@@ -40,7 +40,8 @@ func sniffKineto(head []byte) bool {
 }
 
 // ReadKineto parses Kineto / Chrome trace-event JSON from r (uncompressed)
-// into a linked trace; path is used in messages only. Open and Read reach it
+// into a trace; path is used in messages only (tracefile.Read cuts the
+// steps and links it). Open and Read reach it
 // through the "kineto" format.
 //
 // It reads the JSON Object Format ({"traceEvents": [...],
@@ -75,8 +76,11 @@ func sniffKineto(head []byte) bool {
 //     (Value = args.bytes); cuda_runtime, runtime → KindRuntime;
 //     cuda_driver, driver → KindDriver; cpu_op, operator → KindCPUOp;
 //     user_annotation → KindRange, or KindStep with Value N for names
-//     "ProfilerStep#N"; gpu_user_annotation → KindGPURange; python_function
-//     → KindPython; cuda_sync → KindSync; overhead → KindOverhead. Events of
+//     "ProfilerStep#N" (tracefile.Read then applies the step rule of
+//     steps.ApplyTrace); gpu_user_annotation → KindGPURange; python_function
+//     → KindPython, except nn.Module events ("nn.Module: Linear_3", from
+//     with_modules=True) → KindRange "nn.Module: Linear", so modules are
+//     stages; cuda_sync → KindSync; overhead → KindOverhead. Events of
 //     any other category are kept as KindUnknown on their CPU thread.
 //
 //   - GPU events (kernel, memcpy, memset, gpu_user_annotation): Device is
@@ -105,7 +109,7 @@ func sniffKineto(head []byte) bool {
 //
 // Errors are *Error with the byte offset (in the uncompressed stream), the
 // field and a hint. When some events were read before the error, the
-// linked partial trace is returned together with the error, so callers can
+// partial trace is returned together with the error, so callers can
 // keep it.
 func ReadKineto(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 	d := &kdec{
@@ -1170,6 +1174,25 @@ func kindOfCategory(lc []byte) (tracer.Kind, bool) {
 	return tracer.KindUnknown, false
 }
 
+// kModule returns "nn.Module: Name" for a python_function event that
+// torch.profiler(with_modules=True) writes for an nn.Module's forward,
+// "nn.Module: Name_N" (N the instance), so that modules are annotation
+// ranges (stages) and all instances of a class share one.
+func kModule(name []byte) ([]byte, bool) {
+	const p = "nn.Module: "
+	if len(name) <= len(p) || string(name[:len(p)]) != p {
+		return nil, false
+	}
+	i := len(name)
+	for i > len(p) && name[i-1] >= '0' && name[i-1] <= '9' {
+		i--
+	}
+	if i < len(name) && i > len(p)+1 && name[i-1] == '_' {
+		return name[:i-1], true
+	}
+	return name, true
+}
+
 // kProfilerStep returns N for a name "ProfilerStep#N".
 func kProfilerStep(name []byte) (int64, bool) {
 	const p = "ProfilerStep#"
@@ -1245,6 +1268,11 @@ func (d *kdec) record(start int64) error {
 	if e.Kind == tracer.KindRange {
 		if n, ok := kProfilerStep(name); ok {
 			e.Kind, e.Value = tracer.KindStep, n
+		}
+	}
+	if e.Kind == tracer.KindPython {
+		if m, ok := kModule(name); ok {
+			e.Kind, e.Name = tracer.KindRange, d.t.Strings.InternBytes(m)
 		}
 	}
 	if ph == 'i' || ph == 'I' || ph == 'n' {
@@ -1483,7 +1511,6 @@ func (d *kdec) finish() *tracer.Trace {
 		}
 		t.Meta["skipped_events"] = strings.Join(parts, " ")
 	}
-	t.Link()
 	return t
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/rlktop/rlktop/internal/testutil"
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/steps"
 )
 
 func rangesOf(tr *tracer.Trace, e *tracer.Event) []string {
@@ -148,7 +149,10 @@ func TestNsysSQLiteSchema3Fixture(t *testing.T) {
 			"triton_poi_fused_add_0": {1, 500},
 		}},
 		Memset: refGroup{Count: 1, NS: 100, Bytes: 4096},
-		Ranges: refGroup{Count: 3, NS: 6200 + 400 + 100, ByName: map[string][2]int64{"forward": {1, 6200}, "step 1": {1, 400},
+		// "step 1" is named like a step, so it cuts the steps and
+		// ProfilerStep#7 stays a plain range (steps.ApplyTrace, the rule
+		// of live commands).
+		Ranges: refGroup{Count: 3, NS: 7300 + 6200 + 100, ByName: map[string][2]int64{"ProfilerStep#7": {1, 7300}, "forward": {1, 6200},
 			"nvtxt range": {1, 100}}},
 		Instants: 1,
 		Runtime:  2,
@@ -156,17 +160,20 @@ func TestNsysSQLiteSchema3Fixture(t *testing.T) {
 	if !reflectDeep(got, want) {
 		t.Errorf("totals\n got %+v\nwant %+v", got, want)
 	}
+	if tr.StepRule != steps.RuleStepRanges {
+		t.Errorf("step rule %q, want %q", tr.StepRule, steps.RuleStepRanges)
+	}
 	for i := range tr.Events {
 		e := &tr.Events[i]
 		switch {
 		case e.Kind == tracer.KindKernel && e.Corr == 10:
-			// ProfilerStep#7 [700, 8000) became a step, not a range.
-			if r := rangesOf(tr, e); !slices.Equal(r, []string{"forward"}) || e.PID != 3430008 || tr.Contexts[e.Ctx].Step != 7 {
+			// Launched outside "step 1": no step.
+			if r := rangesOf(tr, e); !slices.Equal(r, []string{"ProfilerStep#7", "forward"}) || e.PID != 3430008 || tr.Contexts[e.Ctx].Step != -1 {
 				t.Errorf("kernel 1: ranges %v pid %d step %d", r, e.PID, tr.Contexts[e.Ctx].Step)
 			}
 		case e.Kind == tracer.KindKernel && e.Corr == 11:
-			if r := rangesOf(tr, e); !slices.Equal(r, []string{"forward", "step 1"}) || e.Stream != 13 {
-				t.Errorf("kernel 2: ranges %v stream %d", r, e.Stream)
+			if r := rangesOf(tr, e); !slices.Equal(r, []string{"ProfilerStep#7", "forward"}) || e.Stream != 13 || tr.Contexts[e.Ctx].Step != 1 {
+				t.Errorf("kernel 2: ranges %v stream %d step %d", r, e.Stream, tr.Contexts[e.Ctx].Step)
 			}
 		case e.Kind == tracer.KindDriver:
 			if tr.Name(e) != "cuLaunchKernel" || e.TID != 99 {

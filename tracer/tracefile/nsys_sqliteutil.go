@@ -180,6 +180,5 @@ func readSQLite(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Link()
 	return t, nil
 }

@@ -98,7 +98,6 @@ func readNsysStats(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Link()
 	return t, nil
 }
 

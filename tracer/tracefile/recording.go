@@ -170,7 +170,6 @@ func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 		return nil, &Error{Path: path, Offset: wr.Offset(), Msg: "rlktop recording holds no frames",
 			Hint: "the recorder stopped before writing anything"}
 	}
-	t.Link()
 	return t, nil
 }
 

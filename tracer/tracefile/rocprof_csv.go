@@ -141,7 +141,6 @@ func readRocprofCSV(r io.Reader, path string, _ Options) (*tracer.Trace, error) 
 	if err != nil {
 		return nil, err
 	}
-	t.Link()
 	return t, nil
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/steps"
 )
 
 // ErrUnknownFormat is returned (wrapped in *Error) when no importer
@@ -81,7 +82,8 @@ type Format struct {
 	// Sniff reports whether head (up to 64 KiB of the uncompressed start of
 	// the file; shorter for small files) looks like this format.
 	Sniff func(head []byte) bool
-	// Read parses the stream into a linked trace. path is for messages
+	// Read parses the stream into a trace (Read, not the format, cuts its
+	// steps and links it). path is for messages
 	// (and for formats that must reopen the file, e.g. SQLite; they get
 	// the uncompressed path). Read must not panic on any input.
 	Read func(r io.Reader, path string, opts Options) (*tracer.Trace, error)
@@ -103,7 +105,8 @@ func Formats() []string {
 }
 
 // Open reads the trace at path in whatever supported format it holds.
-// The returned trace is linked (tracer.Trace.Link has run).
+// The returned trace has its steps cut (steps.ApplyTrace; Trace.StepRule
+// says how) and is linked (tracer.Trace.Link), here for every importer.
 // Errors are *Error values naming the file, offset and what was expected.
 func Open(path string, opts Options) (*tracer.Trace, error) {
 	f, err := os.Open(path)
@@ -149,6 +152,9 @@ func Read(r io.Reader, path string, size int64, opts Options) (*tracer.Trace, er
 	for _, f := range formats {
 		if f.Sniff(head) {
 			t, err := f.Read(sb, path, opts)
+			if t != nil {
+				finish(t)
+			}
 			if err != nil {
 				return t, err
 			}
@@ -157,6 +163,18 @@ func Read(r io.Reader, path string, size int64, opts Options) (*tracer.Trace, er
 	}
 	return nil, &Error{Path: path, Offset: 0, Msg: "not a trace rlktop can read", Err: ErrUnknownFormat,
 		Hint: fmt.Sprintf("known formats: %v", Formats())}
+}
+
+// finish runs what every importer's trace needs, once, here: the step rule
+// of files (steps.ApplyTrace; a recording's steps were cut when it was
+// recorded) and the one linking rule (tracer.Trace.Link).
+func finish(t *tracer.Trace) {
+	if t.Format == "rlktop" {
+		t.StepRule = steps.RuleSourceSteps
+	} else {
+		steps.ApplyTrace(t)
+	}
+	t.Link()
 }
 
 type countingReader struct {
