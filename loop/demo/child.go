@@ -122,6 +122,7 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 	if s != nil {
 		controls = s.Controls()
 	}
+	lastUpd, lastPL, lastVL := int64(-1), float32(0), float32(0) // the latest update's losses
 	for step := int64(0); o.Steps == 0 || step < o.Steps; step++ {
 		select {
 		case <-ctx.Done():
@@ -134,9 +135,11 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 			bye("error: "+err.Error(), 1)
 			return err
 		}
+		if st.Updated {
+			lastUpd, lastPL, lastVL = st.Step, st.PolicyLoss, st.ValueLoss
+		}
 		if o.Log != nil && o.LogEvery > 0 && st.Step%o.LogEvery == 0 {
-			fmt.Fprintf(o.Log, "step %d: %.1f ms, legal %.0f, policy loss %.4f, value loss %.4f\n",
-				st.Step, float64(st.Dur)/1e6, st.MeanLegal, st.PolicyLoss, st.ValueLoss)
+			fmt.Fprintln(o.Log, logLine(st, lastUpd, lastPL, lastVL))
 		}
 		pump()
 		for stop := false; controls != nil && !stop; {
@@ -182,4 +185,16 @@ func flagKVs(prefix string, m map[string]string) []wire.KV {
 	}
 	sort.Slice(kv, func(i, j int) bool { return kv[i].Key < kv[j].Key })
 	return kv
+}
+
+// logLine is the child's log line for step st: its time and legal-move
+// count, and the losses of the latest update (updates run every
+// Config.UpdateEvery steps; collection steps have none of their own, and
+// printing their zeros made the loop look broken).
+func logLine(st StepStats, lastUpd int64, pl, vl float32) string {
+	s := fmt.Sprintf("step %d: %.1f ms, legal %.0f", st.Step, float64(st.Dur)/1e6, st.MeanLegal)
+	if lastUpd < 0 {
+		return s + ", no update yet"
+	}
+	return s + fmt.Sprintf(", policy loss %.4f, value loss %.4f (update at step %d)", pl, vl, lastUpd)
 }

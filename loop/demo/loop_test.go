@@ -19,8 +19,8 @@ func TestLoopRunsAndTraces(t *testing.T) {
 	}
 	kinds := map[string]int{}
 	for i := 0; i < 8; i++ {
-		if i == 5 {
-			if err := l.Set("attention", "math"); err != nil {
+		if i == 5 { // the default is math (DefaultConfig): flip to fused
+			if err := l.Set("attention", "fused"); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -39,7 +39,7 @@ func TestLoopRunsAndTraces(t *testing.T) {
 		}
 	})
 	for _, want := range []string{"step", "env.step", "forward", "sample", "update", "attn_fused_fwd", "attn_math_qk", "qkv_fused",
-		"topp_sort", "topp_scan_serial", "sample_multinomial", "head_gatherdot", "backward_attn", "adamw", "flag attention=math"} {
+		"topp_sort", "topp_scan_serial", "sample_multinomial", "head_gatherdot", "backward_attn", "adamw", "flag attention=fused"} {
 		if kinds[want] == 0 {
 			t.Errorf("no %q event (have %v)", want, kinds)
 		}
@@ -47,7 +47,7 @@ func TestLoopRunsAndTraces(t *testing.T) {
 	if kinds["step"] != 8 {
 		t.Errorf("%d step events, want 8", kinds["step"])
 	}
-	if got := l.Flags()["attention"]; got != "math" {
+	if got := l.Flags()["attention"]; got != "fused" {
 		t.Errorf("attention flag %q after set", got)
 	}
 	if err := l.Set("width", "64"); !errors.Is(err, ErrNeedsRestart) {
