@@ -32,6 +32,15 @@ type Options struct {
 	// and "transfers"); 0 = all rows, < 0 = the format's default (25 rows
 	// for table and md, all for json and csv).
 	Top int
+	// Sort orders the kernel and transfer rows by an attrib.KernelSorts
+	// column ("" = total), descending (name: ascending), as the TUI's
+	// kernels table does.
+	Sort string
+	// Filter keeps the kernel and transfer rows attrib.ParseKernelFilter
+	// accepts (a regular expression on the name, cat:NAME, stage:NAME),
+	// as the TUI's / filter does; "" keeps all. Totals, categories,
+	// stages and steps are not filtered.
+	Filter string
 }
 
 // writer is one output format.
@@ -73,6 +82,13 @@ func Write(w io.Writer, s *attrib.Snapshot, o Options) error {
 	if !slices.Contains(Views(), o.By) {
 		return fmt.Errorf("%w: unknown view %q for --by (use one of %s)", ErrOption, o.By, strings.Join(Views(), ", "))
 	}
+	if o.Sort != "" || o.Filter != "" {
+		q, err := query(s, o)
+		if err != nil {
+			return err
+		}
+		s = q
+	}
 	if o.Top < 0 {
 		switch o.Format {
 		case "table", "md":
@@ -82,6 +98,33 @@ func Write(w io.Writer, s *attrib.Snapshot, o Options) error {
 		}
 	}
 	return wr(w, s, o)
+}
+
+// query returns a shallow copy of s whose kernel and transfer rows are
+// filtered by o.Filter and sorted by o.Sort.
+func query(s *attrib.Snapshot, o Options) (*attrib.Snapshot, error) {
+	by := attrib.ByTotal
+	if o.Sort != "" {
+		k, err := attrib.ParseKernelSort(o.Sort)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --sort: %w", ErrOption, err)
+		}
+		by = k
+	}
+	f := attrib.ParseKernelFilter(o.Filter)
+	c := *s
+	pick := func(rows []attrib.KernelRow) []attrib.KernelRow {
+		var out []attrib.KernelRow
+		for i := range rows {
+			if f.Match(&rows[i]) {
+				out = append(out, rows[i])
+			}
+		}
+		attrib.SortKernels(out, by, by != attrib.ByName)
+		return out
+	}
+	c.Kernels, c.Transfers = pick(s.Kernels), pick(s.Transfers)
+	return &c, nil
 }
 
 // Unavailable returns why view cannot be shown for s, or "" when it can.

@@ -10,6 +10,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/rlktop/rlktop/gpu"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/attrib"
@@ -128,6 +129,9 @@ type live struct {
 	progressCh chan tea.Msg
 
 	sample *gpu.Sample
+
+	untraced string // Options.Untraced
+	applied  string // the "requested; applied at the next step" status to clear, "" none
 }
 
 func newLive(st *views.Styles, opts Options) *live {
@@ -140,6 +144,7 @@ func newLive(st *views.Styles, opts Options) *live {
 		pending: map[string]string{}, inForce: map[string]string{},
 		progressCh:  make(chan tea.Msg, 64),
 		tracingWant: true,
+		untraced:    opts.Untraced,
 	}
 	if n := len(opts.Backends); n > 0 && n < 9 {
 		l.keys.Flip.SetHelp(fmt.Sprintf("1-%d", n), "flip")
@@ -227,6 +232,21 @@ func (m *Model) onLive(msg LiveMsg) {
 	for k, v := range l.pending {
 		if l.inForce[k] == v {
 			delete(l.pending, k)
+			if l.applied != "" && m.status.Text == l.applied {
+				// The request's status line said "applied at the next
+				// step": say that it was, with the step, once it is.
+				text := fmt.Sprintf("%s=%s applied", k, v)
+				if msg.State != nil {
+					for i := len(msg.State.Marks) - 1; i >= 0; i-- {
+						if mk := msg.State.Marks[i]; mk.Key == k && mk.Value == v && mk.Step >= 0 {
+							text = fmt.Sprintf("%s=%s applied at step %d", k, v, mk.Step)
+							break
+						}
+					}
+				}
+				m.status = StatusMsg{Text: text, Level: Info}
+				l.applied = ""
+			}
 		}
 	}
 	if l.paused && l.state != nil {
@@ -238,6 +258,11 @@ func (m *Model) onLive(msg LiveMsg) {
 		l.state = msg.State
 		l.steps.SetSteps(l.state.Steps, l.state.Marks, l.state.StepsPerSec, l.state.StepCount)
 		l.steps.SetTracing(l.tracing())
+		gone := ""
+		if st := msg.Child.State; st != loop.Running && st != loop.NotStarted {
+			gone = "the child " + msg.Child.Describe() + " before sending a step"
+		}
+		l.steps.SetGone(gone)
 		if l.state.Timeline != nil {
 			marks := make([]views.TimelineMark, 0, len(l.state.Marks))
 			for _, mk := range l.state.Marks {
@@ -514,6 +539,9 @@ func (m *Model) updateLive(msg tea.Msg) (tea.Cmd, bool) {
 				m.status = StatusMsg{Text: fmt.Sprintf("%s=%s: %v", msg.key, msg.value, msg.err), Level: Error}
 			} else if l.pending[msg.key] == msg.value {
 				m.status = StatusMsg{Text: fmt.Sprintf("%s=%s requested; applied at the next step", msg.key, msg.value), Level: Info}
+				l.applied = m.status.Text
+			} else if l.inForce[msg.key] == msg.value {
+				m.status = StatusMsg{Text: fmt.Sprintf("%s=%s applied", msg.key, msg.value), Level: Info}
 			}
 			l.refreshFlags()
 		case "tracing":
@@ -596,16 +624,30 @@ func clock(d time.Duration) string {
 	return fmt.Sprintf("%d:%02d", s/60, s%60)
 }
 
-// banner is the co-tenant warning line ("" when none).
+// banner is the lines under the header that must stay in sight in a
+// live run: why the command runs untraced (Options.Untraced), tracing
+// turned off, a co-tenant on the GPU. Each is wrapped at word boundaries
+// to the width, never cut ("" when none).
 func (m *Model) banner() string {
 	if m.live == nil {
 		return ""
 	}
-	b := views.CoTenantBanner(m.live.sample)
-	if b == "" {
-		return ""
+	var lines []string
+	add := func(text string, st func(...string) string) {
+		for _, l := range strings.Split(ansi.Wrap(text, max(m.w, 10), " "), "\n") {
+			lines = append(lines, st(l))
+		}
 	}
-	return m.st.Live.Warn.Render(b)
+	if u := m.live.untraced; u != "" {
+		add("untraced: "+u, m.st.Live.Warn.Render)
+	}
+	if !m.live.tracing() && m.live.untraced == "" {
+		add("tracing off: the child runs untraced, no kernels or steps arrive (T turns it on)", m.st.Live.Pending.Render)
+	}
+	if b := views.CoTenantBanner(m.live.sample); b != "" {
+		add(b, m.st.Live.Warn.Render)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // isLiveKey reports whether msg is one of the live keys.
@@ -619,10 +661,11 @@ func (m *Model) isLiveKey(msg tea.KeyPressMsg) bool {
 }
 
 func (m *Model) bannerHeight() int {
-	if m.banner() == "" {
+	b := m.banner()
+	if b == "" {
 		return 0
 	}
-	return 1
+	return strings.Count(b, "\n") + 1
 }
 
 // stopLive cancels a running comparison when the program quits (the

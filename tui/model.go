@@ -110,6 +110,9 @@ type Options struct {
 	Backends []views.FlagChoice
 	// DeviceStatus is gpu.Open's status line for the Device view.
 	DeviceStatus string
+	// Untraced, when set, is why a live command runs without a tracer
+	// (loop.Live.Banner); it stays under the header, wrapped, never cut.
+	Untraced string
 }
 
 // ActionKey binds a global key to an action.
@@ -588,7 +591,7 @@ func (m *Model) Render() string {
 	}
 	parts := []string{m.header.View()}
 	if b := m.banner(); b != "" {
-		parts = append(parts, views.Block([]string{b}, m.w, 1))
+		parts = append(parts, views.Block(strings.Split(b, "\n"), m.w, m.bannerHeight()))
 	}
 	parts = append(parts, m.tabBar())
 	if m.bodyH < 1 {

@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -60,7 +61,11 @@ func (g *Groups) Info() string {
 	if g.snap == nil {
 		return ""
 	}
-	return fmt.Sprintf("%d · of %s GPU time", len(g.rows), FormatNs(g.snap.Totals.GPUTotalNs))
+	what := strings.ToLower(g.title) // "categories", "stages"
+	if len(g.rows) == 1 {
+		what = map[string]string{"categories": "category", "stages": "stage"}[what]
+	}
+	return fmt.Sprintf("%d %s · %s of GPU time", len(g.rows), what, FormatNs(g.snap.Totals.GPUTotalNs))
 }
 
 // Rows returns the rows shown.

@@ -45,12 +45,19 @@ func (h *Header) layout() {
 		return
 	}
 	meta := s.Format
+	switch {
+	case s.Format == "rlktop" && strings.HasPrefix(s.Source, "live:"):
+		meta = "" // the title already says rlktop
+	case s.Format == "rlktop":
+		meta = "rlktop recording"
+	}
 	if s.Rank >= 0 {
 		meta += fmt.Sprintf(" · rank %d", s.Rank)
 	}
 	if s.SummaryOnly {
 		meta += " · summary only"
 	}
+	meta = strings.TrimPrefix(meta, " · ")
 	// The source is cut from the left: the file name matters most.
 	room := h.w - ansi.StringWidth("rlktop  ") - ansi.StringWidth(meta) - 2
 	if room < 10 {
@@ -124,6 +131,7 @@ func (h *Header) devices(ds []tracer.Device) string {
 	type group struct {
 		desc string
 		ids  []int32
+		cpu  bool
 	}
 	var groups []*group
 	byDesc := map[string]*group{}
@@ -148,7 +156,7 @@ func (h *Header) devices(ds []tracer.Device) string {
 		}
 		g := byDesc[desc]
 		if g == nil {
-			g = &group{desc: desc}
+			g = &group{desc: desc, cpu: strings.EqualFold(d.Vendor, "cpu")}
 			byDesc[desc] = g
 			groups = append(groups, g)
 		}
@@ -156,7 +164,18 @@ func (h *Header) devices(ds []tracer.Device) string {
 	}
 	var parts []string
 	for _, g := range groups {
-		parts = append(parts, "GPU "+idList(g.ids)+": "+g.desc)
+		label := "GPU "
+		if g.cpu {
+			// A CPU-only source (the built-in loop without a GPU): its
+			// device is the host, not a GPU.
+			label = "CPU "
+			if len(g.ids) == 1 && g.ids[0] == 0 {
+				label = "CPU"
+				parts = append(parts, label+": "+g.desc)
+				continue
+			}
+		}
+		parts = append(parts, label+idList(g.ids)+": "+g.desc)
 	}
 	return strings.Join(parts, st.Header.Dim.Render(" · "))
 }

@@ -48,10 +48,15 @@ type StepTimes struct {
 	marks   []session.Mark
 	perSec  float64
 	count   int64
-	off     bool // tracing off: no new steps arrive
+	off     bool   // tracing off: no new steps arrive
+	gone    string // why no step will come (the child ended); "" while one may
 	w, h    int
 	focused bool
 }
+
+// SetGone says why no step will arrive ("the child exited 1 before its
+// first step"); "" while the child runs.
+func (s *StepTimes) SetGone(why string) { s.gone = why }
 
 // NewStepTimes returns an empty step-time panel.
 func NewStepTimes(st *Styles) *StepTimes { return &StepTimes{st: st} }
@@ -135,6 +140,9 @@ func (s *StepTimes) View() string {
 	st := s.st
 	shown := s.shown()
 	if len(shown) == 0 {
+		if s.gone != "" {
+			return block([]string{st.Table.Dim.Render("no steps: " + s.gone)}, s.w, s.h)
+		}
 		return block([]string{st.Table.Dim.Render("waiting for the first step…")}, s.w, s.h)
 	}
 	durs := make([]int64, len(shown))

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/views"
 	"github.com/rlktop/rlktop/views/viewstest"
 )
@@ -107,5 +108,29 @@ func TestTimelineMouse(t *testing.T) {
 	v.Update(tea.MouseWheelMsg{X: 10, Y: 4, Button: tea.MouseWheelUp}) // grid cell 0
 	if from, span := v.Range(); from != 0 || span != 7_000 {
 		t.Errorf("after wheel up at cell 0: %d+%d, want 0+7000", from, span)
+	}
+}
+
+// TestHeaderCPUAndLive: a CPU-only source's device is called CPU, not
+// GPU 0; a live source does not repeat "rlktop" after its name; a
+// recording says it is one.
+func TestHeaderCPUAndLive(t *testing.T) {
+	s := viewstest.Snapshot()
+	s.Source, s.Format, s.Rank = "live: built-in RL loop", "rlktop", -1
+	s.Devices = []tracer.Device{{ID: 0, Name: "host CPU", Vendor: "cpu"}}
+	h := views.NewHeader(styles())
+	h.SetWidth(80)
+	h.SetSnapshot(s)
+	lines := strings.Split(ansi.Strip(h.View()), "\n")
+	if strings.TrimSpace(lines[0]) != "rlktop  live: built-in RL loop" {
+		t.Errorf("title line %q", lines[0])
+	}
+	if !strings.HasPrefix(lines[1], "CPU: host CPU") || strings.Contains(lines[1], "GPU") {
+		t.Errorf("device line %q", lines[1])
+	}
+	s.Source = "run.rlk"
+	h.SetSnapshot(s)
+	if l := ansi.Strip(strings.Split(h.View(), "\n")[0]); !strings.Contains(l, "rlktop recording") {
+		t.Errorf("recording title %q", l)
 	}
 }

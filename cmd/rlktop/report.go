@@ -91,6 +91,8 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 	f.StringVar(&opts.By, "by", report.ByKernel, "group by: "+strings.Join(report.Views(), "|"))
 	f.StringVar(&opts.Format, "format", "table", "output format: "+strings.Join(report.Formats(), "|"))
 	f.IntVar(&opts.Top, "top", -1, "rows to show (0 = all; default: 25 for table/md, all for json/csv)")
+	f.StringVar(&opts.Sort, "sort", "", "order kernel rows by: "+strings.Join(attrib.KernelSorts(), "|")+" (default total; name ascending, the rest descending)")
+	f.StringVar(&opts.Filter, "filter", "", "keep kernel rows matching: a regular expression on the name, cat:NAME, stage:NAME (as / in the TUI)")
 	f.BoolVar(&meta, "meta", false, "print each file's metadata (the run record of rlktop recordings) instead of the tables")
 	f.StringVar(&rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones (see tracer/attrib/rules.toml)")
 	cmd.SetErr(os.Stderr)

@@ -1,0 +1,83 @@
+package tui_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/gpu/gputest"
+	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tui"
+)
+
+// TestUntracedBannerWrapped: the reason a command runs untraced stays
+// under the header at 80 columns, whole: its words, in order, on
+// consecutive lines, none cut.
+func TestUntracedBannerWrapped(t *testing.T) {
+	reason := "no NVIDIA driver: libcuda.so.1 not found (install the driver or run on a GPU host); rocprofiler-sdk (AMD): librocprofiler-sdk.so not found"
+	m := newModel(t, 80, 24, tui.Options{Controller: &fakeCtl{}, DeviceStatus: gputest.CPUOnlyStatus, Untraced: reason})
+	m.Update(liveMsg("math", true))
+	lines := strings.Split(ansi.Strip(m.Render()), "\n")
+	var got []string
+	in := false
+	for _, l := range lines {
+		if strings.HasPrefix(l, "untraced: ") {
+			in = true
+		}
+		if in {
+			if strings.TrimSpace(l) == "" || strings.Contains(l, "Kernels") {
+				break
+			}
+			got = append(got, strings.Fields(l)...)
+		}
+	}
+	want := append([]string{"untraced:"}, strings.Fields(reason)...)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("banner words\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestTracingOffInHeader: with tracing off the header says so.
+func TestTracingOffInHeader(t *testing.T) {
+	m := newLive(t, 80, 24, &fakeCtl{})
+	m.Update(liveMsg("math", false))
+	if !strings.Contains(ansi.Strip(m.Render()), "tracing off: the child runs untraced") {
+		t.Errorf("no tracing-off line:\n%s", ansi.Strip(m.Render()))
+	}
+	m.Update(liveMsg("math", true))
+	if strings.Contains(ansi.Strip(m.Render()), "tracing off") {
+		t.Error("tracing-off line stays after tracing is back on")
+	}
+}
+
+// TestAppliedStatusClears: "requested; applied at the next step" becomes
+// "applied at step 20" once the child acknowledges (the mark of
+// liveState is at step 20).
+func TestAppliedStatusClears(t *testing.T) {
+	m := newLive(t, 200, 50, &fakeCtl{})
+	m.Update(liveMsg("fused", true))
+	press(m, "1") // fused → math
+	if s := m.Status().Text; !strings.Contains(s, "applied at the next step") {
+		t.Fatalf("status %q", s)
+	}
+	m.Update(liveMsg("math", true))
+	if s := m.Status().Text; s != "attention=math applied at step 20" {
+		t.Errorf("status after the ack %q, want attention=math applied at step 20", s)
+	}
+}
+
+// TestStepsAfterExit: no "waiting for the first step" once the child
+// has exited without sending one.
+func TestStepsAfterExit(t *testing.T) {
+	m := newLive(t, 80, 24, &fakeCtl{})
+	msg := liveMsg("math", true)
+	msg.State.Steps = nil
+	msg.Child = loop.Status{State: loop.Exited, ExitCode: 1}
+	m.Update(msg)
+	press(m, "tab")
+	press(m, "tab")
+	out := ansi.Strip(m.Render())
+	if strings.Contains(out, "waiting for the first step") || !strings.Contains(out, "no steps: the child exited with status 1 before sending a step") {
+		t.Errorf("steps panel after exit:\n%s", out)
+	}
+}
