@@ -130,3 +130,15 @@ func TestRocprofV1JSONTruncated(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+// Read must not panic on any input the rocprof v1 sniffer accepts.
+func FuzzRocprofV1JSON(f *testing.F) {
+	f.Add(v1Fixture)
+	f.Add(`{"traceEvents":[{"ph":"X","pid":"6","tid":"x","ts":"1e400","args":{"BeginNs":"9"}},{"ph":"t","id":-1,"pid":6,"tid":0,"ts":1}]}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		if !sniffRocprofV1JSON([]byte(in)) {
+			return
+		}
+		Read(strings.NewReader(in), "fuzz.json", int64(len(in)), Options{})
+	})
+}
