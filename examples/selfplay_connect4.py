@@ -227,8 +227,11 @@ def main():
                 opt.step()  # a step even with no finished game: steps stay regular
         it += 1
         dt = time.perf_counter() - t0
-        print(f"iter {it} loss {loss_v:.4f} entropy {ent_v:.3f} finished {finished} "
-              f"win_rate {wins / max(finished, 1):.2f} step_ms {dt * 1e3:.1f}", flush=True)
+        if finished:
+            print(f"iter {it} loss {loss_v:.4f} entropy {ent_v:.3f} finished {finished} "
+                  f"win_rate {wins / finished:.2f} step_ms {dt * 1e3:.1f}", flush=True)
+        else:
+            print(f"iter {it} no game finished step_ms {dt * 1e3:.1f}", flush=True)
 
 
 if __name__ == "__main__":

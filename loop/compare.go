@@ -16,6 +16,7 @@ import (
 	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/pyagent"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
@@ -54,8 +55,11 @@ type CompareOptions struct {
 	Seed uint64
 	// Rules classify kernels (nil: attrib.DefaultRules()).
 	Rules *attrib.Rules
-	// TorchRanges and Untraced as in LiveOptions (commands only).
-	TorchRanges, Untraced bool
+	// TorchRanges, Untraced, Tracer and NoAgent as in LiveOptions
+	// (commands only). Without NoAgent, flags the Python agent knows
+	// (tracer/pyagent.Flags) switch inside one running process.
+	TorchRanges, Untraced, NoAgent bool
+	Tracer                         string
 	// StepTimeout bounds the wait for one step or one acknowledgement
 	// (default 10 min).
 	StepTimeout time.Duration
@@ -203,7 +207,8 @@ type stepRef struct {
 type runner struct {
 	o       CompareOptions
 	builtin bool
-	live    bool // built-in, every varying flag is live-settable
+	live    bool // every varying flag is set inside the running process (built-in loop or Python agent)
+	agent   bool // live, through the Python agent of a command
 	t0      time.Time
 	common  map[string]string // flags equal in every arm
 	vary    []string          // keys that differ between arms (sorted)
@@ -269,14 +274,16 @@ func (r *runner) plan() error {
 		}
 	}
 	sort.Strings(r.vary)
-	r.live = r.builtin
-	if r.builtin {
-		for _, k := range r.vary {
-			if !builtinLiveFlags[k] {
-				r.live = false
-			}
+	// Live: every varying flag is applied inside the running process — the
+	// built-in loop's live flags, or the Python agent's (tracer/pyagent) for
+	// a command (o.NoAgent keeps them environment variables).
+	r.live = r.builtin || !o.NoAgent
+	for _, k := range r.vary {
+		if r.builtin && !builtinLiveFlags[k] || !r.builtin && !pyagent.IsLive(k, nil) {
+			r.live = false
 		}
 	}
+	r.agent = r.live && !r.builtin
 	for _, a := range o.Arms {
 		ar := &armRun{name: a.Name, flags: maps.Clone(a.Flags), want: o.Steps}
 		if ar.flags == nil {
@@ -312,6 +319,16 @@ func (r *runner) plan() error {
 	}
 	seedNote := ""
 	switch {
+	case r.agent:
+		if o.Warmup <= 0 {
+			o.Warmup = 1
+		}
+		if o.Block <= 0 {
+			o.Block = 5
+		}
+		if o.Noise {
+			seedNote = "A′ reruns arm A's flags in the same process (switched over the Python agent like the other arms), so the yardstick measures step-to-step and drift noise between two interleaved sets of A's steps, not seed-to-seed variation"
+		}
 	case r.live:
 		if o.Warmup <= 0 {
 			o.Warmup = 1
@@ -495,6 +512,8 @@ func (r *runner) execute(ctx context.Context, rec *os.File) error {
 		Flags:       r.startFlags(first),
 		TorchRanges: o.TorchRanges,
 		Untraced:    o.Untraced,
+		Tracer:      o.Tracer,
+		NoAgent:     o.NoAgent,
 		Session: session.Options{Rules: o.Rules, Source: src, MaxSteps: 1 << 20,
 			WindowNs: int64(time.Second), WindowMaxEvents: 1 << 12},
 		Stdout:     o.Stdout,
@@ -739,6 +758,11 @@ func (r *runner) switchKeys(a *armRun) []string {
 			keys = append(keys, k)
 		}
 	}
+	if r.agent {
+		// The agent acknowledges its arm label at the next step boundary
+		// and changes nothing for it (pyagent.ArmKey).
+		return append(keys, pyagent.ArmKey)
+	}
 	if _, ok := a.flags["attention"]; !ok {
 		a.flags["attention"] = demo.DefaultConfig().Attention
 	}
@@ -763,13 +787,18 @@ func (r *runner) switchLive(ctx context.Context, a *armRun) (int32, int64, error
 	keys := r.switchKeys(a)
 	for _, k := range keys {
 		v := a.flags[k]
+		if r.agent && k == pyagent.ArmKey {
+			v = a.name
+		}
 		if _, err := lv.Session.Control(k, v); err != nil {
 			a.invalid = fmt.Sprintf("setting %s=%s: %v", k, v, err)
 			return 0, 0, nil
 		}
-		lv.mu.Lock()
-		lv.flags[k] = v
-		lv.mu.Unlock()
+		if k != pyagent.ArmKey || !r.agent {
+			lv.mu.Lock()
+			lv.flags[k] = v
+			lv.mu.Unlock()
+		}
 	}
 	deadline := time.Now().Add(r.o.StepTimeout)
 	for {
@@ -805,6 +834,9 @@ func (r *runner) switchLive(ctx context.Context, a *armRun) (int32, int64, error
 		}
 		if time.Now().After(deadline) {
 			a.invalid = fmt.Sprintf("no acknowledgement of the flag switch within %s", r.o.StepTimeout)
+			if r.agent {
+				a.invalid += fmt.Sprintf(" (%s are switched by rlktop's Python agent: is the command a Python program that reaches a step boundary — rlktop.step() or an optimizer step? --no-agent restarts it with environment variables instead)", strings.Join(r.vary, ", "))
+			}
 			return 0, 0, nil
 		}
 		select {

@@ -16,8 +16,17 @@ go vet ./...
 echo "== build without cgo (cgo only in the tracer/telemetry bindings)"
 CGO_ENABLED=0 go build ./...
 
+echo "== PyTorch root for the real-PyTorch tests (scripts/torch-root.sh; cached)"
+# Built once (about 2 GB, a few minutes) and reused; the tests chroot into it
+# with a CGO_ENABLED=0 rlktop. A missing root is a failure here, a skip in a
+# plain `go test`.
+t0=$(date +%s)
+RLKTOP_TORCH_ROOT=$(scripts/torch-root.sh)
+export RLKTOP_TORCH_ROOT RLKTOP_REQUIRE_TORCH=1
+echo "PyTorch root ready at $RLKTOP_TORCH_ROOT in $(( $(date +%s) - t0 )) s"
+
 echo "== go test"
-go test -count=1 -timeout 12m ./... 2>&1 | tee /tmp/rlktop-test.log
+go test -count=1 -timeout 25m ./... 2>&1 | tee /tmp/rlktop-test.log
 echo "== CUPTI injection library: real headers, build, exported symbols, tagged tests, stand-in end to end"
 scripts/ci-cupti.sh
 echo "== rocprofiler-sdk tool library: build, ABI layout, stand-in end to end"

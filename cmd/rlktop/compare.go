@@ -39,6 +39,8 @@ type compareFlags struct {
 	rulesPath   string
 	torchRanges bool
 	untraced    bool
+	tracer      string
+	noAgent     bool
 	verbose     bool
 }
 
@@ -98,6 +100,8 @@ Times are integer ns.`,
 	f.Uint64Var(&cf.seed, "seed", 1, "bootstrap seed; a command's RLKTOP_SEED (A′ gets seed+1)")
 	f.StringVar(&cf.rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones")
 	f.BoolVar(&cf.torchRanges, "torch-ranges", false, "a command: wrap nn.Module.forward and SDPA in NVTX ranges")
+	f.StringVar(&cf.tracer, "tracer", "auto", "a command: auto|kineto|none (as in run)")
+	f.BoolVar(&cf.noAgent, "no-agent", false, "a command: no Python agent (its flags then restart the command with environment variables)")
 	f.BoolVar(&cf.untraced, "untraced", false, "a command: run without the injection library (step times only if the command reports steps another way)")
 	f.BoolVarP(&cf.verbose, "verbose", "v", false, "progress on stderr")
 	rootCmd.AddCommand(cmd)
@@ -162,10 +166,14 @@ func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
 			return err
 		}
 	}
+	tracer, err := parseTracer(cf.tracer)
+	if err != nil {
+		return err
+	}
 	stderr := cmd.ErrOrStderr()
 	o := loop.CompareOptions{
 		Arms: arms, Command: command, Steps: cf.steps, Warmup: cf.warmup, Block: cf.block,
-		Noise: !cf.noNoise, Seed: cf.seed, Rules: rules, TorchRanges: cf.torchRanges, Untraced: cf.untraced,
+		Noise: !cf.noNoise, Seed: cf.seed, Rules: rules, TorchRanges: cf.torchRanges, Untraced: cf.untraced, Tracer: tracer, NoAgent: cf.noAgent,
 		Stdout: stderr, // a command's stdout must not mix with the report
 	}
 	if cf.verbose {
