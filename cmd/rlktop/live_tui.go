@@ -58,16 +58,15 @@ func runTUI(o loop.LiveOptions) error {
 	feed := make(chan tea.Msg, 16)
 	done := make(chan struct{})
 	go pollLive(live, ctl, feed, done)
-	opts := tui.Options{Source: o.Session.Source, Feed: feed, Controller: ctl, DeviceStatus: devStatus}
+	opts := tui.Options{Source: o.Session.Source, Feed: feed, Controller: ctl, DeviceStatus: devStatus, Untraced: live.Banner}
 	if live.Builtin {
 		opts.Backends = builtinBackends()
+	} else if !o.NoAgent {
+		opts.Backends = agentBackends()
 	}
 	m := tui.New(opts)
 	if err != nil {
 		feed <- tui.ErrMsg{Err: err}
-	}
-	if live.Banner != "" {
-		feed <- tui.StatusMsg{Text: live.Banner, Level: tui.Warn}
 	}
 	_, runErr := tea.NewProgram(m).Run()
 	close(done)
@@ -96,6 +95,7 @@ func pollLive(live *loop.Live, ctl *liveController, feed chan<- tea.Msg, done <-
 	defer tick.Stop()
 	var lastState string
 	var lastTS int64
+	connErrs := map[int]bool{} // indexes of State.Children whose Err was said
 	for {
 		select {
 		case <-done:
@@ -116,6 +116,18 @@ func pollLive(live *loop.Live, ctl *liveController, feed chan<- tea.Msg, done <-
 		case feed <- msg:
 		default: // the TUI is behind; the next tick brings a newer one
 		}
+		// A connection rlktop closed on an error (corrupt frame, protocol
+		// violation) is said once, as an error in the status bar.
+		for i, c := range state.Children {
+			if c.Err != "" && !connErrs[i] {
+				connErrs[i] = true
+				select {
+				case feed <- tui.StatusMsg{Text: connErrText(c), Level: tui.Error}:
+				case <-done:
+					return
+				}
+			}
+		}
 		desc := cs.Describe()
 		if desc != lastState {
 			lastState = desc
@@ -123,10 +135,6 @@ func pollLive(live *loop.Live, ctl *liveController, feed chan<- tea.Msg, done <-
 				text, lvl := "child "+desc, tui.Warn
 				if err := loop.ChildError(cs); err != nil {
 					text, lvl = "child "+desc+" (r restarts; the Child panel shows its stderr)", tui.Error
-				}
-				if live.Banner != "" {
-					// Keep saying why nothing was traced once the command ends.
-					text += " · " + live.Banner
 				}
 				select {
 				case feed <- tui.StatusMsg{Text: text, Level: lvl}:

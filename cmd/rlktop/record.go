@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/tracefile"
 )
 
 // recordFlags are `rlktop record`'s own options.
@@ -104,8 +106,12 @@ func runRecord(stdout, stderr io.Writer, rf *runFlags, rc *recordFlags, command 
 	interrupted := false
 wait:
 	for startErr == nil {
-		if rc.steps > 0 && live.Session.Snapshot().StepCount >= rc.steps {
+		snap := live.Session.Snapshot()
+		if rc.steps > 0 && snap.StepCount >= rc.steps {
 			break
+		}
+		if snap.Recording != nil && snap.Recording.Err != "" {
+			break // the first write error ends the run: nothing more reaches the file
 		}
 		if live.Sup.Status().State != loop.Running {
 			break
@@ -129,11 +135,15 @@ wait:
 	if !ri.Started.IsZero() {
 		dur = time.Since(ri.Started)
 	}
+	if recErr != nil {
+		// Say what the file holds, not what was received.
+		fmt.Fprintf(stdout, "recording %s stopped at a write error after %s, %.1f s: %s (received: %d steps, %d events)\n",
+			rc.out, sizeText(ri.Bytes), dur.Seconds(), recordingHolds(rc.out, ri.Bytes), st.StepCount, st.Events)
+		return fmt.Errorf("record %s: %w (the file keeps what was written before)", rc.out, recErr)
+	}
 	fmt.Fprintf(stdout, "recorded %s: %s, %.1f s, %d steps, %d events, %d dropped\n",
 		rc.out, sizeText(ri.Bytes), dur.Seconds(), st.StepCount, ri.Events, st.Dropped)
 	switch {
-	case recErr != nil:
-		return fmt.Errorf("record %s: %w", rc.out, recErr)
 	case startErr != nil:
 		return startErr
 	case interrupted:
@@ -152,6 +162,35 @@ wait:
 		return exitError{code: max(exit.ExitCode, 1)}
 	}
 	return nil
+}
+
+// recordingHolds reads back a recording that stopped at a write error and
+// says what it holds ("it holds 5 steps, 286 events"): the figures of the
+// file, which the session's counts overstate. written is the bytes the
+// recorder wrote.
+func recordingHolds(path string, written int64) string {
+	if written == 0 {
+		return "it holds nothing"
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return "not read back (not a regular file)"
+	}
+	t, err := tracefile.Open(path, tracefile.Options{})
+	if t == nil {
+		return fmt.Sprintf("nothing in it can be read back (%v)", err)
+	}
+	return fmt.Sprintf("it holds %d steps, %d events", countStepEvents(t), len(t.Events))
+}
+
+// countStepEvents is the number of step events of t.
+func countStepEvents(t *tracer.Trace) int {
+	n := 0
+	for i := range t.Events {
+		if t.Events[i].Kind == tracer.KindStep {
+			n++
+		}
+	}
+	return n
 }
 
 // stopChild ends a running child: asked over the control channel first

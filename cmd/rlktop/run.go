@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlktop/rlktop/gpu"
+	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/loop/runrecord"
@@ -170,8 +171,11 @@ func runLive(cmd *cobra.Command, rf *runFlags, command []string) error {
 }
 
 // runHeadless runs the child until rf.steps steps were received (built-in
-// loop: it stops itself after them) or the command exits, then prints the
-// report with the step-time summary and the flags in force.
+// loop: it stops itself after them), the command exits or SIGINT/SIGTERM
+// arrives, then prints the report with the step-time summary and the flags
+// in force, and on stderr the connections that ended in an error. An
+// interrupted run still prints what it received, then returns an error
+// saying so (exit status 1); a second signal ends rlktop at once.
 func runHeadless(stdout, stderr io.Writer, rf *runFlags, o loop.LiveOptions) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -195,6 +199,8 @@ func runHeadless(stdout, stderr io.Writer, rf *runFlags, o loop.LiveOptions) err
 	warnFingerprints(stderr, live)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	interrupted := false
+wait:
 	for {
 		st := live.Session.Snapshot()
 		if rf.steps > 0 && st.StepCount >= rf.steps {
@@ -205,19 +211,31 @@ func runHeadless(stdout, stderr io.Writer, rf *runFlags, o loop.LiveOptions) err
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("interrupted")
+			interrupted = true
+			stop() // a second signal ends rlktop at once
+			break wait
 		case <-tick.C:
 		}
 	}
-	live.Session.Wait(3 * time.Second)
+	if interrupted {
+		live.Sup.Stop(3 * time.Second) // the child's last frames arrive as it ends
+		live.Session.Wait(time.Second)
+	} else {
+		live.Session.Wait(3 * time.Second)
+	}
 	st := live.Session.Snapshot()
 	exit := live.Sup.Status()
+	stoppedByUs := false // the command ran its --steps and rlktop ended it: not a failure
 	if len(o.Command) > 0 && exit.State == loop.Running {
 		live.Sup.Stop(3 * time.Second)
-		exit = live.Sup.Status()
+		exit, stoppedByUs = live.Sup.Status(), !interrupted
 	}
 	if err := writeRunReport(stdout, st, live.FlagsIn(st), rf); err != nil {
 		return err
+	}
+	warnConnErrors(stderr, st)
+	if interrupted {
+		return fmt.Errorf("interrupted: the report above holds the %d steps received before the signal", st.StepCount)
 	}
 	if len(o.Command) == 0 {
 		if err := loop.ChildError(exit); err != nil {
@@ -228,10 +246,30 @@ func runHeadless(stdout, stderr io.Writer, rf *runFlags, o loop.LiveOptions) err
 		}
 		return nil
 	}
-	if exit.State != loop.Running && exit.ExitCode != 0 {
+	if exit.State != loop.Running && exit.ExitCode != 0 && !stoppedByUs {
 		return exitError{code: max(exit.ExitCode, 1)}
 	}
 	return nil
+}
+
+// warnConnErrors tells the user about traced processes whose connection
+// ended in an error (a corrupt or oversized frame, a protocol violation):
+// rlktop closed it and the report lacks what that process sent after.
+func warnConnErrors(w io.Writer, st *session.State) {
+	for _, c := range st.Children {
+		if c.Err != "" {
+			fmt.Fprintf(w, "rlktop: warning: %s\n", connErrText(c))
+		}
+	}
+}
+
+// connErrText says which connection rlktop closed and why.
+func connErrText(c session.Child) string {
+	who := fmt.Sprintf("the connection of pid %d", c.Hello.PID)
+	if c.Hello.PID == 0 {
+		who = "a connection that sent no hello"
+	}
+	return fmt.Sprintf("%s was closed: %s (its later events are missing)", who, escape.Control(c.Err))
 }
 
 // warnFingerprints tells the user about --fingerprint files that could
