@@ -122,26 +122,33 @@ func Open(path string, opts Options) (*tracer.Trace, error) {
 }
 
 // Read is Open on an already open stream of size bytes (0 unknown).
-func Read(r io.Reader, path string, size int64, opts Options) (*tracer.Trace, error) {
+// A gzip stream is read to its end and its trailer checked (CRC-32 and
+// length, checkGzipEnd) after the format's reader is done, whatever the
+// file's size.
+func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, err error) {
 	cr := &countingReader{r: r, size: size, progress: opts.Progress}
 	br := bufio.NewReaderSize(cr, 1<<20)
 	magic, _ := br.Peek(2)
 	var src io.Reader = br
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, &Error{Path: path, Offset: 0, Msg: "gzip header unreadable", Err: err}
+		zr, zerr := gzip.NewReader(br)
+		if zerr != nil {
+			return nil, &Error{Path: path, Offset: 0, Msg: "gzip header unreadable", Err: zerr}
 		}
 		defer zr.Close()
-		src = bufio.NewReaderSize(zr, 1<<20)
+		zc := &gzipCounter{r: zr}
+		zsrc := bufio.NewReaderSize(zc, 1<<20)
+		src = zsrc
 		opts.Gzipped = true
+		defer func() { t, err = checkGzipEnd(zsrc, zc, path, t, err) }()
 	}
 	opts.FileSize = size
 	sb := src.(*bufio.Reader)
 	head, err := sb.Peek(64 << 10)
 	// A truncated gzip stream (a recorder killed mid-write) still hands its
 	// readable start to the formats; they report what is missing.
-	truncated := err == io.ErrUnexpectedEOF && len(head) > 0
+	// So does one whose trailer does not match (checkGzipEnd says so).
+	truncated := (err == io.ErrUnexpectedEOF || errors.Is(err, gzip.ErrChecksum)) && len(head) > 0
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull && !truncated {
 		return nil, &Error{Path: path, Offset: int64(len(head)), Msg: "cannot read the start of the file", Err: err,
 			Hint: "the file may be truncated or not gzip; check it with `gzip -t`"}

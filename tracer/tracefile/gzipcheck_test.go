@@ -1,0 +1,98 @@
+package tracefile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/rlktop/rlktop/tracer"
+)
+
+// kinetoKernels is a Kineto trace of n kernels of 500 µs each: the kernel
+// time is n × 500,000,000 ns / 1000 = n × 500,000 ns.
+func kinetoKernels(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"traceEvents":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":%d,"dur":500,"args":{"device":0,"stream":7,"correlation":%d}}`, 1000*(i+1), i+1)
+	}
+	b.WriteString("]}\n")
+	return b.Bytes()
+}
+
+// storedGzip compresses data without compression (stored blocks), so that
+// changing a byte of data changes the content but keeps the deflate
+// stream valid: only the CRC-32 in the trailer can tell.
+func storedGzip(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&b, gzip.NoCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw.Write(data)
+	zw.Close()
+	return b.Bytes()
+}
+
+func kernelNs(tr *tracer.Trace) int64 {
+	var s int64
+	for _, e := range tr.Events {
+		if e.Kind == tracer.KindKernel {
+			s += e.Dur
+		}
+	}
+	return s
+}
+
+// A gzip member whose data was changed (a "dur":500 become "dur":504)
+// fails its CRC-32: an error that says how much was read, whatever the
+// file's size (issue 16: above 64 KiB the wrong total was reported with
+// exit 0; below, the whole file was rejected as unreadable). A gzip
+// stream cut in its trailer keeps what was read, flagged unverified.
+func TestGzipTrailerChecked(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{10, 2000} { // 1.3 KB and 260 KB of JSON
+		data := kinetoKernels(n)
+		good := storedGzip(t, data)
+		// The intact file: n × 500 µs.
+		p := filepath.Join(dir, fmt.Sprintf("good%d.json.gz", n))
+		os.WriteFile(p, good, 0o644)
+		tr, err := Open(p, Options{})
+		if err != nil || kernelNs(tr) != int64(n)*500_000 {
+			t.Fatalf("%d kernels, intact: err %v, kernel ns %d", n, err, kernelNs(tr))
+		}
+		// The last kernel's "dur":500 → "dur":504 inside the stored block.
+		bad := bytes.Clone(good)
+		i := bytes.LastIndex(bad, []byte(`"dur":500`))
+		bad[i+len(`"dur":50`)] = '4'
+		p = filepath.Join(dir, fmt.Sprintf("bad%d.json.gz", n))
+		os.WriteFile(p, bad, 0o644)
+		tr, err = Open(p, Options{})
+		var te *Error
+		if !errors.As(err, &te) || !errors.Is(err, gzip.ErrChecksum) {
+			t.Fatalf("%d kernels, CRC mismatch: err %v, want a *Error wrapping gzip.ErrChecksum", n, err)
+		}
+		if tr != nil && kernelNs(tr) != int64(n)*500_000 {
+			t.Errorf("%d kernels, CRC mismatch: a trace with the damaged total %d ns came back", n, kernelNs(tr))
+		}
+		if !strings.Contains(err.Error(), fmt.Sprintf("%d decompressed bytes", len(data))) && !strings.Contains(err.Error(), "checksum") {
+			t.Errorf("%d kernels: the error does not say what was read: %v", n, err)
+		}
+		// The trailer cut off (the last 8 bytes: CRC-32 and length).
+		p = filepath.Join(dir, fmt.Sprintf("cut%d.json.gz", n))
+		os.WriteFile(p, good[:len(good)-8], 0o644)
+		tr, err = Open(p, Options{})
+		if err == nil || tr == nil || kernelNs(tr) != int64(n)*500_000 {
+			t.Errorf("%d kernels, cut trailer: err %v, trace %v; want the %d kernels kept with an error", n, err, tr != nil, n)
+		}
+	}
+}
