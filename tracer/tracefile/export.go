@@ -16,6 +16,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/steps"
 )
 
 // ExportOptions tune WriteChrome.
@@ -55,11 +56,19 @@ const cpuPIDOffset = 1 << 29
 //     ("gpu_memset"), GPU annotations ("gpu_user_annotation");
 //   - CPU events on their process and thread (pid = Event.PID, tid =
 //     Event.TID): "cuda_runtime", "cuda_driver", "cpu_op",
-//     "user_annotation" (ranges; steps as "ProfilerStep#N"), "cuda_sync",
+//     "user_annotation" (ranges; steps as "ProfilerStep#N", or under their
+//     own names when step-like ranges cut them, Trace.StepRule), "cuda_sync",
 //     "overhead", "python_function", instants ("i");
 //   - flow arrows from each launch call to the GPU work it launched (ph
 //     "s" at the call, ph "f" with bp "e" at the GPU event, cat "ac2g",
 //     id = correlation id);
+//   - GPU work launched on a known CPU thread with no launch call in the
+//     trace (the built-in loop's ops: tracer.Trace.Link's second launch
+//     rule) gets one written for it: a zero-length "cuda_runtime" event
+//     "rlktop launch" on that thread at the op's start, with a correlation
+//     id no event uses and its flow, so that `rlktop report` of the export
+//     equals the report of the recording in every view (issue 11) and HTA
+//     or Perfetto see the same launch;
 //   - counters as ph "C" events on the device's process (host-wide ones on
 //     the first CPU process), one series named "value";
 //   - "deviceProperties" from Trace.Devices and "distributedInfo" when the
@@ -149,6 +158,13 @@ type exporter struct {
 	launchOf map[uint64]int32
 	// hasGPU marks correlation ids that some GPU event carries.
 	hasGPU map[uint64]bool
+	// synth[i] is the correlation id given to GPU event i, launched on its
+	// own thread with no launch call (the built-in loop's ops): a launch
+	// call is written for it so the attribution survives (0: none).
+	synth map[int32]uint64
+	// stepNames: steps keep their own names (they were cut by the
+	// step-like range rule, which reads the number back from the name).
+	stepNames bool
 	// pidMap remaps CPU pids that collide with device pids.
 	pidMap  map[int32]int64
 	hostPID int64 // pid for host-wide counters
@@ -183,6 +199,25 @@ func (x *exporter) plan() {
 			devs[int64(c.Device)] = true
 		}
 	}
+	// GPU ops launched on a known thread without a launch call get one,
+	// with a correlation id no event uses.
+	var maxCorr uint64
+	for i := range t.Events {
+		maxCorr = max(maxCorr, t.Events[i].Corr)
+	}
+	x.synth = map[int32]uint64{}
+	for i := range t.Events {
+		e := &t.Events[i]
+		if !e.Kind.IsGPU() || e.Kind == tracer.KindGPURange || e.TID < 0 {
+			continue
+		}
+		if _, ok := x.launchOf[e.Corr]; ok && e.Corr != 0 {
+			continue
+		}
+		maxCorr++
+		x.synth[int32(i)] = maxCorr
+	}
+	x.stepNames = t.StepRule == steps.RuleStepRanges
 	x.pidMap = map[int32]int64{}
 	x.hostPID = -1
 	for i := range t.Events {
@@ -265,6 +300,21 @@ func (x *exporter) plan() {
 			if l, ok := x.launchOf[e.Corr]; ok {
 				x.extID[i] = x.extID[l]
 			}
+		}
+	}
+	// A synthesized launch (at the op's start on its thread) takes the
+	// innermost operator or range open there.
+	for i := range x.synth {
+		e := &t.Events[i]
+		best := int32(-1)
+		for _, o := range ops[tkey{e.PID, e.TID}] {
+			if oe := &t.Events[o]; contains(oe, e.Start) && (best < 0 || oe.Start > t.Events[best].Start ||
+				(oe.Start == t.Events[best].Start && oe.Dur < t.Events[best].Dur)) {
+				best = o
+			}
+		}
+		if best >= 0 {
+			x.extID[i] = x.extID[best]
 		}
 	}
 }
@@ -661,12 +711,17 @@ func (x *exporter) writeEvent(i int) {
 	}
 	name := t.Strings.Get(e.Name)
 	origName := ""
-	if e.Kind == tracer.KindStep {
+	if e.Kind == tracer.KindStep && !x.stepNames {
 		stepName := "ProfilerStep#" + strconv.FormatInt(e.Value, 10)
 		if name != stepName {
 			origName = name
 		}
 		name = stepName
+	}
+	corr := e.Corr
+	if c, ok := x.synth[int32(i)]; ok {
+		corr = c
+		x.writeSynthLaunch(i, c)
 	}
 	var pid, tid int64
 	gpu := x.isGPUPlaced(e)
@@ -717,9 +772,9 @@ func (x *exporter) writeEvent(i int) {
 		arg("stream")
 		b = strconv.AppendInt(b, int64(e.Stream), 10)
 	}
-	if e.Corr != 0 {
+	if corr != 0 {
 		arg("correlation")
-		b = strconv.AppendUint(b, e.Corr, 10)
+		b = strconv.AppendUint(b, corr, 10)
 	}
 	switch e.Kind {
 	case tracer.KindMemcpy, tracer.KindMemset:
@@ -733,14 +788,12 @@ func (x *exporter) writeEvent(i int) {
 			b = appendJSONString(b, origName)
 		}
 	}
-	if e.Kind.IsGPU() && e.TID >= 0 && e.Corr == 0 {
-		arg("launch tid")
-		b = strconv.AppendInt(b, int64(e.TID), 10)
-	}
 	b = append(b, "}}"...)
 	x.buf = b
 
-	if !x.opts.NoFlows && e.Corr != 0 {
+	if _, ok := x.synth[int32(i)]; ok && !x.opts.NoFlows {
+		x.flow('f', pid, tid, e.Start, corr)
+	} else if !x.opts.NoFlows && e.Corr != 0 {
 		switch {
 		case e.Kind.IsLaunch() && x.hasGPU[e.Corr] && x.launchOf[e.Corr] == int32(i):
 			x.flow('s', pid, tid, e.Start, e.Corr)
@@ -751,6 +804,39 @@ func (x *exporter) writeEvent(i int) {
 		}
 	}
 	x.flushIfBig()
+}
+
+// writeSynthLaunch writes the launch call of GPU event i, which was
+// launched on its own CPU thread at its own start with no launch call in
+// the trace (the built-in loop's ops; tracer.Trace.Link's second launch
+// rule): a zero-length "cuda_runtime" event named "rlktop launch" there,
+// with correlation corr and the flow's start, so that a reader linking by
+// correlation id (rlktop, HTA, Perfetto's arrows) finds the same launch
+// point.
+func (x *exporter) writeSynthLaunch(i int, corr uint64) {
+	e := &x.t.Events[i]
+	pid, tid := x.cpuPID(e.PID), int64(e.TID)
+	x.sep()
+	b := x.buf
+	b = append(b, `{"ph":"X","cat":"cuda_runtime","name":"rlktop launch","pid":`...)
+	b = strconv.AppendInt(b, pid, 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, tid, 10)
+	b = append(b, `,"ts":`...)
+	b = AppendMicros(b, e.Start)
+	b = append(b, `,"dur":0,"args":{`...)
+	if id := x.extID[i]; id != 0 {
+		b = append(b, `"External id":`...)
+		b = strconv.AppendInt(b, id, 10)
+		b = append(b, ',')
+	}
+	b = append(b, `"correlation":`...)
+	b = strconv.AppendUint(b, corr, 10)
+	b = append(b, `,"rlktop":"launched on this thread at the op's start (no launch call was traced)"}}`...)
+	x.buf = b
+	if !x.opts.NoFlows {
+		x.flow('s', pid, tid, e.Start, corr)
+	}
 }
 
 // flow writes a Kineto "ac2g" flow event.

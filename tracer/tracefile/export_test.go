@@ -510,7 +510,13 @@ func TestExportCPUDevicesAndPIDClash(t *testing.T) {
 		`"pid":0,"tid":0,"args":{"name":"device 0: Go CPU (in-process gotrace)"}`,
 		fmt.Sprintf(`"pid":%d,"tid":0,"args":{"name":"host (CPU device)"}`, hostDevicePID),
 		fmt.Sprintf(`"cat":"user_annotation","name":"forward","pid":%d,"tid":1`, cpuPIDOffset),
-		`"cat":"kernel","name":"matmul","pid":0,"tid":0,"ts":1,"dur":0.5,"args":{"device":0,"stream":0,"launch tid":1}`,
+		// No launch call was traced: one is written on the op's thread at
+		// its start, with a fresh correlation id (1) and the External id
+		// of "forward" (1), which is open there.
+		fmt.Sprintf(`"cat":"cuda_runtime","name":"rlktop launch","pid":%d,"tid":1,"ts":1,"dur":0,"args":{"External id":1,"correlation":1,`, cpuPIDOffset),
+		fmt.Sprintf(`{"ph":"s","id":1,"pid":%d,"tid":1,"ts":1,"cat":"ac2g","name":"ac2g"}`, cpuPIDOffset),
+		`"cat":"kernel","name":"matmul","pid":0,"tid":0,"ts":1,"dur":0.5,"args":{"External id":1,"device":0,"stream":0,"correlation":1}`,
+		`{"ph":"f","id":1,"pid":0,"tid":0,"ts":1,"cat":"ac2g","name":"ac2g","bp":"e"}`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("export lacks %s\n%s", want, out)
