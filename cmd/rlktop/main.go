@@ -24,6 +24,7 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func main() {
+	setupCLI(rootCmd)
 	if err := rootCmd.Execute(); err != nil {
 		if ee, ok := err.(exitError); ok {
 			os.Exit(ee.code)

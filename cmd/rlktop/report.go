@@ -34,6 +34,9 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 "stages", …}; times are integer nanoseconds.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Top < 0 && cmd.Flags().Changed("top") {
+				return fmt.Errorf("--top %d: give 0 (all rows) or a positive number of rows", opts.Top)
+			}
 			rules := attrib.DefaultRules()
 			if rulesPath != "" {
 				r, err := attrib.LoadRules(rulesPath)

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/gpu"
+	"github.com/rlktop/rlktop/internal/escape"
 )
 
 // Unknown is the value of a fact that could not be found out.
@@ -585,7 +586,10 @@ func PrintMeta(w io.Writer, meta map[string]string) error {
 	sort.Strings(other)
 	fmt.Fprintln(w, "source metadata")
 	for _, k := range other {
-		if _, err := fmt.Fprintf(w, "  %s: %s\n", k, meta[k]); err != nil {
+		// A value is one line: control characters (a newline the source
+		// left at its end, a log line glued to it) are escaped, never
+		// printed raw where they would look like another key's text.
+		if _, err := fmt.Fprintf(w, "  %s: %s\n", escape.Control(k), escape.Control(meta[k])); err != nil {
 			return err
 		}
 	}

@@ -193,3 +193,21 @@ func TestFromMetaErrors(t *testing.T) {
 		t.Error("bad directory accepted")
 	}
 }
+
+// TestPrintMetaOneLinePerKey: a source value with a newline and a log
+// line after it stays on its key's line, escaped.
+func TestPrintMetaOneLinePerKey(t *testing.T) {
+	var b strings.Builder
+	if err := PrintMeta(&b, map[string]string{"source": "gotrace\nstep 0: 646.0 ms, legal 26"}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "  source: gotrace\\nstep 0: 646.0 ms, legal 26\n") {
+		t.Errorf("source line not escaped:\n%s", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "step 0") {
+			t.Errorf("a log line printed as its own line: %q", l)
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rlktop/rlktop/loop/demo"
+	"github.com/rlktop/rlktop/report"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/views"
+)
+
+// setupCLI adds what spans the subcommands: --version, shell completion
+// of flag values, and the argument checks that must run before a command
+// starts anything (a run that would never end, a file about to be
+// overwritten). main calls it once before Execute; tests call it on
+// rootCmd.
+func setupCLI(root *cobra.Command) {
+	if root.Version != "" {
+		return // done already
+	}
+	root.Version = version()
+	root.SetVersionTemplate("rlktop {{.Version}}\n")
+	for _, c := range root.Commands() {
+		complete(c)
+		switch c.Name() {
+		case "run":
+			c.PreRunE = chainPre(c.PreRunE, checkRunSteps)
+		case "record":
+			if c.Flags().Lookup("force") == nil {
+				c.Flags().Bool("force", false, "overwrite the -o file if it exists")
+			}
+			c.PreRunE = chainPre(c.PreRunE, checkRecordOutput)
+		}
+	}
+}
+
+// version is the module version and VCS revision rlktop was built from
+// ("(devel) 1a2b3c4d5e6f, modified" for a work tree build).
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown version: built without module information)"
+	}
+	v := bi.Main.Version
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = ", modified"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		v += " " + rev + dirty
+	}
+	return v + " (" + bi.GoVersion + ")"
+}
+
+func chainPre(prev, next func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		if prev != nil {
+			if err := prev(c, args); err != nil {
+				return err
+			}
+		}
+		return next(c, args)
+	}
+}
+
+// checkRunSteps: run --headless --steps N needs N ≥ 1; 0 or less would
+// run forever (or never), and the report would never come.
+func checkRunSteps(c *cobra.Command, _ []string) error {
+	h, _ := c.Flags().GetBool("headless")
+	n, err := c.Flags().GetInt64("steps")
+	if err != nil || !h {
+		return nil
+	}
+	if n < 1 {
+		return fmt.Errorf("--steps %d: a headless run needs at least 1 step (it stops after them and prints the report)", n)
+	}
+	return nil
+}
+
+// checkRecordOutput refuses to overwrite an existing -o file without
+// --force.
+func checkRecordOutput(c *cobra.Command, _ []string) error {
+	out, _ := c.Flags().GetString("output")
+	force, _ := c.Flags().GetBool("force")
+	if out == "" || force {
+		return nil
+	}
+	st, err := os.Stat(out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("record -o %s: %w", out, err)
+	case st.IsDir():
+		return fmt.Errorf("record -o %s: is a directory; give a file name (e.g. -o %s/run.rlk)", out, strings.TrimSuffix(out, "/"))
+	}
+	return fmt.Errorf("record -o %s: the file exists (%s); pass --force to overwrite it or choose another name", out, views.FormatBytes(st.Size()))
+}
+
+// complete registers shell completion of the values of --by, --format,
+// --sort and --flag where a command has them.
+func complete(c *cobra.Command) {
+	fixed := func(name string, vals []string) {
+		if c.Flags().Lookup(name) == nil {
+			return
+		}
+		_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(vals, cobra.ShellCompDirectiveNoFileComp))
+	}
+	switch c.Name() {
+	case "report", "run", "record":
+		fixed("by", report.Views())
+		fixed("format", report.Formats())
+	case "diff", "compare":
+		fixed("by", []string{attrib.GroupKernel, attrib.GroupCategory, attrib.GroupStage})
+		fixed("format", formatsOf(c))
+	}
+	fixed("sort", attrib.KernelSorts())
+	if c.Flags().Lookup("flag") != nil {
+		_ = c.RegisterFlagCompletionFunc("flag", completeLoopFlag)
+	}
+}
+
+// formatsOf reads a command's --format values from its usage text
+// ("table|json|md"), so the completion follows what the command takes.
+func formatsOf(c *cobra.Command) []string {
+	f := c.Flags().Lookup("format")
+	if f == nil {
+		return nil
+	}
+	for _, w := range strings.Fields(f.Usage) {
+		if strings.Contains(w, "|") {
+			return strings.Split(strings.Trim(w, "(),;:"), "|")
+		}
+	}
+	return report.Formats()
+}
+
+// completeLoopFlag completes --flag K=V for the built-in loop: the keys
+// (attention=, envs=, …) and, after a backend key's '=', its values.
+func completeLoopFlag(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+	backends := demo.Backends()
+	if k, _, ok := strings.Cut(prefix, "="); ok {
+		var out []string
+		for _, v := range backends[k] {
+			out = append(out, k+"="+v)
+		}
+		if len(out) > 1 {
+			out = append(out, k+"="+strings.Join(backends[k], ","))
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+	var keys []string
+	for k := range demo.DefaultConfig().Flags() {
+		keys = append(keys, k+"=")
+	}
+	slices.Sort(keys)
+	return keys, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+}

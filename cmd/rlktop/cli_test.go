@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// execRoot runs rootCmd (set up as main does) with args and returns its
+// stdout and error.
+func execRoot(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	setupCLI(rootCmd)
+	var out bytes.Buffer
+	rootCmd.SetOut(&out)
+	rootCmd.SetErr(&out)
+	rootCmd.SetArgs(args)
+	defer rootCmd.SetArgs(nil)
+	err := rootCmd.Execute()
+	return out.String(), err
+}
+
+func TestVersion(t *testing.T) {
+	out, err := execRoot(t, "--version")
+	if err != nil || !strings.HasPrefix(out, "rlktop ") || !strings.Contains(out, "go1.") {
+		t.Errorf("--version: %q, %v", out, err)
+	}
+}
+
+// TestRunStepsRejected: --steps 0 and -1 with --headless fail before
+// anything starts (they ran forever).
+func TestRunStepsRejected(t *testing.T) {
+	for _, n := range []string{"0", "-1"} {
+		_, err := execRoot(t, "run", "--headless", "--steps", n)
+		if err == nil || !strings.Contains(err.Error(), "--steps "+n+": a headless run needs at least 1 step") {
+			t.Errorf("--steps %s: %v", n, err)
+		}
+	}
+	// Reset the flag for later tests sharing rootCmd.
+	if c, _, err := rootCmd.Find([]string{"run"}); err == nil {
+		c.Flags().Set("steps", "20")
+		c.Flags().Set("headless", "false")
+	}
+}
+
+func TestReportTopNegative(t *testing.T) {
+	cmd := newReportCmd()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"--top", "-5", "/work/shared/traces/kineto/kineto_sync_before_fix.json"})
+	err := cmd.Execute()
+	if err == nil || !strings.Contains(err.Error(), "--top -5") {
+		t.Errorf("--top -5: %v", err)
+	}
+}
+
+// TestRecordRefusesOverwrite: -o an existing file fails without --force
+// and leaves the file as it was.
+func TestRecordRefusesOverwrite(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "run.rlk")
+	if err := os.WriteFile(p, []byte("precious"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := execRoot(t, "record", "-o", p, "--steps", "1")
+	if err == nil || !strings.Contains(err.Error(), "the file exists (8 B); pass --force") {
+		t.Errorf("record -o existing: %v", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "precious" {
+		t.Errorf("file changed: %q", b)
+	}
+	if c, _, err := rootCmd.Find([]string{"record"}); err == nil {
+		c.Flags().Set("output", "")
+		c.Flags().Set("steps", "0")
+	}
+}
+
+// TestCompletions: the values of --by and --format complete.
+func TestCompletions(t *testing.T) {
+	out, err := execRoot(t, "__complete", "report", "--by", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"kernel", "category", "stage", "step"} {
+		if !strings.Contains(out, v+"\n") {
+			t.Errorf("report --by completion lacks %s:\n%s", v, out)
+		}
+	}
+	out, _ = execRoot(t, "__complete", "report", "--format", "")
+	for _, v := range []string{"table", "json", "csv", "md"} {
+		if !strings.Contains(out, v+"\n") {
+			t.Errorf("report --format completion lacks %s:\n%s", v, out)
+		}
+	}
+	out, _ = execRoot(t, "__complete", "run", "--flag", "attention=")
+	if !strings.Contains(out, "attention=math\n") || !strings.Contains(out, "attention=fused\n") {
+		t.Errorf("--flag attention= completion:\n%s", out)
+	}
+}
