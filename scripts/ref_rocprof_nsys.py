@@ -17,11 +17,13 @@ Durations are End - Start in ns, exactly as the file gives them (integers).
 Usage: scripts/ref_rocprof_nsys.py [TRACES_DIR] > tracer/tracefile/testdata/rocprof_nsys_ref.json
 
 With --real DIR it reads instead the real ROCm files fetched from public
-repositories into DIR (rocpd *.db from rocprofv3, rocprof v1 *.json; see
+repositories into DIR (rocpd *.db from rocprofv3, rocprof v1 results.db and
+results.json; see
 tracer/tracefile/rocm_real_test.go for where each comes from) and adds
   linked: GPU ops joined to the API call that launched them
 (rocpd: kernel/copy events whose rocpd_event.stack_id, else correlation_id,
-is also a non-marker region's; rocprof v1: DataFlow flows whose "t" end is
+is also a non-marker region's; rocprof v1 results.db: OPS/COPY rows whose
+(pid, Index) is a HIP row's; rocprof v1 JSON: DataFlow flows whose "t" end is
 exactly one kept GPU op at the same section, lane and ts and whose "s" end
 lies inside an API call on its thread).
 Usage: scripts/ref_rocprof_nsys.py --real /tmp/rlktop-real-rocm > tracer/tracefile/testdata/rocm_real_ref.json
@@ -280,14 +282,70 @@ def rocprof_v1_json(path):
     return out
 
 
+def rocprof_v1_db(path):
+    """rocprof v1 results.db (bin/tblextr.py): KERN/OPS rows are kernels
+    (KernelName without the writer's double quotes), COPY rows copies or
+    fills, HIP/HSA rows calls, rocTX rows ranges or marks (EndNs = BeginNs
+    + 1); a HIP call and an OPS/COPY op with the same (pid, Index) are
+    linked. Tables without BeginNs/EndNs are not read."""
+    out = blank()
+    out["linked"] = 0
+    c = sqlite3.connect("file:%s?mode=ro&immutable=1" % path, uri=True)
+    tables = {r[0] for r in c.execute("select name from sqlite_master where type='table'")}
+
+    def rows(t):
+        cols = [r[1] for r in c.execute('pragma table_info("%s")' % t)]
+        if "BeginNs" not in cols or "EndNs" not in cols:
+            return
+        for r in c.execute('select * from "%s"' % t):
+            yield dict(zip(cols, r))
+
+    calls = set()
+    for t in ("HIP", "HSA"):
+        if t in tables:
+            for d in rows(t):
+                out["runtime"] += 1
+                if t == "HIP":
+                    calls.add((d["pid"], d["Index"]))
+    if "rocTX" in tables:
+        for d in rows("rocTX"):
+            if d["EndNs"] == d["BeginNs"] + 1:
+                out["instants"] += 1
+            else:
+                add(out["ranges"], d["Name"], d["EndNs"] - d["BeginNs"])
+    for t in ("OPS", "KERN", "COPY"):
+        if t not in tables:
+            continue
+        for d in rows(t):
+            name = (d.get("KernelName") if t == "KERN" else d.get("Name")) or ""
+            if name.startswith('"') and name.endswith('"') and len(name) >= 2:
+                name = name[1:-1]
+            if name in ("Unknown command type", "<barrier packet>"):
+                continue
+            dur = d["EndNs"] - d["BeginNs"]
+            if t == "COPY":
+                g = out["memset"] if "Fill" in name else out["memcpy"]
+                g["count"] += 1
+                g["ns"] += dur
+            else:
+                add(out["kernels"], name, dur)
+            if t != "KERN" and (d.get("pid"), d.get("Index")) in calls:
+                out["linked"] += 1
+    return out
+
+
 def real(root):
     res = {}
     for name in sorted(os.listdir(root)):
         p = os.path.join(root, name)
         if name.endswith(".db"):
-            res[name] = rocpd_sqlite(p)
+            c = sqlite3.connect("file:%s?mode=ro&immutable=1" % p, uri=True)
+            rocpd = any(r[0].startswith("rocpd_") for r in c.execute("select name from sqlite_master"))
+            res[name] = rocpd_sqlite(p) if rocpd else rocprof_v1_db(p)
+            res[name]["format"] = "rocpd-sqlite" if rocpd else "rocprof-v1-sqlite"
         elif name.endswith(".json"):
             res[name] = rocprof_v1_json(p)
+            res[name]["format"] = "rocprof-v1-json"
     return res
 
 

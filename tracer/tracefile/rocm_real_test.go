@@ -21,6 +21,9 @@ import (
 //	name                            repository                     path                                commit
 //	batched_gemm_28_results.db      HGLiu1998/batched_gemm         ck_bmm/37ca13315e70/28_results.db   c44b83a9a0829ae6b319a1d28ff9ab6e9582af65
 //	hipprog_results.json            shashankparsi/HIP_Programming  results.json                        4a4d63d0351bee94b43c1d1f60c019b6608d7195
+//	hipprog_results.db              shashankparsi/HIP_Programming  results.db                          4a4d63d0351bee94b43c1d1f60c019b6608d7195
+//	hpctraining_fd_results.db       amd/HPCTrainingExamples        rocm-blogs-codes/finite-difference/examples/results.db   83f341a8d791876f515f7cf3bc41b5f6f7ad7ac5
+//	hpctraining_ss_results.db       amd/HPCTrainingExamples        rocm-blogs-codes/seismic-stencils/examples/.xr/13-12-2023_15:20:58_stencils_R_4_vec_2.x_512_512_512_100_64_64_1/results.db   83f341a8d791876f515f7cf3bc41b5f6f7ad7ac5
 //	kokkos_results_99e028f3.json    dalg24/kokkos                  results.json                        99e028f3f7da01bcb65876cebabe8fbe5a2c36e8
 //	kokkos_results_8361a6b7.json    dalg24/kokkos                  results.json                        8361a6b7e50ccb24afe9a05c8e77421788570b91
 //	kokkos_results_7d43b67a.json    dalg24/kokkos                  results.json                        7d43b67afaf5e78d50269f83156d95597cbd3f19
@@ -28,9 +31,12 @@ import (
 //	kokkos_results_b12edad5.json    dalg24/kokkos                  results.json                        b12edad5b8cac53dc28db8cf4214b6e189ed9382
 //	kokkos_results_d60b181a.json    dalg24/kokkos                  results.json                        d60b181a398376b312447c98072edb03437c68ee
 //
-// The .db is a released rocprofv3's rocpd database (schema_version 3,
-// start/end columns, MI300X); the .json files are rocprof v1 --hip-trace
-// results.json (MI300X with 5 GPUs; a 2021 ROCm with roctx ranges).
+// batched_gemm_28_results.db is a released rocprofv3's rocpd database
+// (schema_version 3, start/end columns, MI300X); the .json files are rocprof
+// v1 --hip-trace results.json (MI300X with 5 GPUs; a 2021 ROCm with roctx
+// ranges); the other .db files are rocprof v1's own results.db (HIP, OPS,
+// COPY tables beside the .json; the HPCTrainingExamples ones only the
+// --timestamp KERN table, 1,004 and 1,024 kernels).
 // Expected totals are in testdata/rocm_real_ref.json, written by
 // scripts/ref_rocprof_nsys.py --real (Python json/sqlite3, independent of
 // the Go importers).
@@ -44,7 +50,8 @@ func realROCmDir() string {
 
 type realRef struct {
 	refTotals
-	Linked int64 `json:"linked"`
+	Linked int64  `json:"linked"`
+	Format string `json:"format"`
 }
 
 // linkedOps counts GPU ops that share their correlation id with an API call.
@@ -89,9 +96,8 @@ func TestRealROCmFilesMatchReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := map[string]string{".db": "rocpd-sqlite", ".json": "rocprof-v1-json"}[filepath.Ext(name)]
-			if tr.Format != want {
-				t.Errorf("detected as %q, want %q", tr.Format, want)
+			if tr.Format != ref[name].Format {
+				t.Errorf("detected as %q, want %q", tr.Format, ref[name].Format)
 			}
 			got, exp := norm(totalsOf(tr)), norm(ref[name].refTotals)
 			if !reflect.DeepEqual(got, exp) {

@@ -142,3 +142,55 @@ func FuzzRocprofV1JSON(f *testing.F) {
 		Read(strings.NewReader(in), "fuzz.json", int64(len(in)), Options{})
 	})
 }
+
+// rocprof v1's results.db, the tables tblextr.py writes with the column
+// lists of a real one (shashankparsi/HIP_Programming results.db), KERN as
+// the --timestamp runs write it (amd/HPCTrainingExamples), KernelName in
+// the writer's double quotes. Expected values are the literals.
+func TestRocprofV1DB(t *testing.T) {
+	db, p := newDB(t, "results.db")
+	execAll(t, db,
+		`CREATE TABLE HIP ("BeginNs" INTEGER, "EndNs" INTEGER, "pid" INTEGER, "tid" INTEGER, "Name" TEXT, "args" TEXT, "Index" INTEGER, "Data" TEXT, "__section" INTEGER, "__lane" INTEGER, "DurationNs" INTEGER)`,
+		`CREATE TABLE OPS ("BeginNs" INTEGER, "EndNs" INTEGER, "dev-id" INTEGER, "queue-id" INTEGER, "Name" TEXT, "pid" INTEGER, "tid" INTEGER, "roctx-range" TEXT, "stream-id" INTEGER, "Index" INTEGER, "Data" TEXT, "__section" INTEGER, "__lane" INTEGER, "DurationNs" INTEGER)`,
+		`CREATE TABLE COPY ("BeginNs" INTEGER, "EndNs" INTEGER, "dev-id" INTEGER, "queue-id" INTEGER, "Name" TEXT, "pid" INTEGER, "tid" INTEGER, "roctx-range" TEXT, "stream-id" INTEGER, "Index" INTEGER, "Data" TEXT, "__section" INTEGER, "__lane" INTEGER, "DurationNs" INTEGER)`,
+		`CREATE TABLE KERN ("Index" INTEGER, "KernelName" TEXT, "gpu-id" INTEGER, "queue-id" INTEGER, "queue-index" INTEGER, "pid" INTEGER, "tid" INTEGER, "DispatchNs" INTEGER, "BeginNs" INTEGER, "EndNs" INTEGER, "CompleteNs" INTEGER, "DurationNs" INTEGER)`,
+		`CREATE TABLE rocTX ("BeginNs" INTEGER, "EndNs" INTEGER, "pid" INTEGER, "tid" INTEGER, "Name" TEXT, "Index" INTEGER, "__section" INTEGER, "__lane" INTEGER)`,
+		`INSERT INTO HIP VALUES (1000,1500,77,500,'hipLaunchKernel','',8,'',2,500,500),(2000,2600,77,500,'hipMemset','',9,'',2,500,600)`,
+		`INSERT INTO OPS VALUES (1700,4700,1,0,'vector_add(float*)',77,500,'',2,8,'',7,2,3000),(5000,5000,1,0,'Unknown command type',77,0,'',0,10,'',6,0,0)`,
+		`INSERT INTO COPY VALUES (2100,2180,1,0,'FillBuffer',77,500,'',2,9,'',1,0,80)`,
+		`INSERT INTO KERN VALUES (0,'"void k<double>(double*) [clone .kd]"',8,3,0,77,500,900,1000,1250,1300,250)`,
+		`INSERT INTO rocTX VALUES (100,9000,77,500,'forward',0,0,500),(150,151,77,500,'mark',1,0,500)`)
+	db.Close()
+	tr, err := Open(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Format != "rocprof-v1-sqlite" || tr.Meta["skipped_events"] != "Unknown command type:1" {
+		t.Fatalf("format %q, skipped %q", tr.Format, tr.Meta["skipped_events"])
+	}
+	by := map[string]*tracer.Event{}
+	for i := range tr.Events {
+		by[tr.Name(&tr.Events[i])] = &tr.Events[i]
+	}
+	if len(tr.Events) != 7 {
+		t.Errorf("%d events, want 7", len(tr.Events))
+	}
+	op, call := by["vector_add(float*)"], by["hipLaunchKernel"]
+	if op == nil || op.Kind != tracer.KindKernel || op.Start != 1700 || op.Dur != 3000 || op.Device != 1 || op.Stream != 2 || op.PID != 77 || op.TID != -1 ||
+		call == nil || call.Kind != tracer.KindRuntime || op.Corr == 0 || op.Corr != call.Corr {
+		t.Errorf("op %+v call %+v", op, call)
+	}
+	f, ms := by["FillBuffer"], by["hipMemset"]
+	if f == nil || f.Kind != tracer.KindMemset || f.Dur != 80 || ms == nil || f.Corr != ms.Corr || f.Corr == op.Corr {
+		t.Errorf("fill %+v hipMemset %+v", f, ms)
+	}
+	if k := by["void k<double>(double*) [clone .kd]"]; k == nil || k.Kind != tracer.KindKernel || k.Start != 1000 || k.Dur != 250 || k.Device != 8 || k.Stream != 3 || k.Corr != 0 {
+		t.Errorf("KERN row %+v", k)
+	}
+	if r, m := by["forward"], by["mark"]; r == nil || r.Kind != tracer.KindRange || r.Dur != 8900 || m == nil || m.Kind != tracer.KindInstant || m.Start != 150 {
+		t.Errorf("range %+v mark %+v", r, m)
+	}
+	for _, w := range tr.Warnings {
+		t.Errorf("unexpected warning %q", w)
+	}
+}
