@@ -47,3 +47,11 @@ func TestSortFilter(t *testing.T) {
 		t.Errorf("--sort p95: %v, want ErrOption", err)
 	}
 }
+
+// TestMarkdownArrow: "->" in a name stays "->" in md (it was "-&gt;").
+func TestMarkdownArrow(t *testing.T) {
+	md := render(t, snap(), Options{Format: "md"})
+	if !strings.Contains(md, "Memcpy HtoD (Pinned -> Device)") || strings.Contains(md, "&gt;") {
+		t.Errorf("md:\n%s", md)
+	}
+}

@@ -348,6 +348,8 @@ func writeMarkdown(w io.Writer, s *attrib.Snapshot, o Options) error {
 // mdEscape escapes control characters (escape.Control) and the characters
 // that break a GitHub table cell or render as markup.
 func mdEscape(s string) string {
-	r := strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;", ">", "&gt;", "`", "\\`")
+	// '<' could open an HTML tag; a lone '>' is text in a table cell
+	// ("Memcpy HtoD (Pinned -> Device)" stays readable in the source).
+	r := strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;", "`", "\\`")
 	return r.Replace(escape.Control(s))
 }
