@@ -667,6 +667,11 @@ func (k *Kernels) detail(n int) []string {
 	}
 	ctx := append(append([]string{}, r.Ops...), r.Ranges...)
 	launch := strings.Join(ctx, " › ")
+	if r.StageRule == "step thread" && len(r.Ranges) > 0 {
+		// No range was open on the launching thread (autograd's): the
+		// stage is the step thread's range open at the launch.
+		launch = strings.Join(r.Ops, " › ") + " · stage from the step thread: " + strings.Join(r.Ranges, " › ")
+	}
 	if launch == "" {
 		launch = "(no operator or range recorded)"
 	}

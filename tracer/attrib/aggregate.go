@@ -147,6 +147,7 @@ type rowAcc struct {
 	cats        []share
 	stages      []share
 	ops, ranges []string
+	stageRule   string
 	hasCtx      bool
 	// Summary-only contributions: no durations behind them.
 	sumRows int
@@ -732,6 +733,7 @@ func (a *Aggregator) fillRowCtx(b *binding, r *rowAcc, id tracer.CtxID) {
 	for _, s := range c.Ranges {
 		r.ranges = append(r.ranges, b.strs.Get(s))
 	}
+	r.stageRule = c.StageFrom.String()
 	r.hasCtx = true
 }
 
@@ -1409,6 +1411,7 @@ func (a *Aggregator) Snapshot() *Snapshot {
 			MaxNs:       r.max,
 			Ops:         slices.Clone(r.ops),
 			Ranges:      slices.Clone(r.ranges),
+			StageRule:   r.stageRule,
 		}
 		if r.hist != nil {
 			kr.P50Ns = min(max(histPercentile(r.hist, 50), r.min), r.max)

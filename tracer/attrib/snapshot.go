@@ -86,6 +86,11 @@ type KernelRow struct {
 	// operator stack then ranges, outermost first.
 	Ops    []string
 	Ranges []string
+	// StageRule says where Ranges (and so the stage) of that occurrence
+	// came from: "launching thread", "step thread" (autograd's launches
+	// take the main thread's ranges) or "no range open" (tracer.StageRule);
+	// "" when no context was recorded.
+	StageRule string
 }
 
 // GroupRow is one category's or stage's total.

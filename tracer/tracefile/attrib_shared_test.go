@@ -135,6 +135,12 @@ func TestPerLaunchCategoryResidualAdd(t *testing.T) {
 				t.Errorf("two rows of category %s", k.Category)
 			}
 			got[k.Category] = [2]int64{k.Count, k.TotalNs}
+			// The gradient accumulations are launched from autograd's
+			// thread, which has no range open: their stage is the main
+			// thread's "## backward ##", and the detail says so.
+			if k.Category == "conv" && (k.StageRule != "step thread" || !slices.Equal(k.Ranges, []string{"## backward ##"})) {
+				t.Errorf("conv row: stage rule %q, ranges %v", k.StageRule, k.Ranges)
+			}
 		}
 	}
 	want := map[string][2]int64{"conv": {80, 13214096}, "elementwise": {80, 13089877}}
