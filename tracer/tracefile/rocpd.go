@@ -34,7 +34,9 @@ import (
 //   - the development schema (ROCm/rocprofiler-sdk
 //     source/share/rocprofiler-sdk-rocpd/rocpd_tables.sql): start_id/end_id
 //     (and timestamp_id) point into rocpd_timestamp(value), and pid/tid,
-//     agent, queue and stream come from rocpd_track via track_id.
+//     agent, queue and stream come from rocpd_track via track_id;
+//   - rocm-systems' schema 4.1.0 mixes them: start/end and
+//     rocpd_sample.timestamp in the tables, the rest on rocpd_track.
 //
 // Mapping:
 //

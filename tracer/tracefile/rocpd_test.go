@@ -361,3 +361,35 @@ func TestRocpdNoGPUWarning(t *testing.T) {
 		}
 	}
 }
+
+// The schema rocm-systems calls 4.1.0 (projects/rocprofiler-sdk/source/
+// share/rocprofiler-sdk-rocpd/versions/4.1.0/rocpd_tables.sql) mixes the
+// two: start/end in the data tables and rocpd_sample.timestamp, but pid,
+// tid, agent, queue and stream on rocpd_track and categories in
+// rocpd_info_category. Built from the development fixture by resolving its
+// rocpd_timestamp ids into columns and dropping that table, so the same
+// hand counts hold.
+func TestRocpdSchema41(t *testing.T) {
+	sfx := "0000a1b2_c3d4_e5f6_0718_293a4b5c6d7e"
+	db, p := newDB(t, "v41.db")
+	execAll(t, db, rocpdRun(sfx, "guid-a", "4242", true)...)
+	tb := func(n string) string { return "`" + n + "_" + sfx + "`" }
+	ts := tb("rocpd_timestamp")
+	execAll(t, db,
+		`CREATE TABLE r41 AS SELECT X.id, X.guid, X.track_id, X.name_id, S.value AS start, E.value AS "end", X.event_id, X.extdata FROM `+tb("rocpd_region")+
+			` X JOIN `+ts+` S ON S.id = X.start_id JOIN `+ts+` E ON E.id = X.end_id`,
+		`CREATE TABLE k41 AS SELECT X.id, X.guid, X.track_id, X.kernel_id, X.dispatch_id, S.value AS start, E.value AS "end", X.workgroup_size_x, X.grid_size_x, X.region_name_id, X.event_id, X.extdata FROM `+
+			tb("rocpd_kernel_dispatch")+` X JOIN `+ts+` S ON S.id = X.start_id JOIN `+ts+` E ON E.id = X.end_id`,
+		`CREATE TABLE m41 AS SELECT X.id, X.guid, X.track_id, S.value AS start, E.value AS "end", X.name_id, X.dst_agent_id, X.src_agent_id, X.size, X.event_id, X.extdata FROM `+
+			tb("rocpd_memory_copy")+` X JOIN `+ts+` S ON S.id = X.start_id JOIN `+ts+` E ON E.id = X.end_id`,
+		`CREATE TABLE s41 AS SELECT X.id, X.guid, X.track_id, X.name_id, S.value AS timestamp, X.event_id, X.extdata FROM `+tb("rocpd_sample")+` X JOIN `+ts+` S ON S.id = X.timestamp_id`,
+		`DROP TABLE `+tb("rocpd_region"), `DROP TABLE `+tb("rocpd_kernel_dispatch"), `DROP TABLE `+tb("rocpd_memory_copy"), `DROP TABLE `+tb("rocpd_sample"), `DROP TABLE `+ts,
+		`ALTER TABLE r41 RENAME TO `+tb("rocpd_region"), `ALTER TABLE k41 RENAME TO `+tb("rocpd_kernel_dispatch"),
+		`ALTER TABLE m41 RENAME TO `+tb("rocpd_memory_copy"), `ALTER TABLE s41 RENAME TO `+tb("rocpd_sample"))
+	db.Close()
+	tr, err := Open(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRocpdRun(t, tr, 1)
+}
