@@ -167,6 +167,7 @@ type kev struct {
 	hasBytes, hasStream     bool
 	hasDevice               bool
 	nums                    []kNumArg
+	bad                     error // first bad ts/dur value: the event is skipped
 }
 
 type kdec struct {
@@ -183,6 +184,9 @@ type kdec struct {
 	nextID   int32
 	skipped  map[byte]int
 	noDur    int
+	badN     int // events skipped for a bad value (kBadShown of them warned one by one)
+	zeroTs   int // GPU events at ts 0 (kept, warned)
+	zeroDur  int // kernels of dur 0 (kept, warned)
 	scratch  []byte
 	scratch2 []byte
 	brackets []byte // reused bracket stack for skipping
@@ -194,6 +198,20 @@ type kdec struct {
 	kGpuLabel map[int32]int32 // pid → device from process_labels "GPU N"
 	needDev   []int32         // GPU events whose device came from the pid
 	sawEvents bool
+}
+
+// kBadShown is how many skipped events get a warning each; the rest are
+// counted in one.
+const kBadShown = 10
+
+// skipBad counts an event skipped for a bad value (missing ts, a ts or dur
+// that is not a number, NaN, a negative dur) and warns with its position:
+// one bad value costs that event only.
+func (d *kdec) skipBad(msg string) {
+	d.badN++
+	if d.badN <= kBadShown {
+		d.t.Warn(msg + "; event skipped")
+	}
 }
 
 func (d *kdec) errAt(off int64, field, msg, hint string, err error) *Error {
@@ -867,7 +885,12 @@ func (d *kdec) parseEvent(w *kwin, start int64) error {
 			if !ok {
 				v, err = d.micros(sp, d.field)
 				if err != nil {
-					return err
+					// A bad value spoils this event only: parse on to its
+					// end and skip it (record).
+					if ev.bad == nil {
+						ev.bad = err
+					}
+					continue
 				}
 			}
 			if key == kTs {
@@ -1224,11 +1247,15 @@ func (d *kdec) record(start int64) error {
 			"every trace event needs a phase such as \"X\"; the file may not be a trace", nil)
 	}
 	ph := ev.ph
+	if ev.bad != nil && ph != 'M' {
+		d.skipBad(ev.bad.Error())
+		return nil
+	}
 	switch ph {
 	case 'X', 'B', 'E':
 		if !ev.hasTs {
-			return d.errAt(start, "ts", fmt.Sprintf("%q event %d has no \"ts\" (start time)", string(ph), d.nEvents),
-				"complete and begin/end events need ts in microseconds", nil)
+			d.skipBad(d.errAt(start, "ts", fmt.Sprintf("%q event %d has no \"ts\" (start time)", string(ph), d.nEvents), "", nil).Error())
+			return nil
 		}
 	case 'i', 'I', 'n', 'C':
 		if !ev.hasTs {
@@ -1316,8 +1343,18 @@ func (d *kdec) record(start int64) error {
 		if !ev.hasDur {
 			d.noDur++
 		} else if ev.dur < 0 {
-			return d.errAt(ev.durOff, "dur", fmt.Sprintf("negative duration %d ns in event %d (%q)", ev.dur, d.nEvents, kClip(name)),
-				"dur must be >= 0 microseconds; the file is corrupt", nil)
+			d.skipBad(d.errAt(ev.durOff, "dur", fmt.Sprintf("negative duration %d ns in event %d (%q)", ev.dur, d.nEvents, kClip(name)), "", nil).Error())
+			return nil
+		}
+		if e.Kind.IsGPU() {
+			// Kept, but said: a known Kineto export bug writes GPU work at
+			// ts 0, and a kernel of 0 ns is no kernel time.
+			if e.Start == 0 {
+				d.zeroTs++
+			}
+			if e.Kind == tracer.KindKernel && ev.hasDur && ev.dur == 0 {
+				d.zeroDur++
+			}
 		}
 		if ev.hasDur {
 			e.Dur = ev.dur
@@ -1496,6 +1533,18 @@ func (d *kdec) finish() *tracer.Trace {
 		}
 	}
 	d.checkNesting()
+	if d.badN > kBadShown {
+		t.Warn(fmt.Sprintf("%s: %d more events with a bad ts or dur skipped (%d in all)", d.path, d.badN-kBadShown, d.badN))
+	}
+	if d.badN > 0 {
+		t.Meta["skipped_bad_events"] = strconv.Itoa(d.badN)
+	}
+	if d.zeroTs > 0 {
+		t.Warn(fmt.Sprintf("%s: %d GPU events start at ts 0 (a known Kineto export bug); kept, but their step and stage are guesses", d.path, d.zeroTs))
+	}
+	if d.zeroDur > 0 {
+		t.Warn(fmt.Sprintf("%s: %d kernels last 0 ns; kept (they count in kernel counts, not in time)", d.path, d.zeroDur))
+	}
 	if d.noDur > 0 {
 		t.Warn(fmt.Sprintf("%s: %d \"X\" events have no \"dur\"; taken as 0 ns", d.path, d.noDur))
 	}

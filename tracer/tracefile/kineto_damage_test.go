@@ -1,0 +1,121 @@
+package tracefile
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rlktop/rlktop/tracer"
+)
+
+// One bad value costs its event only (issue 16: the whole import stopped):
+// the event between two good ones is skipped with a warning naming the
+// byte offset (of the bad field, or of the event when a field is missing)
+// and the field; the good ones are kept.
+func TestKinetoBadValuesSkipped(t *testing.T) {
+	good := `{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2}`
+	pre := `[` + good + `,`
+	p := int64(len(pre)) // where the bad event starts
+	for _, c := range []struct {
+		name, bad string
+		off       int64 // offset within the bad event
+		field     string
+		msg       string
+	}{
+		{"ts true", `{"ph":"X","name":"a","ts":true,"dur":1}`, 26, "ts", "found true"},
+		{"ts garbage string", `{"ph":"X","name":"a","ts":"12ms","dur":1}`, 27, "ts", "decimal number"},
+		{"ts NaN (Python json)", `{"ph":"X","name":"a","ts":NaN,"dur":1}`, 26, "ts", `found "NaN"`},
+		{"dur Infinity", `{"ph":"X","name":"a","ts":3,"dur":Infinity}`, 34, "dur", `found "Infinity"`},
+		{"missing ts", `{"ph":"X","name":"a","dur":1}`, 0, "ts", `has no "ts"`},
+		{"missing ts on B", `{"ph":"B","name":"a"}`, 0, "ts", `has no "ts"`},
+		{"negative dur", `{"ph":"X","name":"a","ts":5,"dur":-1.5}`, 34, "dur", "negative duration -1500 ns"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := pre + c.bad + `,` + good + `]`
+			tr, err := ReadKineto(strings.NewReader(in), "bad.json", Options{})
+			if err != nil {
+				t.Fatalf("err = %v, want the bad event skipped", err)
+			}
+			if len(tr.Events) != 2 {
+				t.Errorf("%d events kept, want the 2 good ones", len(tr.Events))
+			}
+			want := fmt.Sprintf("bad.json (byte %d): field %q: ", p+c.off, c.field)
+			if len(tr.Warnings) == 0 || !strings.HasPrefix(tr.Warnings[0], want) || !strings.Contains(tr.Warnings[0], c.msg) || !strings.HasSuffix(tr.Warnings[0], "; event skipped") {
+				t.Errorf("warnings %q, want one starting %q containing %q", tr.Warnings, want, c.msg)
+			}
+			if tr.Meta["skipped_bad_events"] != "1" {
+				t.Errorf("skipped_bad_events = %q, want 1", tr.Meta["skipped_bad_events"])
+			}
+		})
+	}
+}
+
+// The trial's case: 10,000 kernels of 500 µs, three of them bad (a
+// negative dur, a NaN ts, a missing ts): 9,997 kept, 9,997 × 500,000 ns of
+// kernel time, three warnings. Past ten bad events one warning counts the
+// rest.
+func TestKinetoBadEventsCounted(t *testing.T) {
+	build := func(n int, bad map[int]string) []byte {
+		var b bytes.Buffer
+		b.WriteString(`{"traceEvents":[`)
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			ts, dur := fmt.Sprint(1000*(i+1)), "500"
+			switch bad[i] {
+			case "neg":
+				dur = "-5"
+			case "nan":
+				ts = "NaN"
+			}
+			if bad[i] == "nots" {
+				fmt.Fprintf(&b, `{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"dur":%s,"args":{"device":0}}`, dur)
+				continue
+			}
+			fmt.Fprintf(&b, `{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":%s,"dur":%s,"args":{"device":0}}`, ts, dur)
+		}
+		b.WriteString("]}")
+		return b.Bytes()
+	}
+	tr, err := ReadKineto(bytes.NewReader(build(10000, map[int]string{100: "neg", 200: "nan", 300: "nots"})), "k.json", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns int64
+	for _, e := range tr.Events {
+		if e.Kind == tracer.KindKernel {
+			ns += e.Dur
+		}
+	}
+	if len(tr.Events) != 9997 || ns != 9997*500_000 || len(tr.Warnings) != 3 {
+		t.Errorf("%d events, %d ns, warnings %q; want 9997, %d ns, 3 warnings", len(tr.Events), ns, tr.Warnings, 9997*500_000)
+	}
+	bad := map[int]string{}
+	for i := range 25 {
+		bad[10*i] = "neg"
+	}
+	tr, err = ReadKineto(bytes.NewReader(build(1000, bad)), "k.json", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Events) != 975 || len(tr.Warnings) != kBadShown+1 || !strings.Contains(tr.Warnings[kBadShown], "15 more events with a bad ts or dur skipped (25 in all)") {
+		t.Errorf("%d events, warnings %q", len(tr.Events), tr.Warnings)
+	}
+}
+
+// Kept but said: GPU work at ts 0 (a Kineto export bug) and 0 ns kernels.
+func TestKinetoSuspiciousValuesWarned(t *testing.T) {
+	in := `[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":0,"dur":2},` +
+		`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":5,"dur":0},` +
+		`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":9,"dur":1}]`
+	tr, err := ReadKineto(strings.NewReader(in), "z.json", Options{})
+	if err != nil || len(tr.Events) != 3 {
+		t.Fatalf("%v, %d events", err, len(tr.Events))
+	}
+	w := strings.Join(tr.Warnings, "\n")
+	if !strings.Contains(w, "z.json: 1 GPU events start at ts 0") || !strings.Contains(w, "z.json: 1 kernels last 0 ns") {
+		t.Errorf("warnings %q", tr.Warnings)
+	}
+}
