@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -172,7 +173,7 @@ func readSQLite(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 	case isNsys(s):
 		t, err = readNsys(s)
 	default:
-		return nil, &Error{Path: path, Offset: 0, Msg: fmt.Sprintf("SQLite database with %d tables, but neither an Nsight Systems export nor a rocpd database", len(s.names)),
+		return nil, &Error{Path: path, Offset: 0, Msg: fmt.Sprintf("SQLite database with %d tables and views (%s), but neither an Nsight Systems export nor a rocpd database", len(s.names), someNames(s.names, 12)),
 			Err: ErrUnknownFormat,
 			Hint: "expected nsys tables (StringIds, CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS) or rocpd tables (rocpd_kernel_dispatch…); " +
 				"export a .nsys-rep with `nsys export --type sqlite`"}
@@ -181,4 +182,18 @@ func readSQLite(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// someNames lists up to n of the keys of m, sorted, with "…" when there
+// are more, for messages about what a database holds.
+func someNames(m map[string]string, n int) string {
+	var k []string
+	for name := range m {
+		k = append(k, name)
+	}
+	slices.Sort(k)
+	if len(k) > n {
+		k = append(k[:n:n], "…")
+	}
+	return strings.Join(k, ", ")
 }

@@ -194,3 +194,14 @@ func TestRocprofV1DB(t *testing.T) {
 		t.Errorf("unexpected warning %q", w)
 	}
 }
+
+// A SQLite file that is neither format: the error names its tables.
+func TestSQLiteUnknownNamesTables(t *testing.T) {
+	db, p := newDB(t, "other.db")
+	execAll(t, db, `CREATE TABLE measurements (x INTEGER)`, `CREATE TABLE runs (id INTEGER)`)
+	db.Close()
+	_, err := Open(p, Options{})
+	if err == nil || !strings.Contains(err.Error(), "SQLite database with 2 tables and views (measurements, runs), but neither") {
+		t.Errorf("err %v", err)
+	}
+}
