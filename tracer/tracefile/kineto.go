@@ -261,15 +261,25 @@ func (d *kdec) run() error {
 			return d.errAt(s.off(), "", "file holds only a byte order mark", "", nil)
 		}
 	}
+	var err error
 	switch c {
 	case '[':
 		d.arrayForm = true
-		return d.events()
+		err = d.events()
 	case '{':
-		return d.object()
+		err = d.object()
+	default:
+		return d.errAt(s.off(), "", "expected '{' or '[' at the start of a trace-event JSON file, found "+kQuoteByte(c),
+			"the file is not Kineto / Chrome trace-event JSON", nil)
 	}
-	return d.errAt(s.off(), "", "expected '{' or '[' at the start of a trace-event JSON file, found "+kQuoteByte(c),
-		"the file is not Kineto / Chrome trace-event JSON", nil)
+	if err == nil {
+		// Data after the JSON (two files concatenated, a cut rewrite) is
+		// ignored, and said.
+		if c, ok := s.ws(); ok {
+			d.t.Warn(fmt.Sprintf("%s (byte %d): data after the end of the JSON (starting %s) ignored", d.path, s.off(), kQuoteByte(c)))
+		}
+	}
+	return err
 }
 
 // object walks the top-level object.

@@ -119,3 +119,19 @@ func TestKinetoSuspiciousValuesWarned(t *testing.T) {
 		t.Errorf("warnings %q", tr.Warnings)
 	}
 }
+
+// Garbage after the JSON is ignored with a warning giving its offset.
+func TestKinetoTrailingGarbageWarned(t *testing.T) {
+	js := `{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2}]}`
+	tr, err := ReadKineto(strings.NewReader(js+"\n garbage{"), "g.json", Options{})
+	if err != nil || len(tr.Events) != 1 {
+		t.Fatalf("%v", err)
+	}
+	want := fmt.Sprintf("g.json (byte %d): data after the end of the JSON (starting 'g') ignored", len(js)+2)
+	if len(tr.Warnings) != 1 || tr.Warnings[0] != want {
+		t.Errorf("warnings %q, want %q", tr.Warnings, want)
+	}
+	if tr, _ := ReadKineto(strings.NewReader(js+"\n\n"), "g.json", Options{}); len(tr.Warnings) != 0 {
+		t.Errorf("trailing whitespace warned: %q", tr.Warnings)
+	}
+}
