@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/views/viewstest"
 )
 
 // execRoot runs rootCmd (set up as main does) with args and returns its
@@ -97,5 +102,47 @@ func TestCompletions(t *testing.T) {
 	out, _ = execRoot(t, "__complete", "run", "--flag", "attention=")
 	if !strings.Contains(out, "attention=math\n") || !strings.Contains(out, "attention=fused\n") {
 		t.Errorf("--flag attention= completion:\n%s", out)
+	}
+}
+
+// TestHeadlessCSVIsOneTable: run --headless --format csv writes the
+// kernels table and nothing after it (steps: and flags: lines were
+// appended); every record has the header's field count.
+func TestHeadlessCSVIsOneTable(t *testing.T) {
+	st := &session.State{Cumulative: viewstest.Snapshot(), Steps: []session.StepTime{{Step: 1, DurNs: 100}, {Step: 2, DurNs: 200}}}
+	var b bytes.Buffer
+	if err := writeRunReport(&b, st, map[string]string{"attention": "math"}, &runFlags{format: "csv", by: "kernel"}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatalf("not one CSV table: %v\n%s", err, b.String())
+	}
+	// Header plus the fixture's 12 kernels and 2 transfers.
+	if len(recs) != 1+len(viewstest.Kernels)+2 {
+		t.Errorf("%d records, want %d", len(recs), 1+len(viewstest.Kernels)+2)
+	}
+}
+
+// TestQuitWhileRecordingSaysWhere: a recording still running when the TUI
+// quits is stopped and its path returned for the message.
+func TestQuitWhileRecordingSaysWhere(t *testing.T) {
+	t.Chdir(t.TempDir())
+	sess := session.New(session.Options{})
+	defer sess.Close()
+	c := &liveController{live: &loop.Live{Session: sess}}
+	if _, _, ok := c.stopRecordingAtExit(); ok {
+		t.Fatal("ok with no recording")
+	}
+	p, err := c.StartRecording()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, got, ok := c.stopRecordingAtExit()
+	if !ok || got != p || !filepath.IsAbs(got) {
+		t.Errorf("stopRecordingAtExit = %q, %v; want %q", got, ok, p)
+	}
+	if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+		t.Errorf("recording file %s: %v", p, err)
 	}
 }

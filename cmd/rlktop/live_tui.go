@@ -70,6 +70,11 @@ func runTUI(o loop.LiveOptions) error {
 	}
 	_, runErr := tea.NewProgram(m).Run()
 	close(done)
+	// Quitting while R records ends the recording: say where it is.
+	if info, path, ok := ctl.stopRecordingAtExit(); ok {
+		fmt.Fprintf(os.Stderr, "rlktop: recorded %s: %s, %d frames, %s events (rlktop open %s)\n", path,
+			views.FormatBytes(info.Bytes), info.Frames, views.FormatCount(int64(info.Events)), path)
+	}
 	if runErr != nil {
 		return fmt.Errorf("%w (the live view needs a terminal; `rlktop run --headless` prints a report instead)", runErr)
 	}
@@ -155,6 +160,8 @@ type liveController struct {
 
 	mu  sync.Mutex
 	rec *os.File
+	// recPath is the recording's absolute path while one runs.
+	recPath string
 	// comparing is set while Compare has the live child stopped.
 	comparing atomic.Bool
 	cmpWG     sync.WaitGroup // a running Compare; close waits for it
@@ -204,6 +211,7 @@ func (c *liveController) StartRecording() (string, error) {
 	if abs, err := filepath.Abs(name); err == nil {
 		name = abs
 	}
+	c.recPath = name
 	return name, nil
 }
 
@@ -265,6 +273,23 @@ func (c *liveController) Compare(ctx context.Context, key string, values []strin
 		Arms: arms, Exe: c.opts.Exe, Steps: c.compareSteps, Noise: true,
 		Rules: c.opts.Session.Rules, Progress: progress,
 	})
+}
+
+// stopRecordingAtExit ends a recording the user left running when quitting;
+// ok is false when none ran.
+func (c *liveController) stopRecordingAtExit() (session.RecordingInfo, string, bool) {
+	c.mu.Lock()
+	running := c.rec != nil
+	path := c.recPath
+	c.mu.Unlock()
+	if !running {
+		return session.RecordingInfo{}, "", false
+	}
+	info, err := c.StopRecording()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rlktop: recording %s: %v\n", path, err)
+	}
+	return info, path, true
 }
 
 // close waits (up to 15 s) for a cancelled comparison to stop its child,

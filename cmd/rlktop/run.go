@@ -314,6 +314,11 @@ func writeRunReport(w io.Writer, st *session.State, flags map[string]string, rf 
 		if err := report.Write(w, snap, report.Options{By: rf.by, Format: rf.format, Top: rf.top}); err != nil {
 			return err
 		}
+		if rf.format == "csv" {
+			// CSV is one table a program reads; lines after it would be
+			// rows of the wrong shape (the JSON holds steps and flags).
+			return nil
+		}
 		var kv []string
 		for _, k := range slices.Sorted(mapsKeys(flags)) {
 			kv = append(kv, k+"="+flags[k])
