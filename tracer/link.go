@@ -432,11 +432,22 @@ func (l *Linker) Intervals(pid, tid int32) int {
 func (t *Trace) Link() {
 	nLaunch := 0
 	l := NewLinker()
+	// Size every thread's intervals up front: growing them by appends
+	// allocated about twice their final size.
+	per := map[threadKey]int{}
 	for i := range t.Events {
 		e := &t.Events[i]
 		if e.Kind.IsLaunch() {
 			nLaunch++
-		} else {
+		} else if e.Kind == KindCPUOp || e.Kind == KindRange {
+			per[threadKey{e.PID, e.TID}]++
+		}
+	}
+	for k, n := range per {
+		l.thread(k).ivs = make([]span, 0, n)
+	}
+	for i := range t.Events {
+		if e := &t.Events[i]; !e.Kind.IsLaunch() {
 			l.Add(e)
 		}
 	}
