@@ -56,10 +56,21 @@ JSON: {"a", "b", "totals_a", "totals_b", "only_a", "only_b", "kernels",
 				rules = r
 			}
 			d, err := diffFiles(args[0], args[1], rules)
-			if err != nil {
+			if d == nil {
 				return err
 			}
-			return writeDiff(cmd.OutOrStdout(), d, by, format, top)
+			if err != nil {
+				// Damaged inputs: diff what they held before the damage,
+				// say so, exit 1 (README, "Damaged input").
+				fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: the diff below covers what the damaged input held before the damage\n", err)
+			}
+			if werr := writeDiff(cmd.OutOrStdout(), d, by, format, top); werr != nil {
+				return werr
+			}
+			if err != nil {
+				return exitError{code: 1}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&by, "by", attrib.GroupKernel, "kernel|category|stage (table/md; JSON holds all three)")
@@ -71,11 +82,17 @@ JSON: {"a", "b", "totals_a", "totals_b", "only_a", "only_b", "kernels",
 
 // diffFiles imports and aggregates both files and compares B against A
 // (attrib.Compare). Errors are the importers' (they name file and offset).
+// When an input is damaged but its reader kept what came before the
+// damage, the diff of what was kept comes back with a damagedInputs error.
 func diffFiles(pathA, pathB string, rules *attrib.Rules) (*attrib.Diff, error) {
+	var damaged damagedInputs
 	snap := func(path string) (*attrib.Snapshot, error) {
 		t, err := tracefile.Open(path, tracefile.Options{})
-		if err != nil {
+		if t == nil {
 			return nil, err
+		}
+		if err != nil {
+			damaged = append(damaged, err)
 		}
 		a := attrib.NewAggregator(rules)
 		a.AddTrace(t)
@@ -92,7 +109,21 @@ func diffFiles(pathA, pathB string, rules *attrib.Rules) (*attrib.Diff, error) {
 	if len(a.Kernels)+len(a.Transfers) == 0 && len(b.Kernels)+len(b.Transfers) == 0 {
 		return nil, fmt.Errorf("neither %s nor %s holds GPU kernels or transfers: nothing to diff (a CPU-only trace?)", pathA, pathB)
 	}
+	if len(damaged) > 0 {
+		return attrib.Compare(a, b), damaged
+	}
 	return attrib.Compare(a, b), nil
+}
+
+// damagedInputs are the importers' errors of inputs whose start was kept.
+type damagedInputs []error
+
+func (d damagedInputs) Error() string {
+	s := make([]string, len(d))
+	for i, e := range d {
+		s[i] = e.Error()
+	}
+	return strings.Join(s, "; ")
 }
 
 // diffRowDoc is one JSON row of `rlktop diff`.

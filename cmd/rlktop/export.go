@@ -26,16 +26,24 @@ gzip-compressed.`,
 			if out == "" {
 				return fmt.Errorf("export: no output file: add -o OUT.json or -o OUT.json.gz")
 			}
-			t, err := tracefile.Open(args[0], tracefile.Options{})
-			if err != nil {
-				return err
+			t, damage := tracefile.Open(args[0], tracefile.Options{})
+			if t == nil {
+				return fmt.Errorf("%w; nothing was written to %s", damage, out)
+			}
+			if damage != nil {
+				// A damaged input: export what its reader kept, say so,
+				// exit 1 (README, "Damaged input").
+				fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting the %d events read before the damage\n", damage, len(t.Events))
 			}
 			if err := tracefile.ExportFile(out, t, opts); err != nil {
-				return err
+				return fmt.Errorf("%w (%s may be incomplete)", err, out)
 			}
 			if st, err := os.Stat(out); err == nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%d events, %d counters, %d bytes)\n",
 					out, len(t.Events), len(t.Counters), st.Size())
+			}
+			if damage != nil {
+				return exitError{code: 1}
 			}
 			return nil
 		},

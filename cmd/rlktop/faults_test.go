@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -147,5 +149,78 @@ s.sendall(b"garbage" * 100); s.close(); time.sleep(0.3)`
 	want := `rlktop: warning: a connection that sent no hello was closed: wire: byte 0, field magic: stream starts with "garb"`
 	if !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+	}
+}
+
+// export and diff of a damaged input (a Kineto file cut inside its 7th
+// event) write what its reader kept — the 6 kernels before the cut — say
+// so, and exit 1 (issue 16: they said the data was kept, then wrote
+// nothing).
+func TestExportAndDiffKeepWhatWasRead(t *testing.T) {
+	bin := needRecordBin(t)
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString(`{"traceEvents":[`)
+	for i := range 10 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"ph":"X","cat":"kernel","name":"k%d","pid":0,"tid":7,"ts":%d,"dur":500,"args":{"device":0,"stream":7}}`, i, 1000*(i+1))
+	}
+	b.WriteString("]}")
+	full := b.String()
+	cutAt := strings.Index(full, `"name":"k6"`) // inside the 7th event
+	good, cut := filepath.Join(dir, "good.json"), filepath.Join(dir, "cut.json")
+	os.WriteFile(good, []byte(full), 0o644)
+	os.WriteFile(cut, []byte(full[:cutAt]), 0o644)
+
+	out := filepath.Join(dir, "out.json")
+	cmd := exec.Command(bin, "export", cut, "-o", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("export: %v, want exit 1\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "exporting the 6 events read before the damage") {
+		t.Errorf("export stderr:\n%s", stderr.String())
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("export wrote nothing: %v", err)
+	}
+	var doc struct {
+		TraceEvents []struct {
+			Ph, Cat, Name string
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, e := range doc.TraceEvents {
+		if e.Ph == "X" && e.Cat == "kernel" {
+			names[e.Name] = true
+		}
+	}
+	if len(names) != 6 || !names["k0"] || !names["k5"] || names["k6"] {
+		t.Errorf("exported kernels %v, want k0..k5", names)
+	}
+
+	cmd = exec.Command(bin, "diff", good, cut, "--format", "json")
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("diff: %v, want exit 1\n%s", err, stderr.String())
+	}
+	var d struct {
+		OnlyA int `json:"only_a"`
+	}
+	if err := json.Unmarshal(stdout, &d); err != nil || d.OnlyA != 4 {
+		t.Errorf("diff JSON only_a = %d (%v), want k6..k9 = 4\n%s", d.OnlyA, err, stdout)
+	}
+	if !strings.Contains(stderr.String(), "the diff below covers what the damaged input held before the damage") {
+		t.Errorf("diff stderr:\n%s", stderr.String())
 	}
 }

@@ -96,3 +96,23 @@ func TestGzipTrailerChecked(t *testing.T) {
 		}
 	}
 }
+
+// A recording damaged inside (a frame's bytes changed) returns the frames
+// before the damage with a positioned error, as every format does (issue
+// 16: a damaged recording exited 0, a damaged Kineto file 1); a recording
+// cut at its end (the recorder killed) is a warning only.
+func TestRecordingDamageIsAnError(t *testing.T) {
+	b := rawStream(0)
+	b[len(b)-3] ^= 0xff
+	tr, err := Read(bytes.NewReader(b), "bad.rlk", 0, Options{})
+	var te *Error
+	if !errors.As(err, &te) || tr == nil || len(tr.Events) != 3 || te.Path != "bad.rlk" || te.Offset <= 0 {
+		t.Fatalf("damaged frame: err %v, trace %v", err, tr)
+	}
+	cut := rawStream(0)
+	cut = cut[:len(cut)-3]
+	tr, err = Read(bytes.NewReader(cut), "cut.rlk", 0, Options{})
+	if err != nil || tr == nil || len(tr.Warnings) == 0 {
+		t.Fatalf("cut recording: err %v, trace %v", err, tr)
+	}
+}

@@ -27,7 +27,9 @@ func sniffRecording(head []byte) bool { return bytes.HasPrefix(head, wire.Magic[
 // clock offset to host CLOCK_REALTIME ns; a recording's frames carry
 // FlagRelayed on their hellos and are already in host time. A stream that
 // ends inside a frame (a recorder killed with SIGKILL) keeps every whole
-// frame before it and adds a warning; it is not an error.
+// frame before it and adds a warning; it is not an error, since that is how
+// a killed recording ends. A damaged frame (CRC-32 or layout) after whole
+// ones is an error returned with the trace of the frames before it.
 func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 	t := tracer.NewTrace("rlktop", path)
 	wr := wire.NewReader(r)
@@ -42,6 +44,7 @@ func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 		dropped   = map[int]uint64{} // per hello (sender), cumulative
 		lastDrops uint64
 		relayed   bool
+		damage    error // the *Error that stopped the reading, nil when none
 	)
 	bad := func(err error) error {
 		var fe *wire.FormatError
@@ -50,8 +53,12 @@ func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 		if errors.As(err, &fe) {
 			off, field = fe.Offset, fe.Field
 		}
-		return &Error{Path: path, Offset: off, Field: field, Msg: "bad rlktop recording", Err: err,
-			Hint: "the file is damaged; frames before this offset are intact"}
+		hint := "the file is damaged; frames before this offset are intact"
+		if errors.Is(err, wire.ErrVersion) {
+			// Not damage: another rlktop wrote it.
+			return &Error{Path: path, Offset: off, Field: field, Msg: "rlktop recording of another version", Err: err}
+		}
+		return &Error{Path: path, Offset: off, Field: field, Msg: "bad rlktop recording", Err: err, Hint: hint}
 	}
 	for {
 		f, err := wr.Next()
@@ -66,7 +73,10 @@ func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 			if frames == 0 {
 				return nil, bad(err)
 			}
-			t.Warn(fmt.Sprintf("recording damaged at byte %d: %v; kept the %d frames before it", wr.Offset(), err, frames))
+			// Damage inside the stream (a frame whose CRC-32 or layout is
+			// wrong) is an error, as in every format: the frames before it
+			// come back with it.
+			damage = bad(err)
 			break
 		}
 		frames++
@@ -170,7 +180,7 @@ func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 		return nil, &Error{Path: path, Offset: wr.Offset(), Msg: "rlktop recording holds no frames",
 			Hint: "the recorder stopped before writing anything"}
 	}
-	return t, nil
+	return t, damage
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

@@ -67,7 +67,7 @@ func TestRecordingErrors(t *testing.T) {
 	b := rawStream(0)
 	b[4] = 2
 	_, err := Read(bytes.NewReader(b), "v2.rlk", 0, Options{})
-	if err == nil || !strings.Contains(err.Error(), "version 2.0") || !strings.Contains(err.Error(), "v2.rlk") {
+	if err == nil || !strings.Contains(err.Error(), "version 2.") || !strings.Contains(err.Error(), "v2.rlk") {
 		t.Fatalf("v2: %v", err)
 	}
 	// Preamble only: no frames.
@@ -75,11 +75,12 @@ func TestRecordingErrors(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error for a stream without frames")
 	}
-	// Damaged payload after the first frame: the frames before are kept.
+	// Damaged payload after the first frame: the frames before are kept,
+	// with the error (TestRecordingDamageIsAnError).
 	b = rawStream(0)
 	b[len(b)-3] ^= 0xff
 	tr, err := Read(bytes.NewReader(b), "bad.rlk", 0, Options{})
-	if err != nil || len(tr.Events) != 3 || len(tr.Warnings) == 0 {
+	if err == nil || tr == nil || len(tr.Events) != 3 {
 		t.Fatalf("damaged tail: %v %v", err, tr)
 	}
 }
