@@ -420,10 +420,26 @@ func (m *Model) startCompare() tea.Cmd {
 		m.setStatus("nothing to compare: select a flag with two or more values in Flags", Warn)
 		return nil
 	}
+	if l.cmp.Confirm == "" {
+		// First C: say what a comparison stops and loses, and wait for a
+		// second C (any other key cancels).
+		steps := ""
+		if l.state != nil && l.state.StepCount > 0 {
+			steps = fmt.Sprintf(" (%s steps so far)", views.FormatCount(l.state.StepCount))
+		}
+		l.cmp.Confirm = fmt.Sprintf("Compare %s: %s? The live child stops now; a separate run interleaves the arms (A, B and A′, a second run of A for noise); "+
+			"then the live child restarts and its totals, step history%s and window start from zero. C again starts it · any other key cancels.",
+			c.Key, strings.Join(c.Values, " vs "), steps)
+		l.refreshCompare()
+		m.focusView(l.compare)
+		m.setStatus("C again to compare "+c.Key+" (the live child stops and its totals restart) · any other key cancels", Warn)
+		return nil
+	}
+	l.cmp.Confirm = ""
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cmpCancel = cancel
 	l.cmpStart = l.now
-	l.cmp = views.CompareState{Phase: views.CompareRunning, What: c.Key + ": " + strings.Join(c.Values, " vs "),
+	l.cmp = views.CompareState{Phase: views.CompareRunning, What: c.Key + ": " + strings.Join(c.Values, " vs "), Flag: c.Key,
 		CoTenant: l.sample != nil && l.sample.HasCoTenant()}
 	l.refreshCompare()
 	l.refreshChild()
@@ -510,6 +526,7 @@ func (m *Model) updateLive(msg tea.Msg) (tea.Cmd, bool) {
 		co := l.cmp.CoTenant
 		prog := l.cmp.Progress
 		what := l.cmp.What
+		flag := l.cmp.Flag
 		switch {
 		case errors.Is(msg.err, context.Canceled):
 			l.cmp = views.CompareState{Phase: views.CompareFailed, What: what, Err: "cancelled", Progress: prog, CoTenant: co}
@@ -522,7 +539,7 @@ func (m *Model) updateLive(msg tea.Msg) (tea.Cmd, bool) {
 			if msg.res != nil {
 				wall = time.Duration(msg.res.WallNs)
 			}
-			l.cmp = views.CompareState{Phase: views.CompareDone, What: what, Result: msg.res, Elapsed: wall, CoTenant: co}
+			l.cmp = views.CompareState{Phase: views.CompareDone, What: what, Flag: flag, Result: msg.res, Elapsed: wall, CoTenant: co}
 			if msg.res != nil {
 				m.status = StatusMsg{Text: fmt.Sprintf("comparison done: %s", msg.res.Verdict), Level: Info}
 			}

@@ -200,6 +200,7 @@ func TestLiveKeysCallController(t *testing.T) {
 	if s := m.Status().Text; !strings.Contains(s, "3.0 MiB, 120 frames, 45,000 events") {
 		t.Fatalf("status after stop: %q", s)
 	}
+	press(m, "C") // asks first
 	press(m, "C")
 	want := []string{"tracing false", "restart", "record", "stop", "compare attention=math,fused"}
 	if got := ctl.Calls(); strings.Join(got, "|") != strings.Join(want, "|") {
@@ -288,7 +289,8 @@ func TestLiveEverySize(t *testing.T) {
 	m := newLive(t, 80, 24, &fakeCtl{res: res})
 	m.Update(liveMsg("math", true))
 	m.Update(tui.DeviceMsg{Sample: h200})
-	press(m, "C") // a finished comparison
+	press(m, "C") // a finished comparison (C asks, C again starts)
+	press(m, "C")
 	m.Update(tui.LiveMsg{State: liveState("math", true), At: t0, Flags: liveFlags("math"),
 		Child: loop.Status{State: loop.Exited, ExitCode: 2, StderrTail: []string{strings.Repeat("x", 300), "b"}}})
 	for w := 1; w <= 240; w += 23 {

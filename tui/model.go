@@ -319,6 +319,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.stopLive()
 			return m, tea.Quit
 		}
+		if m.live != nil && m.live.cmp.Confirm != "" && !key.Matches(msg, m.live.keys.Compare) {
+			m.live.cmp.Confirm = ""
+			m.live.refreshCompare()
+			m.setStatus("comparison not started", Info)
+			break
+		}
 		v := m.Focused()
 		if m.snap != nil && v.Capturing() {
 			cmds = append(cmds, v.Update(msg))

@@ -81,3 +81,30 @@ func TestStepsAfterExit(t *testing.T) {
 		t.Errorf("steps panel after exit:\n%s", out)
 	}
 }
+
+// TestCompareAsksFirst: C alone starts nothing and says what will be
+// lost; another key cancels; C, C starts the comparison.
+func TestCompareAsksFirst(t *testing.T) {
+	ctl := &fakeCtl{res: &loop.CompareResult{Arms: nil, Mode: "live"}}
+	m := newLive(t, 80, 24, ctl)
+	m.Update(liveMsg("math", true))
+	press(m, "C")
+	if len(ctl.Calls()) != 0 {
+		t.Fatalf("C alone called %q", ctl.Calls())
+	}
+	out := strings.Join(strings.Fields(ansi.Strip(m.Render())), " ")
+	for _, s := range []string{"Compare attention: math vs fused?", "its totals, step history (30 steps so far) and window start from zero", "C again starts it"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("confirmation lacks %q:\n%s", s, out)
+		}
+	}
+	press(m, "j") // anything else cancels
+	press(m, "C")
+	if len(ctl.Calls()) != 0 {
+		t.Fatalf("C after a cancelled confirmation called %q", ctl.Calls())
+	}
+	press(m, "C")
+	if got := ctl.Calls(); len(got) != 1 || got[0] != "compare attention=math,fused" {
+		t.Errorf("C C called %q", got)
+	}
+}

@@ -41,7 +41,17 @@ type CompareState struct {
 	CoTenant bool
 	// Hint names the flag the compare key would compare now.
 	Hint string
+	// Flag is the flag compared ("attention"): the rows of its category
+	// come first.
+	Flag string
+	// Confirm is set while C waits for a second press: the view says
+	// what a comparison will stop and lose.
+	Confirm string
 }
+
+// CompareRule is the verdict rule of attrib.CompareArms in words, for the
+// view and its help: the same sentence the md report's method line gives.
+const CompareRule = "a row is faster or slower only when its 95% interval excludes 1 and its ratio lies outside the A/A′ envelope (how far a second run of A moved); otherwise it is within noise"
 
 // CompareKeyMap is the compare view's own bindings (the key that starts a
 // comparison is global).
@@ -91,7 +101,7 @@ func (c *Compare) SetState(s CompareState) {
 	if s.Result != prev {
 		c.rows = nil
 		if s.Result != nil {
-			c.rows = SortByAbsDelta(s.Result.Rows)
+			c.rows = flagFirst(SortByAbsDelta(s.Result.Rows), s.Flag)
 		}
 		c.list = list{page: c.list.page}
 	}
@@ -129,6 +139,71 @@ func SortByAbsDelta(rows []attrib.RowComparison) []attrib.RowComparison {
 	return out
 }
 
+// flagFirst moves the category rows of the compared flag to the front
+// (a category named like the flag: attention, qkv, scan; sampler's is
+// sample), keeping the order otherwise.
+func flagFirst(rows []attrib.RowComparison, flag string) []attrib.RowComparison {
+	if flag == "" {
+		return rows
+	}
+	own := func(r attrib.RowComparison) bool {
+		return r.Group == attrib.GroupCategory && r.Key != "" && (strings.HasPrefix(flag, r.Key) || strings.HasPrefix(r.Key, flag))
+	}
+	slices.SortStableFunc(rows, func(a, b attrib.RowComparison) int {
+		switch oa, ob := own(a), own(b); {
+		case oa && !ob:
+			return -1
+		case ob && !oa:
+			return 1
+		}
+		return 0
+	})
+	return rows
+}
+
+// Envelope writes a row's A/A′ envelope as a percentage ("±12%"), or "—"
+// without one.
+func Envelope(ln float64) string {
+	if ln <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("±%.0f%%", 100*(math.Exp(ln)-1))
+}
+
+// VerdictReason says which part of CompareRule gave verdict v to a ratio
+// with interval [lo, hi] and envelope envLn (ln units; ≤ 0: no A′).
+func VerdictReason(v string, ratio, lo, hi, envLn float64) string {
+	switch {
+	case v == attrib.VerdictInvalid:
+		return "an arm is invalid: no verdict"
+	case v == attrib.VerdictNew || v == attrib.VerdictGone:
+		return "runs in one arm only"
+	case lo <= 1 && 1 <= hi:
+		return fmt.Sprintf("the interval [%.3f–%.3f] holds 1 → within noise", lo, hi)
+	case envLn > 0 && math.Abs(math.Log(ratio)) <= envLn:
+		return fmt.Sprintf("the interval excludes 1, but %.3f is inside the A/A′ envelope %s → within noise", ratio, Envelope(envLn))
+	case envLn > 0:
+		return fmt.Sprintf("the interval excludes 1 and %.3f is outside the A/A′ envelope %s → %s", ratio, Envelope(envLn), v)
+	}
+	return fmt.Sprintf("the interval excludes 1 (no A′ envelope) → %s", v)
+}
+
+// StepsToDecide estimates the counted steps per arm that would make the
+// interval of ratio exclude 1, from an interval of n steps per arm
+// ([lo, hi]) shrinking as 1/√n; a ratio within 1% of 1 is asked to
+// resolve a 5% difference instead. 0 when the interval already decides.
+func StepsToDecide(ratio, lo, hi float64, n int) int {
+	if n <= 0 || lo <= 0 || hi <= 0 || ratio <= 0 || !(lo <= 1 && 1 <= hi) {
+		return 0
+	}
+	half := (math.Log(hi) - math.Log(lo)) / 2
+	d := math.Abs(math.Log(ratio))
+	if d < math.Log(1.01) {
+		d = math.Log(1.05)
+	}
+	return int(math.Ceil(float64(n) * (half / d) * (half / d)))
+}
+
 func (c *Compare) SetSize(w, h int)  { c.w, c.h = w, h; c.list.setPage(max(h-c.headLines(), 1)) }
 func (c *Compare) SetFocused(f bool) { c.focused = f }
 func (c *Compare) Capturing() bool   { return false }
@@ -140,8 +215,14 @@ func (c *Compare) Update(msg tea.Msg) tea.Cmd {
 	return nil
 }
 
-func (c *Compare) ShortHelp() []key.Binding  { return []key.Binding{c.keys.move()} }
-func (c *Compare) FullHelp() [][]key.Binding { return [][]key.Binding{c.keys.bindings()} }
+func (c *Compare) ShortHelp() []key.Binding { return []key.Binding{c.keys.move()} }
+
+// FullHelp lists the movement keys and states the verdict rule (a help
+// entry with no key, so `?` explains the verdicts).
+func (c *Compare) FullHelp() [][]key.Binding {
+	rule := key.NewBinding(key.WithKeys("verdict"), key.WithHelp("verdict:", "faster/slower only if the 95% CI excludes 1 AND the ratio is outside the A/A′ envelope"))
+	return [][]key.Binding{c.keys.bindings(), {rule}}
+}
 
 // FormatDuration writes d as "42 s" or "3 m 05 s".
 func FormatDuration(d time.Duration) string {
@@ -181,6 +262,15 @@ func (c *Compare) verdictAs(v, text string, w int) string {
 	return st.Live.Noise.Render(txt)
 }
 
+// wrapStyled wraps text at words to w cells and styles each line.
+func wrapStyled(text string, w int, style func(...string) string) []string {
+	lines := strings.Split(ansi.Wrap(text, w, " "), "\n")
+	for i, l := range lines {
+		lines[i] = style(l)
+	}
+	return lines
+}
+
 // armStyle picks the colour of arm i (0 = A, 1 = B, else A′/more).
 func (c *Compare) armStyle(i int) func(...string) string {
 	return c.st.Live.Arms[min(i, 2)].Render
@@ -190,6 +280,9 @@ func (c *Compare) armStyle(i int) func(...string) string {
 func (c *Compare) header() []string {
 	st := c.st
 	s := c.state
+	if s.Confirm != "" {
+		return wrapStyled(s.Confirm, max(c.w-1, 20), st.Live.Pending.Render)
+	}
 	switch s.Phase {
 	case CompareIdle:
 		what := s.Hint
@@ -198,7 +291,7 @@ func (c *Compare) header() []string {
 		}
 		text := "No comparison yet. Press C to compare " + what + " (select another flag in Flags first to compare it). " +
 			"The live child stops; a separate run interleaves the arms (A B A B …, and A′, a second run of A, for noise); " +
-			"then the live child restarts. Press C again while it runs to cancel."
+			"then the live child restarts. Press C again while it runs to cancel. Verdicts: " + CompareRule + "."
 		return strings.Split(ansi.Wrap(text, max(c.w-1, 20), " "), "\n")
 	case CompareRunning:
 		out := []string{"comparing " + st.Header.Value.Render(s.What) + " · " + FormatDuration(s.Elapsed) + st.Table.Dim.Render(" · C cancels")}
@@ -246,6 +339,20 @@ func (c *Compare) header() []string {
 		out = append(out, line+"  "+st.Table.Dim.Render(tail))
 	} else {
 		out = append(out, line, st.Table.Dim.Render(tail))
+	}
+	env := -1.0
+	if r.Noise != nil && r.Noise.CILow > 0 && r.Noise.CIHigh > 0 {
+		env = math.Max(math.Abs(math.Log(r.Noise.CILow)), math.Abs(math.Log(r.Noise.CIHigh)))
+	}
+	why := "why: " + VerdictReason(r.Verdict, r.Ratio.Value, r.Ratio.CILow, r.Ratio.CIHigh, env)
+	out = append(out, wrapStyled(why, max(c.w-1, 20), st.Table.Dim.Render)...)
+	if len(r.Arms) >= 2 {
+		n := min(r.Arms[0].Steps, r.Arms[1].Steps)
+		if need := StepsToDecide(r.Ratio.Value, r.Ratio.CILow, r.Ratio.CIHigh, n); need > n {
+			warn := fmt.Sprintf("⚠ the interval is too wide to decide with %d steps per arm: about %d would resolve a ratio of %.3f (rlktop compare --steps %d)",
+				n, need, r.Ratio.Value, need)
+			out = append(out, wrapStyled(warn, max(c.w-1, 20), st.Live.Warn.Render)...)
+		}
 	}
 	if s.CoTenant {
 		out = append(out, st.Live.Warn.Render("⚠ a co-tenant shared the GPU during this comparison: the numbers are suspect"))
@@ -331,32 +438,51 @@ func (c *Compare) schedule(r *loop.CompareResult) []string {
 func (c *Compare) headLines() int {
 	n := len(c.header())
 	if c.state.Phase == CompareDone {
-		n++ // the table heading
+		n += 1 + c.footLines() // the table heading, the selected row's reason
 	}
 	return n
+}
+
+// footLines is the lines under the table: why the selected row got its
+// verdict, wrapped.
+func (c *Compare) footLines() int {
+	if c.state.Phase != CompareDone || len(c.rows) == 0 {
+		return 0
+	}
+	return len(c.foot())
+}
+
+func (c *Compare) foot() []string {
+	if c.list.cursor >= len(c.rows) {
+		return nil
+	}
+	r := c.rows[c.list.cursor]
+	why := r.Key + ": " + VerdictReason(r.Verdict, r.Ratio, r.CILow, r.CIHigh, r.NoiseLn)
+	return wrapStyled(why, max(c.w-1, 20), c.st.Table.Dim.Render)
 }
 
 func (c *Compare) View() string {
 	st := c.st
 	lines := c.header()
-	if c.state.Phase != CompareDone || c.state.Result == nil {
+	if c.state.Phase != CompareDone || c.state.Result == nil || c.state.Confirm != "" {
 		return block(lines, c.w, c.h)
 	}
-	c.list.setPage(max(c.h-len(lines)-1, 1))
-	gw, tw, rw, vw := 8, 9, 21, 12
+	foot := c.foot()
+	c.list.setPage(max(c.h-len(lines)-1-len(foot), 1))
+	gw, tw, rw, ew, vw := 8, 9, 21, 6, 12
 	short := c.w < 120
 	if short {
-		gw, tw, rw, vw = 4, 8, 20, 7
+		gw, tw, rw, ew, vw = 4, 8, 20, 5, 7
 	}
-	kw := max(c.w-1-gw-tw*3-rw-vw-6, 8)
-	glabel := "group"
+	kw := max(c.w-1-gw-tw*3-rw-ew-vw-7, 8)
+	glabel, elabel := "group", "A/A′"
 	if short {
 		glabel = "grp"
 	}
 	lines = append(lines, " "+st.Table.Header.Render(fit(glabel, gw))+" "+st.Table.Header.Render(fit("name", kw))+
 		" "+st.Table.Header.Render(fitRight("A/step", tw))+" "+st.Table.Header.Render(fitRight("B/step", tw))+
 		" "+st.Table.Header.Render(fitRight("Δ", tw))+" "+st.Table.Header.Render(fit("B/A [95% CI]", rw))+
-		" "+st.Table.Header.Render(fit("verdict", vw)))
+		" "+st.Table.Header.Render(fitRight(elabel, ew))+" "+st.Table.Header.Render(fit("verdict", vw)))
 	from, to := c.list.visible()
 	for i := from; i < to; i++ {
 		r := c.rows[i]
@@ -384,10 +510,15 @@ func (c *Compare) View() string {
 			}
 		}
 		lines = append(lines, gut+st.Table.Dim.Render(fit(group, gw))+" "+fit(r.Key, kw)+" "+fitRight(FormatNs(r.ANs), tw)+
-			" "+fitRight(FormatNs(r.BNs), tw)+" "+fitRight(d, tw)+" "+fit(ratio, rw)+" "+c.verdictAs(r.Verdict, verdict, vw))
+			" "+fitRight(FormatNs(r.BNs), tw)+" "+fitRight(d, tw)+" "+fit(ratio, rw)+" "+
+			st.Table.Dim.Render(fitRight(Envelope(r.NoiseLn), ew))+" "+c.verdictAs(r.Verdict, verdict, vw))
 	}
 	if len(c.rows) == 0 {
 		lines = append(lines, st.Table.Dim.Render(" no per-kernel rows (the recording held no GPU events)"))
 	}
+	for len(lines) < c.h-len(foot) {
+		lines = append(lines, "")
+	}
+	lines = append(lines, foot...)
 	return block(lines, c.w, c.h)
 }

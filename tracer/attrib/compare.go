@@ -218,7 +218,7 @@ func CompareArms(a, b Arm, noise *Arm, o CompareOptions) *Comparison {
 			100*o.Level, o.Resamples, o.Seed),
 	}
 	if a.strata() != nil || b.strata() != nil {
-		c.Method += "; steps resampled within their kind (Arm.Strata), keeping each arm's mix of step kinds"
+		c.Method += "; steps resampled within their kind (e.g. the built-in loop's collection and update steps), keeping each arm's mix of step kinds"
 	}
 	av, bv := checkArm(&a, o), checkArm(&b, o)
 	c.Arms = append(c.Arms, armStats(&a, av), armStats(&b, bv))
