@@ -90,13 +90,13 @@ func readNsysStats(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 	t := tracer.NewTrace("nsys-stats-csv", path)
 	t.Meta["columns"] = strings.Join(tab.header, ",")
 	if isTrace {
-		err = readNsysStatsTrace(tab, t)
+		err = tab.readRows(t, func() error { return readNsysStatsTrace(tab, t) })
 	} else {
 		t.Meta["layout"] = "summary"
-		err = readNsysStatsSum(tab, t)
+		err = tab.readRows(t, func() error { return readNsysStatsSum(tab, t) })
 	}
 	if err != nil {
-		return nil, err
+		return t, err // the rows before the damage are kept
 	}
 	return t, nil
 }

@@ -1,7 +1,7 @@
 package tracefile
 
 import (
-	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -68,17 +68,28 @@ func TestNsysStatsSummaries(t *testing.T) {
 	}
 }
 
+// A bad row is skipped with a warning naming line and column; the good
+// rows around it are kept (issue 16: one bad row lost the file).
 func TestNsysStatsBadInput(t *testing.T) {
 	hdr := "Start (ns),End (ns),Duration (ns),Name,PID,TID\n"
+	good := "20,30,10,main,1,1\n"
+	sum := "Time (%),Total Time (ns),Instances,Name\n"
 	for _, c := range []struct{ in, field, msg string }{
-		{hdr + "10,5,0,main,1,1\n", "End (ns)", "before start"},
-		{hdr + "10,x,0,main,1,1\n", "End (ns)", "expected an integer"},
-		{"Time (%),Total Time (ns),Instances,Name\n1,2,many,k\n", "Instances", "expected an integer"},
+		{hdr + good + "10,5,0,main,1,1\n" + good, "End (ns)", "before start"},
+		{hdr + good + "10,x,0,main,1,1\n" + good, "End (ns)", "expected an integer"},
+		{sum + "1,2,3,a\n" + "1,2,many,k\n" + "1,2,3,b\n", "Instances", "expected an integer"},
 	} {
-		_, err := Read(strings.NewReader(c.in), "s.csv", 0, Options{})
-		var te *Error
-		if !errors.As(err, &te) || te.Field != c.field || te.Line != 2 || !strings.Contains(te.Msg, c.msg) {
+		tr, err := Read(strings.NewReader(c.in), "s.csv", 0, Options{})
+		if err != nil {
 			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		if n := len(tr.Events) + len(tr.Summary); n != 2 {
+			t.Errorf("%q: %d rows kept, want the 2 good ones", c.in, n)
+		}
+		want := fmt.Sprintf("s.csv:3: field %q: ", c.field)
+		if len(tr.Warnings) == 0 || !strings.HasPrefix(tr.Warnings[0], want) || !strings.Contains(tr.Warnings[0], c.msg) || !strings.HasSuffix(tr.Warnings[0], "; row skipped") {
+			t.Errorf("%q: warnings %q, want %q… %q", c.in, tr.Warnings, want, c.msg)
 		}
 	}
 }
@@ -125,9 +136,8 @@ func TestNsysStatsGPUAndAPITraces(t *testing.T) {
 		t.Errorf("api trace %q %+v", tr.Meta["layout"], e)
 	}
 	bad := strings.Replace(gpu, "NVIDIA A100-SXM4-40GB (1)", "NVIDIA A100-SXM4-40GB", 1)
-	_, err = Read(strings.NewReader(bad), "gpu_trace.csv", 0, Options{})
-	var te *Error
-	if !errors.As(err, &te) || te.Field != "Device" || te.Line != 4 {
-		t.Errorf("bad device: %v", err)
+	tr, err = Read(strings.NewReader(bad), "gpu_trace.csv", 0, Options{})
+	if err != nil || len(tr.Warnings) == 0 || !strings.HasPrefix(tr.Warnings[0], `gpu_trace.csv:4: field "Device"`) {
+		t.Errorf("bad device: %v %q", err, tr.Warnings)
 	}
 }

@@ -126,20 +126,20 @@ func readRocprofCSV(r io.Reader, path string, _ Options) (*tracer.Trace, error) 
 	t.Meta["columns"] = strings.Join(tab.header, ",")
 	switch layout {
 	case rpKernelV3, rpKernelV1:
-		err = readRocprofKernels(tab, t, layout)
+		err = tab.readRows(t, func() error { return readRocprofKernels(tab, t, layout) })
 	case rpMemcpy:
-		err = readRocprofMemcpy(tab, t)
+		err = tab.readRows(t, func() error { return readRocprofMemcpy(tab, t) })
 	case rpAPI:
-		err = readRocprofAPI(tab, t)
+		err = tab.readRows(t, func() error { return readRocprofAPI(tab, t) })
 	case rpStats:
-		err = readRocprofStats(tab, t)
+		err = tab.readRows(t, func() error { return readRocprofStats(tab, t) })
 	default:
 		return nil, &Error{Path: path, Offset: 0, Line: 1, Msg: "CSV header matches no rocprof layout",
 			Hint: "expected kernel_trace.csv (Kernel_Name, Start_Timestamp, End_Timestamp), memory_copy_trace.csv (Direction), " +
 				"an API/marker trace (Domain, Function) or a --stats file (Name, Calls, TotalDurationNs)"}
 	}
 	if err != nil {
-		return nil, err
+		return t, err // the rows before the damage are kept
 	}
 	return t, nil
 }

@@ -26,6 +26,8 @@ type csvTable struct {
 	col    map[string]int // header name → index (first occurrence)
 	line   int            // line of the current record
 	rec    []string
+	rowErr error // the last error about one row's values (errAt)
+	bad    int   // rows skipped for a bad value (readRows)
 }
 
 // newCSVTable reads the header. skip is the number of records before the
@@ -116,7 +118,50 @@ func (t *csvTable) errAt(i int, msg, hint string, err error) error {
 	if i >= 0 && i < len(t.rec) {
 		line, _ = t.r.FieldPos(i)
 	}
-	return &Error{Path: t.path, Offset: -1, Line: line, Field: name, Msg: msg, Hint: hint, Err: err}
+	e := &Error{Path: t.path, Offset: -1, Line: line, Field: name, Msg: msg, Hint: hint, Err: err}
+	t.rowErr = e
+	return e
+}
+
+// csvBadShown is how many skipped rows get a warning each; the rest are
+// counted in one.
+const csvBadShown = 10
+
+// readRows runs read, a loop over the table's rows, and runs it again after
+// every error about one row's values (errAt: a value that does not parse,
+// a row shorter than the header, an empty name), skipping that row with a
+// warning giving its line and column: one bad row costs that row only. An
+// error about the stream itself (malformed CSV, a read error) ends it and
+// is returned; the rows before it are in tr. Devices added twice by the
+// rerun are merged.
+func (t *csvTable) readRows(tr *tracer.Trace, read func() error) error {
+	var err error
+	for {
+		err = read()
+		if err == nil || err != t.rowErr {
+			break
+		}
+		t.bad++
+		if t.bad <= csvBadShown {
+			tr.Warn(err.Error() + "; row skipped")
+		}
+	}
+	if t.bad > csvBadShown {
+		tr.Warn(fmt.Sprintf("%s: %d more rows with a bad value skipped (%d in all)", t.path, t.bad-csvBadShown, t.bad))
+	}
+	if t.bad > 0 {
+		tr.Meta["skipped_bad_rows"] = strconv.Itoa(t.bad)
+		seen := map[int32]bool{}
+		devs := tr.Devices[:0]
+		for _, d := range tr.Devices {
+			if !seen[d.ID] {
+				seen[d.ID] = true
+				devs = append(devs, d)
+			}
+		}
+		tr.Devices = devs
+	}
+	return err
 }
 
 // need returns the value of column i, failing when the column is missing

@@ -1,0 +1,76 @@
+package tracefile
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// rocprofKernelCSV is a rocprofv3 kernel_trace.csv of n rows, row i
+// lasting 10 ns.
+func rocprofKernelCSV(n int) string {
+	var b strings.Builder
+	b.WriteString(`"Kind","Agent_Id","Queue_Id","Kernel_Name","Correlation_Id","Start_Timestamp","End_Timestamp"` + "\n")
+	for i := range n {
+		fmt.Fprintf(&b, `"KERNEL_DISPATCH",1,1,"k%d",%d,%d,%d`+"\n", i%7, i+1, 100*i, 100*i+10)
+	}
+	return b.String()
+}
+
+// The trial's case: a 1,000-row CSV cut in its last line keeps the 999
+// rows before (issue 16: all were lost): the short last row, cut between
+// fields or inside a quoted one (read leniently, as rocprof quotes), is
+// skipped with a warning naming line 1001.
+func TestCSVCutInLastLineKeepsRows(t *testing.T) {
+	full := rocprofKernelCSV(1000)
+	last := strings.LastIndex(strings.TrimSuffix(full, "\n"), "\n") + 1
+	for _, c := range []struct {
+		name    string
+		in      string
+		wantErr bool
+	}{
+		{"between fields", full[:len(full)-len(",99910\n")], false},
+		{"inside a quoted field", full[:last+len(`"KERNEL_DIS`)], false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr, err := Read(strings.NewReader(c.in), "kernel_trace.csv", 0, Options{})
+			if (err != nil) != c.wantErr || tr == nil {
+				t.Fatalf("err %v (want error: %v), trace %v", err, c.wantErr, tr != nil)
+			}
+			if len(tr.Warnings) == 0 || !strings.HasPrefix(tr.Warnings[0], "kernel_trace.csv:1001: ") {
+				t.Errorf("warnings %q", tr.Warnings)
+			}
+			if len(tr.Events) != 999 {
+				t.Errorf("%d rows kept, want 999", len(tr.Events))
+			}
+			var ns int64
+			for _, e := range tr.Events {
+				ns += e.Dur
+			}
+			if ns != 999*10 {
+				t.Errorf("kernel time %d ns, want 9990", ns)
+			}
+		})
+	}
+}
+
+// Past ten bad rows, one warning counts the rest; the count is in Meta.
+func TestCSVBadRowsCounted(t *testing.T) {
+	lines := strings.SplitAfter(rocprofKernelCSV(100), "\n")
+	for i := 1; i <= 25; i++ { // 25 rows with a start that is no integer
+		f := strings.Split(lines[4*i], ",")
+		f[5] = "12x"
+		lines[4*i] = strings.Join(f, ",")
+	}
+	tr, err := Read(strings.NewReader(strings.Join(lines, "")), "k.csv", 0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Events) != 75 || tr.Meta["skipped_bad_rows"] != "25" || len(tr.Warnings) < csvBadShown+1 ||
+		tr.Warnings[csvBadShown] != "k.csv: 15 more rows with a bad value skipped (25 in all)" {
+		t.Errorf("%d events, meta %q, warnings %q", len(tr.Events), tr.Meta["skipped_bad_rows"], tr.Warnings)
+	}
+	if !strings.HasPrefix(tr.Warnings[0], `k.csv:5: field "Start_Timestamp": expected an integer, found "12x"`) {
+		t.Errorf("first warning %q", tr.Warnings[0])
+	}
+}
