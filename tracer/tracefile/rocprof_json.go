@@ -114,6 +114,11 @@ type rpTool struct {
 			Value string `json:"value"`
 		} `json:"marker_api"`
 	} `json:"strings"`
+	// CallbackRecords is only counted, for the no-GPU-work warning (a
+	// counter-collection run has its dispatches here, not in buffer_records).
+	CallbackRecords struct {
+		CounterCollection []json.RawMessage `json:"counter_collection"`
+	} `json:"callback_records"`
 	BufferRecords struct {
 		KernelDispatch []rpRecord `json:"kernel_dispatch"`
 		MemoryCopy     []rpRecord `json:"memory_copy"`
@@ -177,7 +182,20 @@ func readRocprofJSON(r io.Reader, path string, _ Options) (*tracer.Trace, error)
 			return nil, &Error{Path: path, Offset: -1, Field: fmt.Sprintf("rocprofiler-sdk-tool[%d]", pi), Msg: err.Error()}
 		}
 	}
-	t.Link()
+	if !hasGPUWork(t) {
+		var n [6]int
+		for i := range tools {
+			b := &tools[i].BufferRecords
+			n[0] += len(b.KernelDispatch)
+			n[1] += len(b.MemoryCopy)
+			n[2] += len(b.HIPAPI)
+			n[3] += len(b.HSAAPI)
+			n[4] += len(b.MarkerAPI)
+			n[5] += len(tools[i].CallbackRecords.CounterCollection)
+		}
+		warnNoGPU(t, fmt.Sprintf("%d processes; buffer_records kernel_dispatch %d, memory_copy %d, hip_api %d, hsa_api %d, marker_api %d; "+
+			"callback_records counter_collection %d (not read: rerun with --kernel-trace for dispatch times)", len(tools), n[0], n[1], n[2], n[3], n[4], n[5]))
+	}
 	return t, nil
 }
 

@@ -118,3 +118,20 @@ func FuzzRocprofJSON(f *testing.F) {
 		checkFuzzErr(t, err)
 	})
 }
+
+// A counter-collection run: dispatches only under callback_records, no
+// buffer_records. The warning counts what each section holds (by hand: 2
+// counter records, 1 HIP call).
+func TestRocprofJSONNoGPUWarning(t *testing.T) {
+	in := `{"rocprofiler-sdk-tool":[{"metadata":{"pid":7},"agents":[],"strings":{"buffer_records":[]},
+		"callback_records":{"counter_collection":[{"dispatch_data":{}},{"dispatch_data":{}}]},
+		"buffer_records":{"hip_api":[{"kind":0,"operation":0,"thread_id":7,"correlation_id":{"internal":1},"start_timestamp":10,"end_timestamp":20}]}}]}`
+	tr, err := Read(strings.NewReader(in), "counters.json", int64(len(in)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := noGPUWarn + " by the rocprofv3-json importer; it found 1 processes; buffer_records kernel_dispatch 0, memory_copy 0, hip_api 1, hsa_api 0, marker_api 0; callback_records counter_collection 2"
+	if len(tr.Warnings) != 1 || !strings.Contains(tr.Warnings[0], want) {
+		t.Errorf("warnings %q", tr.Warnings)
+	}
+}
