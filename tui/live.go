@@ -53,6 +53,10 @@ type LiveMsg struct {
 	Flags map[string]string
 	// At is when the state was taken (recording duration, compare clock).
 	At time.Time
+	// Output holds the child's output lines read since the previous
+	// LiveMsg (loop.Supervisor.Output), Partial the lines its streams are
+	// still writing; both feed the Output pane.
+	Output, Partial []loop.OutputLine
 }
 
 // DeviceMsg carries a telemetry reading (gpu.Poller).
@@ -106,6 +110,7 @@ type live struct {
 	child   *views.Child
 	device  *views.Device
 	compare *views.Compare
+	output  *views.Output
 
 	state   *session.State
 	status  loop.Status
@@ -130,7 +135,8 @@ type live struct {
 
 	sample *gpu.Sample
 
-	untraced string // Options.Untraced
+	untraced    string // Options.Untraced
+	lastPartial []loop.OutputLine
 	applied  string // the "requested; applied at the next step" status to clear, "" none
 }
 
@@ -141,6 +147,7 @@ func newLive(st *views.Styles, opts Options) *live {
 		child:   views.NewChild(st),
 		device:  views.NewDevice(st, opts.DeviceStatus),
 		compare: views.NewCompare(st),
+		output:  views.NewOutput(st),
 		pending: map[string]string{}, inForce: map[string]string{},
 		progressCh:  make(chan tea.Msg, 64),
 		tracingWant: true,
@@ -225,6 +232,10 @@ func (m *Model) onLive(msg LiveMsg) {
 	l.status = msg.Child
 	if !msg.At.IsZero() {
 		l.now = msg.At
+	}
+	if len(msg.Output) > 0 || msg.Partial != nil || len(l.lastPartial) > 0 {
+		l.output.Append(msg.Output, msg.Partial)
+		l.lastPartial = msg.Partial
 	}
 	if msg.Flags != nil {
 		l.inForce = msg.Flags

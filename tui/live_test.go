@@ -135,8 +135,8 @@ func TestLiveScreens(t *testing.T) {
 		keys []string
 	}{
 		{"kernels_80x24", 80, 24, nil},
-		{"flags_80x24", 80, 24, []string{"tab"}},
-		{"steps_80x24", 80, 24, []string{"tab", "tab"}},
+		{"flags_80x24", 80, 24, []string{"tab", "tab"}},        // past Output
+		{"steps_80x24", 80, 24, []string{"tab", "tab", "tab"}},
 		{"wide_200x50", 200, 50, nil},
 		{"wide_window_160x40", 160, 40, []string{"w"}},
 	}
@@ -261,6 +261,7 @@ func TestLiveFlagsPanelSpaceFlips(t *testing.T) {
 	ctl := &fakeCtl{}
 	m := newLive(t, 80, 24, ctl)
 	m.Update(liveMsg("math", true))
+	press(m, "tab") // Output
 	press(m, "tab") // Flags
 	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyDown})
 	do(m, cmd)

@@ -164,7 +164,7 @@ func New(opts Options) *Model {
 	m.timeline = views.NewTimeline(st)
 	if opts.Controller != nil {
 		m.live = newLive(st, opts)
-		m.tabs = append([]Tab{{View: m.kernels}, {View: m.timeline}}, m.live.tabs()...)
+		m.tabs = append([]Tab{{View: m.kernels}, {View: m.timeline}, {View: m.live.output}}, m.live.tabs()...)
 		m.tabs = append(m.tabs, Tab{View: views.NewCategories(st), Side: true}, Tab{View: views.NewStages(st), Side: true})
 		m.tabs = append(m.tabs, m.live.lateTabs()...)
 	} else {

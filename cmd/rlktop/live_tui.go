@@ -100,6 +100,7 @@ func pollLive(live *loop.Live, ctl *liveController, feed chan<- tea.Msg, done <-
 	defer tick.Stop()
 	var lastState string
 	var lastTS int64
+	var outSeq uint64 // the child's output lines sent up to this Seq
 	connErrs := map[int]bool{} // indexes of State.Children whose Err was said
 	for {
 		select {
@@ -116,10 +117,14 @@ func pollLive(live *loop.Live, ctl *liveController, feed chan<- tea.Msg, done <-
 		}
 		cs := live.Sup.Status()
 		state := live.Session.Snapshot()
-		msg := tui.LiveMsg{State: state, Child: cs, Flags: live.FlagsIn(state), At: time.Now()}
+		out, partial := live.Sup.Output(outSeq)
+		msg := tui.LiveMsg{State: state, Child: cs, Flags: live.FlagsIn(state), At: time.Now(), Output: out, Partial: partial}
 		select {
 		case feed <- msg:
-		default: // the TUI is behind; the next tick brings a newer one
+			if n := len(out); n > 0 {
+				outSeq = out[n-1].Seq // sent: ask for what follows next time
+			}
+		default: // the TUI is behind; the next tick brings a newer one (and these lines again)
 		}
 		// A connection rlktop closed on an error (corrupt frame, protocol
 		// violation) is said once, as an error in the status bar.

@@ -1,0 +1,310 @@
+package views
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/internal/escape"
+	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// OutputMaxLines bounds the lines the output pane keeps (the oldest leave
+// first); loop.OutputLines is what one poll can bring.
+const OutputMaxLines = 5000
+
+// OutputKeyMap is the output pane's bindings.
+type OutputKeyMap struct {
+	ListKeyMap
+	Filter, ClearFilter, Accept, Streams key.Binding
+}
+
+// DefaultOutputKeyMap: movement, / filters lines (a regular expression,
+// case-insensitive), esc clears it, s cycles both streams / stdout /
+// stderr; End (G) follows the newest line again.
+func DefaultOutputKeyMap() OutputKeyMap {
+	return OutputKeyMap{
+		ListKeyMap:  DefaultListKeyMap(),
+		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter lines")),
+		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+		Accept:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
+		Streams:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "stdout/stderr/both")),
+	}
+}
+
+// Output is the child's output pane: its stdout and stderr interleaved in
+// the order rlktop read them (loop.Supervisor.Output), stderr marked,
+// rlktop's own notices highlighted, the line each stream is still writing
+// at the bottom. It follows the newest line until the user scrolls up;
+// End (G) follows again. / filters the lines shown (a regular expression,
+// case-insensitive; plain text where it is not one); s shows one stream.
+// Lines stay after the child exits, at most OutputMaxLines. Text is shown
+// with control characters escaped (escape.Control).
+type Output struct {
+	st      *Styles
+	keys    OutputKeyMap
+	lines   []loop.OutputLine
+	partial []loop.OutputLine
+	dropped uint64 // lines the ring or this pane dropped
+	lastSeq uint64
+	stream  loop.Stream // 0 both
+	input   textinput.Model
+	editing bool
+	re      *regexp.Regexp
+	shown   []int // indices into lines after filtering
+	follow  bool
+	top     int // first shown line on screen when not following
+	w, h    int
+	focused bool
+}
+
+// NewOutput returns an empty output pane that follows the newest line.
+func NewOutput(st *Styles) *Output {
+	in := textinput.New()
+	in.Prompt = "/"
+	in.Placeholder = "regular expression (case-insensitive)"
+	in.SetStyles(st.Filter)
+	in.CharLimit = 256
+	return &Output{st: st, keys: DefaultOutputKeyMap(), follow: true, input: in}
+}
+
+func (o *Output) Title() string { return "Output" }
+
+func (o *Output) Info() string {
+	s := fmt.Sprintf("%s lines", FormatCount(int64(len(o.lines))))
+	if o.re != nil || o.stream != 0 {
+		s = fmt.Sprintf("%s of %s lines", FormatCount(int64(len(o.shown))), FormatCount(int64(len(o.lines))))
+	}
+	if o.stream != 0 {
+		s += " · " + o.stream.String() + " only"
+	}
+	if o.dropped > 0 {
+		s += fmt.Sprintf(" · %s earlier dropped", FormatCount(int64(o.dropped)))
+	}
+	if !o.follow {
+		s += " · G follows"
+	}
+	return s
+}
+
+func (o *Output) SetSnapshot(*attrib.Snapshot) {}
+
+// Append adds the lines read since the last call (Seq increasing) and
+// replaces the unterminated lines; lines with a Seq already seen are
+// ignored, and a gap in Seq counts as dropped lines.
+func (o *Output) Append(lines, partial []loop.OutputLine) {
+	for _, l := range lines {
+		if l.Seq <= o.lastSeq {
+			continue
+		}
+		if o.lastSeq > 0 && l.Seq > o.lastSeq+1 {
+			o.dropped += l.Seq - o.lastSeq - 1
+		}
+		o.lastSeq = l.Seq
+		o.lines = append(o.lines, l)
+	}
+	if n := len(o.lines) - OutputMaxLines; n > 0 {
+		o.dropped += uint64(n)
+		o.lines = append(o.lines[:0], o.lines[n:]...)
+		o.top = max(o.top-n, 0)
+	}
+	o.partial = partial
+	o.refilter()
+}
+
+// LastSeq is the Seq of the newest line kept (0: none): what to ask
+// loop.Supervisor.Output for next.
+func (o *Output) LastSeq() uint64 { return o.lastSeq }
+
+// Lines returns the lines shown (filtered), oldest first.
+func (o *Output) Lines() []loop.OutputLine {
+	out := make([]loop.OutputLine, len(o.shown))
+	for i, j := range o.shown {
+		out[i] = o.lines[j]
+	}
+	return out
+}
+
+// Following reports whether the pane keeps to the newest line.
+func (o *Output) Following() bool { return o.follow }
+
+// SetFilter filters lines by a regular expression (case-insensitive;
+// plain text where s is not a valid expression); "" shows all.
+func (o *Output) SetFilter(s string) {
+	o.input.SetValue(s)
+	o.setRe(s)
+	o.refilter()
+}
+
+func (o *Output) setRe(s string) {
+	o.re = nil
+	if s == "" {
+		return
+	}
+	re, err := regexp.Compile("(?i)" + s)
+	if err != nil {
+		re = regexp.MustCompile("(?i)" + regexp.QuoteMeta(s))
+	}
+	o.re = re
+}
+
+func (o *Output) refilter() {
+	o.shown = o.shown[:0]
+	for i, l := range o.lines {
+		if o.stream != 0 && l.Stream != o.stream && l.Stream != loop.Notice {
+			continue
+		}
+		if o.re != nil && !o.re.MatchString(l.Text) {
+			continue
+		}
+		o.shown = append(o.shown, i)
+	}
+}
+
+func (o *Output) SetSize(w, h int)  { o.w, o.h = w, h; o.input.SetWidth(max(w-2, 1)) }
+func (o *Output) SetFocused(f bool) { o.focused = f }
+func (o *Output) Capturing() bool   { return o.editing }
+
+// page is the number of output lines on screen.
+func (o *Output) page() int {
+	p := o.h - len(o.partial)
+	if o.editing || o.re != nil {
+		p--
+	}
+	return max(p, 1)
+}
+
+func (o *Output) maxTop() int { return max(len(o.shown)-o.page(), 0) }
+
+func (o *Output) scroll(d int) {
+	if o.follow {
+		o.top = o.maxTop()
+	}
+	o.top = min(max(o.top+d, 0), o.maxTop())
+	o.follow = o.top >= o.maxTop() && d > 0
+}
+
+func (o *Output) Update(msg tea.Msg) tea.Cmd {
+	km, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		if o.editing {
+			var cmd tea.Cmd
+			o.input, cmd = o.input.Update(msg)
+			return cmd
+		}
+		return nil
+	}
+	k := o.keys
+	if o.editing {
+		switch {
+		case key.Matches(km, k.ClearFilter):
+			o.editing = false
+			o.input.Blur()
+			o.SetFilter("")
+		case key.Matches(km, k.Accept):
+			o.editing = false
+			o.input.Blur()
+		default:
+			var cmd tea.Cmd
+			o.input, cmd = o.input.Update(km)
+			o.setRe(o.input.Value())
+			o.refilter()
+			return cmd
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(km, k.Up):
+		o.scroll(-1)
+	case key.Matches(km, k.Down):
+		o.scroll(1)
+	case key.Matches(km, k.PageUp):
+		o.scroll(-o.page())
+	case key.Matches(km, k.PageDown):
+		o.scroll(o.page())
+	case key.Matches(km, k.Home):
+		o.top, o.follow = 0, false
+	case key.Matches(km, k.End):
+		o.follow = true
+	case key.Matches(km, k.Filter):
+		o.editing = true
+		return o.input.Focus()
+	case key.Matches(km, k.ClearFilter):
+		o.SetFilter("")
+	case key.Matches(km, k.Streams):
+		o.stream = map[loop.Stream]loop.Stream{0: loop.Stdout, loop.Stdout: loop.Stderr, loop.Stderr: 0}[o.stream]
+		o.refilter()
+	}
+	return nil
+}
+
+func (o *Output) ShortHelp() []key.Binding {
+	if o.editing {
+		return []key.Binding{o.keys.Accept, o.keys.ClearFilter}
+	}
+	return []key.Binding{o.keys.move(), o.keys.Filter, o.keys.Streams}
+}
+
+func (o *Output) FullHelp() [][]key.Binding {
+	return [][]key.Binding{o.keys.bindings(), {o.keys.Filter, o.keys.ClearFilter, o.keys.Streams}}
+}
+
+// line renders one output line: "err│" before stderr, rlktop's notices
+// in the warning style, text escaped and cut to the width.
+func (o *Output) line(l loop.OutputLine, partial bool) string {
+	st := o.st
+	mark := "   " + st.Table.Dim.Render("│")
+	switch l.Stream {
+	case loop.Stderr:
+		mark = st.Live.Pending.Render("err") + st.Table.Dim.Render("│")
+	case loop.Notice:
+		mark = st.Live.Warn.Render("rlk") + st.Table.Dim.Render("│")
+	}
+	text := ansi.Truncate(escape.Control(strings.TrimRight(l.Text, "\r")), max(o.w-4, 1), "…")
+	if l.Stream == loop.Notice {
+		text = st.Live.Warn.Render(text)
+	}
+	if partial {
+		text += st.Table.Dim.Render(" …")
+	}
+	return mark + text
+}
+
+func (o *Output) View() string {
+	st := o.st
+	var out []string
+	switch {
+	case o.editing:
+		out = append(out, o.input.View())
+	case o.re != nil:
+		out = append(out, st.Table.Dim.Render("filter /"+o.input.Value()+"  (/ to edit, esc to clear)"))
+	}
+	if len(o.lines) == 0 && len(o.partial) == 0 {
+		out = append(out, st.Table.Dim.Render(" no output from the child yet (its stdout and stderr show here)"))
+		return block(out, o.w, o.h)
+	}
+	top := o.top
+	if o.follow {
+		top = o.maxTop()
+	}
+	top = min(top, o.maxTop())
+	for i := top; i < len(o.shown) && i < top+o.page(); i++ {
+		out = append(out, o.line(o.lines[o.shown[i]], false))
+	}
+	if len(o.shown) == 0 {
+		out = append(out, st.Table.Dim.Render(" no line matches"))
+	}
+	// The lines the streams are still writing stay at the bottom.
+	for len(out) < o.h-len(o.partial) {
+		out = append(out, "")
+	}
+	for _, p := range o.partial {
+		out = append(out, o.line(p, true))
+	}
+	return block(out, o.w, o.h)
+}
