@@ -74,3 +74,22 @@ func TestCSVBadRowsCounted(t *testing.T) {
 		t.Errorf("first warning %q", tr.Warnings[0])
 	}
 }
+
+// Implausible times are dropped deliberately, each with a warning: a
+// negative start (18 days of span in the trial) and a duration over 30
+// days (two 5e15 µs kernels overflowed the int64 kernel time).
+func TestImplausibleTimesSkipped(t *testing.T) {
+	csv := rocprofKernelCSV(3)
+	csv = strings.Replace(csv, `"k1",2,100,110`, `"k1",2,-1555200000000000,110`, 1)
+	tr, err := Read(strings.NewReader(csv), "neg.csv", 0, Options{})
+	if err != nil || len(tr.Events) != 2 || len(tr.Warnings) == 0 || !strings.HasPrefix(tr.Warnings[0], `neg.csv:3: field "Start_Timestamp": negative timestamp -1555200000000000 ns`) {
+		t.Errorf("negative start: %v, %d events, %q", err, len(tr.Events), tr.Warnings)
+	}
+	js := `[{"ph":"X","cat":"kernel","name":"a","pid":0,"tid":7,"ts":1,"dur":5e15},` +
+		`{"ph":"X","cat":"kernel","name":"b","pid":0,"tid":7,"ts":2,"dur":5e15},` +
+		`{"ph":"X","cat":"kernel","name":"c","pid":0,"tid":7,"ts":3,"dur":500}]`
+	tr, err = Read(strings.NewReader(js), "over.json", 0, Options{})
+	if err != nil || len(tr.Events) != 1 || tr.Events[0].Dur != 500_000 || len(tr.Warnings) < 2 || !strings.Contains(tr.Warnings[0], "duration 5000000000000000000 ns in event 0 (\"a\") is over 30 days") {
+		t.Errorf("5e15 µs kernels: %v, %d events, %q", err, len(tr.Events), tr.Warnings)
+	}
+}

@@ -1355,6 +1355,9 @@ func (d *kdec) record(start int64) error {
 		} else if ev.dur < 0 {
 			d.skipBad(d.errAt(ev.durOff, "dur", fmt.Sprintf("negative duration %d ns in event %d (%q)", ev.dur, d.nEvents, kClip(name)), "", nil).Error())
 			return nil
+		} else if ev.dur > MaxEventNs {
+			d.skipBad(d.errAt(ev.durOff, "dur", fmt.Sprintf("duration %d ns in event %d (%q) is over 30 days", ev.dur, d.nEvents, kClip(name)), "", nil).Error())
+			return nil
 		}
 		if e.Kind.IsGPU() {
 			// Kept, but said: a known Kineto export bug writes GPU work at

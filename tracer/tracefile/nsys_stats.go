@@ -198,6 +198,9 @@ func readNsysStatsTrace(tab *csvTable, t *tracer.Trace) error {
 		} else if e.Dur < 0 {
 			return tab.errAt(di, "negative duration", "", nil)
 		}
+		if err := tab.checkTimes(si, e.Start, e.Dur); err != nil {
+			return err
+		}
 		p, err := tab.optInt64At(pid, 0)
 		if err != nil {
 			return err

@@ -180,6 +180,9 @@ func (t *csvTable) times(tr *tracer.Trace, si, ei int) (start, dur int64, err er
 	if !ok {
 		tr.Warn(fmt.Sprintf("%s:%d: end %d before start %d; duration set to 0", t.path, t.line, end, start))
 	}
+	if err := t.checkTimes(si, start, dur); err != nil {
+		return 0, 0, err
+	}
 	return start, dur, nil
 }
 

@@ -123,6 +123,25 @@ func (t *csvTable) errAt(i int, msg, hint string, err error) error {
 	return e
 }
 
+// MaxEventNs is the longest duration an importer keeps: 30 days in ns.
+// Longer ones are corrupt values (a trial file held two kernels of 5e15 µs,
+// whose sum overflowed int64) and their event or row is skipped with a
+// warning.
+const MaxEventNs = 30 * 24 * 3600 * int64(1e9)
+
+// checkTimes rejects, as an error about this row, a negative start (profiler
+// clocks count from boot or from the session's start) and a duration over
+// MaxEventNs; col is the column named in the error.
+func (t *csvTable) checkTimes(col int, start, dur int64) error {
+	switch {
+	case start < 0:
+		return t.errAt(col, fmt.Sprintf("negative timestamp %d ns", start), "", nil)
+	case dur > MaxEventNs:
+		return t.errAt(col, fmt.Sprintf("duration %d ns is over 30 days", dur), "", nil)
+	}
+	return nil
+}
+
 // csvBadShown is how many skipped rows get a warning each; the rest are
 // counted in one.
 const csvBadShown = 10
