@@ -137,7 +137,7 @@ type live struct {
 
 	untraced    string // Options.Untraced
 	lastPartial []loop.OutputLine
-	applied  string // the "requested; applied at the next step" status to clear, "" none
+	applied     string // the "requested; applied at the next step" status to clear, "" none
 }
 
 func newLive(st *views.Styles, opts Options) *live {

@@ -135,7 +135,7 @@ func TestLiveScreens(t *testing.T) {
 		keys []string
 	}{
 		{"kernels_80x24", 80, 24, nil},
-		{"flags_80x24", 80, 24, []string{"tab", "tab"}},        // past Output
+		{"flags_80x24", 80, 24, []string{"tab", "tab"}}, // past Output
 		{"steps_80x24", 80, 24, []string{"tab", "tab", "tab"}},
 		{"wide_200x50", 200, 50, nil},
 		{"wide_window_160x40", 160, 40, []string{"w"}},

@@ -100,7 +100,7 @@ func pollLive(live *loop.Live, ctl *liveController, feed chan<- tea.Msg, done <-
 	defer tick.Stop()
 	var lastState string
 	var lastTS int64
-	var outSeq uint64 // the child's output lines sent up to this Seq
+	var outSeq uint64          // the child's output lines sent up to this Seq
 	connErrs := map[int]bool{} // indexes of State.Children whose Err was said
 	for {
 		select {
