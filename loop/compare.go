@@ -18,6 +18,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/pyagent"
 	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/tracer/wire"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
 
@@ -60,6 +61,10 @@ type CompareOptions struct {
 	// (tracer/pyagent.Flags) switch inside one running process.
 	TorchRanges, Untraced, NoAgent bool
 	Tracer                         string
+	// Restart runs every segment in a fresh process (flags at start), even
+	// when the flags could switch live: arms then replay the same step
+	// numbers from the same seed (what rlktop.audit compares bitwise).
+	Restart bool
 	// StepTimeout bounds the wait for one step or one acknowledgement
 	// (default 10 min).
 	StepTimeout time.Duration
@@ -110,6 +115,10 @@ type ArmConsistency struct {
 	NaN     int     `json:"nan"`     // NaN probe values in this arm's own output
 	Bitwise bool    `json:"bitwise"` // every value has the same bits as A's
 	Err     string  `json:"err,omitempty"`
+	// Probe and Switches (Python commands): the rlktop.probe name and the
+	// number of switches between this arm and A it was evaluated at.
+	Probe    string `json:"probe,omitempty"`
+	Switches int    `json:"switches,omitempty"`
 }
 
 // CompareResult is what `rlktop compare` prints and the TUI compare view
@@ -126,9 +135,14 @@ type CompareResult struct {
 	// Pairs: arm i+1 against arm 0, for i = 0 … len(Arms)−2 (A′ not
 	// counted); only in JSON when there are more than two arms.
 	Pairs []*attrib.Comparison `json:"pairs,omitempty"`
-	// Consistency of each arm's probe outputs with arm A's (built-in loop;
-	// nil for commands).
+	// Consistency of each arm's probe outputs with arm A's (built-in
+	// loop: its probe batch; a Python command: the rlktop.probe functions,
+	// evaluated at every switch between arms).
 	Consistency []ArmConsistency `json:"consistency,omitempty"`
+	// Metrics (rlktop.log) of each arm against the A/A′ envelope.
+	Metrics []MetricCompare `json:"metrics,omitempty"`
+	// Audits (rlktop.audit): each arm's raw-bits hashes against A's.
+	Audits []AuditCompare `json:"audits,omitempty"`
 	// Mode is "live" (built-in loop flags switched over the control
 	// channel at step boundaries, one child) or "restart" (one child per
 	// segment with the arm's environment or flags).
@@ -277,9 +291,9 @@ func (r *runner) plan() error {
 	// Live: every varying flag is applied inside the running process — the
 	// built-in loop's live flags, or the Python agent's (tracer/pyagent) for
 	// a command (o.NoAgent keeps them environment variables).
-	r.live = r.builtin || !o.NoAgent
+	r.live = (r.builtin || !o.NoAgent) && !o.Restart
 	for _, k := range r.vary {
-		if r.builtin && !builtinLiveFlags[k] || !r.builtin && !pyagent.IsLive(k, nil) {
+		if r.builtin && !builtinLiveFlags[k] || !r.builtin && !pyagent.MayDeclare(k) {
 			r.live = false
 		}
 	}
@@ -449,8 +463,13 @@ func (r *runner) run(ctx context.Context) (*CompareResult, error) {
 		armsOut[i] = attrib.Arm{Name: a.name, Flags: a.flags, Valid: a.invalid == "", Reason: a.invalid}
 	}
 	if rec != nil {
-		if err := r.addRows(rec.Name(), armsOut); err != nil {
-			return nil, err
+		t, err := tracefile.Open(rec.Name(), tracefile.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("compare: reading the session's recording back: %w", err)
+		}
+		r.addRows(t, armsOut)
+		if !r.builtin {
+			r.agentChecks(t, armsOut, res)
 		}
 	}
 
@@ -785,20 +804,22 @@ func (r *runner) switchLive(ctx context.Context, a *armRun) (int32, int64, error
 	st0 := lv.Session.Snapshot()
 	nMarks, nWarn := len(st0.Marks), len(st0.Warnings)
 	keys := r.switchKeys(a)
+	kv := make([]wire.KV, 0, len(keys))
 	for _, k := range keys {
 		v := a.flags[k]
 		if r.agent && k == pyagent.ArmKey {
 			v = a.name
-		}
-		if _, err := lv.Session.Control(k, v); err != nil {
-			a.invalid = fmt.Sprintf("setting %s=%s: %v", k, v, err)
-			return 0, 0, nil
-		}
-		if k != pyagent.ArmKey || !r.agent {
+		} else {
 			lv.mu.Lock()
 			lv.flags[k] = v
 			lv.mu.Unlock()
 		}
+		kv = append(kv, wire.KV{Key: k, Value: v})
+	}
+	// All keys in one write: the child applies them at one step boundary.
+	if _, err := lv.Session.SetFlags(kv); err != nil {
+		a.invalid = fmt.Sprintf("setting %v: %v", kv, err)
+		return 0, 0, nil
 	}
 	deadline := time.Now().Add(r.o.StepTimeout)
 	for {
@@ -995,11 +1016,7 @@ func (r *runner) schedule() []StepLabel {
 
 // addRows reads the recording back and adds every counted step, with the
 // GPU events launched in it aggregated, to its arm.
-func (r *runner) addRows(path string, out []attrib.Arm) error {
-	t, err := tracefile.Open(path, tracefile.Options{})
-	if err != nil {
-		return fmt.Errorf("compare: reading the session's recording back: %w", err)
-	}
+func (r *runner) addRows(t *tracer.Trace, out []attrib.Arm) {
 	want := map[stepKey]bool{}
 	for _, a := range r.arms {
 		for _, s := range a.steps {
@@ -1047,7 +1064,6 @@ func (r *runner) addRows(path string, out []attrib.Arm) error {
 			}
 		}
 	}
-	return nil
 }
 
 // probe evaluates the built-in loop's probe batch under arm a's flags

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
@@ -32,6 +33,7 @@ type compareFlags struct {
 	warmup      int
 	block       int
 	noNoise     bool
+	restart     bool
 	format      string
 	by          string
 	top         int
@@ -94,6 +96,7 @@ Times are integer ns.`,
 	f.IntVar(&cf.warmup, "warmup", 0, "steps dropped after every start or switch (0: 1 for live switches, 3 after a restart)")
 	f.IntVar(&cf.block, "block", 0, "counted steps per switch (0: update_every=4 for the built-in loop, 20 when switching restarts)")
 	f.BoolVar(&cf.noNoise, "no-noise", false, "no A′ run (no noise envelope)")
+	f.BoolVar(&cf.restart, "restart", false, "start a fresh process for every segment even when flags could switch live (arms replay the same steps: audits compare bitwise)")
 	f.StringVar(&cf.format, "format", "table", "table|json|md")
 	f.StringVar(&cf.by, "by", "", "table/md: only kernel, category or stage rows")
 	f.IntVar(&cf.top, "top", -1, "rows to show (0 = all; default 25 for table/md, all for json)")
@@ -173,7 +176,7 @@ func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
 	stderr := cmd.ErrOrStderr()
 	o := loop.CompareOptions{
 		Arms: arms, Command: command, Steps: cf.steps, Warmup: cf.warmup, Block: cf.block,
-		Noise: !cf.noNoise, Seed: cf.seed, Rules: rules, TorchRanges: cf.torchRanges, Untraced: cf.untraced, Tracer: tracer, NoAgent: cf.noAgent,
+		Noise: !cf.noNoise, Seed: cf.seed, Rules: rules, TorchRanges: cf.torchRanges, Untraced: cf.untraced, Tracer: tracer, NoAgent: cf.noAgent, Restart: cf.restart,
 		Stdout: stderr, // a command's stdout must not mix with the report
 	}
 	if cf.verbose {
@@ -242,6 +245,8 @@ func writeCompare(w io.Writer, res *loop.CompareResult, cf *compareFlags) error 
 	}
 	fmt.Fprintln(w)
 	writeConsistency(w, res.Consistency, md)
+	writeMetrics(w, res.Metrics, md)
+	writeAudits(w, res.Audits, md)
 	var steps int
 	for _, s := range res.Schedule {
 		if s.Phase != loop.PhaseCounted {
@@ -274,24 +279,36 @@ func writeConsistency(w io.Writer, cs []loop.ArmConsistency, md bool) {
 		}
 		return
 	}
+	agent := cs[0].Probe != ""
 	header := []string{"arm", "probe values", "max abs Δ vs A", "max ulp vs A", "NaN", "bitwise = A"}
+	what := "built-in loop probe batch: legal-move logits and values, initial weights; arm A's row: A evaluated twice"
+	if agent {
+		header = []string{"arm", "probe", "switches", "values", "max abs Δ vs A", "max ulp vs A", "NaN rows", "bitwise = A"}
+		what = "rlktop.probe outputs evaluated under the old and the new arm at every switch between the arm and A, same weights"
+	}
 	var rows [][]string
 	for _, c := range cs {
-		if c.Err != "" {
-			rows = append(rows, []string{c.Arm, "-", "-", "-", "-", "error: " + c.Err})
-			continue
-		}
 		bw := "no"
 		if c.Bitwise {
 			bw = "yes"
 		}
-		rows = append(rows, []string{c.Arm, fmt.Sprint(c.Len), fmt.Sprintf("%.3g", c.MaxAbs), fmt.Sprint(c.MaxULP), fmt.Sprint(c.NaN), bw})
+		row := []string{c.Arm, fmt.Sprint(c.Len), fmt.Sprintf("%.3g", c.MaxAbs), fmt.Sprint(c.MaxULP), fmt.Sprint(c.NaN), bw}
+		if c.Err != "" {
+			row = []string{c.Arm, "-", "-", "-", "-", "error: " + c.Err}
+		}
+		if agent {
+			row = append([]string{row[0], escape.Control(c.Probe), fmt.Sprint(c.Switches)}, row[1:]...)
+			for len(row) < len(header) {
+				row = append(row, "-")
+			}
+		}
+		rows = append(rows, row)
 	}
 	if md {
-		fmt.Fprintln(w, "**Output consistency** (built-in loop probe batch: legal-move logits and values, initial weights; arm A's row: A evaluated twice)")
+		fmt.Fprintf(w, "**Output consistency** (%s)\n", what)
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
-		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|")
+		fmt.Fprintln(w, "|"+strings.Repeat("---|", len(header)))
 		for _, r := range rows {
 			for i := range r {
 				r[i] = strings.ReplaceAll(r[i], "|", `\|`)
@@ -300,8 +317,71 @@ func writeConsistency(w io.Writer, cs []loop.ArmConsistency, md bool) {
 		}
 		return
 	}
-	fmt.Fprintln(w, "output consistency (probe batch: legal-move logits and values, initial weights; arm A's row: A evaluated twice):")
+	fmt.Fprintf(w, "output consistency (%s):\n", what)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+	}
+	tw.Flush()
+}
+
+// writeMetrics prints each rlktop.log metric per arm against the A/A′
+// envelope (loop.MetricCompare).
+func writeMetrics(w io.Writer, ms []loop.MetricCompare, md bool) {
+	if len(ms) == 0 {
+		return
+	}
+	header := []string{"metric", "arm", "steps", "mean", "A/A′ envelope", "verdict", "steps inside/edge/outside"}
+	var rows [][]string
+	for _, m := range ms {
+		env, verdict, split := "-", "-", "-"
+		if m.Verdict != "" {
+			env = fmt.Sprintf("[%.4g, %.4g]", m.EnvLow, m.EnvHigh)
+			verdict = m.Verdict
+			split = fmt.Sprintf("%d/%d/%d", m.Inside, m.Edge, m.Outside)
+		}
+		rows = append(rows, []string{escape.Control(m.Metric), m.Arm, fmt.Sprint(m.Steps), fmt.Sprintf("%.4g", m.Mean), env, verdict, split})
+	}
+	writeSmallTable(w, "learning curves (rlktop.log) against the A/A′ envelope (edge: outside by at most the envelope's width)", header, rows, md)
+}
+
+// writeAudits prints each rlktop.audit tensor per arm against A.
+func writeAudits(w io.Writer, as []loop.AuditCompare, md bool) {
+	if len(as) == 0 {
+		return
+	}
+	header := []string{"audit", "arm", "steps", "values", "result"}
+	var rows [][]string
+	for _, a := range as {
+		res := fmt.Sprintf("bitwise equal over %d values", a.Values)
+		switch {
+		case a.Note != "":
+			res = a.Note
+		case !a.Bitwise:
+			res = fmt.Sprintf("differs from step %d", a.FirstDiff)
+		}
+		rows = append(rows, []string{escape.Control(a.Name), a.Arm, fmt.Sprint(a.Steps), fmt.Sprint(a.Values), res})
+	}
+	writeSmallTable(w, "audits (rlktop.audit: raw-bits hash per step, against arm A at the same step numbers)", header, rows, md)
+}
+
+func writeSmallTable(w io.Writer, title string, header []string, rows [][]string, md bool) {
+	fmt.Fprintln(w)
+	if md {
+		fmt.Fprintf(w, "**%s**\n\n", title)
+		fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
+		fmt.Fprintln(w, "|"+strings.Repeat("---|", len(header)))
+		for _, r := range rows {
+			for i := range r {
+				r[i] = strings.ReplaceAll(r[i], "|", `\|`)
+			}
+			fmt.Fprintln(w, "| "+strings.Join(r, " | ")+" |")
+		}
+		return
+	}
+	fmt.Fprintf(w, "%s:\n", title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")

@@ -2,11 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"os/exec"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rlktop/rlktop/internal/testutil"
+	"github.com/rlktop/rlktop/loop"
 )
 
 // The real-PyTorch tests (issue 10): a CGO_ENABLED=0 rlktop runs
@@ -207,5 +211,113 @@ func TestTorchCompareCompile(t *testing.T) {
 		if !a.Valid || a.Steps < 3 || a.Flags["compile"] != want {
 			t.Errorf("arm %d %+v: want valid, >= 3 steps, compile=%s", i, a, want)
 		}
+	}
+}
+
+// compareJSON runs `rlktop compare … --format json` on testdata/torch_checks.py
+// inside the root; it returns the decoded document and the exit status.
+func compareJSON(t *testing.T, r *testutil.TorchRoot, args ...string) (*loop.CompareResult, int) {
+	t.Helper()
+	script := testutil.CopyIntoRoot(t, r, "testdata/torch_checks.py")
+	argv := append(append([]string{r.Bin, "compare", "--format", "json"}, args...), "--", "python3", script)
+	cmd := r.Command(argv...)
+	cmd.Env = append(cmd.Env, "RLKTOP_KINETO=0")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	var res loop.CompareResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("compare %v: exit %d, not JSON: %v\n%s\n%s", args, code, err, tail(string(out), 2000), tail(stderr.String(), 3000))
+	}
+	return &res, code
+}
+
+// TestTorchChecksProbes: rlktop.probe evaluated at every switch. SDPA
+// math vs flash on CPU: a non-zero difference below 1e-4 (fp32
+// attention over 16 tokens of width 8) and not bitwise; two identical
+// arms (an A/A run): bitwise equal.
+func TestTorchChecksProbes(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	res, code := compareJSON(t, r, "--flag", "sdpa=math,flash", "--no-noise", "--steps", "4", "--block", "2")
+	if code != 0 || len(res.Consistency) != 1 {
+		t.Fatalf("exit %d, consistency %+v: want one probe row", code, res.Consistency)
+	}
+	c := res.Consistency[0]
+	if c.Arm != "sdpa=flash" || c.Probe != "logits" || c.Switches < 1 || c.Len != 256 || c.Bitwise || !(c.MaxAbs > 0 && c.MaxAbs < 1e-4) || c.NaN != 0 {
+		t.Errorf("math vs flash probe %+v: want 256 values, 0 < max |Δ| < 1e-4, not bitwise", c)
+	}
+	res, code = compareJSON(t, r, "--flag", "sdpa=math,math", "--no-noise", "--steps", "2", "--block", "1")
+	if code != 0 || len(res.Consistency) != 1 || !res.Consistency[0].Bitwise || res.Consistency[0].MaxAbs != 0 {
+		t.Errorf("A/A probe: exit %d, %+v: want bitwise equal", code, res.Consistency)
+	}
+}
+
+// TestTorchChecksNaN: the arm whose script writes NaN into two rows of
+// the logits every third iteration is invalid (exit status 3), and the
+// steps it names are exactly those iterations: the agent's step k is the
+// script's iteration k+1 (its first optimizer step starts step 0), so
+// (k+1) % 3 == 0.
+func TestTorchChecksNaN(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	res, code := compareJSON(t, r, "--flag", "poison=off,on", "--no-noise", "--steps", "4", "--block", "2")
+	if code != 3 {
+		t.Errorf("exit status %d, want 3 (an invalid arm)", code)
+	}
+	if len(res.Arms) != 2 || !res.Arms[0].Valid || res.Arms[1].Valid {
+		t.Fatalf("arms %+v: want A valid, B invalid", res.Arms)
+	}
+	why := res.Arms[1].Reason
+	m := regexp.MustCompile(`(\d+) \(logits: 2 rows\)`).FindAllStringSubmatch(why, -1)
+	if len(m) == 0 || !strings.Contains(why, "NaN or Inf") {
+		t.Fatalf("reason %q: want the NaN steps named", why)
+	}
+	for _, x := range m {
+		k, _ := strconv.Atoi(x[1])
+		if (k+1)%3 != 0 {
+			t.Errorf("step %d named as NaN; the script poisons iterations divisible by 3 (step k = iteration k+1)", k)
+		}
+	}
+	if res.Verdict == "faster" || res.Verdict == "slower" {
+		t.Errorf("verdict %q for an invalid arm", res.Verdict)
+	}
+}
+
+// TestTorchChecksAuditsAndMetrics: in restart mode every arm replays the
+// same steps from the same seed. An arm with the same flags as A is
+// bitwise equal to it over every audited value and its loss lies inside
+// the A/A′ envelope (A′: another seed); a ten times larger learning rate
+// changes the logits from the first step on (the first update precedes
+// step 0) and its loss falls outside the envelope.
+func TestTorchChecksAuditsAndMetrics(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	res, code := compareJSON(t, r, "--restart", "--flag", "lr=0.05,0.05,1.0", "--steps", "3", "--block", "3")
+	if code != 0 {
+		t.Fatalf("exit %d (arms %+v)", code, res.Arms)
+	}
+	audits := map[string]loop.AuditCompare{}
+	for _, a := range res.Audits {
+		audits[a.Arm] = a
+	}
+	if a := audits["lr=0.05 #2"]; !a.Bitwise || a.Steps < 3 || a.Values != int64(a.Steps)*64*4 {
+		t.Errorf("A/A audit %+v: want bitwise equal over steps × 64×4 logits", a)
+	}
+	if a := audits["lr=1.0"]; a.Bitwise || a.FirstDiff != 0 {
+		t.Errorf("lr=1.0 audit %+v: want a difference from step 0", a)
+	}
+	metrics := map[string]loop.MetricCompare{}
+	for _, m := range res.Metrics {
+		metrics[m.Arm] = m
+	}
+	if m := metrics["lr=0.05 #2"]; m.Metric != "loss" || m.Verdict != "inside" {
+		t.Errorf("A/A loss %+v: want inside the envelope", m)
+	}
+	if m := metrics["lr=1.0"]; m.Verdict != "outside" {
+		t.Errorf("lr=1.0 loss %+v: want outside the envelope", m)
 	}
 }

@@ -112,3 +112,13 @@ func copyFile(t testing.TB, src, dst string, mode os.FileMode) {
 		t.Fatal(err)
 	}
 }
+
+// CopyIntoRoot copies the repository file rel (relative to the calling
+// test's package directory) into r's private folder and returns its path
+// inside the root.
+func CopyIntoRoot(t testing.TB, r *TorchRoot, rel string) string {
+	t.Helper()
+	dst := filepath.Join(r.Dir, strings.TrimPrefix(r.Dst, "/"), filepath.Base(rel))
+	copyFile(t, rel, dst, 0o644)
+	return r.Dst + "/" + filepath.Base(rel)
+}

@@ -92,6 +92,29 @@ func IsLive(key string, declared map[string]string) bool {
 	return ok
 }
 
+// MayDeclare reports whether key can be a flag applied by the agent: a
+// built-in flag, ArmKey, or a lower-case identifier ([a-z][a-z0-9_]*) that
+// the script may declare with rlktop.flag(). Keys in environment-variable
+// style (TORCH_…, any upper case) are environment variables, set by
+// restarting the command. `rlktop compare` plans live switches for keys
+// that may be declared; the agent refuses one the script did not declare,
+// and the arm is invalid with that reason.
+func MayDeclare(key string) bool {
+	if IsLive(key, nil) {
+		return true
+	}
+	if key == "" || key[0] < 'a' || key[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // FlagsEnv renders flags as RLKTOP_FLAGS ("k=v,k=v", keys sorted).
 func FlagsEnv(flags map[string]string) string {
 	var b strings.Builder

@@ -728,10 +728,33 @@ func (s *Session) StopChildren() (uint64, error) {
 }
 
 func (s *Session) send(ct wire.Control) (uint64, error) {
+	seqs, err := s.sendAll([]wire.Control{ct})
+	return seqs[0], err
+}
+
+// SetFlags asks the children to set every key of kv at their next step
+// boundary, written together so that they take effect at the same
+// boundary (a comparison's switch between arms); it returns the control
+// sequence numbers in kv's order. Errors name the children that could
+// not be written to.
+func (s *Session) SetFlags(kv []wire.KV) ([]uint64, error) {
+	cs := make([]wire.Control, len(kv))
+	for i, p := range kv {
+		cs[i] = wire.Control{Op: wire.ControlSet, Key: p.Key, Value: p.Value}
+	}
+	return s.sendAll(cs)
+}
+
+func (s *Session) sendAll(cts []wire.Control) ([]uint64, error) {
 	s.mu.Lock()
-	s.seq++
-	ct.Seq = s.seq
-	s.sent[ct.Seq] = ct
+	seqs := make([]uint64, len(cts))
+	for i := range cts {
+		s.seq++
+		cts[i].Seq = s.seq
+		seqs[i] = s.seq
+		s.sent[s.seq] = cts[i]
+	}
+	set := cts[0].Op == wire.ControlSet
 	type target struct {
 		c   *conn
 		pid int64
@@ -743,7 +766,7 @@ func (s *Session) send(ct wire.Control) (uint64, error) {
 		}
 		// The injected GPU tracers cannot set flags inside a program (the
 		// process's Python agent, or gotrace in the built-in loop, does).
-		if ct.Op == wire.ControlSet && (c.info.Hello.Source == "cupti" || c.info.Hello.Source == "rocprof") {
+		if set && (c.info.Hello.Source == "cupti" || c.info.Hello.Source == "rocprof") {
 			continue
 		}
 		targets = append(targets, target{c, c.info.Hello.PID})
@@ -756,13 +779,13 @@ func (s *Session) send(ct wire.Control) (uint64, error) {
 		if d, ok := c.rw.(interface{ SetWriteDeadline(time.Time) error }); ok {
 			d.SetWriteDeadline(time.Now().Add(time.Second))
 		}
-		err := c.w.Control(&ct)
+		err := c.w.Controls(cts)
 		c.wmu.Unlock()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("child pid %d: %w", t.pid, err))
 		}
 	}
-	return ct.Seq, errors.Join(errs...)
+	return seqs, errors.Join(errs...)
 }
 
 // Strings returns the session's string table. The caller must not use it

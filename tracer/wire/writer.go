@@ -144,6 +144,24 @@ func (w *Writer) Control(c *Control) error {
 	return w.frame(TypeControl, 0, w.scratch)
 }
 
+// Controls writes several Control frames with one Write, so that a
+// receiver reading the stream gets them together (a flag switch of
+// several keys is applied at one step boundary, not split over two).
+func (w *Writer) Controls(cs []Control) error {
+	w.buf = w.buf[:0]
+	if !w.started {
+		w.buf = AppendPreamble(w.buf)
+		w.started = true
+	}
+	for i := range cs {
+		w.scratch = AppendControl(w.scratch[:0], &cs[i])
+		w.buf = appendHeader(w.buf, TypeControl, 0, w.scratch)
+		w.buf = append(w.buf, w.scratch...)
+	}
+	_, err := w.w.Write(w.buf)
+	return err
+}
+
 // Meta writes a Meta frame.
 func (w *Writer) Meta(kv []KV) error {
 	w.scratch = AppendMeta(w.scratch[:0], kv)

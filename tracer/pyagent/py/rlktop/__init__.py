@@ -32,7 +32,7 @@ import time
 
 from . import _wire
 
-__all__ = ["step", "stage", "flag", "enabled", "Flag"]
+__all__ = ["step", "stage", "flag", "enabled", "Flag", "check", "probe", "audit", "log"]
 
 _agent = None  # the running _Agent, or None outside rlktop
 
@@ -119,6 +119,46 @@ def flag(name, default, choices=None):
     if a is not None:
         a.declared(f)
     return f
+
+
+def check(name, tensor):
+    """Counts the rows (along the first dimension) of tensor holding NaN or
+    Inf, and such values, for this step: one reduction where the tensor
+    lives and one copy of two numbers. A comparison arm with any is invalid
+    and its steps with NaN are listed. Returns nothing; never raises."""
+    a = _agent
+    if a is not None:
+        a.check(str(name), tensor)
+
+
+def probe(name, fn):
+    """Registers fn (no arguments, returns a tensor, e.g. the logits of a
+    fixed batch). At every switch between comparison arms the agent calls
+    it under the old arm and then the new one, back to back, under
+    torch.no_grad(), and reports max |difference|, max ulp distance (fp32,
+    bf16, fp16), NaN rows and bitwise equality. A probe that raises is
+    reported, never propagated."""
+    a = _agent
+    if a is not None:
+        a.probes[str(name)] = fn
+
+
+def audit(name, tensor):
+    """Sends a hash of tensor's raw bits for this step (and its element
+    count), so that two arms replaying the same steps can be checked
+    bitwise."""
+    a = _agent
+    if a is not None:
+        a.audit(str(name), tensor)
+
+
+def log(**metrics):
+    """Records per-step metrics (loss=..., entropy=...): numbers or
+    one-element tensors (a tensor's value is read here, which waits for the
+    device)."""
+    a = _agent
+    if a is not None:
+        a.log(metrics)
 
 
 def _start():

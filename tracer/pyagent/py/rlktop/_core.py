@@ -76,6 +76,7 @@ class Agent:
         self.tracing = True
         self.window = None  # the running torch.profiler window
         self.kineto_every, self.kineto_len = _kineto_schedule()
+        self.probes = {}  # name -> fn, evaluated around every flag switch
         self.tmpdir = None
 
     # ---- start ----
@@ -114,6 +115,92 @@ class Agent:
                 self.dropped_batches += 1
                 return
             self.queue.append(ev)
+
+    def counter(self, name, value, ts=None):
+        """Queues a counter sample (a host-wide track) at ts (now)."""
+        if self.dead:
+            return
+        ev = (-1, name, ts or time.time_ns(), 0, float(value), 0)
+        with self.lock:
+            if len(self.queue) >= QUEUE_CAP:
+                self.dropped += 1
+                return
+            self.queue.append(ev)
+
+    def check(self, name, t):
+        try:
+            torch = self.torch
+            if torch is None or not isinstance(t, torch.Tensor):
+                return
+            with torch.no_grad():
+                bad = ~torch.isfinite(t.detach())
+                if bad.dim() == 0:
+                    rows = bad.reshape(1)
+                else:
+                    rows = bad.reshape(bad.shape[0], -1).any(1)
+                r, n = torch.stack([rows.sum(), bad.sum()]).tolist()
+            now = time.time_ns()
+            self.counter("check.%s.rows" % name, r, now)
+            self.counter("check.%s.values" % name, n, now)
+        except Exception as e:
+            _warn("check(%r): %r" % (name, e))
+
+    def log(self, metrics):
+        now = time.time_ns()
+        for k, v in metrics.items():
+            try:
+                self.counter("metric.%s" % k, float(v), now)
+            except Exception as e:
+                _warn("log(%s=...): %r" % (k, e))
+
+    def audit(self, name, t):
+        try:
+            import hashlib
+
+            torch = self.torch
+            x = t.detach().contiguous().cpu()
+            try:
+                raw = x.view(torch.uint8).numpy().tobytes()
+            except Exception:
+                raw = bytes(x.view(-1).view(torch.uint8).tolist())
+            h = int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "little")
+            now = time.time_ns()
+            self.counter("audit.%s.hash_hi" % name, h >> 32, now)
+            self.counter("audit.%s.hash_lo" % name, h & 0xFFFFFFFF, now)
+            self.counter("audit.%s.n" % name, x.numel(), now)
+        except Exception as e:
+            _warn("audit(%r): %r" % (name, e))
+
+    def _run_probes(self):
+        """Evaluates every probe; returns name -> tensor (or an exception)."""
+        out = {}
+        torch = self.torch
+        for name, fn in self.probes.items():
+            try:
+                with torch.no_grad():
+                    out[name] = fn().detach().clone()
+            except Exception as e:
+                out[name] = e
+        return out
+
+    def _probe_report(self, before, after):
+        now = time.time_ns()
+        for name, a in before.items():
+            b = after.get(name)
+            for x in (a, b):
+                if isinstance(x, Exception):
+                    self.counter("probe.%s.error" % name, 1, now)
+                    _warn("probe %r raised %r" % (name, x))
+                    break
+            else:
+                try:
+                    r = _compare(self.torch, a, b)
+                except Exception as e:
+                    self.counter("probe.%s.error" % name, 1, now)
+                    _warn("probe %r: comparing outputs failed: %r" % (name, e))
+                    continue
+                for k, v in r.items():
+                    self.counter("probe.%s.%s" % (name, k), v, now)
 
     def torch_imported(self, torch):
         """Runs right after `import torch` finished."""
@@ -178,6 +265,14 @@ class Agent:
     def _apply_pending(self, step):
         with self.lock:
             todo, self.pending = self.pending, []
+        switch = self.probes and self.torch is not None and any(seq != 0 for seq, _, _ in todo)
+        if switch:
+            before = self._run_probes()
+        self._apply(todo, step)
+        if switch:
+            self._probe_report(before, self._run_probes())
+
+    def _apply(self, todo, step):
         for seq, k, v in todo:
             err = ""
             from . import _user_flags
@@ -200,7 +295,11 @@ class Agent:
             elif k == "arm":
                 pass  # rlktop's arm label: acknowledged, changes nothing
             elif seq == 0:
-                continue  # a start flag for a flag not declared yet
+                # A start flag for a flag the script has not declared yet:
+                # rlktop.flag() takes it from pending when it does.
+                with self.lock:
+                    self.pending.append((seq, k, v))
+                continue
             else:
                 err = "unknown flag %r (built-in: %s; declared: %s)" % (k, ", ".join(_flags.BUILTIN), ", ".join(sorted(_user_flags)) or "none")
             if not err:
@@ -255,16 +354,22 @@ class Agent:
                 if q:
                     new = []
                     evs = []
+                    cs = []
                     for kind, name, s, d, v, tid in q:
                         i = ids.get(name)
                         if i is None:
                             i = ids[name] = len(ids) + 1
                             new.append((i, name))
-                        evs.append((kind, i, s, d, self.pid, tid, v))
+                        if kind < 0:
+                            cs.append((s, i, v))
+                        else:
+                            evs.append((kind, i, s, d, self.pid, tid, v))
                     if new:
                         buf += _wire.strings(new)
                     for j in range(0, len(evs), 4096):
                         buf += _wire.events(evs[j : j + 4096])
+                    for j in range(0, len(cs), 4096):
+                        buf += _wire.counters(cs[j : j + 4096])
                 for fr in frames:
                     buf += fr
                 if dropped != self.sent_drops:
@@ -286,13 +391,13 @@ class Agent:
                 data = self.sock.recv(65536)
                 if not data:
                     return
+                sets = []
                 for ftype, p in r.feed(data):
                     if ftype != _wire.T_CONTROL:
                         continue
                     op, seq, key, value = _wire.parse_control(p)
                     if op == _wire.OP_SET:
-                        with self.lock:
-                            self.pending.append((seq, key, value))
+                        sets.append((seq, key, value))
                     elif op in (_wire.OP_PAUSE, _wire.OP_RESUME):
                         self.tracing = op == _wire.OP_RESUME
                         self._send_ack(seq, self.step_n, "")
@@ -301,6 +406,10 @@ class Agent:
                         import signal
 
                         os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C: the script ends as a user would end it
+                if sets:
+                    # Keys written together (one switch) join pending together.
+                    with self.lock:
+                        self.pending.extend(sets)
         except Exception:
             pass
 
@@ -325,6 +434,45 @@ class Agent:
         except Exception:
             pass
         self.dead = True
+
+
+_INT_VIEW = {"torch.float32": "int32", "torch.float16": "int16", "torch.bfloat16": "int16", "torch.float64": "int64"}
+
+
+def _ordered(torch, t):
+    """Maps float bits to integers ordered like the floats (sign-magnitude
+    to two's complement), so that a difference is a distance in ulps."""
+    it = getattr(torch, _INT_VIEW[str(t.dtype)])
+    i = t.contiguous().view(it).to(torch.int64)
+    bits = {"int16": 16, "int32": 32, "int64": 64}[_INT_VIEW[str(t.dtype)]]
+    sign_min = -(1 << (bits - 1))
+    return torch.where(i < 0, sign_min - i, i)
+
+
+def _compare(torch, a, b):
+    """max |a-b| over pairs where neither is NaN, max ulp distance, NaN rows
+    of b, element count, bitwise equality (1/0)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        raise ValueError("probe output changed shape or dtype: %s %s -> %s %s" % (tuple(a.shape), a.dtype, tuple(b.shape), b.dtype))
+    a, b = a.detach(), b.detach()
+    out = {"len": a.numel()}
+    if a.is_floating_point():
+        ok = ~(torch.isnan(a) | torch.isnan(b))
+        d = (a.double() - b.double()).abs()
+        out["max_abs"] = float(d[ok].max()) if bool(ok.any()) else 0.0
+        if str(a.dtype) in _INT_VIEW:
+            u = (_ordered(torch, a) - _ordered(torch, b)).abs()
+            out["max_ulp"] = float(u[ok].max()) if bool(ok.any()) else 0.0
+        nan = torch.isnan(b) | torch.isinf(b)
+        out["nan_rows"] = float(nan.reshape(nan.shape[0], -1).any(1).sum()) if nan.dim() > 0 else float(nan.sum())
+        ia = a.contiguous().view(getattr(torch, _INT_VIEW.get(str(a.dtype), "int32"))) if str(a.dtype) in _INT_VIEW else a
+        ib = b.contiguous().view(getattr(torch, _INT_VIEW.get(str(b.dtype), "int32"))) if str(b.dtype) in _INT_VIEW else b
+        out["bitwise"] = 1.0 if torch.equal(ia, ib) else 0.0
+    else:
+        out["max_abs"] = float((a.double() - b.double()).abs().max()) if a.numel() else 0.0
+        out["nan_rows"] = 0.0
+        out["bitwise"] = 1.0 if torch.equal(a, b) else 0.0
+    return out
 
 
 def _kineto_schedule():

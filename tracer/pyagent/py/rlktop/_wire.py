@@ -138,6 +138,20 @@ def events(evs):
     return frame(T_EVENTS, out)
 
 
+def counters(samples):
+    """samples: tuples (ts_ns, name_id, value float)."""
+    out = bytearray()
+    uvarint(out, len(samples))
+    ts = 0
+    for t, name, v in samples:
+        varint(out, t - ts)
+        ts = t
+        uvarint(out, name)
+        varint(out, -1)  # host-wide track
+        out += struct.pack("<d", float(v))
+    return frame(T_COUNTERS, out)
+
+
 def control_ack(seq, flags, tracing, step, err):
     out = bytearray()
     out.append(OP_ACK)

@@ -1,0 +1,406 @@
+package loop
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/session"
+)
+
+// The Python agent's output checks (rlktop.check, probe, audit, log) reach
+// rlktop as counter samples named by these prefixes (py/rlktop/_core.py):
+//
+//	check.NAME.rows / .values    NaN/Inf rows and values in a step
+//	probe.NAME.len / .max_abs / .max_ulp / .nan_rows / .bitwise / .error
+//	                             one switch between arms (old → new)
+//	audit.NAME.hash_hi / .hash_lo / .n   a step's raw-bits hash
+//	metric.NAME                  a per-step metric (rlktop.log)
+//
+// A sample belongs to the step whose [start, end) holds its time; probe
+// samples, taken between steps, to the first step after them.
+
+// MetricCompare is one metric of one arm (B, C, …, A′) against the A/A′
+// envelope: per counted step k, the envelope is [min, max] of A's and A′'s
+// k-th values; "edge" is outside it by at most its own width, "outside"
+// beyond that. Overall is the same test on the arms' means.
+type MetricCompare struct {
+	Metric  string    `json:"metric"`
+	Arm     string    `json:"arm"`
+	Steps   int       `json:"steps"`
+	Mean    float64   `json:"mean"`
+	EnvLow  float64   `json:"envelope_low"`  // min(mean A, mean A′)
+	EnvHigh float64   `json:"envelope_high"` // max(mean A, mean A′)
+	Verdict string    `json:"verdict"`       // inside | edge | outside (of the means); "" without A′
+	Inside  int       `json:"steps_inside"`
+	Edge    int       `json:"steps_edge"`
+	Outside int       `json:"steps_outside"`
+	PerStep []float64 `json:"per_step"` // the arm's value in each counted step (NaN: not logged)
+}
+
+// AuditCompare is one audited tensor of one arm against arm A over the
+// step numbers both ran (restart mode replays the same steps; live mode
+// runs different ones and says so).
+type AuditCompare struct {
+	Name      string `json:"name"`
+	Arm       string `json:"arm"`
+	Steps     int    `json:"steps"`  // step numbers compared
+	Values    int64  `json:"values"` // elements compared
+	Bitwise   bool   `json:"bitwise"`
+	FirstDiff int64  `json:"first_diff_step"` // -1 when bitwise equal
+	Note      string `json:"note,omitempty"`
+}
+
+type counterAt struct {
+	name string
+	v    float64
+}
+
+// stepSpan is one step the session reported, with its arm label.
+type stepSpan struct {
+	s     session.StepTime
+	label StepLabel
+	ok    bool
+}
+
+// agentChecks reads the agent's samples from the recording t and fills
+// res (Consistency, Metrics, Audits); an arm with NaN/Inf in a checked
+// tensor becomes invalid in out, with its steps named.
+func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResult) {
+	if len(t.Counters) == 0 || len(r.all) == 0 {
+		return
+	}
+	spans := make([]stepSpan, 0, len(r.all))
+	for _, s := range r.all {
+		l, ok := r.labels[stepKey{s.PID, s.Step}]
+		spans = append(spans, stepSpan{s: s, label: l, ok: ok})
+	}
+	slices.SortFunc(spans, func(a, b stepSpan) int { return cmp.Compare(a.s.StartNs, b.s.StartNs) })
+	// The arm of a step without a label ran under the arm of the step
+	// before it (a switch on its way).
+	for i := range spans {
+		if !spans[i].ok && i > 0 {
+			spans[i].label.Arm = spans[i-1].label.Arm
+		}
+	}
+	per := map[int][]counterAt{} // span index → samples in it
+	probes := map[int][]counterAt{}
+	for _, c := range t.Counters {
+		name := t.Strings.Get(c.Name)
+		if !strings.HasPrefix(name, "check.") && !strings.HasPrefix(name, "probe.") &&
+			!strings.HasPrefix(name, "audit.") && !strings.HasPrefix(name, "metric.") {
+			continue
+		}
+		i := spanAt(spans, c.TS)
+		if strings.HasPrefix(name, "probe.") {
+			// Between steps: the first step starting at or after it.
+			j := i
+			if j >= 0 && c.TS >= spans[j].s.StartNs {
+				j++
+			}
+			if j >= 0 && j < len(spans) && j > 0 {
+				probes[j] = append(probes[j], counterAt{name, c.Value})
+			}
+			continue
+		}
+		if i >= 0 && c.TS < spans[i].s.StartNs+spans[i].s.DurNs {
+			per[i] = append(per[i], counterAt{name, c.Value})
+		}
+	}
+	armIdx := map[string]int{}
+	for i, a := range r.arms {
+		armIdx[a.name] = i
+	}
+
+	// NaN validity: any step of an arm with NaN/Inf rows.
+	nanSteps := map[int][]string{}
+	for i, cs := range per {
+		for _, c := range cs {
+			if strings.HasPrefix(c.name, "check.") && strings.HasSuffix(c.name, ".rows") && c.v > 0 {
+				ai, ok := armIdx[spans[i].label.Arm]
+				if !ok {
+					continue
+				}
+				chk := strings.TrimSuffix(strings.TrimPrefix(c.name, "check."), ".rows")
+				nanSteps[ai] = append(nanSteps[ai], fmt.Sprintf("%d (%s: %.0f rows)", spans[i].s.Step, chk, c.v))
+			}
+		}
+	}
+	for ai, ss := range nanSteps {
+		slices.Sort(ss)
+		why := "NaN or Inf in checked outputs at steps " + strings.Join(ss, ", ")
+		if ai < len(out) {
+			out[ai].Valid = false
+			if out[ai].Reason != "" {
+				why = out[ai].Reason + "; " + why
+			}
+			out[ai].Reason = why
+		}
+		r.arms[ai].invalid = why
+	}
+
+	r.agentProbes(spans, probes, armIdx, res)
+	r.agentMetrics(spans, per, res)
+	r.agentAudits(spans, per, res)
+}
+
+// spanAt returns the index of the last span starting at or before ts (-1).
+func spanAt(spans []stepSpan, ts int64) int {
+	i, _ := slices.BinarySearchFunc(spans, ts, func(s stepSpan, t int64) int {
+		if s.s.StartNs <= t {
+			return -1
+		}
+		return 1
+	})
+	return i - 1
+}
+
+// agentProbes turns the probe samples at each switch (old arm → new arm)
+// into one consistency row per arm but A: the switches between it and A,
+// either way (A′'s row: A against A′, the same flags).
+func (r *runner) agentProbes(spans []stepSpan, probes map[int][]counterAt, armIdx map[string]int, res *CompareResult) {
+	if len(probes) == 0 {
+		return
+	}
+	a0 := r.arms[0].name
+	rows := map[string]*ArmConsistency{}
+	for j, cs := range probes {
+		oldArm, newArm := spans[j-1].label.Arm, spans[j].label.Arm
+		var other string
+		switch {
+		case oldArm == a0 && newArm != a0:
+			other = newArm
+		case newArm == a0 && oldArm != a0:
+			other = oldArm
+		default:
+			continue
+		}
+		byProbe := map[string]map[string]float64{}
+		for _, c := range cs {
+			rest := strings.TrimPrefix(c.name, "probe.")
+			k := strings.LastIndexByte(rest, '.')
+			if k < 0 {
+				continue
+			}
+			p, field := rest[:k], rest[k+1:]
+			if byProbe[p] == nil {
+				byProbe[p] = map[string]float64{}
+			}
+			byProbe[p][field] = c.v
+		}
+		for p, f := range byProbe {
+			key := other + "\x00" + p
+			row := rows[key]
+			if row == nil {
+				row = &ArmConsistency{Arm: other, Probe: p, Bitwise: true}
+				rows[key] = row
+			}
+			row.Switches++
+			if f["error"] > 0 {
+				row.Err = "the probe raised (see the command's stderr)"
+				continue
+			}
+			row.Len = max(row.Len, int(f["len"]))
+			row.MaxAbs = max(row.MaxAbs, f["max_abs"])
+			row.MaxULP = max(row.MaxULP, int64(f["max_ulp"]))
+			row.NaN = max(row.NaN, int(f["nan_rows"]))
+			row.Bitwise = row.Bitwise && f["bitwise"] == 1
+		}
+	}
+	keys := make([]string, 0, len(rows))
+	for k := range rows {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		ra, rb := rows[a], rows[b]
+		return cmp.Or(cmp.Compare(armIdx[ra.Arm], armIdx[rb.Arm]), cmp.Compare(ra.Probe, rb.Probe))
+	})
+	res.Consistency = nil
+	for _, k := range keys {
+		res.Consistency = append(res.Consistency, *rows[k])
+	}
+}
+
+// agentMetrics compares each metric per arm with the A/A′ envelope, step
+// by step over counted steps (k-th with k-th) and on the means.
+func (r *runner) agentMetrics(spans []stepSpan, per map[int][]counterAt, res *CompareResult) {
+	vals := map[string]map[string][]float64{} // metric → arm → per counted step
+	counted := map[string]int{}
+	for i, sp := range spans {
+		if sp.label.Phase != PhaseCounted {
+			continue
+		}
+		counted[sp.label.Arm]++
+		for _, c := range per[i] {
+			if !strings.HasPrefix(c.name, "metric.") {
+				continue
+			}
+			m := strings.TrimPrefix(c.name, "metric.")
+			if vals[m] == nil {
+				vals[m] = map[string][]float64{}
+			}
+			v := vals[m][sp.label.Arm]
+			for len(v) < counted[sp.label.Arm]-1 {
+				v = append(v, math.NaN())
+			}
+			if len(v) == counted[sp.label.Arm]-1 {
+				v = append(v, c.v)
+			} else {
+				v[len(v)-1] = c.v // several logs in a step: the last
+			}
+			vals[m][sp.label.Arm] = v
+		}
+	}
+	if len(vals) == 0 {
+		return
+	}
+	a := r.arms[0].name
+	noise := ""
+	if r.o.Noise {
+		noise = r.arms[len(r.arms)-1].name
+	}
+	metrics := make([]string, 0, len(vals))
+	for m := range vals {
+		metrics = append(metrics, m)
+	}
+	slices.Sort(metrics)
+	for _, m := range metrics {
+		av, nv := vals[m][a], vals[m][noise]
+		for _, arm := range r.arms[1:] {
+			x := vals[m][arm.name]
+			mc := MetricCompare{Metric: m, Arm: arm.name, PerStep: x, Mean: mean(x), Steps: len(x)}
+			if noise != "" && arm.name != noise {
+				lo, hi := minmax(mean(av), mean(nv))
+				mc.EnvLow, mc.EnvHigh = lo, hi
+				mc.Verdict = envVerdict(mc.Mean, lo, hi)
+				for k, v := range x {
+					if k >= len(av) || k >= len(nv) || math.IsNaN(v) || math.IsNaN(av[k]) || math.IsNaN(nv[k]) {
+						continue
+					}
+					l, h := minmax(av[k], nv[k])
+					switch envVerdict(v, l, h) {
+					case "inside":
+						mc.Inside++
+					case "edge":
+						mc.Edge++
+					default:
+						mc.Outside++
+					}
+				}
+			}
+			res.Metrics = append(res.Metrics, mc)
+		}
+	}
+}
+
+// agentAudits compares each audited tensor's per-step hashes of every arm
+// with arm A's at the same step numbers.
+func (r *runner) agentAudits(spans []stepSpan, per map[int][]counterAt, res *CompareResult) {
+	type h struct {
+		hi, lo uint64
+		n      int64
+	}
+	hashes := map[string]map[string]map[int64]*h{} // name → arm → step → hash
+	for i, sp := range spans {
+		for _, c := range per[i] {
+			if !strings.HasPrefix(c.name, "audit.") {
+				continue
+			}
+			rest := strings.TrimPrefix(c.name, "audit.")
+			k := strings.LastIndexByte(rest, '.')
+			if k < 0 {
+				continue
+			}
+			name, field := rest[:k], rest[k+1:]
+			if hashes[name] == nil {
+				hashes[name] = map[string]map[int64]*h{}
+			}
+			byArm := hashes[name]
+			if byArm[sp.label.Arm] == nil {
+				byArm[sp.label.Arm] = map[int64]*h{}
+			}
+			x := byArm[sp.label.Arm][sp.s.Step]
+			if x == nil {
+				x = &h{}
+				byArm[sp.label.Arm][sp.s.Step] = x
+			}
+			switch field {
+			case "hash_hi":
+				x.hi = uint64(c.v)
+			case "hash_lo":
+				x.lo = uint64(c.v)
+			case "n":
+				x.n = int64(c.v)
+			}
+		}
+	}
+	names := make([]string, 0, len(hashes))
+	for n := range hashes {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	a := r.arms[0].name
+	for _, name := range names {
+		ah := hashes[name][a]
+		for _, arm := range r.arms[1:] {
+			xh := hashes[name][arm.name]
+			ac := AuditCompare{Name: name, Arm: arm.name, Bitwise: true, FirstDiff: -1}
+			steps := make([]int64, 0, len(xh))
+			for s := range xh {
+				if _, ok := ah[s]; ok {
+					steps = append(steps, s)
+				}
+			}
+			slices.Sort(steps)
+			for _, s := range steps {
+				x, y := ah[s], xh[s]
+				ac.Steps++
+				ac.Values += y.n
+				if *x != *y && ac.Bitwise {
+					ac.Bitwise, ac.FirstDiff = false, s
+				}
+			}
+			if ac.Steps == 0 {
+				ac.Bitwise = false
+				ac.Note = "no step number ran under both arms (live mode interleaves different steps; compare audits in restart mode: --no-agent, or flags the command reads at start)"
+			}
+			res.Audits = append(res.Audits, ac)
+		}
+	}
+}
+
+func mean(v []float64) float64 {
+	s, n := 0.0, 0
+	for _, x := range v {
+		if !math.IsNaN(x) {
+			s += x
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return s / float64(n)
+}
+
+func minmax(a, b float64) (float64, float64) { return min(a, b), max(a, b) }
+
+// envVerdict: inside [lo, hi]; "edge" within one envelope width beyond it;
+// else "outside". A zero-width envelope (A and A′ equal) has no edge.
+func envVerdict(v, lo, hi float64) string {
+	w := hi - lo
+	switch {
+	case math.IsNaN(v) || math.IsNaN(lo) || math.IsNaN(hi):
+		return "n/a"
+	case v >= lo && v <= hi:
+		return "inside"
+	case v >= lo-w && v <= hi+w:
+		return "edge"
+	}
+	return "outside"
+}
+
