@@ -18,8 +18,8 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/pyagent"
 	"github.com/rlktop/rlktop/tracer/session"
-	"github.com/rlktop/rlktop/tracer/wire"
 	"github.com/rlktop/rlktop/tracer/tracefile"
+	"github.com/rlktop/rlktop/tracer/wire"
 )
 
 // EnvSeed is the environment variable a command's arms get their seed in:

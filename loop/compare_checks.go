@@ -403,4 +403,3 @@ func envVerdict(v, lo, hi float64) string {
 	}
 	return "outside"
 }
-
