@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -32,7 +33,19 @@ type Server struct {
 	dir   string // Unix: the per-run directory; "" for TCP
 	addr  string
 	token []byte // TCP: the secret every client must present first
+
+	// TCP: connections are authenticated off the accept path, each in its
+	// own goroutine (at most MaxPendingAuth at once), so a client that
+	// sends nothing delays no other rank.
+	authOnce sync.Once
+	authed   chan net.Conn // authenticated connections for Accept
+	done     chan struct{} // closed when the listener fails or closes
+	err      error         // the listener's error, set before done closes
 }
+
+// MaxPendingAuth bounds the TCP connections waiting to present their token
+// (each for at most 5 s); more are closed at once.
+const MaxPendingAuth = 64
 
 // authMagic starts a TCP client's handshake: "RLKA", u16 LE token length,
 // the token; then the wire stream proper.
@@ -92,15 +105,51 @@ func (s *Server) Dir() string { return s.dir }
 // Accept waits for the next traced process to connect. On a TCP server it
 // skips (closing them) connections that do not present the token.
 func (s *Server) Accept() (net.Conn, error) {
+	if s.token == nil {
+		return s.ln.Accept()
+	}
+	s.authOnce.Do(func() {
+		s.authed = make(chan net.Conn)
+		s.done = make(chan struct{})
+		go s.acceptAuth()
+	})
+	select {
+	case c := <-s.authed:
+		return c, nil
+	case <-s.done:
+		return nil, s.err
+	}
+}
+
+// acceptAuth accepts TCP connections and checks each one's token in a
+// goroutine of its own.
+func (s *Server) acceptAuth() {
+	pending := make(chan struct{}, MaxPendingAuth)
 	for {
 		c, err := s.ln.Accept()
-		if err != nil || s.token == nil {
-			return c, err
+		if err != nil {
+			s.err = err
+			close(s.done)
+			return
 		}
-		if s.checkToken(c) {
-			return c, nil
+		select {
+		case pending <- struct{}{}:
+		default:
+			c.Close() // MaxPendingAuth clients already hold a slot
+			continue
 		}
-		c.Close()
+		go func() {
+			defer func() { <-pending }()
+			if !s.checkToken(c) {
+				c.Close()
+				return
+			}
+			select {
+			case s.authed <- c:
+			case <-s.done:
+				c.Close()
+			}
+		}()
 	}
 }
 
