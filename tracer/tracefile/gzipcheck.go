@@ -21,7 +21,9 @@ import (
 //     the trace is dropped, except for rlktop recordings, whose frames
 //     carry their own CRC-32 (all of which matched) and which keep it.
 //   - A stream that ends without its trailer (cut after the last record)
-//     keeps the trace with an error saying it is unverified.
+//     keeps the trace with a warning saying it is unverified (none for a
+//     recording: a killed recorder always leaves one so, and its reader
+//     warns about the missing Bye frame).
 //   - When the format itself failed, its error gets a hint if the gzip
 //     stream is cut or damaged, so a cut file is not called a format error
 //     alone.
@@ -47,8 +49,13 @@ func checkGzipEnd(zsrc *bufio.Reader, zc *gzipCounter, path string, t *tracer.Tr
 		}
 		e.Hint = "every recording frame's own CRC-32 matched, so what was read is kept"
 	case errors.Is(derr, io.ErrUnexpectedEOF):
-		e.Msg = fmt.Sprintf("the gzip stream ends without its trailer after %d decompressed bytes", zc.n)
-		e.Hint = "what was read is kept but unverified: the file was not completely written or was cut"
+		// The format read all it needed; only the check is missing. A
+		// recording always ends so when its recorder is killed (its
+		// reader says so, and its frames carry their own CRC-32).
+		if t.Format != "rlktop" {
+			t.Warn(fmt.Sprintf("%s: the gzip stream ends without its trailer after %d decompressed bytes: what was read is kept but unverified (the file was cut or not completely written)", path, zc.n))
+		}
+		return t, nil
 	default:
 		e.Msg = fmt.Sprintf("gzip data unreadable after %d decompressed bytes", zc.n)
 		e.Hint = "what was read before is kept"
