@@ -40,7 +40,14 @@ func (h helpKeys) ShortHelp() []key.Binding {
 	if h.view.Capturing() {
 		return h.view.ShortHelp()
 	}
-	b = append(b, h.live...) // live keys first: they matter most in a live run
+	if len(h.live) > 0 {
+		// A live run has more keys than 80 cells hold and the help bar
+		// cuts the last: "? all keys" and "q quit" go first so that they
+		// always show, then the live keys, then the view's.
+		b = append(b, h.global.Help, h.global.Quit)
+		b = append(b, h.live...)
+		return append(b, h.view.ShortHelp()...)
+	}
 	b = append(b, h.view.ShortHelp()...)
 	for _, a := range h.actions {
 		b = append(b, a.Binding)

@@ -76,7 +76,10 @@ func NewOutput(st *Styles) *Output {
 func (o *Output) Title() string { return "Output" }
 
 func (o *Output) Info() string {
-	s := fmt.Sprintf("%s lines", FormatCount(int64(len(o.lines))))
+	s := FormatCount(int64(len(o.lines))) + " lines"
+	if len(o.lines) == 1 {
+		s = "1 line"
+	}
 	if o.re != nil || o.stream != 0 {
 		s = fmt.Sprintf("%s of %s lines", FormatCount(int64(len(o.shown))), FormatCount(int64(len(o.lines))))
 	}

@@ -402,6 +402,9 @@ func (t *Timeline) layout() tlLayout {
 	var lay tlLayout
 	depth := 0
 	for _, s := range t.tl.CPU {
+		if s.StartNs+s.DurNs < t.from || s.StartNs >= t.from+t.span {
+			continue // rows only for what is in view
+		}
 		if s.Kind == tracer.KindRange {
 			depth = max(depth, s.Depth+1)
 		} else {
