@@ -9,6 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/rlktop/rlktop/gpu/gputest"
+	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tui"
 	"github.com/rlktop/rlktop/views"
 	"github.com/rlktop/rlktop/views/viewstest"
@@ -157,5 +159,50 @@ func TestFlowTimelineZoom(t *testing.T) {
 	// 7,000 - 7,000/2 = 3,500.
 	if from != 3_500 || span != 7_000 {
 		t.Errorf("range %d+%d, want 3500+7000", from, span)
+	}
+}
+
+// TestFlowMouseClickTab: in the running program, a click on the Stages
+// tab label focuses Stages and a wheel notch over it moves nothing else.
+func TestFlowMouseClickTab(t *testing.T) {
+	probe := tui.New(tui.Options{Snapshot: viewstest.Snapshot()})
+	probe.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	y, x := find(t, probe.Render(), "Stages")
+	final := runFlow(t, tui.Options{Snapshot: viewstest.Snapshot()}, 80, 24, func(tm *teatest.TestModel) {
+		tm.Send(tea.MouseClickMsg{X: x + 2, Y: y, Button: tea.MouseLeft})
+		tm.Send(tea.MouseReleaseMsg{X: x + 2, Y: y, Button: tea.MouseLeft})
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("stages ·")) },
+			teatest.WithDuration(5*time.Second))
+	})
+	if got := final.Focused().Title(); got != "Stages" {
+		t.Errorf("focus %s, want Stages", got)
+	}
+}
+
+// TestFlowCompareConfirm: in the running program, C shows what a
+// comparison stops and loses and starts nothing; C again starts it.
+func TestFlowCompareConfirm(t *testing.T) {
+	ctl := &fakeCtl{res: &loop.CompareResult{Mode: "live"}}
+	st := views.DefaultStyles()
+	m := tui.New(tui.Options{Styles: &st, Controller: ctl, Backends: backendChoices(), DeviceStatus: gputest.CPUOnlyStatus})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+	tm.Send(liveMsg("math", true))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("sort total")) },
+		teatest.WithDuration(5*time.Second))
+	tm.Send(tea.KeyPressMsg{Code: 'C', Text: "C"})
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("C again")) },
+		teatest.WithDuration(5*time.Second))
+	if n := len(ctl.Calls()); n != 0 {
+		t.Fatalf("C alone called %q", ctl.Calls())
+	}
+	tm.Send(tea.KeyPressMsg{Code: 'C', Text: "C"})
+	deadline := time.Now().Add(5 * time.Second)
+	for len(ctl.Calls()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	if got := ctl.Calls(); len(got) != 1 || got[0] != "compare attention=math,fused" {
+		t.Errorf("calls %q, want one comparison", got)
 	}
 }
