@@ -1,10 +1,15 @@
 package session
 
 import (
+	"cmp"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
+	"github.com/rlktop/rlktop/internal/testutil"
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/tracefile"
 )
 
 // TestLinkerWithoutSteps: a thread that never sends steps gets its kernels
@@ -150,5 +155,71 @@ func TestLinkerMatchesTraceLink(t *testing.T) {
 	// And the live answer is the autograd rule's, not only the same.
 	if c := l.contexts[out[1].Ctx]; c.StageFrom != tracer.StageStepThread || c.Step != 5 || len(c.Ranges) != 1 || tr.Strings.Get(c.Ranges[0]) != "## backward ##" {
 		t.Errorf("autograd launch: %+v", c)
+	}
+}
+
+// TestLinkerMatchesTraceLinkOnKineto: the events of a real training trace
+// (hta_ns_resolution_v100: autograd thread, ProfilerStep#N, user ranges),
+// fed to the live linker in end-time order as live sources send them, get
+// the same context (by value) for every GPU op as Trace.Link gives the file
+// — so the live TUI, `compare` (which reads its recording back) and
+// `report` agree for the same events.
+func TestLinkerMatchesTraceLinkOnKineto(t *testing.T) {
+	tr, err := tracefile.Open(filepath.Join(testutil.SharedTraces(t), "kineto", "hta_ns_resolution_v100.json.gz"), tracefile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		start int64
+		corr  uint64
+	}
+	want := map[key]tracer.Context{}
+	for i := range tr.Events {
+		if e := &tr.Events[i]; e.Kind.IsGPU() && e.Kind != tracer.KindGPURange {
+			want[key{e.Start, e.Corr}] = tr.Contexts[e.Ctx]
+		}
+	}
+	// A live source is one process: its GPU records carry its pid (the
+	// Kineto file puts them on a device pid), and correlation ids are per
+	// process.
+	pidOf := map[uint64]int32{}
+	for i := range tr.Events {
+		if e := &tr.Events[i]; e.Kind.IsLaunch() && e.Corr != 0 {
+			if _, dup := pidOf[e.Corr]; !dup {
+				pidOf[e.Corr] = e.PID
+			}
+		}
+	}
+	evs := slices.Clone(tr.Events)
+	for i := range evs {
+		if p, ok := pidOf[evs[i].Corr]; ok && evs[i].Kind.IsGPU() {
+			evs[i].PID = p
+		}
+	}
+	slices.SortStableFunc(evs, func(a, b tracer.Event) int { return cmp.Compare(a.End(), b.End()) })
+	var out []tracer.Event
+	l := newLinker(tr.Strings, func(e *tracer.Event) { out = append(out, *e) })
+	for i := range evs {
+		evs[i].Ctx = 0
+		l.add(&evs[i], 0)
+		if i%1000 == 999 {
+			l.endBatch()
+		}
+	}
+	l.endBatch()
+	l.flush(0)
+	if len(out) != len(want) {
+		t.Fatalf("live linker emitted %d GPU ops, the file has %d", len(out), len(want))
+	}
+	bad := 0
+	for _, e := range out {
+		if got, w := l.contexts[e.Ctx], want[key{e.Start, e.Corr}]; !reflect.DeepEqual(got, w) {
+			if bad++; bad <= 3 {
+				t.Errorf("GPU op at %d (corr %d): live %+v, file %+v", e.Start, e.Corr, got, w)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d GPU ops differ", bad, len(out))
 	}
 }
