@@ -42,7 +42,7 @@ func TestFlowDrillDown(t *testing.T) {
 	final := runFlow(t, tui.Options{Snapshot: viewstest.Snapshot()}, 80, 24, func(tm *teatest.TestModel) {
 		tm.Send(key("tab")) // Categories
 		tm.Send(key("enter"))
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("kernels of category")) },
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("its kernels · enter")) },
 			teatest.WithDuration(5*time.Second))
 		tm.Send(key("enter"))
 		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("launches")) },

@@ -374,7 +374,7 @@ func (m *Model) viewAction(msg views.ActionMsg) bool {
 			what = "stage"
 		}
 		m.focusTab(m.kernels)
-		m.setStatusText("kernels of "+what+" "+msg.Value+" (enter: one kernel's launches · esc: back)", Info)
+		m.setStatusText(what+" "+msg.Value+": its kernels · enter: launches · esc: back", Info)
 	case "back":
 		if m.back >= 0 && m.back < len(m.tabs) && m.available(m.back) {
 			m.Focused().SetFocused(false)
