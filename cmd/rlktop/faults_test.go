@@ -119,9 +119,12 @@ func TestRecordStopsAtWriteError(t *testing.T) {
 		t.Errorf("the file holds %d steps; want some, and far fewer than 3000 (took %v)", steps, time.Since(start))
 	}
 
-	out, err := exec.Command(bin, append([]string{"record", "-o", "/dev/full", "--steps", "3000"}, tinyLoop...)...).Output()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(ee.Stderr), "no space left on device") {
-		t.Fatalf("/dev/full: %v\n%s", err, out)
+	cmd = exec.Command(bin, append([]string{"record", "--force", "-o", "/dev/full", "--steps", "3000"}, tinyLoop...)...)
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "no space left on device") {
+		t.Fatalf("/dev/full: %v\n%s\n%s", err, out, stderr.String())
 	}
 	if !strings.Contains(string(out), "it holds nothing") {
 		t.Errorf("/dev/full: stdout %q", out)
