@@ -162,6 +162,7 @@ func New(opts Options) *Model {
 	m.loading = views.NewLoading(st, opts.Source)
 	m.kernels = views.NewKernels(st)
 	m.timeline = views.NewTimeline(st)
+	m.timeline.SetFollow(opts.Controller != nil) // only a live run has newer work to follow
 	if opts.Controller != nil {
 		m.live = newLive(st, opts)
 		m.tabs = append([]Tab{{View: m.kernels}, {View: m.timeline}, {View: m.live.output}}, m.live.tabs()...)

@@ -154,6 +154,10 @@ func (t *Timeline) initialRange() {
 	}
 }
 
+// SetFollow turns following the newest work on or off (a file has no
+// newer work: the root turns it off for files).
+func (t *Timeline) SetFollow(on bool) { t.follow = on }
+
 // Range returns the visible range [from, from+span) in ns.
 func (t *Timeline) Range() (from, span int64) { return t.from, t.span }
 
