@@ -69,4 +69,3 @@ func TestSweep(t *testing.T) {
 		t.Error("a non-numeric value taken for a sweep")
 	}
 }
-
