@@ -78,6 +78,15 @@ type Options struct {
 	// the newest kept; building it costs about 2 ms per 10,000 ops at
 	// each window rebuild).
 	TimelineOps int
+	// MaxNamesPerConn bounds the names (string-table entries) one
+	// connection may define (default 1<<20); MaxNameBytesPerConn their
+	// bytes (default 64 MiB). A connection past either is closed with an
+	// error saying so (State.Children[i].Err, shown by run and the TUI).
+	MaxNamesPerConn     int
+	MaxNameBytesPerConn int64
+	// MaxConns bounds the connections served at once (default 1024);
+	// more are closed at once, with one warning.
+	MaxConns int
 	// Now returns the wall clock (tests); default time.Now.
 	Now func() time.Time
 }
@@ -165,6 +174,11 @@ type Session struct {
 	stepN    int64
 	marks    []Mark
 	children []*conn
+	// connected counts the children served now; connsFull is set once
+	// MaxConns was reached (one warning).
+	connected int
+	connsFull bool
+
 	events   uint64
 	warnings []string
 	seq      uint64
@@ -212,6 +226,15 @@ func New(opts Options) *Session {
 	}
 	if opts.PercentileCap == 0 {
 		opts.PercentileCap = 1 << 16
+	}
+	if opts.MaxNamesPerConn <= 0 {
+		opts.MaxNamesPerConn = 1 << 20
+	}
+	if opts.MaxNameBytesPerConn <= 0 {
+		opts.MaxNameBytesPerConn = 64 << 20
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = 1024
 	}
 	if opts.TimelineOps <= 0 {
 		opts.TimelineOps = 1 << 15
@@ -335,6 +358,9 @@ type conn struct {
 	info   Child
 	pid    int32
 	hellos int
+	// names defined so far and their bytes (Options.MaxNamesPerConn)
+	nNames     int
+	nNameBytes int64
 }
 
 // AddConn serves one connection (a child's socket, or any stream of wire
@@ -351,6 +377,16 @@ func (s *Session) AddConn(rw io.ReadWriteCloser) {
 		rw.Close()
 		return
 	}
+	if s.connected >= s.opts.MaxConns {
+		if !s.connsFull {
+			s.connsFull = true
+			s.warn(fmt.Sprintf("more than %d traced processes connected at once: further connections are refused (session.Options.MaxConns)", s.opts.MaxConns))
+		}
+		s.mu.Unlock()
+		rw.Close()
+		return
+	}
+	s.connected++
 	s.children = append(s.children, c)
 	s.version++
 	s.wg.Add(1)
@@ -360,6 +396,8 @@ func (s *Session) AddConn(rw io.ReadWriteCloser) {
 		err := s.serveConn(c)
 		s.mu.Lock()
 		c.info.Connected = false
+		s.connected--
+		c.names = nil // the id map is not needed once the stream ended
 		// The child's last events are in: the next Snapshot rebuilds the
 		// window at once instead of returning one up to 200 ms old.
 		s.forceWin = true
@@ -435,7 +473,15 @@ func (s *Session) frame(c *conn, f *wire.Frame, cs []tracer.Counter) error {
 			s.rec.hello(&h)
 		}
 	case wire.TypeStrings:
-		return f.Strings(func(id uint32, b []byte) error { c.names.Define(id, b); return nil })
+		return f.Strings(func(id uint32, b []byte) error {
+			c.nNames++
+			c.nNameBytes += int64(len(b))
+			if c.nNames > s.opts.MaxNamesPerConn || c.nNameBytes > s.opts.MaxNameBytesPerConn {
+				return fmt.Errorf("the connection defined more than %d names or %d MiB of them, the session's limit (session.Options.MaxNamesPerConn, MaxNameBytesPerConn); closed", s.opts.MaxNamesPerConn, s.opts.MaxNameBytesPerConn>>20)
+			}
+			c.names.Define(id, b)
+			return nil
+		})
 	case wire.TypeCounters:
 		for i := range cs {
 			if id, ok := c.names.Map(cs[i].Name); ok {
