@@ -27,13 +27,19 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 
 func isSQLite(head []byte) bool { return bytes.HasPrefix(head, sqliteMagic) }
 
+// MaxSQLiteCopyBytes caps the temporary copy openSQLite makes of a
+// compressed database: 8 GiB.
+const MaxSQLiteCopyBytes = 8 << 30
+
 // openSQLite opens the database read-only. When path names a plain
 // (uncompressed) SQLite file it is opened in place; otherwise (gzip input,
-// or no usable path) the stream r is copied to a temporary file that
-// cleanup removes.
+// or no usable path) the stream r is copied (at most MaxSQLiteCopyBytes)
+// to a temporary file, unlinked as soon as SQLite has it open (cleanup
+// removes it otherwise).
 func openSQLite(r io.Reader, path string) (db *sql.DB, cleanup func(), err error) {
 	cleanup = func() {}
 	file := ""
+	copied := false
 	if path != "" {
 		if f, err := os.Open(path); err == nil {
 			var magic [16]byte
@@ -51,16 +57,17 @@ func openSQLite(r io.Reader, path string) (db *sql.DB, cleanup func(), err error
 				Hint: "set TMPDIR to a writable directory with room for the uncompressed file"}
 		}
 		name := tmp.Name()
-		cleanup = func() { os.Remove(name) }
-		n, err := io.Copy(tmp, r)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
+		file, copied = name, true
+		cleanup = func() { tmp.Close(); os.Remove(name) }
+		n, err := io.Copy(tmp, io.LimitReader(r, MaxSQLiteCopyBytes+1))
+		if err == nil && n > MaxSQLiteCopyBytes {
+			err = fmt.Errorf("the uncompressed database is over the %d GiB limit of the temporary copy", MaxSQLiteCopyBytes>>30)
 		}
 		if err != nil {
 			cleanup()
-			return nil, func() {}, &Error{Path: path, Offset: n, Msg: "cannot copy the SQLite database to a temporary file", Err: err}
+			return nil, func() {}, &Error{Path: path, Offset: n, Msg: "cannot copy the SQLite database to a temporary file", Err: err,
+				Hint: "decompress it yourself (gunzip) and open the .sqlite file: it is read in place"}
 		}
-		file = name
 	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
@@ -73,6 +80,12 @@ func openSQLite(r io.Reader, path string) (db *sql.DB, cleanup func(), err error
 		return nil, func() {}, &Error{Path: path, Offset: -1, Msg: "cannot open SQLite database", Err: err}
 	}
 	db.SetMaxOpenConns(1)
+	if copied && db.Ping() == nil {
+		// SQLite holds the copy open now (immutable: it never reopens it):
+		// unlink it, so that no later exit path (Ctrl-C, kill -9) leaves it
+		// behind on Unix. Only a kill during the copy itself can.
+		os.Remove(file)
+	}
 	c := cleanup
 	cleanup = func() { db.Close(); c() }
 	return db, cleanup, nil
