@@ -234,6 +234,15 @@ func (m *Model) Status() StatusMsg { return m.status }
 
 func (m *Model) setSnapshot(s *attrib.Snapshot) {
 	m.snap = s
+	if s != nil {
+		var cpu []int32
+		for _, d := range s.Devices {
+			if strings.EqualFold(d.Vendor, "cpu") {
+				cpu = append(cpu, d.ID)
+			}
+		}
+		m.timeline.SetCPUDevices(cpu)
+	}
 	m.header.SetSnapshot(s)
 	for _, t := range m.tabs {
 		t.View.SetSnapshot(s)

@@ -77,6 +77,7 @@ type Timeline struct {
 	w, h    int
 	focused bool
 	letters map[string]rune
+	cpuDev  map[int32]bool // devices that are the host CPU (the built-in loop)
 }
 
 // NewTimeline returns an empty timeline view, following.
@@ -152,6 +153,23 @@ func (t *Timeline) initialRange() {
 		t.from = a.StartNs
 		t.span = max(tl.EndNs-a.StartNs, 1)
 	}
+}
+
+// SetCPUDevices names the devices that are the host CPU (a CPU-only
+// source such as the built-in loop): their lanes say CPU, not GPU.
+func (t *Timeline) SetCPUDevices(ids []int32) {
+	t.cpuDev = map[int32]bool{}
+	for _, id := range ids {
+		t.cpuDev[id] = true
+	}
+}
+
+// laneName is "GPU0 s7", or "CPU s0" for a host device.
+func (t *Timeline) laneName(l attrib.TimelineLane) string {
+	if t.cpuDev[l.Device] {
+		return fmt.Sprintf("CPU s%d", l.Stream)
+	}
+	return fmt.Sprintf("GPU%d s%d", l.Device, l.Stream)
 }
 
 // SetFollow turns following the newest work on or off (a file has no
@@ -523,7 +541,7 @@ func (t *Timeline) View() string {
 	for i := 0; i < lay.lanes; i++ {
 		l := lay.laneOff + i
 		ln := t.tl.Lanes[l]
-		name := fmt.Sprintf("GPU%d s%d", ln.Device, ln.Stream)
+		name := t.laneName(ln)
 		lb := label(name)
 		if l == t.lane && t.focused {
 			lb = st.Table.Selected.Render(fit("›"+name, timelineLabelW)) + " "
@@ -844,7 +862,7 @@ func (t *Timeline) detail(n int) []string {
 	ln := t.tl.Lanes[o.Lane]
 	facts := lab("category ") + o.Category + lab("  stage ") + stage + lab("  step ") + step +
 		lab("  dur ") + FormatNs(o.DurNs) + lab("  at +") + FormatNs(o.StartNs-t.tl.StartNs) +
-		lab(fmt.Sprintf("  GPU%d s%d", ln.Device, ln.Stream))
+		lab("  "+t.laneName(ln))
 	out := []string{lab("kernel ") + st.Detail.Name.Render(ansi.Truncate(o.Name, max(t.w-7, 1), "…"))}
 	if n >= 2 {
 		out = append(out, facts)

@@ -134,3 +134,51 @@ func TestHeaderCPUAndLive(t *testing.T) {
 		t.Errorf("recording title %q", l)
 	}
 }
+
+// TestTimelineCPULanes: a host device's lanes say CPU.
+func TestTimelineCPULanes(t *testing.T) {
+	p := views.PlainStyles()
+	v := views.NewTimeline(&p)
+	v.SetSize(80, 14)
+	v.SetTimeline(viewstest.Timeline())
+	v.SetCPUDevices([]int32{0})
+	out := ansi.Strip(v.View())
+	if !strings.Contains(out, "CPU s7") || strings.Contains(out, "GPU0") {
+		t.Errorf("lanes:\n%s", out)
+	}
+}
+
+// TestKernelsFullNameAndCopy: v shows the selected kernel's whole name
+// (the fixture's flash kernel, 253 characters, cut at 80 columns
+// otherwise); y asks the root to say it was copied.
+func TestKernelsFullNameAndCopy(t *testing.T) {
+	k := views.NewKernels(styles())
+	k.SetSize(80, 24)
+	k.SetFocused(true)
+	k.SetSnapshot(viewstest.Snapshot())
+	name := viewstest.Kernels[0].Name
+	flat := func() string { return strings.ReplaceAll(strings.Join(strings.Fields(ansi.Strip(k.View())), ""), "name", "") }
+	want := strings.ReplaceAll(name, " ", "")
+	if strings.Contains(flat(), want) {
+		t.Fatal("whole name shown before v")
+	}
+	press(k, "v")
+	if !strings.Contains(flat(), want) {
+		t.Errorf("v: whole name not shown:\n%s", ansi.Strip(k.View()))
+	}
+	cmd := k.Update(tea.KeyPressMsg{Code: 'y', Text: "y"})
+	if cmd == nil {
+		t.Fatal("y returned no command")
+	}
+	var status bool
+	if b, ok := cmd().(tea.BatchMsg); ok {
+		for _, c := range b {
+			if a, ok := c().(views.ActionMsg); ok && a.Name == "status" && strings.Contains(a.Value, "OSC 52") {
+				status = true
+			}
+		}
+	}
+	if !status {
+		t.Error("y: no status message about the copy")
+	}
+}
