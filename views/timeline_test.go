@@ -157,7 +157,9 @@ func TestKernelsFullNameAndCopy(t *testing.T) {
 	k.SetFocused(true)
 	k.SetSnapshot(viewstest.Snapshot())
 	name := viewstest.Kernels[0].Name
-	flat := func() string { return strings.ReplaceAll(strings.Join(strings.Fields(ansi.Strip(k.View())), ""), "name", "") }
+	flat := func() string {
+		return strings.ReplaceAll(strings.Join(strings.Fields(ansi.Strip(k.View())), ""), "name", "")
+	}
 	want := strings.ReplaceAll(name, " ", "")
 	if strings.Contains(flat(), want) {
 		t.Fatal("whole name shown before v")
