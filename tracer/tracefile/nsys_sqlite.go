@@ -98,7 +98,17 @@ func readNsys(s *sqliteSchema) (*tracer.Trace, error) {
 		return nil, err
 	}
 	var start, end, dev, stream, corr, gpid, a, b, c sql.NullInt64
+	nullTimes := 0 // GPU rows with a NULL start or end: skipped, counted
+	defer func() {
+		if nullTimes > 0 {
+			t.Warn(fmt.Sprintf("%s: %d kernel/memcpy/memset rows have a NULL start or end; skipped (they would be GPU work at ts 0)", s.path, nullTimes))
+		}
+	}()
 	gpu := func(kind tracer.Kind, name string, value int64) {
+		if !start.Valid || !end.Valid {
+			nullTimes++
+			return
+		}
 		e := tracer.Event{Kind: kind, Start: start.Int64, Device: int32(dev.Int64), Stream: int32(stream.Int64),
 			Corr: uint64(corr.Int64), TID: -1, Value: value, Name: t.Strings.Intern(name)}
 		if gpid.Valid {
