@@ -1,6 +1,7 @@
 package tracefile
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"math/big"
@@ -68,10 +69,11 @@ func sniffNsysStats(head []byte) bool {
 var cudaAPIName = regexp.MustCompile(`^(cuda|cu[A-Z]|cudnn|cublas|nccl)`)
 
 func readNsysStats(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
-	// Find the header line again on the stream: read it whole (stats files
-	// are small) and skip the preamble records.
-	b, err := io.ReadAll(r)
-	if err != nil {
+	// Find the header line again in the first 64 KiB (Read sniffed the
+	// same), then stream the rows: the file is never held whole.
+	br := bufio.NewReaderSize(r, 64<<10)
+	b, err := br.Peek(64 << 10)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull && len(b) == 0 {
 		return nil, &Error{Path: path, Offset: int64(len(b)), Msg: "cannot read", Err: err}
 	}
 	var isTrace bool
@@ -83,7 +85,7 @@ func readNsysStats(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 		return nil, &Error{Path: path, Offset: 0, Line: 1, Msg: "no nsys stats CSV header found",
 			Hint: "expected a header with \"Start (ns)\" and \"Name\" (a trace report) or \"Total Time (ns)\" and \"Instances\" (a summary report)"}
 	}
-	tab, err := newCSVTable(strings.NewReader(string(b)), path, skip)
+	tab, err := newCSVTable(br, path, skip)
 	if err != nil {
 		return nil, err
 	}
