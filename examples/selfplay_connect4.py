@@ -12,7 +12,11 @@ policy plays both sides), then takes one policy-gradient step with AdamW.
 * update: REINFORCE with a per-batch baseline on the discounted outcome of
   each finished game, an entropy bonus, AdamW.
 
-It runs on CPU, CUDA and ROCm and knows nothing of rlktop:
+It runs on CPU, CUDA and ROCm and needs nothing of rlktop; under rlktop
+(whose agent puts the `rlktop` module on PYTHONPATH) it also reports the
+policy's logits for NaN, a probe (the logits of a fixed batch of boards,
+compared bitwise and in ulps at every switch between compared settings)
+and its loss and entropy as learning curves:
 
     python3 examples/selfplay_connect4.py --steps 50
     rlktop run -- python3 examples/selfplay_connect4.py
@@ -32,6 +36,11 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+try:  # optional: output checks when run under rlktop
+    import rlktop
+except ImportError:
+    rlktop = None
 
 ROWS, COLS = 6, 7
 
@@ -164,6 +173,16 @@ def main():
     opt = torch.optim.AdamW(policy.parameters(), lr=args.lr, weight_decay=0.01)
     fwd = torch.compile(policy) if args.compile else policy
     games = Games(args.envs, dev)
+    if rlktop is not None:
+        # A fixed batch of 32 positions (random legal plays from empty
+        # boards), the same in every process with the same seed.
+        pg = Games(32, dev)
+        g0 = torch.Generator(device=dev).manual_seed(12345)
+        for _ in range(6):
+            legal = pg.legal().float()
+            pg.step(torch.multinomial(legal, 1, generator=g0).squeeze(-1))
+        probe_obs = pg.observe()
+        rlktop.probe("policy_logits", lambda: policy(probe_obs))
     # The last plies of every board (obs, legal, action), and each board's
     # plies in its current game.
     traj = []
@@ -178,7 +197,10 @@ def main():
                 with stage("observe"):
                     obs, legal = games.observe(), games.legal()
                 with stage("forward"), torch.no_grad():
-                    logits = fwd(obs).float().masked_fill(~legal, -math.inf)
+                    logits = fwd(obs).float()
+                    if rlktop is not None:
+                        rlktop.check("logits", logits)
+                    logits = logits.masked_fill(~legal, -math.inf)
                 with stage("sample"):
                     act = top_p_sample(logits, args.top_p, gen)
                 with stage("env_step"):
@@ -223,6 +245,8 @@ def main():
                     opt.zero_grad(set_to_none=True)
                     loss.backward()
                 loss_v, ent_v = float(loss), float(ent)
+                if rlktop is not None:
+                    rlktop.log(loss=loss_v, entropy=ent_v)
             with stage("optimizer"):
                 opt.step()  # a step even with no finished game: steps stay regular
         it += 1

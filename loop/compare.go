@@ -139,6 +139,9 @@ type CompareResult struct {
 	// loop: its probe batch; a Python command: the rlktop.probe functions,
 	// evaluated at every switch between arms).
 	Consistency []ArmConsistency `json:"consistency,omitempty"`
+	// Checks (rlktop.check): per name and arm, the steps checked and those
+	// with NaN/Inf (such an arm is invalid).
+	Checks []CheckSummary `json:"checks,omitempty"`
 	// Metrics (rlktop.log) of each arm against the A/A′ envelope.
 	Metrics []MetricCompare `json:"metrics,omitempty"`
 	// Audits (rlktop.audit): each arm's raw-bits hashes against A's.

@@ -55,6 +55,16 @@ type AuditCompare struct {
 	Note      string `json:"note,omitempty"`
 }
 
+// CheckSummary is one rlktop.check name of one arm: the steps it was
+// checked in and those holding NaN or Inf (step numbers as the child
+// numbered them).
+type CheckSummary struct {
+	Name     string  `json:"name"`
+	Arm      string  `json:"arm"`
+	Steps    int     `json:"steps"`
+	NaNSteps []int64 `json:"nan_steps"`
+}
+
 type counterAt struct {
 	name string
 	v    float64
@@ -118,18 +128,37 @@ func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResu
 
 	// NaN validity: any step of an arm with NaN/Inf rows.
 	nanSteps := map[int][]string{}
+	checks := map[[2]string]*CheckSummary{}
 	for i, cs := range per {
 		for _, c := range cs {
-			if strings.HasPrefix(c.name, "check.") && strings.HasSuffix(c.name, ".rows") && c.v > 0 {
-				ai, ok := armIdx[spans[i].label.Arm]
-				if !ok {
-					continue
-				}
-				chk := strings.TrimSuffix(strings.TrimPrefix(c.name, "check."), ".rows")
+			if !strings.HasPrefix(c.name, "check.") || !strings.HasSuffix(c.name, ".rows") {
+				continue
+			}
+			ai, ok := armIdx[spans[i].label.Arm]
+			if !ok {
+				continue
+			}
+			chk := strings.TrimSuffix(strings.TrimPrefix(c.name, "check."), ".rows")
+			k := [2]string{chk, spans[i].label.Arm}
+			cs := checks[k]
+			if cs == nil {
+				cs = &CheckSummary{Name: chk, Arm: k[1], NaNSteps: []int64{}}
+				checks[k] = cs
+			}
+			cs.Steps++
+			if c.v > 0 {
+				cs.NaNSteps = append(cs.NaNSteps, spans[i].s.Step)
 				nanSteps[ai] = append(nanSteps[ai], fmt.Sprintf("%d (%s: %.0f rows)", spans[i].s.Step, chk, c.v))
 			}
 		}
 	}
+	for _, cs := range checks {
+		slices.Sort(cs.NaNSteps)
+		res.Checks = append(res.Checks, *cs)
+	}
+	slices.SortFunc(res.Checks, func(a, b CheckSummary) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(armIdx[a.Arm], armIdx[b.Arm]))
+	})
 	for ai, ss := range nanSteps {
 		slices.Sort(ss)
 		why := "NaN or Inf in checked outputs at steps " + strings.Join(ss, ", ")

@@ -161,5 +161,22 @@ func writeJSON(w io.Writer, s *attrib.Snapshot, o Options) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(NewDoc(s, o.Top))
+	d := NewDoc(s, o.Top)
+	if len(o.Outputs) == 0 {
+		return enc.Encode(d)
+	}
+	// "metrics" and "checks": the Python agent's outputs (attrib.Outputs).
+	out := struct {
+		*Doc
+		Metrics []attrib.OutputRow `json:"metrics,omitempty"`
+		Checks  []attrib.OutputRow `json:"checks,omitempty"`
+	}{Doc: d}
+	for _, r := range o.Outputs {
+		if r.Kind == "metric" {
+			out.Metrics = append(out.Metrics, r)
+		} else {
+			out.Checks = append(out.Checks, r)
+		}
+	}
+	return enc.Encode(out)
 }

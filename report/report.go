@@ -41,6 +41,10 @@ type Options struct {
 	// as the TUI's / filter does; "" keeps all. Totals, categories,
 	// stages and steps are not filtered.
 	Filter string
+	// Outputs are the traces' agent outputs (attrib.Outputs: rlktop.log
+	// metrics, rlktop.check NaN checks); JSON gets "metrics" and
+	// "checks", table and md a section after the table.
+	Outputs []attrib.OutputRow
 }
 
 // writer is one output format.
@@ -97,7 +101,13 @@ func Write(w io.Writer, s *attrib.Snapshot, o Options) error {
 			o.Top = 0
 		}
 	}
-	return wr(w, s, o)
+	if err := wr(w, s, o); err != nil {
+		return err
+	}
+	if o.Format == "table" || o.Format == "md" {
+		return writeOutputs(w, o.Outputs, o.Format == "md")
+	}
+	return nil
 }
 
 // query returns a shallow copy of s whose kernel and transfer rows are

@@ -245,6 +245,7 @@ func writeCompare(w io.Writer, res *loop.CompareResult, cf *compareFlags) error 
 	}
 	fmt.Fprintln(w)
 	writeConsistency(w, res.Consistency, md)
+	writeChecks(w, res.Checks, md)
 	writeMetrics(w, res.Metrics, md)
 	writeAudits(w, res.Audits, md)
 	var steps int
@@ -387,4 +388,26 @@ func writeSmallTable(w io.Writer, title string, header []string, rows [][]string
 		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
 	}
 	tw.Flush()
+}
+
+// writeChecks prints each rlktop.check name per arm: steps checked and
+// those with NaN or Inf.
+func writeChecks(w io.Writer, cs []loop.CheckSummary, md bool) {
+	if len(cs) == 0 {
+		return
+	}
+	header := []string{"check", "arm", "steps", "NaN/Inf"}
+	var rows [][]string
+	for _, c := range cs {
+		nan := "none"
+		if len(c.NaNSteps) > 0 {
+			ss := make([]string, len(c.NaNSteps))
+			for i, s := range c.NaNSteps {
+				ss[i] = fmt.Sprint(s)
+			}
+			nan = fmt.Sprintf("%d steps: %s (arm invalid)", len(c.NaNSteps), strings.Join(ss, ", "))
+		}
+		rows = append(rows, []string{escape.Control(c.Name), c.Arm, fmt.Sprint(c.Steps), nan})
+	}
+	writeSmallTable(w, "NaN/Inf checks (rlktop.check)", header, rows, md)
 }

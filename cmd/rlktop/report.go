@@ -81,6 +81,9 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 			for _, t := range tracefile.GroupRuns(traces) {
 				agg.AddTrace(t)
 			}
+			for _, t := range traces {
+				opts.Outputs = append(opts.Outputs, attrib.Outputs(t)...)
+			}
 			if err := report.Write(cmd.OutOrStdout(), agg.Snapshot(), opts); err != nil {
 				return err
 			}

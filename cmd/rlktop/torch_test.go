@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -319,5 +321,69 @@ func TestTorchChecksAuditsAndMetrics(t *testing.T) {
 	}
 	if m := metrics["lr=1.0"]; m.Verdict != "outside" {
 		t.Errorf("lr=1.0 loss %+v: want outside the envelope", m)
+	}
+}
+
+// TestTorchCPUTraceReport: a torch.profiler trace of CPU-only SDPA (the
+// math backend) written by the real PyTorch reports its CPU operators by
+// self time; report/testdata/check_report.py recomputes count, total and
+// busy from the JSON alone, and the math path's bmm and softmax are
+// attention (under aten::scaled_dot_product_attention).
+func TestTorchCPUTraceReport(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed on the host: the independent check cannot run")
+	}
+	trace := r.Dst + "/math.json"
+	gen := r.Command("python3", "-c", `
+import torch, torch.nn.functional as F
+from torch.profiler import profile, ProfilerActivity
+from torch.nn.attention import sdpa_kernel, SDPBackend
+torch.set_num_threads(1)
+q = torch.randn(8, 4, 43, 16)
+with profile(activities=[ProfilerActivity.CPU]) as p:
+    with sdpa_kernel(SDPBackend.MATH):
+        for _ in range(3):
+            F.scaled_dot_product_attention(q, q, q)
+p.export_chrome_trace("`+trace+`")
+`)
+	if out, err := gen.CombinedOutput(); err != nil {
+		t.Fatalf("torch.profiler: %v\n%s", err, out)
+	}
+	rep, err := r.Command(r.Bin, "report", "--format", "json", trace).Output()
+	if err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	repPath := filepath.Join(t.TempDir(), "report.json")
+	if err := os.WriteFile(repPath, rep, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	host := filepath.Join(r.Dir, strings.TrimPrefix(trace, "/"))
+	res, err := exec.Command(py, filepath.Join(testutil.RepoRoot(t), "report", "testdata", "check_report.py"), host, repPath).CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(res), "OK ") {
+		t.Errorf("independent check: %v\n%s", err, res)
+	}
+	var doc struct {
+		Kernels []struct {
+			Name     string `json:"name"`
+			Category string `json:"category"`
+			Count    int64  `json:"count"`
+		} `json:"kernels"`
+	}
+	if err := json.Unmarshal(rep, &doc); err != nil {
+		t.Fatal(err)
+	}
+	cat := map[string]string{}
+	for _, k := range doc.Kernels {
+		if k.Name == "aten::bmm" || k.Name == "aten::_softmax" {
+			if cat[k.Name] != "" && cat[k.Name] != k.Category {
+				t.Errorf("%s in two categories", k.Name)
+			}
+			cat[k.Name] = k.Category
+		}
+	}
+	if cat["aten::bmm"] != "attention" || cat["aten::_softmax"] != "attention" {
+		t.Errorf("math SDPA operators' categories %v: want attention", cat)
 	}
 }

@@ -46,6 +46,30 @@ def union(per_dev):
             else: ce=max(ce,e)
         if cs is not None: total+=ce-cs
     return total
+if kc==0:
+    # No GPU work: rlktop shows CPU operators by self time (the documented
+    # rule of tracer.Trace.CPUOpKernels): per thread, an op's duration
+    # minus the directly nested ops' (clipped to its end), placed at its
+    # start, all on device -1.
+    ops=[]
+    for e in evs:
+        if e.get('ph')=='X' and str(e.get('cat','')).lower()=='cpu_op':
+            d=ns(e.get('dur',0))
+            if d>0: ops.append((str(e.get('pid')),str(e.get('tid')),ns(e['ts']),d,e['name']))
+    ops.sort(key=lambda o:(o[0],o[1],o[2],-o[3]))
+    self_=[o[3] for o in ops]; stack=[]
+    for i,(p,t,s,d,n) in enumerate(ops):
+        while stack:
+            j=stack[-1]; pj,tj,sj,dj,_=ops[j]
+            if pj==p and tj==t and s<sj+dj: break
+            stack.pop()
+        if stack:
+            j=stack[-1]; self_[j]-=min(s+d,ops[j][2]+ops[j][3])-s
+        stack.append(i)
+    for i,(p,t,s,d,n) in enumerate(ops):
+        if self_[i]<=0: continue
+        k[n][0]+=1; k[n][1]+=self_[i]; kc+=1; kt+=self_[i]
+        ivs[-1].append((s,s+self_[i])); kivs[-1].append((s,s+self_[i]))
 busy=union(ivs); kbusy=union(kivs)
 r=json.load(open(rep))
 ok=True
