@@ -106,7 +106,10 @@ func Formats() []string {
 
 // Open reads the trace at path in whatever supported format it holds.
 // The returned trace has its steps cut (steps.ApplyTrace; Trace.StepRule
-// says how) and is linked (tracer.Trace.Link), here for every importer.
+// says how) and is linked (tracer.Trace.Link), here for every importer. A trace with no
+// kernel, memcpy or memset carries a warning naming the importer and what
+// it found (events by kind, or the importer's own counts by table, category
+// or process), so that an empty result is never silent.
 // Errors are *Error values naming the file, offset and what was expected.
 func Open(path string, opts Options) (*tracer.Trace, error) {
 	f, err := os.Open(path)
@@ -165,6 +168,7 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 			if err != nil {
 				return t, err
 			}
+			checkGPUWork(t)
 			return t, nil
 		}
 	}
