@@ -185,6 +185,9 @@ func readSQLite(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 		t, err = readRocpd(s)
 	case isNsys(s):
 		t, err = readNsys(s)
+	case s.has("rocpd_op") && s.has("rocpd_api"):
+		return nil, &Error{Path: path, Offset: 0, Msg: "a rocmProfileData (.rpd) database (rocpd_op, rocpd_api), not rocprofv3's rocpd", Err: ErrUnknownFormat,
+			Hint: "rlktop does not read .rpd; profile with rocprofv3 (its rocpd .db, CSV or JSON) or torch.profiler"}
 	default:
 		return nil, &Error{Path: path, Offset: 0, Msg: fmt.Sprintf("SQLite database with %d tables and views (%s), but neither an Nsight Systems export nor a rocpd database", len(s.names), someNames(s.names, 12)),
 			Err: ErrUnknownFormat,

@@ -205,3 +205,18 @@ func TestSQLiteUnknownNamesTables(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+// rocmProfileData's .rpd shares the "rocpd_" prefix but not the schema
+// (ROCm/rocmProfileData: rocpd_op, rocpd_api, rocpd_api_ops): it is
+// named, not misread.
+func TestSQLiteRPDNamed(t *testing.T) {
+	db, p := newDB(t, "trace.rpd")
+	execAll(t, db, `CREATE TABLE rocpd_string (id INTEGER PRIMARY KEY, string TEXT)`,
+		`CREATE TABLE rocpd_op (id INTEGER PRIMARY KEY, gpuId INTEGER, queueId INTEGER, sequenceId INTEGER, completionSignal TEXT, start INTEGER, end INTEGER, description_id INTEGER, opType_id INTEGER)`,
+		`CREATE TABLE rocpd_api (id INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER, start INTEGER, end INTEGER, apiName_id INTEGER, args_id INTEGER)`)
+	db.Close()
+	_, err := Open(p, Options{})
+	if err == nil || !strings.Contains(err.Error(), "a rocmProfileData (.rpd) database") {
+		t.Errorf("err %v", err)
+	}
+}
