@@ -35,8 +35,9 @@ func sharedPair(t *testing.T) (string, string) {
 }
 
 // TestDiffSharedPair diffs the HTA A100/V100 pair and checks every kernel
-// row against scripts/ref_diff.py: rows matched by name carry the
-// reference's counts and totals; rows only in A or B are the reference's
+// row against scripts/ref_diff.py: rows matched by name (one per category
+// the name's launches fall in, summed per name) carry the reference's
+// counts and totals; rows only in A or B are the reference's
 // exact-name only-in-A/B kernels; display-name rows merge only-in-A names
 // with only-in-B names and carry their summed counts and totals. Every
 // reference name appears in exactly one row.
@@ -73,35 +74,41 @@ func TestDiffSharedPair(t *testing.T) {
 	if d.TotalsA.KernelTotalNs != ref.KernelTotalANs || d.TotalsB.KernelTotalNs != ref.KernelTotalBNs {
 		t.Errorf("kernel totals A %d B %d, reference %d %d", d.TotalsA.KernelTotalNs, d.TotalsB.KernelTotalNs, ref.KernelTotalANs, ref.KernelTotalBNs)
 	}
+	// A name has one row per category its launches fall in (issue 11):
+	// the rows matched by name, or listed on one side, are summed per name.
 	covered := map[string]int{}
-	var gotOnlyA, gotOnlyB, merged int
+	byName := map[string]sums{}
+	how := map[string]string{}
+	onlyNamesA, onlyNamesB := map[string]bool{}, map[string]bool{}
+	var merged int
 	for _, r := range d.Kernels {
 		if r.DeltaNs != r.TotalB-r.TotalA {
 			t.Errorf("%s: delta %d != %d-%d", r.Key, r.DeltaNs, r.TotalB, r.TotalA)
 		}
 		switch r.MatchBy {
 		case "name", "only_a", "only_b":
-			covered[r.Key]++
-			w, ok := want[r.Key]
-			if !ok {
+			if _, ok := want[r.Key]; !ok {
 				t.Errorf("row %q is not a kernel name of either file", r.Key)
 				continue
 			}
-			if (sums{r.CountA, r.CountB, r.TotalA, r.TotalB}) != w {
-				t.Errorf("%s (%s): counts %d/%d totals %d/%d, reference %d/%d %d/%d", r.Key, r.MatchBy, r.CountA, r.CountB, r.TotalA, r.TotalB, w.ca, w.cb, w.ta, w.tb)
+			if h, ok := how[r.Key]; ok && h != r.MatchBy {
+				t.Errorf("%s: rows matched as %s and %s", r.Key, h, r.MatchBy)
 			}
+			how[r.Key] = r.MatchBy
+			x := byName[r.Key]
+			byName[r.Key] = sums{x.ca + r.CountA, x.cb + r.CountB, x.ta + r.TotalA, x.tb + r.TotalB}
 			switch r.MatchBy {
 			case "name":
 				if onlyA[r.Key] || onlyB[r.Key] {
 					t.Errorf("%s matched by name but the reference has it on one side only", r.Key)
 				}
 			case "only_a":
-				gotOnlyA++
+				onlyNamesA[r.Key] = true
 				if !onlyA[r.Key] {
 					t.Errorf("%s only in A, not in the reference's only_a", r.Key)
 				}
 			case "only_b":
-				gotOnlyB++
+				onlyNamesB[r.Key] = true
 				if !onlyB[r.Key] {
 					t.Errorf("%s only in B, not in the reference's only_b", r.Key)
 				}
@@ -132,6 +139,13 @@ func TestDiffSharedPair(t *testing.T) {
 			t.Errorf("row %q: match %q", r.Key, r.MatchBy)
 		}
 	}
+	for n, s := range byName {
+		covered[n]++
+		if w := want[n]; s != w {
+			t.Errorf("%s (%s): counts %d/%d totals %d/%d, reference %d/%d %d/%d", n, how[n], s.ca, s.cb, s.ta, s.tb, w.ca, w.cb, w.ta, w.tb)
+		}
+	}
+	gotOnlyA, gotOnlyB := len(onlyNamesA), len(onlyNamesB)
 	for n := range want {
 		if covered[n] != 1 {
 			t.Errorf("kernel %q appears in %d rows, want 1", n, covered[n])
@@ -205,6 +219,7 @@ func TestDiffFormats(t *testing.T) {
 		Kernels []struct {
 			MatchBy string   `json:"match_by"`
 			Ratio   *float64 `json:"ratio"`
+			TotalA  int64    `json:"total_a_ns"`
 		} `json:"kernels"`
 		Categories []json.RawMessage `json:"categories"`
 		Stages     []json.RawMessage `json:"stages"`
@@ -216,8 +231,10 @@ func TestDiffFormats(t *testing.T) {
 		t.Errorf("json: only_a %d, %d kernels, %d categories, %d stages", doc.OnlyA, len(doc.Kernels), len(doc.Categories), len(doc.Stages))
 	}
 	for _, k := range doc.Kernels {
-		if (k.MatchBy == "only_b") != (k.Ratio == nil) {
-			t.Errorf("json: %s row with ratio %v (null only when only in B)", k.MatchBy, k.Ratio)
+		// null when A has none of it: only in B, or a category of a name
+		// that only B's launches fall in.
+		if (k.MatchBy == "only_b" || k.TotalA == 0) != (k.Ratio == nil) {
+			t.Errorf("json: %s row (A %d ns) with ratio %v (null only when A has none)", k.MatchBy, k.TotalA, k.Ratio)
 		}
 	}
 	for _, f := range []string{"table", "md"} {

@@ -9,18 +9,20 @@ import (
 // Times are ns; Ratio is TotalB/TotalA (+Inf when only in B, 0 when only
 // in A).
 type DiffRow struct {
-	Key      string // kernel name (as in A, else B), category or stage
-	Display  string // display name for kernels; Key otherwise
-	MatchBy  string // "name", "display_name" (templates differ), "only_a", "only_b"
-	CountA   int64
-	CountB   int64
-	TotalA   int64
-	TotalB   int64
-	DeltaNs  int64 // TotalB - TotalA
-	Ratio    float64
-	NamesA   []string // the names merged into this row, when matched by display name
-	NamesB   []string
-	Category string // kernels: category in A (else B)
+	Key     string // kernel name (as in A, else B), category or stage
+	Display string // display name for kernels; Key otherwise
+	MatchBy string // "name", "display_name" (templates differ), "only_a", "only_b"
+	CountA  int64
+	CountB  int64
+	TotalA  int64
+	TotalB  int64
+	DeltaNs int64 // TotalB - TotalA
+	Ratio   float64
+	NamesA  []string // the names merged into this row, when matched by display name
+	NamesB  []string
+	// Category: kernels are compared per (name, category), so this is the
+	// row's category on both sides (display-name rows: A's first name's).
+	Category string
 }
 
 // Diff is the comparison of two snapshots.
@@ -31,7 +33,7 @@ type Diff struct {
 	Kernels    []DiffRow // sorted by |Δ| descending, then key
 	Categories []DiffRow
 	Stages     []DiffRow
-	OnlyA      int // kernel rows only in A
+	OnlyA      int // kernel names only in A (one row per category each)
 	OnlyB      int
 }
 
@@ -41,89 +43,124 @@ type Diff struct {
 func Compare(a, b *Snapshot) *Diff {
 	d := &Diff{A: a.Source, B: b.Source, TotalsA: a.Totals, TotalsB: b.Totals}
 	d.Kernels = diffKernels(a.Kernels, b.Kernels)
+	onlyA, onlyB := map[string]bool{}, map[string]bool{}
 	for _, r := range d.Kernels {
 		switch r.MatchBy {
 		case "only_a":
-			d.OnlyA++
+			onlyA[r.Key] = true
 		case "only_b":
-			d.OnlyB++
+			onlyB[r.Key] = true
 		}
 	}
+	d.OnlyA, d.OnlyB = len(onlyA), len(onlyB)
 	d.Categories = diffGroups(a.Categories, b.Categories)
 	d.Stages = diffGroups(a.Stages, b.Stages)
 	return d
 }
 
 func diffKernels(a, b []KernelRow) []DiffRow {
-	// Rows match by name and category: a name has one row per category its
-	// launches fall in (Snapshot.Kernels), and each is compared with the
-	// same category's row on the other side.
-	type nameCat struct{ name, cat string }
-	byName := make(map[nameCat]int, len(b))
-	for i := range b {
-		byName[nameCat{b[i].Name, b[i].Category}] = i
+	// A name has one row per category its launches fall in
+	// (Snapshot.Kernels). A name found on both sides gives one "name" row
+	// per category of either side (0 on a side without that category); a
+	// name found on one side only is paired by display name with the other
+	// side's lone names (its category rows summed), else listed per
+	// category as only_a / only_b.
+	type nameRows struct {
+		rows  []int
+		count int64
+		total int64
 	}
-	usedB := make([]bool, len(b))
+	index := func(rs []KernelRow) (map[string]*nameRows, []string) {
+		m := map[string]*nameRows{}
+		var order []string
+		for i := range rs {
+			n := m[rs[i].Name]
+			if n == nil {
+				n = &nameRows{}
+				m[rs[i].Name] = n
+				order = append(order, rs[i].Name)
+			}
+			n.rows = append(n.rows, i)
+			n.count += rs[i].Count
+			n.total += rs[i].TotalNs
+		}
+		return m, order
+	}
+	na, orderNA := index(a)
+	nb, orderNB := index(b)
 	var rows []DiffRow
-	var restA []int
-	for i := range a {
-		if j, ok := byName[nameCat{a[i].Name, a[i].Category}]; ok && !usedB[j] {
-			usedB[j] = true
-			rows = append(rows, mkRow(a[i].Name, a[i].DisplayName, "name", a[i].Category,
-				a[i].Count, b[j].Count, a[i].TotalNs, b[j].TotalNs, nil, nil))
+	var loneA, loneB []string
+	for _, name := range orderNA {
+		xb, ok := nb[name]
+		if !ok {
+			loneA = append(loneA, name)
 			continue
 		}
-		restA = append(restA, i)
+		xa := na[name]
+		catB := map[string]int{}
+		for _, j := range xb.rows {
+			catB[b[j].Category] = j
+		}
+		seen := map[string]bool{}
+		for _, i := range xa.rows {
+			r := &a[i]
+			seen[r.Category] = true
+			var cb, tb int64
+			if j, ok := catB[r.Category]; ok {
+				cb, tb = b[j].Count, b[j].TotalNs
+			}
+			rows = append(rows, mkRow(name, r.DisplayName, "name", r.Category, r.Count, cb, r.TotalNs, tb, nil, nil))
+		}
+		for _, j := range xb.rows {
+			if r := &b[j]; !seen[r.Category] {
+				rows = append(rows, mkRow(name, r.DisplayName, "name", r.Category, 0, r.Count, 0, r.TotalNs, nil, nil))
+			}
+		}
 	}
-	// Remaining kernels grouped by display name on each side.
+	for _, name := range orderNB {
+		if _, ok := na[name]; !ok {
+			loneB = append(loneB, name)
+		}
+	}
+	// Lone names grouped by display name on each side.
 	type group struct {
 		count, total int64
 		names        []string
-		first        int
 	}
-	ga, gb := map[string]*group{}, map[string]*group{}
-	var orderA, orderB []string
-	for _, i := range restA {
-		k := a[i].DisplayName
-		g, ok := ga[k]
-		if !ok {
-			g = &group{first: i}
-			ga[k] = g
-			orderA = append(orderA, k)
+	groups := func(rs []KernelRow, m map[string]*nameRows, lone []string) (map[string]*group, []string) {
+		g := map[string]*group{}
+		var order []string
+		for _, name := range lone {
+			x := m[name]
+			k := rs[x.rows[0]].DisplayName
+			gr := g[k]
+			if gr == nil {
+				gr = &group{}
+				g[k] = gr
+				order = append(order, k)
+			}
+			gr.count += x.count
+			gr.total += x.total
+			gr.names = append(gr.names, name)
 		}
-		g.count += a[i].Count
-		g.total += a[i].TotalNs
-		g.names = append(g.names, a[i].Name)
+		return g, order
 	}
-	for j := range b {
-		if usedB[j] {
-			continue
-		}
-		k := b[j].DisplayName
-		g, ok := gb[k]
-		if !ok {
-			g = &group{first: j}
-			gb[k] = g
-			orderB = append(orderB, k)
-		}
-		g.count += b[j].Count
-		g.total += b[j].TotalNs
-		g.names = append(g.names, b[j].Name)
-	}
+	ga, orderA := groups(a, na, loneA)
+	gb, orderB := groups(b, nb, loneB)
 	for _, k := range orderA {
 		x := ga[k]
 		if y, ok := gb[k]; ok {
-			key := a[x.first].Name
+			key := x.names[0]
 			if len(x.names) > 1 {
 				key = k
 			}
-			rows = append(rows, mkRow(key, k, "display_name", a[x.first].Category,
+			rows = append(rows, mkRow(key, k, "display_name", a[na[x.names[0]].rows[0]].Category,
 				x.count, y.count, x.total, y.total, x.names, y.names))
 			continue
 		}
-		for _, i := range restA {
-			if a[i].DisplayName == k {
-				rows = append(rows, mkRow(a[i].Name, k, "only_a", a[i].Category, a[i].Count, 0, a[i].TotalNs, 0, nil, nil))
+		for _, name := range x.names {
+			for _, i := range na[name].rows {
+				rows = append(rows, mkRow(name, k, "only_a", a[i].Category, a[i].Count, 0, a[i].TotalNs, 0, nil, nil))
 			}
 		}
 	}
@@ -131,9 +168,9 @@ func diffKernels(a, b []KernelRow) []DiffRow {
 		if _, ok := ga[k]; ok {
 			continue
 		}
-		for j := range b {
-			if !usedB[j] && b[j].DisplayName == k {
-				rows = append(rows, mkRow(b[j].Name, k, "only_b", b[j].Category, 0, b[j].Count, 0, b[j].TotalNs, nil, nil))
+		for _, name := range gb[k].names {
+			for _, j := range nb[name].rows {
+				rows = append(rows, mkRow(name, k, "only_b", b[j].Category, 0, b[j].Count, 0, b[j].TotalNs, nil, nil))
 			}
 		}
 	}
