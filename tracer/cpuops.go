@@ -5,6 +5,10 @@ import (
 	"slices"
 )
 
+// IsCPUOpKernel reports whether e is a kernel CPUOpKernels made from a CPU
+// operator (the only kernels on Device -1).
+func (e *Event) IsCPUOpKernel() bool { return e.Kind == KindKernel && e.Device == -1 }
+
 // CPUOpKernels makes a trace without GPU work readable in rlktop's kernel
 // terms: for every CPU operator (KindCPUOp) with self time it appends a
 // KindKernel event named after the operator, on Device -1 and Stream =

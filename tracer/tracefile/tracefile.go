@@ -169,6 +169,10 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 				return t, err
 			}
 			checkGPUWork(t)
+			if n := t.CPUOpKernels(); n > 0 {
+				t.Link()
+				t.Warn(fmt.Sprintf("%s: no GPU work: the kernel tables show its CPU operators by self time (%d operator calls)", path, n))
+			}
 			return t, nil
 		}
 	}
