@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -143,7 +144,7 @@ func (g *Groups) View() string {
 	}
 	lw := 0
 	for _, r := range g.rows {
-		lw = max(lw, ansi.StringWidth(r.Key))
+		lw = max(lw, ansi.StringWidth(escape.Control(r.Key)))
 	}
 	lw = min(lw, max(g.w-29-20, 10)) // keep at least 20 cells of bar
 	const sw, tw, cw = 6, 9, 9
@@ -162,7 +163,7 @@ func (g *Groups) View() string {
 		if g.focused && i == g.list.cursor {
 			gut = "›"
 		}
-		line := gut + st.Bar.Label.Render(fit(r.Key, lw)) + " " + st.bar(r.Share, bw) + " " +
+		line := gut + st.Bar.Label.Render(fit(escape.Control(r.Key), lw)) + " " + st.bar(r.Share, bw) + " " +
 			st.Bar.Value.Render(fitRight(FormatShare(r.Share), sw)) + " " + fitRight(FormatNs(r.TotalNs), tw)
 		if showCount {
 			line += " " + st.Table.Dim.Render(fitRight(FormatCount(r.Count)+"×", cw))

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
@@ -146,7 +147,7 @@ func (h *Header) devices(ds []tracer.Device) string {
 		if d.ComputeCap != "" {
 			props = append(props, "cc "+d.ComputeCap)
 		}
-		name := d.Name
+		name := escape.Control(d.Name)
 		if name == "" {
 			name = "device"
 		}

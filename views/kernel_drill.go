@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -90,8 +91,8 @@ func (k *Kernels) drillView() string {
 	}
 	ctx, stages, steps, n := k.drillData(r)
 	head := []string{
-		st.Detail.Label.Render("kernel ") + st.Detail.Name.Render(ansi.Truncate(r.Name, max(k.w-7, 1), "…")),
-		st.Detail.Label.Render(fmt.Sprintf("category %s · %s launches, %s in all", r.Category, FormatCount(r.Count), FormatNs(r.TotalNs))),
+		st.Detail.Label.Render("kernel ") + st.Detail.Name.Render(ansi.Truncate(escape.Control(r.Name), max(k.w-7, 1), "…")),
+		st.Detail.Label.Render(fmt.Sprintf("category %s · %s launches, %s in all", escape.Control(r.Category), FormatCount(r.Count), FormatNs(r.TotalNs))),
 	}
 	var body []string
 	if n == 0 {

@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -766,6 +767,10 @@ func shownNames(rows []*attrib.KernelRow, out []string) []string {
 				out[start+g[j]] = n
 			}
 		}
+	}
+	// Names are data: controls from a trace must not act on the terminal.
+	for i := start; i < len(out); i++ {
+		out[i] = escape.Control(out[i])
 	}
 	return out
 }
