@@ -33,7 +33,8 @@ the rule's words and not from rlktop's code (TestKinetoSharedAttribution):
   * steps: user_annotation ranges named like a step
     (^(train[_ ]?)?(step|iteration|iter)\b, case-insensitive) when the file
     has any, else ProfilerStep#N; the value is the last integer of the
-    name; a GPU op's step is the innermost step window of the launching
+    name, else a per-thread count from 0 in start order; a GPU op's step is
+    the innermost step window of the launching
     process (pid) containing the launch time, on any thread;
   * ranges: the other user_annotation events, and python_function events
     named "nn.Module: Name_N" (with_modules=True), as "nn.Module: Name";
@@ -146,7 +147,8 @@ def attribution(path):
     steps = {}   # pid -> [(s, e, value)]
     per_tid = {}  # pid -> {tid: steps}
     ranges = {}  # (pid, tid) -> [(s, e, name)]
-    for e in annos:
+    unnumbered = {}  # tid -> steps counted so far (start order)
+    for e in sorted(annos, key=lambda e: ns(e["ts"])):
         name = str(e.get("name", ""))
         s = ns(e["ts"])
         end = s + ns(e.get("dur", 0))
@@ -154,7 +156,12 @@ def attribution(path):
         is_step = bool(STEP_LIKE.search(name)) if step_like else bool(m)
         if is_step:
             num = re.search(r"(\d+)\s*$", name)
-            steps.setdefault(e["pid"], []).append((s, end, int(num.group(1)) if num else 0))
+            if num:
+                value = int(num.group(1))
+            else:
+                value = unnumbered.get(e["tid"], 0)
+                unnumbered[e["tid"]] = value + 1
+            steps.setdefault(e["pid"], []).append((s, end, value))
             c = per_tid.setdefault(e["pid"], {})
             c[e["tid"]] = c.get(e["tid"], 0) + 1
         else:

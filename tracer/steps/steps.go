@@ -6,8 +6,10 @@
 package steps
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -197,7 +199,7 @@ const (
 // 11: one rule for files and live commands): when any annotation range is
 // named like a step (DefaultStepRange: "step", "step[3]", "iteration 12",
 // "train_step"), those ranges become the steps (KindStep, Value the last
-// integer in the name, else a per-thread count from 0) and ProfilerStep#N
+// integer in the name, else a per-thread count from 0 in start order) and ProfilerStep#N
 // steps an importer made turn back into plain ranges, as the live rule does
 // once it has seen a step-like range. Otherwise ProfilerStep#N ranges (made
 // KindStep by the Kineto importer, or still KindRange from another
@@ -222,7 +224,18 @@ func ApplyTrace(t *tracer.Trace) string {
 			}
 		}
 		r.stepLike = true
-		r.Apply(t.Events, name)
+		// Unnumbered step ranges are counted per thread in start order
+		// (a file's events need not be in time order).
+		var idx []int
+		for i := range t.Events {
+			if e := &t.Events[i]; e.Kind == tracer.KindRange && r.class(e.Name, name) == 1 {
+				idx = append(idx, i)
+			}
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(t.Events[a].Start, t.Events[b].Start) })
+		for _, i := range idx {
+			r.Apply(t.Events[i:i+1], name)
+		}
 		t.StepRule = RuleStepRanges
 	default:
 		r.Apply(t.Events, name) // ProfilerStep#N still held as ranges

@@ -99,3 +99,45 @@ func TestFromEnv(t *testing.T) {
 		t.Fatalf("user regex %v, window %d", r.re, r.windowNs)
 	}
 }
+
+// TestApplyTrace: a file's step rule. Step-like ranges win (unnumbered
+// ones counted per thread in start order, whatever the file order) and
+// the importer's ProfilerStep#N steps turn back into ranges; without
+// step-like ranges ProfilerStep#N (as a range or as the importer's step)
+// cuts the steps.
+func TestApplyTrace(t *testing.T) {
+	tr := tracer.NewTrace("test", "")
+	s := tr.Strings.Intern
+	tr.Events = []tracer.Event{
+		{Kind: tracer.KindRange, Name: s("train_step"), Start: 200, Dur: 100, TID: 1},
+		{Kind: tracer.KindStep, Name: s("ProfilerStep#3"), Start: 0, Dur: 400, TID: 1, Value: 3},
+		{Kind: tracer.KindRange, Name: s("train_step"), Start: 100, Dur: 100, TID: 1},
+		{Kind: tracer.KindRange, Name: s("iteration 12"), Start: 100, Dur: 100, TID: 2},
+		{Kind: tracer.KindRange, Name: s("forward"), Start: 110, Dur: 10, TID: 1},
+	}
+	if got := ApplyTrace(tr); got != RuleStepRanges {
+		t.Fatalf("rule %q", got)
+	}
+	want := []struct {
+		kind  tracer.Kind
+		value int64
+	}{{tracer.KindStep, 1}, {tracer.KindRange, 0}, {tracer.KindStep, 0}, {tracer.KindStep, 12}, {tracer.KindRange, 0}}
+	for i, w := range want {
+		if e := tr.Events[i]; e.Kind != w.kind || e.Value != w.value {
+			t.Errorf("event %d (%s): %v %d, want %v %d", i, tr.Name(&e), e.Kind, e.Value, w.kind, w.value)
+		}
+	}
+
+	tr = tracer.NewTrace("test", "")
+	tr.Events = []tracer.Event{
+		{Kind: tracer.KindRange, Name: tr.Strings.Intern("ProfilerStep#7"), Start: 0, Dur: 10},
+		{Kind: tracer.KindRange, Name: tr.Strings.Intern("env.step"), Start: 1, Dur: 2}, // not at the start: no step
+	}
+	if got := ApplyTrace(tr); got != RuleProfilerStep || tr.Events[0].Kind != tracer.KindStep || tr.Events[0].Value != 7 || tr.Events[1].Kind != tracer.KindRange {
+		t.Errorf("ProfilerStep file: rule %q, events %+v", got, tr.Events)
+	}
+	tr = tracer.NewTrace("test", "")
+	if got := ApplyTrace(tr); got != RuleNone {
+		t.Errorf("empty trace: rule %q", got)
+	}
+}
