@@ -6,6 +6,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
@@ -111,7 +112,9 @@ func (c *Child) lines() []string {
 	if s.State != loop.Running && s.State != loop.NotStarted && len(s.StderrTail) > 0 {
 		out = append(out, " "+st.Table.Dim.Render("last stderr lines:"))
 		for _, l := range s.StderrTail {
-			out = append(out, "   "+strings.TrimRight(l, "\r"))
+			// The child's output may hold colours and controls (tqdm,
+			// logging): shown escaped, never acted on.
+			out = append(out, "   "+escape.Control(strings.TrimRight(l, "\r")))
 		}
 	}
 	return out

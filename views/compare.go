@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
@@ -509,7 +510,7 @@ func (c *Compare) View() string {
 				verdict = "noise"
 			}
 		}
-		lines = append(lines, gut+st.Table.Dim.Render(fit(group, gw))+" "+fit(r.Key, kw)+" "+fitRight(FormatNs(r.ANs), tw)+
+		lines = append(lines, gut+st.Table.Dim.Render(fit(group, gw))+" "+fit(escape.Control(r.Key), kw)+" "+fitRight(FormatNs(r.ANs), tw)+
 			" "+fitRight(FormatNs(r.BNs), tw)+" "+fitRight(d, tw)+" "+fit(ratio, rw)+" "+
 			st.Table.Dim.Render(fitRight(Envelope(r.NoiseLn), ew))+" "+c.verdictAs(r.Verdict, verdict, vw))
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/views"
 	"github.com/rlktop/rlktop/views/viewstest"
 )
@@ -38,5 +39,21 @@ func TestViewsEscapeNames(t *testing.T) {
 		if !strings.Contains(out, `\x1b[2J`) {
 			t.Errorf("%s: the escaped name is not shown", name)
 		}
+	}
+}
+
+// The Child panel shows the child's last stderr lines escaped: a coloured
+// log line or a progress bar's controls are not replayed on the terminal.
+func TestChildStderrEscaped(t *testing.T) {
+	v := views.NewChild(styles())
+	v.SetState(views.ChildState{Status: loop.Status{State: loop.Exited, PID: 7, ExitCode: 1,
+		StderrTail: []string{"\x1b[31mERROR\x1b[0m boom\a", "\x1b[2J"}}})
+	v.SetSize(120, v.Height())
+	out := v.View()
+	if strings.Contains(out, "\x1b[31mERROR") || strings.Contains(out, "\x1b[2J") || strings.Contains(out, "\a") {
+		t.Errorf("raw controls from the child's stderr in the view: %q", out)
+	}
+	if !strings.Contains(out, `\x1b[31mERROR\x1b[0m boom\a`) {
+		t.Errorf("escaped line missing: %q", out)
 	}
 }
