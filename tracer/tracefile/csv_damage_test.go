@@ -93,3 +93,18 @@ func TestImplausibleTimesSkipped(t *testing.T) {
 		t.Errorf("5e15 µs kernels: %v, %d events, %q", err, len(tr.Events), tr.Warnings)
 	}
 }
+
+// A CSV whose header lacks a needed column says so, showing the header it
+// found and the columns each CSV format needs (issue 16: "not a trace
+// rlktop can read" only).
+func TestCSVMissingColumnMessage(t *testing.T) {
+	in := strings.Replace(rocprofKernelCSV(3), `"End_Timestamp"`, `"Finish"`, 1)
+	_, err := Read(strings.NewReader(in), "kernel_trace.csv", 0, Options{})
+	if err == nil || !strings.Contains(err.Error(), `kernel_trace.csv:1: a CSV file whose header matches no format rlktop reads: "\"Kind\",`) ||
+		!strings.Contains(err.Error(), "Kernel_Name, Start_Timestamp, End_Timestamp") {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := Read(strings.NewReader(`{"foo": 1, "bar": 2}`), "x.json", 0, Options{}); err == nil || strings.Contains(err.Error(), "CSV") {
+		t.Errorf("JSON called CSV: %v", err)
+	}
+}

@@ -142,6 +142,28 @@ func (t *csvTable) checkTimes(col int, start, dur int64) error {
 	return nil
 }
 
+// unknownCSV is the error for a file that looks like CSV (its first line
+// has a comma and does not start a JSON value) but whose header matches no
+// importer: it shows the header found and the columns each CSV format
+// needs, so that a missing or renamed column is findable. nil when head
+// does not look like CSV.
+func unknownCSV(head []byte, path string) *Error {
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] == '{' || line[0] == '[' || bytes.IndexByte(line, ',') < 0 {
+		return nil
+	}
+	shown := string(line)
+	if len(shown) > 200 {
+		shown = shown[:200] + "…"
+	}
+	return &Error{Path: path, Offset: -1, Line: 1, Err: ErrUnknownFormat,
+		Msg: fmt.Sprintf("a CSV file whose header matches no format rlktop reads: %q", shown),
+		Hint: "a column is missing or renamed? rocprofv3 kernel_trace.csv needs Kernel_Name, Start_Timestamp, End_Timestamp; " +
+			"memory_copy_trace.csv Direction and the timestamps; an API trace Domain, Function; --stats Name, Calls, TotalDurationNs; " +
+			"rocprof v1/v2 KernelName, BeginNs, EndNs; nsys stats a trace (Start (ns), Name) or a summary (Total Time (ns), Instances, Name)"}
+}
+
 // csvBadShown is how many skipped rows get a warning each; the rest are
 // counted in one.
 const csvBadShown = 10

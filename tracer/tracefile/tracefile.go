@@ -176,6 +176,9 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 			return t, nil
 		}
 	}
+	if e := unknownCSV(head, path); e != nil {
+		return nil, e
+	}
 	return nil, &Error{Path: path, Offset: 0, Msg: "not a trace rlktop can read", Err: ErrUnknownFormat,
 		Hint: fmt.Sprintf("known formats: %v", Formats())}
 }
