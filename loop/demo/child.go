@@ -146,8 +146,11 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 			select {
 			case c, ok := <-controls:
 				if !ok {
-					controls = nil // rlktop closed its side: keep running untraced-to-nobody
-					break
+					// rlktop is gone (closed, killed): the built-in loop is
+					// rlktop's own child and exists only to be watched, so it
+					// ends too (a user's command runs on; see loop.Supervisor).
+					bye("rlktop closed the connection", 0)
+					return nil
 				}
 				ack := wire.Control{Op: wire.ControlAck, Seq: c.Seq, Step: st.Step + 1}
 				switch c.Op {
