@@ -64,6 +64,7 @@ type (
 		Stage             string   `json:"stage,omitempty"`
 		Ops               []string `json:"ops,omitempty"`
 		Ranges            []string `json:"ranges,omitempty"`
+		StageRule         string   `json:"stage_rule,omitempty"` // where ranges came from: launching thread, step thread
 	}
 	// GroupDoc is one category row.
 	GroupDoc struct {
@@ -151,7 +152,7 @@ func kernelDoc(k attrib.KernelRow) KernelDoc {
 		Name: k.Name, DisplayName: k.DisplayName, Category: k.Category,
 		Count: k.Count, TotalNs: k.TotalNs, MeanNs: k.MeanNs, MinNs: k.MinNs, MaxNs: k.MaxNs,
 		P50Ns: k.P50Ns, P99Ns: k.P99Ns, Share: k.Share, Kind: kind, Stage: k.Stage, PercentilesApprox: k.PercentilesApprox,
-		Ops: k.Ops, Ranges: k.Ranges,
+		Ops: k.Ops, Ranges: k.Ranges, StageRule: k.StageRule,
 	}
 }
 
