@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/views/viewstest"
 )
@@ -144,5 +145,27 @@ func TestQuitWhileRecordingSaysWhere(t *testing.T) {
 	}
 	if st, err := os.Stat(p); err != nil || st.Size() == 0 {
 		t.Errorf("recording file %s: %v", p, err)
+	}
+}
+
+// TestCompareSweepTable: a comparison of envs=1,4,16 prints the sweep
+// table and plot after the pairs (values by hand in report.TestSweep).
+func TestCompareSweepTable(t *testing.T) {
+	arm := func(v string) attrib.ArmStats {
+		return attrib.ArmStats{Name: "envs=" + v, Flags: map[string]string{"envs": v}, Valid: true, Steps: 20, MedianNs: 10e6}
+	}
+	res := &loop.CompareResult{Arms: []attrib.ArmStats{arm("1"), arm("4"), arm("16")}, Mode: "live",
+		Pairs: []*attrib.Comparison{
+			{Arms: []attrib.ArmStats{arm("1"), arm("4")}, Ratio: attrib.Ratio{Value: 1.02, CILow: 0.98, CIHigh: 1.06}, Verdict: attrib.VerdictNoise},
+			{Arms: []attrib.ArmStats{arm("1"), arm("16")}, Ratio: attrib.Ratio{Value: 1.10, CILow: 1.05, CIHigh: 1.15}, Verdict: attrib.VerdictSlower},
+		}}
+	var b bytes.Buffer
+	if err := writeCompare(&b, res, &compareFlags{format: "table", top: -1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"sweep of envs: step time ×1.1 and time per item ×0.0688", "688 µs [656 µs–719 µs]", "time per item (same scale)"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("compare output lacks %q:\n%s", s, b.String())
+		}
 	}
 }

@@ -243,6 +243,14 @@ func writeCompare(w io.Writer, res *loop.CompareResult, cf *compareFlags) error 
 			fmt.Fprintln(w)
 		}
 	}
+	// One numeric flag over three or more values (--flag envs=1,4,16,…):
+	// step time and time per item against the value, table and plot.
+	if key, pts, ok := report.SweepOf(res.Arms, res.Pairs); ok {
+		fmt.Fprintln(w)
+		if err := report.WriteSweep(w, key, pts, md); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(w)
 	writeConsistency(w, res.Consistency, md)
 	writeChecks(w, res.Checks, md)
