@@ -15,3 +15,6 @@ func agentBackends() []views.FlagChoice {
 	}
 	return out
 }
+
+// pyagentFiles are the agent's files (tests write them into the PyTorch root).
+func pyagentFiles() map[string][]byte { return pyagent.Files() }

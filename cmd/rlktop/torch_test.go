@@ -387,3 +387,48 @@ p.export_chrome_trace("`+trace+`")
 		t.Errorf("math SDPA operators' categories %v: want attention", cat)
 	}
 }
+
+// TestTorchAgentStopsProfilerWhenRlktopDies: rlktop's end of the socket
+// closes while a torch.profiler window is open; at the next step boundary
+// the agent stops the profiler (left on, it records every later operator
+// and memory grows without bound), and the script runs to its end.
+func TestTorchAgentStopsProfilerWhenRlktopDies(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	cmd := r.Command("python3", "-c", `
+import os, socket, sys, tempfile, threading, time
+d = tempfile.mkdtemp(); path = os.path.join(d, "s")
+srv = socket.socket(socket.AF_UNIX); srv.bind(path); srv.listen(1)
+conns = []
+threading.Thread(target=lambda: conns.append(srv.accept()[0]), daemon=True).start()
+os.environ["RLKTOP_SOCKET"] = path
+os.environ["RLKTOP_KINETO"] = "4:2"
+sys.path.insert(0, "`+r.Dst+`/py")
+import torch
+import rlktop
+rlktop._start(); rlktop._agent.torch_imported(torch)
+x = torch.randn(64, 64)
+for i in range(12):
+    y = x @ x
+    rlktop.step()
+    if i == 1:
+        assert rlktop._agent.window is not None, "no window open at step 1"
+        while not conns: time.sleep(0.01)
+        conns[0].shutdown(socket.SHUT_RDWR); conns[0].close(); srv.close()
+    time.sleep(0.05)
+print("dead", rlktop._agent.dead, "window", rlktop._agent.window, "profiler", torch.autograd.profiler._is_profiler_enabled)
+`)
+	// The agent's files, as rlktop extracts them.
+	for name, b := range pyagentFiles() {
+		p := filepath.Join(r.Dir, strings.TrimPrefix(r.Dst, "/"), "py", filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "dead True window None profiler False") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}

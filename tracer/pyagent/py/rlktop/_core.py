@@ -247,6 +247,15 @@ class Agent:
     def boundary(self):
         """A step ends now (the first call only starts the clock)."""
         if self.dead:
+            if self.window is not None:
+                # rlktop went away during a torch.profiler window: stop the
+                # profiler, or it would record every later op (memory grows
+                # without bound; seen: 10 GB after 1,200 steps).
+                prof, self.window = self.window[0], None
+                try:
+                    prof.__exit__(None, None, None)
+                except Exception:
+                    pass
             return
         t = time.time_ns()
         try:

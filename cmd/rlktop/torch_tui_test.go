@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/rlktop/rlktop/internal/testutil"
+	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/tui"
+	"github.com/rlktop/rlktop/views"
+)
+
+// envInRoot is set (to the folder holding the example, inside the root)
+// when this test binary runs inside the PyTorch root.
+const envInRoot = "RLKTOP_TEST_IN_TORCH_ROOT"
+
+// TestTorchLiveTUIFlip drives the real live TUI over the real PyTorch
+// example: it waits for the CPU flash-attention operator (SDPA's default
+// on CPU), presses 1 (sdpa: default → math) and waits for the math path's
+// aten::bmm and the acknowledged sdpa=math mark. The TUI needs the Python
+// agent and torch in one process tree, so the test binary (CGO_ENABLED=0)
+// re-runs itself inside the root.
+func TestTorchLiveTUIFlip(t *testing.T) {
+	dir := os.Getenv(envInRoot)
+	if dir == "" {
+		r := testutil.NeedTorchRoot(t)
+		bin := filepath.Join(r.Dir, strings.TrimPrefix(r.Dst, "/"), "rlktop.test")
+		build := exec.Command("go", "test", "-c", "-o", bin, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go test -c: %v\n%s", err, out)
+		}
+		cmd := r.Command(r.Dst+"/rlktop.test", "-test.run", "^TestTorchLiveTUIFlip$", "-test.short", "-test.v")
+		cmd.Env = append(cmd.Env, envInRoot+"="+r.Dst)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("--- PASS: TestTorchLiveTUIFlip")) {
+			t.Fatalf("inside the root: %v\n%s", err, tail(string(out), 4000))
+		}
+		return
+	}
+	os.Setenv("RLKTOP_KINETO", "2:1")
+	o := loop.LiveOptions{Command: append([]string{"python3", dir + "/selfplay_connect4.py"}, exampleArgs...),
+		Telemetry: -1, Session: session.Options{Source: "live: torch test"}}
+	live, err := loop.StartLive(o)
+	if err != nil {
+		if live != nil {
+			live.Close()
+		}
+		t.Fatal(err)
+	}
+	ctl := newLiveController(live, o)
+	defer ctl.close()
+	_, status, _ := live.Telemetry()
+	feed := make(chan tea.Msg, 16)
+	done := make(chan struct{})
+	go pollLive(live, ctl, feed, done)
+	defer close(done)
+	st := views.DefaultStyles()
+	m := tui.New(tui.Options{Styles: &st, Source: o.Session.Source, Feed: feed, Controller: ctl,
+		Backends: agentBackends(), DeviceStatus: status})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(200, 50))
+	wait := 3 * time.Minute // torch start-up and a loaded machine
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return bytes.Contains(b, []byte("aten::_scaled_dot_product_flash_attention_for_cpu"))
+	}, teatest.WithDuration(wait), teatest.WithCheckInterval(300*time.Millisecond))
+	tm.Send(tea.KeyPressMsg{Code: '1', Text: "1"})
+	// The status line says when the agent applied it.
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		return bytes.Contains(b, []byte("sdpa=math applied at step"))
+	}, teatest.WithDuration(wait), teatest.WithCheckInterval(300*time.Millisecond))
+	// The session then sees the math path's operators (the next profiled
+	// window): aten::bmm counted as attention.
+	deadline := time.Now().Add(wait)
+	var bmm string
+	for bmm == "" && time.Now().Before(deadline) {
+		for _, k := range live.Session.Snapshot().Cumulative.Kernels {
+			if k.Name == "aten::bmm" && k.Category == "attention" {
+				bmm = k.Category
+			}
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
+	tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second))
+	if bmm == "" {
+		t.Errorf("no aten::bmm under attention after the flip to sdpa=math")
+	}
+	var mark *session.Mark
+	ss := live.Session.Snapshot()
+	for i := range ss.Marks {
+		if ss.Marks[i].Key == "sdpa" && ss.Marks[i].Value == "math" {
+			mark = &ss.Marks[i]
+		}
+	}
+	if mark == nil || mark.Step < 0 {
+		t.Fatalf("no acknowledged sdpa=math mark: %+v", ss.Marks)
+	}
+}
