@@ -99,7 +99,10 @@ func BuildTimeline(evs []tracer.Event, strs *tracer.Strings, ctxs []tracer.Conte
 			gpu = append(gpu, i)
 		}
 	}
-	slices.SortStableFunc(gpu, func(a, b int) int { return cmp.Compare(evs[a].Start, evs[b].Start) })
+	byStart := func(a, b int) int { return cmp.Compare(evs[a].Start, evs[b].Start) }
+	if !slices.IsSortedFunc(gpu, byStart) { // traces and windows are mostly in order already
+		slices.SortStableFunc(gpu, byStart)
+	}
 	if len(gpu) > maxOps {
 		tl.Dropped = len(gpu) - maxOps
 		gpu = gpu[len(gpu)-maxOps:]

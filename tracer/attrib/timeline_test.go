@@ -83,3 +83,24 @@ func TestBuildTimeline(t *testing.T) {
 		t.Errorf("bounded: %d ops (dropped %d) from %d, want 2 (3) from 1500", len(tl.Ops), tl.Dropped, tl.Ops[0].StartNs)
 	}
 }
+
+// BenchmarkBuildTimeline: 32,768 kernels (the live bound) over 40 names,
+// 8 contexts and 2 streams, with 4,096 CPU ranges.
+func BenchmarkBuildTimeline(b *testing.B) {
+	tr := tracer.NewTrace("bench", "")
+	s := tr.Strings
+	for i := 0; i < 8; i++ {
+		tr.Contexts = append(tr.Contexts, tracer.Context{Ranges: []tracer.StrID{s.Intern("forward"), s.Intern("stage" + string(rune('a'+i)))}, Step: int64(i)})
+	}
+	for i := 0; i < 1<<15; i++ {
+		tr.Events = append(tr.Events, tracer.Event{Kind: tracer.KindKernel, Name: s.Intern("kernel_" + string(rune('a'+i%40))),
+			Start: int64(i) * 1000, Dur: 800, Device: 0, Stream: int32(i % 2), Ctx: tracer.CtxID(1 + i%8)})
+	}
+	for i := 0; i < 4096; i++ {
+		tr.Events = append(tr.Events, tracer.Event{Kind: tracer.KindRange, Name: s.Intern("forward"), Start: int64(i) * 8000, Dur: 7000, PID: 1, TID: 1})
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		BuildTimeline(tr.Events, tr.Strings, tr.Contexts, nil, 1<<15)
+	}
+}
