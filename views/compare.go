@@ -189,20 +189,29 @@ func VerdictReason(v string, ratio, lo, hi, envLn float64) string {
 	return fmt.Sprintf("the interval excludes 1 (no A′ envelope) → %s", v)
 }
 
-// StepsToDecide estimates the counted steps per arm that would make the
-// interval of ratio exclude 1, from an interval of n steps per arm
-// ([lo, hi]) shrinking as 1/√n; a ratio within 1% of 1 is asked to
-// resolve a 5% difference instead. 0 when the interval already decides.
-func StepsToDecide(ratio, lo, hi float64, n int) int {
-	if n <= 0 || lo <= 0 || hi <= 0 || ratio <= 0 || !(lo <= 1 && 1 <= hi) {
+// StepsToDecide estimates the counted steps per arm that would let a
+// ratio with interval [lo, hi] from n steps per arm, and an A/A′ envelope
+// envLn (ln units; ≤ 0: none), give a verdict: both the interval's and the
+// envelope's half-widths shrink as 1/√n, and each must come under
+// |ln ratio|. A ratio within 1% of 1 is asked to resolve a 5% difference
+// instead. 0 when the verdict is already decided by both.
+func StepsToDecide(ratio, lo, hi, envLn float64, n int) int {
+	if n <= 0 || lo <= 0 || hi <= 0 || ratio <= 0 {
 		return 0
 	}
-	half := (math.Log(hi) - math.Log(lo)) / 2
 	d := math.Abs(math.Log(ratio))
 	if d < math.Log(1.01) {
 		d = math.Log(1.05)
 	}
-	return int(math.Ceil(float64(n) * (half / d) * (half / d)))
+	need := 0.0
+	if lo <= 1 && 1 <= hi {
+		half := (math.Log(hi) - math.Log(lo)) / 2
+		need = float64(n) * (half / d) * (half / d)
+	}
+	if envLn > 0 && math.Abs(math.Log(ratio)) <= envLn {
+		need = math.Max(need, float64(n)*(envLn/d)*(envLn/d))
+	}
+	return int(math.Ceil(need))
 }
 
 func (c *Compare) SetSize(w, h int)  { c.w, c.h = w, h; c.list.setPage(max(h-c.headLines(), 1)) }
@@ -349,8 +358,8 @@ func (c *Compare) header() []string {
 	out = append(out, wrapStyled(why, max(c.w-1, 20), st.Table.Dim.Render)...)
 	if len(r.Arms) >= 2 {
 		n := min(r.Arms[0].Steps, r.Arms[1].Steps)
-		if need := StepsToDecide(r.Ratio.Value, r.Ratio.CILow, r.Ratio.CIHigh, n); need > n {
-			warn := fmt.Sprintf("⚠ the interval is too wide to decide with %d steps per arm: about %d would resolve a ratio of %.3f (rlktop compare --steps %d)",
+		if need := StepsToDecide(r.Ratio.Value, r.Ratio.CILow, r.Ratio.CIHigh, env, n); need > n {
+			warn := fmt.Sprintf("⚠ the interval or the A/A′ envelope is too wide to decide with %d steps per arm: about %d would resolve a ratio of %.3f (rlktop compare --steps %d)",
 				n, need, r.Ratio.Value, need)
 			out = append(out, wrapStyled(warn, max(c.w-1, 20), st.Live.Warn.Render)...)
 		}

@@ -50,7 +50,7 @@ func TestCompareExplains(t *testing.T) {
 			// Overall: [0.80–1.12] holds 1. Steps: half-width (ln 1.12 − ln 0.80)/2
 			// = 0.16824; |ln 0.95| = 0.05129; 10·(0.16824/0.05129)² = 107.6 → 108.
 			for _, s := range []string{"why: the interval [0.800–1.120] holds 1 → within noise",
-				"too wide to decide with 10 steps per arm: about 108 would resolve a ratio of 0.950",
+				"is too wide to decide with 10 steps per arm: about 108 would resolve a ratio of 0.950",
 				"±40%", "±10%"} {
 				if !strings.Contains(flat, s) {
 					t.Errorf("view lacks %q", s)
@@ -67,13 +67,19 @@ func TestCompareExplains(t *testing.T) {
 
 func TestStepsToDecide(t *testing.T) {
 	// Already decided: 0.
-	if n := views.StepsToDecide(0.6, 0.55, 0.66, 4); n != 0 {
+	if n := views.StepsToDecide(0.6, 0.55, 0.66, 0.05, 4); n != 0 {
 		t.Errorf("decided interval: %d", n)
+	}
+	// The TUI run seen in tmux: 0.651 [0.419–0.799] (excludes 1) inside an
+	// envelope of ±58% (ln 1.58 = 0.45742) with 12 steps per arm:
+	// |ln 0.651| = 0.42925; 12·(0.45742/0.42925)² = 13.63 → 14.
+	if n := views.StepsToDecide(0.651, 0.419, 0.799, math.Log(1.58), 12); n != 14 {
+		t.Errorf("envelope case: %d, want 14", n)
 	}
 	// Ratio 1.000 (< 1% away): resolve a 5% difference. Half-width
 	// (ln 1.1 − ln 0.9)/2 = 0.100335; ln 1.05 = 0.048790;
 	// 10·(0.100335/0.048790)² = 42.29 → 43.
-	if n := views.StepsToDecide(1.0, 0.9, 1.1, 10); n != 43 {
+	if n := views.StepsToDecide(1.0, 0.9, 1.1, 0, 10); n != 43 {
 		t.Errorf("ratio 1: %d, want 43", n)
 	}
 }
