@@ -275,6 +275,19 @@ func (m *Model) onLive(msg LiveMsg) {
 		}
 		l.steps.SetGone(gone)
 		if l.state.Timeline != nil {
+			// A live snapshot lists no devices; the children's hellos do
+			// (the built-in loop's is the host CPU).
+			var cpu []int32
+			for _, c := range l.state.Children {
+				for _, d := range c.Hello.Devices {
+					if strings.EqualFold(d.Vendor, "cpu") {
+						cpu = append(cpu, d.ID)
+					}
+				}
+			}
+			if len(cpu) > 0 {
+				m.timeline.SetCPUDevices(cpu)
+			}
 			marks := make([]views.TimelineMark, 0, len(l.state.Marks))
 			for _, mk := range l.state.Marks {
 				marks = append(marks, views.TimelineMark{AtNs: mk.AtNs, Label: mk.Key + "=" + mk.Value})

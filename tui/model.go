@@ -241,7 +241,9 @@ func (m *Model) setSnapshot(s *attrib.Snapshot) {
 				cpu = append(cpu, d.ID)
 			}
 		}
-		m.timeline.SetCPUDevices(cpu)
+		if len(s.Devices) > 0 {
+			m.timeline.SetCPUDevices(cpu)
+		}
 	}
 	m.header.SetSnapshot(s)
 	for _, t := range m.tabs {
