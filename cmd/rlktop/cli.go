@@ -81,16 +81,18 @@ func chainPre(prev, next func(*cobra.Command, []string) error) func(*cobra.Comma
 	}
 }
 
-// checkRunSteps: run --headless --steps N needs N ≥ 1; 0 or less would
-// run forever (or never), and the report would never come.
-func checkRunSteps(c *cobra.Command, _ []string) error {
+// checkRunSteps: run --headless --steps N needs N ≥ 1 for the built-in
+// loop (0 or less would run forever, and the report would never come); a
+// command may take 0, "until it exits" (scripts/gpu-check.sh and the CUPTI
+// stand-in run use it), but not less.
+func checkRunSteps(c *cobra.Command, args []string) error {
 	h, _ := c.Flags().GetBool("headless")
 	n, err := c.Flags().GetInt64("steps")
 	if err != nil || !h {
 		return nil
 	}
-	if n < 1 {
-		return fmt.Errorf("--steps %d: a headless run needs at least 1 step (it stops after them and prints the report)", n)
+	if n < 0 || n == 0 && len(args) == 0 {
+		return fmt.Errorf("--steps %d: a headless run needs at least 1 step (it stops after them and prints the report; with a command, 0 runs it until it exits)", n)
 	}
 	return nil
 }

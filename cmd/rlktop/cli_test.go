@@ -36,13 +36,23 @@ func TestVersion(t *testing.T) {
 }
 
 // TestRunStepsRejected: --steps 0 and -1 with --headless fail before
-// anything starts (they ran forever).
+// anything starts for the built-in loop (they ran forever); with a command
+// -1 fails, and 0 runs it until it exits.
 func TestRunStepsRejected(t *testing.T) {
 	for _, n := range []string{"0", "-1"} {
 		_, err := execRoot(t, "run", "--headless", "--steps", n)
 		if err == nil || !strings.Contains(err.Error(), "--steps "+n+": a headless run needs at least 1 step") {
 			t.Errorf("--steps %s: %v", n, err)
 		}
+	}
+	if _, err := execRoot(t, "run", "--headless", "--steps", "-1", "--", "true"); err == nil || !strings.Contains(err.Error(), "--steps -1") {
+		t.Errorf("--steps -1 -- true: %v", err)
+	}
+	if _, err := execRoot(t, "run", "--headless", "--untraced", "--steps", "0", "--", "true"); err != nil {
+		t.Errorf("--steps 0 -- true (until it exits): %v", err)
+	}
+	if c, _, err := rootCmd.Find([]string{"run"}); err == nil {
+		c.Flags().Set("untraced", "false")
 	}
 	// Reset the flag for later tests sharing rootCmd.
 	if c, _, err := rootCmd.Find([]string{"run"}); err == nil {
