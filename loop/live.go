@@ -291,7 +291,7 @@ func (l *Live) agentEnv() ([]string, error) {
 	if l.opts.NoAgent {
 		return Environ(env, map[string]string{pyagent.EnvAgent: "0"}), nil
 	}
-	dir, err := launch.ExtractFiles(l.opts.CacheDir, "pyagent", pyagent.Files())
+	dir, err := launch.ShimDir(l.opts.CacheDir)
 	if err != nil {
 		return nil, fmt.Errorf("the Python agent: %w", err)
 	}

@@ -110,6 +110,7 @@ func Prepare(o Options) (*Plan, error) {
 			return nil, err
 		}
 		env = prependPath(env, EnvPythonPath, dir)
+		env = setEnv(env, EnvTorchRanges, "1")
 	}
 	if o.Socket != "" {
 		env = setEnv(env, EnvSocket, o.Socket)

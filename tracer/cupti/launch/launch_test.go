@@ -156,7 +156,7 @@ func TestTorchRangesShim(t *testing.T) {
 	chained, _ := filepath.Abs("testdata/chained")
 	run := func(extra ...string) ([]string, string) {
 		cmd := exec.Command(py, filepath.Join(fake, "model.py"))
-		env := prependPath(append(os.Environ(), extra...), EnvPythonPath, shim+string(os.PathListSeparator)+fake+string(os.PathListSeparator)+chained)
+		env := prependPath(append(append(os.Environ(), EnvTorchRanges+"=1"), extra...), EnvPythonPath, shim+string(os.PathListSeparator)+fake+string(os.PathListSeparator)+chained)
 		cmd.Env = env
 		out, err := cmd.Output()
 		if err != nil {

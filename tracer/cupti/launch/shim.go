@@ -1,28 +1,25 @@
 package launch
 
 import (
-	_ "embed"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/rlktop/rlktop/tracer/pyagent"
 )
 
-// shimSource is the --torch-ranges Python shim (pyshim/sitecustomize.py).
-//
-//go:embed pyshim/sitecustomize.py
-var shimSource []byte
+// EnvTorchRanges turns on the --torch-ranges NVTX ranges of the Python
+// agent's sitecustomize (tracer/pyagent/py/rlktop/_ranges.py) when "1".
+const EnvTorchRanges = "RLKTOP_TORCH_RANGES"
 
-// ShimDir extracts the --torch-ranges shim into a private folder under
-// cacheDir ("" as in Options.CacheDir) and returns the folder, which goes
-// first on the child's PYTHONPATH.
+// ShimDir extracts the Python agent (tracer/pyagent, whose sitecustomize
+// also installs the --torch-ranges NVTX ranges when EnvTorchRanges is
+// "1") into a private folder under cacheDir ("" as in Options.CacheDir)
+// and returns the folder, which goes first on the child's PYTHONPATH.
 func ShimDir(cacheDir string) (string, error) {
-	dir, err := extractDir(cacheDir, "pyshim", shimSource)
-	if err != nil {
-		return "", err
-	}
-	return dir, writeOnce(filepath.Join(dir, "sitecustomize.py"), shimSource, 0o644)
+	return ExtractFiles(cacheDir, "pyagent", pyagent.Files())
 }
 
 // ExtractFiles writes files (slash-separated relative path → content) into

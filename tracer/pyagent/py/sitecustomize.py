@@ -3,8 +3,9 @@
 # `rlktop run/record/compare -- python3 ...` puts this folder on the child's
 # PYTHONPATH. When RLKTOP_SOCKET is set, this starts the agent (package
 # rlktop next to this file) and, right after the program's own
-# `import torch`, installs its torch hooks (optimizer step hook, flags).
-# Without RLKTOP_SOCKET it does nothing. An existing sitecustomize later
+# `import torch`, installs its torch hooks (optimizer step hook, flags);
+# with RLKTOP_TORCH_RANGES=1 (--torch-ranges) also the NVTX module and SDPA
+# ranges (rlktop/_ranges.py). Without either it does nothing. An existing sitecustomize later
 # on sys.path is still imported (chained). Errors are warnings, never
 # exceptions in the user's program.
 import importlib.abc
@@ -33,10 +34,11 @@ def _chain_next_sitecustomize():
 
 
 class _AfterTorch(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Calls the agent's torch_imported right after `import torch` finished."""
+    """Calls each hook with the torch module right after `import torch`
+    finished (torch.nn and torch.cuda are bound by then)."""
 
-    def __init__(self, agent):
-        self.agent = agent
+    def __init__(self, hooks):
+        self.hooks = hooks
 
     def find_spec(self, fullname, path, target=None):
         if fullname != "torch":
@@ -61,23 +63,44 @@ class _AfterTorch(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         except ValueError:
             pass
         self._loader.exec_module(module)
+        _run(self.hooks, module)
+
+
+def _run(hooks, torch):
+    for what, hook in hooks:
         try:
-            self.agent.torch_imported(module)
+            hook(torch)
+        except Exception as e:  # never break the user's program
+            sys.stderr.write("rlktop: %s not installed: %r\n" % (what, e))
+
+
+def _hooks():
+    hooks = []
+    if os.environ.get("RLKTOP_SOCKET") and os.environ.get("RLKTOP_AGENT", "1") != "0":
+        try:
+            import rlktop
+
+            rlktop._start()
+            if rlktop._agent is not None:
+                hooks.append(("agent torch hooks", rlktop._agent.torch_imported))
         except Exception as e:
-            sys.stderr.write("rlktop agent: torch hooks not installed: %r\n" % (e,))
+            sys.stderr.write("rlktop agent: not started: %r\n" % (e,))
+    if os.environ.get("RLKTOP_TORCH_RANGES") == "1":
+
+        def ranges(torch):
+            from rlktop import _ranges
+
+            _ranges.install(torch)
+
+        hooks.append(("--torch-ranges", ranges))
+    return hooks
 
 
-if os.environ.get("RLKTOP_SOCKET") and os.environ.get("RLKTOP_AGENT", "1") != "0":
-    try:
-        import rlktop
-
-        rlktop._start()
-        if rlktop._agent is not None:
-            if "torch" in sys.modules:
-                rlktop._agent.torch_imported(sys.modules["torch"])
-            else:
-                sys.meta_path.insert(0, _AfterTorch(rlktop._agent))
-    except Exception as e:
-        sys.stderr.write("rlktop agent: not started: %r\n" % (e,))
+_h = _hooks()
+if _h:
+    if "torch" in sys.modules:
+        _run(_h, sys.modules["torch"])
+    else:
+        sys.meta_path.insert(0, _AfterTorch(_h))
 
 _chain_next_sitecustomize()

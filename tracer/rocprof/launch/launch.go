@@ -157,6 +157,7 @@ func Prepare(o Options) (*Plan, error) {
 			return nil, err
 		}
 		env = prependList(env, "PYTHONPATH", dir)
+		env = setEnv(env, cuptilaunch.EnvTorchRanges, "1")
 	}
 	untraced := func(why string) {
 		if why != "" {
