@@ -40,6 +40,8 @@ type MetricCompare struct {
 	Edge    int       `json:"steps_edge"`
 	Outside int       `json:"steps_outside"`
 	PerStep []float64 `json:"per_step"` // the arm's value in each counted step (NaN: not logged)
+	// APerStep is arm A's, for plotting the two curves together.
+	APerStep []float64 `json:"a_per_step"`
 }
 
 // AuditCompare is one audited tensor of one arm against arm A over the
@@ -301,7 +303,7 @@ func (r *runner) agentMetrics(spans []stepSpan, per map[int][]counterAt, res *Co
 		av, nv := vals[m][a], vals[m][noise]
 		for _, arm := range r.arms[1:] {
 			x := vals[m][arm.name]
-			mc := MetricCompare{Metric: m, Arm: arm.name, PerStep: x, Mean: mean(x), Steps: len(x)}
+			mc := MetricCompare{Metric: m, Arm: arm.name, PerStep: x, APerStep: av, Mean: mean(x), Steps: len(x)}
 			if noise != "" && arm.name != noise {
 				lo, hi := minmax(mean(av), mean(nv))
 				mc.EnvLow, mc.EnvHigh = lo, hi

@@ -397,7 +397,47 @@ func (c *Compare) header() []string {
 		}
 		out = append(out, l)
 	}
+	out = append(out, c.metricLines(r)...)
 	out = append(out, c.schedule(r)...)
+	return out
+}
+
+// metricLines plots each learning curve (rlktop.log, loop.MetricCompare)
+// of an arm against arm A's on one scale, with its verdict against the
+// A/A′ envelope.
+func (c *Compare) metricLines(r *loop.CompareResult) []string {
+	var out []string
+	room := max((c.w-40)/2, 8)
+	for _, m := range r.Metrics {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, v := range append(slices.Clone(m.PerStep), m.APerStep...) {
+			if !math.IsNaN(v) {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+		if math.IsInf(lo, 0) {
+			continue
+		}
+		curve := func(vs []float64) string {
+			if len(vs) > room {
+				vs = vs[len(vs)-room:]
+			}
+			iv := make([]int64, len(vs))
+			for i, v := range vs {
+				if math.IsNaN(v) {
+					v = lo
+				}
+				iv[i] = int64((v - lo) / max(hi-lo, 1e-300) * 1e6)
+			}
+			return Sparkline(iv, 0, 1e6)
+		}
+		verdict := m.Verdict
+		if verdict == "" {
+			verdict = "no A′"
+		}
+		out = append(out, fmt.Sprintf("%s A %s  %s %s  mean %.4g (%s)", fit(escape.Control(m.Metric), 10),
+			curve(m.APerStep), fit(m.Arm, 12), curve(m.PerStep), m.Mean, verdict))
+	}
 	return out
 }
 
