@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -54,7 +55,15 @@ type AuditCompare struct {
 	Values    int64  `json:"values"` // elements compared
 	Bitwise   bool   `json:"bitwise"`
 	FirstDiff int64  `json:"first_diff_step"` // -1 when bitwise equal
-	Note      string `json:"note,omitempty"`
+	// FirstDiffElem is the first element (flat index) of FirstDiff's
+	// tensor whose value differs, among the raw values the agent sampled
+	// (RLKTOP_AUDIT_SAMPLE, default the first 16); -1 when those agree and
+	// the difference lies beyond them, or none differ. AValue/BValue are
+	// the two values there.
+	FirstDiffElem int64   `json:"first_diff_element"`
+	AValue        float64 `json:"a_value,omitempty"`
+	BValue        float64 `json:"b_value,omitempty"`
+	Note          string  `json:"note,omitempty"`
 }
 
 // CheckSummary is one rlktop.check name of one arm: the steps it was
@@ -334,6 +343,7 @@ func (r *runner) agentAudits(spans []stepSpan, per map[int][]counterAt, res *Com
 	type h struct {
 		hi, lo uint64
 		n      int64
+		sample map[int]float64
 	}
 	hashes := map[string]map[string]map[int64]*h{} // name → arm → step → hash
 	for i, sp := range spans {
@@ -359,6 +369,15 @@ func (r *runner) agentAudits(spans []stepSpan, per map[int][]counterAt, res *Com
 				x = &h{}
 				byArm[sp.label.Arm][sp.s.Step] = x
 			}
+			if strings.HasPrefix(field, "s") {
+				if i, err := strconv.Atoi(field[1:]); err == nil {
+					if x.sample == nil {
+						x.sample = map[int]float64{}
+					}
+					x.sample[i] = c.v
+				}
+				continue
+			}
 			switch field {
 			case "hash_hi":
 				x.hi = uint64(c.v)
@@ -379,7 +398,7 @@ func (r *runner) agentAudits(spans []stepSpan, per map[int][]counterAt, res *Com
 		ah := hashes[name][a]
 		for _, arm := range r.arms[1:] {
 			xh := hashes[name][arm.name]
-			ac := AuditCompare{Name: name, Arm: arm.name, Bitwise: true, FirstDiff: -1}
+			ac := AuditCompare{Name: name, Arm: arm.name, Bitwise: true, FirstDiff: -1, FirstDiffElem: -1}
 			steps := make([]int64, 0, len(xh))
 			for s := range xh {
 				if _, ok := ah[s]; ok {
@@ -391,8 +410,16 @@ func (r *runner) agentAudits(spans []stepSpan, per map[int][]counterAt, res *Com
 				x, y := ah[s], xh[s]
 				ac.Steps++
 				ac.Values += y.n
-				if *x != *y && ac.Bitwise {
+				if (x.hi != y.hi || x.lo != y.lo || x.n != y.n) && ac.Bitwise {
 					ac.Bitwise, ac.FirstDiff = false, s
+					for i := 0; i < len(x.sample); i++ {
+						va, oka := x.sample[i]
+						vb, okb := y.sample[i]
+						if oka && okb && math.Float64bits(va) != math.Float64bits(vb) {
+							ac.FirstDiffElem, ac.AValue, ac.BValue = int64(i), va, vb
+							break
+						}
+					}
 				}
 			}
 			if ac.Steps == 0 {

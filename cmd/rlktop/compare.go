@@ -81,7 +81,12 @@ JSON: {"arms":[{"name","flags","valid","steps","median_ns","p10_ns",
 "p90_ns"}], "ratio":{"value","ci_low","ci_high"}, "verdict", "noise":
 {"ratio","ci_low","ci_high"}, "rows":[{"group","key","a_ns","b_ns",
 "delta_ns","ratio","ci_low","ci_high","verdict"}], "consistency":[{"arm",
-"len","max_abs","max_ulp","nan","bitwise"}], "pairs" (more than two arms),
+"len","max_abs","max_ulp","nan","bitwise"} (Python commands also "probe",
+"switches")], "checks":[{"name","arm","steps","nan_steps"}], "metrics":
+[{"metric","arm","steps","mean","envelope_low","envelope_high","verdict",
+"steps_inside","steps_edge","steps_outside","per_step","a_per_step"}],
+"audits":[{"name","arm","steps","values","bitwise","first_diff_step",
+"first_diff_element","a_value","b_value","note"}], "pairs" (more than two arms),
 "mode", "schedule" (every step: pid, step, arm, phase), "notes", "wall_ns"}.
 Times are integer ns.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -367,8 +372,10 @@ func writeAudits(w io.Writer, as []loop.AuditCompare, md bool) {
 		switch {
 		case a.Note != "":
 			res = a.Note
+		case !a.Bitwise && a.FirstDiffElem >= 0:
+			res = fmt.Sprintf("differs from step %d, element %d: %.9g vs %.9g", a.FirstDiff, a.FirstDiffElem, a.AValue, a.BValue)
 		case !a.Bitwise:
-			res = fmt.Sprintf("differs from step %d", a.FirstDiff)
+			res = fmt.Sprintf("differs from step %d (beyond the sampled values)", a.FirstDiff)
 		}
 		rows = append(rows, []string{escape.Control(a.Name), a.Arm, fmt.Sprint(a.Steps), fmt.Sprint(a.Values), res})
 	}

@@ -309,8 +309,11 @@ func TestTorchChecksAuditsAndMetrics(t *testing.T) {
 	if a := audits["lr=0.05 #2"]; !a.Bitwise || a.Steps < 3 || a.Values != int64(a.Steps)*64*4 {
 		t.Errorf("A/A audit %+v: want bitwise equal over steps × 64×4 logits", a)
 	}
-	if a := audits["lr=1.0"]; a.Bitwise || a.FirstDiff != 0 {
-		t.Errorf("lr=1.0 audit %+v: want a difference from step 0", a)
+	if a := audits["lr=1.0"]; a.Bitwise || a.FirstDiff != 0 || a.FirstDiffElem < 0 || a.AValue == a.BValue {
+		t.Errorf("lr=1.0 audit %+v: want a difference from step 0 at a sampled element, with two different values", a)
+	}
+	if a := audits["lr=0.05 #2"]; a.FirstDiffElem != -1 {
+		t.Errorf("A/A audit names element %d", a.FirstDiffElem)
 	}
 	metrics := map[string]loop.MetricCompare{}
 	for _, m := range res.Metrics {

@@ -18,6 +18,8 @@ import time
 from . import _wire, _flags
 
 QUEUE_CAP = int(os.environ.get("RLKTOP_AGENT_QUEUE", "65536") or "65536")
+# Raw values rlktop.audit sends per step besides the hash (RLKTOP_AUDIT_SAMPLE).
+AUDIT_SAMPLE = int(os.environ.get("RLKTOP_AUDIT_SAMPLE", "16") or "16")
 
 
 def _warn(msg):
@@ -168,6 +170,11 @@ class Agent:
             self.counter("audit.%s.hash_hi" % name, h >> 32, now)
             self.counter("audit.%s.hash_lo" % name, h & 0xFFFFFFFF, now)
             self.counter("audit.%s.n" % name, x.numel(), now)
+            # A bounded sample of raw values (exact in float64 for fp32/16),
+            # so that a differing step can name its first differing element.
+            if AUDIT_SAMPLE > 0 and x.is_floating_point():
+                for i, v in enumerate(x.reshape(-1)[:AUDIT_SAMPLE].double().tolist()):
+                    self.counter("audit.%s.s%d" % (name, i), v, now)
         except Exception as e:
             _warn("audit(%r): %r" % (name, e))
 
