@@ -315,6 +315,28 @@ func TestTorchChecksAuditsAndMetrics(t *testing.T) {
 	if a := audits["lr=0.05 #2"]; a.FirstDiffElem != -1 {
 		t.Errorf("A/A audit names element %d", a.FirstDiffElem)
 	}
+	// The case: a flag that changes numerics without changing the
+	// program — float32 matmul precision "medium" computes in bf16 on this
+	// CPU (avx512_bf16); checked by hand: x@y differs by up to 7.6e-6.
+	res2, code := compareJSON(t, r, "--restart", "--no-noise", "--flag", "matmul_precision=highest,highest,medium", "--steps", "2", "--block", "2")
+	if code != 0 {
+		t.Fatalf("matmul_precision compare: exit %d (arms %+v)", code, res2.Arms)
+	}
+	for _, a := range res2.Audits {
+		switch a.Arm {
+		case "matmul_precision=highest #2":
+			if !a.Bitwise || a.Steps < 2 {
+				t.Errorf("highest vs highest: %+v, want bitwise equal", a)
+			}
+		case "matmul_precision=medium":
+			if a.Bitwise || a.FirstDiff != 0 {
+				t.Errorf("highest vs medium: %+v, want the first differing step named (0: the first update already differs)", a)
+			}
+		}
+	}
+	if len(res2.Audits) != 2 {
+		t.Errorf("audits %+v, want two arms against A", res2.Audits)
+	}
 	metrics := map[string]loop.MetricCompare{}
 	for _, m := range res.Metrics {
 		metrics[m.Arm] = m
