@@ -2,6 +2,7 @@ package loop
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -460,4 +461,44 @@ func envVerdict(v, lo, hi float64) string {
 		return "edge"
 	}
 	return "outside"
+}
+
+// finite returns &v, or nil for NaN and ±Inf (JSON has no NaN: null).
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+func finites(vs []float64) []*float64 {
+	out := make([]*float64, len(vs))
+	for i, v := range vs {
+		out[i] = finite(v)
+	}
+	return out
+}
+
+// MarshalJSON writes NaN values (a step that logged no value, a mean of
+// none) as null.
+func (m MetricCompare) MarshalJSON() ([]byte, error) {
+	type plain MetricCompare
+	return json.Marshal(struct {
+		plain
+		Mean     *float64   `json:"mean"`
+		EnvLow   *float64   `json:"envelope_low"`
+		EnvHigh  *float64   `json:"envelope_high"`
+		PerStep  []*float64 `json:"per_step"`
+		APerStep []*float64 `json:"a_per_step"`
+	}{plain(m), finite(m.Mean), finite(m.EnvLow), finite(m.EnvHigh), finites(m.PerStep), finites(m.APerStep)})
+}
+
+// MarshalJSON writes NaN sampled values as null.
+func (a AuditCompare) MarshalJSON() ([]byte, error) {
+	type plain AuditCompare
+	return json.Marshal(struct {
+		plain
+		AValue *float64 `json:"a_value,omitempty"`
+		BValue *float64 `json:"b_value,omitempty"`
+	}{plain(a), finite(a.AValue), finite(a.BValue)})
 }

@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"cmp"
+	"encoding/json"
 	"math"
 	"slices"
 	"strings"
@@ -102,4 +103,29 @@ func Outputs(t *tracer.Trace) []OutputRow {
 		return cmp.Or(cmp.Compare(b.Kind, a.Kind), cmp.Compare(a.Name, b.Name)) // metric before check
 	})
 	return out
+}
+
+// MarshalJSON writes NaN and ±Inf (a logged NaN loss) as null: JSON has
+// no NaN.
+func (r OutputRow) MarshalJSON() ([]byte, error) {
+	type plain OutputRow
+	f := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	per := make([][2]*float64, len(r.PerStep))
+	for i, p := range r.PerStep {
+		per[i] = [2]*float64{f(p[0]), f(p[1])}
+	}
+	return json.Marshal(struct {
+		plain
+		First   *float64      `json:"first"`
+		Last    *float64      `json:"last"`
+		Mean    *float64      `json:"mean"`
+		Min     *float64      `json:"min"`
+		Max     *float64      `json:"max"`
+		PerStep [][2]*float64 `json:"per_step,omitempty"`
+	}{plain(r), f(r.First), f(r.Last), f(r.Mean), f(r.Min), f(r.Max), per})
 }

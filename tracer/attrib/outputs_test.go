@@ -1,7 +1,10 @@
 package attrib
 
 import (
+	"encoding/json"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -30,5 +33,16 @@ func TestOutputs(t *testing.T) {
 	}
 	if c.Kind != "check" || c.Name != "logits" || c.Steps != 3 || !slices.Equal(c.NaNSteps, []int64{6}) {
 		t.Errorf("check %+v", c)
+	}
+}
+
+// TestOutputRowJSONNaN: a NaN loss encodes as null.
+func TestOutputRowJSONNaN(t *testing.T) {
+	b, err := json.Marshal(OutputRow{Kind: "metric", Name: "loss", Mean: math.NaN(), PerStep: [][2]float64{{3, math.NaN()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(b); !strings.Contains(s, `"mean":null`) || !strings.Contains(s, `"per_step":[[3,null]]`) {
+		t.Errorf("%s", s)
 	}
 }
