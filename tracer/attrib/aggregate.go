@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -333,7 +334,7 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 		// may belong to another category, so another row of the name.
 		if key := uint64(e.Name)<<32 | uint64(e.Ctx); r.pKey == key && r.pBind == b {
 			r.pCount++
-			r.pNs += d
+			r.pNs = addSat(r.pNs, d)
 		} else {
 			r = a.openCell(b, r, e, key, d)
 			kern = b.nameRow[0]
@@ -353,7 +354,7 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 			a.addDurSlow(r, d)
 		}
 
-		s, end := e.Start, e.Start+d
+		s, end := e.Start, addSat(e.Start, d)
 		if e.Device != dev || db == nil {
 			dev, db = e.Device, a.busyFor(b, e.Device)
 			b.lastDev, b.lastBusy = dev, db
@@ -446,9 +447,9 @@ func (a *Aggregator) addBusySplit(db *devBusy, kernel bool, s, e int64) {
 func (r *rowAcc) sums() (count, total int64) {
 	for _, x := range r.cats {
 		count += x.count
-		total += x.ns
+		total = addSat(total, x.ns)
 	}
-	return count + r.pCount, total + r.pNs
+	return count + r.pCount, addSat(total, r.pNs)
 }
 
 // durChunks returns r's duration chunks (a new outer slice).
@@ -490,7 +491,7 @@ func (a *Aggregator) flushCell(r *rowAcc) {
 		if cx.stepAcc == nil || cx.stepGen != a.gen {
 			cx.stepAcc, cx.stepGen = a.step(cx.step), a.gen
 		}
-		cx.stepAcc.kernelNs += d
+		cx.stepAcc.kernelNs = addSat(cx.stepAcc.kernelNs, d)
 		cx.stepAcc.gpus += n
 	}
 }
@@ -566,13 +567,13 @@ func (a *Aggregator) busyFor(b *binding, dev int32) *devBusy {
 func addShare(s []share, id int32, count, d int64) []share {
 	if n := len(s); n > 0 && s[n-1].id == id {
 		s[n-1].count += count
-		s[n-1].ns += d
+		s[n-1].ns = addSat(s[n-1].ns, d)
 		return s
 	}
 	for i := range s {
 		if s[i].id == id {
 			s[i].count += count
-			s[i].ns += d
+			s[i].ns = addSat(s[i].ns, d)
 			return s
 		}
 	}
@@ -954,7 +955,7 @@ func (b *busyAcc) tailSum() int64 {
 		lo = b.head
 	}
 	for _, v := range b.tail[lo:b.tn] {
-		t += v.e - v.s
+		t = addSat(t, subSat(v.e, v.s))
 	}
 	return t
 }
@@ -963,7 +964,7 @@ func (b *busyAcc) tailSum() int64 {
 // doubling up to blockIvals, so that a device with few gaps stays small).
 func (b *busyAcc) newBlock() {
 	if len(b.blocks) > 0 {
-		b.closedNs += b.tailSum() // the tail becomes a full block
+		b.closedNs = addSat(b.closedNs, b.tailSum()) // the tail becomes a full block
 	}
 	if n := len(b.free); n > 0 {
 		b.tail = b.free[n-1]
@@ -1028,9 +1029,9 @@ func (b *busyAcc) sealBefore(horizon int64) {
 		if v.e >= horizon {
 			return
 		}
-		b.sealedNs += v.e - v.s
+		b.sealedNs = addSat(b.sealedNs, subSat(v.e, v.s))
 		if len(b.blocks) > 1 { // a full block: counted in closedNs
-			b.closedNs -= v.e - v.s
+			b.closedNs = subSat(b.closedNs, subSat(v.e, v.s))
 		}
 		b.sealedEnd, b.sealed = v.e, true
 		b.head++
@@ -1159,7 +1160,7 @@ func (b *busyAcc) total() int64 {
 		return b.sealedNs
 	}
 	b.flush()
-	return b.sealedNs + b.closedNs + b.tailSum() + b.cur.e - b.cur.s
+	return addSat(addSat(addSat(b.sealedNs, b.closedNs), b.tailSum()), subSat(b.cur.e, b.cur.s))
 }
 
 // union returns the union's kept intervals (sealed part excluded), for
@@ -1365,14 +1366,14 @@ func (a *Aggregator) Snapshot() *Snapshot {
 	t := a.totals()
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, b := range a.busy {
-		t.BusyNs += b.all.total()
-		t.KernelBusyNs += b.kernTotal()
+		t.BusyNs = addSat(t.BusyNs, b.all.total())
+		t.KernelBusyNs = addSat(t.KernelBusyNs, b.kernTotal())
 		if b.all.started {
 			first, last = min(first, b.all.lo), max(last, b.all.cur.e)
 		}
 	}
 	if last >= first {
-		t.SpanNs = last - first
+		t.SpanNs = subSat(last, first)
 	}
 	s.Totals = t
 	cats := make([]share, len(a.rules.cats))
@@ -1380,11 +1381,11 @@ func (a *Aggregator) Snapshot() *Snapshot {
 	for _, r := range a.rows {
 		for _, x := range r.cats {
 			cats[x.id].count += x.count
-			cats[x.id].ns += x.ns
+			cats[x.id].ns = addSat(cats[x.id].ns, x.ns)
 		}
 		for _, x := range r.stages {
 			stages[x.id].count += x.count
-			stages[x.id].ns += x.ns
+			stages[x.id].ns = addSat(stages[x.id].ns, x.ns)
 		}
 	}
 
@@ -1475,7 +1476,55 @@ func (a *Aggregator) Snapshot() *Snapshot {
 		s.Steps = append(s.Steps, StepRow{Step: n, StartNs: st.start, DurNs: st.dur, KernelNs: st.kernelNs, Count: st.gpus})
 	}
 	slices.SortFunc(s.Steps, func(x, y StepRow) int { return cmpInt64(x.Step, y.Step) })
+	if w := s.overflowed(); len(w) > 0 {
+		s.Warnings = append(s.Warnings, overflowWarning(w))
+	}
 	return s
+}
+
+// overflowed names the sums of s that saturated at math.MaxInt64 (addSat):
+// totals, busy, span, then at most three rows of each kind.
+func (s *Snapshot) overflowed() []string {
+	const sat = math.MaxInt64
+	var w []string
+	t := &s.Totals
+	for _, x := range []struct {
+		v    int64
+		name string
+	}{
+		{t.KernelTotalNs, "the kernel total"}, {t.TransferNs, "the transfer total"},
+		{t.GPUTotalNs, "the GPU total"}, {t.BusyNs, "the busy time"},
+		{t.KernelBusyNs, "the kernel busy time"}, {t.SpanNs, "the span"},
+	} {
+		if x.v == sat {
+			w = append(w, x.name)
+		}
+	}
+	rows := func(kind, kinds string, n int, name func(i int) string, v func(i int) int64) {
+		var names []string
+		count := 0
+		for i := range n {
+			if v(i) == sat {
+				if count++; count <= 3 {
+					names = append(names, fmt.Sprintf("%q", name(i)))
+				}
+			}
+		}
+		switch {
+		case count == 1:
+			w = append(w, fmt.Sprintf("%s %s's total", kind, names[0]))
+		case count > 3:
+			w = append(w, fmt.Sprintf("%d %s' totals (%s, …)", count, kinds, strings.Join(names, ", ")))
+		case count > 1:
+			w = append(w, fmt.Sprintf("%d %s' totals (%s)", count, kinds, strings.Join(names, ", ")))
+		}
+	}
+	rows("kernel", "kernels", len(s.Kernels), func(i int) string { return s.Kernels[i].Name }, func(i int) int64 { return s.Kernels[i].TotalNs })
+	rows("transfer", "transfers", len(s.Transfers), func(i int) string { return s.Transfers[i].Name }, func(i int) int64 { return s.Transfers[i].TotalNs })
+	rows("category", "categories", len(s.Categories), func(i int) string { return s.Categories[i].Key }, func(i int) int64 { return s.Categories[i].TotalNs })
+	rows("stage", "stages", len(s.Stages), func(i int) string { return s.Stages[i].Key }, func(i int) int64 { return s.Stages[i].TotalNs })
+	rows("step", "steps", len(s.Steps), func(i int) string { return strconv.FormatInt(s.Steps[i].Step, 10) }, func(i int) int64 { return s.Steps[i].KernelNs })
+	return w
 }
 
 // totals sums the rows' counts and durations (busy and span excluded).
@@ -1485,13 +1534,13 @@ func (a *Aggregator) totals() Totals {
 		count, total := r.sums()
 		if r.kind == tracer.KindKernel {
 			t.KernelCount += count
-			t.KernelTotalNs += total
+			t.KernelTotalNs = addSat(t.KernelTotalNs, total)
 		} else {
 			t.TransferCount += count
-			t.TransferNs += total
+			t.TransferNs = addSat(t.TransferNs, total)
 		}
 	}
-	t.GPUTotalNs = t.KernelTotalNs + t.TransferNs
+	t.GPUTotalNs = addSat(t.KernelTotalNs, t.TransferNs)
 	return t
 }
 
