@@ -25,6 +25,10 @@ import (
 // (the comparison itself is still printed).
 const exitInvalidArm = 3
 
+// exitGate is compare's exit status when --fail-if-slower / --fail-if-faster
+// failed on a valid comparison.
+const exitGate = 4
+
 type compareFlags struct {
 	flags       []string
 	preset      string
@@ -34,6 +38,7 @@ type compareFlags struct {
 	block       int
 	noNoise     bool
 	restart     bool
+	gate        attrib.Gate // --fail-if-slower / --fail-if-faster (negative: off)
 	format      string
 	by          string
 	top         int
@@ -75,7 +80,8 @@ RLKTOP_SEED; the built-in loop reruns A's flags in the same child). A
 difference inside the A/A′ envelope, or a 95% bootstrap interval holding 1,
 is reported "within noise". An arm that exited non-zero, stopped early,
 refused its flags or produced NaN is invalid: never reported faster, and
-the exit status is 3.
+the exit status is 3. --fail-if-slower PCT / --fail-if-faster PCT make a CI
+gate: exit 4 only when the confidence interval excludes the threshold.
 
 JSON: {"arms":[{"name","flags","valid","steps","median_ns","p10_ns",
 "p90_ns"}], "ratio":{"value","ci_low","ci_high"}, "verdict", "noise":
@@ -101,6 +107,8 @@ Times are integer ns.`,
 	f.IntVar(&cf.warmup, "warmup", 0, "steps dropped after every start or switch (0: 1 for live switches, 3 after a restart)")
 	f.IntVar(&cf.block, "block", 0, "counted steps per switch (0: update_every=4 for the built-in loop, 20 when switching restarts)")
 	f.BoolVar(&cf.noNoise, "no-noise", false, "no A′ run (no noise envelope)")
+	f.Float64Var(&cf.gate.SlowerPct, "fail-if-slower", -1, "PCT: exit 4 when B is certainly slower than A by more than PCT% (the whole confidence interval above 1+PCT/100): a CI gate that a noisy runner does not trip")
+	f.Float64Var(&cf.gate.FasterPct, "fail-if-faster", -1, "PCT: exit 4 when an expected PCT% win certainly vanished (the whole interval above 1-PCT/100)")
 	f.BoolVar(&cf.restart, "restart", false, "start a fresh process for every segment even when flags could switch live (arms replay the same steps: audits compare bitwise)")
 	f.StringVar(&cf.format, "format", "table", "table|json|md")
 	f.StringVar(&cf.by, "by", "", "table/md: only kernel, category or stage rows")
@@ -203,6 +211,17 @@ func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
 	if err := writeCompare(cmd.OutOrStdout(), res, cf); err != nil {
 		return err
 	}
+	gateFail, gateWhy := cf.gate.Check(res.Ratio, res.Valid())
+	if gateWhy != "" && cf.format != "json" {
+		if cf.format == "md" {
+			fmt.Fprintf(cmd.OutOrStdout(), "\n**%s**\n", gateWhy)
+		} else {
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\n", gateWhy)
+		}
+	}
+	if gateWhy != "" {
+		fmt.Fprintf(stderr, "rlktop compare: %s\n", gateWhy)
+	}
 	if !res.Valid() {
 		for _, a := range res.Arms {
 			if !a.Valid {
@@ -210,6 +229,9 @@ func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
 			}
 		}
 		return exitError{code: exitInvalidArm}
+	}
+	if gateFail {
+		return exitError{code: exitGate}
 	}
 	return nil
 }
