@@ -457,3 +457,48 @@ print("dead", rlktop._agent.dead, "window", rlktop._agent.window, "profiler", to
 		t.Fatalf("%v\n%s", err, out)
 	}
 }
+
+// TestTorchAgentWindowsDoNotPileUp: while rlktop does not take the
+// torch.profiler windows (stopped, or behind: here a listener that reads
+// and never imports), the agent starts no new window, so files never pile
+// up on disk: 12 steps with a window every 2 leave one file.
+func TestTorchAgentWindowsDoNotPileUp(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	for name, b := range pyagentFiles() {
+		p := filepath.Join(r.Dir, strings.TrimPrefix(r.Dst, "/"), "py", filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := r.Command("python3", "-c", `
+import os, socket, sys, tempfile, threading
+d = tempfile.mkdtemp(); path = os.path.join(d, "s")
+srv = socket.socket(socket.AF_UNIX); srv.bind(path); srv.listen(1)
+def drain():
+    c = srv.accept()[0]
+    while c.recv(65536): pass
+threading.Thread(target=drain, daemon=True).start()
+os.environ["RLKTOP_SOCKET"] = path
+os.environ["RLKTOP_KINETO"] = "2:1"
+sys.path.insert(0, "`+r.Dst+`/py")
+import torch
+import rlktop
+rlktop._start(); rlktop._agent.torch_imported(torch)
+x = torch.randn(32, 32)
+for i in range(12):
+    y = x @ x
+    rlktop.step()
+a = rlktop._agent
+print("files", len(os.listdir(a.tmpdir)), "skipped", a.windows_skipped)
+`)
+	out, err := cmd.CombinedOutput()
+	// 12 step() calls: the first starts the clock (step 0), the others end
+	// steps 0–10 and reach boundaries 1–11; windows start at odd ones:
+	// 1 (taken), then 3, 5, 7, 9, 11 skipped — 5.
+	if err != nil || !strings.Contains(string(out), "files 1 skipped 5") {
+		t.Fatalf("want one window file and 5 skipped: %v\n%s", err, out)
+	}
+}

@@ -79,6 +79,8 @@ class Agent:
         self.window = None  # the running torch.profiler window
         self.kineto_every, self.kineto_len = _kineto_schedule()
         self.probes = {}  # name -> fn, evaluated around every flag switch
+        self.last_window = None  # the newest exported window file
+        self.windows_skipped = 0
         self.tmpdir = None
 
     # ---- start ----
@@ -341,11 +343,17 @@ class Agent:
                 self.tmpdir = tempfile.mkdtemp(prefix="rlktop-kineto-")
             path = os.path.join(self.tmpdir, "window-%d.json" % first)
             prof.export_chrome_trace(path)
+            self.last_window = path
             with self.lock:
                 self.out.append(_wire.tracefile("kineto", path, first, n - 1))
                 self.cond.notify()
             return
         if not self.tracing or n % self.kineto_every != 1 % self.kineto_every:
+            return
+        if self.last_window and os.path.exists(self.last_window):
+            # rlktop has not taken the previous window yet (stopped, or
+            # behind): no new one, so windows never pile up on disk.
+            self.windows_skipped += 1
             return
         from torch.profiler import ProfilerActivity, profile
 
