@@ -438,7 +438,14 @@ class Agent:
             pass
 
     def close(self):
-        if self.dead or os.getpid() != self.pid:
+        if os.getpid() != self.pid:
+            return
+        if self.dead:
+            # rlktop is gone: nobody will import (and remove) a window left.
+            if self.tmpdir:
+                import shutil
+
+                shutil.rmtree(self.tmpdir, ignore_errors=True)
             return
         try:
             if self.window is not None:
