@@ -206,3 +206,44 @@ func TestFlowCompareConfirm(t *testing.T) {
 		t.Errorf("calls %q, want one comparison", got)
 	}
 }
+
+// TestFlowCompareArmsOnStepChart: while a comparison runs, the step chart
+// draws which arm ran each step as the controller reports it (onStep):
+// the fake sends A's warm-up and 3 counted steps, B's, A′'s warm-up and 2
+// counted, then an extra step of A — the arm row reads ·AAA·BBB·aa· (one
+// letter per label, written by hand from the list), and the legend counts
+// 3, 3 and 2 counted steps. 200 columns: the wide layout shows the step
+// chart beside the Compare view.
+func TestFlowCompareArmsOnStepChart(t *testing.T) {
+	lbl := func(arm, phase string, ms int64) loop.StepLabel {
+		return loop.StepLabel{PID: 9, Arm: arm, Phase: phase, DurNs: ms * 1e6}
+	}
+	a, b, n := "attention=math", "attention=fused", loop.NoiseName("attention=math")
+	ctl := &fakeCtl{res: &loop.CompareResult{Mode: "restart"}, block: make(chan struct{}), labels: []loop.StepLabel{
+		lbl(a, loop.PhaseWarmup, 30), lbl(a, loop.PhaseCounted, 20), lbl(a, loop.PhaseCounted, 21), lbl(a, loop.PhaseCounted, 22),
+		lbl(b, loop.PhaseWarmup, 15), lbl(b, loop.PhaseCounted, 10), lbl(b, loop.PhaseCounted, 11), lbl(b, loop.PhaseCounted, 12),
+		lbl(n, loop.PhaseWarmup, 25), lbl(n, loop.PhaseCounted, 20), lbl(n, loop.PhaseCounted, 23), lbl(a, loop.PhaseExtra, 24),
+	}}
+	st := views.DefaultStyles()
+	m := tui.New(tui.Options{Styles: &st, Controller: ctl, Backends: backendChoices(), DeviceStatus: gputest.CPUOnlyStatus})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(200, 50))
+	tm.Send(liveMsg("math", true))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("sort total")) },
+		teatest.WithDuration(5*time.Second))
+	tm.Send(tea.KeyPressMsg{Code: 'C', Text: "C"})
+	tm.Send(tea.KeyPressMsg{Code: 'C', Text: "C"})
+	// The fake's progress line after the labels arrives behind them (one
+	// channel, in order): once drawn, every label has been handled.
+	teatest.WaitFor(t, tm.Output(), func(bs []byte) bool { return bytes.Contains(bs, []byte("labels sent")) },
+		teatest.WithDuration(5*time.Second))
+	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
+	final, ok := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*tui.Model)
+	close(ctl.block)
+	if !ok {
+		t.Fatal("final model is not *tui.Model")
+	}
+	out := ansi.Strip(final.View().Content)
+	if !strings.Contains(out, "·AAA·BBB·aa·") || !strings.Contains(out, "A math 3 · B fused 3 · a A′ 2") {
+		t.Errorf("step chart lacks the arm row or its counts:\n%s", out)
+	}
+}

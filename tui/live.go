@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,8 +41,10 @@ type Controller interface {
 	// Compare stops the live child, compares the values of flag key in a
 	// separate interleaved run (loop.Compare), restarts the live child and
 	// returns the result. progress receives the comparison's progress
-	// lines; ctx cancels it.
-	Compare(ctx context.Context, key string, values []string, progress func(string)) (*loop.CompareResult, error)
+	// lines, onStep each step's label as soon as its segment is cut
+	// (loop.CompareOptions.OnStep; either may block until the TUI reads
+	// it); ctx cancels it.
+	Compare(ctx context.Context, key string, values []string, progress func(string), onStep func(loop.StepLabel)) (*loop.CompareResult, error)
 }
 
 // LiveMsg carries a live session's state, about 10 times a second.
@@ -81,6 +84,13 @@ type compareDoneMsg struct {
 }
 
 type compareTickMsg time.Time
+
+// compareStepMsg carries one step of a running comparison to the step
+// chart (which arm ran it).
+type compareStepMsg struct{ label loop.StepLabel }
+
+// maxCompareSteps bounds the comparison steps the step chart keeps.
+const maxCompareSteps = 4096
 
 // LiveKeyMap is the live run's global keys.
 type LiveKeyMap struct {
@@ -129,6 +139,9 @@ type live struct {
 	recStarting bool
 
 	cmp        views.CompareState
+	cmpSteps   []views.ArmStep // the running comparison's steps (step chart)
+	cmpKey     string          // the compared flag and its values (arm names)
+	cmpVals    []string
 	cmpStart   time.Time
 	cmpCancel  context.CancelFunc
 	progressCh chan tea.Msg
@@ -465,6 +478,8 @@ func (m *Model) startCompare() tea.Cmd {
 	l.cmpStart = l.now
 	l.cmp = views.CompareState{Phase: views.CompareRunning, What: c.Key + ": " + strings.Join(c.Values, " vs "), Flag: c.Key,
 		CoTenant: l.sample != nil && l.sample.HasCoTenant()}
+	l.cmpSteps, l.cmpKey, l.cmpVals = []views.ArmStep{}, c.Key, slices.Clone(c.Values)
+	l.steps.SetCompare(l.cmpSteps, l.cmpVals)
 	l.refreshCompare()
 	l.refreshChild()
 	m.focusView(l.compare)
@@ -475,10 +490,37 @@ func (m *Model) startCompare() tea.Cmd {
 			case ch <- compareProgressMsg{s}:
 			default: // the TUI is behind; progress lines are advisory
 			}
+		}, func(sl loop.StepLabel) {
+			select { // every label counts for the arm row: wait for the TUI
+			case ch <- compareStepMsg{sl}:
+			case <-ctx.Done():
+			}
 		})
 		return compareDoneMsg{res: res, err: err}
 	}
 	return tea.Batch(run, compareTick())
+}
+
+// armStep maps a comparison step's label to the step chart's arm: arm i
+// is named as loop.ArmName names the i-th value of the compared flag, the
+// noise arm as loop.NoiseName names arm A; a label of no known arm draws
+// as not counted.
+func (l *live) armStep(sl loop.StepLabel) views.ArmStep {
+	a := views.ArmStep{Counted: sl.Phase == loop.PhaseCounted, DurNs: sl.DurNs}
+	spec := []loop.FlagSpec{{Key: l.cmpKey, Values: l.cmpVals}}
+	name := func(v string) string { return loop.ArmName(map[string]string{l.cmpKey: v}, spec) }
+	if len(l.cmpVals) > 0 && sl.Arm == loop.NoiseName(name(l.cmpVals[0])) {
+		a.Noise = true
+		return a
+	}
+	for i, v := range l.cmpVals {
+		if sl.Arm == name(v) {
+			a.Arm = i
+			return a
+		}
+	}
+	a.Counted = false
+	return a
 }
 
 func compareTick() tea.Cmd {
@@ -533,6 +575,16 @@ func (m *Model) updateLive(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		l.refreshCompare()
 		return listenProgress(l.progressCh), true
+	case compareStepMsg:
+		if l.cmp.Phase == views.CompareRunning {
+			l.cmpSteps = append(l.cmpSteps, l.armStep(msg.label))
+			if len(l.cmpSteps) > maxCompareSteps {
+				l.cmpSteps = slices.Delete(l.cmpSteps, 0, len(l.cmpSteps)-maxCompareSteps)
+			}
+			l.steps.SetCompare(l.cmpSteps, l.cmpVals)
+			m.layout()
+		}
+		return listenProgress(l.progressCh), true
 	case compareTickMsg:
 		if l.cmp.Phase != views.CompareRunning {
 			return nil, true
@@ -547,6 +599,8 @@ func (m *Model) updateLive(msg tea.Msg) (tea.Cmd, bool) {
 			l.cmpCancel()
 			l.cmpCancel = nil
 		}
+		l.cmpSteps = nil
+		l.steps.SetCompare(nil, nil)
 		co := l.cmp.CoTenant
 		prog := l.cmp.Progress
 		what := l.cmp.What

@@ -26,6 +26,10 @@ type fakeCtl struct {
 	mu    sync.Mutex
 	calls []string
 	res   *loop.CompareResult
+	// labels are sent to Compare's onStep before it returns; block, when
+	// set, holds Compare until closed.
+	labels []loop.StepLabel
+	block  chan struct{}
 }
 
 func (f *fakeCtl) log(s string) { f.mu.Lock(); f.calls = append(f.calls, s); f.mu.Unlock() }
@@ -45,9 +49,18 @@ func (f *fakeCtl) StopRecording() (session.RecordingInfo, error) {
 	f.log("stop")
 	return session.RecordingInfo{Bytes: 3 << 20, Frames: 120, Events: 45000}, nil
 }
-func (f *fakeCtl) Compare(ctx context.Context, k string, vals []string, progress func(string)) (*loop.CompareResult, error) {
+func (f *fakeCtl) Compare(ctx context.Context, k string, vals []string, progress func(string), onStep func(loop.StepLabel)) (*loop.CompareResult, error) {
 	f.log("compare " + k + "=" + strings.Join(vals, ","))
 	progress("arm " + k + "=" + vals[0] + " from step 0")
+	for _, l := range f.labels {
+		onStep(l)
+	}
+	if f.labels != nil {
+		progress("labels sent")
+	}
+	if f.block != nil {
+		<-f.block
+	}
 	return f.res, nil
 }
 

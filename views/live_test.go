@@ -268,3 +268,48 @@ func TestCompareCancelled(t *testing.T) {
 		t.Fatalf("cancelled view:\n%s", out)
 	}
 }
+
+// TestStepTimesCompare: a running comparison's steps with their arms. The
+// fixture (A warm-up + 3 counted, B warm-up + 3 counted, A′ warm-up + 2
+// counted, one extra step) gives the arm row ·AAA·BBB·aa· and the counts
+// 3, 3, 2, written by hand; the sparkline spans 10..30 ms.
+func TestStepTimesCompare(t *testing.T) {
+	ms := []int64{30, 20, 21, 22, 15, 10, 11, 12, 25, 20, 23, 24}
+	var steps []views.ArmStep
+	for i, d := range ms {
+		a := views.ArmStep{DurNs: d * 1e6, Counted: i%4 != 0 && i != 11}
+		switch {
+		case i >= 8:
+			a.Noise = i != 11
+		case i >= 4:
+			a.Arm = 1
+		}
+		steps = append(steps, a)
+	}
+	for _, w := range widths {
+		t.Run(fmt.Sprintf("w%d", w), func(t *testing.T) {
+			v := views.NewStepTimes(styles())
+			st, marks := stepsFixture()
+			v.SetSteps(st, marks, 4.5, 41)
+			v.SetCompare(steps, []string{"math", "fused"})
+			v.SetSize(w, v.Height())
+			out := render(t, v.View(), w, v.Height())
+			golden.RequireEqual(t, out)
+			lines := strings.Split(out, "\n")
+			if got := strings.TrimRight(lines[1], " "); got != " ·AAA·BBB·aa·" {
+				t.Errorf("arm row %q, want \" ·AAA·BBB·aa·\"", got)
+			}
+			// 30 ms is the maximum (█), 10 ms the minimum (▁).
+			if r := []rune(lines[0]); r[1] != '█' || r[6] != '▁' {
+				t.Errorf("sparkline %q: want █ at step 0 and ▁ at step 5", lines[0])
+			}
+			if !strings.Contains(out, "A math 3 · B fused 3 · a A′ 2") {
+				t.Errorf("legend lacks the counted steps:\n%s", out)
+			}
+			v.SetCompare(nil, nil)
+			if strings.Contains(v.View(), "not counted") {
+				t.Error("SetCompare(nil) kept the comparison")
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/session"
 )
@@ -52,6 +53,89 @@ type StepTimes struct {
 	gone    string // why no step will come (the child ended); "" while one may
 	w, h    int
 	focused bool
+	// cmp is non-nil while a comparison runs: the panel then draws the
+	// comparison's steps with the arm that ran each (SetCompare).
+	cmp      []ArmStep
+	cmpNames []string
+}
+
+// ArmStep is one step of a running comparison as the step chart draws it
+// (from loop.StepLabel, mapped to an arm index by the caller).
+type ArmStep struct {
+	Arm     int   // 0 = arm A, 1 = arm B, …; ignored when Noise
+	Noise   bool  // the A′ arm (arm A run again for the noise envelope)
+	Counted bool  // false: a warm-up or extra step, not measured
+	DurNs   int64 // step time, ns
+}
+
+// SetCompare switches the panel to a running comparison: steps are the
+// comparison's steps so far, oldest first, and names the arms' names (A's
+// first) for the legend. A nil steps switches back to the live steps.
+// The arm row under the sparkline draws A, B, … (a for A′) in the compare
+// view's arm colours, and · for a step that was not counted.
+func (s *StepTimes) SetCompare(steps []ArmStep, names []string) {
+	s.cmp, s.cmpNames = steps, names
+}
+
+// armLetter is the letter of a comparison step's arm: A, B, … (a for A′).
+func armLetter(a ArmStep) string {
+	if a.Noise {
+		return "a"
+	}
+	return string(rune('A' + min(a.Arm, 25)))
+}
+
+func (s *StepTimes) armStyle(a ArmStep) lipgloss.Style {
+	if a.Noise {
+		return s.st.Live.Arms[2]
+	}
+	return s.st.Live.Arms[min(a.Arm, 1)]
+}
+
+// compareView draws the comparison's steps: sparkline, arm row, legend
+// with the counted steps per arm.
+func (s *StepTimes) compareView() string {
+	st := s.st
+	if len(s.cmp) == 0 {
+		return block([]string{st.Table.Dim.Render("comparison starting: waiting for its first step…")}, s.w, s.h)
+	}
+	shown := s.cmp
+	if n := max(s.w-2, 1); len(shown) > n {
+		shown = shown[len(shown)-n:]
+	}
+	durs := make([]int64, len(shown))
+	var arms strings.Builder
+	for i, a := range shown {
+		durs[i] = a.DurNs
+		if a.Counted {
+			arms.WriteString(s.armStyle(a).Render(armLetter(a)))
+		} else {
+			arms.WriteString(st.Table.Dim.Render("·"))
+		}
+	}
+	lo, hi := minMax(durs)
+	counted := map[ArmStep]int{}
+	for _, a := range s.cmp {
+		if a.Counted {
+			counted[ArmStep{Arm: a.Arm, Noise: a.Noise}]++
+		}
+	}
+	var legend []string
+	for i, name := range s.cmpNames {
+		a := ArmStep{Arm: i}
+		legend = append(legend, s.armStyle(a).Render(armLetter(a))+fmt.Sprintf(" %s %d", name, counted[a]))
+	}
+	if n, ok := counted[ArmStep{Noise: true}]; ok || len(s.cmpNames) > 0 {
+		a := ArmStep{Noise: true}
+		legend = append(legend, s.armStyle(a).Render("a")+fmt.Sprintf(" A′ %d", n))
+	}
+	legend = append(legend, st.Table.Dim.Render("·")+" not counted")
+	lines := []string{
+		" " + st.Live.Spark.Render(Sparkline(durs, lo, hi)),
+		" " + arms.String(),
+		" " + strings.Join(legend, " · ") + fmt.Sprintf(" · last %s", FormatNs(durs[len(durs)-1])),
+	}
+	return block(lines, s.w, s.h)
 }
 
 // SetGone says why no step will arrive ("the child exited 1 before its
@@ -90,7 +174,12 @@ func (s *StepTimes) Update(tea.Msg) tea.Cmd    { return nil }
 func (s *StepTimes) ShortHelp() []key.Binding  { return nil }
 func (s *StepTimes) FullHelp() [][]key.Binding { return nil }
 func (s *StepTimes) Available() bool           { return true }
-func (s *StepTimes) Height() int               { return 3 + min(len(s.visibleMarks(s.shown())), 3) }
+func (s *StepTimes) Height() int {
+	if s.cmp != nil {
+		return 3
+	}
+	return 3 + min(len(s.visibleMarks(s.shown())), 3)
+}
 func (s *StepTimes) shown() []session.StepTime { return s.tail(max(s.w-2, 1)) }
 func (s *StepTimes) tail(n int) []session.StepTime {
 	st := s.steps
@@ -138,6 +227,9 @@ func (s *StepTimes) visibleMarks(shown []session.StepTime) []shownMark {
 
 func (s *StepTimes) View() string {
 	st := s.st
+	if s.cmp != nil {
+		return s.compareView()
+	}
 	shown := s.shown()
 	if len(shown) == 0 {
 		if s.gone != "" {

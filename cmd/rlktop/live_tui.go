@@ -234,7 +234,7 @@ func (c *liveController) StopRecording() (session.RecordingInfo, error) {
 // Compare stops the live child, compares key's values in a separate run
 // (with A′ for noise; the other flags as in force now), then restarts the
 // live child.
-func (c *liveController) Compare(ctx context.Context, key string, values []string, progress func(string)) (*loop.CompareResult, error) {
+func (c *liveController) Compare(ctx context.Context, key string, values []string, progress func(string), onStep func(loop.StepLabel)) (*loop.CompareResult, error) {
 	specs := []loop.FlagSpec{{Key: key, Values: values}}
 	inForce := c.live.Flags()
 	fixed := map[string]string{}
@@ -276,7 +276,7 @@ func (c *liveController) Compare(ctx context.Context, key string, values []strin
 	defer c.live.Restart()
 	return loop.Compare(ctx, loop.CompareOptions{
 		Arms: arms, Exe: c.opts.Exe, Steps: c.compareSteps, Noise: true,
-		Rules: c.opts.Session.Rules, Progress: progress,
+		Rules: c.opts.Session.Rules, Progress: progress, OnStep: onStep,
 	})
 }
 

@@ -125,9 +125,30 @@ func TestLiveControllerCompare(t *testing.T) {
 	var progress []string
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	res, err := ctl.Compare(ctx, "attention", []string{"math", "fused"}, func(s string) { progress = append(progress, s) })
+	var labels []loop.StepLabel
+	res, err := ctl.Compare(ctx, "attention", []string{"math", "fused"}, func(s string) { progress = append(progress, s) },
+		func(l loop.StepLabel) { labels = append(labels, l) })
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The segments' steps reached the TUI's step chart as the final
+	// schedule labels them (the schedule also lists the unlabelled steps
+	// that ran between segments), with the arm names the TUI maps.
+	sched := map[[2]int64]loop.StepLabel{}
+	counted := 0
+	for _, l := range res.Schedule {
+		sched[[2]int64{int64(l.PID), l.Step}] = l
+	}
+	for _, l := range labels {
+		if got := sched[[2]int64{int64(l.PID), l.Step}]; got != l {
+			t.Errorf("live label %+v, schedule says %+v", l, got)
+		}
+		if l.Phase == loop.PhaseCounted {
+			counted++
+		}
+	}
+	if want := 3 * 4; counted != want { // 3 arms × compareSteps
+		t.Errorf("%d counted labels delivered, want %d", counted, want)
 	}
 	if len(res.Arms) != 3 || res.Arms[0].Name != "attention=math" || res.Arms[1].Name != "attention=fused" ||
 		res.Arms[2].Name != loop.NoiseName("attention=math") {
