@@ -2,9 +2,11 @@ package tracefile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -30,8 +32,23 @@ func sniffRecording(head []byte) bool { return bytes.HasPrefix(head, wire.Magic[
 // frame before it and adds a warning; it is not an error, since that is how
 // a killed recording ends. A damaged frame (CRC-32 or layout) after whole
 // ones is an error returned with the trace of the frames before it.
-func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
+//
+// What one import holds is bounded (recordingBudget): a frame whose
+// declared event or counter count would take the trace past the budget is
+// not decoded; the frames before it come back with an error that names the
+// limit and RLKTOP_MAX_RECORDING_EVENTS.
+func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 	t := tracer.NewTrace("rlktop", path)
+	budget, budgetWhy := recordingBudget(opts.FileSize)
+	overBudget := func(n uint64, what string, off int64) error {
+		held := uint64(len(t.Events) + len(t.Counters))
+		if n <= budget && held <= budget-n {
+			return nil
+		}
+		return &Error{Path: path, Offset: off, Field: "count",
+			Msg:  fmt.Sprintf("the recording would hold more than %d events and counters (%s): kept the %d before a %s frame declaring %d", budget, budgetWhy, held, what, n),
+			Hint: fmt.Sprintf("a file this small holding that many is almost surely crafted or damaged; to read it anyway, set %s to a larger number (each event takes 72 bytes of memory)", MaxRecordingEventsEnv)}
+	}
 	wr := wire.NewReader(r)
 	names := wire.NewNames(t.Strings)
 	var (
@@ -60,6 +77,7 @@ func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 		}
 		return &Error{Path: path, Offset: off, Field: field, Msg: "bad rlktop recording", Err: err, Hint: hint}
 	}
+frames:
 	for {
 		f, err := wr.Next()
 		if err == io.EOF {
@@ -68,7 +86,7 @@ func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 		if err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) && frames > 0 {
 				t.Warn(fmt.Sprintf("recording stops at byte %d without its closing Bye frame (the recorder was killed, or the file is cut): kept the %d whole frames before it", wr.Offset(), frames))
-				break
+				break frames
 			}
 			if frames == 0 {
 				return nil, bad(err)
@@ -77,7 +95,7 @@ func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 			// wrong) is an error, as in every format: the frames before it
 			// come back with it.
 			damage = bad(err)
-			break
+			break frames
 		}
 		frames++
 		switch f.Type {
@@ -99,6 +117,11 @@ func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 				return nil, bad(err)
 			}
 		case wire.TypeEvents:
+			if n, k := binary.Uvarint(f.Payload); k > 0 {
+				if damage = overBudget(n, "events", f.Offset); damage != nil {
+					break frames
+				}
+			}
 			n0 := len(t.Events)
 			t.Events, err = f.Events(t.Events)
 			if err != nil {
@@ -112,6 +135,11 @@ func readRecording(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 				}
 			}
 		case wire.TypeCounters:
+			if n, k := binary.Uvarint(f.Payload); k > 0 {
+				if damage = overBudget(n, "counters", f.Offset); damage != nil {
+					break frames
+				}
+			}
 			cs, err = f.Counters(cs[:0])
 			if err != nil {
 				return nil, bad(err)
@@ -218,4 +246,47 @@ func addHello(t *tracer.Trace, h *wire.Hello, n int) {
 			t.Devices = append(t.Devices, d)
 		}
 	}
+}
+
+// MaxRecordingEventsEnv names the environment variable that sets how many
+// events and counters (together) one recording import may hold, in place
+// of the default of recordingBudget; 0 means no limit.
+const MaxRecordingEventsEnv = "RLKTOP_MAX_RECORDING_EVENTS"
+
+// Default recording budget: MinRecordingEvents, or RecordingEventsPerByte
+// per byte of the file as stored (compressed), whichever is larger. An
+// event is 72 bytes in memory (about 180 bytes at the peak of a report),
+// so the floor is about 150 MB of events. A synthetic loop of identical
+// steps (1,000 kernels a step, no jitter, the BenchmarkReadRecording
+// stream) gzips to 12 events per byte; real recordings, with jittered
+// times, to far fewer. 32 per byte leaves a margin over that and still
+// stops a file of 16 MiB frames of zeros (gzip shrinks them about 1000
+// times), which held 4.5 GiB from an 82 KB file in the issue-16 trial.
+const (
+	MinRecordingEvents     = 2 << 20
+	RecordingEventsPerByte = 32
+)
+
+// recordingBudget returns how many events and counters one recording
+// import may hold, and why (for the message): RLKTOP_MAX_RECORDING_EVENTS
+// when set (0: no limit), else the default above for a file of fileSize
+// bytes as stored (0 unknown: the floor).
+func recordingBudget(fileSize int64) (uint64, string) {
+	if v := os.Getenv(MaxRecordingEventsEnv); v != "" {
+		if n, err := strconv.ParseUint(v, 10, 64); err == nil {
+			if n == 0 {
+				return ^uint64(0), MaxRecordingEventsEnv + "=0"
+			}
+			return n, MaxRecordingEventsEnv + "=" + v
+		}
+	}
+	b := uint64(MinRecordingEvents)
+	if fileSize > 0 && uint64(fileSize) > b/RecordingEventsPerByte {
+		b = uint64(fileSize) * RecordingEventsPerByte
+	}
+	why := fmt.Sprintf("the default limit: the larger of %d and %d per byte of the %d-byte file", MinRecordingEvents, RecordingEventsPerByte, fileSize)
+	if v := os.Getenv(MaxRecordingEventsEnv); v != "" {
+		why = fmt.Sprintf("%s=%q is not a whole number, so %s", MaxRecordingEventsEnv, v, why)
+	}
+	return b, why
 }
