@@ -502,3 +502,44 @@ print("files", len(os.listdir(a.tmpdir)), "skipped", a.windows_skipped)
 		t.Fatalf("want one window file and 5 skipped: %v\n%s", err, out)
 	}
 }
+
+// TestTorchAgentProfilerSteps: a loop that drives its own torch.profiler
+// with prof.step() and steps no optimizer gets its steps from there (six
+// prof.step() calls: the first starts step 0, five steps end).
+func TestTorchAgentProfilerSteps(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	for name, b := range pyagentFiles() {
+		p := filepath.Join(r.Dir, strings.TrimPrefix(r.Dst, "/"), "py", filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := r.Command("python3", "-c", `
+import os, socket, sys, tempfile, threading
+d = tempfile.mkdtemp(); path = os.path.join(d, "s")
+srv = socket.socket(socket.AF_UNIX); srv.bind(path); srv.listen(1)
+def drain():
+    c = srv.accept()[0]
+    while c.recv(65536): pass
+threading.Thread(target=drain, daemon=True).start()
+os.environ["RLKTOP_SOCKET"] = path
+sys.path.insert(0, "`+r.Dst+`/py")
+import torch
+import rlktop
+rlktop._start(); rlktop._agent.torch_imported(torch)
+from torch.profiler import profile, schedule, ProfilerActivity
+x = torch.randn(16, 16)
+with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=1, warmup=1, active=1)) as prof:
+    for i in range(6):
+        y = x @ x
+        prof.step()
+print("profiler-only steps", rlktop._agent.step_n)
+`)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "profiler-only steps 5") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}

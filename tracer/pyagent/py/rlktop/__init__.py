@@ -15,7 +15,8 @@ What a script may call (all optional):
     if sampler.value == "gumbel": ...  # read each step; rlktop flips it between steps
 
 Steps: rlktop.step() once called, else every torch.optim.Optimizer.step()
-of the first optimizer that steps (global post hook). Flags: the built-in
+of the first optimizer that steps (global post hook), else every
+torch.profiler prof.step() of a script that drives its own profiler. Flags: the built-in
 ones (sdpa, compile, tf32, matmul_precision, cudnn_benchmark,
 deterministic) and those declared with rlktop.flag() are set by rlktop over
 the socket and applied at the next step boundary, acknowledged with that

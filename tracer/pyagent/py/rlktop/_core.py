@@ -227,6 +227,26 @@ class Agent:
             register_optimizer_step_post_hook(self._opt_stepped)
         except Exception as e:
             _warn("no optimizer step hook (%r): steps come only from rlktop.step()" % (e,))
+        # ProfilerStep#N: a script that drives its own torch.profiler with
+        # prof.step() and has no optimizer step (inference, evaluation) gets
+        # its steps from there (rlktop.step and optimizer steps come first).
+        try:
+            import torch.profiler as tprof
+
+            orig_step = tprof.profile.step
+            agent = self
+
+            def step(prof, *a, **k):
+                try:
+                    agent._profiler_stepped()
+                except Exception:
+                    pass
+                return orig_step(prof, *a, **k)
+
+            step.__wrapped__ = orig_step
+            tprof.profile.step = step
+        except Exception as e:
+            _warn("no torch.profiler step hook (%r)" % (e,))
         # Start flags take effect at once (before the first step).
         self._apply_pending(-1)
         self._send_ack(0, -1, "")
@@ -244,8 +264,13 @@ class Agent:
                 break
         self._send_ack(0, -1, "")
 
+    def _profiler_stepped(self):
+        if not self.explicit and self.opt_id is None:
+            self.profiler_steps = True
+            self.boundary()
+
     def _opt_stepped(self, opt, args, kwargs):
-        if self.explicit:
+        if self.explicit or getattr(self, "profiler_steps", False):
             return
         if self.opt_id is None:
             self.opt_id = id(opt)
