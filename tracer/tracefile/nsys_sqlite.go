@@ -61,7 +61,7 @@ var memcpyKindNames = map[int64]string{
 // scanRows runs q and calls fn for each row with the values as
 // sql.NullInt64 / sql.NullString per the dest template.
 func scanRows(s *sqliteSchema, table, q string, dest []any, fn func() error) error {
-	rows, err := s.db.Query(q)
+	rows, err := s.query(q)
 	if err != nil {
 		return s.queryErr(table, err)
 	}
@@ -354,7 +354,7 @@ func nsysDevices(s *sqliteSchema, t *tracer.Trace) error {
 	if !s.has(gt) {
 		return nil
 	}
-	rows, err := s.db.Query(`SELECT * FROM ` + gt)
+	rows, err := s.query(`SELECT * FROM ` + gt)
 	if err != nil {
 		return s.queryErr(gt, err)
 	}

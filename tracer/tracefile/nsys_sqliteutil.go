@@ -2,14 +2,17 @@ package tracefile
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/rlktop/rlktop/tracer"
 
@@ -92,33 +95,133 @@ func openSQLite(r io.Reader, path string) (db *sql.DB, cleanup func(), err error
 }
 
 // sqliteSchema lists tables and views, and the columns of each on demand.
+// Views other than plain ones (plainView) are left out of names, with a
+// warning: a view can run any query (a recursive CTE that never ends),
+// and rlktop only reads the tables it knows.
 type sqliteSchema struct {
-	db    *sql.DB
-	path  string
-	names map[string]string // name → "table" / "view"
-	cols  map[string]map[string]bool
+	db       *sql.DB
+	ctx      context.Context // every query's deadline (sqliteTimeout)
+	cancel   context.CancelFunc
+	timeout  time.Duration
+	path     string
+	names    map[string]string // name → "table" / "view"
+	cols     map[string]map[string]bool
+	warnings []string
+}
+
+// SQLiteTimeoutEnv names the environment variable that sets how long one
+// SQLite import may run its queries (a Go duration: "30m"; "0" for no
+// limit) in place of DefaultSQLiteTimeout.
+const SQLiteTimeoutEnv = "RLKTOP_SQLITE_TIMEOUT"
+
+// DefaultSQLiteTimeout bounds the queries of one SQLite import (nsys,
+// rocpd): 10 minutes, far beyond the seconds a real export of millions of
+// rows takes, so that a database crafted to run forever stops with an error.
+const DefaultSQLiteTimeout = 10 * time.Minute
+
+func sqliteTimeout() (time.Duration, string) {
+	if v := os.Getenv(SQLiteTimeoutEnv); v != "" {
+		if v == "0" {
+			return 0, SQLiteTimeoutEnv + "=0"
+		}
+		if d, err := time.ParseDuration(v); err == nil && d > 0 {
+			return d, SQLiteTimeoutEnv + "=" + v
+		}
+		return DefaultSQLiteTimeout, fmt.Sprintf("%s=%q is not a Go duration, so the default", SQLiteTimeoutEnv, v)
+	}
+	return DefaultSQLiteTimeout, "the default"
+}
+
+// identRE is one SQLite identifier as CREATE VIEW may write it.
+const identRE = "(?:\"[^\"]*\"|`[^`]*`|\\[[^\\]]*\\]|[A-Za-z_][A-Za-z0-9_$]*)"
+
+// plainViewRE is a view that only selects every column of tables:
+// rocprofv3's bare-name views (CREATE VIEW `rocpd_kernel_dispatch` AS
+// SELECT * FROM `rocpd_kernel_dispatch_<guid>`), or a UNION ALL of such.
+var (
+	plainViewRE = regexp.MustCompile(`(?is)^\s*CREATE\s+(?:TEMP\s+|TEMPORARY\s+)?VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?` + identRE +
+		`\s+AS\s+SELECT\s+\*\s+FROM\s+` + identRE + `(?:\s+UNION\s+ALL\s+SELECT\s+\*\s+FROM\s+` + identRE + `)*\s*;?\s*$`)
+	viewFromRE = regexp.MustCompile(`(?is)\bFROM\s+(` + identRE + `)`)
+)
+
+// plainView reports whether a view's SQL is plainViewRE over tables of
+// the database (types: name → "table"/"view").
+func plainView(def string, types map[string]string) bool {
+	if !plainViewRE.MatchString(def) {
+		return false
+	}
+	for _, m := range viewFromRE.FindAllStringSubmatch(def, -1) {
+		n := m[1]
+		if len(n) >= 2 && (n[0] == '"' || n[0] == '`' || n[0] == '[') {
+			n = n[1 : len(n)-1]
+		}
+		if types[n] != "table" {
+			return false
+		}
+	}
+	return true
 }
 
 func loadSchema(db *sql.DB, path string) (*sqliteSchema, error) {
-	rows, err := db.Query(`SELECT name, type FROM sqlite_master WHERE type IN ('table','view')`)
+	s := &sqliteSchema{db: db, path: path, names: map[string]string{}, cols: map[string]map[string]bool{}}
+	s.timeout, _ = sqliteTimeout()
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if s.timeout > 0 {
+		// The deadline covers the whole import; modernc.org/sqlite
+		// interrupts a running statement when it passes.
+		s.cancel()
+		s.ctx, s.cancel = context.WithTimeout(context.Background(), s.timeout)
+	}
+	rows, err := db.QueryContext(s.ctx, `SELECT name, type, coalesce(sql, '') FROM sqlite_master WHERE type IN ('table','view')`)
+	if err != nil && s.ctx.Err() != nil {
+		s.cancel()
+		return nil, s.queryErr("sqlite_master", err)
+	}
 	if err != nil {
+		s.cancel()
 		return nil, &Error{Path: path, Offset: -1, Msg: "not a readable SQLite database", Err: err,
 			Hint: "the file may be truncated or corrupt; check it with `sqlite3 FILE 'PRAGMA integrity_check'`"}
 	}
 	defer rows.Close()
-	s := &sqliteSchema{db: db, path: path, names: map[string]string{}, cols: map[string]map[string]bool{}}
+	views := map[string]string{}
 	for rows.Next() {
-		var n, typ string
-		if err := rows.Scan(&n, &typ); err != nil {
+		var n, typ, def string
+		if err := rows.Scan(&n, &typ, &def); err != nil {
+			s.cancel()
 			return nil, &Error{Path: path, Offset: -1, Msg: "cannot read the SQLite schema", Err: err}
 		}
 		s.names[n] = typ
+		if typ == "view" {
+			views[n] = def
+		}
 	}
 	if err := rows.Err(); err != nil {
+		s.cancel()
 		return nil, &Error{Path: path, Offset: -1, Msg: "cannot read the SQLite schema", Err: err,
 			Hint: "the file may be truncated or corrupt"}
 	}
+	var skipped []string
+	for n, def := range views {
+		if !plainView(def, s.names) {
+			skipped = append(skipped, n)
+		}
+	}
+	slices.Sort(skipped)
+	for _, n := range skipped {
+		delete(s.names, n)
+		s.warnings = append(s.warnings, fmt.Sprintf("%s: view %s is not a plain SELECT * over tables, so rlktop does not run it (a view can run any query); "+
+			"its data is read from the tables it names when rlktop knows them", path, quoteIdent(n)))
+	}
 	return s, nil
+}
+
+// query runs q under the import's deadline.
+func (s *sqliteSchema) query(q string, args ...any) (*sql.Rows, error) {
+	return s.db.QueryContext(s.ctx, q, args...)
+}
+
+func (s *sqliteSchema) queryRow(q string, args ...any) *sql.Row {
+	return s.db.QueryRowContext(s.ctx, q, args...)
 }
 
 func (s *sqliteSchema) has(name string) bool { _, ok := s.names[name]; return ok }
@@ -129,7 +232,7 @@ func (s *sqliteSchema) columns(name string) map[string]bool {
 		return c
 	}
 	c := map[string]bool{}
-	rows, err := s.db.Query(`SELECT name FROM pragma_table_info(?)`, name)
+	rows, err := s.query(`SELECT name FROM pragma_table_info(?)`, name)
 	if err == nil {
 		for rows.Next() {
 			var n string
@@ -153,6 +256,11 @@ func (s *sqliteSchema) col(table, alias, c, def string) string {
 }
 
 func (s *sqliteSchema) queryErr(table string, err error) error {
+	if s.ctx.Err() != nil {
+		_, why := sqliteTimeout()
+		return &Error{Path: s.path, Offset: -1, Field: table, Msg: fmt.Sprintf("the SQLite queries ran past their %s limit (%s)", s.timeout, why), Err: s.ctx.Err(),
+			Hint: fmt.Sprintf("a real export reads in far less; if this one is that large, set %s to a longer Go duration (\"1h\"; \"0\" for no limit)", SQLiteTimeoutEnv)}
+	}
 	return &Error{Path: s.path, Offset: -1, Field: table, Msg: "cannot read table", Err: err,
 		Hint: "the database may be corrupt, or from an export schema rlktop does not know"}
 }
@@ -179,6 +287,7 @@ func readSQLite(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer s.cancel()
 	var t *tracer.Trace
 	switch {
 	case isRocpd(s):
@@ -196,6 +305,9 @@ func readSQLite(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range s.warnings {
+		t.Warn(w)
 	}
 	return t, nil
 }

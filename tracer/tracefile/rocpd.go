@@ -440,14 +440,14 @@ func rocpdFound(s *sqliteSchema, src map[string]string, cte, catExpr, catJoin, e
 			continue
 		}
 		var c int64
-		if err := s.db.QueryRow(cte + `SELECT count(*) FROM ` + strings.TrimPrefix(n, "rocpd_")).Scan(&c); err != nil {
+		if err := s.queryRow(cte + `SELECT count(*) FROM ` + strings.TrimPrefix(n, "rocpd_")).Scan(&c); err != nil {
 			parts = append(parts, n+" unreadable ("+err.Error()+")")
 			continue
 		}
 		p := fmt.Sprintf("%s %d rows", n, c)
 		if n == "rocpd_region" && c > 0 && catExpr != "NULL" {
 			var byCat []string
-			rows, err := s.db.Query(cte + `SELECT ` + catExpr + `, count(*) FROM region X` + eventJoin + catJoin + ` GROUP BY 1 ORDER BY 2 DESC, 1`)
+			rows, err := s.query(cte + `SELECT ` + catExpr + `, count(*) FROM region X` + eventJoin + catJoin + ` GROUP BY 1 ORDER BY 2 DESC, 1`)
 			if err == nil {
 				for rows.Next() {
 					var cat sql.NullString
