@@ -209,10 +209,28 @@ func loadSchema(db *sql.DB, path string) (*sqliteSchema, error) {
 	slices.Sort(skipped)
 	for _, n := range skipped {
 		delete(s.names, n)
+		if !readsSQLiteName(n) {
+			continue // rocprofv3's own convenience views (kernels, regions…): never read
+		}
 		s.warnings = append(s.warnings, fmt.Sprintf("%s: view %s is not a plain SELECT * over tables, so rlktop does not run it (a view can run any query); "+
 			"its data is read from the tables it names when rlktop knows them", path, quoteIdent(n)))
 	}
 	return s, nil
+}
+
+// readsSQLiteName reports whether the nsys or rocpd reader reads a table
+// or view of this name (rocpd_*, nsys's StringIds, CUPTI_*, NVTX_*,
+// TARGET_INFO_*, ENUM_NSYS_*, export metadata).
+func readsSQLiteName(n string) bool {
+	if n == "StringIds" || n == "EXPORT_META_DATA" || n == "META_DATA_EXPORT" {
+		return true
+	}
+	for _, p := range []string{"rocpd_", "CUPTI_", "NVTX_", "TARGET_INFO_", "ENUM_NSYS_"} {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // query runs q under the import's deadline.
