@@ -42,6 +42,7 @@ type linker struct {
 	// older half is linked early (counted in early).
 	maxPending int
 	early      uint64
+	prunes     uint64 // prunes that forgot intervals (tests)
 	emit       func(e *tracer.Event)
 	lateCount  uint64 // GPU events resolved against pruned history
 	evicted    uint64 // waiting GPU events given up on (no launch seen)
@@ -371,14 +372,22 @@ func (l *linker) resolveOld(th *thread, cutoff int64) {
 }
 
 // prune drops the intervals of (pid, tid) that ended long before the
-// process's latest step, and the oldest ones beyond maxIvs.
+// process's latest step, and, once a thread holds more than maxIvs, the
+// oldest down to 3/4 of maxIvs: pruning sorts and scans the thread's
+// intervals, so dropping one per added operator froze a live session fed
+// torch.profiler windows (8,000 operators a step; > 262,144 kept).
 func (l *linker) prune(pid, tid int32) {
 	cut := int64(-1 << 63)
 	if p := l.procs[pid]; p != nil && p.hasStep {
 		cut = p.stepEnd - l.retainNs
 	}
-	end, n := l.core.Prune(pid, tid, cut, l.maxIvs)
+	keep := l.maxIvs
+	if l.core.Intervals(pid, tid) > l.maxIvs {
+		keep = l.maxIvs - l.maxIvs/4
+	}
+	end, n := l.core.Prune(pid, tid, cut, keep)
 	if n > 0 {
+		l.prunes++
 		th := l.thread(tkey{pid, tid})
 		th.minIvsEnd = max(th.minIvsEnd, end)
 	}
