@@ -244,7 +244,7 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 		case c["start"] && c["end"]:
 			return `X."start"`, `X."end"`, "", true
 		case c["start_id"] && c["end_id"] && need("rocpd_timestamp"):
-			return "DS.value", "DE.value", " JOIN timestamp DS ON DS.id = X.start_id AND DS.guid = X.guid JOIN timestamp DE ON DE.id = X.end_id AND DE.guid = X.guid", true
+			return "DS.value", "DE.value", " LEFT JOIN timestamp DS ON DS.id = X.start_id AND DS.guid = X.guid LEFT JOIN timestamp DE ON DE.id = X.end_id AND DE.guid = X.guid", true
 		}
 		return "", "", "", false
 	}
@@ -273,28 +273,75 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 	}
 	// unread collects, per table with rows rlktop could not read, why.
 	var unread []string
+	// dangling counts rows whose ids point at nothing (or whose times are
+	// NULL), by what was done about them; one warning each at the end.
+	dangling := map[string]int{}
+	var danglingOrder []string
+	dangle := func(what string) {
+		if dangling[what] == 0 {
+			danglingOrder = append(danglingOrder, what)
+		}
+		dangling[what]++
+	}
+	defer func() {
+		for _, w := range danglingOrder {
+			t.Warn(fmt.Sprintf("%s: %d %s", s.path, dangling[w], w))
+		}
+	}()
+	// noTimes drops a row of table base whose start or end is NULL (a NULL
+	// column, or a start_id/end_id missing from rocpd_timestamp): it has
+	// no place in time, and 0 would put it at the epoch.
+	noTimes := func(base string) bool {
+		if start.Valid && end.Valid {
+			return false
+		}
+		dangle(base + " rows have no start or end time (NULL, or a start_id/end_id not in rocpd_timestamp); dropped")
+		return true
+	}
 
 	if st, en, tsJoin, ok := span("rocpd_kernel_dispatch"); ok {
-		nameExpr, altExpr, symJoin := "NULL", "NULL", ""
+		nameExpr, altExpr, symJoin, symMissing := "NULL", "NULL", "", "0"
 		if need("rocpd_info_kernel_symbol") {
 			nameExpr, altExpr = "S.display_name", "S.kernel_name"
 			symJoin = " LEFT JOIN info_kernel_symbol S ON S.id = X.kernel_id AND S.guid = X.guid"
+			if cols["rocpd_kernel_dispatch"]["kernel_id"] {
+				symMissing = "(X.kernel_id IS NOT NULL AND S.id IS NULL)"
+			}
 		}
-		devExpr, aJoin := agentJoin(field("rocpd_kernel_dispatch", "agent_id"))
+		agentCol := field("rocpd_kernel_dispatch", "agent_id")
+		devExpr, aJoin := agentJoin(agentCol)
+		agentMissing := "0"
+		if aJoin != "" {
+			agentMissing = "(" + agentCol + " IS NOT NULL AND A.id IS NULL)"
+		}
+		var symGone, agentGone bool
 		q := cte + `SELECT X.guid, ` + st + `, ` + en + `, ` + nameExpr + `, ` + altExpr + `, ` + corrExpr + `, ` +
 			field("rocpd_kernel_dispatch", "pid") + `, ` + field("rocpd_kernel_dispatch", "tid") + `, ` +
-			field("rocpd_kernel_dispatch", "queue_id") + `, ` + field("rocpd_kernel_dispatch", "stream_id") + `, ` + devExpr +
+			field("rocpd_kernel_dispatch", "queue_id") + `, ` + field("rocpd_kernel_dispatch", "stream_id") + `, ` + devExpr + `, ` +
+			symMissing + `, ` + agentMissing +
 			` FROM kernel_dispatch X` + tsJoin + symJoin + trackJoin("rocpd_kernel_dispatch") + eventJoin + aJoin
-		if err := scanRows(s, "rocpd_kernel_dispatch", q, []any{&guid, &start, &end, &name, &alt, &corr, &pid, &tid, &queue, &stream, &dev}, func() error {
+		if err := scanRows(s, "rocpd_kernel_dispatch", q, []any{&guid, &start, &end, &name, &alt, &corr, &pid, &tid, &queue, &stream, &dev, &symGone, &agentGone}, func() error {
+			if noTimes("rocpd_kernel_dispatch") {
+				return nil
+			}
 			n := name.String
 			if n == "" {
 				n = alt.String
 			}
 			if n == "" {
 				n = "<unnamed kernel>"
-				t.Warn(fmt.Sprintf("%s: kernel dispatch at %d has no kernel symbol", s.path, start.Int64))
+				if symGone {
+					dangle(`kernel dispatches name a kernel_id not in rocpd_info_kernel_symbol; kept, named "<unnamed kernel>"`)
+				} else {
+					dangle(`kernel dispatches have no kernel symbol name; kept, named "<unnamed kernel>"`)
+				}
 			}
 			e := rocpdEvent(t, tracer.KindKernel, n, start, end, corr, pid, tid, dev)
+			if agentGone {
+				// Not GPU 0, which a NULL would have become.
+				dangle("kernel dispatches name an agent_id not in rocpd_info_agent; kept on device -1 (unknown)")
+				e.Device = -1
+			}
 			if e.Corr != 0 {
 				e.Corr |= space()
 			}
@@ -328,9 +375,15 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 			field("rocpd_memory_copy", "queue_id") + `, ` + field("rocpd_memory_copy", "stream_id") + `, ` + dexpr +
 			` FROM memory_copy X` + tsJoin + nJoin + trackJoin("rocpd_memory_copy") + eventJoin + joins
 		if err := scanRows(s, "rocpd_memory_copy", q, []any{&guid, &start, &end, &name, &size, &corr, &pid, &tid, &queue, &stream, &dev}, func() error {
+			if noTimes("rocpd_memory_copy") {
+				return nil
+			}
 			n := name.String
 			if n == "" {
 				n = "MEMORY_COPY"
+				if nJoin != "" {
+					dangle(`memory copies have no name (a name_id not in rocpd_string, or an empty one); kept, named "MEMORY_COPY"`)
+				}
 			}
 			e := rocpdEvent(t, tracer.KindMemcpy, n, start, end, corr, pid, tid, dev)
 			if e.Corr != 0 {
@@ -371,6 +424,9 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 			field("rocpd_region", "pid") + `, ` + field("rocpd_region", "tid") +
 			` FROM region X` + tsJoin + nJoin + trackJoin("rocpd_region") + eventJoin + catJoin
 		if err := scanRows(s, "rocpd_region", q, []any{&guid, &start, &end, &name, &cat, &msg, &corr, &pid, &tid}, func() error {
+			if noTimes("rocpd_region") {
+				return nil
+			}
 			kind, n := tracer.KindRuntime, name.String
 			if isMarker(cat.String) {
 				kind = tracer.KindRange
