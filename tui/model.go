@@ -38,6 +38,8 @@
 package tui
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,9 +125,13 @@ type ActionKey struct {
 
 // Model is the root model. Use it through a pointer.
 type Model struct {
-	st        *views.Styles
-	keys      KeyMap
-	header    *views.Header
+	st     *views.Styles
+	keys   KeyMap
+	header *views.Header
+	// steps are a file's per-step snapshots (SnapshotMsg.Steps); stepSel
+	// the one shown (-1: all steps, the whole snapshot).
+	steps     []StepSnapshot
+	stepSel   int
 	loading   *views.Loading
 	tabs      []Tab
 	kernels   *views.Kernels
@@ -254,6 +260,36 @@ func (m *Model) setSnapshot(s *attrib.Snapshot) {
 	}
 }
 
+// Scrub keys (files with steps): `,` previous step, `.` next step; past
+// either end is every step again.
+var (
+	scrubPrev = key.NewBinding(key.WithKeys(","), key.WithHelp(",", "prev step"))
+	scrubNext = key.NewBinding(key.WithKeys("."), key.WithHelp(".", "next step"))
+)
+
+// scrub moves the step selection by d (-1 is all steps, then 0…len-1)
+// and shows the selected step's snapshot in every table view but Steps
+// and the Timeline (which keep the whole file); the header says which.
+func (m *Model) scrub(d int) {
+	n := len(m.steps)
+	m.stepSel = (m.stepSel+1+d+n+1)%(n+1) - 1
+	s, note := m.snap, ""
+	if m.stepSel >= 0 {
+		ss := m.steps[m.stepSel]
+		s = ss.Snapshot
+		note = fmt.Sprintf("step %d (%d of %d) · , . step · tables show this step only", ss.Step, m.stepSel+1, n)
+	}
+	for _, t := range m.tabs {
+		switch t.View.(type) {
+		case *views.Steps, *views.Timeline:
+			continue
+		}
+		t.View.SetSnapshot(s)
+	}
+	m.header.SetNote(note)
+	m.layout()
+}
+
 func (m *Model) available(i int) bool {
 	if a, ok := m.tabs[i].View.(availabler); ok {
 		return a.Available()
@@ -298,6 +334,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.kernels.SetTimeline(msg.Timeline)
 		}
 		m.setSnapshot(msg.Snapshot)
+		m.steps, m.stepSel = msg.Steps, -1
 		m.layout()
 	case ProgressMsg:
 		m.loading.Phase, m.loading.Read, m.loading.Size = msg.Phase, msg.Read, msg.Size
@@ -354,6 +391,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.cycle(1)
 		case key.Matches(msg, m.keys.Prev):
 			m.cycle(-1)
+		case m.live == nil && len(m.steps) > 0 && (key.Matches(msg, scrubPrev) || key.Matches(msg, scrubNext)):
+			d := 1
+			if key.Matches(msg, scrubPrev) {
+				d = -1
+			}
+			m.scrub(d)
 		case m.live != nil && m.snap != nil && m.isLiveKey(msg):
 			cmd, _ := m.liveKey(msg)
 			cmds = append(cmds, cmd)
@@ -449,6 +492,9 @@ func (m *Model) helpView() string {
 		g.Help.SetHelp("?", "close help")
 	}
 	hk := helpKeys{global: g, view: m.helpTarget(), actions: m.actKeys, live: lk}
+	if m.live == nil && len(m.steps) > 0 {
+		hk.actions = append(slices.Clip(hk.actions), ActionKey{Binding: scrubPrev}, ActionKey{Binding: scrubNext})
+	}
 	if !m.help.ShowAll {
 		return m.help.View(hk)
 	}

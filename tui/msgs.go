@@ -12,6 +12,18 @@ type SnapshotMsg struct {
 	// Timeline, when non-nil, is drawn by the Timeline view (a file's
 	// events, attrib.BuildTimeline); never mutated afterwards.
 	Timeline *attrib.Timeline
+	// Steps, when set, are the same trace aggregated one step at a time
+	// (step order): `,` and `.` select one and the Kernels, Categories
+	// and Stages views show its numbers. Never mutated afterwards.
+	Steps []StepSnapshot
+}
+
+// StepSnapshot is one step of a file aggregated on its own: the GPU
+// events whose launch context is in step Step (tracer.Context.Step), and
+// that step's range.
+type StepSnapshot struct {
+	Step     int64
+	Snapshot *attrib.Snapshot
 }
 
 // Level is a status message's severity.

@@ -19,6 +19,7 @@ type Header struct {
 	snap  *attrib.Snapshot
 	w     int
 	lines []string
+	note  string // SetNote
 }
 
 // NewHeader returns an empty header drawn with st.
@@ -29,6 +30,10 @@ func (h *Header) SetSnapshot(s *attrib.Snapshot) { h.snap = s; h.layout() }
 
 // SetWidth sets the width in cells.
 func (h *Header) SetWidth(w int) { h.w = w; h.layout() }
+
+// SetNote sets a line drawn under the header's totals (which step the
+// tables show); "" removes it.
+func (h *Header) SetNote(s string) { h.note = s; h.layout() }
 
 // Height is the number of lines View returns at the current width.
 func (h *Header) Height() int { return len(h.lines) }
@@ -98,6 +103,9 @@ func (h *Header) layout() {
 	}
 	items = append(items, item("dropped", FormatCount(int64(s.Dropped))))
 	h.lines = append(h.lines, pack(items, "   ", h.w)...)
+	if h.note != "" {
+		h.lines = append(h.lines, ansi.Truncate(st.Live.Pending.Render(h.note), h.w, "…"))
+	}
 }
 
 // pack lays items out left to right, starting a new line when the next

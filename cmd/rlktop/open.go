@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -110,12 +112,55 @@ func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partia
 	feed <- tui.ProgressMsg{Phase: "attributing"}
 	// A rocprofv3 run's several CSV files link only when merged.
 	var tl *attrib.Timeline
+	var steps []tui.StepSnapshot
 	for _, t := range tracefile.GroupRuns(traces) {
 		agg.AddTrace(t)
 		if tl == nil && !t.SummaryOnly {
-			// The timeline draws the first file (run) with events.
+			// The timeline and the step scrubber show the first file (run)
+			// with events.
 			tl = attrib.BuildTimeline(t.Events, t.Strings, t.Contexts, rules, 0)
+			steps = stepSnapshots(t, rules, maxStepSnapshots)
 		}
 	}
-	feed <- tui.SnapshotMsg{Snapshot: agg.Snapshot(), Timeline: tl}
+	feed <- tui.SnapshotMsg{Snapshot: agg.Snapshot(), Timeline: tl, Steps: steps}
+}
+
+// maxStepSnapshots bounds the steps `open` aggregates one by one (the
+// first ones, in step order): each is a snapshot of its own.
+const maxStepSnapshots = 1000
+
+// stepSnapshots aggregates t one step at a time: for each step number
+// (the first max, ascending), an attrib.Aggregator over the events whose
+// launch context is in that step (tracer.Context.Step, the step window
+// of the launching process) and the step ranges numbered so. Events in
+// no step (context step -1, or no context) belong to none. nil when the
+// trace has no step.
+func stepSnapshots(t *tracer.Trace, rules *attrib.Rules, max int) []tui.StepSnapshot {
+	by := map[int64][]tracer.Event{}
+	for i := range t.Events {
+		e := &t.Events[i]
+		step := int64(-1)
+		switch {
+		case e.Kind == tracer.KindStep:
+			step = e.Value
+		case e.Ctx != 0 && int(e.Ctx) < len(t.Contexts):
+			step = t.Contexts[e.Ctx].Step
+		}
+		if step >= 0 {
+			by[step] = append(by[step], *e)
+		}
+	}
+	keys := slices.Sorted(maps.Keys(by))
+	if len(keys) > max {
+		keys = keys[:max]
+	}
+	out := make([]tui.StepSnapshot, 0, len(keys))
+	for _, k := range keys {
+		a := attrib.NewAggregator(rules)
+		one := *t
+		one.Events, one.Warnings, one.Dropped = by[k], nil, 0
+		a.AddTrace(&one)
+		out = append(out, tui.StepSnapshot{Step: k, Snapshot: a.Snapshot()})
+	}
+	return out
 }
