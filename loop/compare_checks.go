@@ -75,6 +75,7 @@ type CheckSummary struct {
 	Arm      string  `json:"arm"`
 	Steps    int     `json:"steps"`
 	NaNSteps []int64 `json:"nan_steps"`
+	lastSpan int     // 1 + the span index last counted
 }
 
 type counterAt struct {
@@ -157,7 +158,10 @@ func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResu
 				cs = &CheckSummary{Name: chk, Arm: k[1], NaNSteps: []int64{}}
 				checks[k] = cs
 			}
-			cs.Steps++
+			if cs.lastSpan != i+1 { // several checks of one name in a step count once
+				cs.Steps++
+				cs.lastSpan = i + 1
+			}
 			if c.v > 0 {
 				cs.NaNSteps = append(cs.NaNSteps, spans[i].s.Step)
 				nanSteps[ai] = append(nanSteps[ai], fmt.Sprintf("%d (%s: %.0f rows)", spans[i].s.Step, chk, c.v))
@@ -166,6 +170,7 @@ func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResu
 	}
 	for _, cs := range checks {
 		slices.Sort(cs.NaNSteps)
+		cs.NaNSteps = slices.Compact(cs.NaNSteps)
 		res.Checks = append(res.Checks, *cs)
 	}
 	slices.SortFunc(res.Checks, func(a, b CheckSummary) int {

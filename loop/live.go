@@ -302,6 +302,11 @@ func (l *Live) agentEnv() ([]string, error) {
 	return Environ(env, map[string]string{"PYTHONPATH": pp, pyagent.EnvFlags: pyagent.FlagsEnv(l.flags)}), nil
 }
 
+// AgentConnected reports whether a Python agent (tracer/pyagent) of the
+// command is connected now, so that the command can be asked to stop at
+// its next step boundary (Session.StopChildren) before it is signalled.
+func (l *Live) AgentConnected() bool { return agentFlags(l.Session.Snapshot()) != nil }
+
 // agentFlags returns the flags the newest Python agent connection listed
 // in its last acknowledgement (built-in agent flags and the script's own),
 // or nil when no agent is connected.

@@ -217,19 +217,28 @@ wait:
 		case <-tick.C:
 		}
 	}
-	if interrupted {
+	stoppedByUs := false // the command ran its --steps and rlktop ended it: not a failure
+	switch {
+	case interrupted:
 		live.Sup.Stop(3 * time.Second) // the child's last frames arrive as it ends
 		live.Session.Wait(time.Second)
-	} else {
+	case len(o.Command) > 0 && live.Sup.Status().State == loop.Running:
+		// The command ran its --steps: end it now (asking its Python agent
+		// first, which ends it as Ctrl-C would), so that the report holds
+		// those steps and not what it ran while rlktop waited.
+		if live.AgentConnected() {
+			if _, err := live.Session.StopChildren(); err == nil {
+				live.Sup.WaitFor(2 * time.Second)
+			}
+		}
+		live.Sup.Stop(3 * time.Second)
+		live.Session.Wait(time.Second)
+		stoppedByUs = true
+	default:
 		live.Session.Wait(3 * time.Second)
 	}
 	st := live.Session.Snapshot()
 	exit := live.Sup.Status()
-	stoppedByUs := false // the command ran its --steps and rlktop ended it: not a failure
-	if len(o.Command) > 0 && exit.State == loop.Running {
-		live.Sup.Stop(3 * time.Second)
-		exit, stoppedByUs = live.Sup.Status(), !interrupted
-	}
 	if err := writeRunReport(stdout, st, live.FlagsIn(st), rf); err != nil {
 		return err
 	}

@@ -80,6 +80,8 @@ class Agent:
         self.kineto_every, self.kineto_len = _kineto_schedule()
         self.probes = {}  # name -> fn, evaluated around every flag switch
         self.last_window = None  # the newest exported window file
+        self.stop_requested = False  # rlktop asked the program to end
+        self.closed = False
         self.windows_skipped = 0
         self.tmpdir = None
 
@@ -304,6 +306,9 @@ class Agent:
             _warn("step boundary: %r" % (e,))
         # Window start/stop and flag changes happen between steps.
         self.step_t0 = time.time_ns()
+        if self.stop_requested and threading.current_thread() is threading.main_thread():
+            self.close()
+            raise SystemExit(0)
 
     def _apply_pending(self, step):
         with self.lock:
@@ -451,10 +456,11 @@ class Agent:
                         self.tracing = op == _wire.OP_RESUME
                         self._send_ack(seq, self.step_n, "")
                     elif op == _wire.OP_STOP:
+                        # Ends the program at its next step boundary
+                        # (SystemExit: finally blocks and atexit run, no
+                        # traceback); rlktop signals it if none comes.
+                        self.stop_requested = True
                         self._send_ack(seq, self.step_n, "")
-                        import signal
-
-                        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C: the script ends as a user would end it
                 if sets:
                     # Keys written together (one switch) join pending together.
                     with self.lock:
@@ -463,8 +469,9 @@ class Agent:
             pass
 
     def close(self):
-        if os.getpid() != self.pid:
+        if os.getpid() != self.pid or self.closed:
             return
+        self.closed = True
         if self.dead:
             # rlktop is gone: nobody will import (and remove) a window left.
             if self.tmpdir:
@@ -487,6 +494,11 @@ class Agent:
                         break
                 time.sleep(0.01)
             time.sleep(0.02)
+            if self.tmpdir:
+                try:
+                    os.rmdir(self.tmpdir)  # empty once rlktop took every window
+                except OSError:
+                    pass
         except Exception:
             pass
         self.dead = True
