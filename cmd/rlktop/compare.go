@@ -340,26 +340,7 @@ func writeConsistency(w io.Writer, cs []loop.ArmConsistency, md bool) {
 		}
 		rows = append(rows, row)
 	}
-	if md {
-		fmt.Fprintf(w, "**Output consistency** (%s)\n", what)
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
-		fmt.Fprintln(w, "|"+strings.Repeat("---|", len(header)))
-		for _, r := range rows {
-			for i := range r {
-				r[i] = strings.ReplaceAll(r[i], "|", `\|`)
-			}
-			fmt.Fprintln(w, "| "+strings.Join(r, " | ")+" |")
-		}
-		return
-	}
-	fmt.Fprintf(w, "output consistency (%s):\n", what)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
-	}
-	tw.Flush()
+	writeSmallTable(w, "output consistency ("+what+")", header, rows, md)
 }
 
 // writeMetrics prints each rlktop.log metric per arm against the A/A′

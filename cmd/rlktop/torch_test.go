@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -418,24 +419,60 @@ p.export_chrome_trace("`+trace+`")
 	}
 }
 
+// runAgentScript runs body with python3 inside the root after a prelude
+// that writes the agent's files there (as rlktop extracts them), starts a
+// Unix socket standing in for rlktop (conns gets its connection; with
+// drain it reads and discards, like a session that never imports windows),
+// sets RLKTOP_SOCKET and env, imports torch and starts the agent as its
+// sitecustomize would. It returns the combined output.
+func runAgentScript(t *testing.T, r *testutil.TorchRoot, drain bool, env map[string]string, body string) string {
+	t.Helper()
+	for name, b := range pyagentFiles() {
+		p := filepath.Join(r.Dir, strings.TrimPrefix(r.Dst, "/"), "py", filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sets strings.Builder
+	for k, v := range env {
+		fmt.Fprintf(&sets, "os.environ[%q] = %q\n", k, v)
+	}
+	pyDrain := "False"
+	if drain {
+		pyDrain = "True"
+	}
+	prelude := `
+import os, socket, sys, tempfile, threading, time
+d = tempfile.mkdtemp(); path = os.path.join(d, "s")
+srv = socket.socket(socket.AF_UNIX); srv.bind(path); srv.listen(1)
+conns = []
+def accept():
+    conns.append(srv.accept()[0])
+    while ` + pyDrain + ` and conns[0].recv(65536): pass
+threading.Thread(target=accept, daemon=True).start()
+os.environ["RLKTOP_SOCKET"] = path
+` + sets.String() + `sys.path.insert(0, "` + r.Dst + `/py")
+import torch
+import rlktop
+rlktop._start(); rlktop._agent.torch_imported(torch)
+`
+	out, err := r.Command("python3", "-c", prelude+body).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return string(out)
+}
+
 // TestTorchAgentStopsProfilerWhenRlktopDies: rlktop's end of the socket
 // closes while a torch.profiler window is open; at the next step boundary
 // the agent stops the profiler (left on, it records every later operator
 // and memory grows without bound), and the script runs to its end.
 func TestTorchAgentStopsProfilerWhenRlktopDies(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
-	cmd := r.Command("python3", "-c", `
-import os, socket, sys, tempfile, threading, time
-d = tempfile.mkdtemp(); path = os.path.join(d, "s")
-srv = socket.socket(socket.AF_UNIX); srv.bind(path); srv.listen(1)
-conns = []
-threading.Thread(target=lambda: conns.append(srv.accept()[0]), daemon=True).start()
-os.environ["RLKTOP_SOCKET"] = path
-os.environ["RLKTOP_KINETO"] = "4:2"
-sys.path.insert(0, "`+r.Dst+`/py")
-import torch
-import rlktop
-rlktop._start(); rlktop._agent.torch_imported(torch)
+	out := runAgentScript(t, r, false, map[string]string{"RLKTOP_KINETO": "4:2"}, `
 x = torch.randn(64, 64)
 for i in range(12):
     y = x @ x
@@ -447,19 +484,8 @@ for i in range(12):
     time.sleep(0.05)
 print("dead", rlktop._agent.dead, "window", rlktop._agent.window, "profiler", torch.autograd.profiler._is_profiler_enabled)
 `)
-	// The agent's files, as rlktop extracts them.
-	for name, b := range pyagentFiles() {
-		p := filepath.Join(r.Dir, strings.TrimPrefix(r.Dst, "/"), "py", filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "dead True window None profiler False") {
-		t.Fatalf("%v\n%s", err, out)
+	if !strings.Contains(out, "dead True window None profiler False") {
+		t.Fatal(out)
 	}
 }
 
@@ -469,29 +495,7 @@ print("dead", rlktop._agent.dead, "window", rlktop._agent.window, "profiler", to
 // up on disk: 12 steps with a window every 2 leave one file.
 func TestTorchAgentWindowsDoNotPileUp(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
-	for name, b := range pyagentFiles() {
-		p := filepath.Join(r.Dir, strings.TrimPrefix(r.Dst, "/"), "py", filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := r.Command("python3", "-c", `
-import os, socket, sys, tempfile, threading
-d = tempfile.mkdtemp(); path = os.path.join(d, "s")
-srv = socket.socket(socket.AF_UNIX); srv.bind(path); srv.listen(1)
-def drain():
-    c = srv.accept()[0]
-    while c.recv(65536): pass
-threading.Thread(target=drain, daemon=True).start()
-os.environ["RLKTOP_SOCKET"] = path
-os.environ["RLKTOP_KINETO"] = "2:1"
-sys.path.insert(0, "`+r.Dst+`/py")
-import torch
-import rlktop
-rlktop._start(); rlktop._agent.torch_imported(torch)
+	out := runAgentScript(t, r, true, map[string]string{"RLKTOP_KINETO": "2:1"}, `
 x = torch.randn(32, 32)
 for i in range(12):
     y = x @ x
@@ -499,12 +503,11 @@ for i in range(12):
 a = rlktop._agent
 print("files", len(os.listdir(a.tmpdir)), "skipped", a.windows_skipped)
 `)
-	out, err := cmd.CombinedOutput()
 	// 12 step() calls: the first starts the clock (step 0), the others end
 	// steps 0–10 and reach boundaries 1–11; windows start at odd ones:
 	// 1 (taken), then 3, 5, 7, 9, 11 skipped — 5.
-	if err != nil || !strings.Contains(string(out), "files 1 skipped 5") {
-		t.Fatalf("want one window file and 5 skipped: %v\n%s", err, out)
+	if !strings.Contains(out, "files 1 skipped 5") {
+		t.Fatalf("want one window file and 5 skipped:\n%s", out)
 	}
 }
 
@@ -513,28 +516,7 @@ print("files", len(os.listdir(a.tmpdir)), "skipped", a.windows_skipped)
 // prof.step() calls: the first starts step 0, five steps end).
 func TestTorchAgentProfilerSteps(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
-	for name, b := range pyagentFiles() {
-		p := filepath.Join(r.Dir, strings.TrimPrefix(r.Dst, "/"), "py", filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := r.Command("python3", "-c", `
-import os, socket, sys, tempfile, threading
-d = tempfile.mkdtemp(); path = os.path.join(d, "s")
-srv = socket.socket(socket.AF_UNIX); srv.bind(path); srv.listen(1)
-def drain():
-    c = srv.accept()[0]
-    while c.recv(65536): pass
-threading.Thread(target=drain, daemon=True).start()
-os.environ["RLKTOP_SOCKET"] = path
-sys.path.insert(0, "`+r.Dst+`/py")
-import torch
-import rlktop
-rlktop._start(); rlktop._agent.torch_imported(torch)
+	out := runAgentScript(t, r, true, nil, `
 from torch.profiler import profile, schedule, ProfilerActivity
 x = torch.randn(16, 16)
 with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=1, warmup=1, active=1)) as prof:
@@ -543,8 +525,7 @@ with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=1, warmup
         prof.step()
 print("profiler-only steps", rlktop._agent.step_n)
 `)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "profiler-only steps 5") {
-		t.Fatalf("%v\n%s", err, out)
+	if !strings.Contains(out, "profiler-only steps 5") {
+		t.Fatal(out)
 	}
 }
