@@ -107,54 +107,21 @@ func TestTorchRunHeadless(t *testing.T) {
 // interval.
 func TestTorchCompareSDPA(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
-	args := append([]string{r.Bin, "compare", "--flag", "sdpa=math,flash", "--steps", "4", "--block", "2", "--format", "json", "--top", "0"}, exampleCmd(r)...)
-	cmd := r.Command(args...)
-	cmd.Env = append(cmd.Env, "RLKTOP_KINETO=2:1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("compare: %v\n%s\n%s", err, tail(string(out), 2000), tail(stderr.String(), 3000))
+	res, code := runCompareJSON(t, r, "2:1", []string{"--flag", "sdpa=math,flash", "--steps", "4", "--block", "2", "--top", "0"}, exampleCmd(r)[1:])
+	if code != 0 {
+		t.Fatalf("compare: exit %d (arms %+v)", code, res.Arms)
 	}
-	var doc struct {
-		Mode string `json:"mode"`
-		Arms []struct {
-			Name  string `json:"name"`
-			Valid bool   `json:"valid"`
-			Steps int    `json:"steps"`
-		} `json:"arms"`
-		Ratio struct {
-			Value, CILow, CIHigh float64
-		} `json:"ratio"`
-		Rows []struct {
-			Group string  `json:"group"`
-			Key   string  `json:"key"`
-			ANs   float64 `json:"a_ns"`
-			BNs   float64 `json:"b_ns"`
-		} `json:"rows"`
+	if res.Mode != "live" {
+		t.Errorf("mode %q, want live (flags switched inside the process)", res.Mode)
 	}
-	if err := json.Unmarshal(out, &doc); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, out)
+	if len(res.Arms) < 2 || !res.Arms[0].Valid || !res.Arms[1].Valid || res.Arms[0].Steps < 4 || res.Arms[1].Steps < 4 {
+		t.Errorf("arms %+v: want two valid arms of >= 4 steps", res.Arms)
 	}
-	var ratio struct {
-		Value  float64 `json:"value"`
-		CILow  float64 `json:"ci_low"`
-		CIHigh float64 `json:"ci_high"`
+	if ra := res.Ratio; !(ra.Value > 0 && ra.CILow <= ra.Value && ra.Value <= ra.CIHigh) {
+		t.Errorf("ratio %+v: want a positive ratio inside its interval", ra)
 	}
-	var raw map[string]json.RawMessage
-	json.Unmarshal(out, &raw)
-	json.Unmarshal(raw["ratio"], &ratio)
-	if doc.Mode != "live" {
-		t.Errorf("mode %q, want live (flags switched inside the process)", doc.Mode)
-	}
-	if len(doc.Arms) < 2 || !doc.Arms[0].Valid || !doc.Arms[1].Valid || doc.Arms[0].Steps < 4 || doc.Arms[1].Steps < 4 {
-		t.Errorf("arms %+v: want two valid arms of >= 4 steps", doc.Arms)
-	}
-	if !(ratio.Value > 0 && ratio.CILow <= ratio.Value && ratio.Value <= ratio.CIHigh) {
-		t.Errorf("ratio %+v: want a positive ratio inside its interval", ratio)
-	}
-	row := func(group, key string) (a, b float64, ok bool) {
-		for _, x := range doc.Rows {
+	row := func(group, key string) (a, b int64, ok bool) {
+		for _, x := range res.Rows {
 			if x.Group == group && x.Key == key {
 				return x.ANs, x.BNs, true
 			}
@@ -169,7 +136,7 @@ func TestTorchCompareSDPA(t *testing.T) {
 	}
 	if a, _, ok := row("category", "attention"); !ok || a <= 0 {
 		var keys []string
-		for _, x := range doc.Rows {
+		for _, x := range res.Rows {
 			keys = append(keys, x.Group+"/"+x.Key)
 		}
 		slices.Sort(keys)
@@ -189,47 +156,30 @@ func tail(s string, n int) string {
 // arms valid (the first compile happens in the warm-up of the "on" arm).
 func TestTorchCompareCompile(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
-	args := append([]string{r.Bin, "compare", "--flag", "compile=off,on", "--steps", "3", "--block", "3", "--no-noise", "--format", "json"},
-		exampleCmd(r, "--compile", "--layers", "1")...)
-	cmd := r.Command(args...)
-	cmd.Env = append(cmd.Env, "RLKTOP_KINETO=0")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("compare: %v\n%s\n%s", err, tail(string(out), 2000), tail(stderr.String(), 3000))
+	res, code := runCompareJSON(t, r, "0", []string{"--flag", "compile=off,on", "--steps", "3", "--block", "3", "--no-noise"},
+		exampleCmd(r, "--compile", "--layers", "1")[1:])
+	if code != 0 {
+		t.Fatalf("compare: exit %d (arms %+v)", code, res.Arms)
 	}
-	var doc struct {
-		Mode string `json:"mode"`
-		Arms []struct {
-			Name  string            `json:"name"`
-			Flags map[string]string `json:"flags"`
-			Valid bool              `json:"valid"`
-			Steps int               `json:"steps"`
-		} `json:"arms"`
-	}
-	if err := json.Unmarshal(out, &doc); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, out)
-	}
-	if doc.Mode != "live" || len(doc.Arms) != 2 {
-		t.Fatalf("mode %q, %d arms: want live with 2", doc.Mode, len(doc.Arms))
+	if res.Mode != "live" || len(res.Arms) != 2 {
+		t.Fatalf("mode %q, %d arms: want live with 2", res.Mode, len(res.Arms))
 	}
 	for i, want := range []string{"off", "on"} {
-		a := doc.Arms[i]
+		a := res.Arms[i]
 		if !a.Valid || a.Steps < 3 || a.Flags["compile"] != want {
 			t.Errorf("arm %d %+v: want valid, >= 3 steps, compile=%s", i, a, want)
 		}
 	}
 }
 
-// compareJSON runs `rlktop compare … --format json` on testdata/torch_checks.py
-// inside the root; it returns the decoded document and the exit status.
-func compareJSON(t *testing.T, r *testutil.TorchRoot, args ...string) (*loop.CompareResult, int) {
+// runCompareJSON runs `rlktop compare --format json ARGS -- COMMAND` inside
+// the root with RLKTOP_KINETO=kineto; it returns the decoded result and
+// the exit status.
+func runCompareJSON(t *testing.T, r *testutil.TorchRoot, kineto string, args, command []string) (*loop.CompareResult, int) {
 	t.Helper()
-	script := testutil.CopyIntoRoot(t, r, "testdata/torch_checks.py")
-	argv := append(append([]string{r.Bin, "compare", "--format", "json"}, args...), "--", "python3", script)
+	argv := append(append(append([]string{r.Bin, "compare", "--format", "json"}, args...), "--"), command...)
 	cmd := r.Command(argv...)
-	cmd.Env = append(cmd.Env, "RLKTOP_KINETO=0")
+	cmd.Env = append(cmd.Env, "RLKTOP_KINETO="+kineto)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -244,6 +194,13 @@ func compareJSON(t *testing.T, r *testutil.TorchRoot, args ...string) (*loop.Com
 		t.Fatalf("compare %v: exit %d, not JSON: %v\n%s\n%s", args, code, err, tail(string(out), 2000), tail(stderr.String(), 3000))
 	}
 	return &res, code
+}
+
+// compareJSON is runCompareJSON on testdata/torch_checks.py, windows off.
+func compareJSON(t *testing.T, r *testutil.TorchRoot, args ...string) (*loop.CompareResult, int) {
+	t.Helper()
+	script := testutil.CopyIntoRoot(t, r, "testdata/torch_checks.py")
+	return runCompareJSON(t, r, "0", args, []string{"python3", script})
 }
 
 // TestTorchChecksProbes: rlktop.probe evaluated at every switch. SDPA

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,7 +79,7 @@ func (s *Session) importTraceFile(c *conn, tf wire.TraceFile) {
 		case ga != gb:
 			return 1
 		}
-		return int(min(max(a.Start-b.Start, -1), 1))
+		return cmp.Compare(a.Start, b.Start)
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
