@@ -22,6 +22,31 @@ func rlktopBinary(t *testing.T) string {
 	return needRecordBin(t)
 }
 
+// startLiveTUI starts the live run o, its controller and poller, and the
+// real TUI model with backends under teatest at 200×50, as runTUI wires
+// them; everything stops when the test ends.
+func startLiveTUI(t *testing.T, o loop.LiveOptions, backends []views.FlagChoice) (*loop.Live, *teatest.TestModel) {
+	t.Helper()
+	live, err := loop.StartLive(o)
+	if err != nil {
+		if live != nil {
+			live.Close()
+		}
+		t.Fatal(err)
+	}
+	ctl := newLiveController(live, o)
+	t.Cleanup(ctl.close)
+	_, status, _ := live.Telemetry()
+	feed := make(chan tea.Msg, 16)
+	done := make(chan struct{})
+	go pollLive(live, ctl, feed, done)
+	t.Cleanup(func() { close(done) })
+	st := views.DefaultStyles()
+	m := tui.New(tui.Options{Styles: &st, Source: o.Session.Source, Feed: feed, Controller: ctl,
+		Backends: backends, DeviceStatus: status})
+	return live, teatest.NewTestModel(t, m, teatest.WithInitialTermSize(200, 50))
+}
+
 // TestLiveTUIFlipAttention drives the real live TUI over the real built-in
 // loop (small sizes): it waits for the math attention kernels, presses 1
 // (flip attention), and waits for attn_fused_fwd and the flip's mark.
@@ -33,25 +58,7 @@ func TestLiveTUIFlipAttention(t *testing.T) {
 	o := loop.LiveOptions{Exe: bin,
 		Flags:   map[string]string{"envs": "8", "layers": "1", "width": "24", "attention": "math"},
 		Session: session.Options{Source: "live: test"}}
-	live, err := loop.StartLive(o)
-	if err != nil {
-		if live != nil {
-			live.Close()
-		}
-		t.Fatal(err)
-	}
-	ctl := newLiveController(live, o)
-	defer ctl.close()
-	_, status, _ := live.Telemetry()
-	feed := make(chan tea.Msg, 16)
-	done := make(chan struct{})
-	go pollLive(live, ctl, feed, done)
-	defer close(done)
-
-	st := views.DefaultStyles()
-	m := tui.New(tui.Options{Styles: &st, Source: o.Session.Source, Feed: feed, Controller: ctl,
-		Backends: builtinBackends(), DeviceStatus: status})
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(200, 50))
+	live, tm := startLiveTUI(t, o, builtinBackends())
 	wait := 25 * time.Second // the machine may be loaded
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
 		return bytes.Contains(b, []byte("attn_math_qk"))

@@ -15,7 +15,6 @@ import (
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tui"
-	"github.com/rlktop/rlktop/views"
 )
 
 // envInRoot is set (to the folder holding the example, inside the root)
@@ -55,24 +54,7 @@ func TestTorchLiveTUIFlip(t *testing.T) {
 	os.Setenv("RLKTOP_KINETO", "2:1")
 	o := loop.LiveOptions{Command: append([]string{"python3", dir + "/selfplay_connect4.py"}, exampleArgs...),
 		Telemetry: -1, Session: session.Options{Source: "live: torch test"}}
-	live, err := loop.StartLive(o)
-	if err != nil {
-		if live != nil {
-			live.Close()
-		}
-		t.Fatal(err)
-	}
-	ctl := newLiveController(live, o)
-	defer ctl.close()
-	_, status, _ := live.Telemetry()
-	feed := make(chan tea.Msg, 16)
-	done := make(chan struct{})
-	go pollLive(live, ctl, feed, done)
-	defer close(done)
-	st := views.DefaultStyles()
-	m := tui.New(tui.Options{Styles: &st, Source: o.Session.Source, Feed: feed, Controller: ctl,
-		Backends: agentBackends(), DeviceStatus: status})
-	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(200, 50))
+	live, tm := startLiveTUI(t, o, agentBackends())
 	wait := 3 * time.Minute // torch start-up and a loaded machine
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
 		return bytes.Contains(b, []byte("aten::_scaled_dot_product_flash_attention_for_cpu"))
