@@ -10,8 +10,9 @@
 # flash: untraced and under `rlktop run --headless` (interleaved, REPEATS
 # each), once with `--torch-ranges` wrapping only SDPA (attribution), once
 # with the full shim (its overhead), and once under torch.profiler (the
-# reference). scripts/gpu/check.py then prints one table and exits 1 when
-# a check fails. Raw outputs: $OUT (default gpu-check-out/).
+# reference); then `rlktop compare --flag sdpa=math,flash` on
+# examples/selfplay_connect4.py (the Python agent). scripts/gpu/check.py
+# prints one table and the script exits 1 when a check fails. Raw outputs: $OUT (default gpu-check-out/).
 #
 # Environment: OUT, STEPS (measured steps, default 100), WARMUP (5),
 # REPEATS (2), PY (python3). Exit 77 when there is no CUDA PyTorch.
@@ -71,6 +72,15 @@ for arm in math flash; do
 	traced "shim_$arm" "$arm" --torch-ranges
 	untraced "profiler_$arm" "$arm" --profile "$out/kineto_$arm.json"
 done
+# The PyTorch example under the Python agent: sdpa switched inside one
+# process, both arms valid (exit 0), with the agent's probe and checks.
+# (Added without a GPU to run it on: unverified until a device run.)
+echo "gpu-check: examples/selfplay_connect4.py, compare sdpa=math,flash" >&2
+if ! "$rlktop" compare --flag sdpa=math,flash --steps 10 --format json -- \
+	"$py" "$root/examples/selfplay_connect4.py" >"$out/example_compare.json" 2>"$out/example_compare.err"; then
+	echo "gpu-check: FAIL: the example's comparison (see $out/example_compare.err)" >&2
+	fails=1
+fi
 "$py" "$root/scripts/gpu/check.py" "$out" | tee "$out/table.txt"
 rc=${PIPESTATUS[0]}
 [[ $fails == 0 ]] || rc=1
