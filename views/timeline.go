@@ -58,8 +58,13 @@ const timelineLabelW = 9
 //
 // The visible range starts as the last two steps (everything when there
 // are no steps) and, while following (f; the default), keeps its width and
-// ends at the newest work as new timelines arrive. Zoom (+/-, the wheel,
-// a drag across the lanes) and pan (←/→) stop following.
+// ends at the newest work as new timelines arrive. Fit (0) shows the range
+// that has ops (widened to the steps around them) and keeps fitting each
+// new timeline, so a live window never scrolls its blocks out of view.
+// Zoom (+/-, the wheel, a drag across the lanes) and pan (←/→) stop
+// following and fitting. The axis counts from the start of the first
+// timeline shown (origin), so its labels do not slide as a live window
+// moves.
 type Timeline struct {
 	st      *Styles
 	keys    TimelineKeyMap
@@ -68,9 +73,12 @@ type Timeline struct {
 	from    int64 // visible range start, ns
 	span    int64 // visible range width, ns (0: not yet set)
 	follow  bool
-	auto    bool // the range is the default one (no zoom or pan yet)
-	lane    int  // selected GPU lane
-	sel     int  // selected op index into tl.Ops, -1 none
+	auto    bool  // the range is the default one (no zoom or pan yet)
+	fit     bool  // the range fits the ops of every new timeline (0)
+	origin  int64 // ns the axis and "at +" count from
+	hasOrig bool
+	lane    int // selected GPU lane
+	sel     int // selected op index into tl.Ops, -1 none
 	selKey  attrib.TimelineOp
 	dragX   int // drag start column, -1 none
 	dragTo  int
@@ -92,7 +100,10 @@ func (t *Timeline) Info() string {
 		return ""
 	}
 	s := fmt.Sprintf("%s wide · %s/cell", FormatNs(t.span), FormatNs(t.perCell()))
-	if t.follow {
+	switch {
+	case t.fit:
+		s += " · fit"
+	case t.follow:
 		s += " · following"
 	}
 	return s
@@ -113,9 +124,17 @@ func (t *Timeline) SetTimeline(tl *attrib.Timeline, marks []TimelineMark) {
 		t.sel = -1
 		return
 	}
-	if t.span <= 0 || old == nil || t.auto {
+	// The origin stays put while a live window slides forward; an earlier
+	// start (another file, a restarted clock) moves it back.
+	if has := len(tl.Ops) > 0 || len(tl.Steps) > 0 || len(tl.CPU) > 0; has && (!t.hasOrig || tl.StartNs < t.origin) {
+		t.origin, t.hasOrig = tl.StartNs, true
+	}
+	switch {
+	case t.fit:
+		t.from, t.span = t.fitRange()
+	case t.span <= 0 || old == nil || t.auto:
 		t.initialRange()
-	} else if t.follow {
+	case t.follow:
 		t.from = tl.EndNs - t.span
 	}
 	// Keep the selection on the same op when it is still there.
@@ -155,6 +174,28 @@ func (t *Timeline) initialRange() {
 	}
 }
 
+// fitRange is the range fit (0) shows: from the first op's start to the
+// last op's end, widened to the steps that overlap it; the whole timeline
+// when it has no ops. A live window's steps and CPU ranges may reach back
+// before its oldest kept op: fitting those would leave the lanes blank.
+func (t *Timeline) fitRange() (from, span int64) {
+	tl := t.tl
+	if len(tl.Ops) == 0 {
+		return tl.StartNs, max(tl.EndNs-tl.StartNs, 1)
+	}
+	lo, hi := tl.Ops[0].StartNs, tl.Ops[0].EndNs()
+	for i := range tl.Ops {
+		lo, hi = min(lo, tl.Ops[i].StartNs), max(hi, tl.Ops[i].EndNs())
+	}
+	a, b := lo, hi
+	for _, s := range tl.Steps {
+		if s.StartNs < b && s.StartNs+s.DurNs > a {
+			lo, hi = min(lo, s.StartNs), max(hi, s.StartNs+s.DurNs)
+		}
+	}
+	return lo, max(hi-lo, 1)
+}
+
 // SetCPUDevices names the devices that are the host CPU (a CPU-only
 // source such as the built-in loop): their lanes say CPU, not GPU.
 func (t *Timeline) SetCPUDevices(ids []int32) {
@@ -181,6 +222,16 @@ func (t *Timeline) Range() (from, span int64) { return t.from, t.span }
 
 // Following reports whether the view keeps to the newest work.
 func (t *Timeline) Following() bool { return t.follow }
+
+// Fitting reports whether the view fits every new timeline's ops (0).
+func (t *Timeline) Fitting() bool { return t.fit }
+
+// ShowRange shows [from, from+span) ns and stops following and fitting
+// (the root uses it to bring a scrubbed step into view).
+func (t *Timeline) ShowRange(from, span int64) {
+	t.from, t.span = from, max(span, 1)
+	t.follow, t.auto, t.fit = false, false, false
+}
 
 // Selected returns the selected op, or nil.
 func (t *Timeline) Selected() *attrib.TimelineOp {
@@ -223,12 +274,12 @@ func (t *Timeline) zoom(f float64, x int) {
 	}
 	t.from = at - (at-t.from)*ns/max(t.span, 1)
 	t.span = ns
-	t.follow, t.auto = false, false
+	t.follow, t.auto, t.fit = false, false, false
 }
 
 func (t *Timeline) pan(cells int) {
 	t.from += t.perCell() * int64(cells)
-	t.follow, t.auto = false, false
+	t.follow, t.auto, t.fit = false, false, false
 }
 
 // ZoomTo shows [from, to) ns.
@@ -237,7 +288,7 @@ func (t *Timeline) ZoomTo(from, to int64) {
 		return
 	}
 	t.from, t.span = from, max(to-from, int64(t.gridW()))
-	t.follow, t.auto = false, false
+	t.follow, t.auto, t.fit = false, false, false
 }
 
 // laneOps returns the indices of the ops on lane l (in start order).
@@ -288,7 +339,7 @@ func (t *Timeline) step(d int) {
 	o := &t.tl.Ops[t.sel]
 	if o.StartNs < t.from || o.EndNs() > t.from+t.span {
 		t.from = o.StartNs - t.span/4
-		t.follow, t.auto = false, false
+		t.follow, t.auto, t.fit = false, false, false
 	}
 }
 
@@ -317,8 +368,8 @@ func (t *Timeline) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, k.ZoomOut):
 			t.zoom(2, t.focusCol())
 		case key.Matches(msg, k.Fit):
-			t.from, t.span = t.tl.StartNs, max(t.tl.EndNs-t.tl.StartNs, 1)
-			t.follow, t.auto = false, false
+			t.from, t.span = t.fitRange()
+			t.follow, t.auto, t.fit = false, false, true
 		case key.Matches(msg, k.Left):
 			t.pan(-t.gridW() / 4)
 		case key.Matches(msg, k.Right):
@@ -333,6 +384,7 @@ func (t *Timeline) Update(msg tea.Msg) tea.Cmd {
 			t.step(1)
 		case key.Matches(msg, k.Follow):
 			t.follow = !t.follow
+			t.fit = false
 			if t.follow {
 				t.from = t.tl.EndNs - t.span
 			}
@@ -567,7 +619,7 @@ func (t *Timeline) axis(gw int, pc int64) string {
 	row := []rune(strings.Repeat(" ", gw))
 	step := 16
 	for c := 0; c < gw; c += step {
-		s := "┊" + FormatNs(t.from-t.tl.StartNs+pc*int64(c))
+		s := "┊" + FormatNs(t.from-t.origin+pc*int64(c))
 		if c+ansi.StringWidth(s) > gw {
 			break // no label cut short
 		}
@@ -842,6 +894,20 @@ func (t *Timeline) legend() string {
 	return s
 }
 
+// opsInView reports whether any op overlaps the visible range.
+func (t *Timeline) opsInView() bool {
+	for i := range t.tl.Ops {
+		o := &t.tl.Ops[i]
+		if o.StartNs >= t.from+t.span {
+			break
+		}
+		if o.EndNs() >= t.from {
+			return true
+		}
+	}
+	return false
+}
+
 // detail describes the selected op.
 func (t *Timeline) detail(n int) []string {
 	st := t.st
@@ -849,6 +915,9 @@ func (t *Timeline) detail(n int) []string {
 	lab := func(s string) string { return st.Detail.Label.Render(s) }
 	if o == nil {
 		hint := "[ ] or a click selects a block; +/- or the wheel zooms; drag zooms to a range"
+		if !t.opsInView() && len(t.tl.Ops) > 0 {
+			hint = "no ops in this range: 0 fits the ops, f follows the newest"
+		}
 		return []string{st.Table.Dim.Render(fitLeftCut(hint, t.w))}[:min(n, 1)]
 	}
 	stage := o.Stage
@@ -861,7 +930,7 @@ func (t *Timeline) detail(n int) []string {
 	}
 	ln := t.tl.Lanes[o.Lane]
 	facts := lab("category ") + o.Category + lab("  stage ") + stage + lab("  step ") + step +
-		lab("  dur ") + FormatNs(o.DurNs) + lab("  at +") + FormatNs(o.StartNs-t.tl.StartNs) +
+		lab("  dur ") + FormatNs(o.DurNs) + lab("  at +") + FormatNs(o.StartNs-t.origin) +
 		lab("  "+t.laneName(ln))
 	out := []string{lab("kernel ") + st.Detail.Name.Render(ansi.Truncate(o.Name, max(t.w-7, 1), "…"))}
 	if n >= 2 {

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/views"
 	"github.com/rlktop/rlktop/views/viewstest"
 )
@@ -182,5 +183,71 @@ func TestKernelsFullNameAndCopy(t *testing.T) {
 	}
 	if !status {
 		t.Error("y: no status message about the copy")
+	}
+}
+
+// slidingTimeline is a live window [startNs, startNs+10,000) ns: CPU ranges
+// and steps from its start, GPU ops only in its second half (the oldest
+// ops were dropped by the bound), 1,000 ns each every 1,000 ns on lane 0.
+func slidingTimeline(startNs int64) *attrib.Timeline {
+	tl := &attrib.Timeline{StartNs: startNs, EndNs: startNs + 10_000,
+		Lanes: []attrib.TimelineLane{{Device: 0, Stream: 7}}}
+	for s := startNs + 5_000; s < startNs+10_000; s += 1_000 {
+		tl.Ops = append(tl.Ops, attrib.TimelineOp{Lane: 0, Kind: tracer.KindKernel, StartNs: s, DurNs: 1_000,
+			Name: "k", Display: "k", Category: "gemm", Step: -1})
+	}
+	tl.CPU = []attrib.TimelineSpan{{Kind: tracer.KindRange, StartNs: startNs, DurNs: 10_000, Name: "collect"}}
+	return tl
+}
+
+// TestTimelineFitFollowsLiveWindow: "0" in a live window fits the range
+// that has ops, and keeps fitting as new windows arrive, so the lane never
+// goes blank (user trial: with fit the range stayed where it was and the
+// sliding window's blocks left the view within seconds). Each window
+// [S, S+10,000) holds ops over [S+5,000, S+10,000): the fit range is
+// exactly that (5,000 ns, no steps to widen it), every grid cell busy.
+// The axis counts from the first window's start: after windows at 0,
+// 20,000 and 40,000 the first label is +5.00 µs, +25.0 µs, +45.0 µs.
+func TestTimelineFitFollowsLiveWindow(t *testing.T) {
+	p := views.PlainStyles()
+	v := views.NewTimeline(&p)
+	v.SetSize(80, 10)
+	v.SetFollow(true)
+	v.SetTimeline(slidingTimeline(0), nil)
+	press(v, "0")
+	for _, c := range []struct {
+		start int64
+		label string
+	}{{0, "┊5.00 µs"}, {20_000, "┊25.0 µs"}, {40_000, "┊45.0 µs"}} {
+		v.SetTimeline(slidingTimeline(c.start), nil)
+		if from, span := v.Range(); from != c.start+5_000 || span != 5_000 {
+			t.Errorf("window at %d: range %d+%d, want %d+5000", c.start, from, span, c.start+5_000)
+		}
+		if !v.Fitting() {
+			t.Errorf("window at %d: no longer fitting", c.start)
+		}
+		lines := strings.Split(ansi.Strip(v.View()), "\n")
+		if got := strings.TrimSpace(lines[0]); !strings.HasPrefix(got, c.label) {
+			t.Errorf("window at %d: axis %q, want it to start with %q", c.start, got, c.label)
+		}
+		var lane string
+		for _, l := range lines {
+			if strings.HasPrefix(l, "GPU0 s7") {
+				lane = l
+			}
+		}
+		if grid := []rune(lane); len(grid) != 80 || strings.ContainsRune(string(grid[10:]), ' ') {
+			t.Errorf("window at %d: lane %q, want 70 busy cells", c.start, lane)
+		}
+	}
+	// A zoom stops fitting; a window that slides past the range says how
+	// to get the ops back instead of showing blank lanes without a word.
+	press(v, "+")
+	v.SetTimeline(slidingTimeline(5_000_000), nil)
+	if v.Fitting() {
+		t.Error("still fitting after a zoom")
+	}
+	if out := ansi.Strip(v.View()); !strings.Contains(out, "0 fits the ops, f follows the newest") {
+		t.Errorf("no hint with no ops in view:\n%s", out)
 	}
 }
