@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -82,24 +81,28 @@ status is 1.`,
 func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partial chan<- error) {
 	defer close(feed)
 	agg := attrib.NewAggregator(rules)
-	var traces []*tracer.Trace
-	for i, p := range paths {
-		phase := "reading"
-		if len(paths) > 1 {
-			phase = fmt.Sprintf("reading %s (%d of %d)", filepath.Base(p), i+1, len(paths))
-		}
-		var size int64
+	// The files are read in parallel (one worker per core); progress is
+	// the bytes read over all of them, the results come in argument order.
+	phase := "reading"
+	if len(paths) > 1 {
+		phase = fmt.Sprintf("reading %d files", len(paths))
+	}
+	var size int64
+	for _, p := range paths {
 		if st, err := os.Stat(p); err == nil {
-			size = st.Size()
+			size += st.Size()
 		}
-		feed <- tui.ProgressMsg{Phase: phase, Read: 0, Size: size}
-		t, err := tracefile.Open(p, tracefile.Options{Progress: func(read, size int64) {
-			select {
-			case feed <- tui.ProgressMsg{Phase: phase, Read: read, Size: size}:
-			default:
-			}
-		}})
-		if err != nil {
+	}
+	feed <- tui.ProgressMsg{Phase: phase, Read: 0, Size: size}
+	read, errs := tracefile.OpenAll(paths, tracefile.Options{Progress: func(n, size int64) {
+		select {
+		case feed <- tui.ProgressMsg{Phase: phase, Read: n, Size: size}:
+		default:
+		}
+	}})
+	var traces []*tracer.Trace
+	for i, t := range read {
+		if err := errs[i]; err != nil {
 			if t == nil || len(t.Events) == 0 {
 				feed <- tui.ErrMsg{Err: err, Fatal: true}
 				return
