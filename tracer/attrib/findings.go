@@ -1,0 +1,774 @@
+package attrib
+
+import (
+	"cmp"
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"github.com/rlktop/rlktop/tracer"
+)
+
+// Finding kinds: the measures the evaluator computes (FindingRule.Kind).
+const (
+	// FindMathAttention: GPU time of attention kernels on the math path
+	// (GEMM / softmax / elementwise kernels under scaled_dot_product_attention,
+	// aten::bmm / aten::_softmax on CPU, the built-in loop's attn_math_*),
+	// as a share of GPU time.
+	FindMathAttention = "math-attention"
+	// FindDominant: the largest category or stage, as a share of GPU time.
+	FindDominant = "dominant"
+	// FindIdle: step wall time with no GPU work running (IdleOf).
+	FindIdle = "idle"
+	// FindCounter: a telemetry counter whose mean reaches a threshold.
+	FindCounter = "counter"
+	// FindCoTenant: a counter (gpu.cotenants) whose maximum reaches a
+	// threshold; comparisons run meanwhile are marked.
+	FindCoTenant = "cotenant"
+	// FindInvalidOutputs: NaN/Inf seen by the Python agent's checks
+	// (check.NAME.rows): the run is invalid.
+	FindInvalidOutputs = "invalid-outputs"
+)
+
+//go:embed findings.toml
+var defaultFindingsTOML []byte
+
+// ErrFindings is wrapped by every error about a findings file.
+var ErrFindings = errors.New("bad findings rules")
+
+// FindingFlag is a flag that tests a finding's advice: set Key to Value
+// and compare with the current setting.
+type FindingFlag struct {
+	Key   string `toml:"key" json:"key"`
+	Value string `toml:"value" json:"value"`
+	// Env: an environment variable of a command (the comparison restarts
+	// it); else a flag that must be in force (FindingInput.Flags: the
+	// built-in loop's or the Python agent's).
+	Env bool `toml:"env" json:"env,omitempty"`
+	// Arch is a regex one device's Name or ComputeCap must match ("" any).
+	Arch string `toml:"arch" json:"-"`
+	// From is a regex the current value must match ("" any value other
+	// than Value).
+	From string `toml:"from" json:"-"`
+	// Current is the value in force when the finding was made ("" unset;
+	// an environment variable not set).
+	Current string `toml:"-" json:"current"`
+
+	arch, from *regexp.Regexp
+}
+
+// FindingRule is one rule of a findings table (findings.toml, or a user
+// file given with --findings). Kind picks the measure; see findings.toml
+// for the fields each kind reads.
+type FindingRule struct {
+	ID        string        `toml:"id"`
+	Kind      string        `toml:"kind"`
+	Title     string        `toml:"title"`
+	MinShare  float64       `toml:"min_share"`
+	Kernel    string        `toml:"kernel"`
+	Context   string        `toml:"context"`
+	Fused     string        `toml:"fused"`
+	Group     string        `toml:"group"`
+	Counter   string        `toml:"counter"`
+	Threshold float64       `toml:"threshold"`
+	CPU       bool          `toml:"cpu"`
+	Try       string        `toml:"try"`
+	Source    string        `toml:"source"`
+	Flags     []FindingFlag `toml:"flag"`
+	// Off (user files) drops the rule with this ID.
+	Off bool `toml:"off"`
+	// Origin is "FILE finding N", filled when loaded.
+	Origin string `toml:"-"`
+
+	kernel, context, fused *regexp.Regexp
+}
+
+type findingsFile struct {
+	Replace bool          `toml:"replace"`
+	Finding []FindingRule `toml:"finding"`
+}
+
+// FindingRules is an ordered, compiled findings table; immutable.
+type FindingRules struct{ rules []FindingRule }
+
+var defaultFindings *FindingRules
+
+func init() {
+	r, err := ParseFindings(defaultFindingsTOML, "findings.toml (built-in)", nil)
+	if err != nil {
+		panic("attrib: built-in findings.toml: " + err.Error())
+	}
+	defaultFindings = r
+}
+
+// DefaultFindings returns the built-in table (tracer/attrib/findings.toml).
+func DefaultFindings() *FindingRules { return defaultFindings }
+
+// LoadFindings reads a user findings file layered on the built-in table,
+// as LoadRules does for category rules: its rules come first, a rule
+// with a built-in rule's id replaces it, `off = true` drops it, and
+// `replace = true` at the top drops the whole built-in table. Errors
+// wrap ErrFindings and name the file, the rule (1-based) and the field.
+func LoadFindings(path string) (*FindingRules, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: cannot read: %w", ErrFindings, path, err)
+	}
+	return ParseFindings(data, path, defaultFindings)
+}
+
+// ParseFindings compiles the findings rules in data (TOML, named name in
+// errors) on top of base (nil: none; see LoadFindings for the layering).
+func ParseFindings(data []byte, name string, base *FindingRules) (*FindingRules, error) {
+	var f findingsFile
+	md, err := toml.Decode(string(data), &f)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("%w: %s:%d: %s (the file must be TOML with [[finding]] tables)", ErrFindings, name, pe.Position.Line, pe.Message)
+		}
+		return nil, fmt.Errorf("%w: %s: %w", ErrFindings, name, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return nil, fmt.Errorf("%w: %s: unknown key %q (a finding has id, kind, title, min_share, kernel, context, fused, group, counter, threshold, cpu, try, source, off, [[finding.flag]] with key, value, env, arch, from; the file may set replace)", ErrFindings, name, und[0].String())
+	}
+	seen := map[string]bool{}
+	var out []FindingRule
+	for i := range f.Finding {
+		r := &f.Finding[i]
+		if err := r.compile(name, i+1); err != nil {
+			return nil, err
+		}
+		if seen[r.ID] {
+			return nil, fmt.Errorf("%w: %s: finding %d: field \"id\": %q is used twice", ErrFindings, name, i+1, r.ID)
+		}
+		seen[r.ID] = true
+		if !r.Off {
+			out = append(out, *r)
+		}
+	}
+	if base != nil && !f.Replace {
+		for _, r := range base.rules {
+			if !seen[r.ID] {
+				out = append(out, r)
+			}
+		}
+	}
+	return &FindingRules{rules: out}, nil
+}
+
+// List returns the rules in order (a copy).
+func (fr *FindingRules) List() []FindingRule { return slices.Clone(fr.rules) }
+
+func (r *FindingRule) compile(file string, idx int) error {
+	r.Origin = fmt.Sprintf("%s finding %d", file, idx)
+	fail := func(field, msg string) error {
+		return fmt.Errorf("%w: %s: finding %d: field %q: %s", ErrFindings, file, idx, field, msg)
+	}
+	r.ID = strings.TrimSpace(r.ID)
+	if r.ID == "" {
+		return fail("id", "missing (give a stable name, e.g. \"attention-math-fallback\")")
+	}
+	if r.Off {
+		return nil
+	}
+	comp := func(field, src string) (*regexp.Regexp, error) {
+		if src == "" {
+			return nil, nil
+		}
+		re, err := regexp.Compile("(?i)" + src)
+		if err != nil {
+			return nil, fail(field, fmt.Sprintf("bad regex %q: %v (RE2 syntax)", src, err))
+		}
+		return re, nil
+	}
+	var err error
+	if r.kernel, err = comp("kernel", r.Kernel); err != nil {
+		return err
+	}
+	if r.context, err = comp("context", r.Context); err != nil {
+		return err
+	}
+	if r.fused, err = comp("fused", r.Fused); err != nil {
+		return err
+	}
+	switch r.Kind {
+	case FindMathAttention:
+		if r.kernel == nil && r.context == nil {
+			return fail("kernel", "math-attention needs kernel or context")
+		}
+	case FindDominant:
+		if r.Group != GroupCategory && r.Group != GroupStage {
+			return fail("group", fmt.Sprintf("%q: use \"category\" or \"stage\"", r.Group))
+		}
+	case FindIdle, FindInvalidOutputs:
+	case FindCounter, FindCoTenant:
+		if r.Counter == "" {
+			return fail("counter", "missing (a counter track name, e.g. \"gpu.mem_util_pct\")")
+		}
+	default:
+		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s or %s)", r.Kind,
+			FindMathAttention, FindDominant, FindIdle, FindCounter, FindCoTenant, FindInvalidOutputs))
+	}
+	if r.MinShare < 0 || r.MinShare > 1 {
+		return fail("min_share", fmt.Sprintf("%g is not a share in [0, 1]", r.MinShare))
+	}
+	if r.Title == "" {
+		return fail("title", "missing")
+	}
+	for j := range r.Flags {
+		fl := &r.Flags[j]
+		if fl.Key == "" || fl.Value == "" {
+			return fail("flag", fmt.Sprintf("flag %d needs key and value", j+1))
+		}
+		if fl.arch, err = comp("flag.arch", fl.Arch); err != nil {
+			return err
+		}
+		if fl.from, err = comp("flag.from", fl.From); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CounterStat summarises one counter track (all devices of the name
+// together): Samples taken, their Mean and Max.
+type CounterStat struct {
+	Name    string
+	Samples int
+	Mean    float64
+	Max     float64
+}
+
+// SummarizeCounters returns t's counter tracks by name, sorted.
+func SummarizeCounters(t *tracer.Trace) []CounterStat {
+	by := map[string]*CounterStat{}
+	for _, c := range t.Counters {
+		n := t.Strings.Get(c.Name)
+		s := by[n]
+		if s == nil {
+			s = &CounterStat{Name: n, Max: math.Inf(-1)}
+			by[n] = s
+		}
+		s.Samples++
+		s.Mean += c.Value
+		s.Max = max(s.Max, c.Value)
+	}
+	out := make([]CounterStat, 0, len(by))
+	for _, s := range by {
+		s.Mean /= float64(s.Samples)
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b CounterStat) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+// FindingInput is what EvaluateFindings reads; only Snapshot is required.
+type FindingInput struct {
+	Snapshot *Snapshot
+	// Timeline (BuildTimeline of the same events) gives the idle finding;
+	// nil: no idle finding.
+	Timeline *Timeline
+	// Outputs (attrib.Outputs) give the NaN finding.
+	Outputs []OutputRow
+	// Counters (SummarizeCounters, or a live session's latest values as
+	// one sample each) give the telemetry findings.
+	Counters []CounterStat
+	// Flags in force (the built-in loop's, the Python agent's); nil when
+	// unknown: only environment flags are then offered.
+	Flags map[string]string
+	// Command: the run is a command (environment flags can restart it);
+	// false for the built-in loop and for files.
+	Command bool
+	// Devices when the snapshot lists none (live sessions: the children's
+	// hellos).
+	Devices []tracer.Device
+}
+
+// Finding is one evaluated rule: what the numbers say and what to try.
+type Finding struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Kind  string `json:"kind"`
+	// Share is the finding's share of the step (0..1): of GPU time for
+	// math-attention and dominant, of step wall time for idle; for
+	// counter findings the mean as a fraction of 100%; 0 for cotenant
+	// and invalid-outputs.
+	Share   float64 `json:"share"`
+	ShareOf string  `json:"share_of"`
+	// Evidence are sentences with the numbers.
+	Evidence []string `json:"evidence"`
+	// Numbers hold the raw figures the evidence quotes, by name (ns,
+	// shares 0..1, counts).
+	Numbers map[string]float64 `json:"numbers"`
+	// Top are the top kernels (display names) behind the finding.
+	Top []string `json:"top,omitempty"`
+	Try string   `json:"try"`
+	// Flag, when non-nil, is the flag that tests Try: compare Current
+	// against Value.
+	Flag *FindingFlag `json:"flag,omitempty"`
+	// Invalid: the run's timings are not to be trusted (NaN outputs).
+	Invalid bool   `json:"invalid,omitempty"`
+	Source  string `json:"source"`
+}
+
+// EvaluateFindings evaluates rules (nil: DefaultFindings) over in and
+// returns the findings that fire, ranked: invalid runs first (nothing
+// else can be trusted), then findings that name a flag to test, then by
+// Share, descending; ties by id.
+func EvaluateFindings(rules *FindingRules, in FindingInput) []Finding {
+	if rules == nil {
+		rules = DefaultFindings()
+	}
+	s := in.Snapshot
+	if s == nil {
+		return nil
+	}
+	devs := in.Devices
+	if len(devs) == 0 {
+		devs = s.Devices
+	}
+	var out []Finding
+	for i := range rules.rules {
+		r := &rules.rules[i]
+		var f *Finding
+		switch r.Kind {
+		case FindMathAttention:
+			f = r.mathAttention(s)
+		case FindDominant:
+			f = r.dominant(s)
+		case FindIdle:
+			f = r.idle(in.Timeline, devs)
+		case FindCounter, FindCoTenant:
+			f = r.counter(in.Counters)
+		case FindInvalidOutputs:
+			f = r.invalidOutputs(in.Outputs)
+		}
+		if f == nil {
+			continue
+		}
+		f.ID, f.Title, f.Kind, f.Try, f.Source = r.ID, r.Title, r.Kind, r.Try, r.Source
+		f.Flag = r.pickFlag(in, devs)
+		out = append(out, *f)
+	}
+	slices.SortStableFunc(out, func(a, b Finding) int {
+		return cmp.Or(-cmpBool(a.Invalid, b.Invalid), -cmpBool(a.Flag != nil, b.Flag != nil),
+			cmp.Compare(b.Share, a.Share), cmp.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// pickFlag returns the first of r's flags that applies: its arch matches
+// a device, and it is an environment flag of a command or a flag in
+// force whose current value differs from Value (and matches From).
+func (r *FindingRule) pickFlag(in FindingInput, devs []tracer.Device) *FindingFlag {
+	for _, fl := range r.Flags {
+		if fl.arch != nil && !slices.ContainsFunc(devs, func(d tracer.Device) bool {
+			return fl.arch.MatchString(d.Name) || fl.arch.MatchString(d.ComputeCap)
+		}) {
+			continue
+		}
+		cur, ok := in.Flags[fl.Key]
+		switch {
+		case fl.Env && !in.Command:
+			continue
+		case !fl.Env && !ok:
+			continue
+		}
+		if cur == fl.Value || (fl.from != nil && !fl.from.MatchString(cur)) {
+			continue
+		}
+		out := fl
+		out.Current = cur
+		return &out
+	}
+	return nil
+}
+
+// perStep returns ns per step when the snapshot has steps, else 0.
+func perStep(s *Snapshot, ns int64) float64 {
+	if len(s.Steps) == 0 {
+		return 0
+	}
+	return float64(ns) / float64(len(s.Steps))
+}
+
+func (r *FindingRule) mathAttention(s *Snapshot) *Finding {
+	if s.Totals.GPUTotalNs <= 0 {
+		return nil
+	}
+	any := func(re *regexp.Regexp, row *KernelRow) bool {
+		if re == nil {
+			return false
+		}
+		if re.MatchString(row.Name) || re.MatchString(row.DisplayName) {
+			return true
+		}
+		return slices.ContainsFunc(row.Ops, re.MatchString) || slices.ContainsFunc(row.Ranges, re.MatchString)
+	}
+	var mathNs, fusedNs, attnNs, calls int64
+	var top []string
+	for i := range s.Kernels {
+		k := &s.Kernels[i]
+		if k.Category != "attention" {
+			continue
+		}
+		attnNs += k.TotalNs
+		if any(r.fused, k) {
+			fusedNs += k.TotalNs
+			continue
+		}
+		name := func(re *regexp.Regexp) bool {
+			return re != nil && (re.MatchString(k.Name) || re.MatchString(k.DisplayName))
+		}
+		ctx := func(re *regexp.Regexp) bool {
+			return re != nil && (slices.ContainsFunc(k.Ops, re.MatchString) || slices.ContainsFunc(k.Ranges, re.MatchString))
+		}
+		if name(r.kernel) || ctx(r.context) {
+			mathNs += k.TotalNs
+			calls += k.Count
+			if len(top) < 3 {
+				top = append(top, fmt.Sprintf("%s %s (%d calls)", k.DisplayName, fmtNs(k.TotalNs), k.Count))
+			}
+		}
+	}
+	share := float64(mathNs) / float64(s.Totals.GPUTotalNs)
+	if mathNs == 0 || share < r.MinShare {
+		return nil
+	}
+	f := &Finding{Share: share, ShareOf: "GPU time", Top: top, Numbers: map[string]float64{
+		"math_ns": float64(mathNs), "fused_ns": float64(fusedNs), "attention_ns": float64(attnNs),
+		"gpu_ns": float64(s.Totals.GPUTotalNs), "math_share": share, "math_ns_per_step": perStep(s, mathNs), "steps": float64(len(s.Steps)),
+	}}
+	ev := fmt.Sprintf("math-path attention kernels: %s of %s GPU time (%.1f%%)", fmtNs(mathNs), fmtNs(s.Totals.GPUTotalNs), 100*share)
+	if ps := perStep(s, mathNs); ps > 0 {
+		ev += fmt.Sprintf(", %s per step over %d steps", fmtNs(int64(ps)), len(s.Steps))
+	}
+	f.Evidence = append(f.Evidence, ev)
+	f.Evidence = append(f.Evidence, fmt.Sprintf("fused attention kernels: %s; attention in all: %s", fmtNs(fusedNs), fmtNs(attnNs)))
+	return f
+}
+
+func (r *FindingRule) dominant(s *Snapshot) *Finding {
+	rows := s.Categories
+	if r.Group == GroupStage {
+		rows = s.Stages
+	}
+	if len(rows) == 0 || s.Totals.GPUTotalNs <= 0 {
+		return nil
+	}
+	g := rows[0]
+	if g.Share < r.MinShare || (r.Group == GroupStage && g.Key == "(none)") {
+		return nil
+	}
+	f := &Finding{Share: g.Share, ShareOf: "GPU time", Numbers: map[string]float64{
+		"group_ns": float64(g.TotalNs), "gpu_ns": float64(s.Totals.GPUTotalNs), "share": g.Share, "count": float64(g.Count),
+		"group_ns_per_step": perStep(s, g.TotalNs),
+	}}
+	ev := fmt.Sprintf("%s %q: %s of %s GPU time (%.1f%%), %d ops", r.Group, g.Key, fmtNs(g.TotalNs), fmtNs(s.Totals.GPUTotalNs), 100*g.Share, g.Count)
+	if ps := perStep(s, g.TotalNs); ps > 0 {
+		ev += fmt.Sprintf(", %s per step", fmtNs(int64(ps)))
+	}
+	f.Evidence = append(f.Evidence, ev)
+	f.Numbers["key:"+g.Key] = 1
+	for i := range s.Kernels {
+		k := &s.Kernels[i]
+		in := k.Category == g.Key
+		if r.Group == GroupStage {
+			in = k.Stage == g.Key
+		}
+		if in && len(f.Top) < 3 {
+			f.Top = append(f.Top, fmt.Sprintf("%s %s (%.1f%% of the %s)", k.DisplayName, fmtNs(k.TotalNs), 100*float64(k.TotalNs)/float64(g.TotalNs), r.Group))
+		}
+	}
+	return f
+}
+
+func (r *FindingRule) counter(cs []CounterStat) *Finding {
+	i := slices.IndexFunc(cs, func(c CounterStat) bool { return c.Name == r.Counter })
+	if i < 0 || cs[i].Samples == 0 {
+		return nil
+	}
+	c := cs[i]
+	f := &Finding{Numbers: map[string]float64{"mean": c.Mean, "max": c.Max, "samples": float64(c.Samples)}}
+	if r.Kind == FindCoTenant {
+		if c.Max < r.Threshold {
+			return nil
+		}
+		f.Evidence = []string{fmt.Sprintf("%s reached %g (%d samples)", c.Name, c.Max, c.Samples)}
+		return f
+	}
+	if c.Mean < r.Threshold {
+		return nil
+	}
+	f.Share, f.ShareOf = c.Mean/100, c.Name
+	f.Evidence = []string{fmt.Sprintf("%s mean %.1f (max %.1f) over %d samples, threshold %g", c.Name, c.Mean, c.Max, c.Samples, r.Threshold)}
+	for _, o := range []string{"gpu.util_pct", "gpu.power_mw", "gpu.power_limit_mw"} {
+		if j := slices.IndexFunc(cs, func(c CounterStat) bool { return c.Name == o }); j >= 0 {
+			f.Numbers[o] = cs[j].Mean
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s mean %.1f", o, cs[j].Mean))
+		}
+	}
+	return f
+}
+
+func (r *FindingRule) invalidOutputs(outs []OutputRow) *Finding {
+	var bad []string
+	steps := 0
+	for _, o := range outs {
+		if o.Kind == "check" && len(o.NaNSteps) > 0 {
+			bad = append(bad, fmt.Sprintf("check %q: NaN/Inf in %d of %d steps (first step %d)", o.Name, len(o.NaNSteps), o.Steps, o.NaNSteps[0]))
+			steps += len(o.NaNSteps)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return &Finding{Invalid: true, Evidence: bad, Numbers: map[string]float64{"nan_steps": float64(steps)}}
+}
+
+// IdleStats is the GPU idle time of a run's steps (IdleOf).
+type IdleStats struct {
+	// Steps are the steps measured, in step order.
+	Steps []StepIdle
+	// StepNs and IdleNs sum them.
+	StepNs, IdleNs int64
+	// QuarterNs is the idle time in each quarter of the steps' wall time
+	// (first 25%, …), summed over the steps: where in the step the gaps are.
+	QuarterNs [4]int64
+	// Gaps are the longest idle intervals (at most 3), longest first.
+	Gaps []IdleGap
+}
+
+// StepIdle is one step's wall time and the part of it no GPU op covered.
+type StepIdle struct {
+	Step           int64
+	StartNs, DurNs int64
+	BusyNs, IdleNs int64
+}
+
+// IdleGap is one idle interval inside a step, with the ops around it and
+// the innermost CPU range open at its middle ("" none).
+type IdleGap struct {
+	Step           int64
+	StartNs, DurNs int64
+	// AtPct is where the gap starts, in % of its step's wall time.
+	AtPct         float64
+	Before, After string // display names of the ops around it ("" step edge)
+	Range         string
+}
+
+// Share returns IdleNs / StepNs (0 with no steps).
+func (st *IdleStats) Share() float64 {
+	if st == nil || st.StepNs <= 0 {
+		return 0
+	}
+	return float64(st.IdleNs) / float64(st.StepNs)
+}
+
+// IdleOf measures, for every step of tl whose window lies after the
+// first op kept (a bounded timeline drops the earliest ops), the union of
+// the GPU ops (kernels, memcpy, memset, on every lane; with cpu false,
+// lanes of the devices in cpuDevs are left out) clipped to the step's
+// [start, start+dur), and the rest of the step as idle. This is the
+// "idle time" of HTA's temporal breakdown, per step. nil when tl has no
+// steps or no ops.
+func IdleOf(tl *Timeline, cpuDevs []int32, cpu bool) *IdleStats {
+	if tl == nil || len(tl.Steps) == 0 || len(tl.Ops) == 0 {
+		return nil
+	}
+	type iv struct {
+		s, e int64
+		i    int
+	}
+	var ops []iv
+	first := int64(math.MaxInt64)
+	var maxDur int64
+	for i := range tl.Ops {
+		o := &tl.Ops[i]
+		if !cpu && slices.Contains(cpuDevs, tl.Lanes[o.Lane].Device) {
+			continue
+		}
+		ops = append(ops, iv{o.StartNs, o.EndNs(), i})
+		first = min(first, o.StartNs)
+		maxDur = max(maxDur, o.DurNs)
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	slices.SortFunc(ops, func(a, b iv) int { return cmp.Or(cmp.Compare(a.s, b.s), cmp.Compare(a.e, b.e)) })
+	st := &IdleStats{}
+	steps := slices.Clone(tl.Steps)
+	slices.SortStableFunc(steps, func(a, b TimelineStep) int { return cmp.Compare(a.Step, b.Step) })
+	for _, sp := range steps {
+		s0, s1 := sp.StartNs, sp.StartNs+sp.DurNs
+		if sp.DurNs <= 0 || (tl.Dropped > 0 && s0 < first) {
+			continue
+		}
+		// ops overlapping [s0, s1): ops are sorted by start; an op that
+		// starts before s0 (by at most maxDur) may still reach into the step.
+		j, _ := slices.BinarySearchFunc(ops, s0-maxDur, func(o iv, t int64) int { return cmp.Compare(o.s, t) })
+		cur := s0 // covered up to here
+		prevOp := -1
+		var busy int64
+		addGap := func(g0, g1 int64, next int) {
+			if g1 <= g0 {
+				return
+			}
+			// quarters
+			for q := 0; q < 4; q++ {
+				q0 := s0 + sp.DurNs*int64(q)/4
+				q1 := s0 + sp.DurNs*int64(q+1)/4
+				if o := min(g1, q1) - max(g0, q0); o > 0 {
+					st.QuarterNs[q] += o
+				}
+			}
+			g := IdleGap{Step: sp.Step, StartNs: g0, DurNs: g1 - g0, AtPct: 100 * float64(g0-s0) / float64(sp.DurNs)}
+			if prevOp >= 0 {
+				g.Before = tl.Ops[prevOp].Display
+			}
+			if next >= 0 {
+				g.After = tl.Ops[next].Display
+			}
+			st.Gaps = append(st.Gaps, g)
+			slices.SortStableFunc(st.Gaps, func(a, b IdleGap) int { return cmp.Compare(b.DurNs, a.DurNs) })
+			if len(st.Gaps) > 3 {
+				st.Gaps = st.Gaps[:3]
+			}
+		}
+		for k := j; k < len(ops) && ops[k].s < s1; k++ {
+			o := ops[k]
+			if o.e <= cur {
+				if o.e > s0 {
+					prevOp = o.i
+				}
+				continue
+			}
+			if o.s > cur {
+				addGap(cur, o.s, o.i)
+				cur = o.s
+			}
+			e := min(o.e, s1)
+			busy += e - cur
+			cur = e
+			prevOp = o.i
+		}
+		if cur < s1 {
+			addGap(cur, s1, -1)
+		}
+		st.Steps = append(st.Steps, StepIdle{Step: sp.Step, StartNs: s0, DurNs: sp.DurNs, BusyNs: busy, IdleNs: sp.DurNs - busy})
+		st.StepNs += sp.DurNs
+		st.IdleNs += sp.DurNs - busy
+	}
+	if len(st.Steps) == 0 {
+		return nil
+	}
+	// The CPU range open in the middle of each gap.
+	for gi := range st.Gaps {
+		g := &st.Gaps[gi]
+		mid := g.StartNs + g.DurNs/2
+		depth := -1
+		for _, c := range tl.CPU {
+			if c.Kind == tracer.KindRange && c.StartNs <= mid && mid < c.StartNs+c.DurNs && c.Depth > depth && !isStepName(c.Name) {
+				g.Range, depth = c.Name, c.Depth
+			}
+		}
+	}
+	return st
+}
+
+// isStepName reports the step ranges themselves (ProfilerStep#N, the
+// built-in loop's step), which hold every gap and say nothing.
+func isStepName(n string) bool {
+	return strings.HasPrefix(n, "ProfilerStep#") || n == "step"
+}
+
+func (r *FindingRule) idle(tl *Timeline, devs []tracer.Device) *Finding {
+	var cpuDevs []int32
+	for _, d := range devs {
+		if strings.EqualFold(d.Vendor, "cpu") {
+			cpuDevs = append(cpuDevs, d.ID)
+		}
+	}
+	if !r.CPU {
+		cpuDevs = append(cpuDevs, -1) // CPU operators shown as kernels (tracer.Trace.CPUOpKernels)
+	}
+	st := IdleOf(tl, cpuDevs, r.CPU)
+	if st == nil || st.Share() < r.MinShare {
+		return nil
+	}
+	f := &Finding{Share: st.Share(), ShareOf: "step wall time", Numbers: map[string]float64{
+		"idle_ns": float64(st.IdleNs), "step_ns": float64(st.StepNs), "idle_share": st.Share(), "steps": float64(len(st.Steps)),
+	}}
+	f.Evidence = append(f.Evidence, fmt.Sprintf("GPU idle %s of %s step time (%.1f%%) over %d steps", fmtNs(st.IdleNs), fmtNs(st.StepNs), 100*st.Share(), len(st.Steps)))
+	var per []string
+	for i, s := range st.Steps {
+		if i == 8 {
+			per = append(per, "…")
+			break
+		}
+		per = append(per, fmt.Sprintf("%d: %.0f%%", s.Step, 100*float64(s.IdleNs)/float64(s.DurNs)))
+	}
+	f.Evidence = append(f.Evidence, "idle per step: "+strings.Join(per, ", "))
+	if st.IdleNs > 0 {
+		q := st.QuarterNs
+		f.Evidence = append(f.Evidence, fmt.Sprintf("where in the step: %.0f%% of the idle time in the first quarter, %.0f%% second, %.0f%% third, %.0f%% last",
+			100*float64(q[0])/float64(st.IdleNs), 100*float64(q[1])/float64(st.IdleNs), 100*float64(q[2])/float64(st.IdleNs), 100*float64(q[3])/float64(st.IdleNs)))
+		for qi, v := range q {
+			f.Numbers[fmt.Sprintf("quarter%d_ns", qi+1)] = float64(v)
+		}
+	}
+	for _, g := range st.Gaps {
+		where := fmt.Sprintf("longest gap %s in step %d at %.0f%%", fmtNs(g.DurNs), g.Step, g.AtPct)
+		if g.Before != "" {
+			where += " after " + g.Before
+		}
+		if g.After != "" {
+			where += ", before " + g.After
+		}
+		if g.Range != "" {
+			where += fmt.Sprintf(" (CPU in %q)", g.Range)
+		}
+		f.Evidence = append(f.Evidence, where)
+	}
+	return f
+}
+
+// fmtNs writes ns with 3 significant digits and a unit (the report's
+// Duration style; attrib cannot import report).
+func fmtNs(ns int64) string {
+	v := float64(ns)
+	unit := "ns"
+	for _, u := range []string{"µs", "ms", "s"} {
+		if math.Abs(v) < 1000 {
+			break
+		}
+		v /= 1000
+		unit = u
+	}
+	switch {
+	case unit == "ns":
+		return fmt.Sprintf("%d ns", ns)
+	case math.Abs(v) >= 100:
+		return fmt.Sprintf("%.0f %s", v, unit)
+	case math.Abs(v) >= 10:
+		return fmt.Sprintf("%.1f %s", v, unit)
+	}
+	return fmt.Sprintf("%.2f %s", v, unit)
+}
