@@ -49,16 +49,16 @@ func BenchmarkIngest(b *testing.B) {
 	cpu0 := cpuTime()
 	for b.Loop() {
 		s := New(Options{})
-		c := &conn{names: wire.NewNames(s.strs)}
+		c := &conn{s: s}
+		names := wire.NewNames(s.strs)
 		for i := range 60 {
-			c.names.Define(uint32(i+1), fmt.Appendf(nil, "kernel_%02d", i))
+			names.Define(uint32(i+1), fmt.Appendf(nil, "kernel_%02d", i))
 		}
-		s.mu.Lock()
 		for _, bt := range batches {
 			buf = append(buf[:0], bt...)
-			s.addEvents(c, buf)
+			// What wire.Decoder does after decoding, then the sink.
+			c.Events(buf, names.MapEvents(buf))
 		}
-		s.mu.Unlock()
 		if s.cum.Snapshot().Totals.KernelCount != int64(200*ranges*perRange) {
 			b.Fatal("kernels missing")
 		}

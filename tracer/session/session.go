@@ -349,13 +349,14 @@ func (s *Session) Serve(srv *wire.Server) {
 	}()
 }
 
-// conn is one child connection.
+// conn is one child connection. It is the wire.Sink of its stream: the
+// serving goroutine decodes each frame outside the session lock, and each
+// method takes the lock for what it changes.
 type conn struct {
+	s      *Session
 	rw     io.ReadWriteCloser
 	wmu    sync.Mutex
 	w      *wire.Writer
-	names  *wire.Names
-	offset int64 // clock offset to add (0 for relayed streams)
 	info   Child
 	pid    int32
 	hellos int
@@ -368,7 +369,7 @@ type conn struct {
 // frames, e.g. a pipe in tests) in a goroutine until it ends. After Close
 // it just closes rw.
 func (s *Session) AddConn(rw io.ReadWriteCloser) {
-	c := &conn{rw: rw, w: wire.NewWriter(rw), names: wire.NewNames(s.strs)}
+	c := &conn{s: s, rw: rw, w: wire.NewWriter(rw)}
 	c.info.Tracing = true
 	c.info.Connected = true
 	c.info.Hello.Rank = -1
@@ -394,11 +395,10 @@ func (s *Session) AddConn(rw io.ReadWriteCloser) {
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		err := s.serveConn(c)
+		err := c.serve()
 		s.mu.Lock()
 		c.info.Connected = false
 		s.connected--
-		c.names = nil // the id map is not needed once the stream ended
 		// The child's last events are in: the next Snapshot rebuilds the
 		// window at once instead of returning one up to 200 ms old.
 		s.forceWin = true
@@ -417,127 +417,128 @@ func (s *Session) AddConn(rw io.ReadWriteCloser) {
 	}()
 }
 
-func (s *Session) serveConn(c *conn) error {
-	r := wire.NewReader(c.rw)
-	var evs []tracer.Event
-	var cs []tracer.Counter
+// serve decodes the connection's frames into c until the stream ends; a
+// clean end (EOF, or the connection closed by Close) is nil.
+func (c *conn) serve() error {
+	d := wire.NewDecoder(c.rw)
 	for {
-		f, err := r.Next()
-		if err != nil {
+		if err := d.Next(c); err != nil {
 			if err == io.EOF || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
 			return err
 		}
-		switch f.Type {
-		case wire.TypeEvents:
-			// Decode outside the lock; map and link inside.
-			evs, err = f.Events(evs[:0])
-			if err != nil {
-				return err
-			}
-			s.mu.Lock()
-			s.addEvents(c, evs)
-			s.mu.Unlock()
-			continue
-		case wire.TypeCounters:
-			cs, err = f.Counters(cs[:0])
-			if err != nil {
-				return err
-			}
-		}
-		s.mu.Lock()
-		err = s.frame(c, &f, cs)
-		s.version++
-		s.mu.Unlock()
-		if err != nil {
-			return err
-		}
 	}
 }
 
-// frame handles every frame but Events (s.mu held).
-func (s *Session) frame(c *conn, f *wire.Frame, cs []tracer.Counter) error {
-	switch f.Type {
-	case wire.TypeHello:
-		h, err := f.Hello()
-		if err != nil {
-			return err
-		}
-		c.info.Hello = h
-		c.pid = int32(h.PID)
-		c.hellos++
-		if f.Flags&wire.FlagRelayed == 0 {
-			c.offset = h.ClockOffsetNs
-		}
-		if s.rec != nil {
-			s.rec.hello(&h)
-		}
-	case wire.TypeStrings:
-		return f.Strings(func(id uint32, b []byte) error {
-			c.nNames++
-			c.nNameBytes += int64(len(b))
-			if c.nNames > s.opts.MaxNamesPerConn || c.nNameBytes > s.opts.MaxNameBytesPerConn {
-				return fmt.Errorf("the connection defined more than %d names or %d MiB of them, the session's limit (session.Options.MaxNamesPerConn, MaxNameBytesPerConn); closed", s.opts.MaxNamesPerConn, s.opts.MaxNameBytesPerConn>>20)
-			}
-			c.names.Define(id, b)
-			return nil
-		})
-	case wire.TypeCounters:
-		for i := range cs {
-			if id, ok := c.names.Map(cs[i].Name); ok {
-				cs[i].Name = id
-			} else {
-				cs[i].Name = 0
-			}
-			cs[i].TS += c.offset
-		}
-		s.addCounters(cs)
-	case wire.TypeDrops:
-		d, err := f.Drops()
-		if err != nil {
-			return err
-		}
-		c.info.Drops = d
-		if s.rec != nil {
-			s.rec.drops(s.droppedLocked())
-		}
-	case wire.TypeControl:
-		ct, err := f.Control()
-		if err != nil {
-			return err
-		}
-		if ct.Op == wire.ControlAck {
-			s.ack(c, &ct)
-		}
-		if s.rec != nil {
-			s.rec.control(&ct)
-		}
-	case wire.TypeMeta:
-		kv, err := f.Meta()
-		if err != nil {
-			return err
-		}
-		if len(c.info.Meta) < 1000 {
-			c.info.Meta = append(c.info.Meta, kv...)
-		}
-		if s.rec != nil {
-			s.rec.meta(kv)
-		}
-	case wire.TypeTraceFile:
-		tf, err := f.TraceFile()
-		if err != nil {
-			return err
-		}
-		s.wg.Add(1)
-		go s.importTraceFile(c, tf)
-	case wire.TypeBye:
-		y, err := f.Bye()
-		if err != nil {
-			return err
-		}
-		c.info.Bye = &y
+// The wire.Sink methods: each runs with the frame decoded, takes s.mu for
+// what it changes and bumps the version.
+
+func (c *conn) Hello(h *wire.Hello, _ bool) error {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.info.Hello = *h
+	c.pid = int32(h.PID)
+	c.hellos++
+	if s.rec != nil {
+		s.rec.hello(h)
 	}
+	s.version++
+	return nil
+}
+
+func (c *conn) Intern(b []byte) (tracer.StrID, error) {
+	s := c.s
+	c.nNames++
+	c.nNameBytes += int64(len(b))
+	if c.nNames > s.opts.MaxNamesPerConn || c.nNameBytes > s.opts.MaxNameBytesPerConn {
+		return 0, fmt.Errorf("the connection defined more than %d names or %d MiB of them, the session's limit (session.Options.MaxNamesPerConn, MaxNameBytesPerConn); closed", s.opts.MaxNamesPerConn, s.opts.MaxNameBytesPerConn>>20)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.version++
+	return s.strs.InternBytes(b), nil
+}
+
+// Events links and aggregates a batch (names and times already the
+// session's).
+func (c *conn) Events(evs []tracer.Event, undefined int) error {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.info.Undefined += uint64(undefined)
+	s.ingest(c, evs)
+	return nil
+}
+
+func (c *conn) Counters(cs []tracer.Counter, _ int) error {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.addCounters(cs)
+	s.version++
+	return nil
+}
+
+func (c *conn) Drops(d wire.Drops) error {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.info.Drops = d
+	if s.rec != nil {
+		s.rec.drops(s.droppedLocked())
+	}
+	s.version++
+	return nil
+}
+
+func (c *conn) Control(ct *wire.Control) error {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ct.Op == wire.ControlAck {
+		s.ack(c, ct)
+	}
+	if s.rec != nil {
+		s.rec.control(ct)
+	}
+	s.version++
+	return nil
+}
+
+func (c *conn) Meta(kv []wire.KV) error {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(c.info.Meta) < 1000 {
+		c.info.Meta = append(c.info.Meta, kv...)
+	}
+	if s.rec != nil {
+		s.rec.meta(kv)
+	}
+	s.version++
+	return nil
+}
+
+// TraceFile imports a torch.profiler window the child wrote, in a
+// goroutine (importTraceFile).
+func (c *conn) TraceFile(tf wire.TraceFile) error {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wg.Add(1)
+	go s.importTraceFile(c, tf)
+	s.version++
+	return nil
+}
+
+func (c *conn) Bye(y wire.Bye) error {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.info.Bye = &y
+	s.version++
 	return nil
 }
 
@@ -554,19 +555,6 @@ func (s *Session) ack(c *conn, ct *wire.Control) {
 	if cmd.Op == wire.ControlSet {
 		s.marks = append(s.marks, Mark{Step: ct.Step, PID: c.info.Hello.PID, Key: cmd.Key, Value: cmd.Value, AtNs: s.opts.Now().UnixNano()})
 	}
-}
-
-// addEvents maps, shifts, links and aggregates a batch (s.mu held).
-func (s *Session) addEvents(c *conn, evs []tracer.Event) {
-	if u := c.names.MapEvents(evs); u > 0 {
-		c.info.Undefined += uint64(u)
-	}
-	for i := range evs {
-		e := &evs[i]
-		e.Start += c.offset
-		e.Ctx = 0
-	}
-	s.ingest(c, evs)
 }
 
 // ingest records, links and aggregates a batch whose names are the

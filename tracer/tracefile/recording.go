@@ -2,7 +2,6 @@ package tracefile
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -38,34 +37,13 @@ func sniffRecording(head []byte) bool { return bytes.HasPrefix(head, wire.Magic[
 // not decoded; the frames before it come back with an error that names the
 // limit and RLKTOP_MAX_RECORDING_EVENTS.
 func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
-	t := tracer.NewTrace("rlktop", path)
-	budget, budgetWhy := recordingBudget(opts.FileSize)
-	overBudget := func(n uint64, what string, off int64) error {
-		held := uint64(len(t.Events) + len(t.Counters))
-		if n <= budget && held <= budget-n {
-			return nil
-		}
-		return &Error{Path: path, Offset: off, Field: "count",
-			Msg:  fmt.Sprintf("the recording would hold more than %d events and counters (%s): kept the %d before a %s frame declaring %d", budget, budgetWhy, held, what, n),
-			Hint: fmt.Sprintf("a file this small holding that many is almost surely crafted or damaged; to read it anyway, set %s to a larger number (each event takes 72 bytes of memory)", MaxRecordingEventsEnv)}
-	}
-	wr := wire.NewReader(r)
-	names := wire.NewNames(t.Strings)
-	var (
-		offset    int64
-		evs       []tracer.Event
-		cs        []tracer.Counter
-		hellos    int
-		undefined int
-		frames    int
-		dropped   = map[int]uint64{} // per hello (sender), cumulative
-		lastDrops uint64
-		relayed   bool
-		damage    error // the *Error that stopped the reading, nil when none
-	)
+	rs := &recSink{t: tracer.NewTrace("rlktop", path), path: path, dropped: map[int]uint64{}}
+	rs.budget, rs.budgetWhy = recordingBudget(opts.FileSize)
+	t := rs.t
+	dec := wire.NewDecoder(r)
 	bad := func(err error) error {
 		var fe *wire.FormatError
-		off := wr.Offset()
+		off := dec.Offset()
 		field := ""
 		if errors.As(err, &fe) {
 			off, field = fe.Offset, fe.Field
@@ -77,138 +55,138 @@ func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error
 		}
 		return &Error{Path: path, Offset: off, Field: field, Msg: "bad rlktop recording", Err: err, Hint: hint}
 	}
-frames:
+	var damage error // the *Error that stopped the reading, nil when none
 	for {
-		f, err := wr.Next()
+		whole := dec.Frames()
+		err := dec.Next(rs)
 		if err == io.EOF {
 			break
 		}
-		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) && frames > 0 {
-				t.Warn(fmt.Sprintf("recording stops at byte %d without its closing Bye frame (the recorder was killed, or the file is cut): kept the %d whole frames before it", wr.Offset(), frames))
-				break frames
-			}
-			if frames == 0 {
-				return nil, bad(err)
-			}
-			// Damage inside the stream (a frame whose CRC-32 or layout is
-			// wrong) is an error, as in every format: the frames before it
-			// come back with it.
-			damage = bad(err)
-			break frames
+		if err == nil {
+			continue
 		}
-		frames++
-		switch f.Type {
-		case wire.TypeHello:
-			h, err := f.Hello()
-			if err != nil {
-				return nil, bad(err)
-			}
-			hellos++
-			offset = 0
-			if f.Flags&wire.FlagRelayed == 0 {
-				offset = h.ClockOffsetNs
-			} else {
-				relayed = true
-			}
-			addHello(t, &h, hellos)
-		case wire.TypeStrings:
-			if err := f.Strings(func(id uint32, b []byte) error { names.Define(id, b); return nil }); err != nil {
-				return nil, bad(err)
-			}
-		case wire.TypeEvents:
-			if n, k := binary.Uvarint(f.Payload); k > 0 {
-				if damage = overBudget(n, "events", f.Offset); damage != nil {
-					break frames
-				}
-			}
-			n0 := len(t.Events)
-			t.Events, err = f.Events(t.Events)
-			if err != nil {
-				return nil, bad(err)
-			}
-			evs = t.Events[n0:]
-			undefined += names.MapEvents(evs)
-			if offset != 0 {
-				for i := range evs {
-					evs[i].Start += offset
-				}
-			}
-		case wire.TypeCounters:
-			if n, k := binary.Uvarint(f.Payload); k > 0 {
-				if damage = overBudget(n, "counters", f.Offset); damage != nil {
-					break frames
-				}
-			}
-			cs, err = f.Counters(cs[:0])
-			if err != nil {
-				return nil, bad(err)
-			}
-			for i := range cs {
-				id, ok := names.Map(cs[i].Name)
-				if !ok {
-					undefined++
-				}
-				cs[i].Name = id
-				cs[i].TS += offset
-			}
-			t.Counters = append(t.Counters, cs...)
-		case wire.TypeDrops:
-			d, err := f.Drops()
-			if err != nil {
-				return nil, bad(err)
-			}
-			dropped[hellos] = d.Events
-			lastDrops = d.Events
-		case wire.TypeMeta:
-			kv, err := f.Meta()
-			if err != nil {
-				return nil, bad(err)
-			}
-			for _, p := range kv {
-				t.Meta[p.Key] = p.Value
-			}
-		case wire.TypeControl:
-			c, err := f.Control()
-			if err != nil {
-				return nil, bad(err)
-			}
-			if c.Op == wire.ControlAck && c.Err == "" && len(c.Flags) > 0 {
-				var fl []string
-				for _, p := range c.Flags {
-					fl = append(fl, p.Key+"="+p.Value)
-				}
-				t.Meta["flags"] = strings.Join(fl, ",")
-				t.Meta["flags_changes"] = strconv.Itoa(atoi(t.Meta["flags_changes"]) + 1)
-			}
-		case wire.TypeBye:
-			y, err := f.Bye()
-			if err != nil {
-				return nil, bad(err)
-			}
-			t.Meta["end"] = y.Reason
-			if y.ExitCode >= 0 {
-				t.Meta["exit_code"] = strconv.FormatInt(y.ExitCode, 10)
-			}
+		if re := (*Error)(nil); errors.As(err, &re) {
+			// Past the budget (recSink.Reserve): the frames before it
+			// come back with the error.
+			damage = re
+			break
 		}
+		if whole == 0 {
+			return nil, bad(err)
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Warn(fmt.Sprintf("recording stops at byte %d without its closing Bye frame (the recorder was killed, or the file is cut): kept the %d whole frames before it", dec.Offset(), whole))
+			break
+		}
+		// Damage inside the stream (a frame whose CRC-32 or layout is
+		// wrong, or one past the budget) is an error, as in every format:
+		// the frames before it come back with it.
+		damage = bad(err)
+		break
 	}
 	// A recording's Drops frames carry the recorder's total; a raw stream's
 	// are each sender's own cumulative count.
-	if relayed || hellos == 0 {
-		t.Dropped = lastDrops
+	if rs.relayed || rs.hellos == 0 {
+		t.Dropped = rs.lastDrops
 	} else {
-		for _, d := range dropped {
+		for _, d := range rs.dropped {
 			t.Dropped += d
 		}
 	}
-	if undefined > 0 {
-		t.Warn(fmt.Sprintf("%d events or counters name a string id the recording never defined; their name is empty", undefined))
+	if rs.undefined > 0 {
+		t.Warn(fmt.Sprintf("%d events or counters name a string id the recording never defined; their name is empty", rs.undefined))
 	}
-	if frames == 0 {
-		return nil, &Error{Path: path, Offset: wr.Offset(), Msg: "rlktop recording holds no frames",
+	if dec.Frames() == 0 {
+		return nil, &Error{Path: path, Offset: dec.Offset(), Msg: "rlktop recording holds no frames",
 			Hint: "the recorder stopped before writing anything"}
 	}
 	return t, damage
+}
+
+// recSink builds a trace from the frames of a recording (wire.Sink).
+type recSink struct {
+	t         *tracer.Trace
+	path      string
+	budget    uint64 // events and counters one import may hold
+	budgetWhy string
+	hellos    int
+	undefined int
+	dropped   map[int]uint64 // per hello (sender), cumulative
+	lastDrops uint64
+	relayed   bool
+}
+
+// Reserve refuses a frame that would take the trace past the budget.
+func (rs *recSink) Reserve(ty wire.Type, n uint64, off int64) error {
+	held := uint64(len(rs.t.Events) + len(rs.t.Counters))
+	if n <= rs.budget && held <= rs.budget-n {
+		return nil
+	}
+	what := "events"
+	if ty == wire.TypeCounters {
+		what = "counters"
+	}
+	return &Error{Path: rs.path, Offset: off, Field: "count",
+		Msg:  fmt.Sprintf("the recording would hold more than %d events and counters (%s): kept the %d before a %s frame declaring %d", rs.budget, rs.budgetWhy, held, what, n),
+		Hint: fmt.Sprintf("a file this small holding that many is almost surely crafted or damaged; to read it anyway, set %s to a larger number (each event takes 72 bytes of memory)", MaxRecordingEventsEnv)}
+}
+
+func (rs *recSink) Hello(h *wire.Hello, relayed bool) error {
+	rs.hellos++
+	rs.relayed = rs.relayed || relayed
+	addHello(rs.t, h, rs.hellos)
+	return nil
+}
+
+func (rs *recSink) Intern(s []byte) (tracer.StrID, error) { return rs.t.Strings.InternBytes(s), nil }
+
+func (rs *recSink) Events(evs []tracer.Event, undefined int) error {
+	rs.t.Events = append(rs.t.Events, evs...)
+	rs.undefined += undefined
+	return nil
+}
+
+func (rs *recSink) Counters(cs []tracer.Counter, undefined int) error {
+	rs.t.Counters = append(rs.t.Counters, cs...)
+	rs.undefined += undefined
+	return nil
+}
+
+func (rs *recSink) Drops(d wire.Drops) error {
+	rs.dropped[rs.hellos] = d.Events
+	rs.lastDrops = d.Events
+	return nil
+}
+
+func (rs *recSink) Meta(kv []wire.KV) error {
+	for _, p := range kv {
+		rs.t.Meta[p.Key] = p.Value
+	}
+	return nil
+}
+
+func (rs *recSink) Control(c *wire.Control) error {
+	if c.Op == wire.ControlAck && c.Err == "" && len(c.Flags) > 0 {
+		var fl []string
+		for _, p := range c.Flags {
+			fl = append(fl, p.Key+"="+p.Value)
+		}
+		rs.t.Meta["flags"] = strings.Join(fl, ",")
+		rs.t.Meta["flags_changes"] = strconv.Itoa(atoi(rs.t.Meta["flags_changes"]) + 1)
+	}
+	return nil
+}
+
+// TraceFile frames (the Python agent's torch.profiler windows) are not
+// read back from a recording: their events were merged into the stream.
+func (rs *recSink) TraceFile(wire.TraceFile) error { return nil }
+
+func (rs *recSink) Bye(y wire.Bye) error {
+	rs.t.Meta["end"] = y.Reason
+	if y.ExitCode >= 0 {
+		rs.t.Meta["exit_code"] = strconv.FormatInt(y.ExitCode, 10)
+	}
+	return nil
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

@@ -196,8 +196,10 @@ func NewNames(tab *tracer.Strings) *Names { return &Names{tab: tab, dense: []tra
 
 // Define interns s in the receiver table as sender id. Redefining an id
 // replaces it.
-func (n *Names) Define(id uint32, s []byte) {
-	rid := n.tab.InternBytes(s)
+func (n *Names) Define(id uint32, s []byte) { n.set(id, n.tab.InternBytes(s)) }
+
+// set maps sender id to receiver id rid.
+func (n *Names) set(id uint32, rid tracer.StrID) {
 	switch {
 	case int(id) < len(n.dense):
 		n.dense[id] = rid
