@@ -29,6 +29,50 @@ type (
 		StepRule    string      `json:"step_rule,omitempty"` // which rule cut the steps (file inputs)
 		Dropped     uint64      `json:"dropped"`
 		Warnings    []string    `json:"warnings"`
+		// Sources: one per input file or live process (attrib.SourceRow),
+		// in rank order; StepSpreads and the collective counts only with
+		// several sources (issue 12).
+		Sources              []SourceDoc     `json:"sources,omitempty"`
+		StepSpreads          []StepSpreadDoc `json:"step_spreads,omitempty"`
+		CollectivesMatched   int             `json:"collectives_matched,omitempty"`
+		CollectivesUnmatched int             `json:"collectives_unmatched,omitempty"`
+	}
+	// SourceDoc is one source (attrib.SourceRow; times ns on its own clock).
+	SourceDoc struct {
+		Index         int    `json:"index"` // input order, from 0; StepDoc.Source
+		Rank          int    `json:"rank"`
+		RankFrom      string `json:"rank_from"` // "trace" (distributedInfo, hello) or "order"
+		World         int    `json:"world,omitempty"`
+		Path          string `json:"path"`
+		Format        string `json:"format"`
+		StartNs       int64  `json:"start_ns"`
+		EndNs         int64  `json:"end_ns"`
+		SpanNs        int64  `json:"span_ns"`
+		KernelCount   int64  `json:"kernel_count"`
+		KernelNs      int64  `json:"kernel_ns"`
+		BusyNs        int64  `json:"busy_ns"`
+		IdleNs        int64  `json:"idle_ns"`
+		ComputeNs     int64  `json:"compute_ns"`
+		CommNs        int64  `json:"comm_ns"`
+		CommExposedNs int64  `json:"comm_exposed_ns"`
+		CommOverlapNs int64  `json:"comm_overlap_ns"`
+		Steps         int    `json:"steps"`
+		StepMedianNs  int64  `json:"step_median_ns"`
+		CollWaitNs    int64  `json:"coll_wait_ns"`
+		LastArrivals  int    `json:"last_arrivals"`
+	}
+	// StepSpreadDoc is one step every source has (attrib.StepSpread), with
+	// sources named by rank (SourceDoc.Rank); late_rank -1: no collective.
+	StepSpreadDoc struct {
+		Step        int64 `json:"step"`
+		SlowRank    int   `json:"slow_rank"`
+		SlowNs      int64 `json:"slow_ns"`
+		FastRank    int   `json:"fast_rank"`
+		FastNs      int64 `json:"fast_ns"`
+		SpreadNs    int64 `json:"spread_ns"`
+		LateRank    int   `json:"late_rank"`
+		Collectives int   `json:"collectives"`
+		WaitNs      int64 `json:"wait_ns"`
 	}
 	// TotalsDoc: kernel_count, kernel_total_ns, busy_ns are the contract.
 	TotalsDoc struct {
@@ -87,6 +131,9 @@ type (
 		DurNs    int64 `json:"dur_ns"`
 		KernelNs int64 `json:"gpu_ns"`
 		Count    int64 `json:"gpu_ops"`
+		// Source is SourceDoc.Index of the step's source; absent with one
+		// source.
+		Source *int `json:"source,omitempty"`
 	}
 	// DeviceDoc is one device.
 	DeviceDoc struct {
@@ -137,8 +184,33 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 	for _, g := range s.Stages {
 		d.Stages = append(d.Stages, StageDoc{Stage: g.Key, Count: g.Count, TotalNs: g.TotalNs, Share: g.Share})
 	}
+	multi := multiSource(s)
 	for _, st := range s.Steps {
-		d.Steps = append(d.Steps, StepDoc{Step: st.Step, StartNs: st.StartNs, DurNs: st.DurNs, KernelNs: st.KernelNs, Count: st.Count})
+		sd := StepDoc{Step: st.Step, StartNs: st.StartNs, DurNs: st.DurNs, KernelNs: st.KernelNs, Count: st.Count}
+		if multi {
+			sd.Source = &st.Source
+		}
+		d.Steps = append(d.Steps, sd)
+	}
+	if s.Ranks != nil {
+		rank := func(i int) int {
+			if r := s.Ranks.Source(i); r != nil {
+				return r.Rank
+			}
+			return -1
+		}
+		for _, r := range s.Ranks.Sources {
+			d.Sources = append(d.Sources, SourceDoc{Index: r.Index, Rank: r.Rank, RankFrom: r.RankFrom, World: r.World, Path: r.Path, Format: r.Format,
+				StartNs: r.StartNs, EndNs: r.EndNs, SpanNs: r.SpanNs, KernelCount: r.KernelCount, KernelNs: r.KernelNs,
+				BusyNs: r.BusyNs, IdleNs: r.IdleNs, ComputeNs: r.ComputeNs, CommNs: r.CommNs, CommExposedNs: r.CommExposedNs, CommOverlapNs: r.CommOverlapNs,
+				Steps: r.Steps, StepMedianNs: r.StepMedianNs, CollWaitNs: r.CollWaitNs, LastArrivals: r.LastArrivals})
+		}
+		for _, sp := range s.Ranks.Steps {
+			d.StepSpreads = append(d.StepSpreads, StepSpreadDoc{Step: sp.Step, SlowRank: rank(sp.SlowSource), SlowNs: sp.SlowNs,
+				FastRank: rank(sp.FastSource), FastNs: sp.FastNs, SpreadNs: sp.SpreadNs, LateRank: rank(sp.LateSource),
+				Collectives: sp.Collectives, WaitNs: sp.WaitNs})
+		}
+		d.CollectivesMatched, d.CollectivesUnmatched = s.Ranks.Collectives, s.Ranks.CollectivesUnmatched
 	}
 	return d
 }

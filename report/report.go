@@ -26,7 +26,7 @@ var ErrOption = errors.New("bad report option")
 
 // Options select what a report shows.
 type Options struct {
-	By     string // ByKernel (default), ByCategory, ByStage or ByStep
+	By     string // ByKernel (default), ByCategory, ByStage, ByStep, ByRank or ByFile
 	Format string // "table" (default), "json", "csv", "md"
 	// Top limits the rows of the chosen view (and, in JSON, of "kernels"
 	// and "transfers"); 0 = all rows, < 0 = the format's default (25 rows
@@ -68,7 +68,7 @@ func Formats() []string {
 }
 
 // Views lists the --by values.
-func Views() []string { return []string{ByKernel, ByCategory, ByStage, ByStep} }
+func Views() []string { return []string{ByKernel, ByCategory, ByStage, ByStep, ByRank, ByFile} }
 
 // Write writes s to w in o.Format grouped by o.By. Errors: ErrOption for an
 // unknown format or view; write errors from w.
@@ -141,6 +141,9 @@ func query(s *attrib.Snapshot, o Options) (*attrib.Snapshot, error) {
 // Summary-only inputs (sums per kernel, no events) have no stages, steps,
 // busy time or p99.
 func Unavailable(s *attrib.Snapshot, view string) string {
+	if (view == ByRank || view == ByFile) && s.Ranks == nil {
+		return "no per-source numbers in this input (rlktop report and open give them for files)"
+	}
 	if !s.SummaryOnly {
 		if view == ByStep && len(s.Steps) == 0 {
 			return "no steps in this input (no ProfilerStep#N ranges or loop steps)"
@@ -156,11 +159,12 @@ func Unavailable(s *attrib.Snapshot, view string) string {
 	return ""
 }
 
-// UnavailableViews lists the views Unavailable rejects for s.
+// UnavailableViews lists the views Unavailable rejects for s (the
+// per-source views rank and file excepted: JSON gives them as "sources").
 func UnavailableViews(s *attrib.Snapshot) []string {
 	var v []string
 	for _, view := range Views() {
-		if Unavailable(s, view) != "" {
+		if view != ByRank && view != ByFile && Unavailable(s, view) != "" {
 			v = append(v, view)
 		}
 	}

@@ -55,7 +55,16 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 		} else {
 			rows = top(rows, topN)
 		}
-		for _, k := range rows {
+		var shown []string
+		if human {
+			// Rows whose display names collide show what tells them apart.
+			names, disps := make([]string, len(rows)), make([]string, len(rows))
+			for i, k := range rows {
+				names[i], disps[i] = k.Name, k.DisplayName
+			}
+			shown = attrib.DistinctNames(names, disps)
+		}
+		for i, k := range rows {
 			p50, p99 := ns(k.P50Ns), ns(k.P99Ns)
 			if s.SummaryOnly && human {
 				p99 = "-"
@@ -64,7 +73,7 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 				}
 			}
 			if human {
-				g.rows = append(g.rows, []string{k.DisplayName, k.Category, num(k.Count), ns(k.TotalNs), ns(k.MeanNs), ns(k.MinNs), ns(k.MaxNs), p50, p99, pct(k.Share)})
+				g.rows = append(g.rows, []string{shown[i], k.Category, num(k.Count), ns(k.TotalNs), ns(k.MeanNs), ns(k.MinNs), ns(k.MaxNs), p50, p99, pct(k.Share)})
 			} else {
 				g.rows = append(g.rows, []string{k.Name, k.DisplayName, k.Kind.String(), k.Category, num(k.Count), ns(k.TotalNs), ns(k.MeanNs), ns(k.MinNs), ns(k.MaxNs), p50, p99, pct(k.Share)})
 			}
@@ -92,17 +101,31 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 		} else {
 			g.header = []string{"step", "start_ns", "dur_ns", "gpu_ns", "gpu_ops"}
 		}
-		var t0 int64
-		if len(s.Steps) > 0 {
-			t0 = s.Steps[0].StartNs
+		// Several sources: a rank (or file) column; starts are relative
+		// to each source's first step (its own clock).
+		multi := multiSource(s)
+		if multi {
+			g.header = append([]string{sourceKind(s)}, g.header...)
+		}
+		t0 := map[int]int64{}
+		for _, st := range s.Steps {
+			if _, ok := t0[st.Source]; !ok {
+				t0[st.Source] = st.StartNs
+			}
 		}
 		for _, st := range top(s.Steps, topN) {
 			start := num(st.StartNs)
 			if human {
-				start = "+" + Duration(st.StartNs-t0)
+				start = "+" + Duration(st.StartNs-t0[st.Source])
 			}
-			g.rows = append(g.rows, []string{num(st.Step), start, ns(st.DurNs), ns(st.KernelNs), num(st.Count)})
+			row := []string{num(st.Step), start, ns(st.DurNs), ns(st.KernelNs), num(st.Count)}
+			if multi {
+				row = append([]string{sourceLabel(s, st.Source)}, row...)
+			}
+			g.rows = append(g.rows, row)
 		}
+	case ByRank, ByFile:
+		return rankGrid(s, by, human, topN)
 	}
 	g.right = make([]bool, len(g.header))
 	for i, h := range g.header {
@@ -165,6 +188,7 @@ func header(w io.Writer, s *attrib.Snapshot, prefix string) error {
 		}
 	}
 	b.WriteString("\n")
+	sourcesHeader(&b, s, prefix)
 	if len(s.Steps) > 0 && s.StepRule != "" {
 		fmt.Fprintf(&b, "%ssteps: %d, cut by %s\n", prefix, len(s.Steps), s.StepRule)
 	}
@@ -196,6 +220,9 @@ func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
 	writeTextGrid(&b, g)
 	if n := total(s, o.By); o.Top > 0 && n > o.Top {
 		fmt.Fprintf(&b, "… %d more rows (--top 0 shows all)\n", n-o.Top)
+	}
+	if o.By == ByRank || o.By == ByFile {
+		writeRankSections(&b, s, o, false)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -294,6 +321,11 @@ func total(s *attrib.Snapshot, by string) int {
 		return len(s.Categories)
 	case ByStage:
 		return len(s.Stages)
+	case ByRank, ByFile:
+		if s.Ranks == nil {
+			return 0
+		}
+		return len(s.Ranks.Sources)
 	}
 	return len(s.Steps)
 }
@@ -340,6 +372,9 @@ func writeMarkdown(w io.Writer, s *attrib.Snapshot, o Options) error {
 	writeMDGrid(&b, g)
 	if n := total(s, o.By); o.Top > 0 && n > o.Top {
 		fmt.Fprintf(&b, "\n_%d more rows not shown_\n", n-o.Top)
+	}
+	if o.By == ByRank || o.By == ByFile {
+		writeRankSections(&b, s, o, true)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

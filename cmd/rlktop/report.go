@@ -28,7 +28,12 @@ func newReportCmd() *cobra.Command {
 		Long: `report reads one or more trace files (Kineto / Chrome trace JSON, .json or
 .json.gz, and the other formats rlktop imports), attributes GPU time to
 kernels, categories, stages and steps, and prints one view. Several files
-are aggregated together.
+are summed in the kernel, category and stage tables, but each file is a
+source of its own (its rank from Kineto's distributedInfo, else its
+position in the arguments): the header lists each source's span and steps,
+steps are per source, and --by rank (or --by file) shows per source kernel
+time, busy and idle time, communication exposed and overlapped with
+compute, the step median, and who arrived last at the collectives.
 
 JSON output always holds every view: {"totals", "kernels", "categories",
 "stages", …}; times are integer nanoseconds.`,
@@ -45,12 +50,14 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 				}
 				rules = r
 			}
-			agg := attrib.NewAggregator(rules)
 			out := cmd.OutOrStdout()
 			var traces []*tracer.Trace
 			partial := false
+			// Several files are read in parallel (one worker per core);
+			// the results come back in argument order.
+			read, errs := tracefile.OpenAll(args, tracefile.Options{})
 			for i, path := range args {
-				t, err := tracefile.Open(path, tracefile.Options{})
+				t, err := read[i], errs[i]
 				if err != nil {
 					if t == nil || len(t.Events) == 0 {
 						return err
@@ -77,14 +84,14 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 			if meta {
 				return nil
 			}
-			// A rocprofv3 run's several CSV files link only when merged.
-			for _, t := range tracefile.GroupRuns(traces) {
-				agg.AddTrace(t)
-			}
+			// A rocprofv3 run's several CSV files link only when merged;
+			// each run (file) is then one source: its steps and span stay
+			// its own, and --by rank / file shows its numbers.
+			snap := attrib.CombineSources(tracefile.GroupRuns(traces), rules)
 			for _, t := range traces {
 				opts.Outputs = append(opts.Outputs, attrib.Outputs(t)...)
 			}
-			if err := report.Write(cmd.OutOrStdout(), agg.Snapshot(), opts); err != nil {
+			if err := report.Write(cmd.OutOrStdout(), snap, opts); err != nil {
 				return err
 			}
 			if partial {

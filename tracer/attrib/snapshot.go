@@ -23,8 +23,14 @@ type Snapshot struct {
 	// Categories and Stages are sorted by TotalNs descending, then key.
 	Categories []GroupRow
 	Stages     []GroupRow
-	// Steps in step-number order.
+	// Steps in step-number order; with several sources (CombineSources),
+	// in source order, then step order (StepRow.Source).
 	Steps []StepRow
+	// Ranks holds each source's own numbers (per rank or file: kernel
+	// time, busy, idle, communication exposed and overlapped, step median)
+	// and, with several sources, the step spreads and late arrivals
+	// (ranks.go); nil when the snapshot did not come from CombineSources.
+	Ranks *RankSummary
 	// StepRule says which rule cut the steps of file inputs
 	// (tracer.Trace.StepRule, e.g. "torch.profiler ProfilerStep#N
 	// ranges"); "" for live sources.
@@ -108,4 +114,7 @@ type StepRow struct {
 	DurNs    int64 // wall time of the step range
 	KernelNs int64 // summed GPU op time launched in this step
 	Count    int64 // GPU ops launched in this step
+	// Source is the index (input order) of the source the step belongs
+	// to: steps of different sources are never merged (ranks.go).
+	Source int
 }

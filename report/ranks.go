@@ -1,0 +1,183 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/rlktop/rlktop/internal/escape"
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// Per-source views (issue 12): --by rank and --by file show
+// attrib.Snapshot.Ranks, one row per source; tables and Markdown add the
+// per-step spread and who arrived last at the collectives.
+
+// The per-source --by values.
+const (
+	ByRank = "rank" // one row per source, keyed by its rank
+	ByFile = "file" // the same rows keyed by file (inputs without ranks)
+)
+
+// multiSource reports whether s holds several sources.
+func multiSource(s *attrib.Snapshot) bool {
+	return s.Ranks != nil && len(s.Ranks.Sources) > 1
+}
+
+// sourceLabel is the short name of source i in step and spread rows: its
+// rank when the ranks came from the traces, else its file's position.
+func sourceLabel(s *attrib.Snapshot, i int) string {
+	if s.Ranks == nil {
+		return strconv.Itoa(i)
+	}
+	if r := s.Ranks.Source(i); r != nil && s.Ranks.ByRank {
+		return strconv.Itoa(r.Rank)
+	}
+	return strconv.Itoa(i)
+}
+
+// sourceKind is "rank" or "file": what sourceLabel numbers.
+func sourceKind(s *attrib.Snapshot) string {
+	if s.Ranks != nil && s.Ranks.ByRank {
+		return "rank"
+	}
+	return "file"
+}
+
+// rankGrid is the --by rank / --by file view: one row per source.
+func rankGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
+	ns := func(v int64) string {
+		if human {
+			return Duration(v)
+		}
+		return strconv.FormatInt(v, 10)
+	}
+	num := func(v int64) string { return strconv.FormatInt(v, 10) }
+	var g grid
+	if human {
+		g.header = []string{"rank", "file", "kernels", "kernel time", "busy", "idle", "comm", "exposed", "overlapped", "steps", "step p50", "waited", "last"}
+	} else {
+		g.header = []string{"rank", "file", "path", "kernels", "kernel_ns", "busy_ns", "idle_ns", "span_ns", "comm_ns", "comm_exposed_ns", "comm_overlap_ns", "steps", "step_median_ns", "coll_wait_ns", "last_arrivals"}
+	}
+	if by == ByFile {
+		g.header[0], g.header[1] = "file", "rank"
+	}
+	if s.Ranks == nil {
+		return g
+	}
+	for _, r := range top(s.Ranks.Sources, topN) {
+		rank, file := strconv.Itoa(r.Rank), r.Name
+		if !s.Ranks.ByRank {
+			rank = "-"
+		}
+		if by == ByFile {
+			rank, file = file, rank
+		}
+		row := []string{rank, file}
+		if !human {
+			row = append(row, r.Path, num(r.KernelCount), ns(r.KernelNs), ns(r.BusyNs), ns(r.IdleNs), ns(r.SpanNs),
+				ns(r.CommNs), ns(r.CommExposedNs), ns(r.CommOverlapNs), num(int64(r.Steps)), ns(r.StepMedianNs), ns(r.CollWaitNs), num(int64(r.LastArrivals)))
+		} else {
+			row = append(row, num(r.KernelCount), ns(r.KernelNs), ns(r.BusyNs), ns(r.IdleNs),
+				ns(r.CommNs), ns(r.CommExposedNs), ns(r.CommOverlapNs), num(int64(r.Steps)), ns(r.StepMedianNs), ns(r.CollWaitNs), num(int64(r.LastArrivals)))
+		}
+		g.rows = append(g.rows, row)
+	}
+	g.right = make([]bool, len(g.header))
+	for i := 2; i < len(g.header); i++ {
+		g.right[i] = true
+	}
+	if human && by == ByRank {
+		g.right[0] = true
+	}
+	if !human {
+		g.right[2] = false
+	}
+	return g
+}
+
+// spreadGrid is the per-step spread of several sources (human units).
+func spreadGrid(s *attrib.Snapshot, topN int) grid {
+	k := sourceKind(s)
+	g := grid{header: []string{"step", "slowest " + k, "step time", "fastest " + k, "step time", "spread", "last to collectives", "waited"}}
+	for _, sp := range top(s.Ranks.Steps, topN) {
+		late, wait := "-", "-"
+		if sp.LateSource >= 0 {
+			late = fmt.Sprintf("%s %s (%d)", k, sourceLabel(s, sp.LateSource), sp.Collectives)
+			wait = Duration(sp.WaitNs)
+		}
+		g.rows = append(g.rows, []string{strconv.FormatInt(sp.Step, 10), sourceLabel(s, sp.SlowSource), Duration(sp.SlowNs),
+			sourceLabel(s, sp.FastSource), Duration(sp.FastNs), Duration(sp.SpreadNs), late, wait})
+	}
+	g.right = []bool{true, true, true, true, true, true, false, true}
+	return g
+}
+
+// RankVerdict is one line naming the source that arrived last at most
+// matched collectives and how long the others waited for it in all
+// ("" when there are no matched collectives).
+func RankVerdict(s *attrib.Snapshot) string {
+	if !multiSource(s) || s.Ranks.Collectives == 0 {
+		return ""
+	}
+	var late *attrib.SourceRow
+	var waited int64
+	for i := range s.Ranks.Sources {
+		r := &s.Ranks.Sources[i]
+		if late == nil || r.LastArrivals > late.LastArrivals {
+			late = r
+		}
+		waited += r.CollWaitNs
+	}
+	return fmt.Sprintf("%s %s arrived last at %d of %d collectives matched across %d sources; the others waited %s for it in all",
+		sourceKind(s), sourceLabel(s, late.Index), late.LastArrivals, s.Ranks.Collectives, len(s.Ranks.Sources), Duration(waited-late.CollWaitNs))
+}
+
+// writeRankSections adds, after the --by rank / file table, the step
+// spreads and the verdict (table and md formats).
+func writeRankSections(b *strings.Builder, s *attrib.Snapshot, o Options, md bool) {
+	if !multiSource(s) {
+		return
+	}
+	if len(s.Ranks.Steps) > 0 {
+		b.WriteString("\n")
+		g := spreadGrid(s, o.Top)
+		if md {
+			writeMDGrid(b, g)
+		} else {
+			writeTextGrid(b, g)
+		}
+	}
+	if v := RankVerdict(s); v != "" {
+		if md {
+			v = "_" + mdEscape(v) + "_"
+		}
+		fmt.Fprintf(b, "\n%s\n", v)
+	}
+}
+
+// sourcesHeader is the header's lines for several sources: each with its
+// rank, file, own span and steps (no span crosses sources: each has its
+// own clock). At most 16 sources are listed.
+func sourcesHeader(b *strings.Builder, s *attrib.Snapshot, prefix string) {
+	if !multiSource(s) {
+		return
+	}
+	rs := s.Ranks.Sources
+	var ranks []string
+	for _, r := range rs {
+		ranks = append(ranks, strconv.Itoa(r.Rank))
+	}
+	if s.Ranks.ByRank {
+		fmt.Fprintf(b, "%ssources: %d, ranks %s (each on its own clock; steps and spans are per rank)\n", prefix, len(rs), strings.Join(ranks, ", "))
+	} else {
+		fmt.Fprintf(b, "%ssources: %d files without distinct ranks, numbered in the order given (each on its own clock; steps and spans are per file)\n", prefix, len(rs))
+	}
+	for i, r := range rs {
+		if i == 16 {
+			fmt.Fprintf(b, "%s  … %d more (--by %s lists all)\n", prefix, len(rs)-16, sourceKind(s))
+			break
+		}
+		fmt.Fprintf(b, "%s  %s %s: %s, span %s, %d steps\n", prefix, sourceKind(s), sourceLabel(s, r.Index), escape.Control(r.Name), Duration(r.SpanNs), r.Steps)
+	}
+}

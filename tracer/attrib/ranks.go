@@ -1,0 +1,580 @@
+package attrib
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+
+	"github.com/rlktop/rlktop/tracer"
+)
+
+// Sources and ranks (issue 12). Every input file, and every process of a
+// live session, is a source with its own clock: nothing here compares a
+// time of one source with a time of another, only durations.
+
+// Where SourceRow.Rank came from.
+const (
+	RankFromTrace = "trace" // Kineto distributedInfo.rank, the wire hello's rank (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID)
+	RankFromOrder = "order" // no rank, or two sources claimed the same one: the position in input order
+)
+
+// CategoryCollective is the category the rules give communication
+// (rules.toml: NCCL/RCCL kernels, gloo and c10d operations).
+const CategoryCollective = "collective"
+
+// SourceRow is one source's numbers, each on the source's own clock. All
+// times ns.
+type SourceRow struct {
+	Index    int    // position in input order, from 0
+	Rank     int    // distributed rank (RankFrom says where it came from); >= 0
+	RankFrom string // RankFromTrace or RankFromOrder
+	World    int    // world size the source reported; 0 unknown
+	Path     string // file, or "" for a live process
+	Name     string // what to call it: the file's base name or the live process's label
+	Format   string
+	// StartNs, EndNs: first start and last end of its work (GPU ops, or
+	// for a trace without GPU work its CPU operators and communication
+	// ranges); SpanNs = EndNs - StartNs.
+	StartNs, EndNs, SpanNs int64
+	// KernelCount, KernelNs: its kernels (CPU operators by self time for a
+	// trace without GPU work: tracer.Trace.CPUOpKernels), summed.
+	KernelCount, KernelNs int64
+	// BusyNs is the union of its compute and communication intervals per
+	// device, summed over devices; IdleNs = SpanNs - BusyNs (0 if negative,
+	// e.g. two devices busy at once).
+	BusyNs, IdleNs int64
+	// ComputeNs is the union of its compute intervals (work that is not
+	// communication) per device, summed.
+	ComputeNs int64
+	// CommNs is the union of its communication intervals per device,
+	// summed; CommOverlapNs the part of it during compute on the same
+	// device, CommExposedNs the rest (CommNs - CommOverlapNs). Communication
+	// is: on GPU traces, kernels the rules put in "collective"
+	// (nccl/rccl); on traces without GPU work, the annotation ranges the
+	// rules put there (gloo:all_reduce, gloo:broadcast on the gloo worker
+	// threads), else its collective CPU operators. Compute is every other
+	// kernel (GPU traces) or every other CPU operator, whole durations
+	// (traces without GPU work).
+	CommNs, CommOverlapNs, CommExposedNs int64
+	// Steps counted (tracer.KindStep events by step number, the first of a
+	// number kept) and the lower median of their durations.
+	Steps        int
+	StepMedianNs int64
+	// CollWaitNs is how long this source waited for the last arrival in
+	// the collectives matched across all sources (see Ranks): in each, the
+	// first (own duration - shortest duration among the sources) ns of it,
+	// the union of those intervals over all of them (collectives on
+	// several threads overlap; a sum would count a wait twice).
+	// LastArrivals counts the matched collectives in which it had the
+	// shortest duration (it arrived last; ties go to the lowest rank).
+	CollWaitNs   int64
+	LastArrivals int
+}
+
+// StepSpread is one step number present in every source (several sources
+// only): the slowest and fastest source by step duration, and who arrived
+// last at its collectives. Sources are SourceRow.Index values.
+type StepSpread struct {
+	Step                   int64
+	SlowSource, FastSource int
+	SlowNs, FastNs         int64 // their step durations, ns
+	SpreadNs               int64 // SlowNs - FastNs
+	// LateSource arrived last at most of this step's matched collectives
+	// (ties: the larger lateness in one collective, then the lower index);
+	// -1 when the step has none. Collectives counts them. WaitNs is the
+	// longest wait of a source in them (CollWaitNs's rule, within the
+	// step): how long the others were held up by the last arrival.
+	LateSource  int
+	Collectives int
+	WaitNs      int64
+}
+
+// RankSummary holds the sources of a snapshot and, with several, their
+// step spreads and collective matching.
+type RankSummary struct {
+	// Sources in rank order (then input order).
+	Sources []SourceRow
+	// ByRank is true when every source's rank came from its trace (so a
+	// view can say "rank"); false when some are positions in input order
+	// (a view says "file").
+	ByRank bool
+	// Steps in step order: the step numbers every source has.
+	Steps []StepSpread
+	// Collectives is the number of collectives matched across all
+	// sources; CollectivesUnmatched those seen in some sources only.
+	Collectives, CollectivesUnmatched int
+}
+
+// Source returns the row with Index i, or nil.
+func (r *RankSummary) Source(i int) *SourceRow {
+	if r == nil {
+		return nil
+	}
+	for k := range r.Sources {
+		if r.Sources[k].Index == i {
+			return &r.Sources[k]
+		}
+	}
+	return nil
+}
+
+// Label names source i for people: "rank 3" when ranks came from the
+// traces, else "file 2" (its position) — or "?" for an unknown index.
+func (r *RankSummary) Label(i int) string {
+	s := r.Source(i)
+	if s == nil {
+		return "?"
+	}
+	if r.ByRank {
+		return fmt.Sprintf("rank %d", s.Rank)
+	}
+	return fmt.Sprintf("file %d", s.Index)
+}
+
+// collKey identifies one collective within a source: its name, the step
+// it started in (-1: none) and its position among the collectives of that
+// name and step.
+type collKey struct {
+	name string
+	step int64
+	nth  int
+}
+
+// sourceScan is what Ranks keeps of one trace.
+type sourceScan struct {
+	row   SourceRow
+	steps map[int64]int64  // step number → duration
+	colls map[collKey]ival // collective → its interval on this source's clock
+}
+
+// Ranks works out the per-source numbers of traces (one source each, in
+// input order) and, with several, each common step's spread and who
+// arrived last at the collectives. Collectives are matched across sources
+// by (name, step, n-th of that name in that step on that source): sources
+// of one job issue the same collectives in the same order. A matched
+// collective's durations differ because each source started it when it
+// arrived and all finish together, so the shortest arrived last
+// (the same rule as HTA's and the NCCL flight recorder's "late rank").
+// Nothing compares times across sources. rules classifies communication
+// (nil: DefaultRules).
+func Ranks(traces []*tracer.Trace, rules *Rules) *RankSummary {
+	if rules == nil {
+		rules = DefaultRules()
+	}
+	scans := make([]*sourceScan, len(traces))
+	for i, t := range traces {
+		scans[i] = scanSource(t, i, rules)
+	}
+	return summarize(scans)
+}
+
+func summarize(scans []*sourceScan) *RankSummary {
+	out := &RankSummary{ByRank: true}
+	seen := map[int]bool{}
+	for _, s := range scans {
+		if s.row.RankFrom != RankFromTrace || seen[s.row.Rank] {
+			out.ByRank = false
+		}
+		seen[s.row.Rank] = true
+	}
+	if !out.ByRank {
+		for _, s := range scans {
+			s.row.Rank, s.row.RankFrom = s.row.Index, RankFromOrder
+		}
+	}
+	if len(scans) > 1 {
+		matchCollectives(scans, out)
+		out.Steps = spreads(scans)
+	}
+	for _, s := range scans {
+		out.Sources = append(out.Sources, s.row)
+	}
+	slices.SortStableFunc(out.Sources, func(a, b SourceRow) int { return cmp.Compare(a.Rank, b.Rank) })
+	return out
+}
+
+// matchCollectives fills CollWaitNs and LastArrivals of every source, and
+// out.Collectives, from the collectives every source has.
+func matchCollectives(scans []*sourceScan, out *RankSummary) {
+	all := map[collKey]int{}
+	for _, s := range scans {
+		for k := range s.colls {
+			all[k]++
+		}
+	}
+	waits := make([][]ival, len(scans))
+	for _, k := range slices.SortedFunc(maps.Keys(all), cmpCollKey) {
+		if all[k] < len(scans) {
+			out.CollectivesUnmatched++
+			continue
+		}
+		out.Collectives++
+		late := lastArrival(scans, k)
+		scans[late].row.LastArrivals++
+		waits = addWaits(waits, scans, k, late)
+	}
+	for i, s := range scans {
+		s.row.CollWaitNs = lenOf(unionOf(waits[i]))
+	}
+}
+
+// collDur is the duration of collective k on source s (0 when absent).
+func (s *sourceScan) collDur(k collKey) int64 {
+	c := s.colls[k]
+	return c.e - c.s
+}
+
+// lastArrival is the position in scans of the source with the shortest
+// duration of collective k (ties: the lower rank).
+func lastArrival(scans []*sourceScan, k collKey) int {
+	late := 0
+	for i, s := range scans {
+		if d, l := s.collDur(k), scans[late].collDur(k); d < l || (d == l && s.row.Rank < scans[late].row.Rank) {
+			late = i
+		}
+	}
+	return late
+}
+
+// addWaits appends each source's wait in collective k, whose last arrival
+// is scans[late]: the first (own duration - the last arrival's duration)
+// ns of the collective, on the source's own clock.
+func addWaits(waits [][]ival, scans []*sourceScan, k collKey, late int) [][]ival {
+	short := scans[late].collDur(k)
+	for i, s := range scans {
+		if c := s.colls[k]; c.e-c.s > short {
+			waits[i] = append(waits[i], ival{c.s, c.e - short})
+		}
+	}
+	return waits
+}
+
+func cmpCollKey(a, b collKey) int {
+	return cmp.Or(cmp.Compare(a.step, b.step), cmp.Compare(a.name, b.name), cmp.Compare(a.nth, b.nth))
+}
+
+// spreads builds the StepSpread of every step number all sources have.
+func spreads(scans []*sourceScan) []StepSpread {
+	var out []StepSpread
+	for _, n := range slices.Sorted(maps.Keys(scans[0].steps)) {
+		sp := StepSpread{Step: n, SlowSource: -1, FastSource: -1, LateSource: -1}
+		ok := true
+		for _, s := range scans {
+			d, has := s.steps[n]
+			if !has {
+				ok = false
+				break
+			}
+			if sp.SlowSource < 0 || d > sp.SlowNs {
+				sp.SlowSource, sp.SlowNs = s.row.Index, d
+			}
+			if sp.FastSource < 0 || d < sp.FastNs {
+				sp.FastSource, sp.FastNs = s.row.Index, d
+			}
+		}
+		if !ok {
+			continue
+		}
+		sp.SpreadNs = sp.SlowNs - sp.FastNs
+		// Who arrived last at this step's collectives, and the longest
+		// wait of a source in them (the union of its waits: collectives
+		// on several threads overlap).
+		lasts := make([]int, len(scans))
+		lateNs := make([]int64, len(scans))
+		waits := make([][]ival, len(scans))
+		for _, k := range slices.SortedFunc(maps.Keys(scans[0].colls), cmpCollKey) {
+			if k.step != n {
+				continue
+			}
+			matched := true
+			for _, s := range scans {
+				if _, has := s.colls[k]; !has {
+					matched = false
+					break
+				}
+			}
+			if !matched {
+				continue
+			}
+			sp.Collectives++
+			late := lastArrival(scans, k)
+			lasts[late]++
+			for _, s := range scans {
+				lateNs[late] = max(lateNs[late], s.collDur(k)-scans[late].collDur(k))
+			}
+			waits = addWaits(waits, scans, k, late)
+		}
+		if sp.Collectives > 0 {
+			best := 0
+			for i := range scans {
+				if lasts[i] > lasts[best] || (lasts[i] == lasts[best] && lateNs[i] > lateNs[best]) {
+					best = i
+				}
+				sp.WaitNs = max(sp.WaitNs, lenOf(unionOf(waits[i])))
+			}
+			sp.LateSource = scans[best].row.Index
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// unionOf sorts v and merges overlapping or touching intervals.
+func unionOf(v []ival) []ival {
+	slices.SortFunc(v, func(a, b ival) int { return cmp.Or(cmp.Compare(a.s, b.s), cmp.Compare(a.e, b.e)) })
+	out := v[:0]
+	for _, x := range v {
+		if x.e <= x.s {
+			continue
+		}
+		if n := len(out); n > 0 && x.s <= out[n-1].e {
+			out[n-1].e = max(out[n-1].e, x.e)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func lenOf(v []ival) int64 {
+	var n int64
+	for _, x := range v {
+		n = addSat(n, x.e-x.s)
+	}
+	return n
+}
+
+// overlapOf is the length of the intersection of two unions (sorted,
+// disjoint).
+func overlapOf(a, b []ival) int64 {
+	var n int64
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		s, e := max(a[i].s, b[j].s), min(a[i].e, b[j].e)
+		if e > s {
+			n = addSat(n, e-s)
+		}
+		if a[i].e < b[j].e {
+			i++
+		} else {
+			j++
+		}
+	}
+	return n
+}
+
+// scanSource reads one trace's numbers (see SourceRow).
+func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
+	s := &sourceScan{steps: map[int64]int64{}, colls: map[collKey]ival{}}
+	r := &s.row
+	r.Index, r.Path, r.Format, r.World = index, t.Path, t.Format, t.World
+	r.Name = filepath.Base(t.Path)
+	if t.Path == "" {
+		r.Name = t.Format
+	}
+	r.Rank, r.RankFrom = index, RankFromOrder
+	if t.Rank >= 0 {
+		r.Rank, r.RankFrom = t.Rank, RankFromTrace
+	}
+	gpu := false
+	for i := range t.Events {
+		if e := &t.Events[i]; e.Kind.IsGPU() && e.Kind != tracer.KindGPURange && e.Device >= 0 {
+			gpu = true
+			break
+		}
+	}
+	// Collective or not, per name (the rules' slow path, once a name).
+	isComm := map[tracer.StrID]bool{}
+	comm := func(id tracer.StrID) bool {
+		c, ok := isComm[id]
+		if !ok {
+			c = rules.Classify(tracer.KindKernel, t.Strings.Get(id), nil) == CategoryCollective
+			isComm[id] = c
+		}
+		return c
+	}
+	// Steps first: collectives are keyed by the step they start in.
+	type win struct{ s, e, n int64 }
+	var wins []win
+	for i := range t.Events {
+		e := &t.Events[i]
+		if e.Kind != tracer.KindStep {
+			continue
+		}
+		if _, dup := s.steps[e.Value]; !dup {
+			s.steps[e.Value] = max(e.Dur, 0)
+			wins = append(wins, win{e.Start, e.End(), e.Value})
+		}
+	}
+	slices.SortFunc(wins, func(a, b win) int { return cmp.Compare(a.s, b.s) })
+	stepAt := func(ts int64) int64 {
+		i, _ := slices.BinarySearchFunc(wins, ts, func(w win, ts int64) int { return cmp.Compare(w.s, ts) })
+		// wins[i-1] starts at or before ts (ties: BinarySearch finds the
+		// first equal start, which is the window itself).
+		if i < len(wins) && wins[i].s == ts {
+			return wins[i].n
+		}
+		if i > 0 && ts < wins[i-1].e {
+			return wins[i-1].n
+		}
+		return -1
+	}
+	durs := slices.Collect(maps.Values(s.steps))
+	slices.Sort(durs)
+	r.Steps = len(durs)
+	if len(durs) > 0 {
+		r.StepMedianNs = durs[(len(durs)-1)/2]
+	}
+
+	compute := map[int32][]ival{}
+	comms := map[int32][]ival{}
+	var commEvs []*tracer.Event
+	var commOps []*tracer.Event // collective CPU operators (no-GPU traces)
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
+	for i := range t.Events {
+		e := &t.Events[i]
+		d := max(e.Dur, 0)
+		if e.Kind == tracer.KindKernel {
+			r.KernelCount++
+			r.KernelNs = addSat(r.KernelNs, d)
+		}
+		switch {
+		case gpu && (e.Kind == tracer.KindKernel) && e.Device >= 0:
+			if comm(e.Name) {
+				comms[e.Device] = append(comms[e.Device], ival{e.Start, addSat(e.Start, d)})
+				commEvs = append(commEvs, e)
+			} else {
+				compute[e.Device] = append(compute[e.Device], ival{e.Start, addSat(e.Start, d)})
+			}
+		case !gpu && e.Kind == tracer.KindCPUOp:
+			if comm(e.Name) {
+				commOps = append(commOps, e)
+			} else {
+				compute[-1] = append(compute[-1], ival{e.Start, addSat(e.Start, d)})
+			}
+		case !gpu && e.Kind == tracer.KindRange && comm(e.Name):
+			comms[-1] = append(comms[-1], ival{e.Start, addSat(e.Start, d)})
+			commEvs = append(commEvs, e)
+		default:
+			continue
+		}
+		first, last = min(first, e.Start), max(last, addSat(e.Start, d))
+	}
+	if !gpu && len(commEvs) == 0 {
+		for _, e := range commOps {
+			comms[-1] = append(comms[-1], ival{e.Start, addSat(e.Start, max(e.Dur, 0))})
+			commEvs = append(commEvs, e)
+			first, last = min(first, e.Start), max(last, addSat(e.Start, max(e.Dur, 0)))
+		}
+	}
+	if last >= first {
+		r.StartNs, r.EndNs, r.SpanNs = first, last, subSat(last, first)
+	}
+	for _, dev := range slices.Sorted(maps.Keys(compute)) {
+		compute[dev] = unionOf(compute[dev])
+	}
+	for _, dev := range slices.Sorted(maps.Keys(comms)) {
+		c := unionOf(comms[dev])
+		comms[dev] = c
+		r.CommNs = addSat(r.CommNs, lenOf(c))
+		r.CommOverlapNs = addSat(r.CommOverlapNs, overlapOf(c, compute[dev]))
+	}
+	r.CommExposedNs = r.CommNs - r.CommOverlapNs
+	for dev, c := range compute {
+		r.ComputeNs = addSat(r.ComputeNs, lenOf(c))
+		r.BusyNs = addSat(r.BusyNs, lenOf(unionOf(append(slices.Clone(c), comms[dev]...))))
+	}
+	for dev, c := range comms {
+		if _, ok := compute[dev]; !ok {
+			r.BusyNs = addSat(r.BusyNs, lenOf(c))
+		}
+	}
+	r.IdleNs = max(r.SpanNs-r.BusyNs, 0)
+
+	// Collectives in start order, numbered within (name, step).
+	slices.SortStableFunc(commEvs, func(a, b *tracer.Event) int { return cmp.Compare(a.Start, b.Start) })
+	nth := map[collKey]int{}
+	for _, e := range commEvs {
+		k := collKey{name: t.Strings.Get(e.Name), step: stepAt(e.Start)}
+		n := nth[k]
+		nth[k] = n + 1
+		k.nth = n
+		s.colls[k] = ival{e.Start, addSat(e.Start, max(e.Dur, 0))}
+	}
+	return s
+}
+
+// CombineSources aggregates traces (one source each, in input order;
+// tracefile.GroupRuns has already merged the files of one rocprofv3 run)
+// into one snapshot whose kernel, category and stage tables sum all
+// sources, while nothing crosses sources: busy time is per source and
+// device (as Aggregator keeps it), Totals.SpanNs is the longest source's
+// own span, not a span across unrelated clocks, steps are one row per
+// (source, step) (StepRow.Source), and Ranks holds each source's numbers.
+// With one trace it is Aggregator.AddTrace + Snapshot plus Ranks. rules
+// nil: DefaultRules.
+func CombineSources(traces []*tracer.Trace, rules *Rules) *Snapshot {
+	agg := NewAggregator(rules)
+	for _, t := range traces {
+		agg.AddTrace(t)
+	}
+	s := agg.Snapshot()
+	s.Ranks = Ranks(traces, agg.Rules())
+	if len(traces) < 2 {
+		return s
+	}
+	s.Rank = -1
+	var steps []StepRow
+	var span int64
+	for i, t := range traces {
+		steps = append(steps, sourceSteps(t, i)...)
+		if r := s.Ranks.Source(i); r != nil {
+			span = max(span, r.SpanNs)
+		}
+	}
+	s.Steps = steps
+	if !s.SummaryOnly {
+		s.Totals.SpanNs = span
+	}
+	return s
+}
+
+// sourceSteps is one trace's step rows (the Aggregator's rule: a step's
+// start and duration from its first KindStep event, its GPU ops those
+// whose launch context is in it), Source = index, in step order.
+func sourceSteps(t *tracer.Trace, index int) []StepRow {
+	by := map[int64]*StepRow{}
+	for i := range t.Events {
+		e := &t.Events[i]
+		if e.Kind == tracer.KindStep {
+			if by[e.Value] == nil {
+				by[e.Value] = &StepRow{Step: e.Value, StartNs: e.Start, DurNs: e.Dur, Source: index}
+			}
+		}
+	}
+	for i := range t.Events {
+		e := &t.Events[i]
+		if kindSlots[e.Kind&15] < 0 || e.Ctx == 0 || int(e.Ctx) >= len(t.Contexts) {
+			continue
+		}
+		n := t.Contexts[e.Ctx].Step
+		if n < 0 {
+			continue
+		}
+		st := by[n]
+		if st == nil { // launched in a step window without a step event
+			st = &StepRow{Step: n, Source: index}
+			by[n] = st
+		}
+		st.KernelNs = addSat(st.KernelNs, max(e.Dur, 0))
+		st.Count++
+	}
+	out := make([]StepRow, 0, len(by))
+	for _, n := range slices.Sorted(maps.Keys(by)) {
+		out = append(out, *by[n])
+	}
+	return out
+}
