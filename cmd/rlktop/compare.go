@@ -49,6 +49,10 @@ type compareFlags struct {
 	tracer      string
 	noAgent     bool
 	verbose     bool
+	// --suggest (issue 18): profile, find, compare each finding's flag.
+	suggest      bool
+	findingsPath string
+	profileSteps int
 }
 
 func init() {
@@ -82,6 +86,18 @@ is reported "within noise". An arm that exited non-zero, stopped early,
 refused its flags or produced NaN is invalid: never reported faster, and
 the exit status is 3. --fail-if-slower PCT / --fail-if-faster PCT make a CI
 gate: exit 4 only when the confidence interval excludes the threshold.
+
+--suggest (no arms needed): runs --profile-steps steps with the --flag
+K=V settings given (one value each: where to start), evaluates the
+findings (tracer/attrib/findings.toml, --findings FILE on top), then
+compares, for every finding that names a flag (built-in loop: its
+attention, qkv, … flags; a command with the Python agent: sdpa, compile,
+…; a ROCm command on an experimental gfx: TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL),
+the current value against the suggested one, and prints one table (JSON:
+{"profile_steps", "flags", "findings", "tried":[{"finding", "key",
+"from", "to", "step":{"value","ci_low","ci_high"}, "verdict", "row",
+"row_ratio", "have_outputs", "max_abs", "bitwise", "nan", "valid",
+"reason", "error"}]}).
 
 JSON: {"arms":[{"name","flags","valid","steps","median_ns","p10_ns",
 "p90_ns"}], "ratio":{"value","ci_low","ci_high"}, "verdict", "noise":
@@ -120,6 +136,9 @@ Times are integer ns.`,
 	f.BoolVar(&cf.noAgent, "no-agent", false, "a command: no Python agent (its flags then restart the command with environment variables)")
 	f.BoolVar(&cf.untraced, "untraced", false, "a command: run without the injection library (step times only if the command reports steps another way)")
 	f.BoolVarP(&cf.verbose, "verbose", "v", false, "progress on stderr")
+	f.BoolVar(&cf.suggest, "suggest", false, "profile, list the findings, and compare every finding's suggested flag with the current value (one table)")
+	f.StringVar(&cf.findingsPath, "findings", "", "with --suggest: TOML file of findings rules layered on the built-in ones (tracer/attrib/findings.toml)")
+	f.IntVar(&cf.profileSteps, "profile-steps", 8, "with --suggest: steps of the profile run the findings come from")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -171,6 +190,9 @@ func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
 	case "table", "json", "md":
 	default:
 		return fmt.Errorf("unknown --format %q (use table, json or md)", cf.format)
+	}
+	if cf.suggest {
+		return runSuggest(cmd.OutOrStdout(), cmd.ErrOrStderr(), cf, command)
 	}
 	arms, err := compareArms(cf, len(command) == 0)
 	if err != nil {

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rlktop/rlktop/internal/escape"
+	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/loop/demo"
+	"github.com/rlktop/rlktop/report"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/session"
+)
+
+// SuggestDoc is the JSON of `rlktop compare --suggest`: the findings of
+// the profile run (ranked, attrib.Finding) and one loop.Tried per
+// flag-testable finding, in rank order.
+type SuggestDoc struct {
+	ProfileSteps int64             `json:"profile_steps"`
+	Flags        map[string]string `json:"flags"` // in force during the profile
+	Findings     []attrib.Finding  `json:"findings"`
+	Tried        []loop.Tried      `json:"tried"`
+}
+
+// loadFindingRules returns the built-in findings table, or path's layered
+// on it.
+func loadFindingRules(path string) (*attrib.FindingRules, error) {
+	if path == "" {
+		return attrib.DefaultFindings(), nil
+	}
+	return attrib.LoadFindings(path)
+}
+
+// runSuggest is `rlktop compare --suggest`: a profile run of
+// cf.profileSteps steps with the held flags (--flag K=V, one value each),
+// the findings of what it saw, then, for every finding that names a flag
+// (in rank order), a comparison of the flag's current value against the
+// suggested one (the other held flags fixed), and one table of the
+// results. An invalid arm is reported in its row, never as faster.
+func runSuggest(stdout, stderr io.Writer, cf *compareFlags, command []string) error {
+	fr, err := loadFindingRules(cf.findingsPath)
+	if err != nil {
+		return err
+	}
+	held := map[string]string{}
+	for _, s := range cf.flags {
+		sp, err := loop.ParseFlagSpec(s)
+		if err != nil {
+			return err
+		}
+		if len(sp.Values) != 1 {
+			return fmt.Errorf("--suggest: --flag %s: give one value (the setting to start from); the findings choose what to compare", s)
+		}
+		held[sp.Key] = sp.Values[0]
+	}
+	builtin := len(command) == 0
+	if builtin {
+		cfg := demo.DefaultConfig()
+		for _, k := range slices.Sorted(mapsKeys(held)) {
+			if err := cfg.ParseFlag(k, held[k]); err != nil {
+				return err
+			}
+		}
+	}
+	rules := attrib.DefaultRules()
+	if cf.rulesPath != "" {
+		if rules, err = attrib.LoadRules(cf.rulesPath); err != nil {
+			return err
+		}
+	}
+	tr, err := parseTracer(cf.tracer)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	say := func(format string, a ...any) {
+		if cf.verbose {
+			fmt.Fprintf(stderr, "rlktop compare --suggest: "+format+"\n", a...)
+		}
+	}
+
+	// 1. Profile.
+	src := "live: built-in RL loop"
+	if !builtin {
+		src = "live: " + strings.Join(command, " ")
+	}
+	lo := loop.LiveOptions{Command: command, Flags: held, Tracer: tr, NoAgent: cf.noAgent, TorchRanges: cf.torchRanges,
+		Telemetry: 0, Session: session.Options{Rules: rules, Source: src}, Stdout: stderr}
+	if cf.verbose {
+		lo.StderrCopy = stderr
+	}
+	if builtin {
+		lo.Steps = int64(cf.profileSteps)
+	}
+	say("profiling %d steps", cf.profileSteps)
+	st, flags, err := profileRun(ctx, lo, int64(cf.profileSteps))
+	if err != nil {
+		return err
+	}
+	in := loop.FindingInputOf(st, flags, !builtin)
+	fs := attrib.EvaluateFindings(fr, in)
+	doc := SuggestDoc{ProfileSteps: st.StepCount, Flags: flags, Findings: fs, Tried: []loop.Tried{}}
+	if doc.Findings == nil {
+		doc.Findings = []attrib.Finding{}
+	}
+
+	// 2. One comparison per testable finding.
+	plan := loop.PlanSuggestions(fs)
+	for i, f := range plan.Findings {
+		fl := f.Flag
+		t := loop.Tried{FindingID: f.ID, Key: fl.Key, From: fl.Current, To: fl.Value, Row: loop.FindingRow(&f)}
+		specs := []loop.FlagSpec{{Key: fl.Key, Values: []string{fl.Current, fl.Value}}}
+		for _, k := range slices.Sorted(mapsKeys(held)) {
+			if k != fl.Key {
+				specs = append(specs, loop.FlagSpec{Key: k, Values: []string{held[k]}})
+			}
+		}
+		arms, err := loop.Arms(specs)
+		if err != nil {
+			t.Err = err.Error()
+			doc.Tried = append(doc.Tried, t)
+			continue
+		}
+		say("%d/%d: %s: %s=%s vs %s", i+1, len(plan.Findings), f.ID, fl.Key, fl.Current, fl.Value)
+		o := loop.CompareOptions{
+			Arms: arms, Command: command, Steps: cf.steps, Warmup: cf.warmup, Block: cf.block,
+			Noise: !cf.noNoise, Seed: cf.seed, Rules: rules, TorchRanges: cf.torchRanges, Untraced: cf.untraced, Tracer: tr,
+			NoAgent: cf.noAgent, Restart: cf.restart, Stdout: stderr,
+		}
+		res, err := loop.Compare(ctx, o)
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			t.Err = err.Error()
+			doc.Tried = append(doc.Tried, t)
+			continue
+		}
+		t = loop.TriedOf(res, f.ID, fl.Key, fl.Current, fl.Value, t.Row)
+		doc.Tried = append(doc.Tried, t)
+	}
+	return writeSuggest(stdout, &doc, cf.format)
+}
+
+// profileRun runs lo until steps steps arrived (or the child ended), stops
+// it, and returns the session's state and the flags in force.
+func profileRun(ctx context.Context, lo loop.LiveOptions, steps int64) (*session.State, map[string]string, error) {
+	live, err := loop.StartLive(lo)
+	if live == nil {
+		return nil, nil, err
+	}
+	defer live.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st := live.Session.Snapshot()
+		if st.StepCount >= steps || live.Sup.Status().State != loop.Running {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-tick.C:
+		}
+	}
+	if len(lo.Command) > 0 && live.Sup.Status().State == loop.Running {
+		if live.AgentConnected() {
+			if _, err := live.Session.StopChildren(); err == nil {
+				live.Sup.WaitFor(2 * time.Second)
+			}
+		}
+		live.Sup.Stop(3 * time.Second)
+	}
+	live.Session.Wait(time.Second)
+	st := live.Session.Snapshot()
+	if st.StepCount == 0 {
+		exit := live.Sup.Status()
+		return nil, nil, fmt.Errorf("--suggest: the profile run ended with no step (%s); nothing to find", exit.Describe())
+	}
+	return st, live.FlagsIn(st), nil
+}
+
+// writeSuggest prints the findings (short) and the one table of tried
+// flags; JSON is SuggestDoc.
+func writeSuggest(w io.Writer, doc *SuggestDoc, format string) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(doc)
+	}
+	md := format == "md"
+	var kv []string
+	for _, k := range slices.Sorted(mapsKeys(doc.Flags)) {
+		kv = append(kv, k+"="+doc.Flags[k])
+	}
+	if md {
+		fmt.Fprintf(w, "**Findings** (profile of %d steps; flags %s)\n\n", doc.ProfileSteps, escape.Control(strings.Join(kv, " ")))
+	} else {
+		fmt.Fprintf(w, "findings (profile of %d steps; flags %s):\n", doc.ProfileSteps, escape.Control(strings.Join(kv, " ")))
+	}
+	if len(doc.Findings) == 0 {
+		fmt.Fprintln(w, "  none: no rule of the findings table fired")
+	}
+	for i, f := range doc.Findings {
+		test := "no flag to test"
+		if f.Flag != nil {
+			test = "test " + report.FlagTest(&f)
+		}
+		ev := ""
+		if len(f.Evidence) > 0 {
+			ev = f.Evidence[0]
+		}
+		line := fmt.Sprintf("%d. %s [%s]: %s; %s", i+1, f.Title, f.ID, ev, test)
+		if md {
+			fmt.Fprintf(w, "%d. %s\n", i+1, strings.TrimPrefix(line, fmt.Sprintf("%d. ", i+1)))
+		} else {
+			fmt.Fprintf(w, "  %s\n", escape.Control(line))
+		}
+	}
+	header := []string{"finding", "flag", "A (now)", "B (suggested)", "step B/A [95% CI]", "verdict", "category B/A", "outputs"}
+	var rows [][]string
+	for _, t := range doc.Tried {
+		from := t.From
+		if from == "" {
+			from = "(unset)"
+		}
+		r := []string{t.FindingID, t.Key, from, t.To, "-", "-", "-", "-"}
+		switch {
+		case t.Err != "":
+			r[5] = "error: " + t.Err
+		default:
+			r[4] = report.RatioText(t.Step.Value, t.Step.CILow, t.Step.CIHigh)
+			r[5] = t.Verdict
+			if !t.Valid {
+				r[5] = "invalid: " + t.Reason
+			}
+			if t.Row != "" && t.RowRatio.Value > 0 {
+				r[6] = fmt.Sprintf("%s %.2f× [%.2f, %.2f]", t.Row, t.RowRatio.Value, t.RowRatio.CILow, t.RowRatio.CIHigh)
+			}
+			if t.HaveOutputs {
+				bw := "not bitwise"
+				if t.Bitwise {
+					bw = "bitwise"
+				}
+				r[7] = fmt.Sprintf("max |Δ| %.2g, %s", t.MaxAbs, bw)
+				if t.NaN > 0 {
+					r[7] += fmt.Sprintf(", %d NaN", t.NaN)
+				}
+			}
+		}
+		for i := range r {
+			r[i] = escape.Control(r[i])
+		}
+		rows = append(rows, r)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "\nno finding names a flag to test here")
+		return nil
+	}
+	writeSmallTable(w, "suggested flags, each compared with the current setting (interleaved arms, A/A′ noise)", header, rows, md)
+	return nil
+}
