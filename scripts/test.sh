@@ -25,6 +25,14 @@ RLKTOP_TORCH_ROOT=$(scripts/torch-root.sh)
 export RLKTOP_TORCH_ROOT RLKTOP_REQUIRE_TORCH=1
 echo "PyTorch root ready at $RLKTOP_TORCH_ROOT in $(( $(date +%s) - t0 )) s"
 
+echo "== DuckDB (npm) for the Parquet read-back test (scripts/setup-duckdb.sh; cached)"
+if command -v npm >/dev/null; then
+	RLKTOP_DUCKDB_DIR=$(scripts/setup-duckdb.sh)
+	export RLKTOP_DUCKDB_DIR RLKTOP_REQUIRE_DUCKDB=1
+else
+	echo "no npm: TestExportParquetReadByDuckDB will skip (apt-get install nodejs npm)"
+fi
+
 echo "== go test"
 go test -count=1 -timeout 25m ./... 2>&1 | tee /tmp/rlktop-test.log
 echo "== CUPTI injection library: real headers, build, exported symbols, tagged tests, stand-in end to end"

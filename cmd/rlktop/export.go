@@ -1,55 +1,160 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlktop/rlktop/report/columnar"
+	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
 
 func init() {
 	var (
-		out  string
-		opts tracefile.ExportOptions
+		out, stepsOut, format, rulesPath string
+		opts                             tracefile.ExportOptions
 	)
 	cmd := &cobra.Command{
-		Use:   "export FILE -o OUT.json[.gz]",
-		Short: "write a trace or recording as Chrome trace-event JSON (Perfetto, chrome://tracing, HTA)",
+		Use:   "export FILE... -o OUT",
+		Short: "write a trace as Chrome trace-event JSON (Perfetto, HTA) or Parquet tables (DuckDB, Spark, Polars)",
 		Long: `export reads FILE in any format rlktop opens (rlktop recordings, Kineto /
-Chrome trace JSON, …) and writes Chrome trace-event JSON that Perfetto UI,
-chrome://tracing and Holistic Trace Analysis open. OUT ending in .gz is
-gzip-compressed.`,
-		Args: cobra.ExactArgs(1),
+Chrome trace JSON, …) and writes
+
+  --format chrome (default): Chrome trace-event JSON that Perfetto UI,
+    chrome://tracing and Holistic Trace Analysis open; OUT ending in .gz is
+    gzip-compressed. One FILE.
+  --format parquet: two Parquet files, OUT with one row per GPU op (source,
+    rank, device, stream, kind, name, display_name, category, stage, step,
+    start_ns, end_ns, dur_ns, correlation, bytes) and OUT's name with
+    .steps.parquet (or --steps-output) with one row per step (source, rank,
+    step, start_ns, end_ns, dur_ns, gpu_ns, gpu_ops). Several FILEs (e.g.
+    one per rank) go into the same two files, read in parallel; "source" is
+    the FILE's position. Schema: report/columnar's package doc.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
-				return fmt.Errorf("export: no output file: add -o OUT.json or -o OUT.json.gz")
+				return fmt.Errorf("export: no output file: add -o OUT.json, -o OUT.json.gz or (--format parquet) -o OUT.parquet")
 			}
-			t, damage := tracefile.Open(args[0], tracefile.Options{})
-			if t == nil {
-				return fmt.Errorf("%w; nothing was written to %s", damage, out)
+			switch format {
+			case "chrome":
+				if len(args) != 1 {
+					return fmt.Errorf("export --format chrome takes one FILE (got %d); --format parquet takes several", len(args))
+				}
+				return exportChrome(cmd, args[0], out, opts)
+			case "parquet":
+				rules := attrib.DefaultRules()
+				if rulesPath != "" {
+					r, err := attrib.LoadRules(rulesPath)
+					if err != nil {
+						return err
+					}
+					rules = r
+				}
+				if stepsOut == "" {
+					stepsOut = strings.TrimSuffix(out, ".parquet") + ".steps.parquet"
+				}
+				return exportParquet(cmd, args, out, stepsOut, rules)
 			}
-			if damage != nil {
-				// A damaged input: export what its reader kept, say so,
-				// exit 1 (README, "Damaged input").
-				fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting the %d events read before the damage\n", damage, len(t.Events))
-			}
-			if err := tracefile.ExportFile(out, t, opts); err != nil {
-				return fmt.Errorf("%w (%s may be incomplete)", err, out)
-			}
-			if st, err := os.Stat(out); err == nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%d events, %d counters, %d bytes)\n",
-					out, len(t.Events), len(t.Counters), st.Size())
-			}
-			if damage != nil {
-				return exitError{code: 1}
-			}
-			return nil
+			return fmt.Errorf("export --format %q: give chrome or parquet", format)
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (.json, or .json.gz for gzip)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (.json, or .json.gz for gzip; .parquet with --format parquet)")
+	cmd.Flags().StringVar(&format, "format", "chrome", "output format: chrome|parquet")
+	cmd.Flags().StringVar(&stepsOut, "steps-output", "", "--format parquet: the steps file (default: OUT with .steps.parquet)")
+	cmd.Flags().StringVar(&rulesPath, "rules", "", "--format parquet: TOML file of category rules tried before the built-in ones")
 	cmd.Flags().BoolVar(&opts.NoFlows, "no-flows", false, "leave out the launch→kernel flow arrows")
 	cmd.Flags().BoolVar(&opts.NoCounters, "no-counters", false, "leave out counter tracks (telemetry)")
 	rootCmd.AddCommand(cmd)
+}
+
+// exportChrome writes one file as Chrome trace-event JSON.
+func exportChrome(cmd *cobra.Command, in, out string, opts tracefile.ExportOptions) error {
+	t, damage := tracefile.Open(in, tracefile.Options{})
+	if t == nil {
+		return fmt.Errorf("%w; nothing was written to %s", damage, out)
+	}
+	if damage != nil {
+		// A damaged input: export what its reader kept, say so,
+		// exit 1 (README, "Damaged input").
+		fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting the %d events read before the damage\n", damage, len(t.Events))
+	}
+	if err := tracefile.ExportFile(out, t, opts); err != nil {
+		return fmt.Errorf("%w (%s may be incomplete)", err, out)
+	}
+	if st, err := os.Stat(out); err == nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%d events, %d counters, %d bytes)\n",
+			out, len(t.Events), len(t.Counters), st.Size())
+	}
+	if damage != nil {
+		return exitError{code: 1}
+	}
+	return nil
+}
+
+// exportParquet reads the files in parallel and writes the ops and steps
+// Parquet files (report/columnar). A file damaged part way is exported
+// with what its reader kept, said on stderr, exit 1; an unreadable one
+// stops the export before anything is written.
+func exportParquet(cmd *cobra.Command, ins []string, out, stepsOut string, rules *attrib.Rules) error {
+	read, errs := tracefile.OpenAll(ins, tracefile.Options{})
+	damaged := false
+	for i, t := range read {
+		if errs[i] == nil {
+			continue
+		}
+		if t == nil {
+			return fmt.Errorf("%w; nothing was written to %s", errs[i], out)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting the %d events read before the damage\n", errs[i], len(t.Events))
+		damaged = true
+	}
+	// A rocprofv3 run's several CSV files link only when merged: one source.
+	sources := tracefile.GroupRuns(read)
+	nOps, err := writeFileWith(out, func(w io.Writer) (int64, error) { return columnar.WriteOps(w, sources, rules) })
+	if err != nil {
+		return err
+	}
+	nSteps, err := writeFileWith(stepsOut, func(w io.Writer) (int64, error) { return columnar.WriteSteps(w, sources, rules) })
+	if err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		path string
+		rows int64
+		what string
+	}{{out, nOps, "GPU ops"}, {stepsOut, nSteps, "steps"}} {
+		if st, err := os.Stat(p.path); err == nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%d %s, %d bytes)\n", p.path, p.rows, p.what, st.Size())
+		}
+	}
+	if damaged {
+		return exitError{code: 1}
+	}
+	return nil
+}
+
+// writeFileWith creates path and writes it through a 1 MiB buffer with
+// write; a failure names the file and says it may be incomplete.
+func writeFileWith(path string, write func(io.Writer) (int64, error)) (int64, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, fmt.Errorf("export: %w", err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	n, err := write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return n, fmt.Errorf("export %s: %w (the file may be incomplete)", path, err)
+	}
+	return n, nil
 }
