@@ -37,7 +37,9 @@ import (
 // become KindRuntime carrying their correlation id. A range named
 // "ProfilerStep#N" becomes KindStep with Value N. With several processes
 // in one file, the n-th process's correlation ids are offset by n<<48.
-// The whole file is decoded in memory.
+// The file is read as a stream (rpStream): memory holds one process's
+// tables and records plus the trace, never the whole document (a 4.7 MB
+// file of 1.5 M empty processes took 1.4 GB decoded whole).
 
 func init() {
 	Register(Format{Name: "rocprofv3-json", Sniff: sniffRocprofJSON, Read: readRocprofJSON})
@@ -74,58 +76,70 @@ type rpRecord struct {
 	End           int64     `json:"end_timestamp"`
 	StreamID      *rpHandle `json:"stream_id"`
 	// kernel dispatch
-	DispatchInfo *struct {
-		AgentID    rpHandle `json:"agent_id"`
-		QueueID    rpHandle `json:"queue_id"`
-		KernelID   uint64   `json:"kernel_id"`
-		DispatchID uint64   `json:"dispatch_id"`
-	} `json:"dispatch_info"`
+	DispatchInfo *rpDispatchInfo `json:"dispatch_info"`
 	// memory copy
 	DstAgentID rpHandle `json:"dst_agent_id"`
 	SrcAgentID rpHandle `json:"src_agent_id"`
 	Bytes      int64    `json:"bytes"`
 }
 
+type rpDispatchInfo struct {
+	AgentID    rpHandle `json:"agent_id"`
+	QueueID    rpHandle `json:"queue_id"`
+	KernelID   uint64   `json:"kernel_id"`
+	DispatchID uint64   `json:"dispatch_id"`
+}
+
+type rpAgent struct {
+	ID                rpHandle `json:"id"`
+	Type              int      `json:"type"`
+	Name              string   `json:"name"`
+	ProductName       string   `json:"product_name"`
+	LogicalNodeTypeID *int64   `json:"logical_node_type_id"`
+}
+
+type rpSymbol struct {
+	KernelID            uint64 `json:"kernel_id"`
+	KernelName          string `json:"kernel_name"`
+	FormattedKernelName string `json:"formatted_kernel_name"`
+	DemangledKernelName string `json:"demangled_kernel_name"`
+	TruncatedKernelName string `json:"truncated_kernel_name"`
+}
+
+type rpKindStrings struct {
+	Kind       string   `json:"kind"`
+	Operations []string `json:"operations"`
+}
+
+type rpMarkerString struct {
+	Key   uint64 `json:"key"`
+	Value string `json:"value"`
+}
+
+// rpTool is one process of the file, as far as the importer uses it.
+// Agents holds only GPU agents (type 2) and KernelSymbols only symbols
+// with a name: the others change nothing in rocprofJSONProcess.
 type rpTool struct {
 	Metadata struct {
 		PID int64 `json:"pid"`
-	} `json:"metadata"`
-	Agents []struct {
-		ID                rpHandle `json:"id"`
-		Type              int      `json:"type"`
-		Name              string   `json:"name"`
-		ProductName       string   `json:"product_name"`
-		LogicalNodeTypeID *int64   `json:"logical_node_type_id"`
-	} `json:"agents"`
-	KernelSymbols []*struct {
-		KernelID            uint64 `json:"kernel_id"`
-		KernelName          string `json:"kernel_name"`
-		FormattedKernelName string `json:"formatted_kernel_name"`
-		DemangledKernelName string `json:"demangled_kernel_name"`
-		TruncatedKernelName string `json:"truncated_kernel_name"`
-	} `json:"kernel_symbols"`
-	Strings struct {
-		BufferRecords []struct {
-			Kind       string   `json:"kind"`
-			Operations []string `json:"operations"`
-		} `json:"buffer_records"`
-		MarkerAPI []struct {
-			Key   uint64 `json:"key"`
-			Value string `json:"value"`
-		} `json:"marker_api"`
-	} `json:"strings"`
-	// CallbackRecords is only counted, for the no-GPU-work warning (a
-	// counter-collection run has its dispatches here, not in buffer_records).
-	CallbackRecords struct {
-		CounterCollection []json.RawMessage `json:"counter_collection"`
-	} `json:"callback_records"`
-	BufferRecords struct {
-		KernelDispatch []rpRecord `json:"kernel_dispatch"`
-		MemoryCopy     []rpRecord `json:"memory_copy"`
-		HIPAPI         []rpRecord `json:"hip_api"`
-		HSAAPI         []rpRecord `json:"hsa_api"`
-		MarkerAPI      []rpRecord `json:"marker_api"`
-	} `json:"buffer_records"`
+	}
+	Agents        []rpAgent
+	KernelSymbols []*rpSymbol
+	Strings       struct {
+		BufferRecords []rpKindStrings
+		MarkerAPI     []rpMarkerString
+	}
+	// CounterCollection counts callback_records.counter_collection, for
+	// the no-GPU-work warning (a counter-collection run has its dispatches
+	// there, not in buffer_records); the records are not read.
+	CounterCollection int
+	BufferRecords     struct {
+		KernelDispatch []rpRecord
+		MemoryCopy     []rpRecord
+		HIPAPI         []rpRecord
+		HSAAPI         []rpRecord
+		MarkerAPI      []rpRecord
+	}
 }
 
 func jsonErr(path string, base int64, err error) error {
@@ -143,58 +157,338 @@ func jsonErr(path string, base int64, err error) error {
 	return &Error{Path: path, Offset: -1, Msg: "cannot read JSON", Err: err}
 }
 
-func readRocprofJSON(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
-	data, err := io.ReadAll(r)
+// rpStream walks a rocprofv3 JSON document with encoding/json's Decoder:
+// Token for the objects and arrays around the records, Decode for one
+// record (or table entry) at a time, so that memory holds the current
+// process's records and the trace, never the document.
+type rpStream struct {
+	dec  *json.Decoder
+	path string
+}
+
+// err turns a Decoder error into an *Error. field names where the
+// decoder was (a JSON path); base is the stream offset where the value
+// being decoded started (type errors count from there). A clean end of
+// the stream inside the document is "JSON ends early".
+func (s *rpStream) err(err error, field string, base int64) error {
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return jsonErr(s.path, 0, err)
+	case errors.As(err, &se):
+		// The decoder's syntax offsets inside Decode are not stream
+		// offsets: report where the value holding the error starts.
+		return &Error{Path: s.path, Offset: base, Field: field, Msg: "malformed JSON in the value starting here", Err: err, Hint: "the file may be truncated"}
+	case errors.As(err, &te):
+		f := field
+		if te.Field != "" {
+			f += "." + te.Field
+		}
+		return &Error{Path: s.path, Offset: base + te.Offset, Field: f, Msg: fmt.Sprintf("expected %s, found JSON %s", te.Type, te.Value),
+			Hint: "not the rocprofv3 JSON layout rlktop knows (rocprofiler-sdk 0.5–1.x)"}
+	}
+	return &Error{Path: s.path, Offset: s.dec.InputOffset(), Field: field, Msg: "cannot read", Err: err}
+}
+
+// open reads the token that opens the value at field: want is '{' or
+// '['. ok is false for null (an empty value, as encoding/json reads null
+// into a struct or slice); another value is an error.
+func (s *rpStream) open(want json.Delim, field string) (ok bool, err error) {
+	at := s.dec.InputOffset()
+	tok, err := s.dec.Token()
 	if err != nil {
-		return nil, &Error{Path: path, Offset: int64(len(data)), Msg: "cannot read", Err: err}
+		return false, s.err(err, field, at)
 	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, jsonErr(path, 0, err)
+	switch tok {
+	case want:
+		return true, nil
+	case nil:
+		return false, nil
 	}
-	raw, ok := doc["rocprofiler-sdk-tool"]
-	if !ok {
-		return nil, &Error{Path: path, Offset: 0, Field: "rocprofiler-sdk-tool", Msg: "key missing", Hint: "not a rocprofv3 --output-format json file"}
+	what := map[json.Delim]string{'{': "an object", '[': "an array"}
+	found := "a string"
+	switch v := tok.(type) {
+	case json.Delim:
+		found = what[v]
+	case json.Number:
+		found = "a number"
+	case bool:
+		found = "a boolean"
 	}
-	// Offsets of errors inside raw are relative to it: find where it
-	// starts in the file (after the key and its colon).
-	base := int64(0)
-	if i := bytes.Index(data, []byte(rocprofToolKey)); i >= 0 {
-		j := i + len(rocprofToolKey)
-		for j < len(data) && (data[j] == ' ' || data[j] == '\t' || data[j] == '\r' || data[j] == '\n' || data[j] == ':') {
-			j++
+	return false, &Error{Path: s.path, Offset: s.dec.InputOffset(), Field: field, Msg: "expected " + what[want] + ", found " + found,
+		Hint: "not the rocprofv3 JSON layout rlktop knows (rocprofiler-sdk 0.5–1.x)"}
+}
+
+// close reads the closing '}' or ']' after the last member.
+func (s *rpStream) close(field string) error {
+	at := s.dec.InputOffset()
+	if _, err := s.dec.Token(); err != nil {
+		return s.err(err, field, at)
+	}
+	return nil
+}
+
+// key reads the next object key (the caller checked More).
+func (s *rpStream) key(field string) (string, error) {
+	at := s.dec.InputOffset()
+	tok, err := s.dec.Token()
+	if err != nil {
+		return "", s.err(err, field, at)
+	}
+	k, _ := tok.(string)
+	return k, nil
+}
+
+// object calls member for each key of the object at field (nothing for
+// null), then reads its end.
+func (s *rpStream) object(field string, member func(key string) error) error {
+	ok, err := s.open('{', field)
+	if !ok || err != nil {
+		return err
+	}
+	return s.members(field, member)
+}
+
+// members is object after its '{' was read.
+func (s *rpStream) members(field string, member func(key string) error) error {
+	for s.dec.More() {
+		k, err := s.key(field)
+		if err != nil {
+			return err
 		}
-		base = int64(j)
-	}
-	var tools []rpTool
-	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] == '{' {
-		tools = make([]rpTool, 1)
-		if err := json.Unmarshal(raw, &tools[0]); err != nil {
-			return nil, jsonErr(path, base, err)
+		if err := member(k); err != nil {
+			return err
 		}
-	} else if err := json.Unmarshal(raw, &tools); err != nil {
-		return nil, jsonErr(path, base, err)
 	}
+	return s.close(field)
+}
+
+// array calls elem with each element's index for the array at field
+// (nothing for null), then reads its end.
+func (s *rpStream) array(field string, elem func(i int) error) error {
+	ok, err := s.open('[', field)
+	if !ok || err != nil {
+		return err
+	}
+	for i := 0; s.dec.More(); i++ {
+		if err := elem(i); err != nil {
+			return err
+		}
+	}
+	return s.close(field)
+}
+
+// decode decodes the next value into v.
+func (s *rpStream) decode(v any, field string) error {
+	at := s.dec.InputOffset()
+	if err := s.dec.Decode(v); err != nil {
+		return s.err(err, field, at)
+	}
+	return nil
+}
+
+// skip reads past the next value token by token (bounded memory whatever
+// its size; the syntax is still checked).
+func (s *rpStream) skip(field string) error {
+	depth := 0
+	for {
+		at := s.dec.InputOffset()
+		tok, err := s.dec.Token()
+		if err != nil {
+			return s.err(err, field, at)
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
+}
+
+// records appends the records of the array at field to *list.
+func (s *rpStream) records(field string, list *[]rpRecord) error {
+	return s.array(field, func(i int) error {
+		var r rpRecord
+		if err := s.decode(&r, fmt.Sprintf("%s[%d]", field, i)); err != nil {
+			return err
+		}
+		*list = append(*list, r)
+		return nil
+	})
+}
+
+// process reads one process object into p (opened: its '{' was read).
+// Keys match as encoding/json matches struct fields (case-insensitively);
+// a repeated key adds to what the first one gave.
+func (s *rpStream) process(p *rpTool, field string, opened bool) error {
+	walk := s.object
+	if opened {
+		walk = s.members
+	}
+	return walk(field, func(k string) error {
+		f := field + "." + k
+		switch {
+		case strings.EqualFold(k, "metadata"):
+			return s.decode(&p.Metadata, f)
+		case strings.EqualFold(k, "agents"):
+			return s.array(f, func(i int) error {
+				var a rpAgent
+				if err := s.decode(&a, fmt.Sprintf("%s[%d]", f, i)); err != nil {
+					return err
+				}
+				if a.Type == 2 {
+					p.Agents = append(p.Agents, a)
+				}
+				return nil
+			})
+		case strings.EqualFold(k, "kernel_symbols"):
+			return s.array(f, func(i int) error {
+				var sym *rpSymbol
+				if err := s.decode(&sym, fmt.Sprintf("%s[%d]", f, i)); err != nil {
+					return err
+				}
+				if sym != nil && sym.FormattedKernelName+sym.DemangledKernelName+sym.KernelName+sym.TruncatedKernelName != "" {
+					p.KernelSymbols = append(p.KernelSymbols, sym)
+				}
+				return nil
+			})
+		case strings.EqualFold(k, "strings"):
+			return s.object(f, func(k string) error {
+				g := f + "." + k
+				switch {
+				case strings.EqualFold(k, "buffer_records"):
+					return s.array(g, func(i int) error {
+						var b rpKindStrings
+						if err := s.decode(&b, fmt.Sprintf("%s[%d]", g, i)); err != nil {
+							return err
+						}
+						p.Strings.BufferRecords = append(p.Strings.BufferRecords, b)
+						return nil
+					})
+				case strings.EqualFold(k, "marker_api"):
+					return s.array(g, func(i int) error {
+						var m rpMarkerString
+						if err := s.decode(&m, fmt.Sprintf("%s[%d]", g, i)); err != nil {
+							return err
+						}
+						p.Strings.MarkerAPI = append(p.Strings.MarkerAPI, m)
+						return nil
+					})
+				}
+				return s.skip(g)
+			})
+		case strings.EqualFold(k, "callback_records"):
+			return s.object(f, func(k string) error {
+				g := f + "." + k
+				if strings.EqualFold(k, "counter_collection") {
+					return s.array(g, func(int) error {
+						p.CounterCollection++
+						return s.skip(g)
+					})
+				}
+				return s.skip(g)
+			})
+		case strings.EqualFold(k, "buffer_records"):
+			b := &p.BufferRecords
+			return s.object(f, func(k string) error {
+				g := f + "." + k
+				for _, sec := range []struct {
+					key  string
+					list *[]rpRecord
+				}{{"kernel_dispatch", &b.KernelDispatch}, {"memory_copy", &b.MemoryCopy}, {"hip_api", &b.HIPAPI},
+					{"hsa_api", &b.HSAAPI}, {"marker_api", &b.MarkerAPI}} {
+					if strings.EqualFold(k, sec.key) {
+						return s.records(g, sec.list)
+					}
+				}
+				return s.skip(g)
+			})
+		}
+		return s.skip(f)
+	})
+}
+
+// readRocprofJSON reads the document as a stream: one process at a time
+// is decoded (its tables and records) and turned into events before the
+// next is read, so memory holds one process's records plus the trace.
+func readRocprofJSON(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
+	dec := json.NewDecoder(r)
+	dec.UseNumber() // skipped numbers are not parsed
+	s := &rpStream{dec: dec, path: path}
 	t := tracer.NewTrace("rocprofv3-json", path)
 	devSeen := map[int32]bool{}
-	for pi := range tools {
-		if err := rocprofJSONProcess(t, &tools[pi], uint64(pi)<<48, devSeen); err != nil {
-			return nil, &Error{Path: path, Offset: -1, Field: fmt.Sprintf("rocprofiler-sdk-tool[%d]", pi), Msg: err.Error()}
+	var n [6]int
+	procs := 0
+	found := false
+	one := func(pi int, opened bool) error {
+		var p rpTool
+		if err := s.process(&p, fmt.Sprintf("rocprofiler-sdk-tool[%d]", pi), opened); err != nil {
+			return err
 		}
+		if err := rocprofJSONProcess(t, &p, uint64(pi)<<48, devSeen); err != nil {
+			return &Error{Path: path, Offset: -1, Field: fmt.Sprintf("rocprofiler-sdk-tool[%d]", pi), Msg: err.Error()}
+		}
+		b := &p.BufferRecords
+		for i, l := range [][]rpRecord{b.KernelDispatch, b.MemoryCopy, b.HIPAPI, b.HSAAPI, b.MarkerAPI} {
+			n[i] += len(l)
+		}
+		n[5] += p.CounterCollection
+		procs++
+		return nil
+	}
+	err := s.object("", func(k string) error {
+		if k != "rocprofiler-sdk-tool" {
+			return s.skip(k)
+		}
+		if found {
+			return &Error{Path: path, Offset: dec.InputOffset(), Field: k, Msg: "key repeated", Hint: "a rocprofv3 JSON file has one"}
+		}
+		found = true
+		// A list of processes; a single process object is accepted too.
+		at := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return s.err(err, k, at)
+		}
+		switch tok {
+		case json.Delim('['):
+			for pi := 0; dec.More(); pi++ {
+				if err := one(pi, false); err != nil {
+					return err
+				}
+			}
+			return s.close(k)
+		case json.Delim('{'):
+			return one(0, true)
+		case nil:
+			return nil
+		}
+		return &Error{Path: path, Offset: dec.InputOffset(), Field: k, Msg: "expected a list of processes, found a scalar",
+			Hint: "not the rocprofv3 JSON layout rlktop knows (rocprofiler-sdk 0.5–1.x)"}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, &Error{Path: path, Offset: 0, Field: "rocprofiler-sdk-tool", Msg: "key missing", Hint: "not a rocprofv3 --output-format json file"}
+	}
+	if tok, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = fmt.Errorf("found %v", tok)
+		}
+		return nil, &Error{Path: path, Offset: dec.InputOffset(), Msg: "data after the JSON object", Err: err, Hint: "the file may have been written twice into; rerun rocprofv3"}
 	}
 	if !hasGPUWork(t) {
-		var n [6]int
-		for i := range tools {
-			b := &tools[i].BufferRecords
-			n[0] += len(b.KernelDispatch)
-			n[1] += len(b.MemoryCopy)
-			n[2] += len(b.HIPAPI)
-			n[3] += len(b.HSAAPI)
-			n[4] += len(b.MarkerAPI)
-			n[5] += len(tools[i].CallbackRecords.CounterCollection)
-		}
 		warnNoGPU(t, fmt.Sprintf("%d processes; buffer_records kernel_dispatch %d, memory_copy %d, hip_api %d, hsa_api %d, marker_api %d; "+
-			"callback_records counter_collection %d (not read: rerun with --kernel-trace for dispatch times)", len(tools), n[0], n[1], n[2], n[3], n[4], n[5]))
+			"callback_records counter_collection %d (not read: rerun with --kernel-trace for dispatch times)", procs, n[0], n[1], n[2], n[3], n[4], n[5]))
 	}
 	return t, nil
 }
