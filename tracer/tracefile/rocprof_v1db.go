@@ -61,7 +61,13 @@ func readRocprofV1DB(r io.Reader, path string, _ Options) (*tracer.Trace, error)
 	if err != nil {
 		return nil, err
 	}
+	// Every query runs under the import's deadline (loadSchema,
+	// RLKTOP_SQLITE_TIMEOUT), as in the nsys and rocpd readers.
+	defer s.cancel()
 	t := tracer.NewTrace("rocprof-v1-sqlite", path)
+	for _, w := range s.warnings {
+		t.Warn(w)
+	}
 	var rowsBy, unread []string
 	skipped := map[string]int{}
 	for _, tb := range []string{"rocTX", "HIP", "HSA", "OPS", "COPY", "KERN"} {
@@ -69,7 +75,7 @@ func readRocprofV1DB(r io.Reader, path string, _ Options) (*tracer.Trace, error)
 			continue
 		}
 		var n int64
-		if err := db.QueryRow(`SELECT count(*) FROM ` + quoteIdent(tb)).Scan(&n); err != nil {
+		if err := s.queryRow(`SELECT count(*) FROM ` + quoteIdent(tb)).Scan(&n); err != nil {
 			return nil, s.queryErr(tb, err)
 		}
 		rowsBy = append(rowsBy, fmt.Sprintf("%s %d rows", tb, n))
