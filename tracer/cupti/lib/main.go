@@ -8,9 +8,10 @@
 // CUDA_INJECTION64_PATH and calls InitializeInjection; NVTX loads it through
 // NVTX_INJECTION64_PATH and calls InitializeInjectionNvtx2. Both live in
 // rlk.c, which owns every call CUPTI makes into the library. This file is
-// the one Go goroutine that drains completed buffers (one cgo call per
-// buffer), decodes them with package cupti and sends wire frames to rlktop
-// at $RLKTOP_SOCKET through a wire.AsyncSender, which never blocks.
+// the Source of the one Go goroutine (tracer/pump.Run) that drains
+// completed buffers (one cgo call per buffer), decodes them with package
+// cupti and sends wire frames to rlktop at $RLKTOP_SOCKET through a
+// wire.AsyncSender, which never blocks.
 //
 // Environment (all optional): RLKTOP_SOCKET (set by rlktop run; without it
 // the library turns tracing off and detaches), RLKTOP_CUPTI_LIB (exact
@@ -31,32 +32,28 @@ package main
 import "C"
 
 import (
-	"fmt"
+	"errors"
 	"os"
 	"strconv"
 	"time"
 	"unsafe"
 
+	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/cupti"
-	"github.com/rlktop/rlktop/tracer/steps"
+	"github.com/rlktop/rlktop/tracer/pump"
 	"github.com/rlktop/rlktop/tracer/wire"
 )
 
 func main() {}
 
-const (
-	chunk       = 8192                    // events per Send: a full sender ring drops at this granularity
-	dialTimeout = 2 * time.Second         // connecting to rlktop
-	metaEvery   = time.Second             // drop counters at most this often
-	exitFlush   = 2500 * time.Millisecond // at process exit, within RLKTOP_CUPTI_EXIT_WAIT_MS
-)
+const dialTimeout = 2 * time.Second // connecting to rlktop
 
-var debug = os.Getenv("RLKTOP_CUPTI_DEBUG") == "1"
-
-func logf(format string, a ...any) {
-	if debug {
-		fmt.Fprintf(os.Stderr, "rlktop cupti[%d]: "+format+"\n", append([]any{os.Getpid()}, a...)...)
-	}
+var cfg = pump.Config{
+	Name:    "cupti",
+	Tracing: "CUPTI tracing",
+	Tracer:  "the CUPTI tracer",
+	Inert:   "cupti unavailable",
+	Debug:   os.Getenv("RLKTOP_CUPTI_DEBUG") == "1",
 }
 
 // senderEvents is the AsyncSender's ring size in events:
@@ -130,9 +127,8 @@ func counterMeta(c *C.rlk_counters, st cupti.Stats) []wire.KV {
 	}
 }
 
-// drain runs for the life of the process. It never returns early on an
-// error of its own: a broken connection only stops output (the sender
-// drops and counts), and CUPTI's buffers keep being recycled.
+// drain connects to rlktop, says hello and runs the pump until the
+// process exits.
 func drain() {
 	i := info()
 	var s *wire.AsyncSender
@@ -140,112 +136,87 @@ func drain() {
 		conn, err := wire.DialEnv(dialTimeout)
 		if err != nil {
 			// Nobody to send to: detach so the process pays nothing.
-			fmt.Fprintf(os.Stderr, "rlktop cupti[%d]: %v; CUPTI tracing switched off\n", os.Getpid(), err)
+			cfg.Printf("%v; CUPTI tracing switched off", err)
 			C.rlk_set_tracing(0)
 		} else {
 			s = wire.NewAsyncSender(conn, senderEvents())
 		}
 	} else {
-		logf("not tracing: %s", C.GoString(&i.error[0]))
+		cfg.Logf("not tracing: %s", C.GoString(&i.error[0]))
 	}
 	var pc, pm, pr C.uint64_t
 	C.rlk_clock_pair(&pc, &pm, &pr)
+	src := &source{dec: cupti.NewDecoder(int32(os.Getpid()), cupti.CMemory{APINames: apiName}), b: new(C.rlk_batch)}
+	src.dec.Clock.Add(int64(pc), int64(pm))
 	if s != nil {
 		h := wire.ProcessHello("cupti", "NVIDIA GPU (CUPTI)")
 		h.ClockOffsetNs, h.StartNs = int64(pr)-int64(pm), int64(pr)
 		s.Hello(&h)
 		s.Meta(infoMeta(&i))
-		go controls(s)
+		go pump.Controls(cfg, src, s)
 	}
-
-	dec := cupti.NewDecoder(int32(os.Getpid()), cupti.CMemory{APINames: apiName})
-	var relay *wire.Relay // decoder string ids → stream ids, chunked sends
-	if s != nil {
-		relay = wire.NewRelay(s, chunk)
-	}
-	stepRule := steps.FromEnv(os.Getenv, func(err error) {
-		fmt.Fprintf(os.Stderr, "rlktop cupti[%d]: %v; using the default step ranges\n", os.Getpid(), err)
-	})
-	dec.Clock.Add(int64(pc), int64(pm))
-	var b C.rlk_batch
-	var lastMeta time.Time
-	var lastCounters C.rlk_counters
 	// Test hook: a slow drain, so that tests can fill the ring.
-	delay, _ := time.ParseDuration(os.Getenv("RLKTOP_CUPTI_TEST_DRAIN_DELAY"))
-	for {
-		st := C.rlk_next(&b, 200)
-		dec.Clock.Add(int64(b.pair_cupti_ns), int64(b.pair_mono_ns))
-		if st == C.RLK_BUFFER {
-			buf := unsafe.Slice((*byte)(unsafe.Pointer(b.buf)), int(b.valid))
-			offs := unsafe.Slice((*uint32)(unsafe.Pointer(b.offs)), int(b.nrec))
-			if err := dec.Decode(buf, offs); err != nil {
-				logf("%v", err)
-			}
-			bt := dec.Take()
-			stepRule.Apply(bt.Events, dec.Strings().Get)
-			bt.Events = append(bt.Events, stepRule.Windows(bt.Events)...)
-			if delay > 0 {
-				time.Sleep(delay)
-			}
-			if relay != nil {
-				relay.Send(bt.NewStrings, bt.Events)
-			}
-		}
-		if s != nil && s.Err() != nil {
-			// rlktop went away: stop paying for tracing nobody reads.
-			fmt.Fprintf(os.Stderr, "rlktop cupti[%d]: lost the connection to rlktop (%v); CUPTI tracing switched off\n", os.Getpid(), s.Err())
-			C.rlk_set_tracing(0)
-			s = nil
-		}
-		if s != nil && (st != C.RLK_BUFFER || time.Since(lastMeta) > metaEvery) {
-			if b.counters != lastCounters || st == C.RLK_EXIT {
-				s.Meta(counterMeta(&b.counters, dec.Stats()))
-				lastCounters = b.counters
-			}
-			lastMeta = time.Now()
-		}
-		switch st {
-		case C.RLK_EXIT:
-			if s != nil {
-				i := info()
-				s.Meta(infoMeta(&i))
-				_ = s.Close(wire.Bye{Reason: "exit", ExitCode: -1}, exitFlush)
-			}
-			logf("exit: %d records, counters %+v", dec.Stats().Records, b.counters)
-			C.rlk_exit_done()
-			return
-		case C.RLK_INERT:
-			if s != nil {
-				i := info()
-				s.Meta(infoMeta(&i))
-				_ = s.Close(wire.Bye{Reason: "cupti unavailable", ExitCode: -1}, exitFlush)
-			}
-			return
-		}
-	}
+	cfg.Delay, _ = time.ParseDuration(os.Getenv("RLKTOP_CUPTI_TEST_DRAIN_DELAY"))
+	pump.Run(cfg, src, s)
 }
 
-// controls applies rlktop's Control frames: pause/resume switch CUPTI off
-// (disabled, flushed, detached) and on; flags cannot be set inside a CUDA
-// program, so ControlSet and ControlStop are refused (rlktop restarts the
-// command with the other arm's environment instead).
-func controls(s *wire.AsyncSender) {
-	for c := range s.Controls() {
-		ack := wire.Control{Op: wire.ControlAck, Seq: c.Seq, Step: -1}
-		switch c.Op {
-		case wire.ControlPause, wire.ControlResume:
-			on := c.Op == wire.ControlResume
-			if C.rlk_set_tracing(boolInt(on)) == 0 && on {
-				i := info()
-				ack.Err = "tracing could not be switched on: " + C.GoString(&i.error[0])
-			}
-		default:
-			ack.Err = "the CUPTI tracer cannot " + c.Op.String() + " inside the traced process; rlktop restarts the command instead"
-		}
+// source is the pump's view of the C layer (rlk.c) and the decoder.
+type source struct {
+	dec  *cupti.Decoder
+	b    *C.rlk_batch   // its own allocation: cgo checks the whole object a pointer argument points into
+	last C.rlk_counters // counters last sent
+}
+
+func (src *source) Next(wait time.Duration) (pump.State, error) {
+	b := src.b
+	st := C.rlk_next(b, C.int(wait/time.Millisecond))
+	src.dec.Clock.Add(int64(b.pair_cupti_ns), int64(b.pair_mono_ns))
+	switch st {
+	case C.RLK_BUFFER:
+		buf := unsafe.Slice((*byte)(unsafe.Pointer(b.buf)), int(b.valid))
+		offs := unsafe.Slice((*uint32)(unsafe.Pointer(b.offs)), int(b.nrec))
+		return pump.Buffer, src.dec.Decode(buf, offs)
+	case C.RLK_EXIT:
+		return pump.Exit, nil
+	case C.RLK_INERT:
+		return pump.Inert, nil
+	}
+	return pump.Idle, nil
+}
+
+func (src *source) Take() ([]string, []tracer.Event) {
+	bt := src.dec.Take()
+	return bt.NewStrings, bt.Events
+}
+
+func (src *source) Name(id tracer.StrID) string { return src.dec.Strings().Get(id) }
+
+func (src *source) Counters(force bool) []wire.KV {
+	if src.b.counters == src.last && !force {
+		return nil
+	}
+	src.last = src.b.counters
+	return counterMeta(&src.b.counters, src.dec.Stats())
+}
+
+func (src *source) Info() ([]wire.KV, bool) {
+	i := info()
+	return infoMeta(&i), i.tracing != 0
+}
+
+// SetTracing switches CUPTI off (disabled, flushed, detached) or on.
+func (src *source) SetTracing(on bool) error {
+	if C.rlk_set_tracing(boolInt(on)) == 0 && on {
 		i := info()
-		ack.Tracing = i.tracing != 0
-		s.Ack(&ack)
-		s.Meta(infoMeta(&i))
+		return errors.New("tracing could not be switched on: " + C.GoString(&i.error[0]))
+	}
+	return nil
+}
+
+func (src *source) Done(st pump.State) {
+	if st == pump.Exit {
+		cfg.Logf("exit: %d records, counters %+v", src.dec.Stats().Records, src.b.counters)
+		C.rlk_exit_done()
 	}
 }
 

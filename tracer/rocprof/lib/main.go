@@ -6,10 +6,10 @@
 //
 // rocprofiler-sdk loads it through ROCP_TOOL_LIBRARIES (rlktop run sets it)
 // and calls rocprofiler_configure, which lives in rlkroc.c with every other
-// function the SDK calls. This file is the one Go goroutine that drains
-// chunks of copied records (one cgo call per chunk), decodes them with
-// package rocprof and sends wire frames to rlktop at $RLKTOP_SOCKET through
-// a wire.AsyncSender, which never blocks.
+// function the SDK calls. This file is the Source of the one Go goroutine
+// (tracer/pump.Run) that drains chunks of copied records (one cgo call per
+// chunk), decodes them with package rocprof and sends wire frames to rlktop
+// at $RLKTOP_SOCKET through a wire.AsyncSender, which never blocks.
 //
 // Environment (all optional): RLKTOP_SOCKET (set by rlktop run; without it
 // rocprofiler_configure declines and the library does nothing),
@@ -30,6 +30,7 @@ package main
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -38,26 +39,21 @@ import (
 	"unsafe"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/pump"
 	"github.com/rlktop/rlktop/tracer/rocprof"
-	"github.com/rlktop/rlktop/tracer/steps"
 	"github.com/rlktop/rlktop/tracer/wire"
 )
 
 func main() {}
 
-const (
-	chunkEvents = 8192
-	dialTimeout = 2 * time.Second
-	metaEvery   = time.Second
-	exitFlush   = 2500 * time.Millisecond
-)
+const dialTimeout = 2 * time.Second
 
-var debug = os.Getenv("RLKTOP_ROCPROF_DEBUG") == "1"
-
-func logf(format string, a ...any) {
-	if debug {
-		fmt.Fprintf(os.Stderr, "rlktop rocprof[%d]: "+format+"\n", append([]any{os.Getpid()}, a...)...)
-	}
+var cfg = pump.Config{
+	Name:    "rocprof",
+	Tracing: "rocprofiler tracing",
+	Tracer:  "the rocprofiler tool",
+	Inert:   "rocprofiler unavailable",
+	Debug:   os.Getenv("RLKTOP_ROCPROF_DEBUG") == "1",
 }
 
 //export rlkrocGoStart
@@ -141,18 +137,21 @@ func devices(dec *rocprof.Decoder) []tracer.Device {
 	return out
 }
 
-// drain runs for the life of the process; a broken connection only stops
-// output (the sender drops and counts), chunks keep being released.
+// drain connects to rlktop, says hello and runs the pump until the
+// process exits. Steps: roctx ranges named like steps (RLKTOP_STEP_RANGE),
+// else ProfilerStep#N, else fixed windows (RLKTOP_STEP_WINDOW_MS), as the
+// CUPTI library does (pump.Run applies the rule).
 func drain() {
 	i := info()
 	dec := rocprof.NewDecoder(int32(os.Getpid()))
 	dec.OpName = opName
 	dec.SetSDKVersion(uint32(i.sdk_version))
 	devs := devices(dec)
+	src := &source{dec: dec, b: new(C.rlkroc_batch)}
 	var s *wire.AsyncSender
 	if conn, err := wire.DialEnv(dialTimeout); err != nil {
 		// Nobody to send to: stop the context so the process pays nothing.
-		fmt.Fprintf(os.Stderr, "rlktop rocprof[%d]: %v; rocprofiler tracing switched off\n", os.Getpid(), err)
+		cfg.Printf("%v; rocprofiler tracing switched off", err)
 		C.rlkroc_set_tracing(0)
 	} else {
 		s = wire.NewAsyncSender(conn, 1<<18)
@@ -160,92 +159,71 @@ func drain() {
 		h.ClockOffsetNs, h.StartNs, h.Devices = int64(i.clock_offset_ns), int64(i.start_real_ns), devs
 		s.Hello(&h)
 		s.Meta(infoMeta(&i))
-		go controls(s)
+		go pump.Controls(cfg, src, s)
 	}
-	// Steps: roctx ranges named like steps (RLKTOP_STEP_RANGE), else
-	// ProfilerStep#N, else fixed windows (RLKTOP_STEP_WINDOW_MS), as the
-	// CUPTI library does.
-	var relay *wire.Relay // decoder string ids → stream ids, chunked sends
-	if s != nil {
-		relay = wire.NewRelay(s, chunkEvents)
-	}
-	stepRule := steps.FromEnv(os.Getenv, func(err error) {
-		fmt.Fprintf(os.Stderr, "rlktop rocprof[%d]: %v; using the default step ranges\n", os.Getpid(), err)
-	})
-	var b C.rlkroc_batch
-	var lastMeta time.Time
-	var last C.rlkroc_counters
-	delay, _ := time.ParseDuration(os.Getenv("RLKTOP_ROCPROF_TEST_DRAIN_DELAY")) // test hook: a slow drain
-	for {
-		st := C.rlkroc_next(&b, 200)
-		if st == C.RLKROC_CHUNK {
-			buf := unsafe.Slice((*byte)(unsafe.Pointer(b.buf)), int(b.len))
-			if err := dec.Decode(buf); err != nil {
-				logf("%v", err)
-			}
-			bt := dec.Take()
-			stepRule.Apply(bt.Events, dec.Name)
-			bt.Events = append(bt.Events, stepRule.Windows(bt.Events)...)
-			if delay > 0 {
-				time.Sleep(delay)
-			}
-			if relay != nil {
-				relay.Send(bt.NewStrings, bt.Events)
-			}
-		}
-		if s != nil && (st != C.RLKROC_CHUNK || time.Since(lastMeta) > metaEvery) {
-			if b.counters != last || st == C.RLKROC_EXIT {
-				s.Meta(counterMeta(&b.counters, dec))
-				last = b.counters
-			}
-			lastMeta = time.Now()
-		}
-		switch st {
-		case C.RLKROC_EXIT, C.RLKROC_INERT:
-			if s != nil {
-				i := info()
-				s.Meta(infoMeta(&i))
-				s.Meta(counterMeta(&b.counters, dec))
-				reason := "exit"
-				if st == C.RLKROC_INERT {
-					reason = "rocprofiler unavailable"
-				}
-				_ = s.Close(wire.Bye{Reason: reason, ExitCode: -1}, exitFlush)
-			}
-			logf("done: %+v", dec.Stats())
-			C.rlkroc_exit_done()
-			return
-		}
-	}
+	cfg.Delay, _ = time.ParseDuration(os.Getenv("RLKTOP_ROCPROF_TEST_DRAIN_DELAY")) // test hook: a slow drain
+	pump.Run(cfg, src, s)
 }
 
-// controls applies rlktop's Control frames: pause stops the tool's
-// rocprofiler context (after flushing what it holds) and resume starts it
-// again. Flags cannot be set inside the traced program, so set and stop are
-// refused (rlktop restarts the command with the other arm's environment).
-func controls(s *wire.AsyncSender) {
-	for c := range s.Controls() {
-		ack := wire.Control{Op: wire.ControlAck, Seq: c.Seq, Step: -1}
-		switch c.Op {
-		case wire.ControlPause, wire.ControlResume:
-			on := c.Op == wire.ControlResume
-			var arg C.int
-			if on {
-				arg = 1
-			}
-			if C.rlkroc_set_tracing(arg) == 0 {
-				i := info()
-				ack.Err = "rocprofiler context could not be " + map[bool]string{true: "started", false: "stopped"}[on]
-				if e := C.GoString(&i.error[0]); e != "" {
-					ack.Err += ": " + e
-				}
-			}
-		default:
-			ack.Err = "the rocprofiler tool cannot " + c.Op.String() + " inside the traced process; rlktop restarts the command instead"
-		}
-		i := info()
-		ack.Tracing = i.tracing != 0
-		s.Ack(&ack)
-		s.Meta(infoMeta(&i))
+// source is the pump's view of the C layer (rlkroc.c) and the decoder.
+type source struct {
+	dec  *rocprof.Decoder
+	b    *C.rlkroc_batch   // its own allocation: cgo checks the whole object a pointer argument points into
+	last C.rlkroc_counters // counters last sent
+}
+
+func (src *source) Next(wait time.Duration) (pump.State, error) {
+	switch C.rlkroc_next(src.b, C.int(wait/time.Millisecond)) {
+	case C.RLKROC_CHUNK:
+		buf := unsafe.Slice((*byte)(unsafe.Pointer(src.b.buf)), int(src.b.len))
+		return pump.Buffer, src.dec.Decode(buf)
+	case C.RLKROC_EXIT:
+		return pump.Exit, nil
+	case C.RLKROC_INERT:
+		return pump.Inert, nil
 	}
+	return pump.Idle, nil
+}
+
+func (src *source) Take() ([]string, []tracer.Event) {
+	bt := src.dec.Take()
+	return bt.NewStrings, bt.Events
+}
+
+func (src *source) Name(id tracer.StrID) string { return src.dec.Name(id) }
+
+func (src *source) Counters(force bool) []wire.KV {
+	if src.b.counters == src.last && !force {
+		return nil
+	}
+	src.last = src.b.counters
+	return counterMeta(&src.b.counters, src.dec)
+}
+
+func (src *source) Info() ([]wire.KV, bool) {
+	i := info()
+	return infoMeta(&i), i.tracing != 0
+}
+
+// SetTracing stops the tool's rocprofiler context (after flushing what it
+// holds) or starts it again.
+func (src *source) SetTracing(on bool) error {
+	var arg C.int
+	if on {
+		arg = 1
+	}
+	if C.rlkroc_set_tracing(arg) != 0 {
+		return nil
+	}
+	i := info()
+	msg := "rocprofiler context could not be " + map[bool]string{true: "started", false: "stopped"}[on]
+	if e := C.GoString(&i.error[0]); e != "" {
+		msg += ": " + e
+	}
+	return errors.New(msg)
+}
+
+func (src *source) Done(pump.State) {
+	cfg.Logf("done: %+v", src.dec.Stats())
+	C.rlkroc_exit_done()
 }
