@@ -1,0 +1,292 @@
+package views
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/internal/escape"
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// FindingsKeyMap is the bindings of the findings view.
+type FindingsKeyMap struct {
+	ListKeyMap
+	Try key.Binding // enter: test the selected finding's flag
+}
+
+// DefaultFindingsKeyMap: list movement; enter tests the selected
+// finding's flag (a comparison of the current value against the
+// suggested one).
+func DefaultFindingsKeyMap() FindingsKeyMap {
+	return FindingsKeyMap{DefaultListKeyMap(), key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "test its flag"))}
+}
+
+// ActionTry is the ActionMsg name the findings view sends on enter: Key
+// is the finding's id (Findings.Find returns it). The root starts the
+// comparison of the finding's flag (its current value against the
+// suggested one) with the compare view's confirmation.
+const ActionTry = "try"
+
+// Findings lists ranked findings (attrib.EvaluateFindings): one line each
+// (rank, share of the step, title, the flag to test or the measured
+// result), and under them the selected finding in full: its evidence in
+// numbers, top kernels, what to try, the flag, the result of testing it,
+// and the rule's source. The root evaluates the findings and passes them
+// with SetFindings; the view only draws them.
+type Findings struct {
+	st      *Styles
+	keys    FindingsKeyMap
+	fs      []attrib.Finding
+	tried   map[string]string // finding id → measured result line
+	running string            // finding id whose test runs now
+	have    bool              // SetFindings was called
+	note    string            // why there are none (e.g. "waiting for steps")
+	list    list
+	w, h    int
+	focused bool
+}
+
+// NewFindings is the findings view.
+func NewFindings(st *Styles) *Findings {
+	return &Findings{st: st, keys: DefaultFindingsKeyMap(), tried: map[string]string{}}
+}
+
+func (f *Findings) Title() string { return "Findings" }
+
+func (f *Findings) Info() string {
+	if !f.have {
+		return ""
+	}
+	n := 0
+	for i := range f.fs {
+		if f.fs[i].Flag != nil {
+			n++
+		}
+	}
+	s := fmt.Sprintf("%d findings", len(f.fs))
+	if len(f.fs) == 1 {
+		s = "1 finding"
+	}
+	if n > 0 {
+		s += fmt.Sprintf(" · %d with a flag to test (enter)", n)
+	}
+	return s
+}
+
+// SetSnapshot is a no-op: the root evaluates the findings over the
+// snapshot and its timeline, counters and flags, and calls SetFindings.
+func (f *Findings) SetSnapshot(*attrib.Snapshot) {}
+
+// SetFindings replaces the findings shown (ranked); note says why there
+// are none when fs is empty ("" the default text). The cursor stays on
+// the same finding id when it is still there.
+func (f *Findings) SetFindings(fs []attrib.Finding, note string) {
+	cur := ""
+	if f.list.cursor < len(f.fs) {
+		cur = f.fs[f.list.cursor].ID
+	}
+	f.fs, f.note, f.have = fs, note, true
+	f.list.setLen(len(fs))
+	for i := range fs {
+		if fs[i].ID == cur {
+			f.list.cursor = i
+			f.list.clamp()
+		}
+	}
+	f.layoutList()
+}
+
+// Findings returns the findings shown.
+func (f *Findings) Findings() []attrib.Finding { return f.fs }
+
+// Find returns the finding with id, or nil.
+func (f *Findings) Find(id string) *attrib.Finding {
+	for i := range f.fs {
+		if f.fs[i].ID == id {
+			return &f.fs[i]
+		}
+	}
+	return nil
+}
+
+// SetRunning marks the finding whose flag is being tested ("" none).
+func (f *Findings) SetRunning(id string) { f.running = id }
+
+// SetTried records the measured result of testing finding id's flag
+// (loop.Tried.String()); it stays shown while the finding does.
+func (f *Findings) SetTried(id, line string) {
+	f.tried[id] = line
+	if f.running == id {
+		f.running = ""
+	}
+}
+
+// Tried returns the recorded result line of finding id ("" none).
+func (f *Findings) Tried(id string) string { return f.tried[id] }
+
+func (f *Findings) SetSize(w, h int)  { f.w, f.h = w, h; f.layoutList() }
+func (f *Findings) SetFocused(b bool) { f.focused = b }
+func (f *Findings) Capturing() bool   { return false }
+
+// Available is always true: with no finding the view says so.
+func (f *Findings) Available() bool { return true }
+
+// listRows is how many lines the list takes: every finding up to a
+// third of the body (at least 3), the rest is the selected one's detail.
+func (f *Findings) listRows() int {
+	return min(len(f.fs), max(f.h/3, 3))
+}
+
+func (f *Findings) layoutList() { f.list.setPage(max(f.listRows(), 1)) }
+
+// Update moves the cursor; enter on a finding that names a flag returns
+// ActionMsg{Name: ActionTry, Key: the finding's id}; on one that does not,
+// a status message saying so.
+func (f *Findings) Update(msg tea.Msg) tea.Cmd {
+	if km, ok := msg.(tea.KeyPressMsg); ok {
+		if key.Matches(km, f.keys.Try) {
+			return f.tryCmd()
+		}
+		f.list.handle(km, f.keys.ListKeyMap)
+	}
+	return nil
+}
+
+func (f *Findings) tryCmd() tea.Cmd {
+	if f.list.cursor >= len(f.fs) {
+		return nil
+	}
+	x := &f.fs[f.list.cursor]
+	if x.Flag == nil {
+		return Action(ActionMsg{Name: "status", Value: x.ID + ": no flag to test here (" + ansi.Truncate(x.Try, 60, "…") + ")"})
+	}
+	return Action(ActionMsg{Name: ActionTry, Key: x.ID})
+}
+
+// Click selects the finding at line y; on the selected one it tests its
+// flag.
+func (f *Findings) Click(x, y int) tea.Cmd {
+	i := f.list.offset + y
+	if y < 0 || y >= f.listRows() || i >= len(f.fs) {
+		return nil
+	}
+	if i == f.list.cursor {
+		return f.tryCmd()
+	}
+	f.list.cursor = i
+	f.list.clamp()
+	return nil
+}
+
+func (f *Findings) ShortHelp() []key.Binding { return []key.Binding{f.keys.move(), f.keys.Try} }
+func (f *Findings) FullHelp() [][]key.Binding {
+	return [][]key.Binding{f.keys.bindings(), {f.keys.Try}}
+}
+
+// flagText is "attention=fused (now math)".
+func flagText(fl *attrib.FindingFlag) string {
+	cur := fl.Current
+	if cur == "" {
+		cur = "unset"
+	}
+	return fmt.Sprintf("%s=%s (now %s)", fl.Key, fl.Value, cur)
+}
+
+func (f *Findings) View() string {
+	st := f.st
+	if !f.have {
+		return block([]string{st.Table.Dim.Render("waiting for data…")}, f.w, f.h)
+	}
+	if len(f.fs) == 0 {
+		note := f.note
+		if note == "" {
+			note = "no findings: no rule of the findings table fired (tracer/attrib/findings.toml; --findings FILE adds rules)"
+		}
+		return block(wrapLines(note, f.w, st.Table.Dim.Render), f.w, f.h)
+	}
+	var lines []string
+	from, to := f.list.visible()
+	for i := from; i < to; i++ {
+		x := &f.fs[i]
+		gut := " "
+		if i == f.list.cursor {
+			gut = "›"
+			if !f.focused {
+				gut = "·"
+			}
+		}
+		share := "      "
+		if x.Share > 0 && x.ShareOf != "" {
+			share = fitRight(FormatShare(x.Share), 6)
+		}
+		right := ""
+		switch {
+		case f.running == x.ID:
+			right = "testing…"
+		case f.tried[x.ID] != "":
+			right = "tested"
+		case x.Flag != nil:
+			right = "enter: " + x.Flag.Key + "=" + x.Flag.Value
+		}
+		if x.Invalid {
+			right = "INVALID RUN"
+		}
+		title := fmt.Sprintf("%d. %s", i+1, escape.Control(x.Title))
+		rw := ansi.StringWidth(right)
+		tw := max(f.w-1-6-1-rw-2, 8)
+		line := gut + st.Bar.Value.Render(share) + " " + fit(title, tw)
+		if right != "" {
+			line += "  " + st.Table.Dim.Render(right)
+		}
+		lines = append(lines, line)
+	}
+	// The selected finding in full.
+	x := &f.fs[min(f.list.cursor, len(f.fs)-1)]
+	lines = append(lines, st.Table.Dim.Render(strings.Repeat("─", max(f.w, 1))))
+	add := func(label, text string, style func(...string) string) {
+		for j, l := range strings.Split(ansi.Wrap(label+escape.Control(text), max(f.w-2, 10), " "), "\n") {
+			if j > 0 {
+				l = "    " + l
+			}
+			lines = append(lines, " "+style(l))
+		}
+	}
+	plain := func(s ...string) string { return strings.Join(s, " ") }
+	add("", fmt.Sprintf("%s  [%s]", x.Title, x.ID), st.Bar.Label.Render)
+	if x.Share > 0 && x.ShareOf != "" {
+		add("share: ", fmt.Sprintf("%s of %s", FormatShare(x.Share), x.ShareOf), plain)
+	}
+	for _, e := range x.Evidence {
+		add("· ", e, plain)
+	}
+	if len(x.Top) > 0 {
+		add("top: ", strings.Join(x.Top, "; "), plain)
+	}
+	add("try: ", x.Try, plain)
+	switch {
+	case f.running == x.ID:
+		add("test: ", "comparing "+flagText(x.Flag)+"… (Compare view)", st.Table.Dim.Render)
+	case f.tried[x.ID] != "":
+		add("", f.tried[x.ID], st.Bar.Value.Render)
+	case x.Flag != nil:
+		how := "switched live at a step boundary"
+		if x.Flag.Env {
+			how = "an environment variable: the command restarts per arm"
+		}
+		add("test: ", "enter compares "+flagText(x.Flag)+" against the current setting ("+how+")", plain)
+	}
+	add("source: ", x.Source, st.Table.Dim.Render)
+	return block(lines, f.w, f.h)
+}
+
+// wrapLines wraps text to w cells and styles each line.
+func wrapLines(text string, w int, style func(...string) string) []string {
+	var out []string
+	for _, l := range strings.Split(ansi.Wrap(escape.Control(text), max(w, 10), " "), "\n") {
+		out = append(out, style(l))
+	}
+	return out
+}

@@ -1,0 +1,87 @@
+package views_test
+
+import (
+	"fmt"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/views"
+)
+
+// sampleFindings are findings as attrib.EvaluateFindings makes them (the
+// built-in loop on the math path; figures of a real profile run).
+func sampleFindings() []attrib.Finding {
+	return []attrib.Finding{
+		{ID: "attention-math-fallback", Title: "attention runs on the math fallback", Kind: attrib.FindMathAttention,
+			Share: 0.336, ShareOf: "GPU time",
+			Evidence: []string{"math-path attention kernels: 429 ms of 1.28 s GPU time (33.6%), 71.5 ms per step over 6 steps",
+				"fused attention kernels: 0 ns; attention in all: 647 ms"},
+			Top: []string{"attn_math_softmax 201 ms (66 calls)", "attn_math_qk 130 ms (66 calls)", "attn_math_pv 98.1 ms (66 calls)"},
+			Try: "switch scaled_dot_product_attention to a fused backend: sdpa=flash, efficient or cudnn",
+			Flag: &attrib.FindingFlag{Key: "attention", Value: "fused", Current: "math"},
+			Source: "seed report: 'the math attention fallback costing 136 ms per step' (issue 18)"},
+		{ID: "dominant-category", Title: "one category owns most of the GPU time", Kind: attrib.FindDominant,
+			Share: 0.507, ShareOf: "GPU time",
+			Evidence: []string{`category "attention": 647 ms of 1.28 s GPU time (50.7%), 22 ops, 108 ms per step`},
+			Top:      []string{"attn_math_softmax 201 ms (31.1% of the category)"},
+			Try:      "work on this category first", Source: "seed report 'forward at 96%' (issue 18)"},
+	}
+}
+
+func TestFindingsView(t *testing.T) {
+	for _, w := range widths {
+		for _, c := range []struct {
+			name  string
+			keys  []string
+			tried bool
+		}{{"first", nil, false}, {"second", []string{"down"}, false}, {"tried", nil, true}} {
+			t.Run(fmt.Sprintf("%s_w%d", c.name, w), func(t *testing.T) {
+				v := views.NewFindings(styles())
+				v.SetSize(w, 16)
+				v.SetFocused(true)
+				v.SetFindings(sampleFindings(), "")
+				if c.tried {
+					v.SetTried("attention-math-fallback", "tried attention=fused: step 0.61× [0.46, 0.89] faster, attention 0.64×, outputs max |Δ| 1.2e-06, not bitwise")
+				}
+				press(v, c.keys...)
+				golden.RequireEqual(t, render(t, v.View(), w, 16))
+			})
+		}
+	}
+	v := views.NewFindings(styles())
+	v.SetSize(80, 6)
+	v.SetFindings(nil, "")
+	golden.RequireEqual(t, render(t, v.View(), 80, 6))
+}
+
+// TestFindingsEnter: enter on a finding with a flag asks the root to test
+// it (ActionTry with the finding's id); on one without, a status line.
+func TestFindingsEnter(t *testing.T) {
+	v := views.NewFindings(styles())
+	v.SetSize(80, 16)
+	v.SetFocused(true)
+	v.SetFindings(sampleFindings(), "")
+	cmd := v.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	if cmd == nil {
+		t.Fatal("enter: no command")
+	}
+	if a, ok := cmd().(views.ActionMsg); !ok || a.Name != views.ActionTry || a.Key != "attention-math-fallback" {
+		t.Errorf("enter: %#v, want try attention-math-fallback", cmd())
+	}
+	if f := v.Find("attention-math-fallback"); f == nil || f.Flag.Value != "fused" {
+		t.Errorf("Find: %+v", f)
+	}
+	press(v, "down")
+	if a, ok := v.Update(tea.KeyPressMsg{Code: tea.KeyEnter})().(views.ActionMsg); !ok || a.Name != "status" {
+		t.Errorf("enter on a finding without a flag: %#v, want a status", a)
+	}
+	// The cursor stays on its finding when the list is re-ranked.
+	fs := sampleFindings()
+	fs[0], fs[1] = fs[1], fs[0]
+	v.SetFindings(fs, "")
+	if a := v.Update(tea.KeyPressMsg{Code: tea.KeyEnter})().(views.ActionMsg); a.Name != "status" {
+		t.Errorf("after re-ranking the cursor left dominant-category: %#v", a)
+	}
+}
