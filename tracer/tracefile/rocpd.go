@@ -235,6 +235,15 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 			corrExpr = "COALESCE(NULLIF(E.stack_id, 0), E.correlation_id)"
 		}
 	}
+	// eventMissing is 1 for a row of table base whose event_id names no
+	// rocpd_event row (a dangling id: no correlation id, no category).
+	eventMissing := func(base string) string {
+		if eventJoin == "" || !cols[base]["event_id"] {
+			return "0"
+		}
+		return "(X.event_id IS NOT NULL AND E.id IS NULL)"
+	}
+	var eventGone, catGone bool
 	trackCols := cols["rocpd_track"]
 	// span: the start and end (ns) of table base's rows aliased X, and the
 	// joins they need; ok is false when the table has neither layout.
@@ -318,11 +327,14 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 		q := cte + `SELECT X.guid, ` + st + `, ` + en + `, ` + nameExpr + `, ` + altExpr + `, ` + corrExpr + `, ` +
 			field("rocpd_kernel_dispatch", "pid") + `, ` + field("rocpd_kernel_dispatch", "tid") + `, ` +
 			field("rocpd_kernel_dispatch", "queue_id") + `, ` + field("rocpd_kernel_dispatch", "stream_id") + `, ` + devExpr + `, ` +
-			symMissing + `, ` + agentMissing +
+			symMissing + `, ` + agentMissing + `, ` + eventMissing("rocpd_kernel_dispatch") +
 			` FROM kernel_dispatch X` + tsJoin + symJoin + trackJoin("rocpd_kernel_dispatch") + eventJoin + aJoin
-		if err := scanRows(s, "rocpd_kernel_dispatch", q, []any{&guid, &start, &end, &name, &alt, &corr, &pid, &tid, &queue, &stream, &dev, &symGone, &agentGone}, func() error {
+		if err := scanRows(s, "rocpd_kernel_dispatch", q, []any{&guid, &start, &end, &name, &alt, &corr, &pid, &tid, &queue, &stream, &dev, &symGone, &agentGone, &eventGone}, func() error {
 			if noTimes("rocpd_kernel_dispatch") {
 				return nil
+			}
+			if eventGone {
+				dangle("kernel dispatches name an event_id not in rocpd_event; kept with no correlation id (not linked to their launch)")
 			}
 			n := name.String
 			if n == "" {
@@ -372,11 +384,14 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 		nameExpr, nJoin := stringJoin("NS", "X.name_id")
 		q := cte + `SELECT X.guid, ` + st + `, ` + en + `, ` + nameExpr + `, X.size, ` + corrExpr + `, ` +
 			field("rocpd_memory_copy", "pid") + `, ` + field("rocpd_memory_copy", "tid") + `, ` +
-			field("rocpd_memory_copy", "queue_id") + `, ` + field("rocpd_memory_copy", "stream_id") + `, ` + dexpr +
+			field("rocpd_memory_copy", "queue_id") + `, ` + field("rocpd_memory_copy", "stream_id") + `, ` + dexpr + `, ` + eventMissing("rocpd_memory_copy") +
 			` FROM memory_copy X` + tsJoin + nJoin + trackJoin("rocpd_memory_copy") + eventJoin + joins
-		if err := scanRows(s, "rocpd_memory_copy", q, []any{&guid, &start, &end, &name, &size, &corr, &pid, &tid, &queue, &stream, &dev}, func() error {
+		if err := scanRows(s, "rocpd_memory_copy", q, []any{&guid, &start, &end, &name, &size, &corr, &pid, &tid, &queue, &stream, &dev, &eventGone}, func() error {
 			if noTimes("rocpd_memory_copy") {
 				return nil
+			}
+			if eventGone {
+				dangle("memory copies name an event_id not in rocpd_event; kept with no correlation id (not linked to their API call)")
 			}
 			n := name.String
 			if n == "" {
@@ -406,26 +421,38 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 	// An event's category names its domain ("MARKER_CORE_API" in the
 	// rocpd_string of released rocprofv3; "marker_api" in
 	// rocpd_info_category in the development schema).
-	catExpr, msgExpr, catJoin := "NULL", "NULL", ""
+	catExpr, msgExpr, catJoin, catTable := "NULL", "NULL", "", ""
 	if need("rocpd_event") {
 		msgExpr = "CASE WHEN json_valid(E.extdata) THEN json_extract(E.extdata, '$.message') END"
 		if need("rocpd_info_category") {
-			catExpr = "C.name"
+			catExpr, catTable = "C.name", "rocpd_info_category"
 			catJoin = " LEFT JOIN info_category C ON C.id = E.category_id AND C.guid = X.guid"
 		} else if need("rocpd_string") {
-			catExpr = "C.string"
+			catExpr, catTable = "C.string", "rocpd_string"
 			catJoin = " LEFT JOIN string C ON C.id = E.category_id AND C.guid = X.guid"
 		}
+	}
+	// catMissing is 1 for a row whose event names a category_id with no
+	// row in the category table (a dangling id: the domain is unknown).
+	catMissing := "0"
+	if catJoin != "" && cols["rocpd_event"]["category_id"] {
+		catMissing = "(E.category_id IS NOT NULL AND C.id IS NULL)"
 	}
 	isMarker := func(cat string) bool { return strings.Contains(strings.ToLower(cat), "marker") }
 	if st, en, tsJoin, ok := span("rocpd_region"); ok {
 		nameExpr, nJoin := stringJoin("NS", "X.name_id")
 		q := cte + `SELECT X.guid, ` + st + `, ` + en + `, ` + nameExpr + `, ` + catExpr + `, ` + msgExpr + `, ` + corrExpr + `, ` +
-			field("rocpd_region", "pid") + `, ` + field("rocpd_region", "tid") +
+			field("rocpd_region", "pid") + `, ` + field("rocpd_region", "tid") + `, ` + eventMissing("rocpd_region") + `, ` + catMissing +
 			` FROM region X` + tsJoin + nJoin + trackJoin("rocpd_region") + eventJoin + catJoin
-		if err := scanRows(s, "rocpd_region", q, []any{&guid, &start, &end, &name, &cat, &msg, &corr, &pid, &tid}, func() error {
+		if err := scanRows(s, "rocpd_region", q, []any{&guid, &start, &end, &name, &cat, &msg, &corr, &pid, &tid, &eventGone, &catGone}, func() error {
 			if noTimes("rocpd_region") {
 				return nil
+			}
+			switch {
+			case eventGone:
+				dangle("rocpd_region rows name an event_id not in rocpd_event; kept as API calls with no correlation id (a marker range among them is not shown as a range)")
+			case catGone:
+				dangle("rocpd_region rows have an event whose category_id is not in " + catTable + "; kept as API calls (a marker range among them is not shown as a range)")
 			}
 			kind, n := tracer.KindRuntime, name.String
 			if isMarker(cat.String) {
@@ -462,9 +489,17 @@ func readRocpd(s *sqliteSchema) (*tracer.Trace, error) {
 	if tsExpr != "" && need("rocpd_sample", "rocpd_event") {
 		nameCol := field("rocpd_sample", "name_id")
 		nameExpr, nJoin := stringJoin("NS", nameCol)
-		q := cte + `SELECT ` + tsExpr + `, ` + nameExpr + `, ` + catExpr + `, ` + msgExpr + `, ` + field("rocpd_sample", "pid") + `, ` + field("rocpd_sample", "tid") +
+		q := cte + `SELECT ` + tsExpr + `, ` + nameExpr + `, ` + catExpr + `, ` + msgExpr + `, ` + field("rocpd_sample", "pid") + `, ` + field("rocpd_sample", "tid") + `, ` + eventMissing("rocpd_sample") + `, ` + catMissing +
 			` FROM sample X` + sJoin + trackJoin("rocpd_sample") + nJoin + eventJoin + catJoin
-		if err := scanRows(s, "rocpd_sample", q, []any{&start, &name, &cat, &msg, &pid, &tid}, func() error {
+		if err := scanRows(s, "rocpd_sample", q, []any{&start, &name, &cat, &msg, &pid, &tid, &eventGone, &catGone}, func() error {
+			switch {
+			case eventGone:
+				dangle("rocpd_sample rows name an event_id not in rocpd_event, so no category says whether they are markers; dropped")
+				return nil
+			case catGone:
+				dangle("rocpd_sample rows have an event whose category_id is not in " + catTable + ", so nothing says whether they are markers; dropped")
+				return nil
+			}
 			if !isMarker(cat.String) {
 				return nil
 			}
