@@ -82,7 +82,9 @@ type Kernels struct {
 	lower   []string            // lower-cased "name\x00display" per all row
 	lowerOf map[string]string   // cache of lower across snapshots, by Name
 	disp    []string            // name shown per all row (see shownNames)
-	rows    []int               // indices into all: filtered and sorted
+	fitted  []string            // disp cut to fittedW cells (attrib.FitNames)
+	fittedW int
+	rows    []int // indices into all: filtered and sorted
 	sortBy  SortKey
 	desc    bool
 	input   textinput.Model
@@ -200,6 +202,7 @@ func (k *Kernels) SetSnapshot(s *attrib.Snapshot) {
 		}
 	}
 	k.disp = shownNames(k.all, k.disp[:0])
+	k.fitted = nil
 	k.refresh()
 	if keep != "" {
 		for i, r := range k.rows {
@@ -587,12 +590,7 @@ func (k *Kernels) View() string {
 	from, to := k.list.visible()
 	for i := from; i < to; i++ {
 		r := k.all[k.rows[i]]
-		name := k.disp[k.rows[i]]
-		shown := fit(name, nw)
-		if name != r.DisplayName && name != r.Name { // elided by shownNames
-			shown = fitName(name, nw)
-		}
-		row := shown + " " + st.Table.Dim.Render(fit(r.Category, kwCat)) +
+		row := fit(k.fittedName(k.rows[i], nw), nw) + " " + st.Table.Dim.Render(fit(r.Category, kwCat)) +
 			" " + fitRight(FormatCount(r.Count), kwCount) + " " + fitRight(FormatNs(r.TotalNs), kwTime) +
 			" " + fitRight(FormatNs(r.MeanNs), kwTime)
 		if k.wide() {
@@ -702,124 +700,30 @@ func (k *Kernels) detail(n int) []string {
 	return out
 }
 
-// shownNames returns the name to show for each kernel row: its
-// DisplayName, unless several rows share that display name (templates
-// shortened away, e.g. eight different vectorized_elementwise_kernel
-// instances). Those rows show their original name compacted (return type,
-// parameter list and namespace noise removed) with the template text the
-// whole group shares elided, so that what tells them apart comes first:
-// "elementwise_kernel<…BinaryFunctor<BFloat16, …, MulFunctor<float>>…".
+// shownNames returns the name to show for each kernel row
+// (attrib.DistinctNames: the display name, or where display names
+// collide the part of the original name that tells the rows apart),
+// escaped for the terminal.
 func shownNames(rows []*attrib.KernelRow, out []string) []string {
-	groups := make(map[string][]int, len(rows))
+	names, disps := make([]string, len(rows)), make([]string, len(rows))
 	for i, r := range rows {
-		groups[r.DisplayName] = append(groups[r.DisplayName], i)
+		names[i], disps[i] = r.Name, r.DisplayName
 	}
-	start := len(out)
-	for _, r := range rows {
-		if r.DisplayName == "" {
-			out = append(out, r.Name)
-		} else {
-			out = append(out, r.DisplayName)
-		}
-	}
-	for disp, g := range groups {
-		if disp == "" || len(g) < 2 {
-			continue
-		}
-		names := make([]string, len(g))
-		for j, i := range g {
-			names[j] = compactName(rows[i].Name)
-		}
-		// Each row elides what it shares with its most similar sibling,
-		// which in sorted order is a neighbour.
-		order := make([]int, len(g))
-		for j := range order {
-			order[j] = j
-		}
-		slices.SortFunc(order, func(a, b int) int { return cmp.Compare(names[a], names[b]) })
-		lcp := func(a, b string) int {
-			k := 0
-			for k < len(a) && k < len(b) && a[k] == b[k] {
-				k++
-			}
-			return k
-		}
-		for o, j := range order {
-			n := names[j]
-			shared := 0
-			if o > 0 {
-				shared = lcp(n, names[order[o-1]])
-			}
-			if o+1 < len(order) {
-				shared = max(shared, lcp(n, names[order[o+1]]))
-			}
-			// Elide only whole template arguments: back off to just after
-			// the last '<' or ", " of the shared prefix.
-			p := n[:shared]
-			cut := max(strings.LastIndex(p, "<")+1, strings.LastIndex(p, ", ")+2)
-			base := n
-			if b := strings.IndexByte(base, '<'); b >= 0 {
-				base = base[:b+1]
-			}
-			if cut > len(base) {
-				out[start+g[j]] = base + "…" + n[cut:]
-			} else {
-				out[start+g[j]] = n
-			}
-		}
-	}
-	// Names are data: controls from a trace must not act on the terminal.
-	for i := start; i < len(out); i++ {
-		out[i] = escape.Control(out[i])
+	for _, s := range attrib.DistinctNames(names, disps) {
+		// Names are data: controls from a trace must not act on the terminal.
+		out = append(out, escape.Control(s))
 	}
 	return out
 }
 
-// nsNoise are namespace qualifiers that make C++ kernel names long
-// without telling kernels apart.
-var nsNoise = strings.NewReplacer(
-	"(anonymous namespace)::", "", "at::native::", "", "at::detail::", "",
-	"at::cuda::", "", "at::", "", "c10::", "", "std::", "", "> >", ">>")
-
-// compactName shortens a demangled C++ kernel name: drops a leading
-// "void ", the trailing parameter list and namespace noise, keeping the
-// template arguments that tell instances apart.
-func compactName(name string) string {
-	s := strings.TrimPrefix(name, "void ")
-	if strings.HasSuffix(s, ")") {
-		depth := 0
-		for i := len(s) - 1; i >= 0; i-- {
-			switch s[i] {
-			case ')':
-				depth++
-			case '(':
-				depth--
-			}
-			if depth == 0 {
-				if i > 0 {
-					s = s[:i]
-				}
-				break
-			}
-		}
+// fittedName is the name of row i (into all) cut to w cells so that
+// rows with different names still look different (attrib.FitNames over
+// every row, cached per width).
+func (k *Kernels) fittedName(i, w int) string {
+	if k.fitted == nil || k.fittedW != w || len(k.fitted) != len(k.disp) {
+		k.fitted, k.fittedW = attrib.FitNames(k.disp, w), w
 	}
-	return nsNoise.Replace(s)
-}
-
-// fitName is fit for the name column. A name elided by shownNames
-// ("base<…rest") that does not fit gives the base at most two fifths of
-// the width, so the part that tells rows apart stays visible.
-func fitName(name string, w int) string {
-	i := strings.Index(name, "<…")
-	if i < 0 || width(name) <= w {
-		return fit(name, w)
-	}
-	head, tail := name[:i], name[i:]
-	hw := min(width(head), max(w*2/5, 4))
-	if width(head) > hw {
-		head = ansi.Truncate(head, hw, "…")
-	}
-	return fit(head+tail, w)
+	return k.fitted[i]
 }
 
 // pct formats a percentile; summary-only sources (sums, no events) have

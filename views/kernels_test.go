@@ -155,7 +155,7 @@ func TestKernelsDuplicateDisplayNames(t *testing.T) {
 	k.SetSize(80, 8)
 	k.SetSnapshot(s)
 	narrow := render(t, k.View(), 80, 8)
-	for _, want := range []string{"vectorized_…<…CUDAFunctor_add<", "vectorized_…<…BUnaryFunctor<fl"} {
+	for _, want := range []string{"vectorized…CUDAFunctor_add<flo…", "vectorized…BUnaryFunctor<float…"} {
 		if !strings.Contains(narrow, want) {
 			t.Errorf("80 columns: table lacks %q:\n%s", want, narrow)
 		}

@@ -222,19 +222,16 @@ func writeDiff(w io.Writer, d *attrib.Diff, by, format string, top int) error {
 		fmt.Sprintf("GPU time B/A %s; kernel names only in A: %d, only in B: %d", ratioText(ga, gb), d.OnlyA, d.OnlyB),
 	}
 	header := []string{by, "match", "count A", "count B", "Δ count", "time A", "time B", "Δ time", "B/A"}
-	seen := map[string]int{}
-	for _, r := range rows {
-		seen[r.Display]++
+	// Rows whose display names collide show what tells them apart
+	// (attrib.DistinctNames, the rule of the kernels table).
+	keys, disps := make([]string, len(rows)), make([]string, len(rows))
+	for i, r := range rows {
+		keys[i], disps[i] = r.Key, r.Display
 	}
+	shown := attrib.DistinctNames(keys, disps)
 	var cells [][]string
-	for _, r := range rows {
-		name := r.Display
-		if name == "" {
-			name = r.Key
-		}
-		if seen[r.Display] > 1 {
-			name += templateHint(r.Key)
-		}
+	for i, r := range rows {
+		name := shown[i]
 		match := map[string]string{"name": "name", "display_name": "display name", "only_a": "only in A", "only_b": "only in B"}[r.MatchBy]
 		if r.MatchBy == "display_name" {
 			match = fmt.Sprintf("display name (%d↔%d names)", len(r.NamesA), len(r.NamesB))
@@ -297,29 +294,6 @@ func ratioText(a, b int64) string {
 func mdCell(s string) string {
 	r := strings.NewReplacer("|", `\|`, "<", `\<`, ">", `\>`, "*", `\*`, "_", `\_`, "`", "\\`")
 	return r.Replace(s)
-}
-
-// templateHint is the first template argument list of a kernel name,
-// shortened ("<4, at::native::AUnaryFunctor…>"), to tell apart rows whose
-// display names collide; "" when the name has none.
-func templateHint(name string) string {
-	i := strings.IndexByte(name, '<')
-	if i < 0 {
-		return ""
-	}
-	depth := 0
-	for j := i; j < len(name); j++ {
-		switch name[j] {
-		case '<':
-			depth++
-		case '>':
-			depth--
-			if depth == 0 {
-				return elide(name[i:j+1], 40)
-			}
-		}
-	}
-	return elide(name[i:], 40)
 }
 
 // elide shortens s to n runes (n >= 16), keeping its start and its last
