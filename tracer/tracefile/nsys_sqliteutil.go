@@ -30,13 +30,14 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 
 func isSQLite(head []byte) bool { return bytes.HasPrefix(head, sqliteMagic) }
 
-// MaxSQLiteCopyBytes caps the temporary copy openSQLite makes of a
-// compressed database: 8 GiB.
+// MaxSQLiteCopyBytes is the default cap on the temporary copy openSQLite
+// makes of a compressed database: 8 GiB (--max-sqlite-copy,
+// RLKTOP_MAX_SQLITE_COPY_BYTES).
 const MaxSQLiteCopyBytes = 8 << 30
 
 // openSQLite opens the database read-only. When path names a plain
 // (uncompressed) SQLite file it is opened in place; otherwise (gzip input,
-// or no usable path) the stream r is copied (at most MaxSQLiteCopyBytes)
+// or no usable path) the stream r is copied (at most maxSQLiteCopy)
 // to a temporary file, unlinked as soon as SQLite has it open (cleanup
 // removes it otherwise).
 func openSQLite(r io.Reader, path string) (db *sql.DB, cleanup func(), err error) {
@@ -62,14 +63,19 @@ func openSQLite(r io.Reader, path string) (db *sql.DB, cleanup func(), err error
 		name := tmp.Name()
 		file, copied = name, true
 		cleanup = func() { tmp.Close(); os.Remove(name) }
-		n, err := io.Copy(tmp, io.LimitReader(r, MaxSQLiteCopyBytes+1))
-		if err == nil && n > MaxSQLiteCopyBytes {
-			err = fmt.Errorf("the uncompressed database is over the %d GiB limit of the temporary copy", MaxSQLiteCopyBytes>>30)
+		limit, why := maxSQLiteCopy()
+		src := r
+		if limit >= 0 {
+			src = io.LimitReader(r, limit+1)
+		}
+		n, err := io.Copy(tmp, src)
+		if err == nil && limit >= 0 && n > limit {
+			err = fmt.Errorf("the uncompressed database is over the %d-byte limit of the temporary copy (%s)", limit, why)
 		}
 		if err != nil {
 			cleanup()
 			return nil, func() {}, &Error{Path: path, Offset: n, Msg: "cannot copy the SQLite database to a temporary file", Err: err,
-				Hint: "decompress it yourself (gunzip) and open the .sqlite file: it is read in place"}
+				Hint: fmt.Sprintf("decompress it yourself (gunzip) and open the .sqlite file: it is read in place; or raise the limit with --%s BYTES or %s (0: none)", MaxSQLiteCopyFlag, MaxSQLiteCopyEnv)}
 		}
 	}
 	abs, err := filepath.Abs(file)
@@ -120,6 +126,12 @@ const SQLiteTimeoutEnv = "RLKTOP_SQLITE_TIMEOUT"
 const DefaultSQLiteTimeout = 10 * time.Minute
 
 func sqliteTimeout() (time.Duration, string) {
+	if p := setSQLiteTimeout.Load(); p != nil {
+		if *p <= 0 {
+			return 0, "--" + SQLiteTimeoutFlag + "=0"
+		}
+		return *p, "--" + SQLiteTimeoutFlag + "=" + p.String()
+	}
 	if v := os.Getenv(SQLiteTimeoutEnv); v != "" {
 		if v == "0" {
 			return 0, SQLiteTimeoutEnv + "=0"
@@ -277,7 +289,7 @@ func (s *sqliteSchema) queryErr(table string, err error) error {
 	if s.ctx.Err() != nil {
 		_, why := sqliteTimeout()
 		return &Error{Path: s.path, Offset: -1, Field: table, Msg: fmt.Sprintf("the SQLite queries ran past their %s limit (%s)", s.timeout, why), Err: s.ctx.Err(),
-			Hint: fmt.Sprintf("a real export reads in far less; if this one is that large, set %s to a longer Go duration (\"1h\"; \"0\" for no limit)", SQLiteTimeoutEnv)}
+			Hint: fmt.Sprintf("a real export reads in far less; if this one is that large, pass --%s or set %s to a longer Go duration (\"1h\"; \"0\" for no limit)", SQLiteTimeoutFlag, SQLiteTimeoutEnv)}
 	}
 	return &Error{Path: s.path, Offset: -1, Field: table, Msg: "cannot read table", Err: err,
 		Hint: "the database may be corrupt, or from an export schema rlktop does not know"}

@@ -128,7 +128,7 @@ func (rs *recSink) Reserve(ty wire.Type, n uint64, off int64) error {
 	}
 	return &Error{Path: rs.path, Offset: off, Field: "count",
 		Msg:  fmt.Sprintf("the recording would hold more than %d events and counters (%s): kept the %d before a %s frame declaring %d", rs.budget, rs.budgetWhy, held, what, n),
-		Hint: fmt.Sprintf("a file this small holding that many is almost surely crafted or damaged; to read it anyway, set %s to a larger number (each event takes 72 bytes of memory)", MaxRecordingEventsEnv)}
+		Hint: fmt.Sprintf("a file this small holding that many is almost surely crafted or damaged; to read it anyway, pass --%s N or set %s to a larger number (each event takes 72 bytes of memory)", MaxRecordingEventsFlag, MaxRecordingEventsEnv)}
 }
 
 func (rs *recSink) Hello(h *wire.Hello, relayed bool) error {
@@ -246,10 +246,16 @@ const (
 )
 
 // recordingBudget returns how many events and counters one recording
-// import may hold, and why (for the message): RLKTOP_MAX_RECORDING_EVENTS
-// when set (0: no limit), else the default above for a file of fileSize
+// import may hold, and why (for the message): --max-recording-events
+// (SetMaxRecordingEvents), else RLKTOP_MAX_RECORDING_EVENTS when set (0: no limit), else the default above for a file of fileSize
 // bytes as stored (0 unknown: the floor).
 func recordingBudget(fileSize int64) (uint64, string) {
+	if p := setRecordingEvents.Load(); p != nil {
+		if *p == 0 {
+			return ^uint64(0), "--" + MaxRecordingEventsFlag + "=0"
+		}
+		return *p, fmt.Sprintf("--%s=%d", MaxRecordingEventsFlag, *p)
+	}
 	if v := os.Getenv(MaxRecordingEventsEnv); v != "" {
 		if n, err := strconv.ParseUint(v, 10, 64); err == nil {
 			if n == 0 {
