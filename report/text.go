@@ -202,6 +202,17 @@ func header(w io.Writer, s *attrib.Snapshot, prefix string) error {
 	return err
 }
 
+// shareNote names the two denominators of the kernel table's share column
+// when it holds memcpy/memset rows (attrib.KernelRow.Share): kernels are
+// shares of kernel time, transfers of memcpy/memset time; "" otherwise.
+func shareNote(s *attrib.Snapshot, by string) string {
+	if by != ByKernel || len(s.Transfers) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("share: kernel rows of kernel time (%s), memcpy/memset rows of memcpy/memset time (%s)",
+		Duration(s.Totals.KernelTotalNs), Duration(s.Totals.TransferNs))
+}
+
 func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
 	if err := header(w, s, ""); err != nil {
 		return err
@@ -220,6 +231,9 @@ func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
 	writeTextGrid(&b, g)
 	if n := total(s, o.By); o.Top > 0 && n > o.Top {
 		fmt.Fprintf(&b, "… %d more rows (--top 0 shows all)\n", n-o.Top)
+	}
+	if note := shareNote(s, o.By); note != "" {
+		b.WriteString(note + "\n")
 	}
 	if o.By == ByRank || o.By == ByFile {
 		writeRankSections(&b, s, o, false)
@@ -372,6 +386,9 @@ func writeMarkdown(w io.Writer, s *attrib.Snapshot, o Options) error {
 	writeMDGrid(&b, g)
 	if n := total(s, o.By); o.Top > 0 && n > o.Top {
 		fmt.Fprintf(&b, "\n_%d more rows not shown_\n", n-o.Top)
+	}
+	if note := shareNote(s, o.By); note != "" {
+		fmt.Fprintf(&b, "\n_%s_\n", mdEscape(note))
 	}
 	if o.By == ByRank || o.By == ByFile {
 		writeRankSections(&b, s, o, true)
