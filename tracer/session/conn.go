@@ -96,7 +96,7 @@ func (s *Session) AddConn(rw io.ReadWriteCloser) {
 	if s.connected >= s.opts.MaxConns {
 		if !s.connsFull {
 			s.connsFull = true
-			s.warn(fmt.Sprintf("more than %d traced processes connected at once: further connections are refused (session.Options.MaxConns)", s.opts.MaxConns))
+			s.warn(fmt.Sprintf("more than %d traced processes connected at once: further connections are refused (raise it with --max-conns)", s.opts.MaxConns))
 		}
 		s.mu.Unlock()
 		rw.Close()
@@ -167,7 +167,7 @@ func (c *conn) Intern(b []byte) (tracer.StrID, error) {
 	c.nNames++
 	c.nNameBytes += int64(len(b))
 	if c.nNames > s.opts.MaxNamesPerConn || c.nNameBytes > s.opts.MaxNameBytesPerConn {
-		return 0, fmt.Errorf("the connection defined more than %d names or %d MiB of them, the session's limit (session.Options.MaxNamesPerConn, MaxNameBytesPerConn); closed", s.opts.MaxNamesPerConn, s.opts.MaxNameBytesPerConn>>20)
+		return 0, fmt.Errorf("the connection defined more than %d names or %d bytes of them, the session's limit (raise it with --max-names-per-conn, --max-name-bytes-per-conn); closed", s.opts.MaxNamesPerConn, s.opts.MaxNameBytesPerConn)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -79,13 +79,13 @@ type Options struct {
 	// BenchmarkBuildTimeline, CPU profile on the 2-core dev box).
 	TimelineOps int
 	// MaxNamesPerConn bounds the names (string-table entries) one
-	// connection may define (default 1<<20); MaxNameBytesPerConn their
-	// bytes (default 64 MiB). A connection past either is closed with an
+	// connection may define (default 1<<20, or SetDefaultLimits);
+	// MaxNameBytesPerConn their bytes (default 64 MiB). A connection past either is closed with an
 	// error saying so (State.Children[i].Err, shown by run and the TUI).
 	MaxNamesPerConn     int
 	MaxNameBytesPerConn int64
-	// MaxConns bounds the connections served at once (default 1024);
-	// more are closed at once, with one warning.
+	// MaxConns bounds the connections served at once (default 1024, or
+	// SetDefaultLimits); more are closed at once, with one warning.
 	MaxConns int
 	// Now returns the wall clock (tests); default time.Now.
 	Now func() time.Time
@@ -227,14 +227,15 @@ func New(opts Options) *Session {
 	if opts.PercentileCap == 0 {
 		opts.PercentileCap = 1 << 16
 	}
+	lim := defaultLimits() // built-in, or SetDefaultLimits (the command-line flags)
 	if opts.MaxNamesPerConn <= 0 {
-		opts.MaxNamesPerConn = 1 << 20
+		opts.MaxNamesPerConn = lim.MaxNamesPerConn
 	}
 	if opts.MaxNameBytesPerConn <= 0 {
-		opts.MaxNameBytesPerConn = 64 << 20
+		opts.MaxNameBytesPerConn = lim.MaxNameBytesPerConn
 	}
 	if opts.MaxConns <= 0 {
-		opts.MaxConns = 1024
+		opts.MaxConns = lim.MaxConns
 	}
 	if opts.TimelineOps <= 0 {
 		opts.TimelineOps = 1 << 15
