@@ -23,7 +23,9 @@ func init() {
 		Short: "the TUI on recorded or imported trace files",
 		Long: `open shows trace files (Kineto / Chrome trace JSON, .json or .json.gz, and
 the other formats rlktop imports) in the TUI: kernels, categories, stages and
-steps. Several files are aggregated together.
+steps. Several files are summed in the kernel, category and stage views;
+each file stays a source of its own (its rank from Kineto's distributedInfo,
+else its position): the Ranks view shows each source's numbers.
 
 The TUI starts at once with a loading screen that shows the bytes read; the
 files are read and attributed in the background. If a file cannot be read,
@@ -80,7 +82,6 @@ status is 1.`,
 // goes to the status bar and to partial, for the exit status.
 func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partial chan<- error) {
 	defer close(feed)
-	agg := attrib.NewAggregator(rules)
 	// The files are read in parallel (one worker per core); progress is
 	// the bytes read over all of them, the results come in argument order.
 	phase := "reading"
@@ -113,11 +114,13 @@ func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partia
 		traces = append(traces, t)
 	}
 	feed <- tui.ProgressMsg{Phase: "attributing"}
-	// A rocprofv3 run's several CSV files link only when merged.
+	// A rocprofv3 run's several CSV files link only when merged; each
+	// run (file) is then one source (its own steps and span; the Ranks
+	// view shows each).
 	var tl *attrib.Timeline
 	var steps []tui.StepSnapshot
-	for _, t := range tracefile.GroupRuns(traces) {
-		agg.AddTrace(t)
+	runs := tracefile.GroupRuns(traces)
+	for _, t := range runs {
 		if tl == nil && !t.SummaryOnly {
 			// The timeline and the step scrubber show the first file (run)
 			// with events.
@@ -125,7 +128,7 @@ func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partia
 			steps = stepSnapshots(t, rules, maxStepSnapshots)
 		}
 	}
-	feed <- tui.SnapshotMsg{Snapshot: agg.Snapshot(), Timeline: tl, Steps: steps}
+	feed <- tui.SnapshotMsg{Snapshot: attrib.CombineSources(runs, rules), Timeline: tl, Steps: steps}
 }
 
 // maxStepSnapshots bounds the steps `open` aggregates one by one (the
