@@ -2,12 +2,9 @@ package tracefile
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"runtime"
 	"sort"
 	"strconv"
@@ -253,8 +250,8 @@ func (d *kdec) run() error {
 		return d.errAt(0, "", "file is empty", "expected Kineto / Chrome trace-event JSON", nil)
 	}
 	if c == 0xef { // UTF-8 byte order mark
-		if err := s.lit("\xef\xbb\xbf"); err != nil {
-			return d.wrap(err, "", "the start of the file")
+		if !s.bom() {
+			return d.wrap(&kErrJSON{off: s.off(), expected: "a JSON value", found: kQuoteByte(c)}, "", "the start of the file")
 		}
 		c, ok = s.ws()
 		if !ok {
@@ -308,7 +305,7 @@ func (d *kdec) object() error {
 		if c != '"' {
 			return d.errAt(s.off(), "", "expected a key string in the top-level object, found "+kQuoteByte(c), "the file is not valid JSON", nil)
 		}
-		ka, kb, kesc, err := s.str()
+		_, ka, kb, kesc, err := s.value() // a string: c is '"'
 		if err != nil {
 			return d.wrap(err, "", "a top-level key")
 		}
@@ -596,184 +593,6 @@ func (d *kdec) event() error {
 		s.pos = w.i
 		return d.record(start)
 	}
-}
-
-// errKMore says the window ended before the event did.
-var errKMore = errors.New("need more input")
-
-// kwin is a parser over a window of complete bytes: it never reads, it
-// reports errKMore instead.
-type kwin struct {
-	b    []byte
-	i    int
-	base int64
-}
-
-func (w *kwin) ws() (byte, bool) {
-	for w.i < len(w.b) {
-		if c := w.b[w.i]; c > ' ' {
-			return c, true
-		}
-		w.i++
-	}
-	return 0, false
-}
-
-// str scans the string whose quote is at i; ok is false when the window
-// ends first. a, e index its raw content.
-func (w *kwin) str() (a, e int, esc, ok bool) {
-	b := w.b
-	i := w.i + 1
-	a = i
-	// Eight bytes at a time (SWAR): the lowest byte flagged by
-	// kQuoteOrBackslash is exact. Long strings switch to IndexByte.
-	for lim := min(a+64, len(b)-8); i <= lim; i += 8 {
-		if m := kQuoteOrBackslash(binary.LittleEndian.Uint64(b[i:])); m != 0 {
-			i += bits.TrailingZeros64(m) >> 3
-			if b[i] == '"' {
-				w.i = i + 1
-				return a, i, false, true
-			}
-			goto slow
-		}
-	}
-	if i < len(b) {
-		q := bytes.IndexByte(b[i:], '"')
-		if q < 0 {
-			return 0, 0, false, false
-		}
-		if bytes.IndexByte(b[i:i+q], '\\') < 0 {
-			w.i = i + q + 1
-			return a, i + q, false, true
-		}
-	}
-slow:
-	for i = a; i < len(b); {
-		switch b[i] {
-		case '\\':
-			esc = true
-			i += 2
-		case '"':
-			w.i = i + 1
-			return a, i, esc, true
-		default:
-			i++
-		}
-	}
-	return 0, 0, false, false
-}
-
-// value reads the value at the next non-space byte. Composite values are
-// skipped (brackets matched, strings respected; their other content is not
-// validated).
-func (w *kwin) value(st *[]byte) (kind byte, a, e int, esc bool, err error) {
-	c, ok := w.ws()
-	if !ok {
-		return 0, 0, 0, false, errKMore
-	}
-	switch {
-	case c == '"':
-		a, e, esc, ok = w.str()
-		if !ok {
-			return 0, 0, 0, false, errKMore
-		}
-		return kvString, a, e, esc, nil
-	case c == 'N':
-		return w.lit("NaN", kvNumber) // Python's json writes these
-	case c == 'I':
-		return w.lit("Infinity", kvNumber)
-	case c == '-' && w.i+1 < len(w.b) && w.b[w.i+1] == 'I':
-		return w.lit("-Infinity", kvNumber)
-	case c == '-' || (c >= '0' && c <= '9'):
-		a = w.i
-		i := a + 1
-		for i < len(w.b) && kIsNumByte(w.b[i]) {
-			i++
-		}
-		if i == len(w.b) {
-			return 0, 0, 0, false, errKMore
-		}
-		w.i = i
-		return kvNumber, a, i, false, nil
-	case c == 't':
-		return w.lit("true", kvTrue)
-	case c == 'f':
-		return w.lit("false", kvFalse)
-	case c == 'n':
-		return w.lit("null", kvNull)
-	case c == '{' || c == '[':
-		a = w.i
-		if err := w.skip(st); err != nil {
-			return 0, 0, 0, false, err
-		}
-		return c, a, w.i, false, nil
-	}
-	return 0, 0, 0, false, &kErrJSON{off: w.base + int64(w.i), expected: "a JSON value", found: kQuoteByte(c)}
-}
-
-func (w *kwin) lit(word string, kind byte) (byte, int, int, bool, error) {
-	a := w.i
-	for k := 0; k < len(word); k++ {
-		if a+k >= len(w.b) {
-			return 0, 0, 0, false, errKMore
-		}
-		if w.b[a+k] != word[k] {
-			return 0, 0, 0, false, &kErrJSON{off: w.base + int64(a+k), expected: "a JSON value", found: kQuoteByte(w.b[a+k])}
-		}
-	}
-	w.i = a + len(word)
-	return kind, a, w.i, false, nil
-}
-
-// skip skips the object or array at i. st is a reused bracket stack.
-func (w *kwin) skip(st *[]byte) error {
-	stack := (*st)[:0]
-	defer func() { *st = stack[:0] }()
-	b := w.b
-	for w.i < len(b) {
-		c := b[w.i]
-		switch c {
-		case '"':
-			if _, _, _, ok := w.str(); !ok {
-				return errKMore
-			}
-			continue
-		case '{', '[':
-			if len(stack) >= 10000 {
-				return &kErrJSON{off: w.base + int64(w.i), expected: "JSON nested at most 10000 deep"}
-			}
-			stack = append(stack, c)
-		case '}', ']':
-			open := byte('{')
-			if c == ']' {
-				open = '['
-			}
-			if len(stack) == 0 || stack[len(stack)-1] != open {
-				return &kErrJSON{off: w.base + int64(w.i), expected: "matching brackets", found: kQuoteByte(c)}
-			}
-			stack = stack[:len(stack)-1]
-			if len(stack) == 0 {
-				w.i++
-				return nil
-			}
-		}
-		w.i++
-	}
-	return errKMore
-}
-
-const (
-	kLo = 0x0101010101010101
-	kHi = 0x8080808080808080
-)
-
-// kZeroBytes flags (high bit) the zero bytes of v; the lowest flag is
-// exact, higher ones may be false positives after a true one.
-func kZeroBytes(v uint64) uint64 { return (v - kLo) &^ v & kHi }
-
-// kQuoteOrBackslash flags the bytes of v that are '"' or '\\'.
-func kQuoteOrBackslash(v uint64) uint64 {
-	return kZeroBytes(v^(kLo*'"')) | kZeroBytes(v^(kLo*'\\'))
 }
 
 // parseEvent parses the event object at w.i into d.ev.

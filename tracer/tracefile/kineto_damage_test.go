@@ -135,3 +135,23 @@ func TestKinetoTrailingGarbageWarned(t *testing.T) {
 		t.Errorf("trailing whitespace warned: %q", tr.Warnings)
 	}
 }
+
+// TestKinetoTopLevelNaN: the header and the events are read by one
+// tokenizer, so a top-level value holding Python json's NaN / Infinity is
+// taken as the events' are (it was "malformed JSON" at the top level only);
+// a number ending the file is whole.
+func TestKinetoTopLevelNaN(t *testing.T) {
+	in := `{"score": NaN, "stats": [1, -Infinity, {"x": Infinity}], "traceEvents": [
+	 {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2,"args":{"v":NaN}}],
+	 "last": 5`
+	tr, err := readKinetoString(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Events) != 1 || tr.Meta["score"] != "NaN" || tr.Meta["last"] != "5" {
+		t.Errorf("%d events, meta %v; want 1 event, score NaN, last 5", len(tr.Events), tr.Meta)
+	}
+	if len(tr.Warnings) != 1 || !strings.Contains(tr.Warnings[0], "not closed") {
+		t.Errorf("warnings %q, want one about the unclosed object", tr.Warnings)
+	}
+}

@@ -3,6 +3,7 @@ package tracefile
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -31,19 +32,15 @@ func ReplicateKineto(w io.Writer, src []byte, copies int) (int64, error) {
 		return 0, fmt.Errorf("replicate: traceEvents is not an array")
 	}
 	lb += i
-	s := newScan(bytes.NewReader(src))
-	s.max = len(src) + 1<<20
-	s.keep = 0
-	for s.off() < int64(lb) {
-		if s.pos >= s.end && !s.fill() {
-			return 0, fmt.Errorf("replicate: source shorter than expected")
+	kw := kwin{b: src, i: lb, eof: true}
+	var st []byte
+	if err := kw.skip(&st); err != nil {
+		if err == errKMore {
+			err = errors.New("the source ends inside it")
 		}
-		s.pos++
-	}
-	if err := s.skipComposite(); err != nil {
 		return 0, fmt.Errorf("replicate: traceEvents array: %w", err)
 	}
-	rb := int(s.off()) - 1 // the closing ']'
+	rb := kw.i - 1 // the closing ']'
 	body := bytes.TrimSpace(src[lb+1 : rb])
 
 	minTs, maxTs, maxID := int64(1<<62), int64(-1<<62), int64(0)

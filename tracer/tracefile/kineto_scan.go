@@ -2,15 +2,20 @@ package tracefile
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// jscan is a streaming JSON byte scanner over a sliding window. It never
-// builds a document tree: callers walk objects key by key, read the scalars
-// they need as spans of the window and skip everything else.
+// jscan is the sliding window of a streaming JSON scan. It never builds a
+// document tree: callers walk objects key by key, read the scalars they
+// need as spans of the window and skip everything else. Tokens are read by
+// one tokenizer, kwin (below), over the window's complete bytes; when a
+// token or event runs off the window's end, the window is refilled (keeping
+// its start) and it is read again.
 //
 // Positions handed out are absolute byte offsets in the (uncompressed)
 // stream, so they stay meaningful when the window slides. Data from index
@@ -27,6 +32,8 @@ type jscan struct {
 	max  int   // largest window allowed
 	eof  bool  // r returned io.EOF
 	rerr error // r returned another error (truncated gzip, I/O)
+
+	brackets []byte // reused bracket stack of kwin.skip
 }
 
 // kErrTooLarge is set as rerr when a single event (or header value) does not
@@ -159,127 +166,8 @@ func (s *jscan) wsSlow() (byte, bool) {
 	}
 }
 
-// str scans the string whose opening quote is at pos. It returns the
-// absolute span of its raw content (escapes not decoded) and whether it
-// holds a backslash.
-func (s *jscan) str() (a, b int64, esc bool, err error) {
-	// Fast path: the string ends in the window without escapes. Short
-	// strings (keys, categories) are scanned byte by byte, which beats
-	// IndexByte's call overhead; long ones (kernel names) with IndexByte.
-	buf := s.buf[:s.end]
-	i := s.pos + 1
-	for lim := min(i+24, len(buf)); i < lim; i++ {
-		c := buf[i]
-		if c == '"' {
-			a, b = s.base+int64(s.pos+1), s.base+int64(i)
-			s.pos = i + 1
-			return a, b, false, nil
-		}
-		if c == '\\' {
-			return s.strSlow()
-		}
-	}
-	if i < len(buf) {
-		if q := bytes.IndexByte(buf[i:], '"'); q >= 0 && bytes.IndexByte(buf[i:i+q], '\\') < 0 {
-			a, b = s.base+int64(s.pos+1), s.base+int64(i+q)
-			s.pos = i + q + 1
-			return a, b, false, nil
-		}
-	}
-	return s.strSlow()
-}
-
-// strSlow is str for strings with escapes or crossing the window's end.
-func (s *jscan) strSlow() (a, b int64, esc bool, err error) {
-	s.pos++
-	a = s.off()
-	setKeep := s.keep < 0
-	if setKeep {
-		s.keep = s.pos
-	}
-	ai := a
-	qabs := int64(-1) // known position of the next unescaped-candidate quote
-	for {
-		i := int(ai - s.base)
-		if i >= s.end {
-			s.pos = s.end
-			if !s.fill() {
-				if setKeep {
-					s.keep = -1
-				}
-				return a, a, esc, s.eofErr("a string")
-			}
-			continue
-		}
-		seg := s.buf[i:s.end]
-		var q int
-		if qabs >= ai {
-			q = int(qabs - ai)
-		} else {
-			q = bytes.IndexByte(seg, '"')
-			if q >= 0 {
-				qabs = ai + int64(q)
-			}
-		}
-		lim := len(seg)
-		if q >= 0 {
-			lim = q
-		}
-		if k := bytes.IndexByte(seg[:lim], '\\'); k >= 0 {
-			esc = true
-			ai += int64(k + 2)
-			continue
-		}
-		if q >= 0 {
-			b = ai + int64(q)
-			s.pos = i + q + 1
-			if setKeep {
-				s.keep = -1
-			}
-			return a, b, esc, nil
-		}
-		ai += int64(len(seg))
-	}
-}
-
 func kIsNumByte(c byte) bool {
 	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
-}
-
-// num scans a number token starting at pos and returns its absolute span.
-func (s *jscan) num() (a, b int64) {
-	a = s.off()
-	setKeep := s.keep < 0
-	if setKeep {
-		s.keep = s.pos
-	}
-	for {
-		for s.pos < s.end && kIsNumByte(s.buf[s.pos]) {
-			s.pos++
-		}
-		if s.pos < s.end || !s.fill() {
-			break
-		}
-	}
-	if setKeep {
-		s.keep = -1
-	}
-	return a, s.off()
-}
-
-// lit consumes the literal word (true, false, null) at pos.
-func (s *jscan) lit(word string) error {
-	a := s.off()
-	for i := 0; i < len(word); i++ {
-		if s.pos >= s.end && !s.fill() {
-			return s.eofErr("a literal")
-		}
-		if s.buf[s.pos] != word[i] {
-			return &kErrJSON{off: a, expected: "a JSON value", found: kQuoteByte(s.buf[s.pos])}
-		}
-		s.pos++
-	}
-	return nil
 }
 
 // Value kinds returned by value.
@@ -293,95 +181,226 @@ const (
 	kvArray  = '['
 )
 
-// value reads the value at the next non-space byte. Strings and numbers
-// return their span; objects and arrays are skipped (their span covers the
-// whole value).
+// value reads the value at the next non-space byte with the importer's
+// one JSON tokenizer (kwin.value, restarted on a refilled window until the
+// value is whole): strings and numbers (NaN, Infinity, -Infinity too:
+// Python's json writes them) return their span; objects and arrays are
+// skipped (brackets matched, strings respected) and their span covers the
+// whole value, which must fit in the window (max bytes).
 func (s *jscan) value() (kind byte, a, b int64, esc bool, err error) {
-	c, ok := s.ws()
-	if !ok {
+	if _, ok := s.ws(); !ok {
 		return 0, 0, 0, false, s.eofErr("a value")
+	}
+	if s.keep < 0 {
+		s.keep = s.pos
+		defer func() { s.keep = -1 }()
+	}
+	for {
+		w := kwin{b: s.buf[:s.end], i: s.pos, base: s.base, eof: s.eof}
+		k, wa, wb, e, err := w.value(&s.brackets)
+		if err == errKMore {
+			if s.fill() || (s.eof && !w.eof) { // once more at the end: a number may end there
+				continue
+			}
+			return 0, 0, 0, false, s.eofErr("a value")
+		}
+		if err != nil {
+			return 0, 0, 0, false, err
+		}
+		s.pos = w.i
+		return k, s.base + int64(wa), s.base + int64(wb), e, nil
+	}
+}
+
+// bom consumes a UTF-8 byte order mark at pos; it reports whether there
+// was one.
+func (s *jscan) bom() bool {
+	for s.end-s.pos < 3 && s.fill() {
+	}
+	if s.end-s.pos < 3 || string(s.buf[s.pos:s.pos+3]) != "\xef\xbb\xbf" {
+		return false
+	}
+	s.pos += 3
+	return true
+}
+
+// errKMore says the window ended before the event did.
+var errKMore = errors.New("need more input")
+
+// kwin is a parser over a window of complete bytes: it never reads, it
+// reports errKMore instead.
+type kwin struct {
+	b    []byte
+	i    int
+	base int64
+	eof  bool // b ends where the stream does: a number may end there
+}
+
+func (w *kwin) ws() (byte, bool) {
+	for w.i < len(w.b) {
+		if c := w.b[w.i]; c > ' ' {
+			return c, true
+		}
+		w.i++
+	}
+	return 0, false
+}
+
+// str scans the string whose quote is at i; ok is false when the window
+// ends first. a, e index its raw content.
+func (w *kwin) str() (a, e int, esc, ok bool) {
+	b := w.b
+	i := w.i + 1
+	a = i
+	// Eight bytes at a time (SWAR): the lowest byte flagged by
+	// kQuoteOrBackslash is exact. Long strings switch to IndexByte.
+	for lim := min(a+64, len(b)-8); i <= lim; i += 8 {
+		if m := kQuoteOrBackslash(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			if b[i] == '"' {
+				w.i = i + 1
+				return a, i, false, true
+			}
+			goto slow
+		}
+	}
+	if i < len(b) {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return 0, 0, false, false
+		}
+		if bytes.IndexByte(b[i:i+q], '\\') < 0 {
+			w.i = i + q + 1
+			return a, i + q, false, true
+		}
+	}
+slow:
+	for i = a; i < len(b); {
+		switch b[i] {
+		case '\\':
+			esc = true
+			i += 2
+		case '"':
+			w.i = i + 1
+			return a, i, esc, true
+		default:
+			i++
+		}
+	}
+	return 0, 0, false, false
+}
+
+// value reads the value at the next non-space byte. Composite values are
+// skipped (brackets matched, strings respected; their other content is not
+// validated).
+func (w *kwin) value(st *[]byte) (kind byte, a, e int, esc bool, err error) {
+	c, ok := w.ws()
+	if !ok {
+		return 0, 0, 0, false, errKMore
 	}
 	switch {
 	case c == '"':
-		a, b, esc, err = s.str()
-		return kvString, a, b, esc, err
+		a, e, esc, ok = w.str()
+		if !ok {
+			return 0, 0, 0, false, errKMore
+		}
+		return kvString, a, e, esc, nil
+	case c == 'N':
+		return w.lit("NaN", kvNumber) // Python's json writes these
+	case c == 'I':
+		return w.lit("Infinity", kvNumber)
+	case c == '-' && w.i+1 < len(w.b) && w.b[w.i+1] == 'I':
+		return w.lit("-Infinity", kvNumber)
 	case c == '-' || (c >= '0' && c <= '9'):
-		a, b = s.num()
-		return kvNumber, a, b, false, nil
+		a = w.i
+		i := a + 1
+		for i < len(w.b) && kIsNumByte(w.b[i]) {
+			i++
+		}
+		if i == len(w.b) && !w.eof {
+			return 0, 0, 0, false, errKMore
+		}
+		w.i = i
+		return kvNumber, a, i, false, nil
 	case c == 't':
-		a = s.off()
-		return kvTrue, a, a + 4, false, s.lit("true")
+		return w.lit("true", kvTrue)
 	case c == 'f':
-		a = s.off()
-		return kvFalse, a, a + 5, false, s.lit("false")
+		return w.lit("false", kvFalse)
 	case c == 'n':
-		a = s.off()
-		return kvNull, a, a + 4, false, s.lit("null")
+		return w.lit("null", kvNull)
 	case c == '{' || c == '[':
-		a = s.off()
-		err = s.skipComposite()
-		return c, a, s.off(), false, err
+		a = w.i
+		if err := w.skip(st); err != nil {
+			return 0, 0, 0, false, err
+		}
+		return c, a, w.i, false, nil
 	}
-	return 0, 0, 0, false, &kErrJSON{off: s.off(), expected: "a JSON value", found: kQuoteByte(c)}
+	return 0, 0, 0, false, &kErrJSON{off: w.base + int64(w.i), expected: "a JSON value", found: kQuoteByte(c)}
 }
 
-// skipComposite skips the object or array starting at pos, checking that
-// brackets match. Nesting deeper than 10000 is an error.
-func (s *jscan) skipComposite() error {
-	var stack [64]byte
-	st := stack[:0]
-	for {
-		c, ok := s.ws()
-		if !ok {
-			return s.eofErr("an object or array")
+func (w *kwin) lit(word string, kind byte) (byte, int, int, bool, error) {
+	a := w.i
+	for k := 0; k < len(word); k++ {
+		if a+k >= len(w.b) {
+			return 0, 0, 0, false, errKMore
 		}
+		if w.b[a+k] != word[k] {
+			return 0, 0, 0, false, &kErrJSON{off: w.base + int64(a+k), expected: "a JSON value", found: kQuoteByte(w.b[a+k])}
+		}
+	}
+	w.i = a + len(word)
+	return kind, a, w.i, false, nil
+}
+
+// skip skips the object or array at i. st is a reused bracket stack.
+func (w *kwin) skip(st *[]byte) error {
+	stack := (*st)[:0]
+	defer func() { *st = stack[:0] }()
+	b := w.b
+	for w.i < len(b) {
+		c := b[w.i]
 		switch c {
-		case '{', '[':
-			if len(st) >= 10000 {
-				return &kErrJSON{off: s.off(), expected: "JSON nested at most 10000 deep"}
+		case '"':
+			if _, _, _, ok := w.str(); !ok {
+				return errKMore
 			}
-			st = append(st, c)
-			s.pos++
+			continue
+		case '{', '[':
+			if len(stack) >= 10000 {
+				return &kErrJSON{off: w.base + int64(w.i), expected: "JSON nested at most 10000 deep"}
+			}
+			stack = append(stack, c)
 		case '}', ']':
 			open := byte('{')
 			if c == ']' {
 				open = '['
 			}
-			if len(st) == 0 || st[len(st)-1] != open {
-				return &kErrJSON{off: s.off(), expected: "matching brackets", found: kQuoteByte(c)}
+			if len(stack) == 0 || stack[len(stack)-1] != open {
+				return &kErrJSON{off: w.base + int64(w.i), expected: "matching brackets", found: kQuoteByte(c)}
 			}
-			st = st[:len(st)-1]
-			s.pos++
-			if len(st) == 0 {
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				w.i++
 				return nil
 			}
-		case '"':
-			if _, _, _, err := s.str(); err != nil {
-				return err
-			}
-		case ',', ':':
-			s.pos++
-		default:
-			if c == '-' || (c >= '0' && c <= '9') {
-				s.num()
-				continue
-			}
-			var err error
-			switch c {
-			case 't':
-				err = s.lit("true")
-			case 'f':
-				err = s.lit("false")
-			case 'n':
-				err = s.lit("null")
-			default:
-				err = &kErrJSON{off: s.off(), expected: "a JSON value", found: kQuoteByte(c)}
-			}
-			if err != nil {
-				return err
-			}
 		}
+		w.i++
 	}
+	return errKMore
+}
+
+const (
+	kLo = 0x0101010101010101
+	kHi = 0x8080808080808080
+)
+
+// kZeroBytes flags (high bit) the zero bytes of v; the lowest flag is
+// exact, higher ones may be false positives after a true one.
+func kZeroBytes(v uint64) uint64 { return (v - kLo) &^ v & kHi }
+
+// kQuoteOrBackslash flags the bytes of v that are '"' or '\\'.
+func kQuoteOrBackslash(v uint64) uint64 {
+	return kZeroBytes(v^(kLo*'"')) | kZeroBytes(v^(kLo*'\\'))
 }
 
 func kQuoteByte(c byte) string {
