@@ -173,9 +173,9 @@ func (o *Output) SetSize(w, h int)  { o.w, o.h = w, h; o.input.SetWidth(max(w-2,
 func (o *Output) SetFocused(f bool) { o.focused = f }
 func (o *Output) Capturing() bool   { return o.editing }
 
-// page is the number of output lines on screen.
+// page is the number of screen rows for complete output lines.
 func (o *Output) page() int {
-	p := o.h - len(o.partial)
+	p := o.h - o.partialRows()
 	if o.editing || o.re != nil {
 		p--
 	}
@@ -257,9 +257,21 @@ func (o *Output) FullHelp() [][]key.Binding {
 	return [][]key.Binding{o.keys.bindings(), {o.keys.Filter, o.keys.ClearFilter, o.keys.Streams}}
 }
 
+// partialRows is the number of rows the lines still being written take
+// (at most half the pane).
+func (o *Output) partialRows() int {
+	n := 0
+	for _, p := range o.partial {
+		n += len(o.line(p, true))
+	}
+	return min(n, max(o.h/2, 1))
+}
+
 // line renders one output line: "err│" before stderr, rlktop's notices
-// in the warning style, text escaped and cut to the width.
-func (o *Output) line(l loop.OutputLine, partial bool) string {
+// in the warning style, text escaped and wrapped at word boundaries to
+// the width (a word longer than the width is broken); continuation rows
+// carry a dim "│" only.
+func (o *Output) line(l loop.OutputLine, partial bool) []string {
 	st := o.st
 	mark := "   " + st.Table.Dim.Render("│")
 	switch l.Stream {
@@ -268,14 +280,23 @@ func (o *Output) line(l loop.OutputLine, partial bool) string {
 	case loop.Notice:
 		mark = st.Live.Warn.Render("rlk") + st.Table.Dim.Render("│")
 	}
-	text := ansi.Truncate(escape.Control(strings.TrimRight(l.Text, "\r")), max(o.w-4, 1), "…")
-	if l.Stream == loop.Notice {
-		text = st.Live.Warn.Render(text)
-	}
+	text := escape.Control(strings.TrimRight(l.Text, "\r"))
 	if partial {
-		text += st.Table.Dim.Render(" …")
+		text += " …"
 	}
-	return mark + text
+	rows := strings.Split(ansi.Wrap(text, max(o.w-4, 1), " "), "\n")
+	cont := "   " + st.Table.Dim.Render("│")
+	for i, r := range rows {
+		if l.Stream == loop.Notice {
+			r = st.Live.Warn.Render(r)
+		}
+		if i == 0 {
+			rows[i] = mark + r
+		} else {
+			rows[i] = cont + r
+		}
+	}
+	return rows
 }
 
 func (o *Output) View() string {
@@ -291,23 +312,34 @@ func (o *Output) View() string {
 		out = append(out, st.Table.Dim.Render(" no output from the child yet (its stdout and stderr show here)"))
 		return block(out, o.w, o.h)
 	}
-	top := o.top
+	page := o.page()
 	if o.follow {
-		top = o.maxTop()
-	}
-	top = min(top, o.maxTop())
-	for i := top; i < len(o.shown) && i < top+o.page(); i++ {
-		out = append(out, o.line(o.lines[o.shown[i]], false))
+		// The newest lines, as many as their wrapped rows fit.
+		var rows []string
+		for i := len(o.shown) - 1; i >= 0 && len(rows) < page; i-- {
+			rows = append(o.line(o.lines[o.shown[i]], false), rows...)
+		}
+		out = append(out, rows[max(len(rows)-page, 0):]...)
+	} else {
+		top := min(o.top, o.maxTop())
+		var rows []string
+		for i := top; i < len(o.shown) && len(rows) < page; i++ {
+			rows = append(rows, o.line(o.lines[o.shown[i]], false)...)
+		}
+		out = append(out, rows[:min(len(rows), page)]...)
 	}
 	if len(o.shown) == 0 {
 		out = append(out, st.Table.Dim.Render(" no line matches"))
 	}
 	// The lines the streams are still writing stay at the bottom.
-	for len(out) < o.h-len(o.partial) {
+	pr := o.partialRows()
+	for len(out) < o.h-pr {
 		out = append(out, "")
 	}
+	var prows []string
 	for _, p := range o.partial {
-		out = append(out, o.line(p, true))
+		prows = append(prows, o.line(p, true)...)
 	}
+	out = append(out, prows[max(len(prows)-pr, 0):]...)
 	return block(out, o.w, o.h)
 }

@@ -97,3 +97,36 @@ func TestOutputFilterFollowDrop(t *testing.T) {
 		t.Errorf("%d lines, last %q", len(got), got[len(got)-1].Text)
 	}
 }
+
+// TestOutputWrapsWords (user trial: log lines were cut at 80 columns): a
+// 150-character log line shows in full at 80 columns, over two rows, and
+// every word of it is on the screen whole (none cut at a row's end); while
+// following, the newest line's last row is the bottom row of the lines.
+func TestOutputWrapsWords(t *testing.T) {
+	text := "step 40: 398.5 ms, legal 31, policy loss 0.7713, value loss 0.4920 (update at step 37), " +
+		"throughput 2.51 steps/s, grad norm 1.0394, entropy 2.8811"
+	v := views.NewOutput(styles())
+	v.SetSize(80, 4)
+	v.Append([]loop.OutputLine{{Seq: 1, Stream: loop.Stdout, Text: "first line"},
+		{Seq: 2, Stream: loop.Stdout, Text: text}}, nil)
+	out := render(t, v.View(), 80, 4)
+	rows := strings.Split(out, "\n")
+	var words []string
+	for _, r := range rows {
+		words = append(words, strings.Fields(strings.ReplaceAll(r, "│", " "))...)
+	}
+	for _, w := range strings.Fields(text) {
+		found := false
+		for _, got := range words {
+			if got == w {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("word %q not shown whole:\n%s", w, out)
+		}
+	}
+	if !strings.Contains(rows[2], "entropy 2.8811") {
+		t.Errorf("row 2 = %q, want the end of the newest line", rows[2])
+	}
+}
