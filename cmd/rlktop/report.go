@@ -51,6 +51,18 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 				rules = r
 			}
 			out := cmd.OutOrStdout()
+			// JSON reports of separate ranks (report --format json
+			// outputs) merge into what reporting their traces gives.
+			if docs, ok, err := readReportDocs(args); err != nil || ok {
+				if err != nil {
+					return err
+				}
+				snap, err := report.MergeDocs(docs, args)
+				if err != nil {
+					return err
+				}
+				return report.Write(out, snap, opts)
+			}
 			var traces []*tracer.Trace
 			partial := false
 			// Several files are read in parallel (one worker per core);
