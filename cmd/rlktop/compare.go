@@ -198,11 +198,9 @@ func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
 	if err != nil {
 		return err
 	}
-	rules := attrib.DefaultRules()
-	if cf.rulesPath != "" {
-		if rules, err = attrib.LoadRules(cf.rulesPath); err != nil {
-			return err
-		}
+	rules, err := attrib.RulesFor(cf.rulesPath)
+	if err != nil {
+		return err
 	}
 	tracer, err := parseTracer(cf.tracer)
 	if err != nil {

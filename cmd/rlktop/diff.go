@@ -47,13 +47,9 @@ JSON: {"a", "b", "totals_a", "totals_b", "only_a", "only_b", "kernels",
 			default:
 				return fmt.Errorf("unknown --format %q (use table, json or md)", format)
 			}
-			rules := attrib.DefaultRules()
-			if rulesPath != "" {
-				r, err := attrib.LoadRules(rulesPath)
-				if err != nil {
-					return err
-				}
-				rules = r
+			rules, err := attrib.RulesFor(rulesPath)
+			if err != nil {
+				return err
 			}
 			d, err := diffFiles(args[0], args[1], rules)
 			if d == nil {

@@ -47,13 +47,9 @@ Chrome trace JSON, …) and writes
 				}
 				return exportChrome(cmd, args[0], out, opts)
 			case "parquet":
-				rules := attrib.DefaultRules()
-				if rulesPath != "" {
-					r, err := attrib.LoadRules(rulesPath)
-					if err != nil {
-						return err
-					}
-					rules = r
+				rules, err := attrib.RulesFor(rulesPath)
+				if err != nil {
+					return err
 				}
 				if stepsOut == "" {
 					stepsOut = strings.TrimSuffix(out, ".parquet") + ".steps.parquet"

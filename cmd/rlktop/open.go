@@ -36,13 +36,9 @@ error in the status bar, and on quitting the error is printed and the exit
 status is 1.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rules := attrib.DefaultRules()
-			if rulesPath != "" {
-				r, err := attrib.LoadRules(rulesPath)
-				if err != nil {
-					return err
-				}
-				rules = r
+			rules, err := attrib.RulesFor(rulesPath)
+			if err != nil {
+				return err
 			}
 			// Fail fast, before the screen switches, on a path that is not there.
 			for _, p := range args {

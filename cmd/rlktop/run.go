@@ -88,13 +88,9 @@ func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
 			}
 		}
 	}
-	rules := attrib.DefaultRules()
-	if rf.rulesPath != "" {
-		r, err := attrib.LoadRules(rf.rulesPath)
-		if err != nil {
-			return loop.LiveOptions{}, err
-		}
-		rules = r
+	rules, err := attrib.RulesFor(rf.rulesPath)
+	if err != nil {
+		return loop.LiveOptions{}, err
 	}
 	src := "live: built-in RL loop"
 	if len(command) > 0 {

@@ -70,11 +70,9 @@ func runSuggest(stdout, stderr io.Writer, cf *compareFlags, command []string) er
 			}
 		}
 	}
-	rules := attrib.DefaultRules()
-	if cf.rulesPath != "" {
-		if rules, err = attrib.LoadRules(cf.rulesPath); err != nil {
-			return err
-		}
+	rules, err := attrib.RulesFor(cf.rulesPath)
+	if err != nil {
+		return err
 	}
 	tr, err := parseTracer(cf.tracer)
 	if err != nil {

@@ -82,6 +82,16 @@ func init() {
 // DefaultRules returns the built-in table (tracer/attrib/rules.toml).
 func DefaultRules() *Rules { return defaultRules }
 
+// RulesFor returns the rules a command classifies with: the built-in
+// table when path is "", else LoadRules(path) (the --rules flag of report,
+// open, diff, export, run and compare).
+func RulesFor(path string) (*Rules, error) {
+	if path == "" {
+		return DefaultRules(), nil
+	}
+	return LoadRules(path)
+}
+
 // LoadRules reads a user rules file: its rules are tried before the
 // built-in ones, or replace them when the file says `replace = true`.
 // Errors wrap ErrRules and name the file, the rule (1-based) and the field.

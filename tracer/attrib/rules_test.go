@@ -2,6 +2,8 @@ package attrib
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -242,5 +244,27 @@ func TestManyRulesBitsets(t *testing.T) {
 	}
 	if got := r.Classify(tracer.KindKernel, "nothing", nil); got != CategoryOther {
 		t.Errorf("no match: %q", got)
+	}
+}
+
+// TestRulesFor: no path is the built-in table; a path is LoadRules's
+// (its rules first), and a missing file is an ErrRules naming it.
+func TestRulesFor(t *testing.T) {
+	if r, err := RulesFor(""); err != nil || r != DefaultRules() {
+		t.Errorf(`RulesFor("") = %p, %v; want the built-in table`, r, err)
+	}
+	p := filepath.Join(t.TempDir(), "mine.toml")
+	if err := os.WriteFile(p, []byte("[[rule]]\ncategory = \"mine\"\nkernel = \"^my_kernel$\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := RulesFor(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.rules) != len(DefaultRules().rules)+1 || r.rules[0].Category != "mine" {
+		t.Errorf("RulesFor(%s): %d rules, first %+v; want the file's rule before the %d built-in ones", p, len(r.rules), r.rules[0], len(DefaultRules().rules))
+	}
+	if _, err := RulesFor(p + ".missing"); !errors.Is(err, ErrRules) || !strings.Contains(err.Error(), "mine.toml.missing") {
+		t.Errorf("missing file: %v", err)
 	}
 }
