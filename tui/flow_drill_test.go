@@ -49,7 +49,7 @@ func TestFlowDrillDown(t *testing.T) {
 			teatest.WithDuration(5*time.Second))
 		tm.Send(key("esc"))
 		tm.Send(key("esc"))
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("GPU time")) },
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("10 categories")) },
 			teatest.WithDuration(5*time.Second))
 	})
 	if got := final.Focused().Title(); got != "Categories" {

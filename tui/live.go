@@ -453,6 +453,9 @@ func (m *Model) startCompare() tea.Cmd {
 		return nil
 	}
 	c := l.flags.Selected()
+	if fc, ok := m.findingChoice(); ok { // enter on a finding (findings.go)
+		c = fc
+	}
 	if c.Key == "" || len(c.Values) < 2 {
 		m.setStatus("nothing to compare: select a flag with two or more values in Flags", Warn)
 		return nil
@@ -473,6 +476,7 @@ func (m *Model) startCompare() tea.Cmd {
 		return nil
 	}
 	l.cmp.Confirm = ""
+	m.findingStarted()
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cmpCancel = cancel
 	l.cmpStart = l.now

@@ -115,6 +115,12 @@ type Options struct {
 	// Untraced, when set, is why a live command runs without a tracer
 	// (loop.Live.Banner); it stays under the header, wrapped, never cut.
 	Untraced string
+	// Findings rules (nil: the built-in table), a file's Outputs and
+	// Command (a live command: environment flags restart it) feed the
+	// Findings view (findings.go).
+	Findings *attrib.FindingRules
+	Outputs  []attrib.OutputRow
+	Command  bool
 }
 
 // ActionKey binds a global key to an action.
@@ -146,6 +152,7 @@ type Model struct {
 	loadStart time.Time
 	err       error // fatal
 	live      *live // nil unless Options.Controller is set
+	fnd       *findingsUI
 	w, h      int
 	bodyH     int
 	drag      *region // the pane a mouse drag started in
@@ -174,6 +181,7 @@ func New(opts Options) *Model {
 		m.tabs = append([]Tab{{View: m.kernels}, {View: m.timeline}, {View: m.live.output}}, m.live.tabs()...)
 		m.tabs = append(m.tabs, Tab{View: views.NewCategories(st), Side: true}, Tab{View: views.NewStages(st), Side: true})
 		m.tabs = append(m.tabs, m.live.lateTabs()...)
+		m.tabs = append(m.tabs, Tab{View: views.NewRanks(st)}) // several ranks only (Available)
 	} else {
 		m.tabs = []Tab{
 			{View: m.kernels},
@@ -181,8 +189,11 @@ func New(opts Options) *Model {
 			{View: views.NewCategories(st), Side: true},
 			{View: views.NewStages(st), Side: true},
 			{View: views.NewSteps(st), Side: true},
+			{View: views.NewRanks(st)}, // several files only (Available)
 		}
 	}
+	m.fnd = newFindingsUI(st, opts)
+	m.tabs = append(m.tabs, Tab{View: m.fnd.view})
 	m.tabs = append(m.tabs, opts.Extra...)
 	m.help = help.New()
 	m.help.Styles = st.Help
@@ -258,6 +269,7 @@ func (m *Model) setSnapshot(s *attrib.Snapshot) {
 	if !m.available(m.focus) {
 		m.focus = 0
 	}
+	m.refreshFindings(false)
 }
 
 // Scrub keys (files with steps): `,` previous step, `.` next step; past
@@ -310,6 +322,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		msg = f.msg
 		cmds = append(cmds, listen(m.feed))
 	}
+	if d, ok := msg.(compareDoneMsg); ok {
+		m.findingCompareDone(d) // before the compare view takes it
+	}
 	if m.live != nil {
 		if cmd, ok := m.updateLive(msg); ok {
 			return m, tea.Batch(append(cmds, cmd)...)
@@ -329,6 +344,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.w, m.h = msg.Width, msg.Height
 		m.layout()
 	case SnapshotMsg:
+		m.fnd.timeline = msg.Timeline
 		if msg.Timeline != nil {
 			m.timeline.SetTimeline(msg.Timeline, nil)
 			m.kernels.SetTimeline(msg.Timeline)
@@ -370,6 +386,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		if m.live != nil && m.live.cmp.Confirm != "" && !key.Matches(msg, m.live.keys.Compare) {
 			m.live.cmp.Confirm = ""
+			m.findingCancelled()
 			m.live.refreshCompare()
 			m.setStatus("comparison not started", Info)
 			break
@@ -439,6 +456,8 @@ func (m *Model) viewAction(msg views.ActionMsg) bool {
 		m.setStatusText("", Info)
 	case "status":
 		m.setStatusText(msg.Value, Info)
+	case views.ActionTry:
+		m.tryFinding(msg.Key)
 	default:
 		return false
 	}

@@ -113,19 +113,21 @@ func TestFocusCycleSkipsUnavailable(t *testing.T) {
 	s.Steps = nil
 	m := newModel(t, 80, 24, tui.Options{Snapshot: s})
 	var seen []string
-	for range 4 {
+	for range 5 {
 		seen = append(seen, m.Focused().Title())
 		m.Update(key("tab"))
 	}
-	want := "Kernels Categories Stages Kernels"
+	want := "Kernels Categories Stages Findings Kernels"
 	if got := strings.Join(seen, " "); got != want {
 		t.Fatalf("tab order %q, want %q", got, want)
 	}
-	// Focus is on Categories now; back twice wraps past the hidden Steps.
+	// Focus is on Categories now; back three times wraps past the hidden
+	// Steps (Findings, always available, is the last tab).
+	m.Update(key("shift+tab"))
 	m.Update(key("shift+tab"))
 	m.Update(key("shift+tab"))
 	if got := m.Focused().Title(); got != "Stages" {
-		t.Fatalf("shift+tab twice from Categories: got %s, want Stages", got)
+		t.Fatalf("shift+tab thrice from Categories: got %s, want Stages", got)
 	}
 }
 

@@ -1,0 +1,139 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/views"
+)
+
+// findingsEvery bounds how often a live run re-evaluates its findings
+// (LiveMsg arrives about 10 times a second; the evaluation walks the
+// window's timeline).
+const findingsEvery = time.Second
+
+// findingsUI is the Findings view and its link to the compare path
+// (issue 18): enter on a finding that names a flag asks for the same
+// confirmation as C, C then compares the flag's current value (A)
+// against the suggested one (B), and the finding shows the measured
+// result when the comparison ends.
+type findingsUI struct {
+	view *views.Findings
+	// Rules evaluated (Options.Findings; nil: the built-in table).
+	rules *attrib.FindingRules
+	// Timeline and Outputs of a file (SnapshotMsg / Options); the live
+	// state carries its own.
+	timeline *attrib.Timeline
+	outputs  []attrib.OutputRow
+	// command: the live run is a command (environment flags restart it).
+	command bool
+	last    time.Time // last live evaluation (LiveMsg.At)
+
+	pending string // finding id awaiting the compare confirmation
+	running string // finding id whose comparison runs
+	flag    attrib.FindingFlag
+}
+
+func newFindingsUI(st *views.Styles, opts Options) *findingsUI {
+	f := &findingsUI{view: views.NewFindings(st), rules: opts.Findings, timeline: opts.Timeline, outputs: opts.Outputs, command: opts.Command}
+	return f
+}
+
+// refreshFindings re-evaluates the findings over what is shown: a file's
+// snapshot with its timeline and outputs, or the live state (at most once
+// per findingsEvery of LiveMsg time, always when force).
+func (m *Model) refreshFindings(force bool) {
+	f := m.fnd
+	if m.snap == nil {
+		return
+	}
+	if m.live == nil {
+		in := attrib.FindingInput{Snapshot: m.snap, Timeline: f.timeline, Outputs: f.outputs}
+		f.view.SetFindings(attrib.EvaluateFindings(f.rules, in), "")
+		return
+	}
+	l := m.live
+	if !force && !l.now.IsZero() && !f.last.IsZero() && l.now.Sub(f.last) < findingsEvery {
+		return
+	}
+	f.last = l.now
+	if l.state == nil {
+		return
+	}
+	in := loop.FindingInputOf(l.state, l.inForce, f.command)
+	in.Snapshot = m.snap // cumulative or window, as shown
+	note := ""
+	if l.state.StepCount == 0 {
+		note = "no findings yet: waiting for the first steps"
+	}
+	f.view.SetFindings(attrib.EvaluateFindings(f.rules, in), note)
+}
+
+// tryFinding is enter on finding id: in a live run, the compare view's
+// confirmation for the finding's flag (C then starts it); elsewhere a
+// status line with the command that tests it.
+func (m *Model) tryFinding(id string) {
+	f := m.fnd
+	x := f.view.Find(id)
+	if x == nil || x.Flag == nil {
+		return
+	}
+	if m.live == nil {
+		m.setStatusText("testing needs a live run: rlktop compare --flag "+x.Flag.Key+"="+x.Flag.Current+","+x.Flag.Value+" -- CMD (or rlktop compare --suggest)", Warn)
+		return
+	}
+	if m.live.cmp.Phase == views.CompareRunning {
+		m.setStatusText("a comparison runs (C cancels); test the finding after it", Warn)
+		return
+	}
+	f.pending, f.flag = id, *x.Flag
+	m.live.cmp.Confirm = "" // a fresh confirmation naming the finding's flag
+	m.startCompare()
+}
+
+// findingChoice is the flag and values the next comparison compares when
+// a finding asked for it (enter): its current value, then the suggested
+// one; ok false otherwise.
+func (m *Model) findingChoice() (views.FlagChoice, bool) {
+	f := m.fnd
+	if f.pending == "" {
+		return views.FlagChoice{}, false
+	}
+	return views.FlagChoice{Key: f.flag.Key, Values: []string{f.flag.Current, f.flag.Value}}, true
+}
+
+// findingStarted: the confirmed comparison runs for the pending finding.
+func (m *Model) findingStarted() {
+	f := m.fnd
+	if f.pending == "" {
+		return
+	}
+	f.running, f.pending = f.pending, ""
+	f.view.SetRunning(f.running)
+}
+
+// findingCancelled: the confirmation was dismissed.
+func (m *Model) findingCancelled() { m.fnd.pending = "" }
+
+// findingCompareDone records a finished comparison on the finding that
+// started it: "tried sdpa=flash: step 0.71× [0.70, 0.75] faster,
+// attention 0.68×, outputs max |Δ| …" (loop.Tried).
+func (m *Model) findingCompareDone(msg compareDoneMsg) {
+	f := m.fnd
+	if f.running == "" {
+		return
+	}
+	id := f.running
+	f.running = ""
+	x := f.view.Find(id)
+	row := ""
+	if x != nil {
+		row = loop.FindingRow(x)
+	}
+	t := loop.TriedOf(msg.res, id, f.flag.Key, f.flag.Current, f.flag.Value, row)
+	if msg.err != nil {
+		t.Err = msg.err.Error()
+	}
+	f.view.SetTried(id, t.String())
+}

@@ -1,0 +1,112 @@
+package tui_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/rlktop/rlktop/gpu/gputest"
+	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tui"
+	"github.com/rlktop/rlktop/views"
+)
+
+// mathLiveMsg is a live state of the built-in loop on the math attention
+// path: 60 of 100 ms of kernel time in attn_math_* over 3 steps.
+func mathLiveMsg() tui.LiveMsg {
+	msg := liveMsg("math", true)
+	s := *msg.State.Cumulative
+	s.Kernels = []attrib.KernelRow{
+		{Name: "attn_math_softmax", DisplayName: "attn_math_softmax", Category: "attention", Count: 6, TotalNs: 40e6},
+		{Name: "matmul_mlp_up", DisplayName: "matmul_mlp_up", Category: "gemm", Count: 6, TotalNs: 40e6},
+		{Name: "attn_math_qk", DisplayName: "attn_math_qk", Category: "attention", Count: 6, TotalNs: 20e6},
+	}
+	s.Categories = []attrib.GroupRow{{Key: "attention", Count: 12, TotalNs: 60e6, Share: 0.6}, {Key: "gemm", Count: 6, TotalNs: 40e6, Share: 0.4}}
+	s.Totals = attrib.Totals{KernelCount: 18, KernelTotalNs: 100e6, GPUTotalNs: 100e6}
+	s.Steps = []attrib.StepRow{{Step: 1}, {Step: 2}, {Step: 3}}
+	msg.State.Cumulative = &s
+	return msg
+}
+
+func fusedResult() *loop.CompareResult {
+	return &loop.CompareResult{
+		Arms: []attrib.ArmStats{{Name: "attention=math", Valid: true, Steps: 8, MedianNs: 2e8},
+			{Name: "attention=fused", Valid: true, Steps: 8, MedianNs: 1.42e8}, {Name: "A′ (attention=math)", Valid: true, Steps: 8, MedianNs: 2e8}},
+		Ratio: attrib.Ratio{Value: 0.71, CILow: 0.70, CIHigh: 0.75}, Verdict: attrib.VerdictFaster, Mode: "live",
+		Rows: []attrib.RowComparison{{Group: "category", Key: "attention", ANs: 60e6, BNs: 40.8e6, Ratio: 0.68, CILow: 0.6, CIHigh: 0.7, Verdict: "faster"}},
+		Consistency: []loop.ArmConsistency{{Arm: "attention=math", Len: 752, Bitwise: true},
+			{Arm: "attention=fused", Len: 752, MaxAbs: 1.7e-6, MaxULP: 850}},
+	}
+}
+
+// TestFindingsEnterCompares is issue 18's one key from finding to
+// verdict, as a teatest flow over the real model: the built-in loop on
+// the math path shows the math-fallback finding first; enter on it asks
+// the compare confirmation for attention math vs fused, C starts the
+// comparison (the controller is asked for exactly that), and when it
+// ends the finding shows the measured result.
+func TestFindingsEnterCompares(t *testing.T) {
+	ctl := &fakeCtl{res: fusedResult()}
+	st := views.DefaultStyles()
+	m := tui.New(tui.Options{Styles: &st, Controller: ctl, Backends: backendChoices(), DeviceStatus: gputest.CPUOnlyStatus})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+	tm.Send(mathLiveMsg())
+	wait := func(s string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(s)) },
+			teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+	}
+	wait("Findings")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}) // Findings is the last tab
+	wait("1. attention runs on the math fallback")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	wait("Compare attention: math vs fused?")
+	tm.Send(tea.KeyPressMsg{Code: 'C', Text: "C"})
+	wait("comparison done: faster")
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyTab}) // from Compare on to Findings
+	wait("tried attention=fused")
+	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*tui.Model)
+	if got := ctl.Calls(); strings.Join(got, "|") != "compare attention=math,fused" {
+		t.Errorf("controller calls %q, want one compare of attention=math,fused", got)
+	}
+	out := ansi.Strip(final.Render())
+	want := "tried attention=fused: step 0.71× [0.70, 0.75] faster, attention 0.68×, outputs max |Δ| 1.7e-06, not bitwise"
+	if !strings.Contains(out, want) {
+		t.Errorf("screen lacks %q:\n%s", want, out)
+	}
+}
+
+// TestFindingsEnterElsewhere: a file (no live run) cannot compare: enter
+// names the command that would; any key but C dismisses a finding's
+// confirmation, and the next C compares the Flags view's selection.
+func TestFindingsEnterElsewhere(t *testing.T) {
+	msg := mathLiveMsg()
+	m := newModel(t, 120, 40, tui.Options{Snapshot: msg.State.Cumulative})
+	for m.Focused().Title() != "Findings" {
+		m.Update(key("tab"))
+	}
+	press(m, "enter")
+	if s := m.Status().Text; !strings.Contains(s, "rlktop compare --flag") && !strings.Contains(s, "no flag") {
+		t.Errorf("file: status %q", s)
+	}
+	ctl := &fakeCtl{res: fusedResult()}
+	m = newLive(t, 120, 40, ctl)
+	m.Update(mathLiveMsg())
+	for m.Focused().Title() != "Findings" {
+		m.Update(key("tab"))
+	}
+	press(m, "enter")
+	press(m, "x") // dismisses
+	if s := m.Status().Text; s != "comparison not started" {
+		t.Errorf("status after x: %q", s)
+	}
+	if len(ctl.Calls()) != 0 {
+		t.Errorf("calls %q after a dismissed confirmation", ctl.Calls())
+	}
+}
