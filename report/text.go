@@ -156,25 +156,30 @@ func header(w io.Writer, s *attrib.Snapshot, prefix string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%ssource: %s (format %s)\n", prefix, escape.Control(s.Source), escape.Control(formatName(s)))
 	// Runs of consecutive device ids with the same name share a line
-	// ("devices 0–7: Tesla V100-SXM2-32GB").
-	for i := 0; i < len(s.Devices); {
-		d := s.Devices[i]
+	// ("devices 0–7: Tesla V100-SXM2-32GB"); only devices that ran GPU
+	// work are named (Snapshot.WorkingDevices).
+	devs := s.WorkingDevices()
+	for i := 0; i < len(devs); {
+		d := devs[i]
 		name := d.Name
 		if name == "" {
 			name = d.Vendor
 		}
 		name = escape.Control(name)
 		j := i + 1
-		for j < len(s.Devices) && s.Devices[j].ID == s.Devices[j-1].ID+1 &&
-			(s.Devices[j].Name == d.Name && s.Devices[j].Vendor == d.Vendor) {
+		for j < len(devs) && devs[j].ID == devs[j-1].ID+1 &&
+			(devs[j].Name == d.Name && devs[j].Vendor == d.Vendor) {
 			j++
 		}
 		if j-i > 1 {
-			fmt.Fprintf(&b, "%sdevices %d–%d: %s\n", prefix, d.ID, s.Devices[j-1].ID, name)
+			fmt.Fprintf(&b, "%sdevices %d–%d: %s\n", prefix, d.ID, devs[j-1].ID, name)
 		} else {
 			fmt.Fprintf(&b, "%sdevice %d: %s\n", prefix, d.ID, name)
 		}
 		i = j
+	}
+	if idle := len(s.Devices) - len(devs); idle > 0 {
+		fmt.Fprintf(&b, "%s%d more devices listed without GPU work\n", prefix, idle)
 	}
 	t := s.Totals
 	fmt.Fprintf(&b, "%skernels: %d, kernel time %s", prefix, t.KernelCount, Duration(t.KernelTotalNs))

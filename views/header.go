@@ -74,7 +74,12 @@ func (h *Header) layout() {
 	h.lines = append(h.lines, first)
 
 	if len(s.Devices) > 0 {
-		h.lines = append(h.lines, ansi.Truncate(h.devices(s.Devices), h.w, "…"))
+		work := s.WorkingDevices()
+		line := h.devices(work)
+		if idle := len(s.Devices) - len(work); idle > 0 {
+			line += st.Header.Dim.Render(fmt.Sprintf(" · %d more without work", idle))
+		}
+		h.lines = append(h.lines, ansi.Truncate(line, h.w, "…"))
 	}
 
 	t := s.Totals

@@ -1376,6 +1376,12 @@ func (a *Aggregator) Snapshot() *Snapshot {
 		t.SpanNs = subSat(last, first)
 	}
 	s.Totals = t
+	for k, b := range a.busy {
+		if b.all.started && !slices.Contains(s.WorkDevices, k.dev) {
+			s.WorkDevices = append(s.WorkDevices, k.dev)
+		}
+	}
+	slices.Sort(s.WorkDevices)
 	cats := make([]share, len(a.rules.cats))
 	stages := make([]share, len(a.stageKey))
 	for _, r := range a.rows {

@@ -4,7 +4,11 @@
 // and report writers.
 package attrib
 
-import "github.com/rlktop/rlktop/tracer"
+import (
+	"slices"
+
+	"github.com/rlktop/rlktop/tracer"
+)
 
 // Snapshot is an immutable view of everything aggregated so far. Views and
 // report writers read it; nothing mutates it after Aggregator.Snapshot
@@ -13,8 +17,12 @@ type Snapshot struct {
 	Source  string // file path, or "live: <command>"
 	Format  string // tracer.Trace.Format of the source
 	Devices []tracer.Device
-	Rank    int // -1 unknown
-	Totals  Totals
+	// WorkDevices are the ids of the devices that ran at least one GPU op
+	// (kernel, memcpy or memset), ascending; a trace lists every visible
+	// device, and headers name only these.
+	WorkDevices []int32
+	Rank        int // -1 unknown
+	Totals      Totals
 	// Kernels holds one row per distinct kernel name (Kind == KindKernel),
 	// sorted by TotalNs descending, then name.
 	Kernels []KernelRow
@@ -117,4 +125,20 @@ type StepRow struct {
 	// Source is the index (input order) of the source the step belongs
 	// to: steps of different sources are never merged (ranks.go).
 	Source int
+}
+
+// WorkingDevices returns the devices of s that ran GPU work
+// (WorkDevices), in Devices order; all of Devices when none is known to
+// have (no work yet, or a snapshot built without WorkDevices).
+func (s *Snapshot) WorkingDevices() []tracer.Device {
+	var out []tracer.Device
+	for _, d := range s.Devices {
+		if slices.Contains(s.WorkDevices, d.ID) {
+			out = append(out, d)
+		}
+	}
+	if len(out) == 0 {
+		return s.Devices
+	}
+	return out
 }
