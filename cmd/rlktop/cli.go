@@ -14,6 +14,8 @@ import (
 	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/tracer/tracefile"
 	"github.com/rlktop/rlktop/views"
 )
 
@@ -30,6 +32,7 @@ func setupCLI(root *cobra.Command) {
 	root.SetVersionTemplate("rlktop {{.Version}}\n")
 	for _, c := range root.Commands() {
 		complete(c)
+		limitFlags(c)
 		switch c.Name() {
 		case "run":
 			c.PreRunE = chainPre(c.PreRunE, checkRunSteps)
@@ -40,6 +43,92 @@ func setupCLI(root *cobra.Command) {
 			c.PreRunE = chainPre(c.PreRunE, checkRecordOutput)
 		}
 	}
+}
+
+// limitFlags adds the flags of the documented input limits (README
+// "Limits") to the commands they bound: import limits where files are
+// read (report, diff, export, open, record's read-back, compare), the live
+// session's connection limits where a session runs (run, record,
+// compare). A flag given wins over its environment variable; the values
+// are set process-wide (tracefile.Set…, session.SetDefaultLimits) before
+// the command's own checks run.
+func limitFlags(c *cobra.Command) {
+	imports := slices.Contains([]string{"report", "diff", "export", "open", "record", "compare"}, c.Name())
+	sessions := slices.Contains([]string{"run", "record", "compare"}, c.Name())
+	if !imports && !sessions || c.Flags().Lookup(tracefile.SQLiteTimeoutFlag) != nil || c.Flags().Lookup(session.MaxConnsFlag) != nil {
+		return
+	}
+	f := c.Flags()
+	if imports {
+		f.Uint64(tracefile.MaxRecordingEventsFlag, 0, "events and counters one recording import may hold (0 = no limit; default max(2,097,152, 32 per byte of the file); env "+tracefile.MaxRecordingEventsEnv+")")
+		f.Duration(tracefile.SQLiteTimeoutFlag, 0, "how long the queries of one SQLite import may run (0 = no limit; default 10m; env "+tracefile.SQLiteTimeoutEnv+")")
+		f.Int64(tracefile.MaxSQLiteCopyFlag, 0, "bytes of the temporary uncompressed copy of a gzipped SQLite file (0 = no limit; default 8 GiB; env "+tracefile.MaxSQLiteCopyEnv+")")
+	}
+	if sessions {
+		f.Int(session.MaxConnsFlag, 0, "traced processes connected at once (default 1024)")
+		f.Int(session.MaxNamesPerConnFlag, 0, "names (kernel, op names) one traced process may define (default 1048576)")
+		f.Int64(session.MaxNameBytesPerConnFlag, 0, "bytes of names one traced process may define (default 64 MiB)")
+	}
+	prev := c.PreRunE
+	c.PreRunE = func(c *cobra.Command, args []string) error {
+		if err := applyLimitFlags(c); err != nil {
+			return err
+		}
+		if prev != nil {
+			return prev(c, args)
+		}
+		return nil
+	}
+}
+
+// applyLimitFlags hands the limit flags the user gave to tracefile and
+// session.
+func applyLimitFlags(c *cobra.Command) error {
+	f := c.Flags()
+	if f.Changed(tracefile.MaxRecordingEventsFlag) {
+		n, _ := f.GetUint64(tracefile.MaxRecordingEventsFlag)
+		tracefile.SetMaxRecordingEvents(n)
+	}
+	if f.Changed(tracefile.SQLiteTimeoutFlag) {
+		d, _ := f.GetDuration(tracefile.SQLiteTimeoutFlag)
+		if d < 0 {
+			return fmt.Errorf("--%s %s: give a duration ≥ 0 (0 = no limit)", tracefile.SQLiteTimeoutFlag, d)
+		}
+		tracefile.SetSQLiteTimeout(d)
+	}
+	if f.Changed(tracefile.MaxSQLiteCopyFlag) {
+		n, _ := f.GetInt64(tracefile.MaxSQLiteCopyFlag)
+		if n < 0 {
+			return fmt.Errorf("--%s %d: give a number of bytes ≥ 0 (0 = no limit)", tracefile.MaxSQLiteCopyFlag, n)
+		}
+		tracefile.SetMaxSQLiteCopyBytes(n)
+	}
+	var l session.Limits
+	set := false
+	for _, x := range []struct {
+		name string
+		dst  any
+	}{{session.MaxConnsFlag, &l.MaxConns}, {session.MaxNamesPerConnFlag, &l.MaxNamesPerConn}, {session.MaxNameBytesPerConnFlag, &l.MaxNameBytesPerConn}} {
+		if !f.Changed(x.name) {
+			continue
+		}
+		set = true
+		var v int64
+		if p, ok := x.dst.(*int); ok {
+			n, _ := f.GetInt(x.name)
+			*p, v = n, int64(n)
+		} else {
+			v, _ = f.GetInt64(x.name)
+			*x.dst.(*int64) = v
+		}
+		if v < 1 {
+			return fmt.Errorf("--%s %d: give a number ≥ 1", x.name, v)
+		}
+	}
+	if set {
+		session.SetDefaultLimits(l)
+	}
+	return nil
 }
 
 // version is the module version and VCS revision rlktop was built from

@@ -26,9 +26,9 @@ var setLimits atomic.Pointer[Limits]
 // at 0.
 func SetDefaultLimits(l Limits) { setLimits.Store(&l) }
 
-// defaultLimits returns the built-in limits with those set by
+// DefaultLimits returns the built-in limits with those set by
 // SetDefaultLimits over them.
-func defaultLimits() Limits {
+func DefaultLimits() Limits {
 	d := Limits{MaxConns: 1024, MaxNamesPerConn: 1 << 20, MaxNameBytesPerConn: 64 << 20}
 	if p := setLimits.Load(); p != nil {
 		if p.MaxConns > 0 {

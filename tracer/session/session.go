@@ -227,7 +227,7 @@ func New(opts Options) *Session {
 	if opts.PercentileCap == 0 {
 		opts.PercentileCap = 1 << 16
 	}
-	lim := defaultLimits() // built-in, or SetDefaultLimits (the command-line flags)
+	lim := DefaultLimits() // built-in, or SetDefaultLimits (the command-line flags)
 	if opts.MaxNamesPerConn <= 0 {
 		opts.MaxNamesPerConn = lim.MaxNamesPerConn
 	}
