@@ -280,8 +280,9 @@ var (
 )
 
 // scrub moves the step selection by d (-1 is all steps, then 0…len-1)
-// and shows the selected step's snapshot in every table view but Steps
-// and the Timeline (which keep the whole file); the header says which.
+// and shows the selected step's snapshot in the header's totals and every
+// table view but Steps (which keeps the whole file); the Timeline shows
+// that step's range (back to fit for every step); the header says which.
 func (m *Model) scrub(d int) {
 	n := len(m.steps)
 	m.stepSel = (m.stepSel+1+d+n+1)%(n+1) - 1
@@ -289,15 +290,18 @@ func (m *Model) scrub(d int) {
 	if m.stepSel >= 0 {
 		ss := m.steps[m.stepSel]
 		s = ss.Snapshot
-		note = fmt.Sprintf("step %d (%d of %d) · , . step · tables show this step only", ss.Step, m.stepSel+1, n)
+		note = fmt.Sprintf("step %d (%d of %d) · , . step · header and tables show this step only", ss.Step, m.stepSel+1, n)
+		m.timeline.ShowStep(ss.Step)
+	} else {
+		m.timeline.FitAll()
 	}
 	for _, t := range m.tabs {
-		switch t.View.(type) {
-		case *views.Steps, *views.Timeline:
+		if _, ok := t.View.(*views.Steps); ok {
 			continue
 		}
 		t.View.SetSnapshot(s)
 	}
+	m.header.SetSnapshot(s)
 	m.header.SetNote(note)
 	m.layout()
 }

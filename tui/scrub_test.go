@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tui"
+	"github.com/rlktop/rlktop/views"
 	"github.com/rlktop/rlktop/views/viewstest"
 )
 
@@ -47,4 +49,39 @@ func TestScrubSteps(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestScrubHeaderAndTimeline (user trial: while scrubbing, the header's
+// totals stayed the whole file's and the timeline did not move): with the
+// hand-made timeline (step 41 = 0–7,000 ns, its ops ending by 6,000;
+// step 42 = 7,000–14,000, its optimizer kernel ending at 13,000), `.`
+// shows step 41's totals in the header (3 kernels, 3,000 ns: counts 1+2
+// and 2,000+1,000 ns of viewstest.Big(2)) and the timeline's range
+// 0+7,000; `.` again step 42 (6 kernels, 6.00 µs; 7,000+7,000); a third
+// `.` every step: the file's totals and the fitted 0+14,000.
+func TestScrubHeaderAndTimeline(t *testing.T) {
+	s41, s42 := viewstest.Big(2), viewstest.Big(3)
+	s41.Totals = attrib.Totals{KernelCount: 3, KernelTotalNs: 3_000, GPUTotalNs: 3_000}
+	s42.Totals = attrib.Totals{KernelCount: 6, KernelTotalNs: 6_000, GPUTotalNs: 6_000}
+	file := viewstest.Snapshot()
+	tl, _ := viewstest.Timeline()
+	m := newModel(t, 160, 40, tui.Options{})
+	m.Update(tui.SnapshotMsg{Snapshot: file, Timeline: tl,
+		Steps: []tui.StepSnapshot{{Step: 41, Snapshot: s41}, {Step: 42, Snapshot: s42}}})
+	check := func(what, header string, from, span int64) {
+		t.Helper()
+		out := screen(t, m, 160, 40)
+		if !strings.Contains(out, header) {
+			t.Errorf("%s: header lacks %q:\n%s", what, header, out)
+		}
+		if f, s := m.Timeline().Range(); f != from || s != span {
+			t.Errorf("%s: timeline %d+%d, want %d+%d", what, f, s, from, span)
+		}
+	}
+	press(m, ".")
+	check("step 41", "kernels 3   kernel time 3.00 µs", 0, 7_000)
+	press(m, ".")
+	check("step 42", "kernels 6   kernel time 6.00 µs", 7_000, 7_000)
+	press(m, ".")
+	check("every step", "kernels "+views.FormatCount(file.Totals.KernelCount)+"   kernel time "+views.FormatNs(file.Totals.KernelTotalNs), 0, 14_000)
 }

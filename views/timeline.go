@@ -226,6 +226,38 @@ func (t *Timeline) Following() bool { return t.follow }
 // Fitting reports whether the view fits every new timeline's ops (0).
 func (t *Timeline) Fitting() bool { return t.fit }
 
+// ShowStep shows step n: from its start to its end or the end of the
+// last op launched in it, whichever is later; false (nothing changed)
+// when the timeline does not hold that step.
+func (t *Timeline) ShowStep(n int64) bool {
+	if t.tl == nil {
+		return false
+	}
+	for _, s := range t.tl.Steps {
+		if s.Step != n {
+			continue
+		}
+		hi := s.StartNs + s.DurNs
+		for i := range t.tl.Ops {
+			if o := &t.tl.Ops[i]; o.Step == n {
+				hi = max(hi, o.EndNs())
+			}
+		}
+		t.ShowRange(s.StartNs, hi-s.StartNs)
+		return true
+	}
+	return false
+}
+
+// FitAll does what 0 does: fit the ops, and keep fitting.
+func (t *Timeline) FitAll() {
+	if t.tl == nil {
+		return
+	}
+	t.from, t.span = t.fitRange()
+	t.follow, t.auto, t.fit = false, false, true
+}
+
 // ShowRange shows [from, from+span) ns and stops following and fitting
 // (the root uses it to bring a scrubbed step into view).
 func (t *Timeline) ShowRange(from, span int64) {
@@ -368,8 +400,7 @@ func (t *Timeline) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, k.ZoomOut):
 			t.zoom(2, t.focusCol())
 		case key.Matches(msg, k.Fit):
-			t.from, t.span = t.fitRange()
-			t.follow, t.auto, t.fit = false, false, true
+			t.FitAll()
 		case key.Matches(msg, k.Left):
 			t.pan(-t.gridW() / 4)
 		case key.Matches(msg, k.Right):
