@@ -70,7 +70,7 @@ Chrome trace JSON, …) and writes
 
 // exportChrome writes one file as Chrome trace-event JSON.
 func exportChrome(cmd *cobra.Command, in, out string, opts tracefile.ExportOptions) error {
-	t, damage := tracefile.Open(in, tracefile.Options{})
+	t, damage := tracefile.Open(in, tracefile.Options{Progress: loadProgress(cmd.ErrOrStderr(), []string{in})})
 	if t == nil {
 		return fmt.Errorf("%w; nothing was written to %s", damage, out)
 	}
@@ -97,7 +97,7 @@ func exportChrome(cmd *cobra.Command, in, out string, opts tracefile.ExportOptio
 // with what its reader kept, said on stderr, exit 1; an unreadable one
 // stops the export before anything is written.
 func exportParquet(cmd *cobra.Command, ins []string, out, stepsOut string, rules *attrib.Rules) error {
-	read, errs := tracefile.OpenAll(ins, tracefile.Options{})
+	read, errs := tracefile.OpenAll(ins, tracefile.Options{Progress: loadProgress(cmd.ErrOrStderr(), ins)})
 	damaged := false
 	for i, t := range read {
 		if errs[i] == nil {
