@@ -20,7 +20,7 @@ func init() { rootCmd.AddCommand(newReportCmd()) }
 // need not touch rootCmd).
 func newReportCmd() *cobra.Command {
 	var opts report.Options
-	var rulesPath string
+	var rulesPath, findingsPath string
 	var meta bool
 	cmd := &cobra.Command{
 		Use:   "report FILE...",
@@ -67,7 +67,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 			partial := false
 			// Several files are read in parallel (one worker per core);
 			// the results come back in argument order.
-			read, errs := tracefile.OpenAll(args, tracefile.Options{})
+			read, errs := tracefile.OpenAll(args, tracefile.Options{Progress: loadProgress(cmd.ErrOrStderr(), args)})
 			for i, path := range args {
 				t, err := read[i], errs[i]
 				if err != nil {
@@ -103,7 +103,11 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 			for _, t := range traces {
 				opts.Outputs = append(opts.Outputs, attrib.Outputs(t)...)
 			}
-			if err := report.Write(cmd.OutOrStdout(), snap, opts); err != nil {
+			write := report.Write
+			if opts.By == report.ByFinding { // findings.go
+				write = findingsWriter(traces, rules, findingsPath)
+			}
+			if err := write(cmd.OutOrStdout(), snap, opts); err != nil {
 				return err
 			}
 			if partial {
@@ -113,13 +117,14 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.By, "by", report.ByKernel, "group by: "+strings.Join(report.Views(), "|"))
+	f.StringVar(&opts.By, "by", report.ByKernel, "group by: "+strings.Join(report.Views(), "|")+"|"+report.ByFinding+" (the ranked findings: what owns the step, what to try)")
 	f.StringVar(&opts.Format, "format", "table", "output format: "+strings.Join(report.Formats(), "|"))
 	f.IntVar(&opts.Top, "top", -1, "rows to show (0 = all; default: 25 for table/md, all for json/csv)")
 	f.StringVar(&opts.Sort, "sort", "", "order kernel rows by: "+strings.Join(attrib.KernelSorts(), "|")+" (default total; name ascending, the rest descending)")
 	f.StringVar(&opts.Filter, "filter", "", "keep kernel rows matching: a regular expression on the name, cat:NAME, stage:NAME (as / in the TUI)")
 	f.BoolVar(&meta, "meta", false, "print each file's metadata (the run record of rlktop recordings) instead of the tables")
 	f.StringVar(&rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones (see tracer/attrib/rules.toml)")
+	f.StringVar(&findingsPath, "findings", "", "with --by finding: TOML file of findings rules layered on the built-in ones (see tracer/attrib/findings.toml)")
 	cmd.SetErr(os.Stderr)
 	return cmd
 }

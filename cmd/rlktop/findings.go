@@ -1,0 +1,41 @@
+package main
+
+import (
+	"io"
+
+	"github.com/rlktop/rlktop/report"
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/tracefile"
+)
+
+// maxFindingOps bounds the GPU ops the findings' timeline of a file
+// holds (the idle finding measures every step whose ops it holds).
+const maxFindingOps = 1 << 22
+
+// findingsInputOf is the findings input of files: snap (their combined
+// snapshot), the agent outputs, and — when they are one run — its
+// timeline (the idle finding) and counter tracks (telemetry findings).
+func findingsInputOf(snap *attrib.Snapshot, traces []*tracer.Trace, rules *attrib.Rules, outputs []attrib.OutputRow) attrib.FindingInput {
+	in := attrib.FindingInput{Snapshot: snap, Outputs: outputs}
+	if runs := tracefile.GroupRuns(traces); len(runs) == 1 && !runs[0].SummaryOnly {
+		t := runs[0]
+		in.Timeline = attrib.BuildTimeline(t.Events, t.Strings, t.Contexts, rules, min(max(len(t.Events), attrib.DefaultTimelineOps), maxFindingOps))
+		in.Counters = attrib.SummarizeCounters(t)
+	}
+	return in
+}
+
+// findingsWriter is `report --by finding`: the ranked findings of the
+// files (rules from findingsPath layered on the built-in table) in
+// o.Format; all of them unless --top.
+func findingsWriter(traces []*tracer.Trace, rules *attrib.Rules, findingsPath string) func(io.Writer, *attrib.Snapshot, report.Options) error {
+	return func(w io.Writer, s *attrib.Snapshot, o report.Options) error {
+		fr, err := loadFindingRules(findingsPath)
+		if err != nil {
+			return err
+		}
+		fs := attrib.EvaluateFindings(fr, findingsInputOf(s, traces, rules, o.Outputs))
+		return report.WriteFindings(w, s, fs, o)
+	}
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlktop/rlktop/internal/testutil"
+	"github.com/rlktop/rlktop/report"
+)
+
+// TestReportByFinding: `rlktop report --by finding` on HTA's rank-0
+// trace quotes the idle share and the collective category's share that
+// tracer/attrib/testdata/findings_oracle.py (python3, stdlib, exact
+// decimals, run here) computes from the raw events: per ProfilerStep the
+// step wall time not covered by any GPU op, and the NCCL kernels' time
+// over all GPU op time.
+func TestReportByFinding(t *testing.T) {
+	path := filepath.Join(testutil.SharedTraces(t), "kineto", "hta_sampled_rank0.json.gz")
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found: no independent figures")
+	}
+	raw, err := exec.Command(py, "../../tracer/attrib/testdata/findings_oracle.py", path, "nccl").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ro struct {
+		Steps []struct {
+			DurNs  int64 `json:"dur_ns"`
+			IdleNs int64 `json:"idle_ns"`
+		} `json:"steps"`
+		MatchNs int64 `json:"match_ns"`
+		GPUNs   int64 `json:"gpu_ns"`
+	}
+	if err := json.Unmarshal(raw, &ro); err != nil {
+		t.Fatal(err)
+	}
+	var idle, dur int64
+	for _, s := range ro.Steps {
+		idle += s.IdleNs
+		dur += s.DurNs
+	}
+	out, err := runReport(t, path, "--by", "finding", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc report.FindingsDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := map[string]float64{}
+	for _, f := range doc.Findings {
+		got[f.ID] = f.Share
+	}
+	if want := float64(idle) / float64(dur); math.Abs(got["gpu-idle"]-want) > 1e-12 {
+		t.Errorf("idle share %v, oracle %v (%d of %d ns)", got["gpu-idle"], want, idle, dur)
+	}
+	if want := float64(ro.MatchNs) / float64(ro.GPUNs); math.Abs(got["dominant-category"]-want) > 1e-12 {
+		t.Errorf("collective share %v, oracle %v", got["dominant-category"], want)
+	}
+	txt, err := runReport(t, path, "--by", "finding")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1. one category owns most of the GPU time — 65.2% of GPU time  [dominant-category]", "2. the GPU is idle between kernels — 55.5% of step wall time  [gpu-idle]", "idle per step: 551: 54%, 552: 57%"} {
+		if !strings.Contains(txt, want) {
+			t.Errorf("table lacks %q:\n%s", want, txt)
+		}
+	}
+	// A user file on top: the idle rule off, the category threshold up.
+	user := filepath.Join(t.TempDir(), "f.toml")
+	os.WriteFile(user, []byte("[[finding]]\nid = \"gpu-idle\"\noff = true\n\n[[finding]]\nid = \"dominant-category\"\nkind = \"dominant\"\ngroup = \"category\"\ntitle = \"t\"\nmin_share = 0.7\nsource = \"test\"\n"), 0o600)
+	txt, err = runReport(t, path, "--by", "finding", "--findings", user)
+	if err != nil || !strings.Contains(txt, "no findings") {
+		t.Errorf("with %s: %v\n%s", user, err, txt)
+	}
+}
