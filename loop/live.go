@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -193,7 +194,7 @@ func diffEnv(base, env []string) map[string]string {
 
 func metaKV(m map[string]string) []wire.KV {
 	kv := make([]wire.KV, 0, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		kv = append(kv, wire.KV{Key: k, Value: m[k]})
 	}
 	return kv
@@ -214,7 +215,7 @@ func (l *Live) spec() (Spec, error) {
 		if o.Steps > 0 {
 			argv = append(argv, fmt.Sprintf("--steps=%d", o.Steps))
 		}
-		for _, k := range sortedKeys(l.flags) {
+		for _, k := range slices.Sorted(maps.Keys(l.flags)) {
 			argv = append(argv, "--flag", k+"="+l.flags[k])
 		}
 		env := Environ(os.Environ(), map[string]string{wire.EnvSocket: l.addr})
@@ -481,15 +482,6 @@ func ChildError(st Status) error {
 	return fmt.Errorf("%w: %s", ErrChildFailed, msg)
 }
 
-func sortedKeys(m map[string]string) []string {
-	k := make([]string, 0, len(m))
-	for x := range m {
-		k = append(k, x)
-	}
-	sort.Strings(k)
-	return k
-}
-
 // bannerReason cuts a launcher banner down to its reason (no "rlktop: "
 // prefix, no "— running the command untraced" tail), to join two of them.
 func bannerReason(b string) string {
@@ -499,3 +491,7 @@ func bannerReason(b string) string {
 	}
 	return b
 }
+
+// sortedKeys is slices.Sorted(maps.Keys(m)), kept while loop/compare.go
+// (being edited in another change) still calls it by this name.
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,6 +1,7 @@
 package tracer
 
 import (
+	"cmp"
 	"encoding/binary"
 	"slices"
 )
@@ -279,9 +280,9 @@ func cloneIDs(s []StrID) []StrID {
 
 func cmpSpan(a, b span) int {
 	if a.s != b.s {
-		return cmp64(a.s, b.s)
+		return cmp.Compare(a.s, b.s)
 	}
-	return cmp64(b.e, a.e) // longer (outer) first
+	return cmp.Compare(b.e, a.e) // longer (outer) first
 }
 
 // sweep moves th's open set to time t.
@@ -297,7 +298,7 @@ func (th *linkThread) sweep(t int64) {
 		if lo > t { // overflow
 			lo = -1 << 63
 		}
-		th.next, _ = slices.BinarySearchFunc(th.ivs, lo, func(s span, t int64) int { return cmp64(s.s, t) })
+		th.next, _ = slices.BinarySearchFunc(th.ivs, lo, func(s span, t int64) int { return cmp.Compare(s.s, t) })
 		th.active = th.active[:0]
 		th.valid = true
 		changed = true
@@ -333,13 +334,13 @@ func (p *linkProc) stepAt(t int64) int64 {
 	if p.sortedN != len(p.steps) {
 		slices.SortStableFunc(p.steps, func(a, b stepWin) int {
 			if a.s != b.s {
-				return cmp64(a.s, b.s)
+				return cmp.Compare(a.s, b.s)
 			}
-			return cmp64(b.e, a.e)
+			return cmp.Compare(b.e, a.e)
 		})
 		p.sortedN = len(p.steps)
 	}
-	i, _ := slices.BinarySearchFunc(p.steps, t+1, func(s stepWin, t int64) int { return cmp64(s.s, t) })
+	i, _ := slices.BinarySearchFunc(p.steps, t+1, func(s stepWin, t int64) int { return cmp.Compare(s.s, t) })
 	for j := i - 1; j >= 0 && p.steps[j].s >= t-p.maxDur; j-- {
 		s := &p.steps[j]
 		if s.s <= t && (t < s.e || (s.s == s.e && t == s.s)) {
@@ -489,7 +490,7 @@ func (t *Trace) Link() {
 	// step thread's) moves forward only.
 	slices.SortFunc(qs, func(a, b query) int {
 		if a.t != b.t {
-			return cmp64(a.t, b.t)
+			return cmp.Compare(a.t, b.t)
 		}
 		return int(a.gpu - b.gpu)
 	})
@@ -497,14 +498,4 @@ func (t *Trace) Link() {
 		t.Events[q.gpu].Ctx = l.Resolve(q.pid, q.tid, q.t)
 	}
 	t.Contexts = l.Contexts
-}
-
-func cmp64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -14,11 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -510,10 +512,10 @@ func (r *Record) WriteText(w io.Writer) error {
 	if len(r.EnvSet) == 0 && len(r.Env) == 0 {
 		line("variables", "(none recorded)")
 	}
-	for _, k := range sortedKeys(r.EnvSet) {
+	for _, k := range slices.Sorted(maps.Keys(r.EnvSet)) {
 		line("set by rlktop", k+"="+r.EnvSet[k])
 	}
-	for _, k := range sortedKeys(r.Env) {
+	for _, k := range slices.Sorted(maps.Keys(r.Env)) {
 		line("inherited", k+"="+r.Env[k])
 	}
 	b.WriteString("software\n")
@@ -603,18 +605,9 @@ func fmtTime(t time.Time) string {
 	return t.Format("2006-01-02 15:04:05.000 MST")
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func kvs(m map[string]string) string {
 	var parts []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, k+"="+m[k])
 	}
 	return strings.Join(parts, " ")

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -157,7 +158,7 @@ func (l *linker) endBatch() {
 		th.ready = th.ready[:0]
 	}
 	l.readyT = l.readyT[:0]
-	slices.SortStableFunc(b, func(x, y pendGPU) int { return cmp64(x.t, y.t) })
+	slices.SortStableFunc(b, func(x, y pendGPU) int { return cmp.Compare(x.t, y.t) })
 	for i := range b {
 		q := &b[i]
 		q.ev.Ctx = l.core.Resolve(q.pid, q.tid, q.t)
@@ -391,14 +392,4 @@ func (l *linker) prune(pid, tid int32) {
 		th := l.thread(tkey{pid, tid})
 		th.minIvsEnd = max(th.minIvsEnd, end)
 	}
-}
-
-func cmp64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

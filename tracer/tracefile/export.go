@@ -2,14 +2,15 @@ package tracefile
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -269,11 +270,11 @@ func (x *exporter) plan() {
 		ev := t.Events
 		slices.SortFunc(kops, func(a, b int32) int {
 			if ev[a].Start != ev[b].Start {
-				return cmpI64(ev[a].Start, ev[b].Start)
+				return cmp.Compare(ev[a].Start, ev[b].Start)
 			}
-			return cmpI64(ev[b].Dur, ev[a].Dur) // outer first
+			return cmp.Compare(ev[b].Dur, ev[a].Dur) // outer first
 		})
-		slices.SortFunc(ls, func(a, b int32) int { return cmpI64(ev[a].Start, ev[b].Start) })
+		slices.SortFunc(ls, func(a, b int32) int { return cmp.Compare(ev[a].Start, ev[b].Start) })
 		var stack []int32
 		n := 0
 		for _, l := range ls {
@@ -328,16 +329,6 @@ func contains(e *tracer.Event, ts int64) bool {
 // containsOrNests reports whether outer still encloses inner's start.
 func containsOrNests(outer, inner *tracer.Event) bool {
 	return contains(outer, inner.Start)
-}
-
-func cmpI64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // isGPUPlaced reports whether e is written on a device process.
@@ -422,7 +413,7 @@ func (x *exporter) writeHeader() {
 	}
 	if len(t.Meta) > 0 {
 		b = append(b, `,"rlktopMeta":{`...)
-		keys := sortedKeys(t.Meta)
+		keys := slices.Sorted(maps.Keys(t.Meta))
 		for i, k := range keys {
 			if i > 0 {
 				b = append(b, ',')
@@ -485,7 +476,7 @@ func appendDeviceProps(b []byte, d *tracer.Device) []byte {
 		b = appendJSONString(b, d.ComputeCap)
 		written["arch"] = true
 	}
-	for _, k := range sortedKeys(d.Props) {
+	for _, k := range slices.Sorted(maps.Keys(d.Props)) {
 		if written[k] {
 			continue
 		}
@@ -533,15 +524,6 @@ func isJSONInt(s string) bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // writeMetadataEvents writes process_name / thread_name ("M") events for
@@ -619,9 +601,9 @@ func (x *exporter) writeMetadataEvents() {
 	}
 	slices.SortFunc(ss, func(a, b stream) int {
 		if a.pid != b.pid {
-			return cmpI64(a.pid, b.pid)
+			return cmp.Compare(a.pid, b.pid)
 		}
-		return cmpI64(int64(a.stream), int64(b.stream))
+		return cmp.Compare(int64(a.stream), int64(b.stream))
 	})
 	for _, s := range ss {
 		x.meta("thread_name", s.pid, int64(s.stream), "name", "stream "+strconv.FormatInt(int64(s.stream), 10))
@@ -633,9 +615,9 @@ func (x *exporter) writeMetadataEvents() {
 	}
 	slices.SortFunc(ts, func(a, b thread) int {
 		if a.pid != b.pid {
-			return cmpI64(a.pid, b.pid)
+			return cmp.Compare(a.pid, b.pid)
 		}
-		return cmpI64(int64(a.tid), int64(b.tid))
+		return cmp.Compare(int64(a.tid), int64(b.tid))
 	})
 	for _, th := range ts {
 		x.meta("thread_name", th.pid, int64(th.tid), "name", "thread "+strconv.FormatInt(int64(th.tid), 10))

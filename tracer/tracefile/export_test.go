@@ -2,6 +2,7 @@ package tracefile
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -338,13 +339,13 @@ func kernelsOf(tr *tracer.Trace) ([]kernelKey, map[string][2]int64) {
 		tot[n] = c
 	}
 	slices.SortFunc(ks, func(a, b kernelKey) int {
-		if c := cmpI64(a.Start, b.Start); c != 0 {
+		if c := cmp.Compare(a.Start, b.Start); c != 0 {
 			return c
 		}
 		if c := strings.Compare(a.Name, b.Name); c != 0 {
 			return c
 		}
-		return cmpI64(a.Dur, b.Dur)
+		return cmp.Compare(a.Dur, b.Dur)
 	})
 	return ks, tot
 }

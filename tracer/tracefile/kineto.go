@@ -1545,13 +1545,3 @@ func kMergeRuns(ev []tracer.Event, x, tmp []int32) ([]int32, []int32) {
 	}
 	return x, tmp
 }
-
-func kCmpI64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}

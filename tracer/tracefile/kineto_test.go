@@ -2,6 +2,7 @@ package tracefile
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -46,7 +47,7 @@ func busyNs(t *tracer.Trace) int64 {
 	}
 	var total int64
 	for _, ivs := range per {
-		slices.SortFunc(ivs, func(a, b [2]int64) int { return kCmpI64(a[0], b[0]) })
+		slices.SortFunc(ivs, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
 		cs, ce := ivs[0][0], ivs[0][1]
 		for _, iv := range ivs[1:] {
 			if iv[0] > ce {
@@ -544,10 +545,10 @@ func TestKinetoMergeRuns(t *testing.T) {
 		want := slices.Clone(x)
 		slices.SortStableFunc(want, func(a, b int32) int {
 			ea, eb := &ev[a], &ev[b]
-			if c := kCmpI64(ea.Start, eb.Start); c != 0 {
+			if c := cmp.Compare(ea.Start, eb.Start); c != 0 {
 				return c
 			}
-			return kCmpI64(eb.Dur, ea.Dur)
+			return cmp.Compare(eb.Dur, ea.Dur)
 		})
 		got, _ := kMergeRuns(ev, x, nil)
 		for k := range got {
