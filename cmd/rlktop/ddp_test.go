@@ -92,3 +92,90 @@ func TestDDPGlooRanks(t *testing.T) {
 		t.Errorf("collective wait: rank 0 %.0f ns, rank 1 %.0f ns: want rank 0 waiting (>= 20 ms a step), rank 1 much less", w0, w1)
 	}
 }
+
+// TestReportSourcesApart (issue 12 item 1): four unrelated real traces
+// (two of them both claim rank 0) reported together stay four sources:
+// each one's span and steps equal testdata/sources_check.py's count from
+// its raw events, the total span is the longest of them (before, one span
+// ran across the four unrelated clocks), step rows are per source (19,
+// not merged by number), and the sources are numbered in argument order.
+func TestReportSourcesApart(t *testing.T) {
+	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
+	var files []string
+	for _, f := range []string{"hta_diff_control_a100", "hta_diff_test_v100", "hta_ns_resolution_v100", "hta_sampled_rank0"} {
+		files = append(files, filepath.Join(dir, f+".json.gz"))
+	}
+	cmd := newReportCmd()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(append([]string{"--format", "json"}, files...))
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("report: %v\n%s", err, errOut.String())
+	}
+	var got struct {
+		Rank   int `json:"rank"`
+		Totals struct {
+			SpanNs int64 `json:"span_ns"`
+		} `json:"totals"`
+		Steps []struct {
+			Step   int64 `json:"step"`
+			Source *int  `json:"source"`
+		} `json:"steps"`
+		Sources []struct {
+			Index       int    `json:"index"`
+			Rank        int    `json:"rank"`
+			RankFrom    string `json:"rank_from"`
+			Path        string `json:"path"`
+			SpanNs      int64  `json:"span_ns"`
+			Steps       int    `json:"steps"`
+			KernelCount int64  `json:"kernel_count"`
+		} `json:"sources"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	check := exec.Command("python3", append([]string{"testdata/sources_check.py"}, files...)...)
+	check.Stderr = os.Stderr
+	raw, err := check.Output()
+	if err != nil {
+		t.Fatalf("sources_check.py: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(got.Sources) != 4 || len(lines) != 4 {
+		t.Fatalf("%d sources, %d check lines", len(got.Sources), len(lines))
+	}
+	var longest int64
+	steps := 0
+	for i, l := range lines {
+		var want struct {
+			SpanNs  int64 `json:"span_ns"`
+			Steps   int   `json:"steps"`
+			Kernels int64 `json:"kernels"`
+		}
+		if err := json.Unmarshal([]byte(l), &want); err != nil {
+			t.Fatal(err)
+		}
+		s := got.Sources[i]
+		if s.Index != i || s.Path != files[i] || s.Rank != i || s.RankFrom != "order" {
+			t.Errorf("source %d: %+v: want index and rank %d from the order (two files claim rank 0)", i, s, i)
+		}
+		if s.SpanNs != want.SpanNs || s.Steps != want.Steps || s.KernelCount != want.Kernels {
+			t.Errorf("%s: span %d steps %d kernels %d; independent %+v", filepath.Base(files[i]), s.SpanNs, s.Steps, s.KernelCount, want)
+		}
+		longest = max(longest, want.SpanNs)
+		steps += want.Steps
+	}
+	if got.Totals.SpanNs != longest || got.Rank != -1 {
+		t.Errorf("total span %d ns, rank %d: want the longest source's span %d and no single rank", got.Totals.SpanNs, got.Rank, longest)
+	}
+	if len(got.Steps) != steps {
+		t.Errorf("%d step rows, want %d (one per source and step)", len(got.Steps), steps)
+	}
+	for _, st := range got.Steps {
+		if st.Source == nil {
+			t.Fatalf("step %d without its source", st.Step)
+		}
+	}
+}

@@ -35,16 +35,17 @@ type SourceRow struct {
 	Path     string // file, or "" for a live process
 	Name     string // what to call it: the file's base name or the live process's label
 	Format   string
-	// StartNs, EndNs: first start and last end of its work (GPU ops, or
-	// for a trace without GPU work its CPU operators and communication
-	// ranges); SpanNs = EndNs - StartNs.
+	// StartNs, EndNs: first start and last end of its work (GPU ops:
+	// kernels, memcpy, memset, as Totals.SpanNs; for a trace without GPU
+	// work its CPU operators and communication ranges); SpanNs = EndNs -
+	// StartNs.
 	StartNs, EndNs, SpanNs int64
 	// KernelCount, KernelNs: its kernels (CPU operators by self time for a
 	// trace without GPU work: tracer.Trace.CPUOpKernels), summed.
 	KernelCount, KernelNs int64
-	// BusyNs is the union of its compute and communication intervals per
-	// device, summed over devices; IdleNs = SpanNs - BusyNs (0 if negative,
-	// e.g. two devices busy at once).
+	// BusyNs is the union of its compute, communication, memcpy and
+	// memset intervals per device, summed over devices; IdleNs = SpanNs -
+	// BusyNs (0 if negative, e.g. two devices busy at once).
 	BusyNs, IdleNs int64
 	// ComputeNs is the union of its compute intervals (work that is not
 	// communication) per device, summed.
@@ -431,6 +432,7 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 
 	compute := map[int32][]ival{}
 	comms := map[int32][]ival{}
+	copies := map[int32][]ival{} // memcpy, memset: busy, not compute
 	var commEvs []*tracer.Event
 	var commOps []*tracer.Event // collective CPU operators (no-GPU traces)
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
@@ -442,6 +444,8 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 			r.KernelNs = addSat(r.KernelNs, d)
 		}
 		switch {
+		case gpu && (e.Kind == tracer.KindMemcpy || e.Kind == tracer.KindMemset) && e.Device >= 0:
+			copies[e.Device] = append(copies[e.Device], ival{e.Start, addSat(e.Start, d)})
 		case gpu && (e.Kind == tracer.KindKernel) && e.Device >= 0:
 			if comm(e.Name) {
 				comms[e.Device] = append(comms[e.Device], ival{e.Start, addSat(e.Start, d)})
@@ -483,14 +487,20 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 		r.CommOverlapNs = addSat(r.CommOverlapNs, overlapOf(c, compute[dev]))
 	}
 	r.CommExposedNs = r.CommNs - r.CommOverlapNs
+	devs := map[int32]bool{}
 	for dev, c := range compute {
 		r.ComputeNs = addSat(r.ComputeNs, lenOf(c))
-		r.BusyNs = addSat(r.BusyNs, lenOf(unionOf(append(slices.Clone(c), comms[dev]...))))
+		devs[dev] = true
 	}
-	for dev, c := range comms {
-		if _, ok := compute[dev]; !ok {
-			r.BusyNs = addSat(r.BusyNs, lenOf(c))
-		}
+	for dev := range comms {
+		devs[dev] = true
+	}
+	for dev := range copies {
+		devs[dev] = true
+	}
+	for dev := range devs {
+		all := append(append(slices.Clone(compute[dev]), comms[dev]...), copies[dev]...)
+		r.BusyNs = addSat(r.BusyNs, lenOf(unionOf(all)))
 	}
 	r.IdleNs = max(r.SpanNs-r.BusyNs, 0)
 
