@@ -1,0 +1,162 @@
+package tracefile
+
+// The Kineto importer's nesting check (checkNesting, with its merge sort
+// kMergeRuns): CPU intervals of one thread that partly overlap are warned
+// about, since tracer.Trace.Link assumes they nest.
+
+import (
+	"fmt"
+
+	"github.com/rlktop/rlktop/tracer"
+)
+
+// checkNesting warns (once, with a count and the first example) when
+// interval events on one CPU thread partly overlap: the trace-event format
+// wants them nested, and tracer.Trace.Link assumes it. The events are kept
+// as they are.
+func (d *kdec) checkNesting() {
+	t := d.t
+	// Count the interval events per thread, then carve one exact array
+	// into per-thread slices (no append growth: this runs on every trace).
+	nested := func(e *tracer.Event) bool {
+		return !e.Kind.IsGPU() && e.Kind != tracer.KindInstant && e.Dur > 0
+	}
+	type span struct{ off, n int32 }
+	threads := map[[2]int32]*span{}
+	var lastKey [2]int32
+	var last *span
+	total := 0
+	for i := range t.Events {
+		e := &t.Events[i]
+		if !nested(e) {
+			continue
+		}
+		if k := [2]int32{e.PID, e.TID}; last == nil || k != lastKey {
+			lastKey, last = k, threads[k]
+			if last == nil {
+				last = &span{}
+				threads[k] = last
+			}
+		}
+		last.n++
+		total++
+	}
+	all := make([]int32, total)
+	off := int32(0)
+	for _, sp := range threads {
+		sp.off, off = off, off+sp.n
+		sp.n = 0
+	}
+	last = nil
+	for i := range t.Events {
+		e := &t.Events[i]
+		if !nested(e) {
+			continue
+		}
+		if k := [2]int32{e.PID, e.TID}; last == nil || k != lastKey {
+			lastKey, last = k, threads[k]
+		}
+		all[last.off+last.n] = int32(i)
+		last.n++
+	}
+	n := 0
+	var first [2]int32
+	var stack, tmp []int32
+	for _, sp := range threads {
+		idx := all[sp.off : sp.off+sp.n : sp.off+sp.n]
+		// Kineto writes each thread's events as a few sorted runs (the
+		// operators, then the runtime calls): a natural merge sort is
+		// linear per run.
+		idx, tmp = kMergeRuns(t.Events, idx, tmp)
+		stack = stack[:0]
+		for _, i := range idx {
+			e := &t.Events[i]
+			for len(stack) > 0 && t.Events[stack[len(stack)-1]].End() <= e.Start {
+				stack = stack[:len(stack)-1]
+			}
+			if len(stack) > 0 && e.End() > t.Events[stack[len(stack)-1]].End() {
+				if n == 0 || i < first[1] {
+					first = [2]int32{stack[len(stack)-1], i}
+				}
+				n++
+				continue // not pushed: it cannot nest under the top
+			}
+			stack = append(stack, i)
+		}
+	}
+	if n > 0 {
+		a, b := &t.Events[first[0]], &t.Events[first[1]]
+		t.Warn(fmt.Sprintf("%s: %d events partly overlap an enclosing event on the same thread instead of nesting (first: %q [%d, %d) ns and %q [%d, %d) ns on pid %d tid %d); kept as they are",
+			d.path, n, t.Name(a), a.Start, a.End(), t.Name(b), b.Start, b.End(), a.PID, a.TID))
+	}
+}
+
+// kMergeRuns sorts the event indices x, outermost first (earlier Start,
+// then longer Dur), with a bottom-up natural merge sort: stable, O(n log r)
+// for r ascending runs. Kineto writes each thread's events as a few sorted
+// runs (the operators, then the runtime calls), so this is near linear.
+// tmp is scratch; the sorted slice and the scratch are returned.
+func kMergeRuns(ev []tracer.Event, x, tmp []int32) ([]int32, []int32) {
+	n := len(x)
+	if n < 2 {
+		return x, tmp
+	}
+	before := func(a, b int32) bool {
+		ea, eb := &ev[a], &ev[b]
+		return ea.Start < eb.Start || ea.Start == eb.Start && ea.Dur > eb.Dur
+	}
+	runs := []int{0}
+	for i := 1; i < n; i++ {
+		if before(x[i], x[i-1]) {
+			// A short step back (a few events written late) is fixed by
+			// insertion instead of starting a run.
+			j := i
+			for j > runs[len(runs)-1] && i-j < 8 && before(x[j], x[j-1]) {
+				x[j], x[j-1] = x[j-1], x[j]
+				j--
+			}
+			if j > runs[len(runs)-1] && before(x[j], x[j-1]) {
+				// Too far back: undo nothing (the prefix stays sorted up
+				// to j) and start a new run at i's original place.
+				for k := j; k < i; k++ {
+					x[k], x[k+1] = x[k+1], x[k]
+				}
+				runs = append(runs, i)
+			}
+		}
+	}
+	runs = append(runs, n)
+	if cap(tmp) < n {
+		tmp = make([]int32, n)
+	}
+	tmp = tmp[:n]
+	for len(runs) > 2 {
+		next := runs[:1]
+		for k := 0; k+1 < len(runs); k += 2 {
+			lo, mid := runs[k], runs[k+1]
+			hi := mid
+			if k+2 < len(runs) {
+				hi = runs[k+2]
+			}
+			i, j, o := lo, mid, lo
+			for i < mid && j < hi {
+				a, b := x[i], x[j]
+				ea, eb := &ev[a], &ev[b]
+				if eb.Start < ea.Start || eb.Start == ea.Start && eb.Dur > ea.Dur {
+					tmp[o] = b
+					j++
+				} else {
+					tmp[o] = a
+					i++
+				}
+				o++
+			}
+			o += copy(tmp[o:], x[i:mid])
+			copy(tmp[o:], x[j:hi])
+			next = append(next, hi)
+		}
+		runs = next
+		x, tmp = tmp, x
+	}
+	return x, tmp
+}
