@@ -75,7 +75,7 @@ func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error
 			return nil, bad(err)
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Warn(fmt.Sprintf("recording stops at byte %d without its closing Bye frame (the recorder was killed, or the file is cut): kept the %d whole frames before it", dec.Offset(), whole))
+			t.Warn(fmt.Sprintf("%s: recording stops at byte %d without its closing Bye frame (the recorder was killed, or the file is cut): kept the %d whole frames before it", t.Path, dec.Offset(), whole))
 			break
 		}
 		// Damage inside the stream (a frame whose CRC-32 or layout is
@@ -94,7 +94,7 @@ func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error
 		}
 	}
 	if rs.undefined > 0 {
-		t.Warn(fmt.Sprintf("%d events or counters name a string id the recording never defined; their name is empty", rs.undefined))
+		t.Warn(fmt.Sprintf("%s: %d events or counters name a string id the recording never defined; their name is empty", t.Path, rs.undefined))
 	}
 	if dec.Frames() == 0 {
 		return nil, &Error{Path: path, Offset: dec.Offset(), Msg: "rlktop recording holds no frames",

@@ -521,7 +521,7 @@ func rocprofJSONProcess(t *tracer.Trace, p *rpTool, corrSpace uint64, devSeen ma
 		if d, ok := gpu[h]; ok {
 			return d
 		}
-		t.Warn(fmt.Sprintf("agent handle %d is not a GPU agent in \"agents\"", h))
+		t.Warn(fmt.Sprintf("%s: agent handle %d is not a GPU agent in \"agents\"", t.Path, h))
 		return -1
 	}
 	names := map[uint64]string{}
@@ -562,7 +562,7 @@ func rocprofJSONProcess(t *tracer.Trace, p *rpTool, corrSpace uint64, devSeen ma
 		}
 		var ok bool
 		if e.Dur, ok = clampDur(r.Start, r.End); !ok {
-			t.Warn(fmt.Sprintf("%s %q at %d ends before it starts; duration set to 0", kind, name, r.Start))
+			t.Warn(fmt.Sprintf("%s: %s %q at %d ns ends before it starts; duration set to 0", t.Path, kind, name, r.Start))
 		}
 		return e
 	}
@@ -574,7 +574,7 @@ func rocprofJSONProcess(t *tracer.Trace, p *rpTool, corrSpace uint64, devSeen ma
 		name, ok := names[r.DispatchInfo.KernelID]
 		if !ok {
 			name = fmt.Sprintf("<kernel_id %d>", r.DispatchInfo.KernelID)
-			t.Warn(fmt.Sprintf("kernel_dispatch[%d]: kernel_id %d not in kernel_symbols", i, r.DispatchInfo.KernelID))
+			t.Warn(fmt.Sprintf("%s: kernel_dispatch[%d]: kernel_id %d not in kernel_symbols", t.Path, i, r.DispatchInfo.KernelID))
 		}
 		e := ev(tracer.KindKernel, name, r)
 		e.Device = device(r.DispatchInfo.AgentID.Handle)

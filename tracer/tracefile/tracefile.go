@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/rlktop/rlktop/tracer"
@@ -164,6 +165,7 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 			t, err := f.Read(sb, path, opts)
 			if t != nil {
 				finish(t)
+				nameWarnings(t, path)
 			}
 			if err != nil {
 				return t, err
@@ -181,6 +183,18 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 	}
 	return nil, &Error{Path: path, Offset: 0, Msg: "not a trace rlktop can read", Err: ErrUnknownFormat,
 		Hint: fmt.Sprintf("known formats: %v", Formats())}
+}
+
+// nameWarnings prefixes "path: " to each of t's warnings that does not
+// name the file, so that every importer's warning (and the step and link
+// rules' ones) says which input it is about when several are read. The
+// importers name it themselves; this catches the rest.
+func nameWarnings(t *tracer.Trace, path string) {
+	for i, w := range t.Warnings {
+		if !strings.Contains(w, path) {
+			t.Warnings[i] = path + ": " + w
+		}
+	}
 }
 
 // finish runs what every importer's trace needs, once, here: the step rule
