@@ -58,7 +58,8 @@ type SourceRow struct {
 	// rules put there (gloo:all_reduce, gloo:broadcast on the gloo worker
 	// threads), else its collective CPU operators. Compute is every other
 	// kernel (GPU traces) or every other CPU operator, whole durations
-	// (traces without GPU work).
+	// (traces without GPU work; when a trace holds no CPU operator events,
+	// as a live session's window, its CPU operator kernels: self times).
 	CommNs, CommOverlapNs, CommExposedNs int64
 	// Steps counted (tracer.KindStep events by step number, the first of a
 	// number kept) and the lower median of their durations.
@@ -380,12 +381,18 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 	if t.Rank >= 0 {
 		r.Rank, r.RankFrom = t.Rank, RankFromTrace
 	}
-	gpu := false
+	// gpu: the trace has GPU work; cpuOps: it has CPU operators (else, as
+	// in a live session fed torch.profiler windows, the CPU operator
+	// kernels on device -1 stand for them).
+	gpu, cpuOps := false, false
 	for i := range t.Events {
-		if e := &t.Events[i]; e.Kind.IsGPU() && e.Kind != tracer.KindGPURange && e.Device >= 0 {
-			gpu = true
-			break
-		}
+		e := &t.Events[i]
+		gpu = gpu || (e.Kind.IsGPU() && e.Kind != tracer.KindGPURange && e.Device >= 0)
+		cpuOps = cpuOps || e.Kind == tracer.KindCPUOp
+	}
+	cpuKind := tracer.KindCPUOp
+	if !cpuOps {
+		cpuKind = tracer.KindKernel
 	}
 	// Collective or not, per name (the rules' slow path, once a name).
 	isComm := map[tracer.StrID]bool{}
@@ -453,7 +460,7 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 			} else {
 				compute[e.Device] = append(compute[e.Device], ival{e.Start, addSat(e.Start, d)})
 			}
-		case !gpu && e.Kind == tracer.KindCPUOp:
+		case !gpu && e.Kind == cpuKind:
 			if comm(e.Name) {
 				commOps = append(commOps, e)
 			} else {

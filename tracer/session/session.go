@@ -199,6 +199,7 @@ type Session struct {
 	winAt    time.Time
 	winBuf   []tracer.Event
 	tlSnap   *attrib.Timeline
+	ranks    *attrib.RankSummary // per process, of the window (ranks.go)
 
 	servers []*wire.Server
 	stop    chan struct{}
@@ -402,8 +403,10 @@ func (s *Session) Snapshot() *State {
 	n := min(len(s.steps), s.opts.MaxSteps)
 	st.Steps = slices.Clone(s.steps[len(s.steps)-n:])
 	st.StepsPerSec = stepsPerSec(st.Steps, s.opts.WindowNs)
+	var procs []rankProc
 	for _, c := range s.children {
 		ci := c.info
+		procs = append(procs, rankProc{pid: int32(ci.Hello.PID), rank: int(ci.Hello.Rank), world: int(ci.Hello.World)})
 		ci.Flags = slices.Clone(ci.Flags)
 		ci.Meta = slices.Clone(ci.Meta)
 		if ci.Bye != nil {
@@ -446,6 +449,8 @@ func (s *Session) Snapshot() *State {
 		s.winSnap = a.Snapshot()
 		s.winSnap.Dropped = st.Dropped
 		s.tlSnap = attrib.BuildTimeline(s.winBuf, strs, ctxs, s.opts.Rules, s.opts.TimelineOps)
+		s.ranks = liveRanks(s.winBuf, strs, ctxs, procs, s.opts.Rules)
+		s.winSnap.Ranks = s.ranks
 		s.winAt = now
 		s.mu.Lock()
 		s.winVer = ver
@@ -453,6 +458,7 @@ func (s *Session) Snapshot() *State {
 	}
 	st.Window = s.winSnap
 	st.Timeline = s.tlSnap
+	st.Cumulative.Ranks = s.ranks // several processes: each one's numbers over the window
 	s.cache, s.cacheVer = st, ver
 	return st
 }

@@ -1,0 +1,82 @@
+package session
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/wire"
+)
+
+// TestLiveRanks: two processes connect with hellos naming ranks 1 and 0
+// (connection order is the reverse); each is a source of its own with its
+// hello's rank, and rank 1, whose all-reduces are the shorter (it arrives
+// last), is the late one. Expected numbers counted by hand (ns).
+func TestLiveRanks(t *testing.T) {
+	sess := New(Options{LinkDelay: time.Millisecond})
+	defer sess.Close()
+	send := func(pid int64, rank int64, ks [][3]int64) {
+		a, b := net.Pipe()
+		sess.AddConn(a)
+		w := wire.NewWriter(b)
+		w.Hello(&wire.Hello{Source: "python", PID: pid, Rank: rank, World: 2})
+		step := w.Name("step")
+		names := []tracer.StrID{w.Name("gemm_k"), w.Name("ncclKernel_AllReduce_RING_LL_Sum_float")}
+		evs := []tracer.Event{
+			{Kind: tracer.KindStep, Name: step, Start: 0, Dur: 100, Value: 1, PID: int32(pid), Device: -1},
+			{Kind: tracer.KindStep, Name: step, Start: 100, Dur: 100, Value: 2, PID: int32(pid), Device: -1},
+		}
+		for _, k := range ks {
+			evs = append(evs, tracer.Event{Kind: tracer.KindKernel, Name: names[k[0]], Start: k[1], Dur: k[2] - k[1], PID: int32(pid), TID: -1})
+		}
+		if err := w.Events(evs); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+	}
+	send(10, 1, [][3]int64{{0, 5, 80}, {1, 80, 90}, {0, 105, 180}, {1, 180, 190}})
+	send(20, 0, [][3]int64{{0, 10, 40}, {1, 40, 90}, {0, 110, 130}, {1, 130, 190}})
+	if !sess.Wait(5 * time.Second) {
+		t.Fatal("pipes did not end")
+	}
+	st := sess.Snapshot()
+	r := st.Cumulative.Ranks
+	if r == nil || st.Window.Ranks != r || len(r.Sources) != 2 || !r.ByRank {
+		t.Fatalf("ranks %+v (window %p)", r, st.Window.Ranks)
+	}
+	r0, r1 := r.Sources[0], r.Sources[1]
+	if r0.Rank != 0 || r0.Name != "pid 20" || r0.RankFrom != attrib.RankFromTrace || r0.World != 2 || r1.Rank != 1 || r1.Name != "pid 10" {
+		t.Errorf("sources %+v %+v", r0, r1)
+	}
+	// Rank 0 waits 90 in all: collective 1 lasts 50 there, 10 on rank 1
+	// (wait 40); collective 2 lasts 60 and 10 (wait 50).
+	if r0.CollWaitNs != 90 || r0.LastArrivals != 0 || r1.CollWaitNs != 0 || r1.LastArrivals != 2 || r.Collectives != 2 {
+		t.Errorf("waits: rank 0 %d (%d last), rank 1 %d (%d last), %d matched; want 90, 0, 0, 2, 2", r0.CollWaitNs, r0.LastArrivals, r1.CollWaitNs, r1.LastArrivals, r.Collectives)
+	}
+	if r0.CommNs != 110 || r0.CommExposedNs != 110 || r1.ComputeNs != 75+75 || r0.Steps != 2 || r0.StepMedianNs != 100 {
+		t.Errorf("rank 0 %+v\nrank 1 %+v", r0, r1)
+	}
+	if len(r.Steps) != 2 || r.Steps[0].LateSource != r1.Index || r.Steps[1].WaitNs != 50 {
+		t.Errorf("step spreads %+v", r.Steps)
+	}
+}
+
+// One process: no per-rank numbers.
+func TestLiveRanksOneProcess(t *testing.T) {
+	sess := New(Options{LinkDelay: time.Millisecond})
+	defer sess.Close()
+	a, b := net.Pipe()
+	sess.AddConn(a)
+	w := wire.NewWriter(b)
+	w.Hello(&wire.Hello{Source: "python", PID: 5, Rank: 0, World: 1})
+	w.Events([]tracer.Event{{Kind: tracer.KindKernel, Name: w.Name("k"), Start: 10, Dur: 5, TID: -1, PID: 5}})
+	b.Close()
+	if !sess.Wait(5 * time.Second) {
+		t.Fatal("pipe did not end")
+	}
+	if r := sess.Snapshot().Cumulative.Ranks; r != nil {
+		t.Errorf("one process: ranks %+v", r)
+	}
+}
