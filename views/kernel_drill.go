@@ -20,12 +20,35 @@ type drillGroup struct {
 	totalNs int64
 }
 
-// drillData groups the selected kernel's launches on the timeline grouped by launch
-// context (operators › ranges), by stage and by step, each with the
-// launch count and GPU time. Launches are those the timeline holds (a
-// live window, or a file's first run up to attrib.DefaultTimelineOps
-// ops); the table's counts cover everything.
+// drillData groups the selected kernel's launches by launch context
+// (operators › ranges), by stage and by step, each with the launch count
+// and GPU time: from the aggregation of every launch (KernelRow.Launches;
+// steps: the newest attrib.MaxLaunchSteps, then the older ones and those
+// outside every step summed), else from the launches the timeline holds.
 func (k *Kernels) drillData(r *attrib.KernelRow) (ctx, stages, steps []drillGroup, n int64) {
+	if l := r.Launches; l != nil {
+		conv := func(gs []attrib.LaunchGroup) []drillGroup {
+			out := make([]drillGroup, 0, len(gs))
+			for _, g := range gs {
+				key := g.Key
+				if key == "" {
+					key = "(no operator or range recorded)"
+				}
+				out = append(out, drillGroup{key: key, count: g.Count, totalNs: g.TotalNs})
+			}
+			return out
+		}
+		for _, s := range l.Steps {
+			steps = append(steps, drillGroup{step: s.Step, count: s.Count, totalNs: s.TotalNs})
+		}
+		if l.OlderSteps.Count > 0 {
+			steps = append(steps, drillGroup{step: olderSteps, count: l.OlderSteps.Count, totalNs: l.OlderSteps.TotalNs})
+		}
+		if l.NoStep.Count > 0 {
+			steps = append(steps, drillGroup{step: -1, count: l.NoStep.Count, totalNs: l.NoStep.TotalNs})
+		}
+		return conv(l.Contexts), conv(l.Stages), steps, r.Count
+	}
 	if k.tl == nil {
 		return nil, nil, nil, 0
 	}
@@ -80,6 +103,10 @@ func (k *Kernels) drillData(r *attrib.KernelRow) (ctx, stages, steps []drillGrou
 	return flat(byCtx), flat(byStage), steps, n
 }
 
+// olderSteps marks the drill-down line of launches in steps older than
+// the newest attrib.MaxLaunchSteps.
+const olderSteps = -2
+
 // drillView draws the drill-down: the kernel's name, then its launch
 // contexts, stages and steps with count, time and share of the kernel's
 // time on the timeline.
@@ -103,7 +130,11 @@ func (k *Kernels) drillView() string {
 		for _, g := range ctx {
 			total += g.totalNs
 		}
-		body = append(body, st.Table.Dim.Render(fmt.Sprintf("%s launches on the timeline (%s), grouped:", FormatCount(n), FormatNs(total))))
+		where := "on the timeline"
+		if r.Launches != nil {
+			where = "in all"
+		}
+		body = append(body, st.Table.Dim.Render(fmt.Sprintf("%s launches %s (%s), grouped:", FormatCount(n), where, FormatNs(total))))
 		const cw, tw, sw = 8, 9, 6
 		nw := max(k.w-1-cw-1-tw-1-sw-1, 8)
 		section := func(title string, gs []drillGroup, label func(g drillGroup) string) {
@@ -120,7 +151,10 @@ func (k *Kernels) drillView() string {
 		section("launch context (operators › ranges)", ctx, func(g drillGroup) string { return g.key })
 		section("stage", stages, func(g drillGroup) string { return g.key })
 		section("step (newest first)", steps, func(g drillGroup) string {
-			if g.step < 0 {
+			switch g.step {
+			case olderSteps:
+				return fmt.Sprintf("older steps (before the newest %d)", attrib.MaxLaunchSteps)
+			case -1:
 				return "(no step)"
 			}
 			return fmt.Sprint(g.step)

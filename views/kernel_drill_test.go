@@ -76,3 +76,46 @@ func TestKernelDrill(t *testing.T) {
 		})
 	}
 }
+
+// TestKernelDrillCountsEveryLaunch (user trial: the drill-down counted
+// only the launches the bounded timeline held): a row whose aggregation
+// saw 1,000 launches (KernelRow.Launches: 700 / 560 µs under MmBackward0 in
+// backward, 300 / 140 µs under aten::linear in forward; steps 9 and 8 of
+// 100 each, 800 in older steps) shows those counts, not the timeline's 3.
+// Shares by hand: 560/700 = 80.0%, 140/700 = 20.0%.
+func TestKernelDrillCountsEveryLaunch(t *testing.T) {
+	s := viewstest.Snapshot()
+	var row *attrib.KernelRow
+	for i := range s.Kernels {
+		if s.Kernels[i].Name == "volta_sgemm_64x64_nt" {
+			row = &s.Kernels[i]
+		}
+	}
+	if row == nil {
+		t.Fatal("fixture lacks volta_sgemm_64x64_nt")
+	}
+	row.Count, row.TotalNs = 1_000, 700_000
+	row.Launches = &attrib.KernelLaunches{
+		Contexts: []attrib.LaunchGroup{{Key: "autograd::engine::evaluate_function: MmBackward0 › backward", Count: 700, TotalNs: 560_000},
+			{Key: "aten::linear › forward", Count: 300, TotalNs: 140_000}},
+		Stages:     []attrib.LaunchGroup{{Key: "backward", Count: 700, TotalNs: 560_000}, {Key: "forward", Count: 300, TotalNs: 140_000}},
+		Steps:      []attrib.LaunchStep{{Step: 9, Count: 100, TotalNs: 70_000}, {Step: 8, Count: 100, TotalNs: 70_000}},
+		OlderSteps: attrib.LaunchGroup{Count: 800, TotalNs: 560_000},
+	}
+	k := views.NewKernels(styles())
+	k.SetSize(80, 24)
+	k.SetFocused(true)
+	k.SetSnapshot(s)
+	k.SetTimeline(drillTimeline())
+	k.SetFilter("volta")
+	press(k, "enter")
+	out := ansi.Strip(k.View())
+	for _, want := range []string{"1,000 launches in all (700 µs)", "80.0%", "20.0%", "older steps (before the newest 64)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("drill-down lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "on the timeline") {
+		t.Errorf("drill-down still counts the timeline:\n%s", out)
+	}
+}

@@ -42,6 +42,7 @@ type Aggregator struct {
 
 	stageKey []string
 	stageIdx map[string]int32
+	ctxNames map[uint64]string // launch contexts' names (launches.go)
 
 	steps map[int64]*stepAcc
 	busy  map[devKey]*devBusy
@@ -150,6 +151,7 @@ type rowAcc struct {
 	ops, ranges []string
 	stageRule   string
 	hasCtx      bool
+	launch      *launchAcc // by context, stage and step (launches.go)
 	// Summary-only contributions: no durations behind them.
 	sumRows int
 	sumP50  int64
@@ -484,6 +486,7 @@ func (a *Aggregator) flushCell(r *rowAcc) {
 	cx := &b.ctx[ctx]
 	r.cats = addShare(r.cats, r.cat, n, d)
 	r.stages = addShare(r.stages, cx.stage, n, d)
+	a.addLaunches(r, b, ctx, cx, n, d)
 	if !r.hasCtx && ctx != 0 {
 		a.fillRowCtx(b, r, ctx)
 	}
@@ -789,6 +792,9 @@ func (a *Aggregator) Reset() {
 		a.recycleDurs(r)
 		r.pctN, r.hist = 0, nil
 		r.cats, r.stages = r.cats[:0], r.stages[:0]
+		if r.launch != nil {
+			r.launch.reset()
+		}
 		r.sumRows, r.sumP50 = 0, 0
 		r.pCount, r.pNs = 0, 0
 	}
@@ -1419,6 +1425,7 @@ func (a *Aggregator) Snapshot() *Snapshot {
 			Ops:         slices.Clone(r.ops),
 			Ranges:      slices.Clone(r.ranges),
 			StageRule:   r.stageRule,
+			Launches:    a.launchesOf(r),
 		}
 		if r.hist != nil {
 			kr.P50Ns = min(max(histPercentile(r.hist, 50), r.min), r.max)

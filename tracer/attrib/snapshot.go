@@ -105,6 +105,9 @@ type KernelRow struct {
 	// take the main thread's ranges) or "no range open" (tracer.StageRule);
 	// "" when no context was recorded.
 	StageRule string
+	// Launches: every launch of this row by launch context, stage and
+	// step (KernelLaunches); nil for summary-only rows.
+	Launches *KernelLaunches
 }
 
 // GroupRow is one category's or stage's total.
