@@ -58,7 +58,8 @@ func runTUI(o loop.LiveOptions) error {
 	feed := make(chan tea.Msg, 16)
 	done := make(chan struct{})
 	go pollLive(live, ctl, feed, done)
-	opts := tui.Options{Source: o.Session.Source, Feed: feed, Controller: ctl, DeviceStatus: devStatus, Untraced: live.Banner}
+	opts := tui.Options{Source: o.Session.Source, Feed: feed, Controller: ctl, DeviceStatus: devStatus, Untraced: live.Banner,
+		Command: !live.Builtin}
 	if live.Builtin {
 		opts.Backends = builtinBackends()
 	} else if !o.NoAgent {
@@ -277,6 +278,10 @@ func (c *liveController) Compare(ctx context.Context, key string, values []strin
 	return loop.Compare(ctx, loop.CompareOptions{
 		Arms: arms, Exe: c.opts.Exe, Steps: c.compareSteps, Noise: true,
 		Rules: c.opts.Session.Rules, Progress: progress, OnStep: onStep,
+		// A command is compared as `rlktop compare -- CMD` would (live
+		// agent switches, else restarts with the arm's environment).
+		Command: c.opts.Command, Tracer: c.opts.Tracer, NoAgent: c.opts.NoAgent,
+		TorchRanges: c.opts.TorchRanges, Untraced: c.opts.Untraced,
 	})
 }
 

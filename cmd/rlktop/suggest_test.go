@@ -2,14 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/session"
 )
 
 // TestSuggestBuiltinMathAttention (issue 18): `compare --suggest` on the
@@ -88,5 +93,49 @@ func TestTriedString(t *testing.T) {
 	want := "tried attention=fused: step 0.89× [0.80, 0.95] faster, attention 0.75×, outputs max |Δ| 1.8e-06, not bitwise"
 	if got := tr.String(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// TestLiveControllerCompareCommand: the TUI's compare (C, or enter on a
+// finding) of a live command compares that command, not the built-in
+// loop: a Python loop declaring the flag "slow" (ms added per step),
+// slow=0 vs 20: valid arms named after the flag, B about 3× slower
+// (10 ms vs 30 ms per step). Before, the controller ran the built-in
+// loop, which refused the flag.
+func TestLiveControllerCompareCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a Python command; skipped with -short")
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	script := filepath.Join(t.TempDir(), "loop.py")
+	if err := os.WriteFile(script, []byte(gateScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := loop.LiveOptions{Command: []string{py, script}, Tracer: loop.TracerNone, Telemetry: -1,
+		Session: session.Options{Source: "live: test"}}
+	live, err := loop.StartLive(o)
+	if err != nil {
+		if live != nil {
+			live.Close()
+		}
+		t.Fatal(err)
+	}
+	ctl := newLiveController(live, o)
+	ctl.compareSteps = 10
+	defer ctl.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := ctl.Compare(ctx, "slow", []string{"0", "20"}, func(string) {}, func(loop.StepLabel) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Arms) < 2 || res.Arms[0].Name != "slow=0" || res.Arms[1].Name != "slow=20" || !res.Arms[0].Valid || !res.Arms[1].Valid {
+		t.Fatalf("arms %+v", res.Arms)
+	}
+	if r := res.Ratio; !(r.CILow > 2 && r.CIHigh < 4) || res.Verdict != attrib.VerdictSlower {
+		t.Errorf("ratio %+v verdict %q: want about 3× slower", r, res.Verdict)
 	}
 }
