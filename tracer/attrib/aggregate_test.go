@@ -1,6 +1,7 @@
 package attrib
 
 import (
+	"cmp"
 	"compress/gzip"
 	"io"
 	"math"
@@ -762,7 +763,7 @@ func TestAggregatorAgainstNaive(t *testing.T) {
 	}
 	union := func(m map[int32][]ival) (t int64) {
 		for _, v := range m {
-			slices.SortFunc(v, func(x, y ival) int { return cmpInt64(x.s, y.s) })
+			slices.SortFunc(v, func(x, y ival) int { return cmp.Compare(x.s, y.s) })
 			cs, ce := v[0].s, v[0].e
 			for _, x := range v[1:] {
 				if x.s > ce {
@@ -849,7 +850,7 @@ func TestSortIvals(t *testing.T) {
 				v[i] = ival{s, s + int64(i)}
 			}
 			want := slices.Clone(v)
-			slices.SortStableFunc(want, func(x, y ival) int { return cmpInt64(x.s, y.s) })
+			slices.SortStableFunc(want, func(x, y ival) int { return cmp.Compare(x.s, y.s) })
 			sortIvals(v)
 			for i := range v {
 				if v[i].s != want[i].s {
