@@ -34,6 +34,14 @@ const (
 	// FindInvalidOutputs: NaN/Inf seen by the Python agent's checks
 	// (check.NAME.rows): the run is invalid.
 	FindInvalidOutputs = "invalid-outputs"
+	// FindExposedComm: communication not overlapped with compute
+	// (Snapshot.Ranks: CommExposedNs over SpanNs, summed over sources).
+	FindExposedComm = "exposed-comm"
+	// FindStraggler: with several ranks, the one that arrives last at the
+	// collectives (Snapshot.Ranks LastArrivals) and the others' wait for
+	// it as a share of their span; with no matched collectives, the
+	// slowest rank's step median over the fastest's.
+	FindStraggler = "straggler"
 )
 
 //go:embed findings.toml
@@ -207,14 +215,14 @@ func (r *FindingRule) compile(file string, idx int) error {
 		if r.Group != GroupCategory && r.Group != GroupStage {
 			return fail("group", fmt.Sprintf("%q: use \"category\" or \"stage\"", r.Group))
 		}
-	case FindIdle, FindInvalidOutputs:
+	case FindIdle, FindInvalidOutputs, FindExposedComm, FindStraggler:
 	case FindCounter, FindCoTenant:
 		if r.Counter == "" {
 			return fail("counter", "missing (a counter track name, e.g. \"gpu.mem_util_pct\")")
 		}
 	default:
-		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s or %s)", r.Kind,
-			FindMathAttention, FindDominant, FindIdle, FindCounter, FindCoTenant, FindInvalidOutputs))
+		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s, %s, %s or %s)", r.Kind,
+			FindMathAttention, FindDominant, FindIdle, FindCounter, FindCoTenant, FindInvalidOutputs, FindExposedComm, FindStraggler))
 	}
 	if r.MinShare < 0 || r.MinShare > 1 {
 		return fail("min_share", fmt.Sprintf("%g is not a share in [0, 1]", r.MinShare))
@@ -349,6 +357,10 @@ func EvaluateFindings(rules *FindingRules, in FindingInput) []Finding {
 			f = r.counter(in.Counters)
 		case FindInvalidOutputs:
 			f = r.invalidOutputs(in.Outputs)
+		case FindExposedComm:
+			f = r.exposedComm(s.Ranks)
+		case FindStraggler:
+			f = r.straggler(s.Ranks)
 		}
 		if f == nil {
 			continue
@@ -771,4 +783,110 @@ func fmtNs(ns int64) string {
 		return fmt.Sprintf("%.1f %s", v, unit)
 	}
 	return fmt.Sprintf("%.2f %s", v, unit)
+}
+
+func (r *FindingRule) exposedComm(rs *RankSummary) *Finding {
+	if rs == nil {
+		return nil
+	}
+	var exp, comm, span int64
+	worst, worstShare := -1, 0.0
+	for i := range rs.Sources {
+		src := &rs.Sources[i]
+		exp += src.CommExposedNs
+		comm += src.CommNs
+		span += src.SpanNs
+		if src.SpanNs > 0 {
+			if sh := float64(src.CommExposedNs) / float64(src.SpanNs); sh > worstShare {
+				worst, worstShare = src.Index, sh
+			}
+		}
+	}
+	if span <= 0 || exp <= 0 {
+		return nil
+	}
+	share := float64(exp) / float64(span)
+	if share < r.MinShare {
+		return nil
+	}
+	f := &Finding{Share: share, ShareOf: "span (first to last GPU op)", Numbers: map[string]float64{
+		"comm_exposed_ns": float64(exp), "comm_ns": float64(comm), "span_ns": float64(span), "exposed_share": share, "sources": float64(len(rs.Sources)),
+	}}
+	f.Evidence = append(f.Evidence, fmt.Sprintf("communication exposed (not overlapped with compute): %s of %s span (%.1f%%); communication in all %s, %.0f%% of it exposed",
+		fmtNs(exp), fmtNs(span), 100*share, fmtNs(comm), 100*float64(exp)/float64(max(comm, 1))))
+	if len(rs.Sources) > 1 && worst >= 0 {
+		f.Evidence = append(f.Evidence, fmt.Sprintf("most exposed: %s (%.1f%% of its span)", rs.Label(worst), 100*worstShare))
+	}
+	return f
+}
+
+func (r *FindingRule) straggler(rs *RankSummary) *Finding {
+	if rs == nil || len(rs.Sources) < 2 {
+		return nil
+	}
+	late := -1
+	for i := range rs.Sources {
+		s := &rs.Sources[i]
+		if s.LastArrivals > 0 && (late < 0 || s.LastArrivals > rs.Source(late).LastArrivals) {
+			late = s.Index
+		}
+	}
+	if late >= 0 && rs.Collectives > 0 {
+		// The others' wait for the last arrival, as a share of their span.
+		var wait, span int64
+		for i := range rs.Sources {
+			s := &rs.Sources[i]
+			if s.Index != late {
+				wait += s.CollWaitNs
+				span += s.SpanNs
+			}
+		}
+		if span <= 0 {
+			return nil
+		}
+		share := float64(wait) / float64(span)
+		if share < r.MinShare {
+			return nil
+		}
+		l := rs.Source(late)
+		f := &Finding{Share: share, ShareOf: "the other ranks' span (waiting)", Numbers: map[string]float64{
+			"late_source": float64(late), "last_arrivals": float64(l.LastArrivals), "collectives": float64(rs.Collectives),
+			"wait_ns": float64(wait), "span_ns": float64(span), "wait_share": share,
+		}}
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s arrived last at %d of %d matched collectives", rs.Label(late), l.LastArrivals, rs.Collectives),
+			fmt.Sprintf("the other sources waited %s for it, %.1f%% of their %s span", fmtNs(wait), 100*share, fmtNs(span)))
+		for i := range rs.Sources {
+			s := &rs.Sources[i]
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: step median %s, waited %s, exposed communication %s", rs.Label(s.Index), fmtNs(s.StepMedianNs), fmtNs(s.CollWaitNs), fmtNs(s.CommExposedNs)))
+		}
+		return f
+	}
+	// No matched collectives: the step medians.
+	slow, fast := -1, -1
+	for i := range rs.Sources {
+		s := &rs.Sources[i]
+		if s.Steps == 0 || s.StepMedianNs <= 0 {
+			continue
+		}
+		if slow < 0 || s.StepMedianNs > rs.Source(slow).StepMedianNs {
+			slow = s.Index
+		}
+		if fast < 0 || s.StepMedianNs < rs.Source(fast).StepMedianNs {
+			fast = s.Index
+		}
+	}
+	if slow < 0 || slow == fast {
+		return nil
+	}
+	sl, fa := rs.Source(slow), rs.Source(fast)
+	share := float64(sl.StepMedianNs-fa.StepMedianNs) / float64(sl.StepMedianNs)
+	if share < r.MinShare {
+		return nil
+	}
+	f := &Finding{Share: share, ShareOf: "the slowest rank's step", Numbers: map[string]float64{
+		"slow_source": float64(slow), "fast_source": float64(fast), "slow_step_ns": float64(sl.StepMedianNs), "fast_step_ns": float64(fa.StepMedianNs),
+	}}
+	f.Evidence = append(f.Evidence, fmt.Sprintf("%s's step median %s against %s's %s (%.1f%% of the slow step); no collectives matched across the sources",
+		rs.Label(slow), fmtNs(sl.StepMedianNs), rs.Label(fast), fmtNs(fa.StepMedianNs), 100*share))
+	return f
 }

@@ -330,3 +330,39 @@ func TestFindingsDefaultTableDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestFindingsRanks: hand-made per-source numbers (attrib.Ranks' shape).
+// Rank 1 arrived last at 9 of 10 collectives; ranks 0 and 2 waited 30 and
+// 10 ms of 200 ms spans each: 40/400 = 10% ≥ 5%. Exposed communication
+// 20+30+10 = 60 ms of 600 ms span: 10% ≥ 10%.
+func TestFindingsRanks(t *testing.T) {
+	rs := &RankSummary{ByRank: true, Collectives: 10, Sources: []SourceRow{
+		{Index: 0, Rank: 0, SpanNs: 200e6, CollWaitNs: 30e6, CommNs: 50e6, CommExposedNs: 20e6, StepMedianNs: 40e6, Steps: 5, LastArrivals: 1},
+		{Index: 1, Rank: 1, SpanNs: 200e6, CollWaitNs: 0, CommNs: 40e6, CommExposedNs: 30e6, StepMedianNs: 41e6, Steps: 5, LastArrivals: 9},
+		{Index: 2, Rank: 2, SpanNs: 200e6, CollWaitNs: 10e6, CommNs: 45e6, CommExposedNs: 10e6, StepMedianNs: 40e6, Steps: 5},
+	}}
+	s := mathSnap()
+	s.Ranks = rs
+	fs := EvaluateFindings(nil, FindingInput{Snapshot: s})
+	st := findingByID(fs, "straggler-rank")
+	if st == nil || st.Share != 0.1 || st.Numbers["late_source"] != 1 || st.Numbers["last_arrivals"] != 9 ||
+		!strings.Contains(st.Evidence[0], "rank 1 arrived last at 9 of 10 matched collectives") {
+		t.Errorf("straggler %+v", st)
+	}
+	ex := findingByID(fs, "exposed-communication")
+	if ex == nil || math.Abs(ex.Share-0.1) > 1e-15 || !strings.Contains(strings.Join(ex.Evidence, "\n"), "most exposed: rank 1 (15.0% of its span)") {
+		t.Errorf("exposed %+v", ex)
+	}
+	// No collectives matched: the step medians (50 vs 40 ms: 20%).
+	rs.Collectives = 0
+	rs.Sources[1].StepMedianNs = 50e6
+	st = findingByID(EvaluateFindings(nil, FindingInput{Snapshot: s}), "straggler-rank")
+	if st == nil || math.Abs(st.Share-0.2) > 1e-15 || st.Numbers["slow_source"] != 1 {
+		t.Errorf("straggler by step medians %+v", st)
+	}
+	// One source: no straggler.
+	rs.Sources = rs.Sources[:1]
+	if st := findingByID(EvaluateFindings(nil, FindingInput{Snapshot: s}), "straggler-rank"); st != nil {
+		t.Errorf("one source: %+v", st)
+	}
+}
