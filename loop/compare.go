@@ -753,14 +753,22 @@ func (r *runner) executeLive(ctx context.Context, segs []Segment) error {
 }
 
 // stepsOf picks the steps numbered [from, to) of child *pid (the first
-// child to report a step, when first and *pid is 0).
+// child to report a step, when first and *pid is 0). The ranks of a
+// distributed job (several processes whose hellos name a world > 1) count
+// a step once every rank has finished it, as long as the slowest rank's
+// (session.State.RankSteps), whichever rank *pid is.
 func (r *runner) stepsOf(st *session.State, pid *int32, first bool, from, to int64) []session.StepTime {
+	steps := st.Steps
+	ranks := st.RankSteps()
+	if ranks != nil {
+		steps = ranks
+	}
 	var out []session.StepTime
-	for _, s := range st.Steps {
+	for _, s := range steps {
 		if first && *pid == 0 {
 			*pid = s.PID
 		}
-		if s.PID == *pid && s.Step >= from && s.Step < to {
+		if (s.PID == *pid || ranks != nil) && s.Step >= from && s.Step < to {
 			out = append(out, s)
 		}
 	}
@@ -827,9 +835,35 @@ func (r *runner) switchLive(ctx context.Context, a *armRun) (int32, int64, error
 	deadline := time.Now().Add(r.o.StepTimeout)
 	for {
 		st := lv.Session.Snapshot()
+		// The ranks of a distributed job (hello world > 1) each
+		// acknowledge at their own step boundary: a key is in force once
+		// every connected rank acknowledged it, from the latest step.
+		ranks := map[int64]bool{}
+		for _, c := range st.Children {
+			if c.Connected && c.Hello.World > 1 {
+				ranks[c.Hello.PID] = true
+			}
+		}
 		acked := map[string]session.Mark{}
+		ackedBy := map[string]map[int64]bool{}
 		for _, m := range st.Marks[nMarks:] {
+			if p, ok := acked[m.Key]; ok && ranks[m.PID] {
+				m.Step = max(m.Step, p.Step)
+			}
 			acked[m.Key] = m
+			if ackedBy[m.Key] == nil {
+				ackedBy[m.Key] = map[int64]bool{}
+			}
+			ackedBy[m.Key][m.PID] = true
+		}
+		if len(ranks) > 1 {
+			for k, by := range ackedBy {
+				for pid := range ranks {
+					if !by[pid] {
+						delete(acked, k) // not yet in force on every rank
+					}
+				}
+			}
 		}
 		for _, w := range st.Warnings[min(nWarn, len(st.Warnings)):] {
 			for _, k := range keys {

@@ -80,3 +80,30 @@ func TestLiveRanksOneProcess(t *testing.T) {
 		t.Errorf("one process: ranks %+v", r)
 	}
 }
+
+// RankSteps counts a step once every rank finished it, as long as its
+// slowest rank; processes outside the job (no world) are not ranks.
+func TestRankSteps(t *testing.T) {
+	st := &State{
+		Children: []Child{
+			{Hello: wire.Hello{PID: 30}}, // the launcher: no rank
+			{Hello: wire.Hello{PID: 10, Rank: 1, World: 2}},
+			{Hello: wire.Hello{PID: 20, Rank: 0, World: 2}},
+		},
+		Steps: []StepTime{
+			{Step: 1, PID: 20, StartNs: 0, DurNs: 100}, {Step: 1, PID: 10, StartNs: 5, DurNs: 120},
+			{Step: 7, PID: 30, StartNs: 50, DurNs: 1},
+			{Step: 2, PID: 20, StartNs: 100, DurNs: 100}, {Step: 2, PID: 10, StartNs: 125, DurNs: 90},
+			{Step: 3, PID: 20, StartNs: 200, DurNs: 100},
+		},
+	}
+	got := st.RankSteps()
+	want := []StepTime{{Step: 1, PID: 20, StartNs: 0, DurNs: 120}, {Step: 2, PID: 20, StartNs: 100, DurNs: 100}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("RankSteps %+v, want %+v (step 3: rank 1 not done)", got, want)
+	}
+	st.Steps = st.Steps[:1]
+	if got := st.RankSteps(); got != nil {
+		t.Errorf("one rank reporting: %+v, want nil", got)
+	}
+}
