@@ -62,6 +62,7 @@ func limitFlags(c *cobra.Command) {
 	if imports {
 		f.Uint64(tracefile.MaxRecordingEventsFlag, 0, "events and counters one recording import may hold (0 = no limit; default max(2,097,152, 32 per byte of the file); env "+tracefile.MaxRecordingEventsEnv+")")
 		f.Duration(tracefile.SQLiteTimeoutFlag, 0, "how long the queries of one SQLite import may run (0 = no limit; default 10m; env "+tracefile.SQLiteTimeoutEnv+")")
+		f.Uint64(tracefile.MaxCSVRowsFlag, 0, "data rows one import of a gzipped CSV may read (0 = no limit; default max(1,048,576, 1 per byte of the file); env "+tracefile.MaxCSVRowsEnv+")")
 		f.Int64(tracefile.MaxSQLiteCopyFlag, 0, "bytes of the temporary uncompressed copy of a gzipped SQLite file (0 = no limit; default 8 GiB; env "+tracefile.MaxSQLiteCopyEnv+")")
 	}
 	if sessions {
@@ -88,6 +89,10 @@ func applyLimitFlags(c *cobra.Command) error {
 	if f.Changed(tracefile.MaxRecordingEventsFlag) {
 		n, _ := f.GetUint64(tracefile.MaxRecordingEventsFlag)
 		tracefile.SetMaxRecordingEvents(n)
+	}
+	if f.Changed(tracefile.MaxCSVRowsFlag) {
+		n, _ := f.GetUint64(tracefile.MaxCSVRowsFlag)
+		tracefile.SetMaxCSVRows(n)
 	}
 	if f.Changed(tracefile.SQLiteTimeoutFlag) {
 		d, _ := f.GetDuration(tracefile.SQLiteTimeoutFlag)

@@ -23,6 +23,14 @@ import (
 // recording of 3 frames of 10 events under --max-recording-events 15
 // keeps one frame and names the flag; run's connection flags reach
 // session.DefaultLimits.
+func readOrSkip(t *testing.T, p string) []byte {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Skip(err)
+	}
+	return b
+}
+
 func TestLimitFlags(t *testing.T) {
 	t.Cleanup(func() {
 		tracefile.ResetLimits()
@@ -106,6 +114,21 @@ func TestLimitFlags(t *testing.T) {
 	t.Setenv(tracefile.MaxRecordingEventsEnv, "0")
 	if out, err := execRoot(t, "report", "--max-recording-events", "15", recPath); !said(out, err, "--max-recording-events=15", "kept the 10") {
 		t.Errorf("report --max-recording-events 15: %v\n%s", err, out)
+	}
+	tracefile.ResetLimits()
+
+	// A gzipped copy of the real nsys stats CSV (131 data rows, wc -l)
+	// under --max-csv-rows 10.
+	csvGz := filepath.Join(dir, "nvtx.csv.gz")
+	gz.Reset()
+	zw = gzip.NewWriter(&gz)
+	zw.Write(readOrSkip(t, "/work/shared/traces/nsys/pipit_nbody_nvtx_stats.csv"))
+	zw.Close()
+	if err := os.WriteFile(csvGz, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := execRoot(t, "report", "--max-csv-rows", "10", csvGz); !said(out, err, "--max-csv-rows=10", "more than 10 rows") {
+		t.Errorf("report --max-csv-rows 10: %v\n%s", err, out)
 	}
 	tracefile.ResetLimits()
 

@@ -17,7 +17,10 @@ import (
 //	--max-recording-events  RLKTOP_MAX_RECORDING_EVENTS     recordingBudget (events+counters; 0 = none)
 //	--sqlite-timeout        RLKTOP_SQLITE_TIMEOUT           DefaultSQLiteTimeout (Go duration; 0 = none)
 //	--max-sqlite-copy       RLKTOP_MAX_SQLITE_COPY_BYTES    MaxSQLiteCopyBytes (bytes; 0 = none)
+//	--max-csv-rows          RLKTOP_MAX_CSV_ROWS             csvRowBudget (rows of a gzipped CSV; 0 = none)
 const (
+	MaxCSVRowsFlag         = "max-csv-rows"
+	MaxCSVRowsEnv          = "RLKTOP_MAX_CSV_ROWS"
 	MaxRecordingEventsFlag = "max-recording-events"
 	SQLiteTimeoutFlag      = "sqlite-timeout"
 	MaxSQLiteCopyFlag      = "max-sqlite-copy"
@@ -27,6 +30,7 @@ const (
 )
 
 var (
+	setCSVRows         atomic.Pointer[uint64]
 	setRecordingEvents atomic.Pointer[uint64]
 	setSQLiteTimeout   atomic.Pointer[time.Duration]
 	setSQLiteCopy      atomic.Pointer[int64]
@@ -46,8 +50,48 @@ func SetSQLiteTimeout(d time.Duration) { setSQLiteTimeout.Store(&d) }
 // and MaxSQLiteCopyBytes; 0 means no limit.
 func SetMaxSQLiteCopyBytes(n int64) { setSQLiteCopy.Store(&n) }
 
+// Default row budget of a gzipped CSV (csvRowBudget): about 300 MB at a
+// report's peak for the floor.
+const (
+	MinCSVRows     = 1 << 20
+	CSVRowsPerByte = 1
+)
+
+// SetMaxCSVRows sets how many data rows one import of a gzipped CSV may
+// read, over RLKTOP_MAX_CSV_ROWS and csvRowBudget; 0 means no limit.
+func SetMaxCSVRows(n uint64) { setCSVRows.Store(&n) }
+
+// csvRowBudget returns how many rows one import of a gzipped CSV file of
+// fileSize bytes (as stored) may read, and why (for the message): the
+// flag, else RLKTOP_MAX_CSV_ROWS, else the larger of MinCSVRows and
+// CSVRowsPerByte per stored byte. A real profiler CSV gzips to about 0.1
+// rows per byte (rows of 100+ bytes, 5–10 times smaller gzipped);
+// repeated identical rows gzip about 3,000 times (1 MB held 3,000,000 nsys
+// stats rows, 872 MB at a report's peak), which an uncompressed file
+// cannot do, so plain files have no row limit. 0 means no limit.
+func csvRowBudget(fileSize int64) (int64, string) {
+	if p := setCSVRows.Load(); p != nil {
+		return int64(min(*p, 1<<62)), fmt.Sprintf("--%s=%d", MaxCSVRowsFlag, *p)
+	}
+	if v := os.Getenv(MaxCSVRowsEnv); v != "" {
+		if n, err := strconv.ParseUint(v, 10, 62); err == nil {
+			return int64(n), MaxCSVRowsEnv + "=" + v
+		}
+	}
+	b := int64(MinCSVRows)
+	if fileSize > b/CSVRowsPerByte {
+		b = fileSize * CSVRowsPerByte
+	}
+	why := fmt.Sprintf("the default limit for a gzipped CSV: the larger of %d and %d per byte of the %d-byte file", MinCSVRows, CSVRowsPerByte, fileSize)
+	if v := os.Getenv(MaxCSVRowsEnv); v != "" {
+		why = fmt.Sprintf("%s=%q is not a whole number, so %s", MaxCSVRowsEnv, v, why)
+	}
+	return b, why
+}
+
 // ResetLimits forgets what the Set functions set (for tests).
 func ResetLimits() {
+	setCSVRows.Store(nil)
 	setRecordingEvents.Store(nil)
 	setSQLiteTimeout.Store(nil)
 	setSQLiteCopy.Store(nil)

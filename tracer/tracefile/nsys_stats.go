@@ -68,7 +68,7 @@ func sniffNsysStats(head []byte) bool {
 
 var cudaAPIName = regexp.MustCompile(`^(cuda|cu[A-Z]|cudnn|cublas|nccl)`)
 
-func readNsysStats(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
+func readNsysStats(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 	// Find the header line again in the first 64 KiB (Read sniffed the
 	// same), then stream the rows: the file is never held whole.
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -85,7 +85,7 @@ func readNsysStats(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
 		return nil, &Error{Path: path, Offset: 0, Line: 1, Msg: "no nsys stats CSV header found",
 			Hint: "expected a header with \"Start (ns)\" and \"Name\" (a trace report) or \"Total Time (ns)\" and \"Instances\" (a summary report)"}
 	}
-	tab, err := newCSVTable(br, path, skip)
+	tab, err := newCSVTable(br, path, skip, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -107,8 +107,8 @@ var layoutNames = map[rocprofLayout]string{
 	rpStats:    "stats",
 }
 
-func readRocprofCSV(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
-	tab, err := newCSVTable(r, path, 0)
+func readRocprofCSV(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
+	tab, err := newCSVTable(r, path, 0, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -28,16 +28,24 @@ type csvTable struct {
 	rec    []string
 	rowErr error // the last error about one row's values (errAt)
 	bad    int   // rows skipped for a bad value (readRows)
+	rows   int64 // data rows read
+	// maxRows bounds the data rows of a compressed file (csvRowBudget;
+	// 0: none); maxWhy says where the bound came from.
+	maxRows int64
+	maxWhy  string
 }
 
 // newCSVTable reads the header. skip is the number of records before the
 // header (nsys stats preambles).
-func newCSVTable(r io.Reader, path string, skip int) (*csvTable, error) {
+func newCSVTable(r io.Reader, path string, skip int, opts Options) (*csvTable, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.LazyQuotes = true
 	cr.ReuseRecord = false
 	t := &csvTable{path: path, r: cr, col: map[string]int{}}
+	if opts.Gzipped {
+		t.maxRows, t.maxWhy = csvRowBudget(opts.FileSize)
+	}
 	for i := 0; ; i++ {
 		rec, err := cr.Read()
 		if err != nil {
@@ -94,6 +102,10 @@ func (t *csvTable) next() (ok bool, err error) {
 		t.line, _ = t.r.FieldPos(0)
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
+		}
+		if t.rows++; t.maxRows > 0 && t.rows > t.maxRows {
+			return false, &Error{Path: t.path, Offset: -1, Line: t.line, Msg: fmt.Sprintf("the compressed file holds more than %d rows (%s): the rows before this line are kept", t.maxRows, t.maxWhy),
+				Hint: fmt.Sprintf("a file this small holding that many is almost surely crafted or repeated rows; to read it anyway, pass --%s N or set %s to a larger number (0: no limit; each row takes about 72 bytes of memory, 300 at a report's peak)", MaxCSVRowsFlag, MaxCSVRowsEnv)}
 		}
 		t.rec = rec
 		return true, nil
