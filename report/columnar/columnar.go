@@ -188,11 +188,14 @@ type opInfo struct {
 }
 
 // classifier caches opInfo per (name, context, kind), as BuildTimeline
-// does: a trace has few distinct names and contexts and many ops.
+// does: a trace has few distinct names and contexts and many ops; the
+// category comes from an attrib.Classifier, which matches the rules once
+// per name and once per context.
 type classifier struct {
 	t     *tracer.Trace
-	rules *attrib.Rules
+	cats  *attrib.Classifier
 	cache map[classKey]*opInfo
+	disp  map[tracer.StrID]string // DisplayName per name
 }
 
 type classKey struct {
@@ -202,7 +205,7 @@ type classKey struct {
 }
 
 func newClassifier(t *tracer.Trace, rules *attrib.Rules) *classifier {
-	return &classifier{t: t, rules: rules, cache: map[classKey]*opInfo{}}
+	return &classifier{t: t, cats: attrib.NewClassifier(rules, t.Strings, t.Contexts), cache: map[classKey]*opInfo{}, disp: map[tracer.StrID]string{}}
 }
 
 func (c *classifier) of(e *tracer.Event) *opInfo {
@@ -211,22 +214,20 @@ func (c *classifier) of(e *tracer.Event) *opInfo {
 		return v
 	}
 	v := &opInfo{kind: e.Kind.String(), name: c.t.Strings.Get(e.Name), step: -1}
-	var names []string
 	if e.Ctx != 0 && int(e.Ctx) < len(c.t.Contexts) {
 		ctx := &c.t.Contexts[e.Ctx]
 		v.step = ctx.Step
-		for _, s := range ctx.Ops {
-			names = append(names, c.t.Strings.Get(s))
-		}
-		for _, s := range ctx.Ranges {
-			names = append(names, c.t.Strings.Get(s))
-		}
 		if n := len(ctx.Ranges); n > 0 {
 			v.stage = c.t.Strings.Get(ctx.Ranges[n-1])
 		}
 	}
-	v.cat = c.rules.Classify(e.Kind, v.name, names)
-	v.disp = attrib.DisplayName(v.name)
+	v.cat = c.cats.Category(e.Kind, e.Name, e.Ctx)
+	d, ok := c.disp[e.Name]
+	if !ok {
+		d = attrib.DisplayName(v.name)
+		c.disp[e.Name] = d
+	}
+	v.disp = d
 	c.cache[k] = v
 	return v
 }

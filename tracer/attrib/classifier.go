@@ -1,0 +1,56 @@
+package attrib
+
+import "github.com/rlktop/rlktop/tracer"
+
+// Classifier is Rules.Classify for the GPU ops of one linked trace,
+// memoised as the Aggregator does: the rules' name conditions are matched
+// once per name id and the context conditions once per context id, so a
+// trace of millions of ops with a few hundred names and a few thousand
+// contexts costs a few hundred thousand regexp matches, not one set per
+// op. Category(k, name, ctx) equals Classify(k, strs.Get(name), the
+// context's operator and range names). Not safe for concurrent use.
+type Classifier struct {
+	r     *Rules
+	strs  *tracer.Strings
+	ctxs  []tracer.Context
+	names map[tracer.StrID][]uint64
+	ctxm  map[tracer.CtxID][]uint64
+}
+
+// NewClassifier returns a Classifier over a trace's strings and contexts
+// (tracer.Trace.Strings, Contexts); r nil means DefaultRules.
+func NewClassifier(r *Rules, strs *tracer.Strings, ctxs []tracer.Context) *Classifier {
+	if r == nil {
+		r = DefaultRules()
+	}
+	return &Classifier{r: r, strs: strs, ctxs: ctxs, names: map[tracer.StrID][]uint64{}, ctxm: map[tracer.CtxID][]uint64{}}
+}
+
+// Category returns the category of a GPU op of kind k named name launched
+// in context ctx (0 or out of range: no context).
+func (c *Classifier) Category(k tracer.Kind, name tracer.StrID, ctx tracer.CtxID) string {
+	nm, ok := c.names[name]
+	if !ok {
+		nm = c.r.nameMasks(c.strs.Get(name))
+		c.names[name] = nm
+	}
+	if int(ctx) >= len(c.ctxs) {
+		ctx = 0
+	}
+	cm, ok := c.ctxm[ctx]
+	if !ok {
+		var names []string
+		if ctx != 0 {
+			x := &c.ctxs[ctx]
+			for _, s := range x.Ops {
+				names = append(names, c.strs.Get(s))
+			}
+			for _, s := range x.Ranges {
+				names = append(names, c.strs.Get(s))
+			}
+		}
+		cm = c.r.ctxMasks(names)
+		c.ctxm[ctx] = cm
+	}
+	return c.r.cats[c.r.pick(k, nm, cm)]
+}
