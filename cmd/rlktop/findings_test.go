@@ -14,11 +14,13 @@ import (
 )
 
 // TestReportByFinding: `rlktop report --by finding` on HTA's rank-0
-// trace quotes the idle share and the collective category's share that
+// trace quotes the idle share, the collective category's share and the
+// exposed communication's share that
 // tracer/attrib/testdata/findings_oracle.py (python3, stdlib, exact
 // decimals, run here) computes from the raw events: per ProfilerStep the
-// step wall time not covered by any GPU op, and the NCCL kernels' time
-// over all GPU op time.
+// step wall time not covered by any GPU op, the NCCL kernels' time over
+// all GPU op time, and the NCCL kernels' union not under other kernels
+// over the span.
 func TestReportByFinding(t *testing.T) {
 	path := filepath.Join(testutil.SharedTraces(t), "kineto", "hta_sampled_rank0.json.gz")
 	py, err := exec.LookPath("python3")
@@ -34,8 +36,10 @@ func TestReportByFinding(t *testing.T) {
 			DurNs  int64 `json:"dur_ns"`
 			IdleNs int64 `json:"idle_ns"`
 		} `json:"steps"`
-		MatchNs int64 `json:"match_ns"`
-		GPUNs   int64 `json:"gpu_ns"`
+		MatchNs   int64 `json:"match_ns"`
+		GPUNs     int64 `json:"gpu_ns"`
+		ExposedNs int64 `json:"exposed_ns"`
+		SpanNs    int64 `json:"span_ns"`
 	}
 	if err := json.Unmarshal(raw, &ro); err != nil {
 		t.Fatal(err)
@@ -63,6 +67,11 @@ func TestReportByFinding(t *testing.T) {
 	if want := float64(ro.MatchNs) / float64(ro.GPUNs); math.Abs(got["dominant-category"]-want) > 1e-12 {
 		t.Errorf("collective share %v, oracle %v", got["dominant-category"], want)
 	}
+	// Communication not under compute on the same device: 336,983,000 of
+	// 1,222,847,000 ns of span (the oracle's union arithmetic).
+	if want := float64(ro.ExposedNs) / float64(ro.SpanNs); ro.ExposedNs == 0 || math.Abs(got["exposed-communication"]-want) > 1e-12 {
+		t.Errorf("exposed communication share %v, oracle %v (%d of %d ns)", got["exposed-communication"], want, ro.ExposedNs, ro.SpanNs)
+	}
 	txt, err := runReport(t, path, "--by", "finding")
 	if err != nil {
 		t.Fatal(err)
@@ -72,9 +81,10 @@ func TestReportByFinding(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, txt)
 		}
 	}
-	// A user file on top: the idle rule off, the category threshold up.
+	// A user file on top: the idle and communication rules off, the
+	// category threshold up: nothing fires.
 	user := filepath.Join(t.TempDir(), "f.toml")
-	os.WriteFile(user, []byte("[[finding]]\nid = \"gpu-idle\"\noff = true\n\n[[finding]]\nid = \"dominant-category\"\nkind = \"dominant\"\ngroup = \"category\"\ntitle = \"t\"\nmin_share = 0.7\nsource = \"test\"\n"), 0o600)
+	os.WriteFile(user, []byte("[[finding]]\nid = \"gpu-idle\"\noff = true\n\n[[finding]]\nid = \"exposed-communication\"\noff = true\n\n[[finding]]\nid = \"dominant-category\"\nkind = \"dominant\"\ngroup = \"category\"\ntitle = \"t\"\nmin_share = 0.7\nsource = \"test\"\n"), 0o600)
 	txt, err = runReport(t, path, "--by", "finding", "--findings", user)
 	if err != nil || !strings.Contains(txt, "no findings") {
 		t.Errorf("with %s: %v\n%s", user, err, txt)
