@@ -179,3 +179,50 @@ func TestReportSourcesApart(t *testing.T) {
 		}
 	}
 }
+
+// TestDDPLiveRanks (issue 12 item 3): `rlktop run --headless -- python3
+// ddp_gloo.py --world 2` — the script starts its two ranks as children
+// (RANK/WORLD_SIZE in their environment, as torchrun does); each rank's
+// Python agent connects to the one session (RLKTOP_SOCKET is inherited)
+// and is a source of its own with its hello's rank; rank 1 is slowed on
+// purpose, so where collectives were matched it is the late one.
+func TestDDPLiveRanks(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	cmd := r.Command(r.Bin, "run", "--headless", "--steps", "6", "--format", "json", "--",
+		"python3", r.Dst+"/ddp_gloo.py", "--world", "2", "--steps", "40", "--slow-rank", "1", "--slow-ms", "40")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("run --headless: %v\n%s", err, tail(stderr.String(), 3000))
+	}
+	var doc struct {
+		Sources []struct {
+			Rank         int    `json:"rank"`
+			RankFrom     string `json:"rank_from"`
+			World        int    `json:"world"`
+			Steps        int    `json:"steps"`
+			CollWaitNs   int64  `json:"coll_wait_ns"`
+			LastArrivals int    `json:"last_arrivals"`
+		} `json:"sources"`
+		Matched int `json:"collectives_matched"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if len(doc.Sources) != 2 {
+		t.Fatalf("%d sources, want the two ranks (the launcher sends no events):\n%s", len(doc.Sources), out)
+	}
+	for i, s := range doc.Sources {
+		if s.Rank != i || s.RankFrom != "trace" || s.World != 2 || s.Steps == 0 {
+			t.Errorf("source %d: %+v: want rank %d from its hello, world 2, steps", i, s, i)
+		}
+	}
+	if doc.Matched > 0 {
+		r0, r1 := doc.Sources[0], doc.Sources[1]
+		if r1.LastArrivals <= r0.LastArrivals || r0.CollWaitNs <= r1.CollWaitNs {
+			t.Errorf("collectives %d: rank 0 %+v, rank 1 %+v: want rank 1 (slowed) last and rank 0 waiting", doc.Matched, r0, r1)
+		}
+	}
+	t.Logf("collectives matched over the window: %d", doc.Matched)
+}
