@@ -42,13 +42,9 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 			if opts.Top < 0 && cmd.Flags().Changed("top") {
 				return fmt.Errorf("--top %d: give 0 (all rows) or a positive number of rows", opts.Top)
 			}
-			rules := attrib.DefaultRules()
-			if rulesPath != "" {
-				r, err := attrib.LoadRules(rulesPath)
-				if err != nil {
-					return err
-				}
-				rules = r
+			rules, err := attrib.RulesFor(rulesPath)
+			if err != nil {
+				return err
 			}
 			out := cmd.OutOrStdout()
 			// JSON reports of separate ranks (report --format json
