@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -61,8 +62,10 @@ func DefaultFlagsKeyMap() FlagsKeyMap {
 }
 
 // Flags is the flags panel: one line per backend flag with its choices,
-// the one in force highlighted and a requested one marked pending until
-// the child acknowledges it at a step boundary; then tracing on/off.
+// the one in force highlighted (only a value the child reported as
+// applied: a flag it reports as "not used" or "?" has none highlighted and
+// says so) and a requested one marked pending until the child
+// acknowledges it at a step boundary; then tracing on/off.
 type Flags struct {
 	st      *Styles
 	keys    FlagsKeyMap
@@ -193,10 +196,19 @@ func (f *Flags) View() string {
 			}
 		}
 		line := gut + st.Table.Dim.Render(digit) + " " + fit(c.Key, nameW) + "  " + strings.Join(vals, " ")
-		if p, ok := f.state.Pending[c.Key]; ok && p != cur {
+		switch p, ok := f.state.Pending[c.Key]; {
+		case ok && p != cur:
 			line += "  " + st.Live.Pending.Render("→ "+p+" pending")
-		} else if !known {
+		case !known:
 			line += "  " + st.Table.Dim.Render("(not reported yet)")
+		case !slices.Contains(c.Values, cur):
+			// The child reports a state that is none of the choices: a
+			// flag not in use ("not used": the script never called
+			// torch.compile) or not known ("?").
+			if cur == "?" || cur == "" {
+				cur = "unknown"
+			}
+			line += "  " + st.Table.Dim.Render("("+cur+")")
 		}
 		lines = append(lines, line)
 	}

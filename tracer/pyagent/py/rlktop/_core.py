@@ -223,6 +223,7 @@ class Agent:
             pass
         for k in _flags.BUILTIN:
             self.values.setdefault(k, _flags.current(torch, k))
+        _flags.watch_compile(torch, self._compile_used)
         try:
             from torch.optim.optimizer import register_optimizer_step_post_hook
 
@@ -353,6 +354,13 @@ class Agent:
             if not err:
                 self.values[k] = v
             self._send_ack(seq, step, err)
+
+    def _compile_used(self):
+        # The script called torch.compile: compile is in force from now on
+        # (unless a flip already set it), so say so.
+        if self.values.get("compile") == "not used":
+            self.values["compile"] = "on"
+        self._send_ack(0, -1, "")
 
     def _send_ack(self, seq, step, err):
         fr = _wire.control_ack(seq, dict(self.values), self.tracing, step, err)

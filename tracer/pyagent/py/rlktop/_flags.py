@@ -34,11 +34,42 @@ def from_env(s):
     return out
 
 
+# compile is "on" only once the script called torch.compile (watch_compile);
+# before that the flag changes nothing and is reported "not used".
+_compile_used = False
+
+
+def watch_compile(torch, on_first_use):
+    """Wraps torch.compile so that its first call marks compile as used and
+    calls on_first_use() (the agent reports the flag's value then)."""
+    orig = getattr(torch, "compile", None)
+    if orig is None or getattr(orig, "_rlktop_watch", False):
+        return
+
+    def compile(*args, **kwargs):
+        global _compile_used
+        first = not _compile_used
+        _compile_used = True
+        if first:
+            try:
+                on_first_use()
+            except Exception:
+                pass
+        return orig(*args, **kwargs)
+
+    compile._rlktop_watch = True
+    compile.__wrapped__ = orig
+    compile.__doc__ = getattr(orig, "__doc__", None)
+    torch.compile = compile
+
+
 def _onoff(v):
     return "on" if v else "off"
 
 
 def current(torch, k):
+    if k == "compile":
+        return "on" if _compile_used else "not used"
     try:
         b = torch.backends
         if k == "sdpa":
@@ -48,8 +79,6 @@ def current(torch, k):
                 if st == want or (name == "default" and all(st[:3])):
                     return name
             return "custom"
-        if k == "compile":
-            return "on"
         if k == "tf32":
             return _onoff(b.cuda.matmul.allow_tf32)
         if k == "matmul_precision":
