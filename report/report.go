@@ -146,7 +146,7 @@ func Unavailable(s *attrib.Snapshot, view string) string {
 	}
 	if !s.SummaryOnly {
 		if view == ByStep && len(s.Steps) == 0 {
-			return "no steps in this input (no ProfilerStep#N ranges or loop steps)"
+			return attrib.NoStepsText
 		}
 		return ""
 	}

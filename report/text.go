@@ -327,7 +327,7 @@ func emptyView(by string) string {
 	case ByKernel:
 		return "no GPU kernels, memcpy or memset in this input"
 	case ByStep:
-		return "no steps in this input"
+		return attrib.NoStepsText
 	}
 	return fmt.Sprintf("no GPU work in this input, so no %s rows", by)
 }

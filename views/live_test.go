@@ -13,6 +13,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/views"
+	"github.com/rlktop/rlktop/views/viewstest"
 )
 
 // backends is the built-in loop's flag set (loop/demo.Backends), in panel
@@ -309,6 +310,57 @@ func TestStepTimesCompare(t *testing.T) {
 			v.SetCompare(nil, nil)
 			if strings.Contains(v.View(), "not counted") {
 				t.Error("SetCompare(nil) kept the comparison")
+			}
+		})
+	}
+}
+
+// TestFlagsNotUsed (user trial: "compile [on]" for a script that never
+// compiles): the Python agent reports compile "not used" until the script
+// calls torch.compile, and "?" for a flag it cannot read; neither
+// highlights a value, and the line says which. tf32 "on" is in force.
+func TestFlagsNotUsed(t *testing.T) {
+	choices := []views.FlagChoice{{Key: "compile", Values: []string{"on", "off"}},
+		{Key: "sdpa", Values: []string{"default", "math", "flash"}}, {Key: "tf32", Values: []string{"on", "off"}}}
+	for _, w := range widths {
+		t.Run(fmt.Sprintf("w%d", w), func(t *testing.T) {
+			f := views.NewFlags(styles(), choices)
+			f.SetSize(w, f.Height())
+			f.SetState(views.FlagsState{InForce: map[string]string{"compile": "not used", "sdpa": "?", "tf32": "on"}, Tracing: true, Live: true})
+			out := render(t, f.View(), w, f.Height())
+			golden.RequireEqual(t, out)
+			lines := strings.Split(out, "\n")
+			if strings.Contains(lines[0], "[on]") || !strings.Contains(lines[0], "(not used)") {
+				t.Errorf("compile line %q", lines[0])
+			}
+			if strings.Contains(lines[1], "[") || !strings.Contains(lines[1], "(unknown)") {
+				t.Errorf("sdpa line %q", lines[1])
+			}
+			if !strings.Contains(lines[2], "[on]") || strings.Contains(lines[2], "(") {
+				t.Errorf("tf32 line %q", lines[2])
+			}
+		})
+	}
+}
+
+// TestStepsViewNoSteps (user trial: "no steps" did not say what was looked
+// for): a source without steps names the step ranges looked for, wrapped
+// at word boundaries at 80 and 160 columns.
+func TestStepsViewNoSteps(t *testing.T) {
+	for _, w := range widths {
+		t.Run(fmt.Sprintf("w%d", w), func(t *testing.T) {
+			s := viewstest.Snapshot()
+			s.Steps = nil
+			v := views.NewSteps(styles())
+			v.SetSize(w, 6)
+			v.SetSnapshot(s)
+			out := render(t, v.View(), w, 6)
+			golden.RequireEqual(t, out)
+			flat := strings.Join(strings.Fields(out), " ")
+			for _, want := range []string{"step, iteration, iter or train_step", "--step-range REGEX", "ProfilerStep#N", "rlktop.step()"} {
+				if !strings.Contains(flat, want) {
+					t.Errorf("lacks %q:\n%s", want, out)
+				}
 			}
 		})
 	}

@@ -93,7 +93,7 @@ func (s *Steps) View() string {
 	}
 	steps := s.snap.Steps
 	if len(steps) == 0 {
-		return block([]string{st.Table.Dim.Render("no steps: the source marks no ProfilerStep ranges")}, s.w, s.h)
+		return block(wrapStyled(attrib.NoStepsText, max(s.w-1, 20), st.Table.Dim.Render), s.w, s.h)
 	}
 	var maxDur int64
 	for _, r := range steps {
