@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+
+	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/tui"
+)
+
+// TestLiveTUIFindingEnterCompares drives the real TUI over the real
+// built-in loop started on the math attention path (sized so attention
+// owns most of the work, attentionLoop): the Findings view lists the math
+// fallback first; enter on it asks the confirmation for attention math vs
+// fused, C runs the comparison through the live controller (A, B, A′; 10
+// steps each), and the finding then shows the measured result: the step
+// ratio with its interval (reaching below 1, never slower or invalid),
+// attention's ratio below 1 and the probe outputs compared. The verdict
+// is logged: with the A′ arm and 10 steps on a loaded shared machine it
+// was "within noise" (0.84× [0.23, 1.30]); the headless
+// TestSuggestBuiltinMathAttention, with more steps and no A′, asserts
+// "faster".
+func TestLiveTUIFindingEnterCompares(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the built-in loop (builds rlktop); skipped with -short")
+	}
+	bin := rlktopBinary(t)
+	o := loop.LiveOptions{Exe: bin,
+		Flags:   map[string]string{"envs": "32", "layers": "2", "width": "12", "mlp": "16", "head_dim": "8", "attention": "math"},
+		Session: session.Options{Source: "live: test"}}
+	_, tm := startLiveTUI(t, o, builtinBackends())
+	wait := func(s string, d time.Duration) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(s)) },
+			teatest.WithDuration(d), teatest.WithCheckInterval(200*time.Millisecond))
+	}
+	wait("Kernels", 30*time.Second)
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}) // Findings, the last tab
+	wait("1. attention runs on the math fallback", 60*time.Second)
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	wait("Compare attention: math vs fused?", 10*time.Second)
+	tm.Send(tea.KeyPressMsg{Code: 'C', Text: "C"})
+	wait("comparison done", 3*time.Minute)
+	tm.Send(tea.KeyPressMsg{Code: tea.KeyTab}) // Compare → Findings
+	wait("tried attention=fused", 10*time.Second)
+	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(*tui.Model)
+	out := ansi.Strip(final.Render())
+	m := regexp.MustCompile(`tried attention=fused: step ([0-9.]+)× \[([0-9.]+), ([0-9.]+)\] ([a-z ]+), attention ([0-9.]+)×, outputs max \|Δ\| ([0-9.e+-]+), not bitwise`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no measured result on the Findings view:\n%s", out)
+	}
+	t.Logf("%s", m[0])
+	num := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+	if r, lo, hi := num(m[1]), num(m[2]), num(m[3]); !(lo < 1 && lo <= r && r <= hi) || m[4] == "slower" || m[4] == "invalid" {
+		t.Errorf("step %v [%v, %v] %s: want an interval reaching below 1 around the ratio, never slower or invalid", r, lo, hi, m[4])
+	}
+	if a := num(m[5]); !(a > 0 && a < 1) {
+		t.Errorf("attention ratio %v: want below 1", a)
+	}
+	if d := num(m[6]); !(d > 0 && d < 1e-4) {
+		t.Errorf("outputs max |Δ| %v", d)
+	}
+}
