@@ -137,3 +137,23 @@ func (m *Model) findingCompareDone(msg compareDoneMsg) {
 	}
 	f.view.SetTried(id, t.String())
 }
+
+// findingHint is the status bar's line when nothing else is said: the
+// top finding and where to act on it, so that what owns the step and
+// what to try are on the first screen ("" with no finding, or when the
+// Findings view has focus and shows it whole).
+func (m *Model) findingHint() string {
+	fs := m.fnd.view.Findings()
+	if len(fs) == 0 || m.Focused() == views.View(m.fnd.view) {
+		return ""
+	}
+	f := fs[0]
+	h := "▸ " + f.Title
+	if f.Share > 0 && f.ShareOf != "" {
+		h += " (" + views.FormatShare(f.Share) + ")"
+	}
+	if f.Flag != nil {
+		return h + " · Findings: enter tests " + f.Flag.Key + "=" + f.Flag.Value
+	}
+	return h + " · see Findings"
+}

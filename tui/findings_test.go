@@ -83,8 +83,8 @@ func TestFindingsEnterCompares(t *testing.T) {
 }
 
 // TestFindingsEnterElsewhere: a file (no live run) cannot compare: enter
-// names the command that would; any key but C dismisses a finding's
-// confirmation, and the next C compares the Flags view's selection.
+// names the command that would; live, the status bar names the top
+// finding, and any key but C dismisses a finding's confirmation.
 func TestFindingsEnterElsewhere(t *testing.T) {
 	msg := mathLiveMsg()
 	m := newModel(t, 120, 40, tui.Options{Snapshot: msg.State.Cumulative})
@@ -98,6 +98,10 @@ func TestFindingsEnterElsewhere(t *testing.T) {
 	ctl := &fakeCtl{res: fusedResult()}
 	m = newLive(t, 120, 40, ctl)
 	m.Update(mathLiveMsg())
+	// The first screen names the top finding in the status bar.
+	if out := ansi.Strip(m.Render()); !strings.Contains(out, "▸ attention runs on the math fallback (60.0%) · Findings: enter tests attention=fused") {
+		t.Errorf("status bar lacks the top finding:\n%s", out)
+	}
 	for m.Focused().Title() != "Findings" {
 		m.Update(key("tab"))
 	}

@@ -806,6 +806,9 @@ func (m *Model) statusBar() string {
 	if status.Text == "" && m.snap != nil && len(m.snap.Warnings) > 0 {
 		status = StatusMsg{Text: "warning: " + m.snap.Warnings[0], Level: Warn}
 	}
+	if status.Text == "" {
+		status.Text = m.findingHint() // the top finding (findings.go)
+	}
 	style := st.Status.Info
 	switch status.Level {
 	case Warn:
