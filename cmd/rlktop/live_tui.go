@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,10 +48,23 @@ func builtinBackends() []views.FlagChoice {
 
 // runTUI starts the live run and the TUI: a poller sends the session's
 // state about 10 times a second, a telemetry poller the device samples.
-func runTUI(o loop.LiveOptions) error {
+// listen (nil: none) opens run --listen's TCP listener; its line joins
+// the banner under the header.
+func runTUI(o loop.LiveOptions, listen func(*loop.Live) (string, error)) error {
 	live, err := loop.StartLive(o)
 	if live == nil {
 		return err
+	}
+	banner := live.Banner
+	if listen != nil {
+		note, lerr := listen(live)
+		if lerr != nil {
+			live.Close()
+			return lerr
+		}
+		if note != "" {
+			banner = strings.TrimPrefix(banner+" · "+note, " · ")
+		}
 	}
 	ctl := newLiveController(live, o)
 	defer ctl.close()
@@ -58,7 +72,7 @@ func runTUI(o loop.LiveOptions) error {
 	feed := make(chan tea.Msg, 16)
 	done := make(chan struct{})
 	go pollLive(live, ctl, feed, done)
-	opts := tui.Options{Source: o.Session.Source, Feed: feed, Controller: ctl, DeviceStatus: devStatus, Untraced: live.Banner,
+	opts := tui.Options{Source: o.Session.Source, Feed: feed, Controller: ctl, DeviceStatus: devStatus, Untraced: banner,
 		Command: !live.Builtin}
 	if live.Builtin {
 		opts.Backends = builtinBackends()

@@ -41,6 +41,8 @@ type runFlags struct {
 	telemetry   time.Duration // --telemetry-every: sampling period (<0 off)
 	tracer      string        // --tracer auto|kineto|none (a command)
 	noAgent     bool          // --no-agent
+	listen      string        // --listen HOST:PORT: ranks on other hosts (listen.go)
+	listenFile  string        // --listen-file FILE: the address written there
 }
 
 func (rf *runFlags) register(cmd *cobra.Command) {
@@ -51,6 +53,8 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	f.StringVar(&rf.format, "format", "table", "with --headless: "+strings.Join(report.Formats(), "|"))
 	f.StringVar(&rf.by, "by", report.ByKernel, "with --headless: the table to print, "+strings.Join(report.Views(), "|")+" (json holds every view)")
 	f.IntVar(&rf.top, "top", -1, "with --headless: rows to show (0 = all)")
+	f.StringVar(&rf.listen, "listen", "", "also accept ranks on other hosts over TCP on HOST:PORT (e.g. 0.0.0.0:29600); prints the address with its token for 'rlktop agent-env --connect'")
+	f.StringVar(&rf.listenFile, "listen-file", "", "with --listen: write the address (token included) to this file, mode 0600")
 }
 
 // registerCommon adds the flags of every live run (run, record).
@@ -163,7 +167,7 @@ func runLive(cmd *cobra.Command, rf *runFlags, command []string) error {
 		return runHeadless(cmd.OutOrStdout(), cmd.ErrOrStderr(), rf, o)
 	}
 	o.StderrCopy = nil // the TUI keeps the tail; nothing may write to the terminal
-	return runTUI(o)
+	return runTUI(o, rf.listenRanks)
 }
 
 // runHeadless runs the child until rf.steps steps were received (built-in
@@ -191,6 +195,11 @@ func runHeadless(stdout, stderr io.Writer, rf *runFlags, o loop.LiveOptions) err
 	}
 	if live.Banner != "" {
 		fmt.Fprintln(stderr, "rlktop:", live.Banner)
+	}
+	if note, err := rf.listenRanks(live); err != nil {
+		return err
+	} else if note != "" {
+		fmt.Fprintln(stderr, "rlktop:", note)
 	}
 	warnFingerprints(stderr, live)
 	tick := time.NewTicker(100 * time.Millisecond)
