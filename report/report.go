@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -186,7 +187,8 @@ func top[T any](rows []T, n int) []T {
 }
 
 // Duration formats ns with a human unit and about three significant digits:
-// "850 ns", "12.3 µs", "4.56 ms", "1.23 s".
+// "850 ns", "12.3 µs", "4.56 ms", "1.23 s", and from 999.5 s in minutes,
+// hours and days (units.LongDuration): "16 m 40 s", "102 d 04 h".
 func Duration(ns int64) string {
 	neg := ""
 	if ns < 0 {
@@ -200,9 +202,11 @@ func Duration(ns int64) string {
 		return neg + sig3(f/1e3) + " µs"
 	case ns < 1_000_000_000:
 		return neg + sig3(f/1e6) + " ms"
-	default:
-		return neg + sig3(f/1e9) + " s"
 	}
+	if l, ok := units.LongDuration(ns); ok {
+		return neg + l // "16 m 40 s", "102 d 04 h"
+	}
+	return neg + sig3(f/1e9) + " s"
 }
 
 // sig3 prints x (>= 1) with about three significant digits, never in

@@ -6,10 +6,12 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/internal/units"
 )
 
 // FormatNs renders a duration in nanoseconds in human units with three
-// significant digits: "812 ns", "1.23 µs", "45.6 ms", "1.20 s". Negative
+// significant digits: "812 ns", "1.23 µs", "45.6 ms", "1.20 s", and from
+// 999.5 s in minutes, hours and days (units.LongDuration). Negative
 // values keep their sign. The unit is chosen after rounding, so 999.7 µs
 // is "1.00 ms", never "1000 µs".
 func FormatNs(ns int64) string {
@@ -24,9 +26,11 @@ func FormatNs(ns int64) string {
 		return sig3(v/1e3) + " µs"
 	case v < 999.5e6:
 		return sig3(v/1e6) + " ms"
-	default:
-		return sig3(v/1e9) + " s"
 	}
+	if l, ok := units.LongDuration(ns); ok {
+		return l // "16 m 40 s", "102 d 04 h"
+	}
+	return sig3(v/1e9) + " s"
 }
 
 // sig3 formats v (≥ 0.9995) with three significant digits (more for ≥ 1000).
