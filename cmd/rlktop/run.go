@@ -208,7 +208,7 @@ func runHeadless(stdout, stderr io.Writer, rf *runFlags, o loop.LiveOptions) err
 wait:
 	for {
 		st := live.Session.Snapshot()
-		if rf.steps > 0 && st.StepCount >= rf.steps {
+		if rf.steps > 0 && stepsDone(st) >= rf.steps {
 			break
 		}
 		if live.Sup.Status().State != loop.Running {
@@ -301,11 +301,25 @@ func warnFingerprints(w io.Writer, live *loop.Live) {
 // summarizeSteps is the "steps" object of a run report (attrib.StepSummary,
 // the same summary compare's arms use).
 func summarizeSteps(st *session.State) attrib.StepSummary {
-	d := make([]int64, 0, len(st.Steps))
-	for _, s := range st.Steps {
+	steps := st.Steps
+	if rs := st.RankSteps(); rs != nil {
+		steps = rs // a distributed job: one step per step every rank finished
+	}
+	d := make([]int64, 0, len(steps))
+	for _, s := range steps {
 		d = append(d, s.DurNs)
 	}
 	return attrib.SummarizeSteps(d)
+}
+
+// stepsDone is the steps --steps counts: with the ranks of a distributed
+// job (session.State.RankSteps), those every rank has finished; else every
+// step received.
+func stepsDone(st *session.State) int64 {
+	if rs := st.RankSteps(); rs != nil {
+		return int64(len(rs))
+	}
+	return st.StepCount
 }
 
 func writeRunReport(w io.Writer, st *session.State, flags map[string]string, rf *runFlags) error {
