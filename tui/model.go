@@ -797,9 +797,9 @@ func (m *Model) wideBody() string {
 }
 
 // statusBar shows the latest status message on the left and the
-// snapshot's warning count on the right. Errors wrap onto up to three
-// lines so that a whole positioned error (file, byte, what was expected)
-// can be read; other messages are cut to one line.
+// snapshot's warning count on the right. Messages wrap at word
+// boundaries: errors onto up to three lines, so that a whole positioned
+// error (file, byte, what was expected) can be read, others onto two.
 func (m *Model) statusBar() string {
 	st := m.st
 	status := m.status
@@ -836,15 +836,21 @@ func (m *Model) statusBar() string {
 	}
 	rwid := ansi.StringWidth(right)
 	room := max(m.w-rwid-1, 1)
-	var lines []string
-	if status.Level == Error && ansi.StringWidth(status.Text) > room {
-		lines = strings.Split(ansi.Wrap(status.Text, room, " "), "\n")
-		if len(lines) > 3 {
-			lines = lines[:3]
-			lines[2] = ansi.Truncate(lines[2], room-1, "") + "…"
+	// Long messages wrap at word boundaries (errors onto up to three
+	// lines, others two); what still does not fit ends in "…" after a
+	// whole word.
+	maxLines := 2
+	if status.Level == Error {
+		maxLines = 3
+	}
+	lines := strings.Split(ansi.Wrap(status.Text, room, " "), "\n")
+	if len(lines) > maxLines {
+		lines = lines[:maxLines]
+		last := ansi.Truncate(lines[maxLines-1], room-1, "")
+		if i := strings.LastIndexByte(last, ' '); i > 0 {
+			last = last[:i]
 		}
-	} else {
-		lines = []string{ansi.Truncate(status.Text, room, "…")}
+		lines[maxLines-1] = last + "…"
 	}
 	for i, l := range lines {
 		l = style.Render(l)

@@ -8,6 +8,7 @@ import (
 	"github.com/rlktop/rlktop/gpu/gputest"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tui"
+	"github.com/rlktop/rlktop/views/viewstest"
 )
 
 // TestUntracedBannerWrapped: the reason a command runs untraced stays
@@ -107,5 +108,22 @@ func TestCompareAsksFirst(t *testing.T) {
 	press(m, "C")
 	if got := ctl.Calls(); len(got) != 1 || got[0] != "compare attention=math,fused" {
 		t.Errorf("C C called %q", got)
+	}
+}
+
+// TestStatusWrapsWords (user trial: hints cut mid-word at 80 columns): a
+// status message longer than the bar shows at 80 columns with every word
+// whole, over two lines.
+func TestStatusWrapsWords(t *testing.T) {
+	msg := "attention=fused applied at step 16; the comparison needs about 108 steps per arm to decide, see Compare"
+	m := newModel(t, 80, 24, tui.Options{})
+	snap := viewstest.Snapshot()
+	snap.Warnings = nil
+	m.Update(tui.SnapshotMsg{Snapshot: snap})
+	m.Update(tui.StatusMsg{Text: msg})
+	lines := strings.Split(ansi.Strip(m.Render()), "\n")
+	got := strings.Fields(lines[len(lines)-3] + " " + lines[len(lines)-2])
+	if strings.Join(got, " ") != msg {
+		t.Errorf("status rows %q / %q, want the words of %q", lines[len(lines)-3], lines[len(lines)-2], msg)
 	}
 }
