@@ -501,6 +501,7 @@ type tlLayout struct {
 	lanes     int // GPU lanes shown
 	laneOff   int // first GPU lane shown
 	detail    int // detail lines at the bottom
+	legend    int // legend lines
 }
 
 func (t *Timeline) layout() tlLayout {
@@ -521,7 +522,11 @@ func (t *Timeline) layout() tlLayout {
 	if t.h < 12 {
 		lay.detail = 1
 	}
-	rows := t.h - 2 /*axis, steps*/ - 1 /*legend*/ - lay.detail
+	lay.legend = min(len(t.legendLines()), 2)
+	if t.h < 12 {
+		lay.legend = 1
+	}
+	rows := t.h - 2 /*axis, steps*/ - lay.legend - lay.detail
 	// CPU rows give way to GPU lanes on short screens.
 	need := len(t.tl.Lanes)
 	if lay.launch && rows-lay.cpuRows-1 >= min(need, 2) {
@@ -637,7 +642,16 @@ func (t *Timeline) View() string {
 			lines[n-1] = ansi.Truncate(lines[n-1], t.w-14, "") + st.Table.Dim.Render(fmt.Sprintf(" +%d lanes ↓", more))
 		}
 	}
-	lines = append(lines, t.legend())
+	leg := t.legendLines()
+	if len(leg) > lay.legend {
+		leg = leg[:lay.legend]
+		last := ansi.Truncate(leg[len(leg)-1], t.w-1, "")
+		if i := strings.LastIndex(last, "  "); i > 0 {
+			last = last[:i]
+		}
+		leg[len(leg)-1] = last + "…"
+	}
+	lines = append(lines, leg...)
 	for len(lines) < t.h-lay.detail {
 		lines = append(lines, "")
 	}
@@ -900,8 +914,9 @@ func unicode(r rune, upper bool) rune {
 	return r
 }
 
-// legend maps letters to categories, most GPU time first.
-func (t *Timeline) legend() string {
+// legendLines maps letters to categories (by name), packed into lines of
+// the view's width without cutting an entry.
+func (t *Timeline) legendLines() []string {
 	if t.letters == nil {
 		t.assignLetters()
 	}
@@ -918,11 +933,14 @@ func (t *Timeline) legend() string {
 	for _, x := range ls {
 		parts = append(parts, t.catStyle(x.c).Render(string(unicode(x.r, true)))+" "+x.c)
 	}
-	s := "  " + strings.Join(parts, "  ")
 	if t.tl.Dropped > 0 {
-		s += t.st.Table.Dim.Render(fmt.Sprintf("  (%s earlier ops not kept)", FormatCount(int64(t.tl.Dropped))))
+		parts = append(parts, t.st.Table.Dim.Render(fmt.Sprintf("(%s earlier ops not kept)", FormatCount(int64(t.tl.Dropped)))))
 	}
-	return s
+	lines := pack(parts, "  ", max(t.w-2, 10))
+	for i := range lines {
+		lines[i] = "  " + lines[i]
+	}
+	return lines
 }
 
 // opsInView reports whether any op overlaps the visible range.

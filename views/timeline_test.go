@@ -2,6 +2,7 @@ package views_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -249,5 +250,28 @@ func TestTimelineFitFollowsLiveWindow(t *testing.T) {
 	}
 	if out := ansi.Strip(v.View()); !strings.Contains(out, "0 fits the ops, f follows the newest") {
 		t.Errorf("no hint with no ops in view:\n%s", out)
+	}
+}
+
+// TestTimelineLegendWraps (user trial at 80 columns: the legend ended
+// "O opt…"): nine categories of the built-in loop do not fit one 80-column
+// line; the legend takes two and names every category whole.
+func TestTimelineLegendWraps(t *testing.T) {
+	cats := []string{"attention", "elementwise", "embedding", "env", "gemm", "loss", "norm", "optimizer", "qkv"}
+	tl := &attrib.Timeline{StartNs: 0, EndNs: 9_000, Lanes: []attrib.TimelineLane{{Device: 0, Stream: 0}}}
+	for i, c := range cats {
+		tl.Ops = append(tl.Ops, attrib.TimelineOp{Kind: tracer.KindKernel, StartNs: int64(i) * 1_000, DurNs: 1_000,
+			Name: c + "_k", Display: c + "_k", Category: c, Step: -1})
+	}
+	p := views.PlainStyles()
+	v := views.NewTimeline(&p)
+	v.SetSize(80, 14)
+	v.SetTimeline(tl, nil)
+	out := render(t, v.View(), 80, 14)
+	words := strings.Fields(out)
+	for _, c := range cats {
+		if !slices.Contains(words, c) {
+			t.Errorf("legend lacks %q whole:\n%s", c, out)
+		}
 	}
 }
