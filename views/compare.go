@@ -369,14 +369,16 @@ func (c *Compare) header() []string {
 	}
 	for i, a := range r.Arms {
 		tag := string(rune('A' + min(i, 25)))
+		armName := a.Name
 		if i == len(r.Arms)-1 && r.Noise != nil {
 			tag = "A′"
+			armName = r.Arms[0].Name + " again" // not "A′ A′ (…)"
 		}
 		nw, vw := 24, 9
 		if c.w < 100 {
 			nw, vw = max(min(24, c.w-55), 8), 7
 		}
-		l := c.armStyle(i)(fit(tag, 2)) + " " + fit(a.Name, nw) + fmt.Sprintf(" %3d steps  median %s  p10 %s  p90 %s",
+		l := c.armStyle(i)(fit(tag, 2)) + " " + fit(armName, nw) + fmt.Sprintf(" %3d steps  median %s  p10 %s  p90 %s",
 			a.Steps, fitRight(FormatNs(a.MedianNs), vw), fitRight(FormatNs(a.P10Ns), vw), fitRight(FormatNs(a.P90Ns), vw))
 		if !a.Valid {
 			l += "  " + st.Live.Invalid.Render("invalid") + " " + a.Reason
@@ -391,11 +393,22 @@ func (c *Compare) header() []string {
 		if cs.Bitwise {
 			bw = "yes"
 		}
-		l := fmt.Sprintf("consistency %s vs A: max |Δ| %.3g · ulp %d · NaN %d · bitwise %s", cs.Arm, cs.MaxAbs, cs.MaxULP, cs.NaN, bw)
+		// The arm by its letter (its name is on its row above), so the
+		// line fits 80 columns; longer ones wrap at word boundaries.
+		arm := cs.Arm
+		for i := range r.Arms {
+			if r.Arms[i].Name == cs.Arm {
+				arm = string(rune('A' + min(i, 25)))
+				if i == len(r.Arms)-1 && r.Noise != nil {
+					arm = "A′"
+				}
+			}
+		}
+		l := fmt.Sprintf("consistency %s vs A: max |Δ| %.3g · ulp %d · NaN %d · bitwise %s", arm, cs.MaxAbs, cs.MaxULP, cs.NaN, bw)
 		if cs.Err != "" {
 			l += " · " + cs.Err
 		}
-		out = append(out, l)
+		out = append(out, wrapStyled(l, max(c.w-1, 20), func(s ...string) string { return strings.Join(s, "") })...)
 	}
 	out = append(out, c.metricLines(r)...)
 	out = append(out, c.schedule(r)...)
