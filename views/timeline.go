@@ -962,6 +962,11 @@ func (t *Timeline) detail(n int) []string {
 	st := t.st
 	o := t.Selected()
 	lab := func(s string) string { return st.Detail.Label.Render(s) }
+	gone := ""
+	if o == nil && t.selKey.Name != "" && int(t.selKey.Lane) < len(t.tl.Lanes) {
+		// The selected op left a live window: keep describing it.
+		o, gone = &t.selKey, st.Table.Dim.Render("  (no longer in the live window)")
+	}
 	if o == nil {
 		hint := "[ ] or a click selects a block; +/- or the wheel zooms; drag zooms to a range"
 		if !t.opsInView() && len(t.tl.Ops) > 0 {
@@ -981,7 +986,7 @@ func (t *Timeline) detail(n int) []string {
 	facts := lab("category ") + o.Category + lab("  stage ") + stage + lab("  step ") + step +
 		lab("  dur ") + FormatNs(o.DurNs) + lab("  at +") + FormatNs(o.StartNs-t.origin) +
 		lab("  "+t.laneName(ln))
-	out := []string{lab("kernel ") + st.Detail.Name.Render(ansi.Truncate(o.Name, max(t.w-7, 1), "…"))}
+	out := []string{lab("kernel ") + st.Detail.Name.Render(ansi.Truncate(o.Name, max(t.w-7-ansi.StringWidth(gone), 1), "…")) + gone}
 	if n >= 2 {
 		out = append(out, facts)
 	}

@@ -275,3 +275,25 @@ func TestTimelineLegendWraps(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineSelectionLeavesWindow (tmux 200x50: a block selected with ]
+// lost its description two seconds later, when the live window slid past
+// it): the description stays, saying the op is no longer in the window.
+func TestTimelineSelectionLeavesWindow(t *testing.T) {
+	p := views.PlainStyles()
+	v := views.NewTimeline(&p)
+	v.SetSize(80, 12)
+	v.SetTimeline(slidingTimeline(0), nil)
+	press(v, "0", "]")
+	sel := v.Selected()
+	if sel == nil {
+		t.Fatal("] selected nothing")
+	}
+	at := sel.StartNs
+	v.SetTimeline(slidingTimeline(20_000), nil) // every op of the first window is gone
+	out := ansi.Strip(v.View())
+	if v.Selected() != nil || !strings.Contains(out, "kernel k") || !strings.Contains(out, "(no longer in the live window)") ||
+		!strings.Contains(out, "at +"+views.FormatNs(at)) {
+		t.Errorf("selection at %d ns after the window slid:\n%s", at, out)
+	}
+}
