@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/rlktop/rlktop/gpu/gputest"
 	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tui"
 	"github.com/rlktop/rlktop/views"
 	"github.com/rlktop/rlktop/views/viewstest"
@@ -245,5 +246,35 @@ func TestFlowCompareArmsOnStepChart(t *testing.T) {
 	out := ansi.Strip(final.View().Content)
 	if !strings.Contains(out, "·AAA·BBB·aa·") || !strings.Contains(out, "A math 3 · B fused 3 · a A′ 2") {
 		t.Errorf("step chart lacks the arm row or its counts:\n%s", out)
+	}
+}
+
+// TestFlowScrubFollows: in the running program, a file with two steps;
+// tab to the Timeline, `.` selects step 41: the header says so and shows
+// the step's totals (3 kernels, set by hand), and the Timeline shows
+// step 41's range (0+7,000 ns: the step, its ops end by 6,000); `,` goes
+// back to every step, fitted (0+14,000).
+func TestFlowScrubFollows(t *testing.T) {
+	tl, _ := viewstest.Timeline()
+	s41, s42 := viewstest.Big(2), viewstest.Big(3)
+	s41.Totals = attrib.Totals{KernelCount: 3, KernelTotalNs: 3_000, GPUTotalNs: 3_000}
+	s42.Totals = attrib.Totals{KernelCount: 6, KernelTotalNs: 6_000, GPUTotalNs: 6_000}
+	final := runFlow(t, tui.Options{Snapshot: viewstest.Snapshot(), Timeline: tl}, 80, 24, func(tm *teatest.TestModel) {
+		tm.Send(tui.SnapshotMsg{Snapshot: viewstest.Snapshot(), Timeline: tl,
+			Steps: []tui.StepSnapshot{{Step: 41, Snapshot: s41}, {Step: 42, Snapshot: s42}}})
+		tm.Send(key("tab"))
+		tm.Send(key("."))
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+			return bytes.Contains(b, []byte("step 41 (1 of 2)")) && bytes.Contains(b, []byte("7.00 µs wide"))
+		}, teatest.WithDuration(5*time.Second))
+		tm.Send(key(","))
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("14.0 µs wide")) },
+			teatest.WithDuration(5*time.Second))
+	})
+	if from, span := final.Timeline().Range(); from != 0 || span != 14_000 {
+		t.Errorf("after , : range %d+%d, want 0+14000", from, span)
+	}
+	if !final.Timeline().Fitting() {
+		t.Error("every step again should fit")
 	}
 }
