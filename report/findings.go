@@ -143,7 +143,7 @@ func writeFinding(b *strings.Builder, n int, f *attrib.Finding, md bool) {
 		if cur == "" {
 			cur = "unset"
 		}
-		item("test:", esc(fmt.Sprintf("%s=%s (now %s; %s): rlktop compare %s, or enter on the finding in the TUI",
+		item("test:", esc(fmt.Sprintf("%s=%s (now %s; %s): rlktop compare %s; in a live TUI: enter on the finding",
 			f.Flag.Key, f.Flag.Value, cur, how, FlagTest(f))))
 	}
 	item("source:", esc(f.Source))

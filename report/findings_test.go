@@ -25,7 +25,7 @@ func TestWriteFindings(t *testing.T) {
 	}
 	for _, want := range []string{"source: t.json (format kineto)", "1. attention runs on the math fallback — 60.0% of GPU time  [attention-math-fallback]",
 		"   math-path attention kernels: 60 ns of 100 ns GPU time (60.0%)", "   top: aten::bmm 40 ns (4 calls)",
-		"   test: sdpa=flash (now math; switched live): rlktop compare --flag sdpa=math,flash", "2. the GPU | is idle — 55.5% of step wall time  [gpu-idle]", "   source: HTA"} {
+		"   test: sdpa=flash (now math; switched live): rlktop compare --flag sdpa=math,flash; in a live TUI: enter on the finding", "2. the GPU | is idle — 55.5% of step wall time  [gpu-idle]", "   source: HTA"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}

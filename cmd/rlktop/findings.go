@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strings"
 
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer"
@@ -15,13 +16,24 @@ const maxFindingOps = 1 << 22
 
 // findingsInputOf is the findings input of files: snap (their combined
 // snapshot), the agent outputs, and — when they are one run — its
-// timeline (the idle finding) and counter tracks (telemetry findings).
+// timeline (the idle finding), counter tracks (telemetry findings) and,
+// for an rlktop recording, the flags in force (its flag.* metadata).
 func findingsInputOf(snap *attrib.Snapshot, traces []*tracer.Trace, rules *attrib.Rules, outputs []attrib.OutputRow) attrib.FindingInput {
 	in := attrib.FindingInput{Snapshot: snap, Outputs: outputs}
 	if runs := tracefile.GroupRuns(traces); len(runs) == 1 && !runs[0].SummaryOnly {
 		t := runs[0]
 		in.Timeline = attrib.BuildTimeline(t.Events, t.Strings, t.Contexts, rules, min(max(len(t.Events), attrib.DefaultTimelineOps), maxFindingOps))
 		in.Counters = attrib.SummarizeCounters(t)
+		// A recording holds the flags in force at its start (the
+		// children's flag.* metadata): a finding can then name its test.
+		for k, v := range t.Meta {
+			if name, ok := strings.CutPrefix(k, "flag."); ok && name != "" {
+				if in.Flags == nil {
+					in.Flags = map[string]string{}
+				}
+				in.Flags[name] = v
+			}
+		}
 	}
 	return in
 }

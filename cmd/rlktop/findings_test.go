@@ -90,3 +90,29 @@ func TestReportByFinding(t *testing.T) {
 		t.Errorf("with %s: %v\n%s", user, err, txt)
 	}
 }
+
+// TestReportByFindingRecording: a recording of the built-in loop (its
+// default, the math attention path) names the math fallback first with
+// the flag to test from the recording's flag.* metadata: attention, now
+// math, try fused.
+func TestReportByFindingRecording(t *testing.T) {
+	bin := needRecordBin(t)
+	rec := filepath.Join(t.TempDir(), "demo.rlk")
+	if out, err := exec.Command(bin, append([]string{"record", "-o", rec, "--steps", "4"}, attentionLoop...)...).CombinedOutput(); err != nil {
+		t.Fatalf("record: %v\n%s", err, out)
+	}
+	out, err := runReport(t, rec, "--by", "finding", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc report.FindingsDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Findings) == 0 || doc.Findings[0].ID != "attention-math-fallback" {
+		t.Fatalf("findings %+v: want the math fallback first", doc.Findings)
+	}
+	if fl := doc.Findings[0].Flag; fl == nil || fl.Key != "attention" || fl.Current != "math" || fl.Value != "fused" {
+		t.Errorf("flag %+v: want attention math → fused", fl)
+	}
+}
