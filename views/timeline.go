@@ -687,17 +687,35 @@ func (t *Timeline) stepRow(gw int, pc int64) string {
 			}
 		}
 	}
+	// A step's number is written only when it fits before the next
+	// boundary, so crowded steps show their boundaries, never digits
+	// run together ("│2││3│31").
+	type bound struct {
+		c     int
+		label string
+	}
+	var bs []bound
 	for _, s := range t.tl.Steps {
 		if s.StartNs+s.DurNs < t.from || s.StartNs >= t.from+t.span {
 			continue
 		}
-		c := int((s.StartNs - t.from) / pc)
 		if s.StartNs < t.from {
-			c = 0
-			put(c, fmt.Sprintf("…%d", s.Step))
+			bs = append(bs, bound{0, fmt.Sprintf("…%d", s.Step)})
 			continue
 		}
-		put(c, fmt.Sprintf("│%d", s.Step))
+		bs = append(bs, bound{int((s.StartNs - t.from) / pc), fmt.Sprintf("│%d", s.Step)})
+	}
+	slices.SortStableFunc(bs, func(a, b bound) int { return a.c - b.c })
+	for i, b := range bs {
+		next := gw
+		if i+1 < len(bs) {
+			next = bs[i+1].c
+		}
+		if b.c+len([]rune(b.label)) <= next {
+			put(b.c, b.label)
+		} else {
+			put(b.c, string([]rune(b.label)[0]))
+		}
 	}
 	type mk struct {
 		c     int

@@ -297,3 +297,37 @@ func TestTimelineSelectionLeavesWindow(t *testing.T) {
 		t.Errorf("selection at %d ns after the window slid:\n%s", at, out)
 	}
 }
+
+// TestTimelineStepNumbersNotRunTogether (tmux 80x24, fit: the step row
+// read "│2││3│31  │32│3││35"): steps 2 cells apart (at 80 columns after
+// fit, 14,000 ns / 70 cells = 200 ns a cell, steps every 400 ns) show
+// their boundaries; a number is written only where it fits, so every run
+// of digits on the row is a whole step number.
+func TestTimelineStepNumbersNotRunTogether(t *testing.T) {
+	tl, _ := viewstest.Timeline()
+	tl.Steps = nil
+	for i := int64(0); i < 35; i++ {
+		tl.Steps = append(tl.Steps, attrib.TimelineStep{Step: 100 + i, StartNs: i * 400, DurNs: 400})
+	}
+	tl.Steps = append(tl.Steps, attrib.TimelineStep{Step: 7, StartNs: 14_000 - 2_000, DurNs: 2_000}) // room for "│7"
+	p := views.PlainStyles()
+	v := views.NewTimeline(&p)
+	v.SetSize(80, 14)
+	v.SetTimeline(tl, nil)
+	press(v, "0")
+	var row string
+	for _, l := range strings.Split(ansi.Strip(v.View()), "\n") {
+		if strings.HasPrefix(l, "steps") {
+			row = l
+		}
+	}
+	nums := strings.FieldsFunc(row[len("steps"):], func(r rune) bool { return r < '0' || r > '9' })
+	for _, n := range nums {
+		if n != "7" && (len(n) != 3 || n < "100" || n > "134") {
+			t.Errorf("digits %q on the step row are no step number: %q", n, row)
+		}
+	}
+	if !strings.Contains(row, "│7") {
+		t.Errorf("step 7 with room lacks its number: %q", row)
+	}
+}
