@@ -21,6 +21,9 @@ import (
 // 0.83] and 0.42× [0.31, 0.59], math attention 41% of operator time);
 // 4–7 minutes on the loaded 2-core machine.
 func TestTorchSuggestSDPA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("4–7 minutes in the PyTorch root; skipped with -short")
+	}
 	r := testutil.NeedTorchRoot(t)
 	argv := []string{r.Bin, "compare", "--suggest", "--no-noise", "--flag", "sdpa=math", "--steps", "8", "--block", "4", "--profile-steps", "4",
 		"--format", "json", "--", "python3", r.Dst + "/selfplay_connect4.py", "--threads", "1", "--envs", "64", "--width", "16", "--heads", "8", "--plies", "4"}
