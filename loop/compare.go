@@ -152,8 +152,11 @@ type CompareResult struct {
 	Mode     string      `json:"mode"`
 	Schedule []StepLabel `json:"schedule"`
 	// Notes say what the numbers cannot (e.g. how A′ differs from A).
-	Notes  []string `json:"notes,omitempty"`
-	WallNs int64    `json:"wall_ns"` // wall time of the whole comparison
+	Notes []string `json:"notes,omitempty"`
+	// CoTenant: another process shared a GPU while the arms ran (the
+	// notes name it); the timings are not the command's alone.
+	CoTenant bool  `json:"cotenant,omitempty"`
+	WallNs   int64 `json:"wall_ns"` // wall time of the whole comparison
 }
 
 // Valid reports whether every arm (A′ included) is valid.
@@ -222,19 +225,20 @@ type stepRef struct {
 }
 
 type runner struct {
-	o       CompareOptions
-	builtin bool
-	live    bool // every varying flag is set inside the running process (built-in loop or Python agent)
-	agent   bool // live, through the Python agent of a command
-	t0      time.Time
-	common  map[string]string // flags equal in every arm
-	vary    []string          // keys that differ between arms (sorted)
-	arms    []*armRun         // arms then A′ (index len(o.Arms))
-	labels  map[stepKey]StepLabel
-	notes   []string
-	lv      *Live
-	seen    map[int32]bool // pids of earlier segments (restart mode)
-	prev    *armRun        // the previous segment's arm (restart mode)
+	o        CompareOptions
+	builtin  bool
+	live     bool // every varying flag is set inside the running process (built-in loop or Python agent)
+	agent    bool // live, through the Python agent of a command
+	t0       time.Time
+	common   map[string]string // flags equal in every arm
+	vary     []string          // keys that differ between arms (sorted)
+	arms     []*armRun         // arms then A′ (index len(o.Arms))
+	labels   map[stepKey]StepLabel
+	notes    []string
+	cotenant bool // a co-tenant note was added
+	lv       *Live
+	seen     map[int32]bool // pids of earlier segments (restart mode)
+	prev     *armRun        // the previous segment's arm (restart mode)
 	// all holds every step the session reported, in order of first sight:
 	// a restart resets the session's step list, so it is kept here.
 	all     []session.StepTime
@@ -505,6 +509,7 @@ func (r *runner) run(ctx context.Context) (*CompareResult, error) {
 		res.Pairs = nil
 	}
 	res.Notes = r.notes
+	res.CoTenant = r.cotenant
 	res.Schedule = r.schedule()
 	return res, nil
 }
@@ -605,7 +610,10 @@ func (r *runner) finishRecording() error {
 	}
 	lv.Session.Wait(2 * time.Second)
 	r.observe(lv.Session.Snapshot())
-	r.notes = append(r.notes, lv.CoTenantNotes()...) // a shared GPU marks the comparison
+	if cn := lv.CoTenantNotes(); len(cn) > 0 {
+		r.notes = append(r.notes, cn...) // a shared GPU marks the comparison
+		r.cotenant = true
+	}
 	if _, err := r.lv.Session.StopRecording(); err != nil && !errors.Is(err, session.ErrNotRecording) {
 		return fmt.Errorf("compare: finishing the recording: %w", err)
 	}

@@ -35,6 +35,11 @@ type Tried struct {
 	Reason string `json:"reason,omitempty"`
 	// Err is why the comparison could not run ("" it ran).
 	Err string `json:"error,omitempty"`
+	// CoTenant: another process shared the GPU during the comparison
+	// (its notes say which; CompareResult.Notes): the timing is suspect.
+	CoTenant bool `json:"cotenant,omitempty"`
+	// Notes are the comparison's notes (CompareResult.Notes).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // TriedOf reduces res, a comparison of key=from (A) against key=to (B),
@@ -45,6 +50,7 @@ func TriedOf(res *CompareResult, findingID, key, from, to, row string) Tried {
 		return t
 	}
 	t.Step, t.Verdict, t.Valid = res.Ratio, res.Verdict, res.Valid()
+	t.Notes, t.CoTenant = res.Notes, res.CoTenant
 	for _, a := range res.Arms {
 		if !a.Valid && t.Reason == "" {
 			t.Reason = a.Name + ": " + a.Reason
@@ -97,6 +103,9 @@ func (t Tried) String() string {
 		}
 	} else {
 		b.WriteString(", outputs not compared")
+	}
+	if t.CoTenant {
+		b.WriteString(" (another process shared the GPU: timing suspect)")
 	}
 	return b.String()
 }

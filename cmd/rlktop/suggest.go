@@ -269,5 +269,10 @@ func writeSuggest(w io.Writer, doc *SuggestDoc, format string) error {
 		return nil
 	}
 	writeSmallTable(w, "suggested flags, each compared with the current setting (interleaved arms, A/A′ noise)", header, rows, md)
+	for _, t := range doc.Tried {
+		if t.CoTenant {
+			fmt.Fprintf(w, "note: %s: another process shared the GPU while it was compared; its timing is not the command's alone\n", escape.Control(t.FindingID))
+		}
+	}
 	return nil
 }

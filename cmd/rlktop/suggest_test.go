@@ -109,6 +109,17 @@ func TestTriedString(t *testing.T) {
 	if got := tr.String(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
+	res := fakeResult()
+	res.CoTenant, res.Notes = true, []string{"GPU co-tenant since 12:00: pid 9 on nvidia GPU 0"}
+	tr = loop.TriedOf(res, "attention-math-fallback", "attention", "math", "fused", "attention")
+	if !tr.CoTenant || !strings.HasSuffix(tr.String(), "(another process shared the GPU: timing suspect)") || len(tr.Notes) != 1 {
+		t.Errorf("co-tenant: %+v %q", tr, tr.String())
+	}
+	var b strings.Builder
+	writeSuggest(&b, &SuggestDoc{Tried: []loop.Tried{tr}}, "table")
+	if !strings.Contains(b.String(), "note: attention-math-fallback: another process shared the GPU") {
+		t.Errorf("table lacks the co-tenant note:\n%s", b.String())
+	}
 }
 
 // TestLiveControllerCompareCommand: the TUI's compare (C, or enter on a
