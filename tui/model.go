@@ -704,31 +704,24 @@ func (m *Model) tabBar() string {
 	if m.snap == nil {
 		return ""
 	}
-	// Labels are padded with a space each side when they all fit.
-	lpad := " "
-	total := 0
-	for i, t := range m.tabs {
-		if m.available(i) {
-			total += ansi.StringWidth(t.View.Title()) + 3
-		}
-	}
-	if total > m.w {
-		lpad = ""
-	}
+	tabs, cut, more := m.tabLayout()
 	var b strings.Builder
-	for i, t := range m.tabs {
-		if !m.available(i) {
-			continue
-		}
-		if b.Len() > 0 {
+	if cut {
+		b.WriteString(st.Tabs.Sep.Render("…│"))
+	}
+	for k, tp := range tabs {
+		if k > 0 {
 			b.WriteString(st.Tabs.Sep.Render("│"))
 		}
-		label := lpad + t.View.Title() + lpad
-		if i == m.focus {
+		label := strings.Repeat(" ", tp.pad) + m.tabs[tp.tab].View.Title() + strings.Repeat(" ", tp.pad)
+		if tp.tab == m.focus {
 			b.WriteString(st.Tabs.Active.Render(label))
 		} else {
 			b.WriteString(st.Tabs.Inactive.Render(label))
 		}
+	}
+	if more && ansi.StringWidth(b.String())+2 <= m.w {
+		b.WriteString(st.Tabs.Sep.Render("│…"))
 	}
 	left := b.String()
 	if m.wide() || m.snap == nil {

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"slices"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rlktop/rlktop/views"
@@ -62,33 +64,64 @@ func (m *Model) regions() []region {
 
 // tabAt returns the tab whose label is at column x of the tab bar, or -1.
 func (m *Model) tabAt(x int) int {
-	lpad := 1
+	tabs, _, _ := m.tabLayout()
+	for _, tp := range tabs {
+		if x >= tp.col && x < tp.col+tp.w {
+			return tp.tab
+		}
+	}
+	return -1
+}
+
+// tabPos is where a tab's label is drawn in the tab bar.
+type tabPos struct {
+	tab, col, w, pad int
+}
+
+// tabLayout places the available tabs' labels (padded by a space each
+// side when they all fit): from the first, or, when the focused tab would
+// not fit, from a later one so that it does (cut: "…│" comes first);
+// more says tabs after the last placed one did not fit. The tab bar and
+// mouse clicks both use it.
+func (m *Model) tabLayout() (tabs []tabPos, cut, more bool) {
+	var avail []int
 	total := 0
 	for i, t := range m.tabs {
 		if m.available(i) {
+			avail = append(avail, i)
 			total += ansi.StringWidth(t.View.Title()) + 3
 		}
 	}
+	pad := 1
 	if total > m.w {
-		lpad = 0
+		pad = 0
 	}
-	col := 0
-	first := true
-	for i, t := range m.tabs {
-		if !m.available(i) {
-			continue
+	place := func(start int) ([]tabPos, bool) {
+		var out []tabPos
+		col := 0
+		if start > 0 {
+			col = 2 // "…│"
 		}
-		if !first {
-			col++ // separator
+		for k, i := range avail[start:] {
+			if k > 0 {
+				col++ // separator
+			}
+			w := ansi.StringWidth(m.tabs[i].View.Title()) + 2*pad
+			if col+w > m.w {
+				return out, true
+			}
+			out = append(out, tabPos{tab: i, col: col, w: w, pad: pad})
+			col += w
 		}
-		first = false
-		w := ansi.StringWidth(t.View.Title()) + 2*lpad
-		if x >= col && x < col+w {
-			return i
-		}
-		col += w
+		return out, false
 	}
-	return -1
+	for start := range avail {
+		tabs, more = place(start)
+		if slices.ContainsFunc(tabs, func(tp tabPos) bool { return tp.tab == m.focus }) || !slices.Contains(avail, m.focus) {
+			return tabs, start > 0, more
+		}
+	}
+	return tabs, len(avail) > 1, more
 }
 
 // mouse handles a mouse message.

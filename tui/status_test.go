@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rlktop/rlktop/gpu/gputest"
 	"github.com/rlktop/rlktop/loop"
@@ -125,5 +126,39 @@ func TestStatusWrapsWords(t *testing.T) {
 	got := strings.Fields(lines[len(lines)-3] + " " + lines[len(lines)-2])
 	if strings.Join(got, " ") != msg {
 		t.Errorf("status rows %q / %q, want the words of %q", lines[len(lines)-3], lines[len(lines)-2], msg)
+	}
+}
+
+// TestTabBarShowsFocusedTab (tmux 80x24: the tab bar ended "Compare│…", so
+// the focused Findings tab could not be seen): at 40 columns, with the
+// last tab focused, the bar starts with "…│" and holds that tab's title;
+// a click on the title before it (the mouse uses the same layout, "…│"
+// included) focuses that tab.
+func TestTabBarShowsFocusedTab(t *testing.T) {
+	m := newModel(t, 40, 24, tui.Options{})
+	tl, _ := viewstest.Timeline()
+	m.Update(tui.SnapshotMsg{Snapshot: viewstest.Snapshot(), Timeline: tl})
+	press(m, "shift+tab") // from the first tab to the last
+	last := m.Focused().Title()
+	bar, row := "", -1
+	for i, l := range strings.Split(ansi.Strip(m.Render()), "\n") {
+		if strings.Contains(l, "│") && strings.Contains(l, last) {
+			bar, row = l, i
+			break
+		}
+	}
+	if !strings.HasPrefix(bar, "…│") {
+		t.Fatalf("tab bar %q: want it to start with …│ and show %q", bar, last)
+	}
+	labels := strings.Split(strings.TrimSpace(strings.TrimPrefix(bar, "…│")), "│")
+	if len(labels) < 2 {
+		t.Fatalf("tab bar %q: want at least two labels", bar)
+	}
+	prev := strings.TrimSpace(labels[len(labels)-2])
+	col := ansi.StringWidth(bar[:strings.Index(bar, prev)]) + 1
+	m.Update(tea.MouseClickMsg{X: col, Y: row, Button: tea.MouseLeft})
+	m.Update(tea.MouseReleaseMsg{X: col, Y: row, Button: tea.MouseLeft})
+	if got := m.Focused().Title(); got != prev {
+		t.Errorf("click at column %d of %q focused %q, want %q", col, bar, got, prev)
 	}
 }
