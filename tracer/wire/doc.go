@@ -4,6 +4,11 @@
 // the same frame stream in a (compressed) file. FORMAT.md in this directory
 // is the same description for readers of ARCHITECTURE.md.
 //
+// Receivers read a stream with a Decoder, which hands each frame, decoded,
+// to a Sink (names mapped into the receiver's table, times in host ns): the
+// live session and the recording reader are its two Sinks. Senders write
+// with a Writer or, in a traced process, an AsyncSender.
+//
 // # Stream
 //
 // Each direction of a connection, and each recording, is one stream:
