@@ -92,7 +92,10 @@ func TestChildSurvivesStoppedAndKilledRlktop(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	if stopped < 40 {
+	// A pipe (64 KiB, 4,000-byte lines on two streams) lets the child
+	// advance at most 16 iterations; the threshold leaves room for a loaded
+	// machine where the child itself runs slower than base.
+	if stopped < 25 {
 		t.Errorf("with rlktop stopped for 3 s the child advanced %d iterations (%d/s before): it blocked on its output", stopped, base)
 	}
 
@@ -103,7 +106,9 @@ func TestChildSurvivesStoppedAndKilledRlktop(t *testing.T) {
 	}
 	<-rlktopDone
 	after := progress(t, hb, 2*time.Second)
-	if after < 20 {
+	// SIGPIPE would end the child at its next write: any steady progress
+	// shows it runs on (the liveness check below is the other half).
+	if after < 8 {
 		t.Errorf("after kill -9 of rlktop the child advanced %d iterations in 2 s", after)
 	}
 	if err := syscall.Kill(pid, 0); err != nil {

@@ -247,7 +247,7 @@ const (
 	readAll   = iota // read as frames arrive
 	stallRead        // accept, read nothing for stall, then read
 	noServer         // RLKTOP_SOCKET names a socket nobody listens on
-	hangUp           // read for stall, then close the connection
+	hangUp           // read until stall after the first events, then close the connection
 )
 
 func runHost(t *testing.T, mode int, stall time.Duration, env ...string) hostRun {
@@ -278,8 +278,17 @@ func runHostHook(t *testing.T, mode int, stall time.Duration, onFrame func(*rece
 			}
 			defer conn.Close()
 			if mode == hangUp {
-				conn.SetReadDeadline(time.Now().Add(stall))
-				r := readConn(conn, nil)
+				// Hang up stall after the first events arrived (not after
+				// the accept: on a loaded machine the host's first buffer
+				// can take longer than stall), at most 20 s in.
+				conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+				armed := false
+				r := readConn(conn, func(r *received, c net.Conn) {
+					if !armed && len(r.events) > 0 {
+						armed = true
+						c.SetReadDeadline(time.Now().Add(stall))
+					}
+				})
 				conn.Close()
 				r.err = nil // the deadline ends the read
 				done <- r
