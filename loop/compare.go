@@ -942,6 +942,11 @@ func (r *runner) restartSegment(ctx context.Context, first bool, seg Segment, a 
 	need := seg.Warmup + seg.Count
 	var pid int32 = -1
 	steps, why, err := r.waitSteps(ctx, a, func(st *session.State) []session.StepTime {
+		// A distributed job: the new ranks' steps, each counted once every
+		// new rank finished it (session.State.RankStepsOf).
+		if rs := st.RankStepsOf(func(p int32) bool { return !r.seen[p] }); rs != nil {
+			return rs[:min(len(rs), need)]
+		}
 		var out []session.StepTime
 		for _, s := range st.Steps {
 			if r.seen[s.PID] {

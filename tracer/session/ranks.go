@@ -72,10 +72,14 @@ func liveRanks(buf []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context, 
 // slowest rank's (a synchronous step is as long as its slowest rank); PID
 // is the lowest rank's. nil otherwise (one process, or no ranks), so
 // callers keep counting one process's steps.
-func (st *State) RankSteps() []StepTime {
+func (st *State) RankSteps() []StepTime { return st.RankStepsOf(nil) }
+
+// RankStepsOf is RankSteps over the processes keep accepts (nil: all), e.g.
+// the ranks a restarted command started, not those of the run before.
+func (st *State) RankStepsOf(keep func(pid int32) bool) []StepTime {
 	rank := map[int32]int64{}
 	for _, c := range st.Children {
-		if c.Hello.World > 1 {
+		if c.Hello.World > 1 && (keep == nil || keep(int32(c.Hello.PID))) {
 			rank[int32(c.Hello.PID)] = c.Hello.Rank
 		}
 	}

@@ -102,6 +102,10 @@ func TestRankSteps(t *testing.T) {
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("RankSteps %+v, want %+v (step 3: rank 1 not done)", got, want)
 	}
+	// Only the processes kept: rank 1 alone is not a job.
+	if got := st.RankStepsOf(func(pid int32) bool { return pid != 20 }); got != nil {
+		t.Errorf("RankStepsOf without rank 0: %+v, want nil", got)
+	}
 	st.Steps = st.Steps[:1]
 	if got := st.RankSteps(); got != nil {
 		t.Errorf("one rank reporting: %+v, want nil", got)
