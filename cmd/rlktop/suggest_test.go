@@ -161,7 +161,11 @@ func TestLiveControllerCompareCommand(t *testing.T) {
 	if len(res.Arms) < 2 || res.Arms[0].Name != "slow=0" || res.Arms[1].Name != "slow=20" || !res.Arms[0].Valid || !res.Arms[1].Valid {
 		t.Fatalf("arms %+v", res.Arms)
 	}
-	if r := res.Ratio; !(r.CILow > 2 && r.CIHigh < 4) || res.Verdict != attrib.VerdictSlower {
+	// 30 ms against 10 ms of sleep: 3× on a quiet machine; load stretches
+	// the short steps' interval (4.0× [2.6, 9.2] seen at load 20), so the
+	// check is the verdict, an interval above 1.5 and a ratio near 3 —
+	// the built-in loop, which refuses the flag, would give none of them.
+	if r := res.Ratio; !(r.CILow > 1.5 && r.Value > 2 && r.Value < 5) || res.Verdict != attrib.VerdictSlower {
 		t.Errorf("ratio %+v verdict %q: want about 3× slower", r, res.Verdict)
 	}
 }
