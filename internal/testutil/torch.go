@@ -5,8 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -80,7 +82,15 @@ func NeedTorchRoot(t testing.TB) *TorchRoot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(priv) })
+	inside0 := "/" + strings.TrimPrefix(strings.TrimPrefix(priv, dir), "/")
+	t.Cleanup(func() {
+		// rlktop puts its command in a process group of its own and leaves
+		// it running when it is killed (by design: the traced process is
+		// never harmed), so a test that kills rlktop would leave the child
+		// behind; end every process still running from this folder.
+		killRunningFrom(inside0 + "/")
+		os.RemoveAll(priv)
+	})
 	copyFile(t, buildBin, filepath.Join(priv, "rlktop"), 0o755)
 	ex := filepath.Join(RepoRoot(t), "examples")
 	ents, _ := os.ReadDir(ex)
@@ -100,6 +110,22 @@ func (r *TorchRoot) Command(argv ...string) *exec.Cmd {
 	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8", "TERM=xterm-256color"}
 	cmd.Env = env
 	return cmd
+}
+
+// killRunningFrom sends SIGKILL to every process whose command line
+// names a path under dir (read from /proc/PID/cmdline).
+func killRunningFrom(dir string) {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), dir) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 func copyFile(t testing.TB, src, dst string, mode os.FileMode) {
