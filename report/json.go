@@ -243,11 +243,16 @@ func writeJSON(w io.Writer, s *attrib.Snapshot, o Options) error {
 		*Doc
 		Metrics []attrib.OutputRow `json:"metrics,omitempty"`
 		Checks  []attrib.OutputRow `json:"checks,omitempty"`
+		// Compiles: frames torch.compile compiled per step (one row).
+		Compiles []attrib.OutputRow `json:"compiles,omitempty"`
 	}{Doc: d}
 	for _, r := range o.Outputs {
-		if r.Kind == "metric" {
+		switch r.Kind {
+		case "metric":
 			out.Metrics = append(out.Metrics, r)
-		} else {
+		case "compile":
+			out.Compiles = append(out.Compiles, r)
+		default:
 			out.Checks = append(out.Checks, r)
 		}
 	}

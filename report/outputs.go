@@ -11,7 +11,8 @@ import (
 
 // writeOutputs prints the agent's outputs (attrib.Outputs) after a table:
 // learning curves (first, last, mean, min, max over the steps logged) and
-// NaN/Inf checks (the steps with NaN named).
+// NaN/Inf checks (the steps with NaN named); a "compile" row (frames
+// torch.compile compiled per step) prints like a metric.
 func writeOutputs(w io.Writer, rows []attrib.OutputRow, md bool) error {
 	if len(rows) == 0 {
 		return nil
@@ -32,7 +33,7 @@ func writeOutputs(w io.Writer, rows []attrib.OutputRow, md bool) error {
 			continue
 		}
 		f := func(v float64) string { return fmt.Sprintf("%.4g", v) }
-		g.rows = append(g.rows, []string{r.Name, "metric", fmt.Sprint(r.Steps), f(r.First), f(r.Last), f(r.Mean), f(r.Min), f(r.Max), ""})
+		g.rows = append(g.rows, []string{r.Name, r.Kind, fmt.Sprint(r.Steps), f(r.First), f(r.Last), f(r.Mean), f(r.Min), f(r.Max), ""})
 	}
 	var b strings.Builder
 	if md {

@@ -42,6 +42,11 @@ const (
 	// it as a share of their span; with no matched collectives, the
 	// slowest rank's step median over the fastest's.
 	FindStraggler = "straggler"
+	// FindRecompiles: frames torch.compile compiled after the first Warmup
+	// steps (the Python agent's CompileFramesCounter: recompiles when a
+	// guard failed); the steps' times include compilation, so the run (a
+	// comparison arm) is invalid.
+	FindRecompiles = "recompiles"
 )
 
 //go:embed findings.toml
@@ -75,20 +80,22 @@ type FindingFlag struct {
 // file given with --findings). Kind picks the measure; see findings.toml
 // for the fields each kind reads.
 type FindingRule struct {
-	ID        string        `toml:"id"`
-	Kind      string        `toml:"kind"`
-	Title     string        `toml:"title"`
-	MinShare  float64       `toml:"min_share"`
-	Kernel    string        `toml:"kernel"`
-	Context   string        `toml:"context"`
-	Fused     string        `toml:"fused"`
-	Group     string        `toml:"group"`
-	Counter   string        `toml:"counter"`
-	Threshold float64       `toml:"threshold"`
-	CPU       bool          `toml:"cpu"`
-	Try       string        `toml:"try"`
-	Source    string        `toml:"source"`
-	Flags     []FindingFlag `toml:"flag"`
+	ID        string  `toml:"id"`
+	Kind      string  `toml:"kind"`
+	Title     string  `toml:"title"`
+	MinShare  float64 `toml:"min_share"`
+	Kernel    string  `toml:"kernel"`
+	Context   string  `toml:"context"`
+	Fused     string  `toml:"fused"`
+	Group     string  `toml:"group"`
+	Counter   string  `toml:"counter"`
+	Threshold float64 `toml:"threshold"`
+	CPU       bool    `toml:"cpu"`
+	// Warmup (recompiles): steps numbered below it may compile.
+	Warmup int           `toml:"warmup"`
+	Try    string        `toml:"try"`
+	Source string        `toml:"source"`
+	Flags  []FindingFlag `toml:"flag"`
 	// Off (user files) drops the rule with this ID.
 	Off bool `toml:"off"`
 	// Origin is "FILE finding N", filled when loaded.
@@ -144,7 +151,7 @@ func ParseFindings(data []byte, name string, base *FindingRules) (*FindingRules,
 		return nil, fmt.Errorf("%w: %s: %w", ErrFindings, name, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return nil, fmt.Errorf("%w: %s: unknown key %q (a finding has id, kind, title, min_share, kernel, context, fused, group, counter, threshold, cpu, try, source, off, [[finding.flag]] with key, value, env, arch, from; the file may set replace)", ErrFindings, name, und[0].String())
+		return nil, fmt.Errorf("%w: %s: unknown key %q (a finding has id, kind, title, min_share, kernel, context, fused, group, counter, threshold, cpu, warmup, try, source, off, [[finding.flag]] with key, value, env, arch, from; the file may set replace)", ErrFindings, name, und[0].String())
 	}
 	seen := map[string]bool{}
 	var out []FindingRule
@@ -216,13 +223,17 @@ func (r *FindingRule) compile(file string, idx int) error {
 			return fail("group", fmt.Sprintf("%q: use \"category\" or \"stage\"", r.Group))
 		}
 	case FindIdle, FindInvalidOutputs, FindExposedComm, FindStraggler:
+	case FindRecompiles:
+		if r.Warmup < 0 {
+			return fail("warmup", fmt.Sprintf("%d: a number of steps, 0 or more", r.Warmup))
+		}
 	case FindCounter, FindCoTenant:
 		if r.Counter == "" {
 			return fail("counter", "missing (a counter track name, e.g. \"gpu.mem_util_pct\")")
 		}
 	default:
-		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s, %s, %s or %s)", r.Kind,
-			FindMathAttention, FindDominant, FindIdle, FindCounter, FindCoTenant, FindInvalidOutputs, FindExposedComm, FindStraggler))
+		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s, %s, %s, %s or %s)", r.Kind,
+			FindMathAttention, FindDominant, FindIdle, FindCounter, FindCoTenant, FindInvalidOutputs, FindExposedComm, FindStraggler, FindRecompiles))
 	}
 	if r.MinShare < 0 || r.MinShare > 1 {
 		return fail("min_share", fmt.Sprintf("%g is not a share in [0, 1]", r.MinShare))
@@ -283,7 +294,7 @@ type FindingInput struct {
 	// Timeline (BuildTimeline of the same events) gives the idle finding;
 	// nil: no idle finding.
 	Timeline *Timeline
-	// Outputs (attrib.Outputs) give the NaN finding.
+	// Outputs (attrib.Outputs) give the NaN and recompile findings.
 	Outputs []OutputRow
 	// Counters (SummarizeCounters, or a live session's latest values as
 	// one sample each) give the telemetry findings.
@@ -306,8 +317,8 @@ type Finding struct {
 	Kind  string `json:"kind"`
 	// Share is the finding's share of the step (0..1): of GPU time for
 	// math-attention and dominant, of step wall time for idle; for
-	// counter findings the mean as a fraction of 100%; 0 for cotenant
-	// and invalid-outputs.
+	// counter findings the mean as a fraction of 100%; 0 for cotenant,
+	// invalid-outputs and recompiles.
 	Share   float64 `json:"share"`
 	ShareOf string  `json:"share_of"`
 	// Evidence are sentences with the numbers.
@@ -357,6 +368,8 @@ func EvaluateFindings(rules *FindingRules, in FindingInput) []Finding {
 			f = r.counter(in.Counters)
 		case FindInvalidOutputs:
 			f = r.invalidOutputs(in.Outputs)
+		case FindRecompiles:
+			f = r.recompiles(in.Outputs)
 		case FindExposedComm:
 			f = r.exposedComm(s.Ranks)
 		case FindStraggler:
@@ -553,6 +566,44 @@ func (r *FindingRule) invalidOutputs(outs []OutputRow) *Finding {
 		return nil
 	}
 	return &Finding{Invalid: true, Evidence: bad, Numbers: map[string]float64{"nan_steps": float64(steps)}}
+}
+
+// recompiles reads the "compile" output row (frames compiled per step):
+// it fires when frames were compiled in a step numbered r.Warmup or
+// later, naming those steps (at most 8) and the frames compiled in
+// warm-up. Several processes' rows add up (one row per trace).
+func (r *FindingRule) recompiles(outs []OutputRow) *Finding {
+	var late, warm float64
+	var steps []string
+	n := 0
+	for _, o := range outs {
+		if o.Kind != "compile" {
+			continue
+		}
+		for _, p := range o.PerStep {
+			switch {
+			case p[0] < float64(r.Warmup):
+				warm += p[1]
+			case p[1] > 0:
+				late += p[1]
+				n++
+				if len(steps) < 8 {
+					steps = append(steps, fmt.Sprintf("%.0f (%.0f)", p[0], p[1]))
+				}
+			}
+		}
+	}
+	if late == 0 {
+		return nil
+	}
+	more := ""
+	if n > len(steps) {
+		more = fmt.Sprintf(" and %d more", n-len(steps))
+	}
+	return &Finding{Invalid: true, Evidence: []string{
+		fmt.Sprintf("torch.compile compiled %.0f frames in %d steps after the first %d (step (frames): %s%s): guards failed and the frames were compiled again", late, n, r.Warmup, strings.Join(steps, ", "), more),
+		fmt.Sprintf("%.0f frames compiled in the first %d steps (warm-up)", warm, r.Warmup),
+	}, Numbers: map[string]float64{"recompile_frames": late, "recompile_steps": float64(n), "warmup_frames": warm}}
 }
 
 // IdleStats is the GPU idle time of a run's steps (IdleOf).

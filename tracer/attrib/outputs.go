@@ -16,7 +16,7 @@ import (
 // a NaN/Inf check, over the steps of the trace that hold a sample (a
 // sample belongs to the step whose [start, end) holds its time).
 type OutputRow struct {
-	Kind  string  `json:"kind"` // "metric" or "check"
+	Kind  string  `json:"kind"` // "metric", "check" or "compile"
 	Name  string  `json:"name"`
 	Steps int     `json:"steps"` // steps with a sample
 	First float64 `json:"first"` // metric: value in the first such step
@@ -30,8 +30,15 @@ type OutputRow struct {
 	PerStep [][2]float64 `json:"per_step,omitempty"`
 }
 
-// Outputs returns t's agent outputs, metrics then checks, each by name;
-// nil when t has none. Samples outside every step are not counted.
+// CompileFramesCounter is the Python agent's per-step count of the
+// frames torch.compile (dynamo) compiled during the step: the rise of
+// torch._dynamo.utils.counters["frames"]["total"] (PyTorch 2.6), first
+// compiles and recompiles (guards failed) alike (py/rlktop/_core.py).
+const CompileFramesCounter = "compile.frames"
+
+// Outputs returns t's agent outputs, metrics, then the "compile" row
+// (CompileFramesCounter: per step the frames compiled in it, summarised
+// like a metric), then checks, each by name; nil when t has none. Samples outside every step are not counted.
 func Outputs(t *tracer.Trace) []OutputRow {
 	type step struct {
 		start, end, n int64
@@ -55,6 +62,8 @@ func Outputs(t *tracer.Trace) []OutputRow {
 			kind, key = "metric", strings.TrimPrefix(name, "metric.")
 		case strings.HasPrefix(name, "check.") && strings.HasSuffix(name, ".rows"):
 			kind, key = "check", strings.TrimSuffix(strings.TrimPrefix(name, "check."), ".rows")
+		case name == CompileFramesCounter:
+			kind, key = "compile", "torch.compile frames"
 		default:
 			continue
 		}
@@ -84,7 +93,7 @@ func Outputs(t *tracer.Trace) []OutputRow {
 	}
 	out := make([]OutputRow, 0, len(rows))
 	for _, r := range rows {
-		if r.Kind == "metric" {
+		if r.Kind != "check" {
 			slices.SortStableFunc(r.PerStep, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
 			sum := 0.0
 			for _, p := range r.PerStep {
@@ -100,7 +109,7 @@ func Outputs(t *tracer.Trace) []OutputRow {
 		out = append(out, *r)
 	}
 	slices.SortFunc(out, func(a, b OutputRow) int {
-		return cmp.Or(cmp.Compare(b.Kind, a.Kind), cmp.Compare(a.Name, b.Name)) // metric before check
+		return cmp.Or(cmp.Compare(b.Kind, a.Kind), cmp.Compare(a.Name, b.Name)) // metric, compile, check
 	})
 	return out
 }

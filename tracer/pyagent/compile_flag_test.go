@@ -38,3 +38,45 @@ print(_flags.current(torch, "compile"), len(calls), g is len)
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestCompileFramesPerStep: with a stand-in torch._dynamo.utils (its
+// counters["frames"]["total"] set by hand), the agent sends nothing while
+// dynamo has compiled no frame, then per step the frames compiled during
+// it: totals 0, 0, 1, 1, 3, 3 read at the boundaries after steps -, 0, 1,
+// 2, 3, 4 give compile.frames 1, 0, 2, 0 for steps 1–4 (hand count), each
+// stamped inside its step.
+func TestCompileFramesPerStep(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed: the agent cannot run")
+	}
+	script := `
+import sys, types
+from rlktop import _core
+mod = types.ModuleType("torch._dynamo.utils")
+mod.counters = {"frames": {}}
+sys.modules["torch._dynamo.utils"] = mod
+a = _core.Agent("unix:/nonexistent")
+for total in (0, 0, 1, 1, 3, 3):
+    mod.counters["frames"]["total"] = total
+    a.boundary()
+steps = {}
+for kind, name, s, d, v, tid in a.queue:
+    if kind >= 0:
+        steps[int(v)] = (s, s + d)
+for kind, name, s, d, v, tid in a.queue:
+    if kind < 0:
+        st = [n for n, (b, e) in steps.items() if b <= s < e]
+        print(name, int(v), st)
+`
+	cmd := exec.Command(py, "-c", script)
+	cmd.Env = append(cmd.Environ(), "PYTHONPATH="+agentDir(t), "RLKTOP_SOCKET=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := "compile.frames 1 [1]\ncompile.frames 0 [2]\ncompile.frames 2 [3]\ncompile.frames 0 [4]"
+	if got := strings.TrimSpace(string(out)); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

@@ -84,6 +84,7 @@ class Agent:
         self.closed = False
         self.windows_skipped = 0
         self.tmpdir = None
+        self.compile_frames = None  # dynamo frames compiled so far (_compiles)
 
     # ---- start ----
     def start(self, user_flags):
@@ -298,6 +299,7 @@ class Agent:
         try:
             if self.step_n >= 0:
                 self.emit(_wire.K_STEP, "step", self.step_t0, t - self.step_t0, self.step_n)
+            self._compiles(t)
             self.step_n += 1
             if self.pending:
                 self._apply_pending(self.step_n)
@@ -310,6 +312,26 @@ class Agent:
         if self.stop_requested and threading.current_thread() is threading.main_thread():
             self.close()
             raise SystemExit(0)
+
+    def _compiles(self, t):
+        """Sends compile.frames, the frames torch.compile (dynamo) compiled
+        during the step that ends at t (ns): the rise of
+        torch._dynamo.utils.counters["frames"]["total"], which counts every
+        compile, first or recompile (a guard failed), including the attempt
+        that hits cache_size_limit. Nothing until dynamo compiled a frame
+        (optimizers import it without compiling); the sample is stamped
+        t - 1 so that it lies inside the step."""
+        mod = sys.modules.get("torch._dynamo.utils")
+        if mod is None:
+            return
+        try:
+            total = int(mod.counters["frames"]["total"])
+        except Exception:
+            return
+        last = self.compile_frames
+        self.compile_frames = total
+        if self.step_n >= 0 and total > 0:  # nothing until dynamo compiled
+            self.counter("compile.frames", total - (last or 0), t - 1)
 
     def _apply_pending(self, step):
         with self.lock:
