@@ -62,7 +62,7 @@ func limitFlags(c *cobra.Command) {
 	if imports {
 		f.Uint64(tracefile.MaxRecordingEventsFlag, 0, "events and counters one recording import may hold (0 = no limit; default max(2,097,152, 32 per byte of the file); env "+tracefile.MaxRecordingEventsEnv+")")
 		f.Duration(tracefile.SQLiteTimeoutFlag, 0, "how long the queries of one SQLite import may run (0 = no limit; default 10m; env "+tracefile.SQLiteTimeoutEnv+")")
-		f.Uint64(tracefile.MaxCSVRowsFlag, 0, "data rows one import of a gzipped CSV may read (0 = no limit; default max(1,048,576, 1 per byte of the file); env "+tracefile.MaxCSVRowsEnv+")")
+		f.Uint64(tracefile.MaxCSVRowsFlag, 0, "data rows one import of a gzipped CSV, and buffer records one import of a rocprofv3 JSON, may read (0 = no limit; default max(524,288, 1 per 2 bytes of the file; JSON: 1 per 16 bytes plain, 1 per 2 gzipped); env "+tracefile.MaxCSVRowsEnv+")")
 		f.Int64(tracefile.MaxSQLiteCopyFlag, 0, "bytes of the temporary uncompressed copy of a gzipped SQLite file (0 = no limit; default 8 GiB; env "+tracefile.MaxSQLiteCopyEnv+")")
 	}
 	if sessions {

@@ -3,6 +3,7 @@ package tracefile
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -13,8 +14,8 @@ import (
 // TestCSVRowBudget: a gzipped nsys stats trace of n identical kernel rows
 // (the issue-16 trial's shape: 2.3 MB of gzip held 1.7 GiB) stops at the
 // row budget with the rows before it kept and an *Error naming the file,
-// the limit and how to raise it. 1,500,000 rows gzip to about 0.5 MB, so
-// the default is the 1,048,576-row floor; with RLKTOP_MAX_CSV_ROWS or
+// the limit and how to raise it. 700,000 rows gzip to well under 1 MB, so
+// the default is the MinCSVRows (524,288) floor; with RLKTOP_MAX_CSV_ROWS or
 // SetMaxCSVRows at 1,000 a 3,000-row file keeps 1,000; at 0 all. The
 // same rows uncompressed have no limit.
 func TestCSVRowBudget(t *testing.T) {
@@ -47,14 +48,14 @@ func TestCSVRowBudget(t *testing.T) {
 		return Read(bytes.NewReader(b), "stats.csv.gz", int64(len(b)), Options{})
 	}
 
-	big := file(1_500_000, true)
-	if int64(len(big))*CSVRowsPerByte > MinCSVRows {
+	big := file(700_000, true)
+	if int64(len(big))/CSVBytesPerRow > MinCSVRows {
 		t.Fatalf("%d bytes: the test needs the floor to apply", len(big))
 	}
 	tr, err := read(big)
 	var fe *Error
-	if !errors.As(err, &fe) || fe.Path != "stats.csv.gz" || !strings.Contains(err.Error(), "more than 1048576 rows") || !strings.Contains(err.Error(), MaxCSVRowsEnv) {
-		t.Fatalf("err = %v, want an *Error naming the file, the 1048576-row limit and %s", err, MaxCSVRowsEnv)
+	if !errors.As(err, &fe) || fe.Path != "stats.csv.gz" || !strings.Contains(err.Error(), fmt.Sprintf("more than %d rows", MinCSVRows)) || !strings.Contains(err.Error(), MaxCSVRowsEnv) {
+		t.Fatalf("err = %v, want an *Error naming the file, the %d-row limit and %s", err, MinCSVRows, MaxCSVRowsEnv)
 	}
 	if n := kernels(tr); n != MinCSVRows {
 		t.Errorf("kept %d kernels, want the %d rows before the limit", n, MinCSVRows)

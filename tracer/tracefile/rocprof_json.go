@@ -164,6 +164,13 @@ func jsonErr(path string, base int64, err error) error {
 type rpStream struct {
 	dec  *json.Decoder
 	path string
+	// nRecords counts the buffer records read (each one event); past
+	// maxRecords (rocprofJSONBudget; 0: none) records returns over, an
+	// *Error saying why (maxWhy).
+	nRecords   int64
+	maxRecords int64
+	maxWhy     string
+	over       *Error
 }
 
 // err turns a Decoder error into an *Error. field names where the
@@ -316,6 +323,12 @@ func (s *rpStream) skip(field string) error {
 // records appends the records of the array at field to *list.
 func (s *rpStream) records(field string, list *[]rpRecord) error {
 	return s.array(field, func(i int) error {
+		if s.nRecords++; s.maxRecords > 0 && s.nRecords > s.maxRecords {
+			s.over = &Error{Path: s.path, Offset: s.dec.InputOffset(), Field: fmt.Sprintf("%s[%d]", field, i),
+				Msg:  fmt.Sprintf("the file holds more than %d buffer records (%s): the records before this one are kept", s.maxRecords, s.maxWhy),
+				Hint: fmt.Sprintf("a file this small holding that many is almost surely crafted or repeated records; to read it anyway, pass --%s N or set %s to a larger number (0: no limit; each record takes about 72 bytes of memory as an event, 400 at a report's peak)", MaxCSVRowsFlag, MaxCSVRowsEnv)}
+			return s.over
+		}
 		var r rpRecord
 		if err := s.decode(&r, fmt.Sprintf("%s[%d]", field, i)); err != nil {
 			return err
@@ -419,10 +432,14 @@ func (s *rpStream) process(p *rpTool, field string, opened bool) error {
 // readRocprofJSON reads the document as a stream: one process at a time
 // is decoded (its tables and records) and turned into events before the
 // next is read, so memory holds one process's records plus the trace.
-func readRocprofJSON(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
+//
+// At most rocprofJSONBudget records are read: past it, the records before
+// (those of the current process too) come back as events with the *Error.
+func readRocprofJSON(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 	dec := json.NewDecoder(r)
 	dec.UseNumber() // skipped numbers are not parsed
 	s := &rpStream{dec: dec, path: path}
+	s.maxRecords, s.maxWhy = rocprofJSONBudget(opts.FileSize, opts.Gzipped)
 	t := tracer.NewTrace("rocprofv3-json", path)
 	devSeen := map[int32]bool{}
 	var n [6]int
@@ -430,7 +447,8 @@ func readRocprofJSON(r io.Reader, path string, _ Options) (*tracer.Trace, error)
 	found := false
 	one := func(pi int, opened bool) error {
 		var p rpTool
-		if err := s.process(&p, fmt.Sprintf("rocprofiler-sdk-tool[%d]", pi), opened); err != nil {
+		err := s.process(&p, fmt.Sprintf("rocprofiler-sdk-tool[%d]", pi), opened)
+		if err != nil && (s.over == nil || err != error(s.over)) {
 			return err
 		}
 		if err := rocprofJSONProcess(t, &p, uint64(pi)<<48, devSeen); err != nil {
@@ -442,7 +460,7 @@ func readRocprofJSON(r io.Reader, path string, _ Options) (*tracer.Trace, error)
 		}
 		n[5] += p.CounterCollection
 		procs++
-		return nil
+		return err
 	}
 	err := s.object("", func(k string) error {
 		if k != "rocprofiler-sdk-tool" {
@@ -474,6 +492,9 @@ func readRocprofJSON(r io.Reader, path string, _ Options) (*tracer.Trace, error)
 		return &Error{Path: path, Offset: dec.InputOffset(), Field: k, Msg: "expected a list of processes, found a scalar",
 			Hint: "not the rocprofv3 JSON layout rlktop knows (rocprofiler-sdk 0.5–1.x)"}
 	})
+	if s.over != nil && err == error(s.over) {
+		return t, err
+	}
 	if err != nil {
 		return nil, err
 	}
