@@ -39,6 +39,12 @@ type (
 	Backend = reading.Backend
 	// ProcSample is the watched child tree's CPU and memory; see proc.Stat.
 	ProcSample = proc.Stat
+	// Sample is the telemetry of every device and of the watched child at
+	// one instant; see reading.Sample.
+	Sample = reading.Sample
+	// CoTenant is a process sharing a device with the watched child; see
+	// reading.CoTenant.
+	CoTenant = reading.CoTenant
 )
 
 // Unknown marks a numeric field that could not be read.
@@ -48,38 +54,6 @@ const Unknown = reading.Unknown
 type Sampler interface {
 	Sample() (Sample, error)
 }
-
-// Sample is the telemetry of every device and of the watched child at one
-// instant.
-type Sample struct {
-	TS      int64 // ns since the Unix epoch (host CLOCK_REALTIME), when sampling began
-	Devices []DeviceSample
-	// Proc is the watched child tree; ProcOK is false when no child is
-	// watched or it has exited.
-	Proc   ProcSample
-	ProcOK bool
-	// CoTenants are GPU processes that are neither the watched child nor
-	// its descendants (empty when no child is watched).
-	CoTenants []CoTenant
-	// ForeignPIDs is true when the driver reports GPU processes but none
-	// of their pids exists in this /proc: the driver sees another pid
-	// namespace (a container), so co-tenants cannot be told apart and
-	// CoTenants is left empty.
-	ForeignPIDs bool
-	// Errors are read failures of this sample ("nvml: …"), not fatal.
-	Errors []string
-}
-
-// CoTenant is a process sharing a device with the watched child.
-type CoTenant struct {
-	Device       int    // DeviceSample.Index
-	Vendor       string // "nvidia" / "amd"
-	PID          int
-	UsedMemBytes int64 // Unknown when the driver does not say
-}
-
-// HasCoTenant reports whether another process shares a device.
-func (s *Sample) HasCoTenant() bool { return len(s.CoTenants) > 0 }
 
 // Options tune OpenWith. The zero value is what Open uses.
 type Options struct {

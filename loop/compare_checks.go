@@ -2,7 +2,6 @@ package loop
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -25,58 +24,6 @@ import (
 //
 // A sample belongs to the step whose [start, end) holds its time; probe
 // samples, taken between steps, to the first step after them.
-
-// MetricCompare is one metric of one arm (B, C, …, A′) against the A/A′
-// envelope: per counted step k, the envelope is [min, max] of A's and A′'s
-// k-th values; "edge" is outside it by at most its own width, "outside"
-// beyond that. Overall is the same test on the arms' means.
-type MetricCompare struct {
-	Metric  string    `json:"metric"`
-	Arm     string    `json:"arm"`
-	Steps   int       `json:"steps"`
-	Mean    float64   `json:"mean"`
-	EnvLow  float64   `json:"envelope_low"`  // min(mean A, mean A′)
-	EnvHigh float64   `json:"envelope_high"` // max(mean A, mean A′)
-	Verdict string    `json:"verdict"`       // inside | edge | outside (of the means); "" without A′
-	Inside  int       `json:"steps_inside"`
-	Edge    int       `json:"steps_edge"`
-	Outside int       `json:"steps_outside"`
-	PerStep []float64 `json:"per_step"` // the arm's value in each counted step (NaN: not logged)
-	// APerStep is arm A's, for plotting the two curves together.
-	APerStep []float64 `json:"a_per_step"`
-}
-
-// AuditCompare is one audited tensor of one arm against arm A over the
-// step numbers both ran (restart mode replays the same steps; live mode
-// runs different ones and says so).
-type AuditCompare struct {
-	Name      string `json:"name"`
-	Arm       string `json:"arm"`
-	Steps     int    `json:"steps"`  // step numbers compared
-	Values    int64  `json:"values"` // elements compared
-	Bitwise   bool   `json:"bitwise"`
-	FirstDiff int64  `json:"first_diff_step"` // -1 when bitwise equal
-	// FirstDiffElem is the first element (flat index) of FirstDiff's
-	// tensor whose value differs, among the raw values the agent sampled
-	// (RLKTOP_AUDIT_SAMPLE, default the first 16); -1 when those agree and
-	// the difference lies beyond them, or none differ. AValue/BValue are
-	// the two values there.
-	FirstDiffElem int64   `json:"first_diff_element"`
-	AValue        float64 `json:"a_value,omitempty"`
-	BValue        float64 `json:"b_value,omitempty"`
-	Note          string  `json:"note,omitempty"`
-}
-
-// CheckSummary is one rlktop.check name of one arm: the steps it was
-// checked in and those holding NaN or Inf (step numbers as the child
-// numbered them).
-type CheckSummary struct {
-	Name     string  `json:"name"`
-	Arm      string  `json:"arm"`
-	Steps    int     `json:"steps"`
-	NaNSteps []int64 `json:"nan_steps"`
-	lastSpan int     // 1 + the span index last counted
-}
 
 type counterAt struct {
 	name string
@@ -142,6 +89,7 @@ func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResu
 	// NaN validity: any step of an arm with NaN/Inf rows.
 	nanSteps := map[int][]string{}
 	checks := map[[2]string]*CheckSummary{}
+	lastSpan := map[[2]string]int{} // 1 + the span index last counted
 	for i, cs := range per {
 		for _, c := range cs {
 			if !strings.HasPrefix(c.name, "check.") || !strings.HasSuffix(c.name, ".rows") {
@@ -158,9 +106,9 @@ func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResu
 				cs = &CheckSummary{Name: chk, Arm: k[1], NaNSteps: []int64{}}
 				checks[k] = cs
 			}
-			if cs.lastSpan != i+1 { // several checks of one name in a step count once
+			if lastSpan[k] != i+1 { // several checks of one name in a step count once
 				cs.Steps++
-				cs.lastSpan = i + 1
+				lastSpan[k] = i + 1
 			}
 			if c.v > 0 {
 				cs.NaNSteps = append(cs.NaNSteps, spans[i].s.Step)
@@ -466,44 +414,4 @@ func envVerdict(v, lo, hi float64) string {
 		return "edge"
 	}
 	return "outside"
-}
-
-// finite returns &v, or nil for NaN and ±Inf (JSON has no NaN: null).
-func finite(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
-}
-
-func finites(vs []float64) []*float64 {
-	out := make([]*float64, len(vs))
-	for i, v := range vs {
-		out[i] = finite(v)
-	}
-	return out
-}
-
-// MarshalJSON writes NaN values (a step that logged no value, a mean of
-// none) as null.
-func (m MetricCompare) MarshalJSON() ([]byte, error) {
-	type plain MetricCompare
-	return json.Marshal(struct {
-		plain
-		Mean     *float64   `json:"mean"`
-		EnvLow   *float64   `json:"envelope_low"`
-		EnvHigh  *float64   `json:"envelope_high"`
-		PerStep  []*float64 `json:"per_step"`
-		APerStep []*float64 `json:"a_per_step"`
-	}{plain(m), finite(m.Mean), finite(m.EnvLow), finite(m.EnvHigh), finites(m.PerStep), finites(m.APerStep)})
-}
-
-// MarshalJSON writes NaN sampled values as null.
-func (a AuditCompare) MarshalJSON() ([]byte, error) {
-	type plain AuditCompare
-	return json.Marshal(struct {
-		plain
-		AValue *float64 `json:"a_value,omitempty"`
-		BValue *float64 `json:"b_value,omitempty"`
-	}{plain(a), finite(a.AValue), finite(a.BValue)})
 }

@@ -16,68 +16,6 @@ import (
 	"time"
 )
 
-// State is the child's lifecycle state.
-type State int
-
-// Child states.
-const (
-	NotStarted State = iota
-	Running
-	Exited // exited by itself (Status tells how)
-	Stopped
-)
-
-func (s State) String() string {
-	switch s {
-	case NotStarted:
-		return "not started"
-	case Running:
-		return "running"
-	case Exited:
-		return "exited"
-	case Stopped:
-		return "stopped"
-	}
-	return "?"
-}
-
-// Status describes the child at one moment.
-type Status struct {
-	State    State
-	PID      int
-	Started  time.Time
-	ExitCode int    // valid when State is Exited or Stopped; -1 when killed by a signal
-	Signal   string // signal name when killed by one
-	Err      string // start failure
-	// StderrTail is the last lines the child wrote to stderr (at most
-	// TailLines lines), kept across a crash.
-	StderrTail []string
-	Restarts   int
-	// OutputDir is the directory of the child's "stdout" and "stderr"
-	// files while it runs ("" once it exited: the directory is removed).
-	// If rlktop dies, the directory stays and the child writes on there.
-	OutputDir string
-}
-
-// Describe is a one-line human summary ("running (pid 123)", "exited with
-// status 2", "killed by signal: killed").
-func (s Status) Describe() string {
-	switch s.State {
-	case Running:
-		return fmt.Sprintf("running (pid %d)", s.PID)
-	case Exited, Stopped:
-		switch {
-		case s.Err != "":
-			return "failed to start: " + s.Err
-		case s.Signal != "":
-			return "killed by signal: " + s.Signal
-		default:
-			return fmt.Sprintf("%s with status %d", s.State, s.ExitCode)
-		}
-	}
-	return s.State.String()
-}
-
 // TailLines is how many stderr lines Status keeps.
 const TailLines = 20
 

@@ -7,13 +7,13 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/rlktop/rlktop/internal/escape"
-	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/livestate"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
 // ChildState is what the child panel shows.
 type ChildState struct {
-	Status  loop.Status
+	Status  livestate.Status
 	Events  uint64 // events received from all children
 	Dropped uint64 // events the children dropped (bounded buffer full)
 	Pending int    // GPU events waiting for their launch context
@@ -41,7 +41,7 @@ func (c *Child) Title() string { return "Child" }
 
 func (c *Child) Info() string {
 	s := c.state.Status
-	if s.State == loop.Running {
+	if s.State == livestate.Running {
 		return fmt.Sprintf("pid %d", s.PID)
 	}
 	return s.State.String()
@@ -83,9 +83,9 @@ func (c *Child) lines() []string {
 	var out []string
 	var first string
 	switch s.State {
-	case loop.Running:
+	case livestate.Running:
 		first = " " + st.Live.On.Render("running") + fmt.Sprintf(" pid %d", s.PID)
-	case loop.NotStarted:
+	case livestate.NotStarted:
 		first = " " + st.Table.Dim.Render("not started")
 	default:
 		first = " " + st.Live.Warn.Render(s.Describe())
@@ -109,7 +109,7 @@ func (c *Child) lines() []string {
 	if c.state.Note != "" {
 		out = append(out, " "+st.Live.Pending.Render(c.state.Note))
 	}
-	if s.State != loop.Running && s.State != loop.NotStarted && len(s.StderrTail) > 0 {
+	if s.State != livestate.Running && s.State != livestate.NotStarted && len(s.StderrTail) > 0 {
 		out = append(out, " "+st.Table.Dim.Render("last stderr lines:"))
 		for _, l := range s.StderrTail {
 			// The child's output may hold colours and controls (tqdm,

@@ -11,7 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rlktop/rlktop/internal/escape"
-	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/livestate"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -35,7 +35,7 @@ type CompareState struct {
 	Elapsed time.Duration
 	// Progress holds the comparison's progress lines, newest last.
 	Progress []string
-	Result   *loop.CompareResult
+	Result   *livestate.CompareResult
 	Err      string
 	// CoTenant is set when another process shared a GPU while the
 	// comparison ran: its numbers are marked.
@@ -415,10 +415,10 @@ func (c *Compare) header() []string {
 	return out
 }
 
-// metricLines plots each learning curve (rlktop.log, loop.MetricCompare)
+// metricLines plots each learning curve (rlktop.log, livestate.MetricCompare)
 // of an arm against arm A's on one scale, with its verdict against the
 // A/A′ envelope.
-func (c *Compare) metricLines(r *loop.CompareResult) []string {
+func (c *Compare) metricLines(r *livestate.CompareResult) []string {
 	var out []string
 	room := max((c.w-40)/2, 8)
 	for _, m := range r.Metrics {
@@ -456,7 +456,7 @@ func (c *Compare) metricLines(r *loop.CompareResult) []string {
 
 // schedule draws the comparison's steps as a sparkline with the arm of
 // each step under it (A, B, a for A′; · for a warm-up or extra step).
-func (c *Compare) schedule(r *loop.CompareResult) []string {
+func (c *Compare) schedule(r *livestate.CompareResult) []string {
 	st := c.st
 	sc := r.Schedule
 	room := max(c.w-10, 8)
@@ -483,7 +483,7 @@ func (c *Compare) schedule(r *loop.CompareResult) []string {
 		if r.Noise != nil && ai == len(r.Arms)-1 {
 			letter = "a"
 		}
-		if s.Phase != loop.PhaseCounted {
+		if s.Phase != livestate.PhaseCounted {
 			letter = "·"
 			bars.WriteString(st.Table.Dim.Render(ch))
 		} else {

@@ -6,7 +6,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/rlktop/rlktop/gpu"
+	"github.com/rlktop/rlktop/gpu/reading"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -19,7 +19,7 @@ type Device struct {
 	st     *Styles
 	keys   GroupsKeyMap
 	status []string
-	sample *gpu.Sample
+	sample *reading.Sample
 	err    string
 	list   list
 	w, h   int
@@ -54,13 +54,13 @@ func (d *Device) SetSnapshot(*attrib.Snapshot) {}
 
 // SetSample shows s (nil: nothing sampled yet) and the error of a failed
 // sample ("" none).
-func (d *Device) SetSample(s *gpu.Sample, err string) {
+func (d *Device) SetSample(s *reading.Sample, err string) {
 	d.sample, d.err = s, err
 	d.list.setLen(len(d.lines()))
 }
 
 // Sample returns the sample shown.
-func (d *Device) Sample() *gpu.Sample { return d.sample }
+func (d *Device) Sample() *reading.Sample { return d.sample }
 
 func (d *Device) SetSize(w, h int) { d.w, d.h = w, h; d.list.setPage(h) }
 func (d *Device) SetFocused(bool)  {}
@@ -79,7 +79,7 @@ func (d *Device) Height() int               { return len(d.lines()) }
 
 // CoTenantBanner is the warning shown while another process shares a GPU
 // with the child, or "" when none does.
-func CoTenantBanner(s *gpu.Sample) string {
+func CoTenantBanner(s *reading.Sample) string {
 	if s == nil || len(s.CoTenants) == 0 {
 		return ""
 	}

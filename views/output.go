@@ -10,7 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rlktop/rlktop/internal/escape"
-	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/livestate"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -48,11 +48,11 @@ func DefaultOutputKeyMap() OutputKeyMap {
 type Output struct {
 	st      *Styles
 	keys    OutputKeyMap
-	lines   []loop.OutputLine
-	partial []loop.OutputLine
+	lines   []livestate.OutputLine
+	partial []livestate.OutputLine
 	dropped uint64 // lines the ring or this pane dropped
 	lastSeq uint64
-	stream  loop.Stream // 0 both
+	stream  livestate.Stream // 0 both
 	input   textinput.Model
 	editing bool
 	re      *regexp.Regexp
@@ -100,7 +100,7 @@ func (o *Output) SetSnapshot(*attrib.Snapshot) {}
 // Append adds the lines read since the last call (Seq increasing) and
 // replaces the unterminated lines; lines with a Seq already seen are
 // ignored, and a gap in Seq counts as dropped lines.
-func (o *Output) Append(lines, partial []loop.OutputLine) {
+func (o *Output) Append(lines, partial []livestate.OutputLine) {
 	for _, l := range lines {
 		if l.Seq <= o.lastSeq {
 			continue
@@ -125,8 +125,8 @@ func (o *Output) Append(lines, partial []loop.OutputLine) {
 func (o *Output) LastSeq() uint64 { return o.lastSeq }
 
 // Lines returns the lines shown (filtered), oldest first.
-func (o *Output) Lines() []loop.OutputLine {
-	out := make([]loop.OutputLine, len(o.shown))
+func (o *Output) Lines() []livestate.OutputLine {
+	out := make([]livestate.OutputLine, len(o.shown))
 	for i, j := range o.shown {
 		out[i] = o.lines[j]
 	}
@@ -159,7 +159,7 @@ func (o *Output) setRe(s string) {
 func (o *Output) refilter() {
 	o.shown = o.shown[:0]
 	for i, l := range o.lines {
-		if o.stream != 0 && l.Stream != o.stream && l.Stream != loop.Notice {
+		if o.stream != 0 && l.Stream != o.stream && l.Stream != livestate.Notice {
 			continue
 		}
 		if o.re != nil && !o.re.MatchString(l.Text) {
@@ -240,7 +240,7 @@ func (o *Output) Update(msg tea.Msg) tea.Cmd {
 	case key.Matches(km, k.ClearFilter):
 		o.SetFilter("")
 	case key.Matches(km, k.Streams):
-		o.stream = map[loop.Stream]loop.Stream{0: loop.Stdout, loop.Stdout: loop.Stderr, loop.Stderr: 0}[o.stream]
+		o.stream = map[livestate.Stream]livestate.Stream{0: livestate.Stdout, livestate.Stdout: livestate.Stderr, livestate.Stderr: 0}[o.stream]
 		o.refilter()
 	}
 	return nil
@@ -271,13 +271,13 @@ func (o *Output) partialRows() int {
 // in the warning style, text escaped and wrapped at word boundaries to
 // the width (a word longer than the width is broken); continuation rows
 // carry a dim "│" only.
-func (o *Output) line(l loop.OutputLine, partial bool) []string {
+func (o *Output) line(l livestate.OutputLine, partial bool) []string {
 	st := o.st
 	mark := "   " + st.Table.Dim.Render("│")
 	switch l.Stream {
-	case loop.Stderr:
+	case livestate.Stderr:
 		mark = st.Live.Pending.Render("err") + st.Table.Dim.Render("│")
-	case loop.Notice:
+	case livestate.Notice:
 		mark = st.Live.Warn.Render("rlk") + st.Table.Dim.Render("│")
 	}
 	text := escape.Control(strings.TrimRight(l.Text, "\r"))
@@ -287,7 +287,7 @@ func (o *Output) line(l loop.OutputLine, partial bool) []string {
 	rows := strings.Split(ansi.Wrap(text, max(o.w-4, 1), " "), "\n")
 	cont := "   " + st.Table.Dim.Render("│")
 	for i, r := range rows {
-		if l.Stream == loop.Notice {
+		if l.Stream == livestate.Notice {
 			r = st.Live.Warn.Render(r)
 		}
 		if i == 0 {

@@ -8,8 +8,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/rlktop/rlktop/livestate"
 	"github.com/rlktop/rlktop/tracer/attrib"
-	"github.com/rlktop/rlktop/tracer/session"
 )
 
 // sparkRunes are the eight block heights of a sparkline, lowest first.
@@ -41,12 +41,12 @@ func minMax(vals []int64) (lo, hi int64) {
 
 // StepTimes is the step-time panel: a sparkline of the most recent steps
 // (one cell per step, newest on the right), flag changes marked under the
-// step at which the child applied them (session.Mark), the rate in steps/s
+// step at which the child applied them (livestate.Mark), the rate in steps/s
 // and the last, median and range of the steps shown.
 type StepTimes struct {
 	st      *Styles
-	steps   []session.StepTime
-	marks   []session.Mark
+	steps   []livestate.StepTime
+	marks   []livestate.Mark
 	perSec  float64
 	count   int64
 	off     bool   // tracing off: no new steps arrive
@@ -60,7 +60,7 @@ type StepTimes struct {
 }
 
 // ArmStep is one step of a running comparison as the step chart draws it
-// (from loop.StepLabel, mapped to an arm index by the caller).
+// (from livestate.StepLabel, mapped to an arm index by the caller).
 type ArmStep struct {
 	Arm     int   // 0 = arm A, 1 = arm B, …; ignored when Noise
 	Noise   bool  // the A′ arm (arm A run again for the noise envelope)
@@ -159,7 +159,7 @@ func (s *StepTimes) SetSnapshot(*attrib.Snapshot) {}
 
 // SetSteps replaces what is shown: steps oldest first, the marks, the
 // rate in steps/s and the count of every step received.
-func (s *StepTimes) SetSteps(steps []session.StepTime, marks []session.Mark, perSec float64, count int64) {
+func (s *StepTimes) SetSteps(steps []livestate.StepTime, marks []livestate.Mark, perSec float64, count int64) {
 	s.steps, s.marks, s.perSec, s.count = steps, marks, perSec, count
 }
 
@@ -180,8 +180,8 @@ func (s *StepTimes) Height() int {
 	}
 	return 3 + min(len(s.visibleMarks(s.shown())), 3)
 }
-func (s *StepTimes) shown() []session.StepTime { return s.tail(max(s.w-2, 1)) }
-func (s *StepTimes) tail(n int) []session.StepTime {
+func (s *StepTimes) shown() []livestate.StepTime { return s.tail(max(s.w-2, 1)) }
+func (s *StepTimes) tail(n int) []livestate.StepTime {
 	st := s.steps
 	// One process only (the newest): a restarted child numbers from 0.
 	if len(st) > 0 {
@@ -202,10 +202,10 @@ func (s *StepTimes) tail(n int) []session.StepTime {
 // that step, newest mark last.
 type shownMark struct {
 	idx int
-	m   session.Mark
+	m   livestate.Mark
 }
 
-func (s *StepTimes) visibleMarks(shown []session.StepTime) []shownMark {
+func (s *StepTimes) visibleMarks(shown []livestate.StepTime) []shownMark {
 	if len(shown) == 0 {
 		return nil
 	}

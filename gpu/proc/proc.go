@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/rlktop/rlktop/gpu/reading"
 )
 
 // UserHZ is the unit of utime/stime in /proc/<pid>/stat: clock ticks per
@@ -28,19 +30,9 @@ const UserHZ = 100
 // ErrNoProcess is returned (wrapped) when the root process is gone.
 var ErrNoProcess = errors.New("process not found")
 
-// Stat is one sample of a process tree.
-type Stat struct {
-	Root int   // the watched process
-	PIDs []int // Root and its live descendants, ascending
-	// CPUPct is the CPU time the tree used since the previous sample over
-	// the wall time between them, in percent of one CPU (200 = two CPUs
-	// busy). -1 on the first sample (no interval yet).
-	CPUPct float64
-	// CPUTicks is the tree's total utime+stime now, in 1/UserHZ s.
-	CPUTicks uint64
-	RSSBytes int64 // sum of VmRSS over the tree, bytes
-	At       time.Time
-}
+// Stat is one sample of a process tree; see reading.ProcStat (a plain type
+// there, for the view layer).
+type Stat = reading.ProcStat
 
 // Sampler samples one process tree. Safe for concurrent use.
 type Sampler struct {

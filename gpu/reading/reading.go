@@ -1,6 +1,8 @@
 // Package reading holds the plain data types that GPU telemetry backends
 // (gpu/nvml, gpu/rocmsmi) return and package gpu re-exports, so that the
-// binding packages need not import gpu (which imports them). Pure Go.
+// binding packages need not import gpu (which imports them), and the
+// whole Sample the device panel draws, so that the view layer need not
+// import gpu either (internal/archtest checks it). Pure Go.
 package reading
 
 import "github.com/rlktop/rlktop/tracer"

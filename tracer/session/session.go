@@ -42,6 +42,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rlktop/rlktop/livestate"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/wire"
@@ -91,22 +92,12 @@ type Options struct {
 	Now func() time.Time
 }
 
-// StepTime is one completed training step.
-type StepTime struct {
-	Step    int64 // step number as the source numbered it
-	PID     int32
-	StartNs int64 // host CLOCK_REALTIME ns
-	DurNs   int64
-}
-
-// Mark is a flag change acknowledged by a child, for the sparkline.
-type Mark struct {
-	Step  int64 // step at which it took effect; -1 unknown
-	PID   int64
-	Key   string
-	Value string
-	AtNs  int64 // wall ns when the ack arrived
-}
+// StepTime (one completed training step) and Mark (a flag change a child
+// acknowledged) are plain types in package livestate, for the view layer.
+type (
+	StepTime = livestate.StepTime
+	Mark     = livestate.Mark
+)
 
 // Child is one connected (or formerly connected) traced process.
 type Child struct {

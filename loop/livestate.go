@@ -1,0 +1,51 @@
+package loop
+
+import "github.com/rlktop/rlktop/livestate"
+
+// The child's status, its output lines and a comparison's result are plain
+// types in package livestate (which the view layer imports instead of this
+// package); these aliases keep their loop names.
+type (
+	// State is the child's lifecycle state; see livestate.State.
+	State = livestate.State
+	// Status describes the child at one moment; see livestate.Status.
+	Status = livestate.Status
+	// Stream says which of the child's outputs a line came from.
+	Stream = livestate.Stream
+	// OutputLine is one line of the child's output; see livestate.OutputLine.
+	OutputLine = livestate.OutputLine
+	// StepLabel says which arm ran one step of a comparison.
+	StepLabel = livestate.StepLabel
+	// ArmConsistency compares one arm's probe outputs with arm A's.
+	ArmConsistency = livestate.ArmConsistency
+	// CompareResult is what `rlktop compare` prints and the TUI renders.
+	CompareResult = livestate.CompareResult
+	// MetricCompare is one metric of one arm against the A/A′ envelope.
+	MetricCompare = livestate.MetricCompare
+	// AuditCompare is one audited tensor of one arm against arm A.
+	AuditCompare = livestate.AuditCompare
+	// CheckSummary is one rlktop.check name of one arm.
+	CheckSummary = livestate.CheckSummary
+)
+
+// Child states and output streams; see livestate.
+const (
+	NotStarted = livestate.NotStarted
+	Running    = livestate.Running
+	Exited     = livestate.Exited
+	Stopped    = livestate.Stopped
+
+	Stdout = livestate.Stdout
+	Stderr = livestate.Stderr
+	Notice = livestate.Notice
+)
+
+// Step phases of a schedule; see livestate.
+const (
+	PhaseWarmup  = livestate.PhaseWarmup
+	PhaseCounted = livestate.PhaseCounted
+	PhaseExtra   = livestate.PhaseExtra
+)
+
+// NoiseName is the noise arm's name for arm A's name a ("A′ (a)").
+func NoiseName(a string) string { return livestate.NoiseName(a) }
