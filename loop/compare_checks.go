@@ -21,6 +21,7 @@ import (
 //	                             one switch between arms (old → new)
 //	audit.NAME.hash_hi / .hash_lo / .n   a step's raw-bits hash
 //	metric.NAME                  a per-step metric (rlktop.log)
+//	compile.frames               frames torch.compile compiled in a step
 //
 // A sample belongs to the step whose [start, end) holds its time; probe
 // samples, taken between steps, to the first step after them.
@@ -39,7 +40,8 @@ type stepSpan struct {
 
 // agentChecks reads the agent's samples from the recording t and fills
 // res (Consistency, Metrics, Audits); an arm with NaN/Inf in a checked
-// tensor becomes invalid in out, with its steps named.
+// tensor, or that compiled frames during counted steps (agentCompiles),
+// becomes invalid in out, with its steps named.
 func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResult) {
 	if len(t.Counters) == 0 || len(r.all) == 0 {
 		return
@@ -62,7 +64,8 @@ func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResu
 	for _, c := range t.Counters {
 		name := t.Strings.Get(c.Name)
 		if !strings.HasPrefix(name, "check.") && !strings.HasPrefix(name, "probe.") &&
-			!strings.HasPrefix(name, "audit.") && !strings.HasPrefix(name, "metric.") {
+			!strings.HasPrefix(name, "audit.") && !strings.HasPrefix(name, "metric.") &&
+			name != attrib.CompileFramesCounter {
 			continue
 		}
 		i := spanAt(spans, c.TS)
@@ -137,6 +140,7 @@ func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResu
 		r.arms[ai].invalid = why
 	}
 
+	r.agentCompiles(spans, per, armIdx, out)
 	r.agentProbes(spans, probes, armIdx, res)
 	r.agentMetrics(spans, per, res)
 	r.agentAudits(spans, per, res)
