@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/rlktop/rlktop/internal/testutil"
+	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
 // TestTorchCompareRecompiles (issue 18: an arm that recompiles is
@@ -18,7 +21,9 @@ import (
 // ["total"] = 6 after 6 vary steps). Live comparison fixed vs vary: A
 // compiles only in its first, warm-up step and stays valid; B is invalid
 // (exit status 3), its reason names counted steps each with 1 frame, and
-// its verdict is neither faster nor slower.
+// its verdict is neither faster nor slower. Then a recording of the vary
+// script: `report --by finding` ranks the recompile finding first,
+// invalid, with 1 frame per step after the first 3 and 3 in them.
 func TestTorchCompareRecompiles(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
 	script := testutil.CopyIntoRoot(t, r, "testdata/torch_recompile.py")
@@ -46,5 +51,24 @@ func TestTorchCompareRecompiles(t *testing.T) {
 	}
 	if res.Verdict == "faster" || res.Verdict == "slower" {
 		t.Errorf("verdict %q for an invalid arm", res.Verdict)
+	}
+
+	rec := path.Join(r.Dst, "vary.rlk")
+	if out, err := r.Command(r.Bin, "record", "-o", rec, "--flag", "shapes=vary", "--steps", "10", "--", "python3", script, "12").CombinedOutput(); err != nil {
+		t.Fatalf("record: %v\n%s", err, tail(string(out), 2000))
+	}
+	out, err := r.Command(r.Bin, "report", "--by", "finding", "--format", "json", rec).Output()
+	if err != nil {
+		t.Fatalf("report --by finding: %v", err)
+	}
+	var doc struct{ Findings []attrib.Finding }
+	if err := json.Unmarshal(out, &doc); err != nil || len(doc.Findings) == 0 {
+		t.Fatalf("report --by finding: %v\n%s", err, tail(string(out), 2000))
+	}
+	f := doc.Findings[0]
+	t.Logf("first finding: %s", strings.Join(f.Evidence, "; "))
+	late, steps := f.Numbers["recompile_frames"], f.Numbers["recompile_steps"]
+	if f.ID != "torch-compile-recompiles" || !f.Invalid || late != steps || steps < 7 || f.Numbers["warmup_frames"] != 3 {
+		t.Errorf("first finding %s (invalid %v) %v: want the recompile finding, invalid, 1 frame in each of >= 7 steps after warm-up (steps 3..9 at least), 3 in warm-up", f.ID, f.Invalid, f.Numbers)
 	}
 }
