@@ -5,18 +5,18 @@ import (
 	"time"
 )
 
-// State is the child's lifecycle state.
-type State int
+// ChildState is the child's lifecycle state (loop.State).
+type ChildState int
 
 // Child states.
 const (
-	NotStarted State = iota
+	NotStarted ChildState = iota
 	Running
 	Exited // exited by itself (Status tells how)
 	Stopped
 )
 
-func (s State) String() string {
+func (s ChildState) String() string {
 	switch s {
 	case NotStarted:
 		return "not started"
@@ -32,7 +32,7 @@ func (s State) String() string {
 
 // Status describes the child at one moment.
 type Status struct {
-	State    State
+	State    ChildState
 	PID      int
 	Started  time.Time
 	ExitCode int    // valid when State is Exited or Stopped; -1 when killed by a signal

@@ -17,12 +17,6 @@ type Arm struct {
 	Flags map[string]string // key → value, applied together
 }
 
-// FlagSpec is one --flag K=V1,V2[,…] argument.
-type FlagSpec struct {
-	Key    string
-	Values []string
-}
-
 // ErrBadFlag is wrapped by ParseFlagSpec errors.
 var ErrBadFlag = errors.New("bad --flag")
 
@@ -73,22 +67,6 @@ func Arms(specs []FlagSpec) ([]Arm, error) {
 		arms[i].Name = ArmName(arms[i].Flags, specs)
 	}
 	return arms, nil
-}
-
-// ArmName names an arm by the flags that vary between arms, in spec order
-// ("attention=fused,qkv=fused"); flags with one value are left out. An arm
-// with no varying flags is "base".
-func ArmName(flags map[string]string, specs []FlagSpec) string {
-	var parts []string
-	for _, sp := range specs {
-		if len(sp.Values) > 1 {
-			parts = append(parts, sp.Key+"="+flags[sp.Key])
-		}
-	}
-	if len(parts) == 0 {
-		return "base"
-	}
-	return strings.Join(parts, ",")
 }
 
 // Preset is a named set of flag specs, one for commands (environment

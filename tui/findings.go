@@ -3,7 +3,7 @@ package tui
 import (
 	"time"
 
-	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/livestate"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/views"
 )
@@ -61,7 +61,7 @@ func (m *Model) refreshFindings(force bool) {
 	if l.state == nil {
 		return
 	}
-	in := loop.FindingInputOf(l.state, l.inForce, f.command)
+	in := livestate.FindingInputOf(l.state, l.inForce, f.command)
 	in.Snapshot = m.snap // cumulative or window, as shown
 	note := ""
 	if l.state.StepCount == 0 {
@@ -118,7 +118,7 @@ func (m *Model) findingCancelled() { m.fnd.pending = "" }
 
 // findingCompareDone records a finished comparison on the finding that
 // started it: "tried sdpa=flash: step 0.71× [0.70, 0.75] faster,
-// attention 0.68×, outputs max |Δ| …" (loop.Tried).
+// attention 0.68×, outputs max |Δ| …" (livestate.Tried).
 func (m *Model) findingCompareDone(msg compareDoneMsg) {
 	f := m.fnd
 	if f.running == "" {
@@ -129,9 +129,9 @@ func (m *Model) findingCompareDone(msg compareDoneMsg) {
 	x := f.view.Find(id)
 	row := ""
 	if x != nil {
-		row = loop.FindingRow(x)
+		row = livestate.FindingRow(x)
 	}
-	t := loop.TriedOf(msg.res, id, f.flag.Key, f.flag.Current, f.flag.Value, row)
+	t := livestate.TriedOf(msg.res, id, f.flag.Key, f.flag.Current, f.flag.Value, row)
 	if msg.err != nil {
 		t.Err = msg.err.Error()
 	}

@@ -12,10 +12,9 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/rlktop/rlktop/gpu"
-	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/gpu/reading"
+	"github.com/rlktop/rlktop/livestate"
 	"github.com/rlktop/rlktop/tracer/attrib"
-	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/views"
 )
 
@@ -37,20 +36,20 @@ type Controller interface {
 	// returns its path.
 	StartRecording() (path string, err error)
 	// StopRecording ends the recording and closes its file.
-	StopRecording() (session.RecordingInfo, error)
+	StopRecording() (livestate.RecordingInfo, error)
 	// Compare stops the live child, compares the values of flag key in a
 	// separate interleaved run (loop.Compare), restarts the live child and
 	// returns the result. progress receives the comparison's progress
 	// lines, onStep each step's label as soon as its segment is cut
 	// (loop.CompareOptions.OnStep; either may block until the TUI reads
 	// it); ctx cancels it.
-	Compare(ctx context.Context, key string, values []string, progress func(string), onStep func(loop.StepLabel)) (*loop.CompareResult, error)
+	Compare(ctx context.Context, key string, values []string, progress func(string), onStep func(livestate.StepLabel)) (*livestate.CompareResult, error)
 }
 
 // LiveMsg carries a live session's state, about 10 times a second.
 type LiveMsg struct {
-	State *session.State
-	Child loop.Status
+	State *livestate.State
+	Child livestate.Status
 	// Flags in force (loop.Live.Flags: what rlktop set overlaid with the
 	// child's last acknowledgement).
 	Flags map[string]string
@@ -59,12 +58,12 @@ type LiveMsg struct {
 	// Output holds the child's output lines read since the previous
 	// LiveMsg (loop.Supervisor.Output), Partial the lines its streams are
 	// still writing; both feed the Output pane.
-	Output, Partial []loop.OutputLine
+	Output, Partial []livestate.OutputLine
 }
 
 // DeviceMsg carries a telemetry reading (gpu.Poller).
 type DeviceMsg struct {
-	Sample gpu.Sample
+	Sample reading.Sample
 	Err    error
 }
 
@@ -72,14 +71,14 @@ type DeviceMsg struct {
 type actionDoneMsg struct {
 	name, key, value string
 	path             string
-	info             session.RecordingInfo
+	info             livestate.RecordingInfo
 	err              error
 }
 
 type compareProgressMsg struct{ line string }
 
 type compareDoneMsg struct {
-	res *loop.CompareResult
+	res *livestate.CompareResult
 	err error
 }
 
@@ -87,7 +86,7 @@ type compareTickMsg time.Time
 
 // compareStepMsg carries one step of a running comparison to the step
 // chart (which arm ran it).
-type compareStepMsg struct{ label loop.StepLabel }
+type compareStepMsg struct{ label livestate.StepLabel }
 
 // maxCompareSteps bounds the comparison steps the step chart keeps.
 const maxCompareSteps = 4096
@@ -122,8 +121,8 @@ type live struct {
 	compare *views.Compare
 	output  *views.Output
 
-	state   *session.State
-	status  loop.Status
+	state   *livestate.State
+	status  livestate.Status
 	inForce map[string]string
 	now     time.Time
 
@@ -146,10 +145,10 @@ type live struct {
 	cmpCancel  context.CancelFunc
 	progressCh chan tea.Msg
 
-	sample *gpu.Sample
+	sample *reading.Sample
 
 	untraced    string // Options.Untraced
-	lastPartial []loop.OutputLine
+	lastPartial []livestate.OutputLine
 	applied     string // the "requested; applied at the next step" status to clear, "" none
 }
 
@@ -202,7 +201,7 @@ func (l *live) tracing() bool {
 
 func (l *live) refreshFlags() {
 	l.flags.SetState(views.FlagsState{InForce: l.inForce, Pending: l.pending, Tracing: l.tracing(),
-		TracingPending: l.tracingPending, Live: l.status.State == loop.Running})
+		TracingPending: l.tracingPending, Live: l.status.State == livestate.Running})
 }
 
 func (l *live) refreshChild() {
@@ -283,7 +282,7 @@ func (m *Model) onLive(msg LiveMsg) {
 		l.steps.SetSteps(l.state.Steps, l.state.Marks, l.state.StepsPerSec, l.state.StepCount)
 		l.steps.SetTracing(l.tracing())
 		gone := ""
-		if st := msg.Child.State; st != loop.Running && st != loop.NotStarted {
+		if st := msg.Child.State; st != livestate.Running && st != livestate.NotStarted {
 			gone = "the child " + msg.Child.Describe() + " before sending a step"
 		}
 		l.steps.SetGone(gone)
@@ -413,7 +412,7 @@ func onOff(b bool) string {
 	return "off"
 }
 
-func windowText(st *session.State) string {
+func windowText(st *livestate.State) string {
 	if st == nil || st.WindowNs <= 0 {
 		return "window"
 	}
@@ -494,7 +493,7 @@ func (m *Model) startCompare() tea.Cmd {
 			case ch <- compareProgressMsg{s}:
 			default: // the TUI is behind; progress lines are advisory
 			}
-		}, func(sl loop.StepLabel) {
+		}, func(sl livestate.StepLabel) {
 			select { // every label counts for the arm row: wait for the TUI
 			case ch <- compareStepMsg{sl}:
 			case <-ctx.Done():
@@ -506,14 +505,14 @@ func (m *Model) startCompare() tea.Cmd {
 }
 
 // armStep maps a comparison step's label to the step chart's arm: arm i
-// is named as loop.ArmName names the i-th value of the compared flag, the
-// noise arm as loop.NoiseName names arm A; a label of no known arm draws
+// is named as livestate.ArmName names the i-th value of the compared flag, the
+// noise arm as livestate.NoiseName names arm A; a label of no known arm draws
 // as not counted.
-func (l *live) armStep(sl loop.StepLabel) views.ArmStep {
-	a := views.ArmStep{Counted: sl.Phase == loop.PhaseCounted, DurNs: sl.DurNs}
-	spec := []loop.FlagSpec{{Key: l.cmpKey, Values: l.cmpVals}}
-	name := func(v string) string { return loop.ArmName(map[string]string{l.cmpKey: v}, spec) }
-	if len(l.cmpVals) > 0 && sl.Arm == loop.NoiseName(name(l.cmpVals[0])) {
+func (l *live) armStep(sl livestate.StepLabel) views.ArmStep {
+	a := views.ArmStep{Counted: sl.Phase == livestate.PhaseCounted, DurNs: sl.DurNs}
+	spec := []livestate.FlagSpec{{Key: l.cmpKey, Values: l.cmpVals}}
+	name := func(v string) string { return livestate.ArmName(map[string]string{l.cmpKey: v}, spec) }
+	if len(l.cmpVals) > 0 && sl.Arm == livestate.NoiseName(name(l.cmpVals[0])) {
 		a.Noise = true
 		return a
 	}

@@ -28,15 +28,6 @@ func viewForbidden(rel string) bool {
 	return under("loop") || under("gpu") || under("tracer/session") || under("tracer/tracefile")
 }
 
-// viewKnownEdges are the direct imports of the view layer into forbidden
-// packages that remain (tui/live.go imports all three, tui/findings.go
-// loop); views imports none since its types moved to package livestate
-// and gpu/reading. They go when tui reads plain types too (issue 14 items
-// 1–2); a new one fails the test at once.
-var viewKnownEdges = []string{
-	"tui -> gpu", "tui -> loop", "tui -> tracer/session",
-}
-
 // layerCheck finds, in graph (package → its imports, module packages by
 // their path below the module), the direct imports from the roots into
 // forbidden packages ("root -> pkg") and the forbidden packages reached
@@ -122,9 +113,10 @@ func moduleGraph(t *testing.T, patterns ...string) (graph map[string][]string, n
 
 // TestViewLayerDependencies: `go list -deps ./views/... ./tui/...` holds
 // none of loop, tracer/session, gpu (gpu/reading allowed) or
-// tracer/tracefile. Until the view seam lands it skips, naming the direct
-// imports still there, as long as they are the known ones and nothing
-// else pulls the forbidden packages in; any other such import fails.
+// tracer/tracefile (the views draw the plain types of package livestate
+// and gpu/reading; cmd/rlktop wires the process layer to them). A direct
+// import fails naming the file; one through another package fails naming
+// the chain.
 func TestViewLayerDependencies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list (-short)")
@@ -134,24 +126,9 @@ func TestViewLayerDependencies(t *testing.T) {
 	for _, p := range indirect {
 		t.Errorf("the view layer reaches a forbidden package through another one: %s", p)
 	}
-	var unknown []string
-	for _, e := range edges {
-		if !slices.Contains(viewKnownEdges, e) {
-			unknown = append(unknown, e)
-		}
-	}
-	if len(unknown) > 0 {
-		t.Errorf("new imports of the process layer or the importers from the view layer: %s (views and tui take plain types; see ARCHITECTURE.md)", strings.Join(unknown, ", "))
-	}
-	if t.Failed() {
-		return
-	}
 	if len(edges) > 0 {
-		t.Skipf("the view seam (issue 14 items 1–2) has not landed: the view layer still imports %s (in %s)",
+		t.Errorf("the view layer imports the process layer or the importers: %s (in %s); views and tui take the plain types of package livestate and gpu/reading (see ARCHITECTURE.md)",
 			strings.Join(edges, ", "), strings.Join(importingFiles(t, roots, viewForbidden), ", "))
-	}
-	for _, e := range viewKnownEdges {
-		t.Logf("%s is gone: remove it from viewKnownEdges", e)
 	}
 }
 

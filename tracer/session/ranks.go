@@ -2,7 +2,6 @@ package session
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -62,64 +61,4 @@ func liveRanks(buf []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context, 
 		r.Sources[i].Name = fmt.Sprintf("pid %d", order[r.Sources[i].Index].pid)
 	}
 	return r
-}
-
-// RankSteps is a distributed job's steps as compare counts them: when two
-// or more processes whose hello names a world of more than one (ranks)
-// have reported steps, one StepTime per step number that every one of
-// those ranks has finished (among st.Steps, the most recent), in step
-// order, with the start of the lowest rank's step and the duration of the
-// slowest rank's (a synchronous step is as long as its slowest rank); PID
-// is the lowest rank's. nil otherwise (one process, or no ranks), so
-// callers keep counting one process's steps.
-func (st *State) RankSteps() []StepTime { return st.RankStepsOf(nil) }
-
-// RankStepsOf is RankSteps over the processes keep accepts (nil: all), e.g.
-// the ranks a restarted command started, not those of the run before.
-func (st *State) RankStepsOf(keep func(pid int32) bool) []StepTime {
-	rank := map[int32]int64{}
-	for _, c := range st.Children {
-		if c.Hello.World > 1 && (keep == nil || keep(int32(c.Hello.PID))) {
-			rank[int32(c.Hello.PID)] = c.Hello.Rank
-		}
-	}
-	by := map[int32]map[int64]StepTime{}
-	for _, s := range st.Steps {
-		if _, ok := rank[s.PID]; !ok {
-			continue
-		}
-		if by[s.PID] == nil {
-			by[s.PID] = map[int64]StepTime{}
-		}
-		if _, dup := by[s.PID][s.Step]; !dup {
-			by[s.PID][s.Step] = s
-		}
-	}
-	if len(by) < 2 {
-		return nil
-	}
-	var low int32
-	first := true
-	for pid := range by {
-		if first || rank[pid] < rank[low] || (rank[pid] == rank[low] && pid < low) {
-			low, first = pid, false
-		}
-	}
-	var out []StepTime
-	for _, n := range slices.Sorted(maps.Keys(by[low])) {
-		s := by[low][n]
-		all := true
-		for _, steps := range by {
-			o, ok := steps[n]
-			if !ok {
-				all = false
-				break
-			}
-			s.DurNs = max(s.DurNs, o.DurNs)
-		}
-		if all {
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -22,16 +22,6 @@ var ErrNotRecording = errors.New("session: not recording")
 // ErrRecording is returned by Record when a recording already runs.
 var ErrRecording = errors.New("session: already recording (stop the current recording first)")
 
-// RecordingInfo describes a running or finished recording.
-type RecordingInfo struct {
-	Path    string // set by RecordFile
-	Started time.Time
-	Bytes   int64 // compressed bytes written so far
-	Frames  int64 // received frames re-encoded into the recording
-	Events  uint64
-	Err     string // the write error that stopped the recording, "" none
-}
-
 // recorder re-encodes what the session receives into one wire stream with
 // the session's string ids. Frames are encoded under the session lock into
 // a buffer and handed to a goroutine that compresses (gzip), writes and

@@ -42,7 +42,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rlktop/rlktop/livestate"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/wire"
@@ -90,63 +89,6 @@ type Options struct {
 	MaxConns int
 	// Now returns the wall clock (tests); default time.Now.
 	Now func() time.Time
-}
-
-// StepTime (one completed training step) and Mark (a flag change a child
-// acknowledged) are plain types in package livestate, for the view layer.
-type (
-	StepTime = livestate.StepTime
-	Mark     = livestate.Mark
-)
-
-// Child is one connected (or formerly connected) traced process.
-type Child struct {
-	Hello     wire.Hello
-	Connected bool
-	Events    uint64     // events received
-	Drops     wire.Drops // cumulative, as last reported
-	Flags     []wire.KV  // flags in force (last ack)
-	Tracing   bool       // tracing on (last ack; true until told otherwise)
-	Bye       *wire.Bye  // how it ended, when it said
-	Err       string     // the error that ended the connection, "" when clean
-	Undefined uint64     // events naming an undefined string id
-	Meta      []wire.KV  // Meta frames the child sent, in order
-}
-
-// State is an immutable picture of the session. Nothing in it is mutated
-// after Snapshot returns it.
-type State struct {
-	// Cumulative holds everything since the session (or last Reset) began.
-	Cumulative *attrib.Snapshot
-	// Window holds the GPU events launched in the last WindowNs of trace
-	// time (and the steps in it).
-	Window   *attrib.Snapshot
-	WindowNs int64
-	// Steps are the most recent completed steps, oldest first (at most
-	// Options.MaxSteps).
-	Steps []StepTime
-	// StepCount counts every step received.
-	StepCount int64
-	// StepsPerSec is the completion rate over the window: steps ended in
-	// the last WindowNs divided by the time they span; 0 with < 2 steps.
-	StepsPerSec float64
-	Marks       []Mark
-	// Dropped is the sum of the children's cumulative drop counts (events).
-	Dropped  uint64
-	Children []Child
-	// Events counts every event received from all children.
-	Events   uint64
-	Pending  int // GPU events waiting for their launch context
-	Warnings []string
-	// Counters holds the latest sample of each counter track (children's
-	// Counters frames and AddCounters), sorted by name then device.
-	Counters []CounterValue
-	// Recording is nil when not recording.
-	Recording *RecordingInfo
-	// Timeline is the window's GPU ops per device and stream, with the CPU
-	// ranges and launch calls and the steps around them (at most
-	// Options.TimelineOps ops); rebuilt with Window.
-	Timeline *attrib.Timeline
 }
 
 // Session is a live session. Create with New; feed with Serve, Listen or
@@ -514,14 +456,6 @@ func (s *Session) Close() error {
 		err = nil
 	}
 	return err
-}
-
-// CounterValue is the latest sample of one counter track.
-type CounterValue struct {
-	Name   string
-	Device int32 // -1 host-wide
-	TS     int64 // host CLOCK_REALTIME ns
-	Value  float64
 }
 
 type counterKey struct {
