@@ -245,6 +245,8 @@ func writeJSON(w io.Writer, s *attrib.Snapshot, o Options) error {
 		Checks  []attrib.OutputRow `json:"checks,omitempty"`
 		// Compiles: frames torch.compile compiled per step (one row).
 		Compiles []attrib.OutputRow `json:"compiles,omitempty"`
+		// InputWait: ns per step waiting in DataLoader next() (one row).
+		InputWait []attrib.OutputRow `json:"input_wait,omitempty"`
 	}{Doc: d}
 	for _, r := range o.Outputs {
 		switch r.Kind {
@@ -252,6 +254,8 @@ func writeJSON(w io.Writer, s *attrib.Snapshot, o Options) error {
 			out.Metrics = append(out.Metrics, r)
 		case "compile":
 			out.Compiles = append(out.Compiles, r)
+		case "input":
+			out.InputWait = append(out.InputWait, r)
 		default:
 			out.Checks = append(out.Checks, r)
 		}

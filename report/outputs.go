@@ -11,8 +11,9 @@ import (
 
 // writeOutputs prints the agent's outputs (attrib.Outputs) after a table:
 // learning curves (first, last, mean, min, max over the steps logged) and
-// NaN/Inf checks (the steps with NaN named); a "compile" row (frames
-// torch.compile compiled per step) prints like a metric.
+// NaN/Inf checks (the steps with NaN named); the "compile" row (frames
+// torch.compile compiled per step) and the "input" row (ns per step in
+// DataLoader next()) print like a metric.
 func writeOutputs(w io.Writer, rows []attrib.OutputRow, md bool) error {
 	if len(rows) == 0 {
 		return nil

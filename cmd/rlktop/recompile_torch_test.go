@@ -72,3 +72,38 @@ func TestTorchCompareRecompiles(t *testing.T) {
 		t.Errorf("first finding %s (invalid %v) %v: want the recompile finding, invalid, 1 frame in each of >= 7 steps after warm-up (steps 3..9 at least), 3 in warm-up", f.ID, f.Invalid, f.Numbers)
 	}
 }
+
+// TestTorchInputBound (issue 18: input wait when the agent sees the data
+// loader): testdata/torch_input.py's dataset sleeps 20 ms per item and its
+// step is one 8x8 linear layer. A recording's `report --by finding` names
+// the input-bound finding, with at least 20 ms per step in DataLoader
+// next() (the sleep) and at least half of the step wall time.
+func TestTorchInputBound(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	script := testutil.CopyIntoRoot(t, r, "testdata/torch_input.py")
+	rec := path.Join(r.Dst, "input.rlk")
+	if out, err := r.Command(r.Bin, "record", "-o", rec, "--steps", "10", "--", "python3", script, "12").CombinedOutput(); err != nil {
+		t.Fatalf("record: %v\n%s", err, tail(string(out), 2000))
+	}
+	out, err := r.Command(r.Bin, "report", "--by", "finding", "--format", "json", rec).Output()
+	if err != nil {
+		t.Fatalf("report --by finding: %v", err)
+	}
+	var doc struct{ Findings []attrib.Finding }
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("report --by finding: %v\n%s", err, tail(string(out), 2000))
+	}
+	var f *attrib.Finding
+	for i := range doc.Findings {
+		if doc.Findings[i].ID == "input-bound" {
+			f = &doc.Findings[i]
+		}
+	}
+	if f == nil {
+		t.Fatalf("no input-bound finding in %s", tail(string(out), 2000))
+	}
+	t.Logf("input-bound: %s", strings.Join(f.Evidence, "; "))
+	if n := f.Numbers["steps"]; n < 5 || f.Numbers["wait_ns"]/n < 20e6 || f.Share < 0.5 {
+		t.Errorf("input-bound %v, share %.3f: want >= 5 steps, >= 20 ms per step in next(), >= 50%% of the step", f.Numbers, f.Share)
+	}
+}

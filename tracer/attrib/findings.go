@@ -47,6 +47,10 @@ const (
 	// guard failed); the steps' times include compilation, so the run (a
 	// comparison arm) is invalid.
 	FindRecompiles = "recompiles"
+	// FindInputBound: wall time the training thread waited in DataLoader
+	// next() (the Python agent's InputWaitCounter) as a share of the wall
+	// time of the same steps.
+	FindInputBound = "input-bound"
 )
 
 //go:embed findings.toml
@@ -222,7 +226,7 @@ func (r *FindingRule) compile(file string, idx int) error {
 		if r.Group != GroupCategory && r.Group != GroupStage {
 			return fail("group", fmt.Sprintf("%q: use \"category\" or \"stage\"", r.Group))
 		}
-	case FindIdle, FindInvalidOutputs, FindExposedComm, FindStraggler:
+	case FindIdle, FindInvalidOutputs, FindExposedComm, FindStraggler, FindInputBound:
 	case FindRecompiles:
 		if r.Warmup < 0 {
 			return fail("warmup", fmt.Sprintf("%d: a number of steps, 0 or more", r.Warmup))
@@ -232,8 +236,8 @@ func (r *FindingRule) compile(file string, idx int) error {
 			return fail("counter", "missing (a counter track name, e.g. \"gpu.mem_util_pct\")")
 		}
 	default:
-		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s, %s, %s, %s or %s)", r.Kind,
-			FindMathAttention, FindDominant, FindIdle, FindCounter, FindCoTenant, FindInvalidOutputs, FindExposedComm, FindStraggler, FindRecompiles))
+		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s, %s, %s, %s, %s or %s)", r.Kind,
+			FindMathAttention, FindDominant, FindIdle, FindCounter, FindCoTenant, FindInvalidOutputs, FindExposedComm, FindStraggler, FindRecompiles, FindInputBound))
 	}
 	if r.MinShare < 0 || r.MinShare > 1 {
 		return fail("min_share", fmt.Sprintf("%g is not a share in [0, 1]", r.MinShare))
@@ -294,7 +298,8 @@ type FindingInput struct {
 	// Timeline (BuildTimeline of the same events) gives the idle finding;
 	// nil: no idle finding.
 	Timeline *Timeline
-	// Outputs (attrib.Outputs) give the NaN and recompile findings.
+	// Outputs (attrib.Outputs) give the NaN, recompile and input-bound
+	// findings.
 	Outputs []OutputRow
 	// Counters (SummarizeCounters, or a live session's latest values as
 	// one sample each) give the telemetry findings.
@@ -316,7 +321,8 @@ type Finding struct {
 	Title string `json:"title"`
 	Kind  string `json:"kind"`
 	// Share is the finding's share of the step (0..1): of GPU time for
-	// math-attention and dominant, of step wall time for idle; for
+	// math-attention and dominant, of step wall time for idle and
+	// input-bound; for
 	// counter findings the mean as a fraction of 100%; 0 for cotenant,
 	// invalid-outputs and recompiles.
 	Share   float64 `json:"share"`
@@ -370,6 +376,8 @@ func EvaluateFindings(rules *FindingRules, in FindingInput) []Finding {
 			f = r.invalidOutputs(in.Outputs)
 		case FindRecompiles:
 			f = r.recompiles(in.Outputs)
+		case FindInputBound:
+			f = r.inputBound(in.Outputs, s.Steps)
 		case FindExposedComm:
 			f = r.exposedComm(s.Ranks)
 		case FindStraggler:
@@ -604,6 +612,43 @@ func (r *FindingRule) recompiles(outs []OutputRow) *Finding {
 		fmt.Sprintf("torch.compile compiled %.0f frames in %d steps after the first %d (step (frames): %s%s): guards failed and the frames were compiled again", late, n, r.Warmup, strings.Join(steps, ", "), more),
 		fmt.Sprintf("%.0f frames compiled in the first %d steps (warm-up)", warm, r.Warmup),
 	}, Numbers: map[string]float64{"recompile_frames": late, "recompile_steps": float64(n), "warmup_frames": warm}}
+}
+
+// inputBound reads the "input" output row (ns per step in DataLoader
+// next()) against the wall time of the same step numbers in steps (the
+// first row of a number: one source); it fires when the wait reaches
+// r.MinShare of those steps' wall time.
+func (r *FindingRule) inputBound(outs []OutputRow, steps []StepRow) *Finding {
+	dur := map[int64]int64{}
+	for _, st := range steps {
+		if _, ok := dur[st.Step]; !ok {
+			dur[st.Step] = st.DurNs
+		}
+	}
+	var wait, wall float64
+	n := 0
+	for _, o := range outs {
+		if o.Kind != "input" {
+			continue
+		}
+		for _, p := range o.PerStep {
+			d, ok := dur[int64(p[0])]
+			if !ok || d <= 0 {
+				continue
+			}
+			wait += p[1]
+			wall += float64(d)
+			n++
+		}
+	}
+	if n == 0 || wall <= 0 || wait/wall < r.MinShare {
+		return nil
+	}
+	share := wait / wall
+	return &Finding{Share: share, ShareOf: "step wall time", Evidence: []string{
+		fmt.Sprintf("the training thread waited in DataLoader next() %s of %s step wall time (%.1f%%) over %d steps, %s per step",
+			fmtNs(int64(wait)), fmtNs(int64(wall)), 100*share, n, fmtNs(int64(wait/float64(n)))),
+	}, Numbers: map[string]float64{"wait_ns": wait, "step_ns": wall, "steps": float64(n)}}
 }
 
 // IdleStats is the GPU idle time of a run's steps (IdleOf).

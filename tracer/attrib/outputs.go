@@ -16,7 +16,7 @@ import (
 // a NaN/Inf check, over the steps of the trace that hold a sample (a
 // sample belongs to the step whose [start, end) holds its time).
 type OutputRow struct {
-	Kind  string  `json:"kind"` // "metric", "check" or "compile"
+	Kind  string  `json:"kind"` // "metric", "check", "compile" or "input"
 	Name  string  `json:"name"`
 	Steps int     `json:"steps"` // steps with a sample
 	First float64 `json:"first"` // metric: value in the first such step
@@ -36,9 +36,16 @@ type OutputRow struct {
 // compiles and recompiles (guards failed) alike (py/rlktop/_core.py).
 const CompileFramesCounter = "compile.frames"
 
-// Outputs returns t's agent outputs, metrics, then the "compile" row
-// (CompileFramesCounter: per step the frames compiled in it, summarised
-// like a metric), then checks, each by name; nil when t has none. Samples outside every step are not counted.
+// InputWaitCounter is the Python agent's per-step wall time (ns) the
+// training thread spent in next() of a torch.utils.data DataLoader
+// iterator: waiting for its batch (py/rlktop/_core.py).
+const InputWaitCounter = "input.wait_ns"
+
+// Outputs returns t's agent outputs, metrics, then the "input" row
+// (InputWaitCounter: per step the ns spent waiting for a batch), the
+// "compile" row (CompileFramesCounter: per step the frames compiled in
+// it), both summarised like a metric, then checks, each by name; nil
+// when t has none. Samples outside every step are not counted.
 func Outputs(t *tracer.Trace) []OutputRow {
 	type step struct {
 		start, end, n int64
@@ -64,6 +71,8 @@ func Outputs(t *tracer.Trace) []OutputRow {
 			kind, key = "check", strings.TrimSuffix(strings.TrimPrefix(name, "check."), ".rows")
 		case name == CompileFramesCounter:
 			kind, key = "compile", "torch.compile frames"
+		case name == InputWaitCounter:
+			kind, key = "input", "DataLoader wait ns"
 		default:
 			continue
 		}
@@ -109,7 +118,7 @@ func Outputs(t *tracer.Trace) []OutputRow {
 		out = append(out, *r)
 	}
 	slices.SortFunc(out, func(a, b OutputRow) int {
-		return cmp.Or(cmp.Compare(b.Kind, a.Kind), cmp.Compare(a.Name, b.Name)) // metric, compile, check
+		return cmp.Or(cmp.Compare(b.Kind, a.Kind), cmp.Compare(a.Name, b.Name)) // metric, input, compile, check
 	})
 	return out
 }

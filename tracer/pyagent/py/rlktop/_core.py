@@ -85,6 +85,8 @@ class Agent:
         self.windows_skipped = 0
         self.tmpdir = None
         self.compile_frames = None  # dynamo frames compiled so far (_compiles)
+        self.input_wait = 0  # ns in DataLoader next() since the last boundary
+        self.input_seen = False  # a DataLoader iterator was used
 
     # ---- start ----
     def start(self, user_flags):
@@ -225,6 +227,7 @@ class Agent:
         for k in _flags.BUILTIN:
             self.values.setdefault(k, _flags.current(torch, k))
         _flags.watch_compile(torch, self._compile_used)
+        self._watch_loader()
         try:
             from torch.optim.optimizer import register_optimizer_step_post_hook
 
@@ -300,6 +303,10 @@ class Agent:
             if self.step_n >= 0:
                 self.emit(_wire.K_STEP, "step", self.step_t0, t - self.step_t0, self.step_n)
             self._compiles(t)
+            if self.input_seen:
+                if self.step_n >= 0:
+                    self.counter("input.wait_ns", self.input_wait, t - 1)
+                self.input_wait = 0
             self.step_n += 1
             if self.pending:
                 self._apply_pending(self.step_n)
@@ -312,6 +319,34 @@ class Agent:
         if self.stop_requested and threading.current_thread() is threading.main_thread():
             self.close()
             raise SystemExit(0)
+
+    def _watch_loader(self):
+        """Wraps torch.utils.data's DataLoader iterator __next__ (the base
+        class of the single- and multi-process iterators) to add the wall
+        time (ns) each call takes to input_wait: the training thread waiting
+        for its next batch. Sent per step as input.wait_ns."""
+        try:
+            from torch.utils.data import dataloader as dl
+
+            cls = dl._BaseDataLoaderIter
+            orig = cls.__next__
+            if getattr(orig, "_rlktop_watch", False):
+                return
+            agent = self
+
+            def __next__(it):
+                t0 = time.perf_counter_ns()
+                try:
+                    return orig(it)
+                finally:
+                    agent.input_wait += time.perf_counter_ns() - t0
+                    agent.input_seen = True
+
+            __next__._rlktop_watch = True
+            __next__.__wrapped__ = orig
+            cls.__next__ = __next__
+        except Exception as e:
+            _warn("no DataLoader wait measure (%r)" % (e,))
 
     def _compiles(self, t):
         """Sends compile.frames, the frames torch.compile (dynamo) compiled
