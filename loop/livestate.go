@@ -1,8 +1,8 @@
 package loop
 
 import (
-	"github.com/rlktop/rlktop/livestate"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/session"
 )
 

@@ -113,7 +113,7 @@ func moduleGraph(t *testing.T, patterns ...string) (graph map[string][]string, n
 
 // TestViewLayerDependencies: `go list -deps ./views/... ./tui/...` holds
 // none of loop, tracer/session, gpu (gpu/reading allowed) or
-// tracer/tracefile (the views draw the plain types of package livestate
+// tracer/tracefile (the views draw the plain types of tracer/livestate
 // and gpu/reading; cmd/rlktop wires the process layer to them). A direct
 // import fails naming the file; one through another package fails naming
 // the chain.
@@ -127,7 +127,7 @@ func TestViewLayerDependencies(t *testing.T) {
 		t.Errorf("the view layer reaches a forbidden package through another one: %s", p)
 	}
 	if len(edges) > 0 {
-		t.Errorf("the view layer imports the process layer or the importers: %s (in %s); views and tui take the plain types of package livestate and gpu/reading (see ARCHITECTURE.md)",
+		t.Errorf("the view layer imports the process layer or the importers: %s (in %s); views and tui take the plain types of tracer/livestate and gpu/reading (see ARCHITECTURE.md)",
 			strings.Join(edges, ", "), strings.Join(importingFiles(t, roots, viewForbidden), ", "))
 	}
 }

@@ -1,6 +1,6 @@
 package session
 
-import "github.com/rlktop/rlktop/livestate"
+import "github.com/rlktop/rlktop/tracer/livestate"
 
 // The session's picture (State and its parts) is plain types in package
 // livestate, which the view layer imports instead of this package; these
