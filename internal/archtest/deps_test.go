@@ -118,9 +118,6 @@ func moduleGraph(t *testing.T, patterns ...string) (graph map[string][]string, n
 // import fails naming the file; one through another package fails naming
 // the chain.
 func TestViewLayerDependencies(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list (-short)")
-	}
 	graph, roots := moduleGraph(t, "./views/...", "./tui/...")
 	edges, indirect := layerCheck(graph, roots, viewForbidden)
 	for _, p := range indirect {
