@@ -26,6 +26,9 @@ type findingsUI struct {
 	// state carries its own.
 	timeline *attrib.Timeline
 	outputs  []attrib.OutputRow
+	// input: a file's whole findings input (SnapshotMsg.Findings), over
+	// timeline and outputs when set.
+	input *attrib.FindingInput
 	// command: the live run is a command (environment flags restart it).
 	command bool
 	last    time.Time // last live evaluation (LiveMsg.At)
@@ -49,7 +52,11 @@ func (m *Model) refreshFindings(force bool) {
 		return
 	}
 	if m.live == nil {
-		in := attrib.FindingInput{Snapshot: m.snap, Timeline: f.timeline, Outputs: f.outputs}
+		in := attrib.FindingInput{Timeline: f.timeline, Outputs: f.outputs}
+		if f.input != nil {
+			in = *f.input
+		}
+		in.Snapshot = m.snap
 		f.view.SetFindings(attrib.EvaluateFindings(f.rules, in), "")
 		return
 	}

@@ -349,6 +349,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.layout()
 	case SnapshotMsg:
 		m.fnd.timeline = msg.Timeline
+		if msg.Findings != nil {
+			m.fnd.input = msg.Findings
+		}
 		if msg.Timeline != nil {
 			m.timeline.SetTimeline(msg.Timeline, nil)
 			m.kernels.SetTimeline(msg.Timeline)

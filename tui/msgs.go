@@ -16,6 +16,12 @@ type SnapshotMsg struct {
 	// (step order): `,` and `.` select one and the Kernels, Categories
 	// and Stages views show its numbers. Never mutated afterwards.
 	Steps []StepSnapshot
+	// Findings, when non-nil, is what the Findings view evaluates besides
+	// the snapshot shown: the file's agent outputs (NaN checks,
+	// recompiles, input wait), counter tracks and, for a recording, the
+	// flags in force (cmd/rlktop findingsInputOf). Its Snapshot is
+	// ignored. Never mutated afterwards.
+	Findings *attrib.FindingInput
 }
 
 // StepSnapshot is one step of a file aggregated on its own: the GPU

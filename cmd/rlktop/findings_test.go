@@ -11,6 +11,8 @@ import (
 
 	"github.com/rlktop/rlktop/internal/testutil"
 	"github.com/rlktop/rlktop/report"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tui"
 )
 
 // TestReportByFinding: `rlktop report --by finding` on HTA's rank-0
@@ -114,5 +116,35 @@ func TestReportByFindingRecording(t *testing.T) {
 	}
 	if fl := doc.Findings[0].Flag; fl == nil || fl.Key != "attention" || fl.Current != "math" || fl.Value != "fused" {
 		t.Errorf("flag %+v: want attention math → fused", fl)
+	}
+}
+
+// TestOpenFindingsSeeRecordingFlags: `open` hands the Findings view the
+// same input `report --by finding` uses — for a recording of the built-in
+// loop on the math path, its flags (attention=math from the recording's
+// flag.* metadata), so the math-fallback finding names its test there too
+// (before, the view saw only the snapshot and offered no flag).
+func TestOpenFindingsSeeRecordingFlags(t *testing.T) {
+	bin := needRecordBin(t)
+	rec := filepath.Join(t.TempDir(), "demo.rlk")
+	if out, err := exec.Command(bin, append([]string{"record", "-o", rec, "--steps", "4"}, attentionLoop...)...).CombinedOutput(); err != nil {
+		t.Fatalf("record: %v\n%s", err, out)
+	}
+	msgs, perr := drain(t, rec)
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	last, ok := msgs[len(msgs)-1].(tui.SnapshotMsg)
+	if !ok || last.Findings == nil {
+		t.Fatalf("last message %T (findings input %v), want a SnapshotMsg with the findings input", msgs[len(msgs)-1], ok)
+	}
+	if got := last.Findings.Flags["attention"]; got != "math" {
+		t.Errorf("flags %v: want attention=math from the recording", last.Findings.Flags)
+	}
+	in := *last.Findings
+	in.Snapshot = last.Snapshot
+	fs := attrib.EvaluateFindings(nil, in)
+	if len(fs) == 0 || fs[0].ID != "attention-math-fallback" || fs[0].Flag == nil || fs[0].Flag.Value != "fused" {
+		t.Fatalf("findings %+v: want the math fallback first, offering attention=fused", fs)
 	}
 }

@@ -124,7 +124,16 @@ func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partia
 			steps = stepSnapshots(t, rules, maxStepSnapshots)
 		}
 	}
-	feed <- tui.SnapshotMsg{Snapshot: attrib.CombineSources(runs, rules), Timeline: tl, Steps: steps}
+	snap := attrib.CombineSources(runs, rules)
+	// The Findings view sees what `report --by finding` sees: the agent
+	// outputs of every file and, for one run, its whole timeline (the
+	// idle finding; tl above is bounded for drawing), counters and flags.
+	var outputs []attrib.OutputRow
+	for _, t := range traces {
+		outputs = append(outputs, attrib.Outputs(t)...)
+	}
+	in := findingsInputOf(snap, traces, rules, outputs)
+	feed <- tui.SnapshotMsg{Snapshot: snap, Timeline: tl, Steps: steps, Findings: &in}
 }
 
 // maxStepSnapshots bounds the steps `open` aggregates one by one (the
