@@ -148,3 +148,37 @@ func TestOpenFindingsSeeRecordingFlags(t *testing.T) {
 		t.Fatalf("findings %+v: want the math fallback first, offering attention=fused", fs)
 	}
 }
+
+// TestReportByFindingMergedJSON: `report --by finding` over JSON reports
+// of separate files gives the findings their merged snapshot supports
+// (before: "unknown view"): on HTA's rank-0 trace alone, the collective
+// category owns 65.2% of GPU time (findings_oracle.py's 396,199,000 of
+// 607,844,000 ns), and the same share comes out of its JSON report.
+func TestReportByFindingMergedJSON(t *testing.T) {
+	trace := filepath.Join(testutil.SharedTraces(t), "kineto", "hta_sampled_rank0.json.gz")
+	js, err := runReport(t, trace, "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := filepath.Join(t.TempDir(), "r0.json")
+	if err := os.WriteFile(doc, []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runReport(t, doc, "--by", "finding", "--format", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var fd report.FindingsDoc
+	if err := json.Unmarshal([]byte(out), &fd); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, f := range fd.Findings {
+		if f.ID == "dominant-category" {
+			if want := 396199000.0 / 607844000.0; math.Abs(f.Share-want) > 1e-9 {
+				t.Errorf("collective share %v, want %v", f.Share, want)
+			}
+			return
+		}
+	}
+	t.Errorf("no dominant-category finding in %+v", fd.Findings)
+}

@@ -57,6 +57,11 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 				if err != nil {
 					return err
 				}
+				if opts.By == report.ByFinding {
+					// Only the snapshot's findings: no timeline,
+					// counters or agent outputs travel in a JSON report.
+					return findingsWriter(nil, rules, findingsPath)(out, snap, opts)
+				}
 				return report.Write(out, snap, opts)
 			}
 			var traces []*tracer.Trace

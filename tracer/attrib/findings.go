@@ -477,7 +477,7 @@ func (r *FindingRule) mathAttention(s *Snapshot) *Finding {
 			mathNs += k.TotalNs
 			calls += k.Count
 			if len(top) < 3 {
-				top = append(top, fmt.Sprintf("%s %s (%d calls)", k.DisplayName, fmtNs(k.TotalNs), k.Count))
+				top = append(top, fmt.Sprintf("%s %s (%d calls)", kernelLabels(s)[i], fmtNs(k.TotalNs), k.Count))
 			}
 		}
 	}
@@ -527,7 +527,7 @@ func (r *FindingRule) dominant(s *Snapshot) *Finding {
 			in = k.Stage == g.Key
 		}
 		if in && len(f.Top) < 3 {
-			f.Top = append(f.Top, fmt.Sprintf("%s %s (%.1f%% of the %s)", k.DisplayName, fmtNs(k.TotalNs), 100*float64(k.TotalNs)/float64(g.TotalNs), r.Group))
+			f.Top = append(f.Top, fmt.Sprintf("%s %s (%.1f%% of the %s)", kernelLabels(s)[i], fmtNs(k.TotalNs), 100*float64(k.TotalNs)/float64(g.TotalNs), r.Group))
 		}
 	}
 	return f
@@ -985,4 +985,16 @@ func (r *FindingRule) straggler(rs *RankSummary) *Finding {
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%s's step median %s against %s's %s (%.1f%% of the slow step); no collectives matched across the sources",
 		rs.Label(slow), fmtNs(sl.StepMedianNs), rs.Label(fast), fmtNs(fa.StepMedianNs), 100*share))
 	return f
+}
+
+// kernelLabels are s.Kernels' display names told apart where they collide
+// (DistinctNames: kernels differing only in template arguments), in
+// s.Kernels order, as the report's table and the Kernels view show them.
+func kernelLabels(s *Snapshot) []string {
+	names := make([]string, len(s.Kernels))
+	displays := make([]string, len(s.Kernels))
+	for i := range s.Kernels {
+		names[i], displays[i] = s.Kernels[i].Name, s.Kernels[i].DisplayName
+	}
+	return DistinctNames(names, displays)
 }

@@ -366,3 +366,24 @@ func TestFindingsRanks(t *testing.T) {
 		t.Errorf("one source: %+v", st)
 	}
 }
+
+// TestFindingsTopKernelsApart: a finding's top kernels are named as the
+// report's table names them — two kernels whose display names collide
+// (they differ only in a template argument) are told apart, not listed
+// twice under one name.
+func TestFindingsTopKernelsApart(t *testing.T) {
+	s := mathSnap()
+	s.Kernels = []KernelRow{
+		{Name: "reduce_kernel<float>", DisplayName: "reduce_kernel", Category: "gemm", Count: 1, TotalNs: 50},
+		{Name: "reduce_kernel<int>", DisplayName: "reduce_kernel", Category: "gemm", Count: 1, TotalNs: 40},
+		{Name: "other", DisplayName: "other", Category: "attention", Count: 1, TotalNs: 10},
+	}
+	s.Categories = []GroupRow{{Key: "gemm", TotalNs: 90, Share: 0.9, Count: 2}, {Key: "attention", TotalNs: 10, Share: 0.1, Count: 1}}
+	f := findingByID(EvaluateFindings(nil, FindingInput{Snapshot: s}), "dominant-category")
+	if f == nil || len(f.Top) != 2 {
+		t.Fatalf("dominant category %+v: want two top kernels", f)
+	}
+	if strings.SplitN(f.Top[0], " ", 2)[0] == strings.SplitN(f.Top[1], " ", 2)[0] {
+		t.Errorf("top kernels %q: the two reduce_kernel rows share one name", f.Top)
+	}
+}
