@@ -43,7 +43,10 @@ type Aggregator struct {
 
 	stageKey []string
 	stageIdx map[string]int32
-	ctxNames map[uint64]string // launch contexts' names (launches.go)
+	// Launch contexts' names "op › … › range" (launches.go): ctxInfo.launch
+	// is 1 + an index in launchNames.
+	launchNames  []string
+	launchNameID map[string]int32
 
 	steps map[int64]*stepAcc
 	busy  map[devKey]*devBusy
@@ -215,6 +218,7 @@ const maxDevSlots = 1024
 type ctxInfo struct {
 	done    bool
 	stage   int32
+	launch  int32 // 1 + its name's index in Aggregator.launchNames; 0 not yet named
 	step    int64
 	stepAcc *stepAcc // cached a.step(step); valid while stepGen == a.gen
 	stepGen uint32

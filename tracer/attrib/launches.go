@@ -47,25 +47,72 @@ type LaunchStep struct {
 }
 
 // launchAcc accumulates a row's KernelLaunches (flushCell feeds it once
-// per run of launches with one context). Cost, measured on this 2-core
-// shared box (go test ./tracer/attrib -run XXX -bench AggregateKineto
-// -benchtime 20x -cpu 1, hta_diff_control_a100): 181 cpu-ns/event with it,
-// 201 without (within the noise), +4,489 allocations and +0.6 MB per
-// AddTrace+Snapshot; on BenchmarkAggregate's synthetic worst case (a
-// random one of 500 contexts for every event, so every event flushes a
-// cell) the map lookup makes the aggregation about 4× slower (5.7 →
-// 1.2 Mevents/cpu-s).
+// per run of launches with one context). Its contexts are keyed by their
+// name (ctxInfo.launch), not by context id: a context id also carries the
+// step, so keying by it grew every row by one entry per step and range
+// (the live session's ingest ran 1.5× slower, BenchmarkIngest 26 → 41
+// ms/op on a quiet machine). A row has few names as a rule: a slice
+// searched from the last one hit, indexed by a map once it holds more
+// than launchIndexAt. Cost against the aggregator without launches
+// (06c03fa), quiet machine, -benchtime 10x/5x, medians: BenchmarkIngest
+// (session) 30.3 → 33.1 ms/op; AggregateKineto within noise; the
+// synthetic BenchmarkAggregate, where every event flushes a cell of one of
+// 500 contexts, 7.4 → 3.4 Mevents/cpu-s.
 type launchAcc struct {
-	ctxs   map[uint64][2]int64 // binding src<<32 | CtxID → count, ns
-	steps  []LaunchStep        // ascending by step, at most MaxLaunchSteps
+	ctxs   []launchCtx
+	index  map[int32]int // name → index in ctxs, once len(ctxs) > launchIndexAt
+	last   int           // index of the context hit last
+	steps  []LaunchStep  // ascending by step, at most MaxLaunchSteps
 	older  LaunchGroup
 	noStep LaunchGroup
 }
 
+// launchCtx is one launch context name's (ctxInfo.launch) count and ns.
+type launchCtx struct {
+	name  int32
+	n, ns int64
+}
+
+// launchIndexAt is how many context names a row holds before a map
+// indexes them (a linear search over up to 8 beats a map lookup).
+const launchIndexAt = 8
+
 func (l *launchAcc) reset() {
-	clear(l.ctxs)
+	l.ctxs, l.index, l.last = l.ctxs[:0], nil, 0
 	l.steps = l.steps[:0]
 	l.older, l.noStep = LaunchGroup{}, LaunchGroup{}
+}
+
+// ctx is the entry of name id, added when new.
+func (l *launchAcc) ctx(id int32) *launchCtx {
+	if l.last < len(l.ctxs) && l.ctxs[l.last].name == id {
+		return &l.ctxs[l.last]
+	}
+	if l.index != nil {
+		if i, ok := l.index[id]; ok {
+			l.last = i
+			return &l.ctxs[i]
+		}
+	} else {
+		for i := range l.ctxs {
+			if l.ctxs[i].name == id {
+				l.last = i
+				return &l.ctxs[i]
+			}
+		}
+	}
+	l.ctxs = append(l.ctxs, launchCtx{name: id})
+	l.last = len(l.ctxs) - 1
+	switch {
+	case l.index != nil:
+		l.index[id] = l.last
+	case len(l.ctxs) > launchIndexAt:
+		l.index = make(map[int32]int, 2*len(l.ctxs))
+		for i, c := range l.ctxs {
+			l.index[c.name] = i
+		}
+	}
+	return &l.ctxs[l.last]
 }
 
 // addLaunches adds n launches of d ns in total, of binding b's context
@@ -73,15 +120,23 @@ func (l *launchAcc) reset() {
 func (a *Aggregator) addLaunches(r *rowAcc, b *binding, ctx tracer.CtxID, cx *ctxInfo, n, d int64) {
 	l := r.launch
 	if l == nil {
-		l = &launchAcc{ctxs: map[uint64][2]int64{}}
+		l = &launchAcc{}
 		r.launch = l
 	}
-	k := uint64(uint32(b.src))<<32 | uint64(ctx)
-	c := l.ctxs[k]
-	l.ctxs[k] = [2]int64{c[0] + n, addSat(c[1], d)}
+	if cx.launch == 0 {
+		cx.launch = a.launchName(b, ctx)
+	}
+	c := l.ctx(cx.launch)
+	c.n += n
+	c.ns = addSat(c.ns, d)
 	if cx.step < 0 {
 		l.noStep.Count += n
 		l.noStep.TotalNs = addSat(l.noStep.TotalNs, d)
+		return
+	}
+	if k := len(l.steps); k > 0 && l.steps[k-1].Step == cx.step { // the newest step, as a rule
+		l.steps[k-1].Count += n
+		l.steps[k-1].TotalNs = addSat(l.steps[k-1].TotalNs, d)
 		return
 	}
 	i, found := slices.BinarySearchFunc(l.steps, cx.step, func(s LaunchStep, t int64) int { return cmp.Compare(s.Step, t) })
@@ -111,17 +166,9 @@ func (a *Aggregator) launchesOf(r *rowAcc) *KernelLaunches {
 		return nil
 	}
 	out := &KernelLaunches{OlderSteps: l.older, NoStep: l.noStep}
-	byKey := map[string]int{}
-	for k, c := range l.ctxs {
-		name := a.ctxName(k)
-		i, ok := byKey[name]
-		if !ok {
-			i = len(out.Contexts)
-			byKey[name] = i
-			out.Contexts = append(out.Contexts, LaunchGroup{Key: name})
-		}
-		out.Contexts[i].Count += c[0]
-		out.Contexts[i].TotalNs = addSat(out.Contexts[i].TotalNs, c[1])
+	out.Contexts = make([]LaunchGroup, len(l.ctxs))
+	for i, c := range l.ctxs {
+		out.Contexts[i] = LaunchGroup{Key: a.launchNames[c.name-1], Count: c.n, TotalNs: c.ns}
 	}
 	for _, s := range r.stages {
 		out.Stages = append(out.Stages, LaunchGroup{Key: a.stageKey[s.id], Count: s.count, TotalNs: s.ns})
@@ -138,28 +185,29 @@ func (a *Aggregator) launchesOf(r *rowAcc) *KernelLaunches {
 	return out
 }
 
-// ctxName is "op › … › range" of a (binding src<<32 | CtxID) key, cached.
-func (a *Aggregator) ctxName(k uint64) string {
-	if s, ok := a.ctxNames[k]; ok {
-		return s
-	}
-	if a.ctxNames == nil {
-		a.ctxNames = map[uint64]string{}
-	}
+// launchName is 1 + the index in a.launchNames of binding b's context
+// ctx's name "op › … › range" (operators outermost first, then ranges;
+// "" none recorded), adding the name when new.
+func (a *Aggregator) launchName(b *binding, ctx tracer.CtxID) int32 {
 	var parts []string
-	if src := int(k >> 32); src < len(a.bindings) {
-		b := a.bindings[src]
-		if id := int(uint32(k)); id != 0 && id < len(b.ctxs) {
-			c := &b.ctxs[id]
-			for _, s := range c.Ops {
-				parts = append(parts, b.strs.Get(s))
-			}
-			for _, s := range c.Ranges {
-				parts = append(parts, b.strs.Get(s))
-			}
+	if id := int(ctx); id != 0 && id < len(b.ctxs) {
+		c := &b.ctxs[id]
+		for _, s := range c.Ops {
+			parts = append(parts, b.strs.Get(s))
+		}
+		for _, s := range c.Ranges {
+			parts = append(parts, b.strs.Get(s))
 		}
 	}
-	s := strings.Join(parts, " › ")
-	a.ctxNames[k] = s
-	return s
+	name := strings.Join(parts, " › ")
+	if i, ok := a.launchNameID[name]; ok {
+		return i + 1
+	}
+	if a.launchNameID == nil {
+		a.launchNameID = map[string]int32{}
+	}
+	a.launchNames = append(a.launchNames, name)
+	i := int32(len(a.launchNames) - 1)
+	a.launchNameID[name] = i
+	return i + 1
 }
