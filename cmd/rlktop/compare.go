@@ -185,6 +185,17 @@ func compareArms(cf *compareFlags, builtin bool) ([]loop.Arm, error) {
 	return loop.Arms(specs)
 }
 
+// rulesAndTracer are the category rules (--rules on the built-in table)
+// and the tracer (--tracer) both compare modes run with.
+func (cf *compareFlags) rulesAndTracer() (*attrib.Rules, string, error) {
+	rules, err := attrib.RulesFor(cf.rulesPath)
+	if err != nil {
+		return nil, "", err
+	}
+	tracer, err := parseTracer(cf.tracer)
+	return rules, tracer, err
+}
+
 func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
 	switch cf.format {
 	case "table", "json", "md":
@@ -198,11 +209,7 @@ func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
 	if err != nil {
 		return err
 	}
-	rules, err := attrib.RulesFor(cf.rulesPath)
-	if err != nil {
-		return err
-	}
-	tracer, err := parseTracer(cf.tracer)
+	rules, tracer, err := cf.rulesAndTracer()
 	if err != nil {
 		return err
 	}

@@ -348,21 +348,11 @@ func writeRunReport(w io.Writer, st *session.State, flags map[string]string, rf 
 			return nil
 		}
 		var kv []string
-		for _, k := range slices.Sorted(mapsKeys(flags)) {
+		for _, k := range slices.Sorted(maps.Keys(flags)) {
 			kv = append(kv, k+"="+flags[k])
 		}
 		fmt.Fprintf(w, "\nsteps: %d  median %s  p10 %s  p90 %s\nflags: %s\n",
 			sum.Count, report.Duration(sum.MedianNs), report.Duration(sum.P10Ns), report.Duration(sum.P90Ns), strings.Join(kv, " "))
 		return nil
-	}
-}
-
-func mapsKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
 	}
 }

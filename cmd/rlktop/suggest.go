@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -64,17 +65,13 @@ func runSuggest(stdout, stderr io.Writer, cf *compareFlags, command []string) er
 	builtin := len(command) == 0
 	if builtin {
 		cfg := demo.DefaultConfig()
-		for _, k := range slices.Sorted(mapsKeys(held)) {
+		for _, k := range slices.Sorted(maps.Keys(held)) {
 			if err := cfg.ParseFlag(k, held[k]); err != nil {
 				return err
 			}
 		}
 	}
-	rules, err := attrib.RulesFor(cf.rulesPath)
-	if err != nil {
-		return err
-	}
-	tr, err := parseTracer(cf.tracer)
+	rules, tr, err := cf.rulesAndTracer()
 	if err != nil {
 		return err
 	}
@@ -117,7 +114,7 @@ func runSuggest(stdout, stderr io.Writer, cf *compareFlags, command []string) er
 		fl := f.Flag
 		t := loop.Tried{FindingID: f.ID, Key: fl.Key, From: fl.Current, To: fl.Value, Row: loop.FindingRow(&f)}
 		specs := []loop.FlagSpec{{Key: fl.Key, Values: []string{fl.Current, fl.Value}}}
-		for _, k := range slices.Sorted(mapsKeys(held)) {
+		for _, k := range slices.Sorted(maps.Keys(held)) {
 			if k != fl.Key {
 				specs = append(specs, loop.FlagSpec{Key: k, Values: []string{held[k]}})
 			}
@@ -201,7 +198,7 @@ func writeSuggest(w io.Writer, doc *SuggestDoc, format string) error {
 	}
 	md := format == "md"
 	var kv []string
-	for _, k := range slices.Sorted(mapsKeys(doc.Flags)) {
+	for _, k := range slices.Sorted(maps.Keys(doc.Flags)) {
 		kv = append(kv, k+"="+doc.Flags[k])
 	}
 	if md {
