@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -31,15 +30,7 @@ func TestDDPGlooRanks(t *testing.T) {
 	dir := filepath.Join(r.Dir, strings.TrimPrefix(r.Dst, "/"), "ddp")
 	files := []string{filepath.Join(dir, "rank0.json"), filepath.Join(dir, "rank1.json")}
 
-	cmd := newReportCmd()
-	var out, errOut bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SetArgs(append([]string{"--format", "json"}, files...))
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	if err := cmd.Execute(); err != nil {
-		t.Fatalf("report: %v\n%s", err, errOut.String())
-	}
+	out := reportJSON(t, files...)
 	check := exec.Command("python3", "testdata/ddp_check.py", files[0], files[1])
 	check.Stderr = os.Stderr
 	want, err := check.Output()
@@ -52,7 +43,7 @@ func TestDDPGlooRanks(t *testing.T) {
 		Matched     int              `json:"collectives_matched"`
 	}
 	var got, exp doc
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("report JSON: %v", err)
 	}
 	if err := json.Unmarshal(want, &exp); err != nil {
@@ -105,15 +96,7 @@ func TestReportSourcesApart(t *testing.T) {
 	for _, f := range []string{"hta_diff_control_a100", "hta_diff_test_v100", "hta_ns_resolution_v100", "hta_sampled_rank0"} {
 		files = append(files, filepath.Join(dir, f+".json.gz"))
 	}
-	cmd := newReportCmd()
-	var out, errOut bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SetArgs(append([]string{"--format", "json"}, files...))
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	if err := cmd.Execute(); err != nil {
-		t.Fatalf("report: %v\n%s", err, errOut.String())
-	}
+	out := reportJSON(t, files...)
 	var got struct {
 		Rank   int `json:"rank"`
 		Totals struct {
@@ -133,7 +116,7 @@ func TestReportSourcesApart(t *testing.T) {
 			KernelCount int64  `json:"kernel_count"`
 		} `json:"sources"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatal(err)
 	}
 	check := exec.Command("python3", append([]string{"testdata/sources_check.py"}, files...)...)

@@ -23,6 +23,22 @@ func runReport(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
+// reportJSON runs `rlktop report --format json FILES…` and returns its
+// stdout alone (warnings go to stderr, shown only when it fails).
+func reportJSON(t *testing.T, files ...string) []byte {
+	t.Helper()
+	cmd := newReportCmd()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(append([]string{"--format", "json"}, files...))
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("report: %v\n%s", err, errOut.String())
+	}
+	return out.Bytes()
+}
+
 func TestReportCommand(t *testing.T) {
 	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
 	f := filepath.Join(dir, "tracelens_torch_compile_rocm.json.gz")
