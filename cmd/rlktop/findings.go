@@ -17,12 +17,18 @@ const maxFindingOps = 1 << 22
 // findingsInputOf is the findings input of files: snap (their combined
 // snapshot), the agent outputs, and — when they are one run — its
 // timeline (the idle finding), counter tracks (telemetry findings) and,
-// for an rlktop recording, the flags in force (its flag.* metadata).
-func findingsInputOf(snap *attrib.Snapshot, traces []*tracer.Trace, rules *attrib.Rules, outputs []attrib.OutputRow) attrib.FindingInput {
+// for an rlktop recording, the flags in force (its flag.* metadata). tl,
+// when non-nil, is the run's timeline already built (open's, bounded to
+// what it draws: a second one of up to maxFindingOps ops would cost every
+// large open hundreds of MB); nil builds one of up to maxFindingOps.
+func findingsInputOf(snap *attrib.Snapshot, traces []*tracer.Trace, rules *attrib.Rules, outputs []attrib.OutputRow, tl *attrib.Timeline) attrib.FindingInput {
 	in := attrib.FindingInput{Snapshot: snap, Outputs: outputs}
 	if runs := tracefile.GroupRuns(traces); len(runs) == 1 && !runs[0].SummaryOnly {
 		t := runs[0]
-		in.Timeline = attrib.BuildTimeline(t.Events, t.Strings, t.Contexts, rules, min(max(len(t.Events), attrib.DefaultTimelineOps), maxFindingOps))
+		in.Timeline = tl
+		if tl == nil {
+			in.Timeline = attrib.BuildTimeline(t.Events, t.Strings, t.Contexts, rules, min(max(len(t.Events), attrib.DefaultTimelineOps), maxFindingOps))
+		}
 		in.Counters = attrib.SummarizeCounters(t)
 		// A recording holds the flags in force at its start (the
 		// children's flag.* metadata): a finding can then name its test.
@@ -47,7 +53,7 @@ func findingsWriter(traces []*tracer.Trace, rules *attrib.Rules, findingsPath st
 		if err != nil {
 			return err
 		}
-		fs := attrib.EvaluateFindings(fr, findingsInputOf(s, traces, rules, o.Outputs))
+		fs := attrib.EvaluateFindings(fr, findingsInputOf(s, traces, rules, o.Outputs, nil))
 		return report.WriteFindings(w, s, fs, o)
 	}
 }

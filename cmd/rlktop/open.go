@@ -126,13 +126,14 @@ func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partia
 	}
 	snap := attrib.CombineSources(runs, rules)
 	// The Findings view sees what `report --by finding` sees: the agent
-	// outputs of every file and, for one run, its whole timeline (the
-	// idle finding; tl above is bounded for drawing), counters and flags.
+	// outputs of every file and, for one run, its counters and flags; its
+	// timeline is tl (the idle finding covers the ops tl holds: all of
+	// them up to attrib.DefaultTimelineOps).
 	var outputs []attrib.OutputRow
 	for _, t := range traces {
 		outputs = append(outputs, attrib.Outputs(t)...)
 	}
-	in := findingsInputOf(snap, traces, rules, outputs)
+	in := findingsInputOf(snap, traces, rules, outputs, tl)
 	feed <- tui.SnapshotMsg{Snapshot: snap, Timeline: tl, Steps: steps, Findings: &in}
 }
 
