@@ -696,7 +696,7 @@ func (a *Aggregator) resolveCtx(b *binding, id tracer.CtxID) {
 		b.ctx = append(b.ctx, make([]ctxInfo, n-len(b.ctx))...)
 	}
 	ci := &b.ctx[id]
-	ci.done, ci.stage, ci.step = true, 0, -1 // stage 0 is StageNone
+	ci.done, ci.stage, ci.step, ci.launch = true, 0, -1, 0 // stage 0 is StageNone; the launch name is looked up again
 	acc := make([]uint64, 2*b.words)
 	if int(id) < len(b.ctxs) {
 		c := &b.ctxs[id]
