@@ -41,6 +41,7 @@ type Findings struct {
 	keys    FindingsKeyMap
 	fs      []attrib.Finding
 	tried   map[string]string // finding id → measured result line
+	order   []string          // tried ids, oldest first
 	running string            // finding id whose test runs now
 	have    bool              // SetFindings was called
 	note    string            // why there are none (e.g. "waiting for steps")
@@ -116,8 +117,14 @@ func (f *Findings) Find(id string) *attrib.Finding {
 func (f *Findings) SetRunning(id string) { f.running = id }
 
 // SetTried records the measured result of testing finding id's flag
-// (loop.Tried.String()); it stays shown while the finding does.
+// (loop.Tried.String()); it stays shown on the finding while it is
+// listed, and under "tested in this run" while it is not (a comparison
+// restarts the window, and the finding returns only when its rule fires
+// again on the new steps).
 func (f *Findings) SetTried(id, line string) {
+	if _, ok := f.tried[id]; !ok {
+		f.order = append(f.order, id)
+	}
 	f.tried[id] = line
 	if f.running == id {
 		f.running = ""
@@ -205,7 +212,7 @@ func (f *Findings) View() string {
 		if note == "" {
 			note = "no findings: no rule of the findings table fired (tracer/attrib/findings.toml; --findings FILE adds rules)"
 		}
-		return block(wrapLines(note, f.w, st.Table.Dim.Render), f.w, f.h)
+		return block(append(wrapLines(note, f.w, st.Table.Dim.Render), f.testedLines()...), f.w, f.h)
 	}
 	var lines []string
 	from, to := f.list.visible()
@@ -279,7 +286,29 @@ func (f *Findings) View() string {
 		add("test: ", "enter compares "+flagText(x.Flag)+" against the current setting ("+how+")", plain)
 	}
 	add("source: ", x.Source, st.Table.Dim.Render)
-	return block(lines, f.w, f.h)
+	return block(append(lines, f.testedLines()...), f.w, f.h)
+}
+
+// testedLines are the results of findings tested in this run that are
+// not listed now: a heading and each result line, wrapped (none when
+// every tested finding is listed).
+func (f *Findings) testedLines() []string {
+	var out []string
+	for _, id := range f.order {
+		if f.Find(id) != nil {
+			continue
+		}
+		if out == nil {
+			out = append(out, "", f.st.Bar.Label.Render(" tested in this run (finding not listed now)"))
+		}
+		for j, l := range strings.Split(ansi.Wrap(escape.Control(f.tried[id]), max(f.w-2, 10), " "), "\n") {
+			if j > 0 {
+				l = "    " + l
+			}
+			out = append(out, " "+f.st.Bar.Value.Render(l))
+		}
+	}
+	return out
 }
 
 // wrapLines wraps text to w cells and styles each line.

@@ -2,6 +2,7 @@ package views_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -83,5 +84,32 @@ func TestFindingsEnter(t *testing.T) {
 	v.SetFindings(fs, "")
 	if a := v.Update(tea.KeyPressMsg{Code: tea.KeyEnter})().(views.ActionMsg); a.Name != "status" {
 		t.Errorf("after re-ranking the cursor left dominant-category: %#v", a)
+	}
+}
+
+// TestFindingsTriedOutlivesFinding: a comparison restarts the live window,
+// so the finding it tested drops out of the list until its rule fires
+// again; the measured result stays on screen meanwhile (the CI failure of
+// TestLiveTUIFindingEnterCompares: "0 findings" right after the result).
+func TestFindingsTriedOutlivesFinding(t *testing.T) {
+	const line = "tried attention=fused: step 0.61× [0.46, 0.89] faster"
+	v := views.NewFindings(styles())
+	v.SetSize(80, 12)
+	v.SetFindings(sampleFindings(), "")
+	v.SetTried("attention-math-fallback", line)
+	for _, c := range []struct {
+		name string
+		fs   []attrib.Finding
+		note string
+	}{{"none", nil, "no findings yet: waiting for the first steps"}, {"other", sampleFindings()[1:], ""}} {
+		v.SetFindings(c.fs, c.note)
+		out := render(t, v.View(), 80, 12)
+		if !strings.Contains(out, line) || !strings.Contains(out, "tested in this run") {
+			t.Errorf("%s: the tested result is gone:\n%s", c.name, out)
+		}
+	}
+	v.SetFindings(sampleFindings(), "")
+	if out := render(t, v.View(), 80, 12); strings.Contains(out, "tested in this run") {
+		t.Errorf("listed again, the result belongs on its finding only:\n%s", out)
 	}
 }
