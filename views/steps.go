@@ -11,7 +11,10 @@ import (
 
 // Steps lists training steps (Snapshot.Steps): wall time of each step as
 // a bar scaled to the longest step, the GPU time launched in it and the
-// number of GPU operations.
+// number of GPU operations. With several sources (Snapshot.Ranks with
+// more than one), a first column names each step's source (its rank, or
+// under "file" its position in input order when ranks are positions),
+// since step numbers repeat across sources.
 type Steps struct {
 	st      *Styles
 	keys    GroupsKeyMap
@@ -100,8 +103,35 @@ func (s *Steps) View() string {
 		maxDur = max(maxDur, r.DurNs)
 	}
 	const nw, tw, cw = 9, 9, 8
+	rk := s.snap.Ranks
+	rw := 0 // source column: the rank, or the file's position
+	srcOf := func(i int) string {
+		if x := rk.Source(i); x != nil && rk.ByRank {
+			return fmt.Sprint(x.Rank)
+		}
+		return fmt.Sprint(i)
+	}
+	if rk != nil && len(rk.Sources) > 1 {
+		rw = 4
+		for i := range rk.Sources {
+			rw = max(rw, len(srcOf(rk.Sources[i].Index)))
+		}
+	}
+	srcCol := func(text string, style func(...string) string) string {
+		if rw == 0 {
+			return ""
+		}
+		return style(fit(text, rw)) + " "
+	}
 	bw := s.w - 1 - nw - 1 - 1 - tw - 1 - tw - 1 - cw
-	hdr := " " + st.Table.Header.Render(fit("step", nw)) + " " + st.Table.Header.Render(fit("wall time", max(bw, 0))) +
+	if rw > 0 {
+		bw -= rw + 1
+	}
+	srcName := "rank"
+	if rk != nil && !rk.ByRank {
+		srcName = "file"
+	}
+	hdr := " " + srcCol(srcName, st.Table.Header.Render) + st.Table.Header.Render(fit("step", nw)) + " " + st.Table.Header.Render(fit("wall time", max(bw, 0))) +
 		" " + st.Table.Header.Render(fitRight("wall", tw)) + " " + st.Table.Header.Render(fitRight("gpu", tw)) +
 		" " + st.Table.Header.Render(fitRight("ops", cw))
 	lines := []string{hdr}
@@ -116,7 +146,11 @@ func (s *Steps) View() string {
 		if maxDur > 0 {
 			frac = float64(r.DurNs) / float64(maxDur)
 		}
-		lines = append(lines, gut+fit(fmt.Sprintf("%d", r.Step), nw)+" "+st.bar(frac, bw)+" "+
+		src := ""
+		if rw > 0 {
+			src = srcCol(srcOf(r.Source), st.Table.Dim.Render)
+		}
+		lines = append(lines, gut+src+fit(fmt.Sprintf("%d", r.Step), nw)+" "+st.bar(frac, bw)+" "+
 			st.Bar.Value.Render(fitRight(FormatNs(r.DurNs), tw))+" "+fitRight(FormatNs(r.KernelNs), tw)+
 			" "+st.Table.Dim.Render(fitRight(FormatCount(r.Count), cw)))
 	}

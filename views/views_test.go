@@ -2,6 +2,7 @@ package views_test
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/views"
 	"github.com/rlktop/rlktop/views/viewstest"
 )
@@ -164,5 +166,34 @@ func TestLoadingView(t *testing.T) {
 			l.SetSize(w, 7)
 			golden.RequireEqual(t, render(t, l.View(), w, 7))
 		})
+	}
+}
+
+// TestStepsViewNamesSources: steps of two ranks share numbers, so each
+// row names its rank (and "file" positions when ranks are not known).
+func TestStepsViewNamesSources(t *testing.T) {
+	snap := &attrib.Snapshot{Steps: []attrib.StepRow{
+		{Step: 7, DurNs: 10e6, KernelNs: 8e6, Count: 3, Source: 0},
+		{Step: 7, DurNs: 14e6, KernelNs: 8e6, Count: 3, Source: 1}},
+		Ranks: &attrib.RankSummary{ByRank: true, Sources: []attrib.SourceRow{{Index: 1, Rank: 0}, {Index: 0, Rank: 1}}}}
+	s := views.NewSteps(styles())
+	s.SetSnapshot(snap)
+	s.SetSize(80, 4)
+	lines := strings.Split(render(t, s.View(), 80, 4), "\n")
+	want := []*regexp.Regexp{regexp.MustCompile(`^ rank +step`), regexp.MustCompile(`^ 1 +7 .* 10\.0 ms`), regexp.MustCompile(`^. ?0 +7 .* 14\.0 ms`)}
+	for i, re := range want {
+		if i >= len(lines) || !re.MatchString(lines[i]) {
+			t.Errorf("line %d: want %v in\n%s", i, re, strings.Join(lines, "\n"))
+		}
+	}
+	snap.Ranks.ByRank = false
+	s.SetSnapshot(snap)
+	if out := render(t, s.View(), 80, 4); !strings.HasPrefix(out, " file ") {
+		t.Errorf("positions: want a file column:\n%s", out)
+	}
+	snap.Ranks.Sources = snap.Ranks.Sources[:1] // one source: no column
+	s.SetSnapshot(snap)
+	if out := render(t, s.View(), 80, 4); !strings.HasPrefix(out, " step ") {
+		t.Errorf("one source: want no source column:\n%s", out)
 	}
 }
