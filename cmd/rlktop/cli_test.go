@@ -135,29 +135,6 @@ func TestHeadlessCSVIsOneTable(t *testing.T) {
 	}
 }
 
-// TestQuitWhileRecordingSaysWhere: a recording still running when the TUI
-// quits is stopped and its path returned for the message.
-func TestQuitWhileRecordingSaysWhere(t *testing.T) {
-	t.Chdir(t.TempDir())
-	sess := session.New(session.Options{})
-	defer sess.Close()
-	c := &liveController{live: &loop.Live{Session: sess}}
-	if _, _, ok := c.stopRecordingAtExit(); ok {
-		t.Fatal("ok with no recording")
-	}
-	p, err := c.StartRecording()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, got, ok := c.stopRecordingAtExit()
-	if !ok || got != p || !filepath.IsAbs(got) {
-		t.Errorf("stopRecordingAtExit = %q, %v; want %q", got, ok, p)
-	}
-	if st, err := os.Stat(p); err != nil || st.Size() == 0 {
-		t.Errorf("recording file %s: %v", p, err)
-	}
-}
-
 // TestCompareSweepTable: a comparison of envs=1,4,16 prints the sweep
 // table and plot after the pairs (values by hand in report.TestSweep).
 func TestCompareSweepTable(t *testing.T) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"testing"
 	"time"
 
@@ -34,12 +33,12 @@ func startLiveTUI(t *testing.T, o loop.LiveOptions, backends []views.FlagChoice)
 		}
 		t.Fatal(err)
 	}
-	ctl := newLiveController(live, o)
-	t.Cleanup(ctl.close)
+	ctl := loop.NewController(live, o)
+	t.Cleanup(ctl.Close)
 	_, status, _ := live.Telemetry()
 	feed := make(chan tea.Msg, 16)
 	done := make(chan struct{})
-	go pollLive(live, ctl, feed, done)
+	go pollLive(ctl, feed, done)
 	t.Cleanup(func() { close(done) })
 	st := views.DefaultStyles()
 	m := tui.New(tui.Options{Styles: &st, Source: o.Session.Source, Feed: feed, Controller: ctl,
@@ -103,102 +102,5 @@ func TestLiveTUIFlipAttention(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the TUI's snapshot lacks attn_fused_fwd: %v", shown)
-	}
-}
-
-// TestLiveControllerCompare runs the TUI's comparison over the real loop
-// (small sizes, 4 steps per arm): three arms (A, B, A′), attention rows
-// that exist in one arm only, a schedule naming the arms, and the live
-// child running again afterwards under a new pid.
-func TestLiveControllerCompare(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the built-in loop (builds rlktop); skipped with -short")
-	}
-	bin := rlktopBinary(t)
-	o := loop.LiveOptions{Exe: bin,
-		Flags:   map[string]string{"envs": "8", "layers": "1", "width": "24", "attention": "math"},
-		Session: session.Options{Source: "live: test"}}
-	live, err := loop.StartLive(o)
-	if err != nil {
-		if live != nil {
-			live.Close()
-		}
-		t.Fatal(err)
-	}
-	ctl := newLiveController(live, o)
-	ctl.compareSteps = 4
-	defer ctl.close()
-	before := live.Sup.Status().PID
-	var progress []string
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
-	defer cancel()
-	var labels []loop.StepLabel
-	res, err := ctl.Compare(ctx, "attention", []string{"math", "fused"}, func(s string) { progress = append(progress, s) },
-		func(l loop.StepLabel) { labels = append(labels, l) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The segments' steps reached the TUI's step chart as the final
-	// schedule labels them (the schedule also lists the unlabelled steps
-	// that ran between segments), with the arm names the TUI maps.
-	sched := map[[2]int64]loop.StepLabel{}
-	counted := 0
-	for _, l := range res.Schedule {
-		sched[[2]int64{int64(l.PID), l.Step}] = l
-	}
-	for _, l := range labels {
-		if got := sched[[2]int64{int64(l.PID), l.Step}]; got != l {
-			t.Errorf("live label %+v, schedule says %+v", l, got)
-		}
-		if l.Phase == loop.PhaseCounted {
-			counted++
-		}
-	}
-	if want := 3 * 4; counted != want { // 3 arms × compareSteps
-		t.Errorf("%d counted labels delivered, want %d", counted, want)
-	}
-	if len(res.Arms) != 3 || res.Arms[0].Name != "attention=math" || res.Arms[1].Name != "attention=fused" ||
-		res.Arms[2].Name != loop.NoiseName("attention=math") {
-		t.Fatalf("arms %+v", res.Arms)
-	}
-	for _, a := range res.Arms {
-		if !a.Valid || a.Steps != 4 {
-			t.Errorf("arm %s valid %v steps %d (%s), want valid with 4", a.Name, a.Valid, a.Steps, a.Reason)
-		}
-	}
-	rows := map[string]bool{}
-	for _, r := range res.Rows {
-		if r.Group == "kernel" {
-			rows[r.Key] = true
-			switch r.Key {
-			case "attn_fused_fwd":
-				if r.ANs != 0 || r.BNs <= 0 {
-					t.Errorf("attn_fused_fwd A %d B %d, want only in B", r.ANs, r.BNs)
-				}
-			case "attn_math_qk":
-				if r.ANs <= 0 || r.BNs != 0 {
-					t.Errorf("attn_math_qk A %d B %d, want only in A", r.ANs, r.BNs)
-				}
-			}
-		}
-	}
-	if !rows["attn_fused_fwd"] || !rows["attn_math_qk"] {
-		t.Errorf("kernel rows lack the attention kernels: %v", rows)
-	}
-	arms := map[string]int{}
-	for _, s := range res.Schedule {
-		if s.Phase == loop.PhaseCounted {
-			arms[s.Arm]++
-		}
-	}
-	if arms["attention=math"] != 4 || arms["attention=fused"] != 4 {
-		t.Errorf("counted steps per arm in the schedule: %v", arms)
-	}
-	if len(progress) == 0 {
-		t.Error("no progress lines")
-	}
-	st := live.Sup.Status()
-	if st.State != loop.Running || st.PID == before {
-		t.Errorf("live child after the comparison: %s (pid before %d)", st.Describe(), before)
 	}
 }

@@ -149,9 +149,9 @@ func TestLiveControllerCompareCommand(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	ctl := newLiveController(live, o)
-	ctl.compareSteps = 10
-	defer ctl.close()
+	ctl := loop.NewController(live, o)
+	ctl.CompareSteps = 10
+	defer ctl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := ctl.Compare(ctx, "slow", []string{"0", "20"}, func(string) {}, func(loop.StepLabel) {})
