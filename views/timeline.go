@@ -1,6 +1,7 @@
 package views
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -141,7 +142,7 @@ func (t *Timeline) SetTimeline(tl *attrib.Timeline, marks []TimelineMark) {
 	t.sel = -1
 	if t.selKey.Name != "" {
 		i, _ := slices.BinarySearchFunc(tl.Ops, t.selKey.StartNs, func(o attrib.TimelineOp, s int64) int {
-			return cmpI64(o.StartNs, s)
+			return cmp.Compare(o.StartNs, s)
 		})
 		for ; i < len(tl.Ops) && tl.Ops[i].StartNs == t.selKey.StartNs; i++ {
 			if tl.Ops[i].Name == t.selKey.Name && tl.Ops[i].Lane == t.selKey.Lane {
@@ -151,16 +152,6 @@ func (t *Timeline) SetTimeline(tl *attrib.Timeline, marks []TimelineMark) {
 		}
 	}
 	t.lane = min(t.lane, max(len(tl.Lanes)-1, 0))
-}
-
-func cmpI64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // initialRange shows the last two steps, or everything.
@@ -207,10 +198,43 @@ func (t *Timeline) SetCPUDevices(ids []int32) {
 
 // laneName is "GPU0 s7", or "CPU s0" for a host device.
 func (t *Timeline) laneName(l attrib.TimelineLane) string {
+	if t.multi() {
+		// "r1 G0 s7": the source's label first (ranks repeat devices).
+		src := ""
+		if int(l.Source) < len(t.tl.Sources) {
+			src = t.tl.Sources[l.Source] + " "
+		}
+		if t.cpuDev[l.Device] {
+			return fmt.Sprintf("%sC s%d", src, l.Stream)
+		}
+		return fmt.Sprintf("%sG%d s%d", src, l.Device, l.Stream)
+	}
 	if t.cpuDev[l.Device] {
 		return fmt.Sprintf("CPU s%d", l.Stream)
 	}
 	return fmt.Sprintf("GPU%d s%d", l.Device, l.Stream)
+}
+
+// multi reports whether the timeline holds several sources (ranks,
+// files: attrib.MergeTimelines).
+func (t *Timeline) multi() bool { return t.tl != nil && len(t.tl.Sources) > 1 }
+
+// shownSource is the source whose steps and CPU rows are drawn: that of
+// the lane under the cursor when the timeline holds several sources (its
+// ranges and step marks belong to that rank's clock and thread), -1 (all)
+// otherwise.
+func (t *Timeline) shownSource() int32 {
+	if !t.multi() || t.lane >= len(t.tl.Lanes) {
+		return -1
+	}
+	return t.tl.Lanes[t.lane].Source
+}
+
+// ofShown reports whether an item of source src is drawn in the step and
+// CPU rows.
+func (t *Timeline) ofShown(src int32) bool {
+	s := t.shownSource()
+	return s < 0 || s == src
 }
 
 // SetFollow turns following the newest work on or off (a file has no
@@ -227,26 +251,35 @@ func (t *Timeline) Following() bool { return t.follow }
 func (t *Timeline) Fitting() bool { return t.fit }
 
 // ShowStep shows step n: from its start to its end or the end of the
-// last op launched in it, whichever is later; false (nothing changed)
+// last op launched in it, whichever is later (with several sources, from
+// the earliest start of step n in any of them); false (nothing changed)
 // when the timeline does not hold that step.
 func (t *Timeline) ShowStep(n int64) bool {
 	if t.tl == nil {
 		return false
 	}
+	lo, hi, found := int64(0), int64(0), false
 	for _, s := range t.tl.Steps {
 		if s.Step != n {
 			continue
 		}
-		hi := s.StartNs + s.DurNs
-		for i := range t.tl.Ops {
-			if o := &t.tl.Ops[i]; o.Step == n {
-				hi = max(hi, o.EndNs())
-			}
+		// Several sources (ranks) each have a step n: show them all, so
+		// the late rank shows late.
+		if !found {
+			lo, hi, found = s.StartNs, s.StartNs+s.DurNs, true
 		}
-		t.ShowRange(s.StartNs, hi-s.StartNs)
-		return true
+		lo, hi = min(lo, s.StartNs), max(hi, s.StartNs+s.DurNs)
 	}
-	return false
+	if !found {
+		return false
+	}
+	for i := range t.tl.Ops {
+		if o := &t.tl.Ops[i]; o.Step == n {
+			hi = max(hi, o.EndNs())
+		}
+	}
+	t.ShowRange(lo, hi-lo)
+	return true
 }
 
 // FitAll does what 0 does: fit the ops, and keep fitting.
@@ -508,7 +541,7 @@ func (t *Timeline) layout() tlLayout {
 	var lay tlLayout
 	depth := 0
 	for _, s := range t.tl.CPU {
-		if s.StartNs+s.DurNs < t.from || s.StartNs >= t.from+t.span {
+		if s.StartNs+s.DurNs < t.from || s.StartNs >= t.from+t.span || !t.ofShown(s.Source) {
 			continue // rows only for what is in view
 		}
 		if s.Kind == tracer.KindRange {
@@ -569,7 +602,7 @@ func (t *Timeline) assignLetters() {
 		cats = append(cats, c)
 	}
 	slices.SortFunc(cats, func(a, b string) int {
-		if c := cmpI64(tot[b], tot[a]); c != 0 {
+		if c := cmp.Compare(tot[b], tot[a]); c != 0 {
 			return c
 		}
 		return strings.Compare(a, b)
@@ -615,9 +648,13 @@ func (t *Timeline) View() string {
 	label := func(s string) string { return st.Detail.Label.Render(fit(s, timelineLabelW)) + " " }
 	var lines []string
 	lines = append(lines, label("")+t.axis(gw, pc))
-	lines = append(lines, label("steps")+t.stepRow(gw, pc))
+	rowsOf := "" // several sources: the step and CPU rows are the cursor lane's source's
+	if src := t.shownSource(); src >= 0 && int(src) < len(t.tl.Sources) {
+		rowsOf = " " + t.tl.Sources[src]
+	}
+	lines = append(lines, label("steps"+rowsOf)+t.stepRow(gw, pc))
 	for d := 0; d < lay.cpuRows; d++ {
-		name := "CPU"
+		name := "CPU" + rowsOf
 		if d > 0 {
 			name = "  ranges"
 		}
@@ -696,7 +733,7 @@ func (t *Timeline) stepRow(gw int, pc int64) string {
 	}
 	var bs []bound
 	for _, s := range t.tl.Steps {
-		if s.StartNs+s.DurNs < t.from || s.StartNs >= t.from+t.span {
+		if s.StartNs+s.DurNs < t.from || s.StartNs >= t.from+t.span || !t.ofShown(s.Source) {
 			continue
 		}
 		if s.StartNs < t.from {
@@ -817,7 +854,7 @@ func spanRow(gw int, from, pc int64, n int, get func(i int) (s, d int64, name st
 func (t *Timeline) cpuRow(d, rows, gw int, pc int64) string {
 	var sp []attrib.TimelineSpan
 	for _, s := range t.tl.CPU {
-		if s.Kind == tracer.KindRange && (s.Depth == d || (d == rows-1 && s.Depth > d)) {
+		if s.Kind == tracer.KindRange && (s.Depth == d || (d == rows-1 && s.Depth > d)) && t.ofShown(s.Source) {
 			sp = append(sp, s)
 		}
 	}
@@ -831,7 +868,7 @@ func (t *Timeline) cpuRow(d, rows, gw int, pc int64) string {
 func (t *Timeline) launchRow(gw int, pc int64) string {
 	row := []rune(strings.Repeat(" ", gw))
 	for _, s := range t.tl.CPU {
-		if s.Kind == tracer.KindRange || s.StartNs+s.DurNs < t.from || s.StartNs >= t.from+t.span {
+		if s.Kind == tracer.KindRange || s.StartNs+s.DurNs < t.from || s.StartNs >= t.from+t.span || !t.ofShown(s.Source) {
 			continue
 		}
 		c := int(max(s.StartNs-t.from, 0) / pc)

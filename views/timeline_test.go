@@ -331,3 +331,41 @@ func TestTimelineStepNumbersNotRunTogether(t *testing.T) {
 		t.Errorf("step 7 with room lacks its number: %q", row)
 	}
 }
+
+// TestTimelineSeveralSources: two ranks merged (attrib.MergeTimelines):
+// lanes are named by rank, the step and CPU rows follow the cursor lane's
+// rank, and ShowStep spans step 3 of both ranks (rank 1 starts it 4,000
+// ns late and ends at 9,000: the range is 0–9,000).
+func TestTimelineSeveralSources(t *testing.T) {
+	part := func(start, dur int64, rng string) *attrib.Timeline {
+		return &attrib.Timeline{StartNs: start, EndNs: start + dur, Lanes: []attrib.TimelineLane{{Device: 0, Stream: 7}},
+			Ops:   []attrib.TimelineOp{{Lane: 0, Kind: tracer.KindKernel, StartNs: start, DurNs: dur, Name: "k", Display: "k", Category: "gemm", Step: 3}},
+			CPU:   []attrib.TimelineSpan{{Kind: tracer.KindRange, StartNs: start, DurNs: dur, Name: rng}},
+			Steps: []attrib.TimelineStep{{Step: 3, StartNs: start, DurNs: dur}}}
+	}
+	p := views.PlainStyles()
+	v := views.NewTimeline(&p)
+	v.SetSize(100, 14)
+	v.SetFocused(true)
+	v.SetTimeline(attrib.MergeTimelines([]*attrib.Timeline{part(0, 5_000, "fwd_r0"), part(4_000, 5_000, "fwd_r1")}, []string{"r0", "r1"}), nil)
+	if !v.ShowStep(3) {
+		t.Fatal("ShowStep(3): not found")
+	}
+	if from, span := v.Range(); from != 0 || span != 9_000 {
+		t.Errorf("step 3: range %d+%d, want 0+9000", from, span)
+	}
+	out := ansi.Strip(v.View())
+	for _, want := range []string{"steps r0", "›r0 G0 s7", "r1 G0 s7", "fwd_r0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "fwd_r1") {
+		t.Errorf("the CPU row of r0's lane shows r1's range:\n%s", out)
+	}
+	press(v, "down")
+	out = ansi.Strip(v.View())
+	if !strings.Contains(out, "steps r1") || !strings.Contains(out, "fwd_r1") || strings.Contains(out, "fwd_r0") {
+		t.Errorf("cursor on r1's lane: want r1's step and CPU rows:\n%s", out)
+	}
+}

@@ -31,11 +31,20 @@ type Timeline struct {
 	// Dropped counts GPU ops left out because there were more than the
 	// bound (the earliest ones are left out).
 	Dropped int
+	// Sources name the sources (ranks, files) of a timeline merged by
+	// MergeTimelines, indexed by TimelineLane.Source, TimelineSpan.Source
+	// and TimelineStep.Source; nil for one source.
+	Sources []string
+	// ShiftNs is, per source of a merged timeline, the ns added to its
+	// times to draw it beside the first source (0 when the sources share
+	// a clock; see MergeTimelines); nil for one source.
+	ShiftNs []int64
 }
 
-// TimelineLane is one device stream.
+// TimelineLane is one device stream of one source.
 type TimelineLane struct {
 	Device, Stream int32
+	Source         int32 // index into Timeline.Sources (0 for one source)
 }
 
 // TimelineOp is one GPU operation (kernel, memcpy, memset).
@@ -68,13 +77,15 @@ type TimelineSpan struct {
 	Name    string
 	// Depth is the nesting depth among the ranges of its thread (0
 	// outermost); launch calls have depth 0.
-	Depth int
+	Depth  int
+	Source int32 // index into Timeline.Sources (0 for one source)
 }
 
 // TimelineStep is one step range.
 type TimelineStep struct {
 	Step           int64
 	StartNs, DurNs int64
+	Source         int32 // index into Timeline.Sources (0 for one source)
 }
 
 // BuildTimeline builds a Timeline from linked events (as in
@@ -122,7 +133,7 @@ func BuildTimeline(evs []tracer.Event, strs *tracer.Strings, ctxs []tracer.Conte
 	var laneList []TimelineLane
 	for _, i := range gpu {
 		e := &evs[i]
-		l := TimelineLane{e.Device, e.Stream}
+		l := TimelineLane{Device: e.Device, Stream: e.Stream}
 		if _, ok := lanes[l]; !ok {
 			lanes[l] = 0
 			laneList = append(laneList, l)
@@ -163,7 +174,7 @@ func BuildTimeline(evs []tracer.Event, strs *tracer.Strings, ctxs []tracer.Conte
 			v.disp = DisplayName(name)
 			cache[k] = v
 		}
-		tl.Ops = append(tl.Ops, TimelineOp{Lane: lanes[TimelineLane{e.Device, e.Stream}], Kind: e.Kind,
+		tl.Ops = append(tl.Ops, TimelineOp{Lane: lanes[TimelineLane{Device: e.Device, Stream: e.Stream}], Kind: e.Kind,
 			StartNs: e.Start, DurNs: e.Dur, Name: strs.Get(e.Name), Display: v.disp, Category: v.cat,
 			Stage: v.stage, Step: v.step, Ops: v.ops, Ranges: v.ranges})
 		if j == 0 || e.Start < first {
@@ -222,3 +233,75 @@ func BuildTimeline(evs []tracer.Event, strs *tracer.Strings, ctxs []tracer.Conte
 	}
 	return tl
 }
+
+// SharedClockNs is how close (ns) the first times of two sources must be
+// for MergeTimelines to draw them on one clock: 10 minutes. The ranks of
+// one job (one host's clock, or hosts kept within milliseconds by NTP)
+// start within seconds of each other; files from unrelated runs are hours
+// to years apart (the 52-year span issue 12 found), and one clock would
+// squeeze each into a sliver of the axis.
+const SharedClockNs = int64(10 * 60 * 1e9)
+
+// MergeTimelines draws several sources' timelines (BuildTimeline of each
+// rank or file, in source order) as one: every source keeps its own
+// lanes (TimelineLane.Source; lanes ordered by source, device, stream),
+// CPU spans and steps, named by labels (len(labels) == len(parts)). A
+// source whose first time is within SharedClockNs of the first source's
+// is drawn on its own clock, so a late rank shows late; one farther away
+// is shifted to start with the first source (ShiftNs says by how much).
+// nil parts are skipped (their label is kept, with no lanes). One part
+// is returned as it is.
+func MergeTimelines(parts []*Timeline, labels []string) *Timeline {
+	if len(parts) == 1 && parts[0] != nil {
+		return parts[0]
+	}
+	out := &Timeline{Sources: labels, ShiftNs: make([]int64, len(parts))}
+	first, started := int64(0), false
+	for _, p := range parts {
+		if p != nil && !timelineEmpty(p) {
+			first = p.StartNs
+			break
+		}
+	}
+	for si, p := range parts {
+		if p == nil || timelineEmpty(p) {
+			continue
+		}
+		shift := int64(0)
+		if d := p.StartNs - first; d > SharedClockNs || d < -SharedClockNs {
+			shift = first - p.StartNs
+		}
+		out.ShiftNs[si] = shift
+		base := int32(len(out.Lanes))
+		for _, l := range p.Lanes {
+			l.Source = int32(si)
+			out.Lanes = append(out.Lanes, l)
+		}
+		for _, o := range p.Ops {
+			o.Lane += base
+			o.StartNs += shift
+			out.Ops = append(out.Ops, o)
+		}
+		for _, c := range p.CPU {
+			c.Source, c.StartNs = int32(si), c.StartNs+shift
+			out.CPU = append(out.CPU, c)
+		}
+		for _, st := range p.Steps {
+			st.Source, st.StartNs = int32(si), st.StartNs+shift
+			out.Steps = append(out.Steps, st)
+		}
+		out.Dropped += p.Dropped
+		if !started {
+			out.StartNs, out.EndNs, started = p.StartNs+shift, p.EndNs+shift, true
+		}
+		out.StartNs, out.EndNs = min(out.StartNs, p.StartNs+shift), max(out.EndNs, p.EndNs+shift)
+	}
+	slices.SortStableFunc(out.Ops, func(a, b TimelineOp) int {
+		return cmp.Or(cmp.Compare(a.StartNs, b.StartNs), cmp.Compare(a.Lane, b.Lane))
+	})
+	slices.SortStableFunc(out.CPU, func(a, b TimelineSpan) int { return cmp.Compare(a.StartNs, b.StartNs) })
+	slices.SortStableFunc(out.Steps, func(a, b TimelineStep) int { return cmp.Compare(a.StartNs, b.StartNs) })
+	return out
+}
+
+func timelineEmpty(t *Timeline) bool { return len(t.Ops)+len(t.CPU)+len(t.Steps) == 0 }

@@ -37,7 +37,7 @@ func TestBuildTimeline(t *testing.T) {
 		{Kind: tracer.KindCPUOp, Name: attnOp, Start: 96, Dur: 5}, // ignored kind
 	}
 	tl := BuildTimeline(tr.Events, tr.Strings, tr.Contexts, nil, 0)
-	wantLanes := []TimelineLane{{0, 7}, {0, 13}, {1, 3}}
+	wantLanes := []TimelineLane{{Device: 0, Stream: 7}, {Device: 0, Stream: 13}, {Device: 1, Stream: 3}}
 	if len(tl.Lanes) != len(wantLanes) {
 		t.Fatalf("lanes %v, want %v", tl.Lanes, wantLanes)
 	}
@@ -102,5 +102,56 @@ func BenchmarkBuildTimeline(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		BuildTimeline(tr.Events, tr.Strings, tr.Contexts, nil, 1<<15)
+	}
+}
+
+// TestMergeTimelines: two ranks on one clock keep their times (rank 1's
+// kernel starts 300 ns later and stays so); a third file 2 hours away is
+// shifted to start with the first. Values by hand.
+func TestMergeTimelines(t *testing.T) {
+	op := func(lane int32, start, dur int64) TimelineOp {
+		return TimelineOp{Lane: lane, StartNs: start, DurNs: dur, Name: "k", Step: 3}
+	}
+	r0 := &Timeline{StartNs: 1000, EndNs: 2000, Lanes: []TimelineLane{{Device: 0, Stream: 7}},
+		Ops: []TimelineOp{op(0, 1000, 1000)}, Steps: []TimelineStep{{Step: 3, StartNs: 1000, DurNs: 1000}}}
+	r1 := &Timeline{StartNs: 1300, EndNs: 2500, Lanes: []TimelineLane{{Device: 0, Stream: 7}, {Device: 0, Stream: 9}},
+		Ops: []TimelineOp{op(1, 1300, 200), op(0, 1400, 1100)}, Steps: []TimelineStep{{Step: 3, StartNs: 1300, DurNs: 1200}},
+		CPU: []TimelineSpan{{Kind: tracer.KindRange, StartNs: 1250, DurNs: 10, Name: "fwd"}}}
+	far := int64(2 * 3600 * 1e9)
+	f2 := &Timeline{StartNs: far, EndNs: far + 50, Lanes: []TimelineLane{{Device: 1, Stream: 0}}, Ops: []TimelineOp{op(0, far, 50)}}
+	m := MergeTimelines([]*Timeline{r0, r1, nil, f2}, []string{"r0", "r1", "r2", "f3"})
+	wantLanes := []TimelineLane{{0, 7, 0}, {0, 7, 1}, {0, 9, 1}, {1, 0, 3}}
+	if len(m.Lanes) != len(wantLanes) {
+		t.Fatalf("lanes %+v, want %+v", m.Lanes, wantLanes)
+	}
+	for i := range wantLanes {
+		if m.Lanes[i] != wantLanes[i] {
+			t.Errorf("lane %d = %+v, want %+v", i, m.Lanes[i], wantLanes[i])
+		}
+	}
+	// Ops by start: r0 1000 (lane 0), f3 shifted to 1000 (lane 3), r1 1300 (lane 2), r1 1400 (lane 1).
+	want := []struct {
+		lane  int32
+		start int64
+	}{{0, 1000}, {3, 1000}, {2, 1300}, {1, 1400}}
+	for i, w := range want {
+		if i >= len(m.Ops) || m.Ops[i].Lane != w.lane || m.Ops[i].StartNs != w.start {
+			t.Fatalf("ops %+v, want lanes/starts %+v", m.Ops, want)
+		}
+	}
+	if m.ShiftNs[0] != 0 || m.ShiftNs[1] != 0 || m.ShiftNs[3] != 1000-far {
+		t.Errorf("shifts %v, want 0, 0, _, %d", m.ShiftNs, 1000-far)
+	}
+	if m.StartNs != 1000 || m.EndNs != 2500 {
+		t.Errorf("span %d–%d, want 1000–2500", m.StartNs, m.EndNs)
+	}
+	if len(m.Steps) != 2 || m.Steps[1].Source != 1 || m.Steps[1].StartNs != 1300 || len(m.CPU) != 1 || m.CPU[0].Source != 1 {
+		t.Errorf("steps %+v, CPU %+v", m.Steps, m.CPU)
+	}
+	if len(r1.Ops) != 2 || r1.Ops[0].Lane != 1 || r1.Ops[0].StartNs != 1300 {
+		t.Errorf("a part was modified: %+v", r1.Ops)
+	}
+	if one := MergeTimelines([]*Timeline{r0}, []string{"r0"}); one != r0 {
+		t.Errorf("one part: want it as it is")
 	}
 }
