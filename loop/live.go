@@ -347,6 +347,20 @@ func (l *Live) FlagsIn(st *session.State) map[string]string {
 	return out
 }
 
+// noteFlags records flags set by other means than SetFlag (a comparison's
+// switch between arms) as rlktop's flags in force; with replace, m
+// replaces them all (a restart into another arm).
+func (l *Live) noteFlags(m map[string]string, replace bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if replace {
+		l.flags = map[string]string{}
+	}
+	for k, v := range m {
+		l.flags[k] = v
+	}
+}
+
 // SetFlag applies key=value: over the control channel at the next step
 // boundary for the built-in loop (sizes that need a restart restart it), or
 // by restarting a command with the new environment. It returns the control
@@ -388,9 +402,7 @@ func (l *Live) Restart() error {
 	l.Sup.Stop(3 * time.Second)
 	l.Session.Wait(time.Second)
 	l.Session.Reset()
-	l.Sup.mu.Lock()
-	l.Sup.spec = spec
-	l.Sup.mu.Unlock()
+	l.Sup.SetSpec(spec)
 	err = l.Sup.Start()
 	if st := l.Sup.Status(); st.State == Running && l.tel.mon != nil {
 		l.tel.mon.Watch(st.PID)

@@ -59,6 +59,14 @@ func (s *Supervisor) SetEnv(env []string) {
 	s.mu.Unlock()
 }
 
+// SetSpec replaces the argv, environment and outputs used by the next
+// Start/Restart (Live.Restart with the flags in force).
+func (s *Supervisor) SetSpec(spec Spec) {
+	s.mu.Lock()
+	s.spec = spec
+	s.mu.Unlock()
+}
+
 // Start launches the child. It returns an error when the program cannot be
 // started (the error names the program and the OS error).
 func (s *Supervisor) Start() error {

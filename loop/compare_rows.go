@@ -1,0 +1,123 @@
+package loop
+
+import (
+	"fmt"
+
+	"github.com/rlktop/rlktop/loop/demo"
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// addRows reads the recording back and adds every counted step, with the
+// GPU events launched in it aggregated, to its arm.
+func (r *runner) addRows(t *tracer.Trace, out []attrib.Arm) {
+	want := map[stepKey]bool{}
+	for _, a := range r.arms {
+		for _, s := range a.steps {
+			want[stepKey{s.pid, s.step}] = true
+		}
+	}
+	per := map[stepKey][]tracer.Event{}
+	for i := range t.Events {
+		e := &t.Events[i]
+		if !e.Kind.IsGPU() || e.Kind == tracer.KindGPURange {
+			continue
+		}
+		k := stepKey{e.PID, t.Contexts[e.Ctx].Step}
+		if want[k] {
+			per[k] = append(per[k], *e)
+		}
+	}
+	// The built-in loop's update steps (an "update" range) run 3–10× longer
+	// than collection steps; every arm counts the same share of them, and
+	// the bootstrap keeps that share (attrib.Arm.Strata).
+	updateID, hasUpdate := t.Strings.Lookup("update")
+	isUpdate := func(evs []tracer.Event) bool {
+		for i := range evs {
+			for _, rg := range t.Contexts[evs[i].Ctx].Ranges {
+				if rg == updateID {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	agg := attrib.NewAggregator(r.o.Rules)
+	for i, a := range r.arms {
+		for _, s := range a.steps {
+			evs := per[stepKey{s.pid, s.step}]
+			agg.Reset()
+			agg.AddEvents(evs, t.Strings, t.Contexts)
+			out[i].AddStep(s.dur, agg.Snapshot())
+			if r.builtin && hasUpdate {
+				st := int32(0)
+				if isUpdate(evs) {
+					st = 1
+				}
+				out[i].Strata = append(out[i].Strata, st)
+			}
+		}
+	}
+}
+
+// probe evaluates the built-in loop's probe batch under arm a's flags
+// (over the common ones) with the initial weights.
+func (r *runner) probe(a *armRun) ([]float32, error) {
+	cfg := demo.DefaultConfig()
+	for _, m := range []map[string]string{r.common, a.flags} {
+		for _, k := range sortedKeys(m) {
+			if err := cfg.ParseFlag(k, m[k]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return demo.Probe(cfg)
+}
+
+// consistency evaluates the probe under each arm's flags (in this process,
+// initial weights from the arm's seed) and compares it with arm A's. An
+// arm whose probe holds NaN becomes invalid.
+func (r *runner) consistency(out []attrib.Arm) []ArmConsistency {
+	probes := make([][]float32, len(r.arms))
+	errs := make([]error, len(r.arms))
+	for i, a := range r.arms {
+		if i == len(r.o.Arms) {
+			break // A′: the same flags as A (its seed only changes the weights)
+		}
+		probes[i], errs[i] = r.probe(a)
+	}
+	var cs []ArmConsistency
+	for i := range r.o.Arms {
+		c := ArmConsistency{Arm: r.arms[i].name}
+		if errs[i] != nil {
+			c.Err = errs[i].Error()
+			cs = append(cs, c)
+			continue
+		}
+		c.NaN = CountNaN(probes[i])
+		if c.NaN > 0 && out[i].Valid {
+			out[i].Valid = false
+			out[i].Reason = fmt.Sprintf("the probe outputs hold %d NaN value(s) of %d under these flags", c.NaN, len(probes[i]))
+		}
+		if errs[0] == nil {
+			other := probes[i]
+			if i == 0 {
+				// A against a second evaluation of A: shows that the probe
+				// itself is deterministic (bitwise), so B's differences
+				// come from its flags.
+				var err error
+				if other, err = r.probe(r.arms[0]); err != nil {
+					c.Err = err.Error()
+					cs = append(cs, c)
+					continue
+				}
+			}
+			d := CompareProbes(probes[0], other)
+			c.Len, c.MaxAbs, c.MaxULP, c.Bitwise = d.Len, d.MaxAbs, d.MaxULP, d.Bitwise
+		} else {
+			c.Err = "arm A's probe failed: " + errs[0].Error()
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}

@@ -1,0 +1,102 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rlktop/rlktop/tracer/session"
+)
+
+// waitSteps polls the session until pick returns n steps, the child ends
+// (why says how) or the step timeout passes.
+func (r *runner) waitSteps(ctx context.Context, a *armRun, pick func(*session.State) []session.StepTime, n int) ([]session.StepTime, string, error) {
+	lv := r.lv
+	last, lastAt := -1, time.Now()
+	for {
+		st := lv.Session.Snapshot()
+		r.observe(st)
+		steps := pick(st)
+		if len(steps) >= n {
+			return steps[:n], "", nil
+		}
+		if len(steps) != last {
+			last, lastAt = len(steps), time.Now()
+			r.progress("arm %s: %d/%d steps of this segment (%d counted of %d)", a.name, len(steps), n, len(a.steps), r.o.Steps)
+		}
+		if s := lv.Sup.Status(); s.State != Running {
+			// Frames may still be in flight: look once more after they land.
+			lv.Session.Wait(time.Second)
+			st = lv.Session.Snapshot()
+			r.observe(st)
+			steps = pick(st)
+			if len(steps) >= n {
+				return steps[:n], "", nil
+			}
+			why := fmt.Sprintf("stopped early after %d of %d steps of a segment: %s", len(steps), n, s.Describe())
+			if err := ChildError(s); err != nil {
+				why = fmt.Sprintf("stopped early after %d of %d steps of a segment: %v", len(steps), n, err)
+			}
+			return steps, why, nil
+		}
+		if time.Since(lastAt) > r.o.StepTimeout {
+			return steps, fmt.Sprintf("no step for %s (after %d of %d steps of a segment)", r.o.StepTimeout, len(steps), n), nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, "", fmt.Errorf("compare: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// observe adds the steps of st not seen before to r.all.
+func (r *runner) observe(st *session.State) {
+	if r.allSeen == nil {
+		r.allSeen = map[stepKey]bool{}
+	}
+	for _, s := range st.Steps {
+		k := stepKey{s.PID, s.Step}
+		if !r.allSeen[k] {
+			r.allSeen[k] = true
+			r.all = append(r.all, s)
+		}
+	}
+}
+
+// take labels a segment's steps: the first seg.Warmup are warm-up, the
+// rest counted (up to what the arm still owes).
+func (r *runner) take(a *armRun, seg Segment, steps []session.StepTime) {
+	for i, s := range steps {
+		ph := PhaseWarmup
+		if i >= seg.Warmup && a.want > 0 {
+			ph = PhaseCounted
+			a.want--
+			a.steps = append(a.steps, stepRef{pid: s.PID, step: s.Step, dur: s.DurNs})
+		} else if i >= seg.Warmup {
+			ph = PhaseExtra
+		}
+		l := StepLabel{PID: s.PID, Step: s.Step, Arm: a.name, Phase: ph, DurNs: s.DurNs}
+		r.labels[stepKey{s.PID, s.Step}] = l
+		if r.o.OnStep != nil {
+			r.o.OnStep(l)
+		}
+	}
+}
+
+// schedule lists every step the session saw, in order, with its label;
+// unlabelled steps ran under the arm of the step before them (same child)
+// while a switch was on its way.
+func (r *runner) schedule() []StepLabel {
+	out := []StepLabel{}
+	prev := map[int32]string{}
+	for _, s := range r.all {
+		l, ok := r.labels[stepKey{s.PID, s.Step}]
+		if !ok {
+			l = StepLabel{PID: s.PID, Step: s.Step, Arm: prev[s.PID], Phase: PhaseExtra, DurNs: s.DurNs}
+		}
+		prev[s.PID] = l.Arm
+		out = append(out, l)
+	}
+	return out
+}
