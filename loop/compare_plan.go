@@ -3,6 +3,7 @@ package loop
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -177,7 +178,7 @@ func (r *runner) plan() error {
 		// refuses makes that arm invalid and it is not scheduled.
 		for _, a := range r.arms {
 			cfg := demo.DefaultConfig()
-			for _, k := range sortedKeys(a.flags) {
+			for _, k := range slices.Sorted(maps.Keys(a.flags)) {
 				if err := cfg.ParseFlag(k, a.flags[k]); err != nil {
 					a.invalid = fmt.Sprintf("the built-in loop refuses %s=%s: %v", k, a.flags[k], err)
 					break

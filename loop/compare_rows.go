@@ -2,6 +2,8 @@ package loop
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/tracer"
@@ -65,7 +67,7 @@ func (r *runner) addRows(t *tracer.Trace, out []attrib.Arm) {
 func (r *runner) probe(a *armRun) ([]float32, error) {
 	cfg := demo.DefaultConfig()
 	for _, m := range []map[string]string{r.common, a.flags} {
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if err := cfg.ParseFlag(k, m[k]); err != nil {
 				return nil, err
 			}

@@ -503,7 +503,3 @@ func bannerReason(b string) string {
 	}
 	return b
 }
-
-// sortedKeys is slices.Sorted(maps.Keys(m)), kept while loop/compare.go
-// (being edited in another change) still calls it by this name.
-func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
