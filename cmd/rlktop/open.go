@@ -113,18 +113,10 @@ func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partia
 	// A rocprofv3 run's several CSV files link only when merged; each
 	// run (file) is then one source (its own steps and span; the Ranks
 	// view shows each).
-	var tl *attrib.Timeline
-	var steps []tui.StepSnapshot
 	runs := tracefile.GroupRuns(traces)
-	for _, t := range runs {
-		if tl == nil && !t.SummaryOnly {
-			// The timeline and the step scrubber show the first file (run)
-			// with events.
-			tl = attrib.BuildTimeline(t.Events, t.Strings, t.Contexts, rules, 0)
-			steps = stepSnapshots(t, rules, maxStepSnapshots)
-		}
-	}
 	snap := attrib.CombineSources(runs, rules)
+	tl := timelineOf(runs, snap, rules)
+	steps := stepSnapshots(runs, rules, maxStepSnapshots)
 	// The Findings view sees what `report --by finding` sees: the agent
 	// outputs of every file and, for one run, its counters and flags; its
 	// timeline is tl (the idle finding covers the ops tl holds: all of
@@ -141,38 +133,85 @@ func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partia
 // first ones, in step order): each is a snapshot of its own.
 const maxStepSnapshots = 1000
 
-// stepSnapshots aggregates t one step at a time: for each step number
-// (the first max, ascending), an attrib.Aggregator over the events whose
-// launch context is in that step (tracer.Context.Step, the step window
-// of the launching process) and the step ranges numbered so. Events in
-// no step (context step -1, or no context) belong to none. nil when the
-// trace has no step.
-func stepSnapshots(t *tracer.Trace, rules *attrib.Rules, max int) []tui.StepSnapshot {
-	by := map[int64][]tracer.Event{}
-	for i := range t.Events {
-		e := &t.Events[i]
-		step := int64(-1)
-		switch {
-		case e.Kind == tracer.KindStep:
-			step = e.Value
-		case e.Ctx != 0 && int(e.Ctx) < len(t.Contexts):
-			step = t.Contexts[e.Ctx].Step
+// timelineOf is the Timeline view's data for runs (one source each, in
+// source order, as CombineSources numbered them in snap): one source's
+// timeline, or every source's merged (attrib.MergeTimelines: lanes per
+// rank, named "r3" when the ranks came from the traces, else "f2" by
+// position), the attrib.DefaultTimelineOps bound shared among them.
+// Summary-only runs have no timeline (their lanes are absent); nil when
+// no run has events.
+func timelineOf(runs []*tracer.Trace, snap *attrib.Snapshot, rules *attrib.Rules) *attrib.Timeline {
+	parts := make([]*attrib.Timeline, len(runs))
+	labels := make([]string, len(runs))
+	some := false
+	for i, t := range runs {
+		labels[i] = fmt.Sprintf("f%d", i)
+		if r := snap.Ranks.Source(i); r != nil && snap.Ranks.ByRank {
+			labels[i] = fmt.Sprintf("r%d", r.Rank)
 		}
-		if step >= 0 {
-			by[step] = append(by[step], *e)
+		if t.SummaryOnly {
+			continue
+		}
+		parts[i] = attrib.BuildTimeline(t.Events, t.Strings, t.Contexts, rules, max(attrib.DefaultTimelineOps/len(runs), 1))
+		some = true
+	}
+	if !some {
+		return nil
+	}
+	if len(runs) == 1 {
+		return parts[0]
+	}
+	return attrib.MergeTimelines(parts, labels)
+}
+
+// stepSnapshots aggregates runs (one source each, in source order) one
+// step at a time: for each step number (the first max, ascending), the
+// events whose launch context is in that step (tracer.Context.Step, the
+// step window of the launching process) and the step ranges numbered so,
+// of every run (attrib.CombineSources with the same source order, so a
+// step's Ranks compare the ranks' step k). Events in no step (context
+// step -1, or no context) belong to none. nil when no run has a step.
+func stepSnapshots(runs []*tracer.Trace, rules *attrib.Rules, max int) []tui.StepSnapshot {
+	by := make([]map[int64][]tracer.Event, len(runs))
+	all := map[int64]bool{}
+	for r, t := range runs {
+		by[r] = map[int64][]tracer.Event{}
+		for i := range t.Events {
+			e := &t.Events[i]
+			step := int64(-1)
+			switch {
+			case e.Kind == tracer.KindStep:
+				step = e.Value
+			case e.Ctx != 0 && int(e.Ctx) < len(t.Contexts):
+				step = t.Contexts[e.Ctx].Step
+			}
+			if step >= 0 {
+				by[r][step] = append(by[r][step], *e)
+				all[step] = true
+			}
 		}
 	}
-	keys := slices.Sorted(maps.Keys(by))
+	keys := slices.Sorted(maps.Keys(all))
 	if len(keys) > max {
 		keys = keys[:max]
 	}
 	out := make([]tui.StepSnapshot, 0, len(keys))
 	for _, k := range keys {
-		a := attrib.NewAggregator(rules)
-		one := *t
-		one.Events, one.Warnings, one.Dropped = by[k], nil, 0
-		a.AddTrace(&one)
-		out = append(out, tui.StepSnapshot{Step: k, Snapshot: a.Snapshot()})
+		if len(runs) == 1 {
+			a := attrib.NewAggregator(rules)
+			one := *runs[0]
+			one.Events, one.Warnings, one.Dropped = by[0][k], nil, 0
+			a.AddTrace(&one)
+			out = append(out, tui.StepSnapshot{Step: k, Snapshot: a.Snapshot()})
+			continue
+		}
+		parts := make([]*tracer.Trace, len(runs))
+		for r, t := range runs {
+			one := *t
+			one.Events, one.Warnings, one.Dropped = by[r][k], nil, 0
+			parts[r] = &one
+		}
+		out = append(out, tui.StepSnapshot{Step: k, Snapshot: attrib.CombineSources(parts, rules)})
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
@@ -27,7 +28,7 @@ func TestStepSnapshotsSharedTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := stepSnapshots(tr, attrib.DefaultRules(), maxStepSnapshots)
+	got := stepSnapshots([]*tracer.Trace{tr}, attrib.DefaultRules(), maxStepSnapshots)
 	want := []struct {
 		step, count, totalUs int64
 	}{{101, 870, 93697}, {102, 870, 93734}, {103, 870, 93602}, {104, 870, 93705}, {105, 870, 93416}}
@@ -41,5 +42,45 @@ func TestStepSnapshotsSharedTrace(t *testing.T) {
 			t.Errorf("step %d: %d kernels, %d µs; want step %d, %d kernels, %d µs",
 				got[i].Step, s.Totals.KernelCount, us, w.step, w.count, w.totalUs)
 		}
+	}
+}
+
+// TestOpenSeveralSourcesStepsAndTimeline: the same trace opened as two
+// sources (two files, no distributedInfo: "f0", "f1"). Each step's
+// snapshot holds both sources' step (2 × 870 kernels, the stdlib script's
+// count above, in two source rows), and the timeline has every lane of
+// the trace once per source, the second on the same clock (identical
+// starts), named by source.
+func TestOpenSeveralSourcesStepsAndTimeline(t *testing.T) {
+	const path = "../../../shared/traces/kineto/hta_ns_resolution_v100.json.gz"
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("shared trace not here:", err)
+	}
+	read, errs := tracefile.OpenAll([]string{path, path}, tracefile.Options{})
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rules := attrib.DefaultRules()
+	runs := tracefile.GroupRuns(read)
+	if len(runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(runs))
+	}
+	got := stepSnapshots(runs, rules, maxStepSnapshots)
+	if len(got) != 5 || got[0].Step != 101 {
+		t.Fatalf("%d step snapshots from step %d, want 5 from 101", len(got), got[0].Step)
+	}
+	if s := got[0].Snapshot; s.Totals.KernelCount != 2*870 || s.Ranks == nil || len(s.Ranks.Sources) != 2 || s.Ranks.Sources[1].KernelCount != 870 {
+		t.Errorf("step 101: %d kernels, ranks %+v; want 1740 in two sources of 870", s.Totals.KernelCount, s.Ranks)
+	}
+	snap := attrib.CombineSources(runs, rules)
+	tl := timelineOf(runs, snap, rules)
+	one := attrib.BuildTimeline(runs[0].Events, runs[0].Strings, runs[0].Contexts, rules, 0)
+	if len(tl.Sources) != 2 || tl.Sources[0] != "f0" || tl.Sources[1] != "f1" || len(tl.Lanes) != 2*len(one.Lanes) {
+		t.Fatalf("sources %v, %d lanes; want f0, f1 and %d lanes", tl.Sources, len(tl.Lanes), 2*len(one.Lanes))
+	}
+	if tl.ShiftNs[1] != 0 || tl.StartNs != one.StartNs {
+		t.Errorf("shift %v start %d, want one clock from %d", tl.ShiftNs, tl.StartNs, one.StartNs)
 	}
 }

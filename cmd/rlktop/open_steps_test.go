@@ -24,7 +24,7 @@ func TestStepSnapshots(t *testing.T) {
 		{Kind: tracer.KindStep, Name: st, Start: 100, Dur: 100, Value: 1, Device: -1},
 		kern(k1, 10, 10, 1), kern(k2, 30, 20, 1), kern(k1, 110, 30, 2), kern(k2, 150, 40, 3), kern(k3, 195, 5, 0),
 	}
-	got := stepSnapshots(tr, attrib.DefaultRules(), 10)
+	got := stepSnapshots([]*tracer.Trace{tr}, attrib.DefaultRules(), 10)
 	if len(got) != 2 || got[0].Step != 0 || got[1].Step != 1 {
 		t.Fatalf("steps %+v, want 0 and 1", got)
 	}
@@ -53,12 +53,12 @@ func TestStepSnapshots(t *testing.T) {
 			t.Errorf("step %d: %d step rows, want its own", got[i].Step, len(s.Steps))
 		}
 	}
-	if got := stepSnapshots(tr, attrib.DefaultRules(), 1); len(got) != 1 || got[0].Step != 0 {
+	if got := stepSnapshots([]*tracer.Trace{tr}, attrib.DefaultRules(), 1); len(got) != 1 || got[0].Step != 0 {
 		t.Errorf("max 1 kept %+v, want step 0 only", got)
 	}
 	tr.Events = tr.Events[2:3:3]
 	tr.Contexts = []tracer.Context{{}, {Step: -1}}
-	if got := stepSnapshots(tr, attrib.DefaultRules(), 10); len(got) != 0 {
+	if got := stepSnapshots([]*tracer.Trace{tr}, attrib.DefaultRules(), 10); len(got) != 0 {
 		t.Errorf("a trace with no step gave %d snapshots", len(got))
 	}
 }
