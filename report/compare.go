@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rlktop/rlktop/internal/escape"
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -85,13 +86,9 @@ func flagText(f map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
-// RatioText formats a ratio and its interval: "1.043 [1.012, 1.071]".
-func RatioText(v, lo, hi float64) string {
-	if lo == 0 && hi == 0 {
-		return fmt.Sprintf("%.3f", v)
-	}
-	return fmt.Sprintf("%.3f [%.3f, %.3f]", v, lo, hi)
-}
+// RatioText is units.Ratio: "1.043 [1.012, 1.071]", "1.043" without an
+// interval, "—" without a ratio.
+func RatioText(v, lo, hi float64) string { return units.Ratio(v, lo, hi) }
 
 func writeCompareText(w io.Writer, c *attrib.Comparison, rows []attrib.RowComparison, more int, consistency any, md bool) error {
 	var b strings.Builder

@@ -186,40 +186,9 @@ func top[T any](rows []T, n int) []T {
 	return rows
 }
 
-// Duration formats ns with a human unit and about three significant digits:
-// "850 ns", "12.3 µs", "4.56 ms", "1.23 s", and from 999.5 s in minutes,
-// hours and days (units.LongDuration): "16 m 40 s", "102 d 04 h".
-func Duration(ns int64) string {
-	neg := ""
-	if ns < 0 {
-		neg, ns = "-", -ns
-	}
-	f := float64(ns)
-	switch {
-	case ns < 1_000:
-		return fmt.Sprintf("%s%d ns", neg, ns)
-	case ns < 1_000_000:
-		return neg + sig3(f/1e3) + " µs"
-	case ns < 1_000_000_000:
-		return neg + sig3(f/1e6) + " ms"
-	}
-	if l, ok := units.LongDuration(ns); ok {
-		return neg + l // "16 m 40 s", "102 d 04 h"
-	}
-	return neg + sig3(f/1e9) + " s"
-}
+// Duration is units.Duration: "850 ns", "12.3 µs", "1.00 ms" (the unit
+// chosen after rounding), "1.23 s", from 999.5 s "16 m 40 s", "102 d 04 h".
+func Duration(ns int64) string { return units.Duration(ns) }
 
-// sig3 prints x (>= 1) with about three significant digits, never in
-// exponent form.
-func sig3(x float64) string {
-	switch {
-	case x >= 100:
-		return fmt.Sprintf("%.0f", x)
-	case x >= 10:
-		return fmt.Sprintf("%.1f", x)
-	}
-	return fmt.Sprintf("%.2f", x)
-}
-
-// Percent formats a share (0..1) as "12.3%".
-func Percent(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+// Percent is units.Share: a share (0..1) as "12.3%".
+func Percent(x float64) string { return units.Share(x) }

@@ -242,7 +242,7 @@ func TestDuration(t *testing.T) {
 	for _, c := range []struct {
 		ns   int64
 		want string
-	}{{0, "0 ns"}, {999, "999 ns"}, {1000, "1.00 µs"}, {12_345, "12.3 µs"}, {999_999, "1000 µs"}, {4_560_000, "4.56 ms"}, {1_234_000_000, "1.23 s"}, {-1500, "-1.50 µs"},
+	}{{0, "0 ns"}, {999, "999 ns"}, {1000, "1.00 µs"}, {12_345, "12.3 µs"}, {999_999, "1.00 ms"} /* units.Duration: the unit after rounding (NIST SP 811 §7.9); "1000 µs" before */, {4_560_000, "4.56 ms"}, {1_234_000_000, "1.23 s"}, {-1500, "-1.50 µs"},
 		{999_000_000_000, "999 s"}, {8_827_800_000_000_000, "102 d 04 h"}, {-3_600_000_000_000, "-1 h 00 m"}} {
 		if got := Duration(c.ns); got != c.want {
 			t.Errorf("Duration(%d) = %q, want %q", c.ns, got, c.want)

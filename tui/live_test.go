@@ -223,7 +223,7 @@ func TestLiveKeysCallController(t *testing.T) {
 		t.Fatalf("focus after C: %s", got)
 	}
 	out := ansi.Strip(m.Render())
-	for _, s := range []string{"attention=fused / attention=math  ratio 0.500 [0.450–0.550]  faster", "attn_fused_fwd", "only in B"} {
+	for _, s := range []string{"attention=fused / attention=math  ratio 0.500 [0.450, 0.550]  faster", "attn_fused_fwd", "only in B"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("compare view lacks %q:\n%s", s, out)
 		}

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rlktop/rlktop/internal/escape"
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/livestate"
 )
@@ -180,7 +181,7 @@ func VerdictReason(v string, ratio, lo, hi, envLn float64) string {
 	case v == attrib.VerdictNew || v == attrib.VerdictGone:
 		return "runs in one arm only"
 	case lo <= 1 && 1 <= hi:
-		return fmt.Sprintf("the interval [%.3f–%.3f] holds 1 → within noise", lo, hi)
+		return "the interval " + units.Interval(lo, hi) + " holds 1 → within noise"
 	case envLn > 0 && math.Abs(math.Log(ratio)) <= envLn:
 		return fmt.Sprintf("the interval excludes 1, but %.3f is inside the A/A′ envelope %s → within noise", ratio, Envelope(envLn))
 	case envLn > 0:
@@ -234,22 +235,11 @@ func (c *Compare) FullHelp() [][]key.Binding {
 	return [][]key.Binding{c.keys.bindings(), {rule}}
 }
 
-// FormatDuration writes d as "42 s" or "3 m 05 s".
-func FormatDuration(d time.Duration) string {
-	s := int64(d.Round(time.Second) / time.Second)
-	if s < 60 {
-		return fmt.Sprintf("%d s", s)
-	}
-	return fmt.Sprintf("%d m %02d s", s/60, s%60)
-}
+// FormatDuration is units.Elapsed: "42 s", "3 m 05 s", "1 h 15 m".
+func FormatDuration(d time.Duration) string { return units.Elapsed(d) }
 
-// FormatRatio writes r with its interval: "0.62 [0.58–0.66]".
-func FormatRatio(v, lo, hi float64) string {
-	if v == 0 && lo == 0 && hi == 0 {
-		return "—"
-	}
-	return fmt.Sprintf("%.3f [%.3f–%.3f]", v, lo, hi)
-}
+// FormatRatio is units.Ratio: "1.043 [1.012, 1.071]", "—" without one.
+func FormatRatio(v, lo, hi float64) string { return units.Ratio(v, lo, hi) }
 
 // verdict renders v in its colour, padded to w cells (0: not padded).
 func (c *Compare) verdict(v string, w int) string { return c.verdictAs(v, v, w) }

@@ -49,7 +49,7 @@ func TestCompareExplains(t *testing.T) {
 			flat := strings.Join(strings.Fields(out), " ")
 			// Overall: [0.80–1.12] holds 1. Steps: half-width (ln 1.12 − ln 0.80)/2
 			// = 0.16824; |ln 0.95| = 0.05129; 10·(0.16824/0.05129)² = 107.6 → 108.
-			for _, s := range []string{"why: the interval [0.800–1.120] holds 1 → within noise",
+			for _, s := range []string{"why: the interval [0.800, 1.120] holds 1 → within noise",
 				"is too wide to decide with 10 steps per arm: about 108 would resolve a ratio of 0.950",
 				"±40%", "±10%"} {
 				if !strings.Contains(flat, s) {

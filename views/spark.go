@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/livestate"
 )
@@ -151,7 +152,7 @@ func (s *StepTimes) Info() string {
 	if len(s.steps) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s steps/s · %s steps", sig3(s.perSec), FormatCount(s.count))
+	return fmt.Sprintf("%s steps/s · %s steps", units.Sig3(s.perSec), FormatCount(s.count))
 }
 
 // SetSnapshot is a no-op: the panel shows SetSteps' data.

@@ -1,18 +1,71 @@
-// Package units holds formatting of quantities shared by the TUI (views)
-// and the headless writers (report).
+// Package units formats quantities for people: durations, elapsed
+// clock time, shares, ratios with their intervals, counts and byte sizes.
+// It is the one implementation shared by the TUI (views, tui) and the
+// headless writers (report), so a number reads the same on the screen and
+// in a report (pprof's internal/measurement is the model: one package
+// that turns a value of a known unit into text). Text from traces is made
+// safe by internal/escape, not here.
 package units
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Duration formats ns with three significant digits in the unit that
+// keeps the printed number between 1 and 999: "812 ns", "1.23 µs",
+// "45.6 ms", "1.20 s", and from 999.5 s in minutes, hours and days
+// (LongDuration): "16 m 40 s", "102 d 04 h". The unit is chosen after
+// rounding, so 999,700 ns is "1.00 ms", never "1000 µs" (NIST SP 811,
+// 1995, §7.9: prefixes "chosen in such a way that numerical values are
+// between 0.1 and 1000"). Negative values keep their sign.
+func Duration(ns int64) string {
+	if ns < 0 {
+		if ns == math.MinInt64 {
+			ns++ // one ns less: -ns would overflow
+		}
+		return "-" + Duration(-ns)
+	}
+	v := float64(ns)
+	switch {
+	case v < 999.5:
+		return strconv.FormatInt(ns, 10) + " ns"
+	case v < 999.5e3:
+		return Sig3(v/1e3) + " µs"
+	case v < 999.5e6:
+		return Sig3(v/1e6) + " ms"
+	}
+	if l, ok := LongDuration(ns); ok {
+		return l
+	}
+	return Sig3(v/1e9) + " s"
+}
+
+// Sig3 formats v (≥ 0.9995 for three significant digits; below, two
+// decimals) never in exponent form: "1.23", "45.6", "812", "1234".
+func Sig3(v float64) string {
+	switch {
+	case v < 9.995:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case v < 99.95:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+}
 
 // LongDuration formats ns of at least 999.5 s (what three significant
 // digits of seconds would print as "1000 s" or more) in minutes, hours
 // and days, two units each, the smaller one rounded: "16 m 40 s",
-// "2 h 05 m", "102 d 04 h". ok is false below 999.5 s: callers keep their
-// own format there ("812 ms", "45.6 s"). Negative ns are formatted by
-// their absolute value with a leading "-".
+// "2 h 05 m", "102 d 04 h". ok is false below 999.5 s (Duration prints
+// "812 ms", "45.6 s" there). Negative ns are formatted by their absolute
+// value with a leading "-".
 func LongDuration(ns int64) (s string, ok bool) {
 	if ns < 0 {
-		if ns == -ns { // MinInt64
+		if ns == math.MinInt64 {
 			ns++
 		}
 		s, ok = LongDuration(-ns)
@@ -28,12 +81,111 @@ func LongDuration(ns int64) (s string, ok bool) {
 	if ns%1_000_000_000 >= 500_000_000 {
 		sec++
 	}
+	return clock(sec), true
+}
+
+// clock writes sec (≥ 60) as minutes and seconds below an hour, hours and
+// minutes below a day, else days and hours; the smaller unit rounded.
+func clock(sec int64) string {
 	if sec < 3600 {
-		return fmt.Sprintf("%d m %02d s", sec/60, sec%60), true
+		return fmt.Sprintf("%d m %02d s", sec/60, sec%60)
 	}
 	if m := sec/60 + (sec%60+30)/60; m < 24*60 {
-		return fmt.Sprintf("%d h %02d m", m/60, m%60), true
+		return fmt.Sprintf("%d h %02d m", m/60, m%60)
 	}
 	h := sec/3600 + (sec%3600+1800)/3600
-	return fmt.Sprintf("%d d %02d h", h/24, h%24), true
+	return fmt.Sprintf("%d d %02d h", h/24, h%24)
+}
+
+// Elapsed formats wall-clock time that is counting (a comparison running
+// for d) in whole seconds: "42 s", then as LongDuration does from a
+// minute on: "3 m 05 s", "1 h 15 m". Negative d is "0 s".
+func Elapsed(d time.Duration) string {
+	s := int64(d.Round(time.Second) / time.Second)
+	if s < 60 {
+		return fmt.Sprintf("%d s", max(s, 0))
+	}
+	return clock(s)
+}
+
+// Share formats a fraction (0.123) as a percentage with one decimal:
+// "12.3%". NaN is "NaN%".
+func Share(f float64) string {
+	return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
+}
+
+// Ratio formats a ratio (B/A) to three decimals with its confidence
+// interval: "1.043 [1.012, 1.071]" (the interval as APA style writes
+// one: brackets, comma). Without an interval (lo and hi both 0) the value
+// alone, "1.043"; without a ratio (all three 0) "—".
+func Ratio(v, lo, hi float64) string {
+	switch {
+	case v == 0 && lo == 0 && hi == 0:
+		return "—"
+	case lo == 0 && hi == 0:
+		return ratio3(v)
+	}
+	return ratio3(v) + " " + Interval(lo, hi)
+}
+
+// Interval formats a ratio's confidence interval to three decimals:
+// "[1.012, 1.071]".
+func Interval(lo, hi float64) string {
+	return "[" + ratio3(lo) + ", " + ratio3(hi) + "]"
+}
+
+// ratio3 is v to three decimals (±Inf as "+Inf", "-Inf").
+func ratio3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+
+// RatioOf formats b/a (two totals in the same unit) as Ratio does: "-"
+// when both are 0, "new" when only a is.
+func RatioOf(a, b int64) string {
+	switch {
+	case a == 0 && b == 0:
+		return "-"
+	case a == 0:
+		return "new"
+	}
+	return ratio3(float64(b) / float64(a))
+}
+
+// Count formats n with thousands separators: 1234567 → "1,234,567".
+func Count(n int64) string {
+	if n < 0 {
+		if n == math.MinInt64 {
+			return "-9,223,372,036,854,775,808"
+		}
+		return "-" + Count(-n)
+	}
+	s := strconv.FormatInt(n, 10)
+	if len(s) <= 3 {
+		return s
+	}
+	var b strings.Builder
+	pre := len(s) % 3
+	if pre > 0 {
+		b.WriteString(s[:pre])
+	}
+	for i := pre; i < len(s); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}
+
+// Bytes formats a byte count in binary (IEC) units: "512 B", "1.5 KiB",
+// "120.3 MiB", "2.0 GiB", up to PiB.
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
 }
