@@ -125,13 +125,13 @@ func writeCompareText(w io.Writer, c *attrib.Comparison, rows []attrib.RowCompar
 		line += "; no A′ run, so no noise envelope"
 	}
 	if md {
-		line = "**" + mdEscape(line) + "**"
+		line = "**" + escape.Markdown(line) + "**"
 	}
 	b.WriteString(line + "\n")
 	if consistency != nil {
 		if s, ok := consistency.(fmt.Stringer); ok {
 			if md {
-				b.WriteString("\n" + mdEscape(s.String()) + "\n")
+				b.WriteString("\n" + escape.Markdown(s.String()) + "\n")
 			} else {
 				b.WriteString(escape.Control(s.String()) + "\n")
 			}
@@ -165,7 +165,7 @@ func writeCompareText(w io.Writer, c *attrib.Comparison, rows []attrib.RowCompar
 	}
 	if c.Method != "" {
 		if md {
-			fmt.Fprintf(&b, "\n_%s_\n", mdEscape(c.Method))
+			fmt.Fprintf(&b, "\n_%s_\n", escape.Markdown(c.Method))
 		} else {
 			fmt.Fprintf(&b, "\nmethod: %s\n", escape.Control(c.Method))
 		}

@@ -36,7 +36,7 @@ func TestControlCharactersEscaped(t *testing.T) {
 			}
 		}
 	}
-	// md: the escapes are there (mdEscape's markup escaping comes after).
+	// md: the escapes are there (escape.Markdown's markup escaping comes after).
 	if out := render(t, s, Options{Format: "md"}); !strings.Contains(out, `k\x1b[2J`) || !strings.Contains(out, `GPU\x1b[5m`) {
 		t.Errorf("md lacks the escaped names:\n%s", out)
 	}

@@ -96,7 +96,7 @@ func WriteFindings(w io.Writer, s *attrib.Snapshot, fs []attrib.Finding, o Optio
 func writeFinding(b *strings.Builder, n int, f *attrib.Finding, md bool) {
 	esc := escape.Control
 	if md {
-		esc = mdEscape
+		esc = escape.Markdown
 	}
 	share := ""
 	if f.ShareOf != "" && f.Share > 0 {

@@ -150,7 +150,7 @@ func writeRankSections(b *strings.Builder, s *attrib.Snapshot, o Options, md boo
 	}
 	if v := RankVerdict(s); v != "" {
 		if md {
-			v = "_" + mdEscape(v) + "_"
+			v = "_" + escape.Markdown(v) + "_"
 		}
 		fmt.Fprintf(b, "\n%s\n", v)
 	}

@@ -298,11 +298,11 @@ func escapeGrid(g grid) grid {
 	return out
 }
 
-// writeMDGrid writes g as a GitHub Markdown table (cells through mdEscape).
+// writeMDGrid writes g as a GitHub Markdown table (cells through escape.Markdown).
 func writeMDGrid(b *strings.Builder, g grid) {
 	b.WriteString("|")
 	for _, h := range g.header {
-		b.WriteString(" " + mdEscape(h) + " |")
+		b.WriteString(" " + escape.Markdown(h) + " |")
 	}
 	b.WriteString("\n|")
 	for i := range g.header {
@@ -316,7 +316,7 @@ func writeMDGrid(b *strings.Builder, g grid) {
 	for _, r := range g.rows {
 		b.WriteString("|")
 		for _, c := range r {
-			b.WriteString(" " + mdEscape(c) + " |")
+			b.WriteString(" " + escape.Markdown(c) + " |")
 		}
 		b.WriteString("\n")
 	}
@@ -377,13 +377,13 @@ func writeMarkdown(w io.Writer, s *attrib.Snapshot, o Options) error {
 		b.WriteString(l + "  \n")
 	}
 	if why := Unavailable(s, o.By); why != "" {
-		fmt.Fprintf(&b, "\n_%s_\n", mdEscape(why))
+		fmt.Fprintf(&b, "\n_%s_\n", escape.Markdown(why))
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
 	g := makeGrid(s, o.By, true, o.Top)
 	if len(g.rows) == 0 {
-		fmt.Fprintf(&b, "\n_%s_\n", mdEscape(emptyView(o.By)))
+		fmt.Fprintf(&b, "\n_%s_\n", escape.Markdown(emptyView(o.By)))
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
@@ -393,20 +393,11 @@ func writeMarkdown(w io.Writer, s *attrib.Snapshot, o Options) error {
 		fmt.Fprintf(&b, "\n_%d more rows not shown_\n", n-o.Top)
 	}
 	if note := shareNote(s, o.By); note != "" {
-		fmt.Fprintf(&b, "\n_%s_\n", mdEscape(note))
+		fmt.Fprintf(&b, "\n_%s_\n", escape.Markdown(note))
 	}
 	if o.By == ByRank || o.By == ByFile {
 		writeRankSections(&b, s, o, true)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// mdEscape escapes control characters (escape.Control) and the characters
-// that break a GitHub table cell or render as markup.
-func mdEscape(s string) string {
-	// '<' could open an HTML tag; a lone '>' is text in a table cell
-	// ("Memcpy HtoD (Pinned -> Device)" stays readable in the source).
-	r := strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;", "`", "\\`")
-	return r.Replace(escape.Control(s))
 }

@@ -62,3 +62,14 @@ func needs(r rune, n int) bool {
 	}
 	return false
 }
+
+// Markdown returns s safe inside a GitHub Markdown table cell or line:
+// Control first, then the characters that would end a cell or start
+// markup escaped — "|" → `\|`, "*" → `\*`, "_" → `\_`, "`" → "\\`" (CommonMark
+// 0.31 §2.4: any ASCII punctuation may be backslash-escaped) and "<" →
+// "&lt;" (it could open an HTML tag; §6.6 raw HTML). A lone ">" stays:
+// "Memcpy HtoD (Pinned -> Device)" reads the same in the source. The one
+// Markdown escaper of report's tables, diffs, comparisons and findings.
+func Markdown(s string) string { return mdReplacer.Replace(Control(s)) }
+
+var mdReplacer = strings.NewReplacer("|", `\|`, "*", `\*`, "_", `\_`, "<", "&lt;", "`", "\\`")

@@ -49,3 +49,19 @@ func FuzzControl(f *testing.F) {
 		}
 	})
 }
+
+// TestMarkdown: expected cells written by hand from the rule in the doc.
+func TestMarkdown(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"ampere_sgemm_128x64_tn", `ampere\_sgemm\_128x64\_tn`},
+		{"a|b", `a\|b`},
+		{"void k<float>(*p)", `void k&lt;float>(\*p)`},
+		{"Memcpy HtoD (Pinned -> Device)", "Memcpy HtoD (Pinned -> Device)"},
+		{"`tick`", "\\`tick\\`"},
+		{"\x1b[2J|", `\x1b[2J\|`},
+	} {
+		if got := Markdown(c.in); got != c.want {
+			t.Errorf("Markdown(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
