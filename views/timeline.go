@@ -204,10 +204,18 @@ func (t *Timeline) laneName(l attrib.TimelineLane) string {
 		if int(l.Source) < len(t.tl.Sources) {
 			src = t.tl.Sources[l.Source] + " "
 		}
-		if t.cpuDev[l.Device] {
+		switch {
+		case l.Device < 0:
+			return fmt.Sprintf("%sC t%d", src, l.Stream)
+		case t.cpuDev[l.Device]:
 			return fmt.Sprintf("%sC s%d", src, l.Stream)
 		}
 		return fmt.Sprintf("%sG%d s%d", src, l.Device, l.Stream)
+	}
+	if l.Device < 0 {
+		// CPU operators by self time (a trace without GPU work,
+		// tracer.Trace.CPUOpKernels): device -1, one lane per thread.
+		return fmt.Sprintf("CPU t%d", l.Stream)
 	}
 	if t.cpuDev[l.Device] {
 		return fmt.Sprintf("CPU s%d", l.Stream)

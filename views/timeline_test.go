@@ -369,3 +369,17 @@ func TestTimelineSeveralSources(t *testing.T) {
 		t.Errorf("cursor on r1's lane: want r1's step and CPU rows:\n%s", out)
 	}
 }
+
+// TestTimelineCPUOperatorLanes: a trace without GPU work shows its CPU
+// operators by self time on device -1, one lane per thread (tracer's
+// CPUOpKernels): the lane says CPU and the thread, not "GPU-1 s…".
+func TestTimelineCPUOperatorLanes(t *testing.T) {
+	p := views.PlainStyles()
+	v := views.NewTimeline(&p)
+	v.SetSize(80, 10)
+	v.SetTimeline(&attrib.Timeline{StartNs: 0, EndNs: 1000, Lanes: []attrib.TimelineLane{{Device: -1, Stream: 42}},
+		Ops: []attrib.TimelineOp{{Lane: 0, Kind: tracer.KindKernel, DurNs: 1000, Name: "aten::mm", Display: "aten::mm", Category: "gemm", Step: -1}}}, nil)
+	if out := ansi.Strip(v.View()); !strings.Contains(out, "CPU t42") || strings.Contains(out, "GPU-1") {
+		t.Errorf("want a lane named CPU t42:\n%s", out)
+	}
+}
