@@ -201,7 +201,7 @@ func (r liveExec) switchLive(ctx context.Context, a *armRun) (int32, int64, erro
 		return 0, 0, nil
 	}
 	st0 := lv.Session.Snapshot()
-	nMarks, nWarn := len(st0.Marks), len(st0.Warnings)
+	nMarks, nRef := len(st0.Marks), len(st0.Refusals)
 	keys := r.switchKeys(a)
 	kv := make([]wire.KV, 0, len(keys))
 	for _, k := range keys {
@@ -214,7 +214,8 @@ func (r liveExec) switchLive(ctx context.Context, a *armRun) (int32, int64, erro
 		kv = append(kv, wire.KV{Key: k, Value: v})
 	}
 	// All keys in one write: the child applies them at one step boundary.
-	if _, err := lv.Session.SetFlags(kv); err != nil {
+	seqs, err := lv.Session.SetFlags(kv)
+	if err != nil {
 		a.invalid = fmt.Sprintf("setting %v: %v", kv, err)
 		return 0, 0, nil
 	}
@@ -251,12 +252,10 @@ func (r liveExec) switchLive(ctx context.Context, a *armRun) (int32, int64, erro
 				}
 			}
 		}
-		for _, w := range st.Warnings[min(nWarn, len(st.Warnings)):] {
-			for _, k := range keys {
-				if v := a.flags[k]; strings.Contains(w, " refused ") && strings.Contains(w, k+"="+v) {
-					a.invalid = w
-					return 0, 0, nil
-				}
+		for _, rf := range st.Refusals[min(nRef, len(st.Refusals)):] {
+			if slices.Contains(seqs, rf.Seq) {
+				a.invalid = rf.String()
+				return 0, 0, nil
 			}
 		}
 		var pid int32

@@ -41,6 +41,9 @@ type State struct {
 	// the last WindowNs divided by the time they span; 0 with < 2 steps.
 	StepsPerSec float64
 	Marks       []Mark
+	// Refusals are the control commands children refused, oldest first
+	// (also said in Warnings; kept across session.Session.Reset).
+	Refusals []Refusal
 	// Dropped is the sum of the children's cumulative drop counts (events).
 	Dropped  uint64
 	Children []Child

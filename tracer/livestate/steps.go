@@ -14,5 +14,6 @@ type Mark struct {
 	PID   int64
 	Key   string
 	Value string
-	AtNs  int64 // wall ns when the ack arrived
+	AtNs  int64  // wall ns when the ack arrived
+	Seq   uint64 // the set command's sequence number (session.Session.Control, SetFlags)
 }

@@ -262,12 +262,15 @@ func (s *Session) ack(c *conn, ct *wire.Control) {
 	cmd, ok := s.sent[ct.Seq]
 	if !ok || ct.Err != "" {
 		if ct.Err != "" {
-			s.warn(fmt.Sprintf("child pid %d refused %s %s=%s: %s", c.info.Hello.PID, cmd.Op, cmd.Key, cmd.Value, ct.Err))
+			rf := Refusal{Seq: cmd.Seq, PID: c.info.Hello.PID, Op: cmd.Op, Key: cmd.Key, Value: cmd.Value,
+				Err: ct.Err, AtNs: s.opts.Now().UnixNano()}
+			s.refusals = append(s.refusals, rf)
+			s.warn(rf.String())
 		}
 		return
 	}
 	if cmd.Op == wire.ControlSet {
-		s.marks = append(s.marks, Mark{Step: ct.Step, PID: c.info.Hello.PID, Key: cmd.Key, Value: cmd.Value, AtNs: s.opts.Now().UnixNano()})
+		s.marks = append(s.marks, Mark{Step: ct.Step, PID: c.info.Hello.PID, Key: cmd.Key, Value: cmd.Value, AtNs: s.opts.Now().UnixNano(), Seq: cmd.Seq})
 	}
 }
 

@@ -18,4 +18,6 @@ type (
 	StepTime = livestate.StepTime
 	// Mark is a flag change acknowledged by a child, for the sparkline.
 	Mark = livestate.Mark
+	// Refusal is a control command a child refused.
+	Refusal = livestate.Refusal
 )

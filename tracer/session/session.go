@@ -106,6 +106,7 @@ type Session struct {
 	steps    []StepTime
 	stepN    int64
 	marks    []Mark
+	refusals []Refusal
 	children []*conn
 	// connected counts the children served now; connsFull is set once
 	// MaxConns was reached (one warning).
@@ -307,6 +308,7 @@ func (s *Session) Snapshot() *State {
 		WindowNs:   s.opts.WindowNs,
 		StepCount:  s.stepN,
 		Marks:      slices.Clone(s.marks),
+		Refusals:   slices.Clone(s.refusals),
 		Dropped:    s.droppedLocked(),
 		Events:     s.events,
 		Warnings:   slices.Clone(s.warnings),

@@ -270,8 +270,8 @@ func TestSessionControl(t *testing.T) {
 		st := sess.Snapshot()
 		if len(st.Marks) == 1 {
 			m := st.Marks[0]
-			if m.Step != 12 || m.Key != "attention" || m.Value != "fused" || m.PID != 7 {
-				t.Fatalf("mark %+v", m)
+			if m.Step != 12 || m.Key != "attention" || m.Value != "fused" || m.PID != 7 || m.Seq != seq {
+				t.Fatalf("mark %+v (seq %d)", m, seq)
 			}
 			if fl := st.Children[0].Flags; len(fl) != 1 || fl[0].Value != "fused" {
 				t.Fatalf("flags %+v", fl)
@@ -280,6 +280,39 @@ func TestSessionControl(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("ack never arrived")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// A refused command is a typed Refusal (and the same words as a
+	// warning), not a mark.
+	seq2, err := sess.Control("qkv", "bogus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c = <-s.Controls():
+	case <-time.After(5 * time.Second):
+		t.Fatal("second control never arrived")
+	}
+	s.Ack(&wire.Control{Op: wire.ControlAck, Seq: c.Seq, Err: "unknown value", Step: -1})
+	for {
+		st := sess.Snapshot()
+		if len(st.Refusals) == 1 {
+			want := Refusal{Seq: seq2, PID: 7, Op: wire.ControlSet, Key: "qkv", Value: "bogus", Err: "unknown value", AtNs: st.Refusals[0].AtNs}
+			if st.Refusals[0] != want || seq2 == seq || st.Refusals[0].AtNs == 0 {
+				t.Errorf("refusal %+v, want %+v", st.Refusals[0], want)
+			}
+			if len(st.Marks) != 1 {
+				t.Errorf("%d marks after a refusal, want 1", len(st.Marks))
+			}
+			const text = "child pid 7 refused set qkv=bogus: unknown value"
+			if st.Refusals[0].String() != text || len(st.Warnings) != 1 || st.Warnings[0] != text {
+				t.Errorf("refusal says %q, warnings %q; want %q", st.Refusals[0].String(), st.Warnings, text)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("refusal never arrived")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

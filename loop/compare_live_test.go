@@ -1,0 +1,68 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/rlktop/rlktop/tracer/pyagent"
+	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/tracer/wire"
+)
+
+// TestSwitchLiveRefused: a live switch the child acknowledges gives the
+// step it took effect at; one it refuses makes the arm invalid with the
+// child's reason, read from the session's typed refusals — also when the
+// session's warnings are full (100), where a reason parsed back from the
+// warnings was never seen and the arm waited out the step timeout.
+func TestSwitchLiveRefused(t *testing.T) {
+	o := LiveOptions{Command: []string{"/bin/sh", "-c", "sleep 60"}, Untraced: true, NoAgent: true, Telemetry: -1,
+		Session: session.Options{Source: "live: test"}}
+	lv, err := StartLive(o)
+	if err != nil {
+		if lv != nil {
+			lv.Close()
+		}
+		t.Fatal(err)
+	}
+	defer lv.Close()
+	for i := range 100 {
+		lv.Session.Warn(fmt.Sprintf("filler warning %d", i))
+	}
+	// A stand-in agent: acks slow=0 (and the arm label) at step 5,
+	// refuses slow=20.
+	a, b := net.Pipe()
+	lv.Session.AddConn(a)
+	s := wire.NewAsyncSender(b, 1<<14)
+	defer s.Close(wire.Bye{}, time.Second)
+	s.Hello(&wire.Hello{Source: pyagent.Source, PID: 4242})
+	go func() {
+		for c := range s.Controls() {
+			ack := wire.Control{Op: wire.ControlAck, Seq: c.Seq, Step: 5}
+			if c.Key == "slow" && c.Value == "20" {
+				ack.Err, ack.Step = "slow must be below 10", -1
+			}
+			s.Ack(&ack)
+		}
+	}()
+	r := liveExec{&runner{o: CompareOptions{StepTimeout: 3 * time.Second}, live: true, agent: true, vary: []string{"slow"}, lv: lv}}
+	ctx := context.Background()
+
+	ok := &armRun{name: "slow=0", flags: map[string]string{"slow": "0"}}
+	pid, step, err := r.switchLive(ctx, ok)
+	if err != nil || ok.invalid != "" || pid != 4242 || step != 5 {
+		t.Fatalf("switch to slow=0: pid %d step %d err %v invalid %q; want pid 4242 step 5", pid, step, err, ok.invalid)
+	}
+	bad := &armRun{name: "slow=20", flags: map[string]string{"slow": "20"}}
+	if _, _, err := r.switchLive(ctx, bad); err != nil {
+		t.Fatal(err)
+	}
+	if want := "child pid 4242 refused set slow=20: slow must be below 10"; bad.invalid != want {
+		t.Errorf("refused arm's reason %q, want %q", bad.invalid, want)
+	}
+	if fl := lv.Flags(); fl["slow"] != "20" {
+		t.Errorf("rlktop's flags in force after the switches: %v (the switch is noted before it is acknowledged)", fl)
+	}
+}
