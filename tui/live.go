@@ -67,13 +67,31 @@ type DeviceMsg struct {
 	Err    error
 }
 
-// actionDoneMsg is the result of a Controller call.
-type actionDoneMsg struct {
-	name, key, value string
-	path             string
-	info             livestate.RecordingInfo
-	err              error
-}
+// The results of Controller calls, one message type each.
+type (
+	// flipDoneMsg is SetFlag(key, value)'s result.
+	flipDoneMsg struct {
+		key, value string
+		err        error
+	}
+	// tracingDoneMsg is SetTracing(on)'s result.
+	tracingDoneMsg struct {
+		on  bool
+		err error
+	}
+	// restartDoneMsg is Restart's result.
+	restartDoneMsg struct{ err error }
+	// recordStartedMsg is StartRecording's result.
+	recordStartedMsg struct {
+		path string
+		err  error
+	}
+	// recordStoppedMsg is StopRecording's result.
+	recordStoppedMsg struct {
+		info livestate.RecordingInfo
+		err  error
+	}
+)
 
 type compareProgressMsg struct{ line string }
 
@@ -358,7 +376,7 @@ func (m *Model) liveKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		l.tracingWant, l.tracingPending = want, true
 		l.refreshFlags()
 		ctl := l.ctl
-		return func() tea.Msg { return actionDoneMsg{name: "tracing", value: onOff(want), err: ctl.SetTracing(want)} }, true
+		return func() tea.Msg { return tracingDoneMsg{on: want, err: ctl.SetTracing(want)} }, true
 	case key.Matches(msg, k.Pause):
 		l.paused = !l.paused
 		if l.paused {
@@ -382,13 +400,13 @@ func (m *Model) liveKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		l.note = "restarting…"
 		l.refreshChild()
 		ctl := l.ctl
-		return func() tea.Msg { return actionDoneMsg{name: "restart", err: ctl.Restart()} }, true
+		return func() tea.Msg { return restartDoneMsg{err: ctl.Restart()} }, true
 	case key.Matches(msg, k.Record):
 		ctl := l.ctl
 		if l.recPath != "" || (l.state != nil && l.state.Recording != nil) {
 			return func() tea.Msg {
 				info, err := ctl.StopRecording()
-				return actionDoneMsg{name: "record-stop", info: info, err: err}
+				return recordStoppedMsg{info: info, err: err}
 			}, true
 		}
 		if l.recStarting {
@@ -397,7 +415,7 @@ func (m *Model) liveKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		l.recStarting = true
 		return func() tea.Msg {
 			p, err := ctl.StartRecording()
-			return actionDoneMsg{name: "record-start", path: p, err: err}
+			return recordStartedMsg{path: p, err: err}
 		}, true
 	case key.Matches(msg, k.Compare):
 		return m.startCompare(), true
@@ -439,7 +457,7 @@ func (m *Model) flip(k string) tea.Cmd {
 	l.pending[k] = next
 	l.refreshFlags()
 	ctl := l.ctl
-	return func() tea.Msg { return actionDoneMsg{name: "flip", key: k, value: next, err: ctl.SetFlag(k, next)} }
+	return func() tea.Msg { return flipDoneMsg{key: k, value: next, err: ctl.SetFlag(k, next)} }
 }
 
 func (m *Model) startCompare() tea.Cmd {
@@ -629,57 +647,55 @@ func (m *Model) updateLive(msg tea.Msg) (tea.Cmd, bool) {
 		l.refreshChild()
 		m.layout()
 		return nil, true
-	case actionDoneMsg:
-		switch msg.name {
-		case "flip":
-			if msg.err != nil {
-				delete(l.pending, msg.key)
-				m.status = StatusMsg{Text: fmt.Sprintf("%s=%s: %v", msg.key, msg.value, msg.err), Level: Error}
-			} else if l.pending[msg.key] == msg.value {
-				m.status = StatusMsg{Text: fmt.Sprintf("%s=%s requested; applied at the next step", msg.key, msg.value), Level: Info}
-				l.applied = m.status.Text
-			} else if l.inForce[msg.key] == msg.value {
-				m.status = StatusMsg{Text: fmt.Sprintf("%s=%s applied", msg.key, msg.value), Level: Info}
-			}
-			l.refreshFlags()
-		case "tracing":
-			if msg.err != nil {
-				l.tracingPending = false
-				m.status = StatusMsg{Text: "tracing " + msg.value + ": " + msg.err.Error(), Level: Error}
-			} else {
-				m.status = StatusMsg{Text: "tracing " + msg.value + " requested", Level: Info}
-			}
-			l.refreshFlags()
-		case "restart":
-			l.note = ""
-			if msg.err != nil {
-				m.status = StatusMsg{Text: "restart: " + msg.err.Error(), Level: Error}
-			} else {
-				m.status = StatusMsg{Text: "child restarted (its steps and totals start afresh)", Level: Info}
-			}
-			l.refreshChild()
-		case "record-start":
-			l.recStarting = false
-			if msg.err != nil {
-				m.status = StatusMsg{Text: "recording: " + msg.err.Error(), Level: Error}
-			} else {
-				l.recPath = msg.path
-				m.status = StatusMsg{Text: "recording to " + msg.path + " (R stops)", Level: Info}
-			}
-		case "record-stop":
-			p := l.recPath
-			l.recPath = ""
-			if msg.err != nil {
-				m.status = StatusMsg{Text: "recording " + p + ": " + msg.err.Error(), Level: Error}
-			} else {
-				m.status = StatusMsg{Text: fmt.Sprintf("recorded %s: %s, %d frames, %s events", p,
-					views.FormatBytes(msg.info.Bytes), msg.info.Frames, views.FormatCount(int64(msg.info.Events))), Level: Info}
-			}
+	case flipDoneMsg:
+		if msg.err != nil {
+			delete(l.pending, msg.key)
+			m.status = StatusMsg{Text: fmt.Sprintf("%s=%s: %v", msg.key, msg.value, msg.err), Level: Error}
+		} else if l.pending[msg.key] == msg.value {
+			m.status = StatusMsg{Text: fmt.Sprintf("%s=%s requested; applied at the next step", msg.key, msg.value), Level: Info}
+			l.applied = m.status.Text
+		} else if l.inForce[msg.key] == msg.value {
+			m.status = StatusMsg{Text: fmt.Sprintf("%s=%s applied", msg.key, msg.value), Level: Info}
 		}
-		m.layout()
-		return nil, true
+		l.refreshFlags()
+	case tracingDoneMsg:
+		if msg.err != nil {
+			l.tracingPending = false
+			m.status = StatusMsg{Text: "tracing " + onOff(msg.on) + ": " + msg.err.Error(), Level: Error}
+		} else {
+			m.status = StatusMsg{Text: "tracing " + onOff(msg.on) + " requested", Level: Info}
+		}
+		l.refreshFlags()
+	case restartDoneMsg:
+		l.note = ""
+		if msg.err != nil {
+			m.status = StatusMsg{Text: "restart: " + msg.err.Error(), Level: Error}
+		} else {
+			m.status = StatusMsg{Text: "child restarted (its steps and totals start afresh)", Level: Info}
+		}
+		l.refreshChild()
+	case recordStartedMsg:
+		l.recStarting = false
+		if msg.err != nil {
+			m.status = StatusMsg{Text: "recording: " + msg.err.Error(), Level: Error}
+		} else {
+			l.recPath = msg.path
+			m.status = StatusMsg{Text: "recording to " + msg.path + " (R stops)", Level: Info}
+		}
+	case recordStoppedMsg:
+		p := l.recPath
+		l.recPath = ""
+		if msg.err != nil {
+			m.status = StatusMsg{Text: "recording " + p + ": " + msg.err.Error(), Level: Error}
+		} else {
+			m.status = StatusMsg{Text: fmt.Sprintf("recorded %s: %s, %d frames, %s events", p,
+				views.FormatBytes(msg.info.Bytes), msg.info.Frames, views.FormatCount(int64(msg.info.Events))), Level: Info}
+		}
+	default:
+		return nil, false
 	}
-	return nil, false
+	m.layout()
+	return nil, true
 }
 
 // liveRight is the live part of the status bar's right side: recording,

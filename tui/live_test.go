@@ -2,6 +2,7 @@ package tui_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -339,4 +340,39 @@ func TestLiveFullHelp80(t *testing.T) {
 	m.Update(liveMsg("math", true))
 	press(m, "?")
 	golden.RequireEqual(t, screen(t, m, 80, 24))
+}
+
+// errCtl is a controller whose every call fails with "boom".
+type errCtl struct{ fakeCtl }
+
+func (e *errCtl) SetFlag(k, v string) error { return errors.New("boom") }
+func (e *errCtl) SetTracing(on bool) error  { return errors.New("boom") }
+func (e *errCtl) Restart() error            { return errors.New("boom") }
+func (e *errCtl) StartRecording() (string, error) {
+	return "", errors.New("boom")
+}
+
+// TestLiveActionResults: each controller call's result comes back as its
+// own message and sets its status line, on success and on failure.
+func TestLiveActionResults(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ctl  tui.Controller
+		want []string // status after 1, T, r, R
+	}{
+		{"ok", &fakeCtl{}, []string{"attention=fused requested; applied at the next step", "tracing off requested",
+			"child restarted (its steps and totals start afresh)", "recording to /work/rlktop-20261129-120000.rlk (R stops)"}},
+		{"failing", &errCtl{}, []string{"attention=fused: boom", "tracing off: boom", "restart: boom", "recording: boom"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := newLive(t, 200, 50, c.ctl)
+			m.Update(liveMsg("math", true))
+			for i, k := range []string{"1", "T", "r", "R"} {
+				press(m, k)
+				if got := m.Status().Text; got != c.want[i] {
+					t.Errorf("after %s: status %q, want %q", k, got, c.want[i])
+				}
+			}
+		})
+	}
 }
