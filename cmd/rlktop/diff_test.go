@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rlktop/rlktop/internal/testutil"
+	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -211,7 +212,7 @@ func TestDiffFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := writeDiff(&b, d, "kernel", "json", 0); err != nil {
+	if err := report.WriteDiff(&b, d, report.Options{By: "kernel", Format: "json", Top: 0}); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -239,7 +240,7 @@ func TestDiffFormats(t *testing.T) {
 	}
 	for _, f := range []string{"table", "md"} {
 		b.Reset()
-		if err := writeDiff(&b, d, "category", f, 3); err != nil {
+		if err := report.WriteDiff(&b, d, report.Options{By: "category", Format: f, Top: 3}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(b.String(), "gemm") || !strings.Contains(b.String(), "more rows") {
