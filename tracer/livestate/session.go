@@ -54,6 +54,10 @@ type State struct {
 	// Counters holds the latest sample of each counter track (children's
 	// Counters frames and session.Session.AddCounters), sorted by name then device.
 	Counters []CounterValue
+	// Outputs summarise the Python agent's per-step outputs (metrics, NaN
+	// checks, torch.compile frames, input wait) over the steps kept, as
+	// attrib.Outputs does for a file; nil without any.
+	Outputs []attrib.OutputRow
 	// Recording is nil when not recording.
 	Recording *RecordingInfo
 	// Timeline is the window's GPU ops per device and stream, with the CPU

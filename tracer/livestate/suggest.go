@@ -157,7 +157,7 @@ func FindingInputOf(st *State, flags map[string]string, command bool) attrib.Fin
 	if st == nil {
 		return in
 	}
-	in.Snapshot, in.Timeline = st.Cumulative, st.Timeline
+	in.Snapshot, in.Timeline, in.Outputs = st.Cumulative, st.Timeline, st.Outputs
 	by := map[string]*attrib.CounterStat{}
 	var names []string
 	for _, c := range st.Counters {

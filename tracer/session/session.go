@@ -120,10 +120,14 @@ type Session struct {
 	rec      *recorder
 	meta     []wire.KV
 	counters map[counterKey]tracer.Counter // latest sample per track
-	windows  int                           // trace files (agent windows) merged
-	version  uint64                        // bumped on every change
-	winVer   uint64                        // version the window snapshot was built at
-	forceWin bool                          // rebuild the window at the next Snapshot (Reset)
+	// agent holds the Python agent's per-step output samples (metrics,
+	// NaN checks, torch.compile frames, input wait: isAgentOutput), the
+	// newest maxAgentSamples, for State.Outputs.
+	agent    []tracer.Counter
+	windows  int    // trace files (agent windows) merged
+	version  uint64 // bumped on every change
+	winVer   uint64 // version the window snapshot was built at
+	forceWin bool   // rebuild the window at the next Snapshot (Reset)
 
 	// Guarded by snapMu (Snapshot runs one at a time, mostly outside mu).
 	snapMu   sync.Mutex
@@ -368,6 +372,7 @@ func (s *Session) Snapshot() *State {
 		}
 		return int(a.Device) - int(b.Device)
 	})
+	st.Outputs = s.agentOutputs()
 	if s.link.early > 0 {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("%d GPU events were linked before their step ended (too many waiting on one thread); their stage may be missing", s.link.early))
 	}
@@ -493,6 +498,12 @@ func (s *Session) addCounters(cs []tracer.Counter) {
 		if old, ok := s.counters[k]; !ok || c.TS >= old.TS {
 			s.counters[k] = c
 		}
+		if isAgentOutput(s.strs.Get(c.Name)) {
+			if len(s.agent) >= maxAgentSamples {
+				s.agent = slices.Delete(s.agent, 0, len(s.agent)-maxAgentSamples/2)
+			}
+			s.agent = append(s.agent, c)
+		}
 	}
 	if s.rec != nil {
 		s.rec.counters(cs)
@@ -511,6 +522,33 @@ func (s *Session) Reset() {
 	s.cpuWin = deque{}
 	s.newest = 0
 	s.steps, s.stepN, s.marks = nil, 0, nil
+	s.agent = nil
 	s.forceWin = true
 	s.version++
+}
+
+// maxAgentSamples bounds the agent output samples a session keeps (about
+// 24 B each; a few per step: 64 Ki samples cover thousands of steps).
+const maxAgentSamples = 1 << 16
+
+// isAgentOutput reports whether a counter track is one of the Python
+// agent's per-step outputs that attrib.Outputs summarises ("metric.NAME",
+// "check.NAME.rows", attrib.CompileFramesCounter, attrib.InputWaitCounter).
+func isAgentOutput(name string) bool {
+	return strings.HasPrefix(name, "metric.") || (strings.HasPrefix(name, "check.") && strings.HasSuffix(name, ".rows")) ||
+		name == attrib.CompileFramesCounter || name == attrib.InputWaitCounter
+}
+
+// agentOutputs summarises the agent's output samples over the steps
+// kept (attrib.Outputs of the steps as step events and the samples); nil
+// without either. Called with s.mu held.
+func (s *Session) agentOutputs() []attrib.OutputRow {
+	if len(s.agent) == 0 || len(s.steps) == 0 {
+		return nil
+	}
+	t := &tracer.Trace{Strings: s.strs, Counters: s.agent, Events: make([]tracer.Event, 0, len(s.steps))}
+	for _, st := range s.steps {
+		t.Events = append(t.Events, tracer.Event{Kind: tracer.KindStep, Value: st.Step, PID: st.PID, Start: st.StartNs, Dur: st.DurNs})
+	}
+	return attrib.Outputs(t)
 }
