@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/views/viewstest"
@@ -147,7 +148,7 @@ func TestCompareSweepTable(t *testing.T) {
 			{Arms: []attrib.ArmStats{arm("1"), arm("16")}, Ratio: attrib.Ratio{Value: 1.10, CILow: 1.05, CIHigh: 1.15}, Verdict: attrib.VerdictSlower},
 		}}
 	var b bytes.Buffer
-	if err := writeCompare(&b, res, &compareFlags{format: "table", top: -1}); err != nil {
+	if err := report.WriteCompareResult(&b, res, report.Options{Format: "table", Top: -1}); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"sweep of envs: step time ×1.1 and time per item ×0.0688", "688 µs [656 µs–719 µs]", "time per item (same scale)"} {

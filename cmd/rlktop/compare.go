@@ -2,20 +2,16 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"slices"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
@@ -235,7 +231,7 @@ func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeCompare(cmd.OutOrStdout(), res, cf); err != nil {
+	if err := report.WriteCompareResult(cmd.OutOrStdout(), res, report.Options{Format: cf.format, Top: cf.top, By: cf.by}); err != nil {
 		return err
 	}
 	gateFail, gateWhy := cf.gate.Check(res.Ratio, res.Valid())
@@ -261,198 +257,4 @@ func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
 		return exitError{code: exitGate}
 	}
 	return nil
-}
-
-// writeCompare prints res: JSON whole; table and md as report.WriteComparison
-// of each pair (B vs A, then C vs A, …), then consistency and notes.
-func writeCompare(w io.Writer, res *loop.CompareResult, cf *compareFlags) error {
-	if cf.format == "json" {
-		out := *res
-		if cf.top > 0 && len(out.Rows) > cf.top {
-			out.Rows = out.Rows[:cf.top]
-		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(&out)
-	}
-	md := cf.format == "md"
-	pairs := res.Pairs
-	if len(pairs) == 0 {
-		pairs = []*attrib.Comparison{{Arms: res.Arms, Ratio: res.Ratio, Verdict: res.Verdict, Noise: res.Noise, Rows: res.Rows, Method: res.Method}}
-	}
-	for i, p := range pairs {
-		if len(pairs) > 1 {
-			h := fmt.Sprintf("%s vs %s", p.Arms[1].Name, p.Arms[0].Name)
-			if md {
-				fmt.Fprintf(w, "### %s\n\n", h)
-			} else {
-				fmt.Fprintf(w, "== %s ==\n", h)
-			}
-		}
-		if err := report.WriteComparison(w, p, nil, report.Options{Format: cf.format, Top: cf.top, By: cf.by}); err != nil {
-			return err
-		}
-		if i < len(pairs)-1 {
-			fmt.Fprintln(w)
-		}
-	}
-	// One numeric flag over three or more values (--flag envs=1,4,16,…):
-	// step time and time per item against the value, table and plot.
-	if key, pts, ok := report.SweepOf(res.Arms, res.Pairs); ok {
-		fmt.Fprintln(w)
-		if err := report.WriteSweep(w, key, pts, md); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintln(w)
-	writeConsistency(w, res.Consistency, md)
-	writeChecks(w, res.Checks, md)
-	writeMetrics(w, res.Metrics, md)
-	writeAudits(w, res.Audits, md)
-	var steps int
-	for _, s := range res.Schedule {
-		if s.Phase != loop.PhaseCounted {
-			steps++
-		}
-	}
-	counted := len(res.Schedule) - steps
-	meta := fmt.Sprintf("mode %s; %d steps run (%d counted, %d warm-up or switching); wall %s",
-		res.Mode, len(res.Schedule), counted, steps, report.Duration(res.WallNs))
-	if md {
-		fmt.Fprintf(w, "\n_%s_\n", meta)
-		for _, n := range res.Notes {
-			fmt.Fprintf(w, "\n_Note: %s_\n", n)
-		}
-	} else {
-		fmt.Fprintf(w, "\n%s\n", meta)
-		for _, n := range res.Notes {
-			fmt.Fprintf(w, "note: %s\n", n)
-		}
-	}
-	return nil
-}
-
-func writeConsistency(w io.Writer, cs []loop.ArmConsistency, md bool) {
-	if len(cs) == 0 {
-		if md {
-			fmt.Fprintln(w, "_Output consistency: not available (a command's outputs are not compared)._")
-		} else {
-			fmt.Fprintln(w, "consistency: not available (a command's outputs are not compared)")
-		}
-		return
-	}
-	agent := cs[0].Probe != ""
-	header := []string{"arm", "probe values", "max abs Δ vs A", "max ulp vs A", "NaN", "bitwise = A"}
-	what := "built-in loop probe batch: legal-move logits and values, initial weights; arm A's row: A evaluated twice"
-	if agent {
-		header = []string{"arm", "probe", "switches", "values", "max abs Δ vs A", "max ulp vs A", "NaN rows", "bitwise = A"}
-		what = "rlktop.probe outputs evaluated under the old and the new arm at every switch between the arm and A, same weights"
-	}
-	var rows [][]string
-	for _, c := range cs {
-		bw := "no"
-		if c.Bitwise {
-			bw = "yes"
-		}
-		row := []string{c.Arm, fmt.Sprint(c.Len), fmt.Sprintf("%.3g", c.MaxAbs), fmt.Sprint(c.MaxULP), fmt.Sprint(c.NaN), bw}
-		if c.Err != "" {
-			row = []string{c.Arm, "-", "-", "-", "-", "error: " + c.Err}
-		}
-		if agent {
-			row = append([]string{row[0], escape.Control(c.Probe), fmt.Sprint(c.Switches)}, row[1:]...)
-			for len(row) < len(header) {
-				row = append(row, "-")
-			}
-		}
-		rows = append(rows, row)
-	}
-	writeSmallTable(w, "output consistency ("+what+")", header, rows, md)
-}
-
-// writeMetrics prints each rlktop.log metric per arm against the A/A′
-// envelope (loop.MetricCompare).
-func writeMetrics(w io.Writer, ms []loop.MetricCompare, md bool) {
-	if len(ms) == 0 {
-		return
-	}
-	header := []string{"metric", "arm", "steps", "mean", "A/A′ envelope", "verdict", "steps inside/edge/outside"}
-	var rows [][]string
-	for _, m := range ms {
-		env, verdict, split := "-", "-", "-"
-		if m.Verdict != "" {
-			env = fmt.Sprintf("[%.4g, %.4g]", m.EnvLow, m.EnvHigh)
-			verdict = m.Verdict
-			split = fmt.Sprintf("%d/%d/%d", m.Inside, m.Edge, m.Outside)
-		}
-		rows = append(rows, []string{escape.Control(m.Metric), m.Arm, fmt.Sprint(m.Steps), fmt.Sprintf("%.4g", m.Mean), env, verdict, split})
-	}
-	writeSmallTable(w, "learning curves (rlktop.log) against the A/A′ envelope (edge: outside by at most the envelope's width)", header, rows, md)
-}
-
-// writeAudits prints each rlktop.audit tensor per arm against A.
-func writeAudits(w io.Writer, as []loop.AuditCompare, md bool) {
-	if len(as) == 0 {
-		return
-	}
-	header := []string{"audit", "arm", "steps", "values", "result"}
-	var rows [][]string
-	for _, a := range as {
-		res := fmt.Sprintf("bitwise equal over %d values", a.Values)
-		switch {
-		case a.Note != "":
-			res = a.Note
-		case !a.Bitwise && a.FirstDiffElem >= 0:
-			res = fmt.Sprintf("differs from step %d, element %d: %.9g vs %.9g", a.FirstDiff, a.FirstDiffElem, a.AValue, a.BValue)
-		case !a.Bitwise:
-			res = fmt.Sprintf("differs from step %d (beyond the sampled values)", a.FirstDiff)
-		}
-		rows = append(rows, []string{escape.Control(a.Name), a.Arm, fmt.Sprint(a.Steps), fmt.Sprint(a.Values), res})
-	}
-	writeSmallTable(w, "audits (rlktop.audit: raw-bits hash per step, against arm A at the same step numbers)", header, rows, md)
-}
-
-func writeSmallTable(w io.Writer, title string, header []string, rows [][]string, md bool) {
-	fmt.Fprintln(w)
-	if md {
-		fmt.Fprintf(w, "**%s**\n\n", title)
-		fmt.Fprintln(w, "| "+strings.Join(header, " | ")+" |")
-		fmt.Fprintln(w, "|"+strings.Repeat("---|", len(header)))
-		for _, r := range rows {
-			for i := range r {
-				r[i] = strings.ReplaceAll(r[i], "|", `\|`)
-			}
-			fmt.Fprintln(w, "| "+strings.Join(r, " | ")+" |")
-		}
-		return
-	}
-	fmt.Fprintf(w, "%s:\n", title)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
-	}
-	tw.Flush()
-}
-
-// writeChecks prints each rlktop.check name per arm: steps checked and
-// those with NaN or Inf.
-func writeChecks(w io.Writer, cs []loop.CheckSummary, md bool) {
-	if len(cs) == 0 {
-		return
-	}
-	header := []string{"check", "arm", "steps", "NaN/Inf"}
-	var rows [][]string
-	for _, c := range cs {
-		nan := "none"
-		if len(c.NaNSteps) > 0 {
-			ss := make([]string, len(c.NaNSteps))
-			for i, s := range c.NaNSteps {
-				ss[i] = fmt.Sprint(s)
-			}
-			nan = fmt.Sprintf("%d steps: %s (arm invalid)", len(c.NaNSteps), strings.Join(ss, ", "))
-		}
-		rows = append(rows, []string{escape.Control(c.Name), c.Arm, fmt.Sprint(c.Steps), nan})
-	}
-	writeSmallTable(w, "NaN/Inf checks (rlktop.check)", header, rows, md)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -59,7 +60,7 @@ func fakeResult() *loop.CompareResult {
 // TestCompareJSONShape checks the JSON keys issue 4 item 6 names.
 func TestCompareJSONShape(t *testing.T) {
 	var b bytes.Buffer
-	if err := writeCompare(&b, fakeResult(), &compareFlags{format: "json", top: -1}); err != nil {
+	if err := report.WriteCompareResult(&b, fakeResult(), report.Options{Format: "json", Top: -1}); err != nil {
 		t.Fatal(err)
 	}
 	var doc map[string]json.RawMessage
@@ -98,7 +99,7 @@ func TestCompareJSONShape(t *testing.T) {
 func TestCompareTextFormats(t *testing.T) {
 	for _, f := range []string{"table", "md"} {
 		var b bytes.Buffer
-		if err := writeCompare(&b, fakeResult(), &compareFlags{format: f, top: -1}); err != nil {
+		if err := report.WriteCompareResult(&b, fakeResult(), report.Options{Format: f, Top: -1}); err != nil {
 			t.Fatal(err)
 		}
 		out := b.String()

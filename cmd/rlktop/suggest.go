@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -13,23 +12,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/session"
 )
-
-// SuggestDoc is the JSON of `rlktop compare --suggest`: the findings of
-// the profile run (ranked, attrib.Finding) and one loop.Tried per
-// flag-testable finding, in rank order.
-type SuggestDoc struct {
-	ProfileSteps int64             `json:"profile_steps"`
-	Flags        map[string]string `json:"flags"` // in force during the profile
-	Findings     []attrib.Finding  `json:"findings"`
-	Tried        []loop.Tried      `json:"tried"`
-}
 
 // loadFindingRules returns the built-in findings table, or path's layered
 // on it.
@@ -103,7 +91,7 @@ func runSuggest(stdout, stderr io.Writer, cf *compareFlags, command []string) er
 	}
 	in := loop.FindingInputOf(st, flags, !builtin)
 	fs := attrib.EvaluateFindings(fr, in)
-	doc := SuggestDoc{ProfileSteps: st.StepCount, Flags: flags, Findings: fs, Tried: []loop.Tried{}}
+	doc := report.SuggestDoc{ProfileSteps: st.StepCount, Flags: flags, Findings: fs, Tried: []loop.Tried{}}
 	if doc.Findings == nil {
 		doc.Findings = []attrib.Finding{}
 	}
@@ -143,7 +131,7 @@ func runSuggest(stdout, stderr io.Writer, cf *compareFlags, command []string) er
 		t = loop.TriedOf(res, f.ID, fl.Key, fl.Current, fl.Value, t.Row)
 		doc.Tried = append(doc.Tried, t)
 	}
-	return writeSuggest(stdout, &doc, cf.format)
+	return report.WriteSuggest(stdout, &doc, cf.format)
 }
 
 // profileRun runs lo until steps steps arrived (or the child ended), stops
@@ -185,91 +173,4 @@ func profileRun(ctx context.Context, lo loop.LiveOptions, steps int64) (*session
 		return nil, nil, fmt.Errorf("--suggest: the profile run ended with no step (%s); nothing to find", exit.Describe())
 	}
 	return st, live.FlagsIn(st), nil
-}
-
-// writeSuggest prints the findings (short) and the one table of tried
-// flags; JSON is SuggestDoc.
-func writeSuggest(w io.Writer, doc *SuggestDoc, format string) error {
-	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(doc)
-	}
-	md := format == "md"
-	var kv []string
-	for _, k := range slices.Sorted(maps.Keys(doc.Flags)) {
-		kv = append(kv, k+"="+doc.Flags[k])
-	}
-	if md {
-		fmt.Fprintf(w, "**Findings** (profile of %d steps; flags %s)\n\n", doc.ProfileSteps, escape.Control(strings.Join(kv, " ")))
-	} else {
-		fmt.Fprintf(w, "findings (profile of %d steps; flags %s):\n", doc.ProfileSteps, escape.Control(strings.Join(kv, " ")))
-	}
-	if len(doc.Findings) == 0 {
-		fmt.Fprintln(w, "  none: no rule of the findings table fired")
-	}
-	for i, f := range doc.Findings {
-		test := "no flag to test"
-		if f.Flag != nil {
-			test = "test " + report.FlagTest(&f)
-		}
-		ev := ""
-		if len(f.Evidence) > 0 {
-			ev = f.Evidence[0]
-		}
-		line := fmt.Sprintf("%d. %s [%s]: %s; %s", i+1, f.Title, f.ID, ev, test)
-		if md {
-			fmt.Fprintf(w, "%d. %s\n", i+1, strings.TrimPrefix(line, fmt.Sprintf("%d. ", i+1)))
-		} else {
-			fmt.Fprintf(w, "  %s\n", escape.Control(line))
-		}
-	}
-	header := []string{"finding", "flag", "A (now)", "B (suggested)", "step B/A [95% CI]", "verdict", "category B/A", "outputs"}
-	var rows [][]string
-	for _, t := range doc.Tried {
-		from := t.From
-		if from == "" {
-			from = "(unset)"
-		}
-		r := []string{t.FindingID, t.Key, from, t.To, "-", "-", "-", "-"}
-		switch {
-		case t.Err != "":
-			r[5] = "error: " + t.Err
-		default:
-			r[4] = report.RatioText(t.Step.Value, t.Step.CILow, t.Step.CIHigh)
-			r[5] = t.Verdict
-			if !t.Valid {
-				r[5] = "invalid: " + t.Reason
-			}
-			if t.Row != "" && t.RowRatio.Value > 0 {
-				r[6] = fmt.Sprintf("%s %.2f× [%.2f, %.2f]", t.Row, t.RowRatio.Value, t.RowRatio.CILow, t.RowRatio.CIHigh)
-			}
-			if t.HaveOutputs {
-				bw := "not bitwise"
-				if t.Bitwise {
-					bw = "bitwise"
-				}
-				r[7] = fmt.Sprintf("max |Δ| %.2g, %s", t.MaxAbs, bw)
-				if t.NaN > 0 {
-					r[7] += fmt.Sprintf(", %d NaN", t.NaN)
-				}
-			}
-		}
-		for i := range r {
-			r[i] = escape.Control(r[i])
-		}
-		rows = append(rows, r)
-	}
-	if len(rows) == 0 {
-		fmt.Fprintln(w, "\nno finding names a flag to test here")
-		return nil
-	}
-	writeSmallTable(w, "suggested flags, each compared with the current setting (interleaved arms, A/A′ noise)", header, rows, md)
-	for _, t := range doc.Tried {
-		if t.CoTenant {
-			fmt.Fprintf(w, "note: %s: another process shared the GPU while it was compared; its timing is not the command's alone\n", escape.Control(t.FindingID))
-		}
-	}
-	return nil
 }

@@ -30,7 +30,7 @@ import (
 // "within noise" (0.86× [0.55, 1.09]), hence up to three runs.
 func TestSuggestBuiltinMathAttention(t *testing.T) {
 	bin := needRecordBin(t)
-	var doc SuggestDoc
+	var doc report.SuggestDoc
 	var tr loop.Tried
 	// Up to three runs: a run whose interval reaches 1 ("within noise")
 	// on a machine loaded by other test suites (load 16 on 2 cores) is
@@ -44,7 +44,7 @@ func TestSuggestBuiltinMathAttention(t *testing.T) {
 		if err != nil {
 			t.Fatalf("compare --suggest: %v\n%s", err, tail(stderr.String(), 3000))
 		}
-		doc = SuggestDoc{}
+		doc = report.SuggestDoc{}
 		if err := json.Unmarshal(out, &doc); err != nil {
 			t.Fatalf("not JSON: %v\n%s", err, out)
 		}
@@ -84,7 +84,7 @@ func TestSuggestBuiltinMathAttention(t *testing.T) {
 	}
 	// The table form names the finding, the flag and the interval.
 	var txt strings.Builder
-	if err := writeSuggest(&txt, &doc, "table"); err != nil {
+	if err := report.WriteSuggest(&txt, &doc, "table"); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"1. attention runs on the math fallback [attention-math-fallback]", "test --flag attention=math,fused",
@@ -116,7 +116,7 @@ func TestTriedString(t *testing.T) {
 		t.Errorf("co-tenant: %+v %q", tr, tr.String())
 	}
 	var b strings.Builder
-	writeSuggest(&b, &SuggestDoc{Tried: []loop.Tried{tr}}, "table")
+	report.WriteSuggest(&b, &report.SuggestDoc{Tried: []loop.Tried{tr}}, "table")
 	if !strings.Contains(b.String(), "note: attention-math-fallback: another process shared the GPU") {
 		t.Errorf("table lacks the co-tenant note:\n%s", b.String())
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rlktop/rlktop/internal/testutil"
+	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -35,7 +36,7 @@ func TestTorchSuggestSDPA(t *testing.T) {
 	if err != nil {
 		t.Fatalf("compare --suggest: %v\n%s", err, tail(stderr.String(), 3000))
 	}
-	var doc SuggestDoc
+	var doc report.SuggestDoc
 	if err := json.Unmarshal(out, &doc); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
