@@ -62,7 +62,7 @@ func (r *runner) plan() error {
 	// a command (o.NoAgent keeps them environment variables).
 	r.live = (r.builtin || !o.NoAgent) && !o.Restart
 	for _, k := range r.vary {
-		if r.builtin && !builtinLiveFlags[k] || !r.builtin && !pyagent.MayDeclare(k) {
+		if r.builtin && !builtinLive(k) || !r.builtin && !pyagent.MayDeclare(k) {
 			r.live = false
 		}
 	}

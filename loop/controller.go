@@ -17,25 +17,15 @@ import (
 	"github.com/rlktop/rlktop/tracer/session"
 )
 
-// BackendOrder is the built-in loop's backend flags in the flags panel's
-// order (digit keys 1–5); a TUI comparison holds them at their values in
-// force.
-var BackendOrder = []string{"attention", "qkv", "scan", "sampler", "head"}
-
-// BuiltinBackends lists the built-in loop's backend flags with their
-// choices (demo.Backends) in BackendOrder; any the loop adds later come
-// after, sorted by key.
+// BuiltinBackends lists the built-in loop's backend flags (demo.FlagTable's
+// choice flags) with their choices, in the flags panel's order (digit keys
+// 1–5).
 func BuiltinBackends() []FlagSpec {
-	b := demo.Backends()
 	var out []FlagSpec
-	for _, k := range BackendOrder {
-		if v, ok := b[k]; ok {
-			out = append(out, FlagSpec{Key: k, Values: v})
-			delete(b, k)
+	for _, d := range demo.FlagTable {
+		if d.Kind == demo.FlagChoice {
+			out = append(out, FlagSpec{Key: d.Name, Values: slices.Clone(d.Choices)})
 		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(b)) {
-		out = append(out, FlagSpec{Key: k, Values: b[k]})
 	}
 	return out
 }
@@ -131,7 +121,7 @@ func (c *Controller) StopRecording() (session.RecordingInfo, error) {
 
 // Compare stops the live child, compares key's values in a separate run
 // (with A′ for noise; the other flags as in force now: LiveOptions.Flags,
-// then the backend flags in force), then restarts the live child. A
+// then the built-in loop's backend flags in force), then restarts the live child. A
 // command is compared as `rlktop compare -- CMD` would (live agent
 // switches, else restarts with the arm's environment).
 func (c *Controller) Compare(ctx context.Context, key string, values []string, progress func(string), onStep func(StepLabel)) (*CompareResult, error) {
@@ -141,9 +131,9 @@ func (c *Controller) Compare(ctx context.Context, key string, values []string, p
 	if fixed == nil {
 		fixed = map[string]string{}
 	}
-	for _, b := range BackendOrder {
-		if v, ok := inForce[b]; ok {
-			fixed[b] = v
+	for _, b := range BuiltinBackends() {
+		if v, ok := inForce[b.Key]; ok {
+			fixed[b.Key] = v
 		}
 	}
 	delete(fixed, key)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/tracer/cupti/launch"
 	"github.com/rlktop/rlktop/tracer/pyagent"
@@ -370,7 +371,7 @@ func (l *Live) SetFlag(key, value string) (uint64, error) {
 	l.flags[key] = value
 	l.mu.Unlock()
 	if l.Sup.Status().State == Running {
-		if l.Builtin && builtinLiveFlags[key] {
+		if l.Builtin && builtinLive(key) {
 			return l.Session.Control(key, value)
 		}
 		if af := agentFlags(l.Session.Snapshot()); !l.Builtin && af != nil && pyagent.IsLive(key, af) {
@@ -380,11 +381,11 @@ func (l *Live) SetFlag(key, value string) (uint64, error) {
 	return 0, l.Restart()
 }
 
-// builtinLiveFlags are the built-in loop's flags it applies without a
-// restart (demo.Loop.Set accepts them).
-var builtinLiveFlags = map[string]bool{
-	"attention": true, "qkv": true, "scan": true, "sampler": true, "head": true,
-	"temperature": true, "top_p": true, "lr": true, "weight_decay": true, "adv_floor": true, "value_coef": true,
+// builtinLive reports whether the built-in loop applies flag key without
+// a restart (demo.FlagTable's Live; demo.Loop.Set accepts it).
+func builtinLive(key string) bool {
+	d, ok := demo.LookupFlag(key)
+	return ok && d.Live
 }
 
 // Restart stops the child and starts it again with the current flags.

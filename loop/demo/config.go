@@ -51,21 +51,14 @@ func DefaultConfig() Config {
 	}
 }
 
-// backendChoices lists each backend flag's values, the default first... no:
-// in the order they are offered (the TUI cycles through them).
-var backendChoices = map[string][]string{
-	"attention": {"math", "fused"},
-	"qkv":       {"separate", "fused"},
-	"scan":      {"serial", "sklansky"},
-	"sampler":   {"multinomial", "gumbel"},
-	"head":      {"materialized", "gatherdot"},
-}
-
-// Backends returns the backend flags and their choices.
+// Backends returns the backend flags (FlagTable's FlagChoice flags) and
+// their choices.
 func Backends() map[string][]string {
-	out := make(map[string][]string, len(backendChoices))
-	for k, v := range backendChoices {
-		out[k] = slices.Clone(v)
+	out := map[string][]string{}
+	for _, d := range FlagTable {
+		if d.Kind == FlagChoice {
+			out[d.Name] = slices.Clone(d.Choices)
+		}
 	}
 	return out
 }
@@ -76,64 +69,60 @@ var ErrUnknownFlag = errors.New("unknown flag")
 // ErrBadValue is returned (wrapped) for a value a flag does not accept.
 var ErrBadValue = errors.New("bad flag value")
 
-// sizeFlags change tensor shapes: Loop.Set refuses them (restart the child
-// with the new value instead).
-var sizeFlags = map[string]bool{"envs": true, "group": true, "layers": true, "width": true, "heads": true, "mlp": true, "head_dim": true, "max_plies": true, "seed": true}
-
 // ParseFlag sets the field named key from its text value. Keys: the backend
 // flags (attention, qkv, scan, sampler, head) and envs, group, layers,
 // width, heads, mlp, head_dim, max_plies, seed, temperature, top_p,
 // update_every, update_batch, lr, weight_decay, adv_floor, value_coef.
 // Errors wrap ErrUnknownFlag or ErrBadValue and name the key and value.
 func (c *Config) ParseFlag(key, value string) error {
-	if ch, ok := backendChoices[key]; ok {
-		if !slices.Contains(ch, value) {
-			return fmt.Errorf("demo: flag %s=%q: %w: choose one of %v", key, value, ErrBadValue, ch)
-		}
-		switch key {
-		case "attention":
-			c.Attention = value
-		case "qkv":
-			c.QKV = value
-		case "scan":
-			c.Scan = value
-		case "sampler":
-			c.Sampler = value
-		case "head":
-			c.Head = value
-		}
-		return nil
+	d, ok := LookupFlag(key)
+	if !ok {
+		return fmt.Errorf("demo: flag %q: %w (known: %v)", key, ErrUnknownFlag, flagKeys())
 	}
-	ints := map[string]*int{"envs": &c.Envs, "group": &c.Group, "layers": &c.Layers, "width": &c.Width, "heads": &c.Heads,
-		"mlp": &c.MLP, "head_dim": &c.HeadDim, "max_plies": &c.MaxPlies, "update_every": &c.UpdateEvery, "update_batch": &c.UpdateBatch}
-	floats := map[string]*float32{"temperature": &c.Temperature, "top_p": &c.TopP, "lr": &c.LR, "weight_decay": &c.WeightDecay,
-		"adv_floor": &c.AdvFloor, "value_coef": &c.ValueCoef}
-	if p, ok := ints[key]; ok {
+	switch d.Kind {
+	case FlagChoice:
+		if !slices.Contains(d.Choices, value) {
+			return fmt.Errorf("demo: flag %s=%q: %w: choose one of %v", key, value, ErrBadValue, d.Choices)
+		}
+		*c.strings()[key] = value
+	case FlagInt:
 		v, err := strconv.Atoi(value)
 		if err != nil || v <= 0 {
 			return fmt.Errorf("demo: flag %s=%q: %w: want a positive integer", key, value, ErrBadValue)
 		}
-		*p = v
-		return nil
-	}
-	if p, ok := floats[key]; ok {
+		*c.ints()[key] = v
+	case FlagFloat:
 		v, err := strconv.ParseFloat(value, 32)
 		if err != nil || v < 0 || (key == "temperature" && v == 0) || (key == "top_p" && (v == 0 || v > 1)) {
 			return fmt.Errorf("demo: flag %s=%q: %w: want a number (temperature > 0, 0 < top_p ≤ 1, others ≥ 0)", key, value, ErrBadValue)
 		}
-		*p = float32(v)
-		return nil
-	}
-	if key == "seed" {
+		*c.floats()[key] = float32(v)
+	case FlagUint:
 		v, err := strconv.ParseUint(value, 10, 64)
 		if err != nil {
-			return fmt.Errorf("demo: flag seed=%q: %w: want an unsigned integer", value, ErrBadValue)
+			return fmt.Errorf("demo: flag %s=%q: %w: want an unsigned integer", key, value, ErrBadValue)
 		}
-		c.Seed = v
-		return nil
+		*c.uints()[key] = v
 	}
-	return fmt.Errorf("demo: flag %q: %w (known: %v)", key, ErrUnknownFlag, flagKeys())
+	return nil
 }
+
+// The Config fields behind FlagTable's names, by kind.
+func (c *Config) strings() map[string]*string {
+	return map[string]*string{"attention": &c.Attention, "qkv": &c.QKV, "scan": &c.Scan, "sampler": &c.Sampler, "head": &c.Head}
+}
+
+func (c *Config) ints() map[string]*int {
+	return map[string]*int{"envs": &c.Envs, "group": &c.Group, "layers": &c.Layers, "width": &c.Width, "heads": &c.Heads,
+		"mlp": &c.MLP, "head_dim": &c.HeadDim, "max_plies": &c.MaxPlies, "update_every": &c.UpdateEvery, "update_batch": &c.UpdateBatch}
+}
+
+func (c *Config) floats() map[string]*float32 {
+	return map[string]*float32{"temperature": &c.Temperature, "top_p": &c.TopP, "lr": &c.LR, "weight_decay": &c.WeightDecay,
+		"adv_floor": &c.AdvFloor, "value_coef": &c.ValueCoef}
+}
+
+func (c *Config) uints() map[string]*uint64 { return map[string]*uint64{"seed": &c.Seed} }
 
 func flagKeys() []string {
 	var k []string
@@ -199,9 +188,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Width%c.Heads != 0 {
 		return c, fmt.Errorf("demo: width %d is not a multiple of heads %d: %w", c.Width, c.Heads, ErrBadValue)
 	}
-	for k, v := range map[string]string{"attention": c.Attention, "qkv": c.QKV, "scan": c.Scan, "sampler": c.Sampler, "head": c.Head} {
-		if !slices.Contains(backendChoices[k], v) {
-			return c, fmt.Errorf("demo: %s=%q: %w: choose one of %v", k, v, ErrBadValue, backendChoices[k])
+	for k, p := range c.strings() {
+		if d, _ := LookupFlag(k); !slices.Contains(d.Choices, *p) {
+			return c, fmt.Errorf("demo: %s=%q: %w: choose one of %v", k, *p, ErrBadValue, d.Choices)
 		}
 	}
 	if c.TopP <= 0 || c.TopP > 1 || c.Temperature <= 0 {

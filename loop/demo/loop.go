@@ -114,20 +114,18 @@ func New(cfg Config, tr *gotrace.Tracer) (*Loop, error) {
 // Config returns the configuration in force (pending flags not applied).
 func (l *Loop) Config() Config { return l.cfg }
 
-// Set applies a backend flag (or temperature, top_p, lr, …) at the next
-// step boundary. Size flags return ErrNeedsRestart; unknown keys and bad
-// values return errors wrapping ErrUnknownFlag / ErrBadValue.
+// Set applies a live flag (FlagTable: the backend flags, temperature,
+// top_p, lr, …) at the next step boundary. Unknown keys and bad values
+// return errors wrapping ErrUnknownFlag / ErrBadValue; a valid value of a
+// flag that is not live (sizes, seed, update schedule) ErrNeedsRestart.
 func (l *Loop) Set(key, value string) error {
-	if sizeFlags[key] {
-		return fmt.Errorf("demo: set %s=%s: %w", key, value, ErrNeedsRestart)
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.live
 	if err := c.ParseFlag(key, value); err != nil {
 		return err
 	}
-	if key == "update_batch" || key == "update_every" {
+	if d, _ := LookupFlag(key); !d.Live {
 		return fmt.Errorf("demo: set %s=%s: %w", key, value, ErrNeedsRestart)
 	}
 	l.live = c
