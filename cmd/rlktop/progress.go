@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rlktop/rlktop/views"
+	"github.com/rlktop/rlktop/internal/units"
 )
 
 // progressMinBytes: inputs smaller than this (summed, as stored) load in
@@ -65,7 +65,7 @@ func loadProgress(w io.Writer, paths []string) func(read, size int64) {
 		for next <= read {
 			next += size / 10
 		}
-		fmt.Fprintf(w, "rlktop: reading %s: %s of %s (%d%%), %.0f s\n", what, views.FormatBytes(read), views.FormatBytes(size),
+		fmt.Fprintf(w, "rlktop: reading %s: %s of %s (%d%%), %.0f s\n", what, units.Bytes(read), units.Bytes(size),
 			read*100/size, time.Since(start).Seconds())
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -322,37 +321,8 @@ func stepsDone(st *session.State) int64 {
 	return st.StepCount
 }
 
+// writeRunReport is report.WriteRun of st's cumulative snapshot and step
+// summary with run's --format, --by and --top.
 func writeRunReport(w io.Writer, st *session.State, flags map[string]string, rf *runFlags) error {
-	snap := st.Cumulative
-	sum := summarizeSteps(st)
-	switch rf.format {
-	case "json":
-		doc := struct {
-			*report.Doc
-			Steps    attrib.StepSummary `json:"steps"`
-			StepRows []report.StepDoc   `json:"step_rows"`
-			Flags    map[string]string  `json:"flags"`
-		}{Flags: flags, Steps: sum}
-		doc.Doc = report.NewDoc(snap, rf.top)
-		doc.StepRows = doc.Doc.Steps
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
-	default:
-		if err := report.Write(w, snap, report.Options{By: rf.by, Format: rf.format, Top: rf.top}); err != nil {
-			return err
-		}
-		if rf.format == "csv" {
-			// CSV is one table a program reads; lines after it would be
-			// rows of the wrong shape (the JSON holds steps and flags).
-			return nil
-		}
-		var kv []string
-		for _, k := range slices.Sorted(maps.Keys(flags)) {
-			kv = append(kv, k+"="+flags[k])
-		}
-		fmt.Fprintf(w, "\nsteps: %d  median %s  p10 %s  p90 %s\nflags: %s\n",
-			sum.Count, report.Duration(sum.MedianNs), report.Duration(sum.P10Ns), report.Duration(sum.P90Ns), strings.Join(kv, " "))
-		return nil
-	}
+	return report.WriteRun(w, st.Cumulative, summarizeSteps(st), flags, report.Options{By: rf.by, Format: rf.format, Top: rf.top})
 }

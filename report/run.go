@@ -1,0 +1,52 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/rlktop/rlktop/internal/units"
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// WriteRun writes what `rlktop run --headless` prints when the run ends:
+// "json" is the snapshot's Doc (o.Top rows) with "steps" (the step
+// summary), "step_rows" (the Doc's steps again, under the name run has
+// always used) and "flags" (in force); the other formats are Write's
+// report, then — except CSV, which stays one table — a "steps:" line
+// (count, median, p10, p90 as units.Duration) and a "flags:" line
+// (K=V, sorted by key). Errors: Write's, write errors.
+func WriteRun(w io.Writer, snap *attrib.Snapshot, steps attrib.StepSummary, flags map[string]string, o Options) error {
+	if o.Format == "json" {
+		doc := struct {
+			*Doc
+			Steps    attrib.StepSummary `json:"steps"`
+			StepRows []StepDoc          `json:"step_rows"`
+			Flags    map[string]string  `json:"flags"`
+		}{Flags: flags, Steps: steps}
+		doc.Doc = NewDoc(snap, o.Top)
+		doc.StepRows = doc.Doc.Steps
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(doc)
+	}
+	if err := Write(w, snap, o); err != nil {
+		return err
+	}
+	if o.Format == "csv" {
+		// CSV is one table a program reads; lines after it would be
+		// rows of the wrong shape (the JSON holds steps and flags).
+		return nil
+	}
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(flags)) {
+		kv = append(kv, k+"="+flags[k])
+	}
+	_, err := fmt.Fprintf(w, "\nsteps: %d  median %s  p10 %s  p90 %s\nflags: %s\n",
+		steps.Count, units.Duration(steps.MedianNs), units.Duration(steps.P10Ns), units.Duration(steps.P90Ns), strings.Join(kv, " "))
+	return err
+}
