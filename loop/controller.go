@@ -14,6 +14,7 @@ import (
 
 	"github.com/rlktop/rlktop/gpu/reading"
 	"github.com/rlktop/rlktop/loop/demo"
+	"github.com/rlktop/rlktop/tracer/pyagent"
 	"github.com/rlktop/rlktop/tracer/session"
 )
 
@@ -26,6 +27,25 @@ func BuiltinBackends() []FlagSpec {
 		if d.Kind == demo.FlagChoice {
 			out = append(out, FlagSpec{Key: d.Name, Values: slices.Clone(d.Choices)})
 		}
+	}
+	return out
+}
+
+// PanelFlags are the flags the live TUI's flags panel offers for a run
+// with options o, in panel order (digit keys 1–9): for the built-in loop
+// its backend flags (BuiltinBackends), for a command the Python agent's
+// built-in flags (tracer/pyagent.Flags: switched inside the running
+// process at its next step boundary), none for a command with NoAgent.
+func PanelFlags(o LiveOptions) []FlagSpec {
+	if len(o.Command) == 0 {
+		return BuiltinBackends()
+	}
+	if o.NoAgent {
+		return nil
+	}
+	out := make([]FlagSpec, 0, len(pyagent.Flags))
+	for _, f := range pyagent.Flags {
+		out = append(out, FlagSpec{Key: f.Name, Values: slices.Clone(f.Choices)})
 	}
 	return out
 }

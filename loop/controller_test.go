@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -217,5 +218,30 @@ func TestControllerPoll(t *testing.T) {
 	}
 	if n != 1 || rec.updates < 3 {
 		t.Errorf("output line hello sent %d times in %d updates (lines %q), want once", n, rec.updates, rec.lines)
+	}
+}
+
+// TestPanelFlags: the flags panel offers the built-in loop's five backend
+// flags in digit-key order, a command's Python agent flags (pyagent.Flags,
+// names by hand), none for a command without the agent.
+func TestPanelFlags(t *testing.T) {
+	keys := func(fs []FlagSpec) string {
+		var k []string
+		for _, f := range fs {
+			if len(f.Values) < 2 {
+				t.Errorf("%s offers %v", f.Key, f.Values)
+			}
+			k = append(k, f.Key)
+		}
+		return strings.Join(k, " ")
+	}
+	if got := keys(PanelFlags(LiveOptions{})); got != "attention qkv scan sampler head" {
+		t.Errorf("built-in loop: %s", got)
+	}
+	if got := keys(PanelFlags(LiveOptions{Command: []string{"python3", "train.py"}})); got != "sdpa compile tf32 matmul_precision cudnn_benchmark deterministic" {
+		t.Errorf("command: %s", got)
+	}
+	if got := PanelFlags(LiveOptions{Command: []string{"python3", "train.py"}, NoAgent: true}); got != nil {
+		t.Errorf("command without the agent: %v", got)
 	}
 }

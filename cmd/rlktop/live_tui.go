@@ -14,11 +14,12 @@ import (
 	"github.com/rlktop/rlktop/views"
 )
 
-// builtinBackends lists the built-in loop's backend flags for the flags
-// panel (loop.BuiltinBackends: panel order, digit keys 1–5).
-func builtinBackends() []views.FlagChoice {
+// panelChoices are the flags panel's flags for the live run o
+// (loop.PanelFlags: the built-in loop's backends, a command's Python agent
+// flags).
+func panelChoices(o loop.LiveOptions) []views.FlagChoice {
 	var out []views.FlagChoice
-	for _, f := range loop.BuiltinBackends() {
+	for _, f := range loop.PanelFlags(o) {
 		out = append(out, views.FlagChoice{Key: f.Key, Values: f.Values})
 	}
 	return out
@@ -52,11 +53,7 @@ func runTUI(o loop.LiveOptions, listen func(*loop.Live) (string, error)) error {
 	go pollLive(ctl, feed, done)
 	opts := tui.Options{Source: o.Session.Source, Feed: feed, Controller: ctl, DeviceStatus: devStatus, Untraced: banner,
 		Command: !live.Builtin}
-	if live.Builtin {
-		opts.Backends = builtinBackends()
-	} else if !o.NoAgent {
-		opts.Backends = agentBackends()
-	}
+	opts.Backends = panelChoices(o)
 	m := tui.New(opts)
 	if err != nil {
 		feed <- tui.ErrMsg{Err: err}
