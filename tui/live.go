@@ -21,7 +21,7 @@ import (
 // Controller carries out the live TUI's requests to the outside world.
 // Its methods may block and do I/O; the model calls them only inside
 // tea.Cmds (never from Update), and their results come back as messages.
-// cmd/rlktop implements it over *loop.Live.
+// loop.Controller implements it over a *loop.Live.
 type Controller interface {
 	// SetFlag applies key=value (at the next step boundary for a live
 	// flag; a restart otherwise).
