@@ -11,12 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tracer/tracefile"
-	"github.com/rlktop/rlktop/views"
 )
 
 // setupCLI adds what spans the subcommands: --version, shell completion
@@ -208,7 +208,7 @@ func checkRecordOutput(c *cobra.Command, _ []string) error {
 	case st.IsDir():
 		return fmt.Errorf("record -o %s: is a directory; give a file name (e.g. -o %s/run.rlk)", out, strings.TrimSuffix(out, "/"))
 	}
-	return fmt.Errorf("record -o %s: the file exists (%s); pass --force to overwrite it or choose another name", out, views.FormatBytes(st.Size()))
+	return fmt.Errorf("record -o %s: the file exists (%s); pass --force to overwrite it or choose another name", out, units.Bytes(st.Size()))
 }
 
 // complete registers shell completion of the values of --by, --format,

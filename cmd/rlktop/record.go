@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/tracefile"
@@ -138,11 +139,11 @@ wait:
 	if recErr != nil {
 		// Say what the file holds, not what was received.
 		fmt.Fprintf(stdout, "recording %s stopped at a write error after %s, %.1f s: %s (received: %d steps, %d events)\n",
-			rc.out, sizeText(ri.Bytes), dur.Seconds(), recordingHolds(rc.out, ri.Bytes), st.StepCount, st.Events)
+			rc.out, units.Bytes(ri.Bytes), dur.Seconds(), recordingHolds(rc.out, ri.Bytes), st.StepCount, st.Events)
 		return fmt.Errorf("record %s: %w (the file keeps what was written before)", rc.out, recErr)
 	}
 	fmt.Fprintf(stdout, "recorded %s: %s, %.1f s, %d steps, %d events, %d dropped\n",
-		rc.out, sizeText(ri.Bytes), dur.Seconds(), st.StepCount, ri.Events, st.Dropped)
+		rc.out, units.Bytes(ri.Bytes), dur.Seconds(), st.StepCount, ri.Events, st.Dropped)
 	switch {
 	case startErr != nil:
 		return startErr
@@ -206,17 +207,4 @@ func stopChild(live *loop.Live) {
 		cancel()
 	}
 	live.Sup.Stop(2 * time.Second)
-}
-
-// sizeText is a byte count for people: "812 B", "3.4 KiB", "1.2 MiB".
-func sizeText(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
 }
