@@ -572,10 +572,7 @@ func (m *Model) setStatus(text string, lvl Level) {
 func (m *Model) updateLive(msg tea.Msg) (tea.Cmd, bool) {
 	l := m.live
 	switch msg := msg.(type) {
-	case views.ActionMsg:
-		if msg.Name != "flip" {
-			return nil, false
-		}
+	case views.FlipMsg:
 		if l.cmp.Phase == views.CompareRunning {
 			m.setStatus("a comparison runs (C cancels); flags wait for it", Warn)
 			return nil, true

@@ -125,8 +125,15 @@ func (f *Flags) Capturing() bool   { return false }
 // Height is one line per flag plus the tracing line.
 func (f *Flags) Height() int { return len(f.choices) + 1 }
 
-// Update moves the cursor; space/enter returns a "flip" ActionMsg for the
-// selected flag (Key the flag, Value the next value).
+// FlipMsg asks the live run for the next value of flag Key (space/enter
+// or a click on the selected flag of the Flags view; tui's live model
+// picks the value and calls its Controller).
+type FlipMsg struct{ Key string }
+
+func flip(k string) tea.Cmd { return func() tea.Msg { return FlipMsg{Key: k} } }
+
+// Update moves the cursor; space/enter returns a FlipMsg for the selected
+// flag.
 func (f *Flags) Update(msg tea.Msg) tea.Cmd {
 	km, ok := msg.(tea.KeyPressMsg)
 	if !ok {
@@ -137,7 +144,7 @@ func (f *Flags) Update(msg tea.Msg) tea.Cmd {
 		if c.Key == "" {
 			return nil
 		}
-		return Action(ActionMsg{Name: "flip", Key: c.Key})
+		return flip(c.Key)
 	}
 	f.list.handle(km, f.keys.ListKeyMap)
 	return nil
@@ -151,7 +158,7 @@ func (f *Flags) Click(x, y int) tea.Cmd {
 		return nil
 	}
 	if i == f.list.cursor {
-		return Action(ActionMsg{Name: "flip", Key: f.choices[i].Key})
+		return flip(f.choices[i].Key)
 	}
 	f.list.cursor = i
 	f.list.clamp()

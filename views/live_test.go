@@ -75,8 +75,8 @@ func TestFlagsFlipSelected(t *testing.T) {
 	if cmd == nil {
 		t.Fatal("space produced no command")
 	}
-	a, ok := cmd().(views.ActionMsg)
-	if !ok || a.Name != "flip" || a.Key != "scan" {
+	a, ok := cmd().(views.FlipMsg)
+	if !ok || a.Key != "scan" {
 		t.Fatalf("got %#v, want flip scan (third flag)", cmd())
 	}
 }

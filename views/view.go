@@ -152,13 +152,13 @@ func (l *list) visible() (from, to int) {
 	return l.offset, to
 }
 
-// ActionMsg is a request from a view or a global key to the world outside
-// the TUI: flip a backend flag, pause tracing, restart the child. Views
-// return it from a tea.Cmd; the root model hands it to its Actions
-// function, which returns a command that does the work off the update
-// loop (so Update never does I/O).
+// ActionMsg is a request from a view to the root model: drill down
+// ("drill"), go back ("back"), say something ("status"), test a finding
+// (ActionTry); the root model hands others to its Actions function, which
+// returns a command that does the work off the update loop (so Update
+// never does I/O). Flipping a flag is its own message, FlipMsg.
 type ActionMsg struct {
-	Name  string // "flag", "pause", "restart", …
+	Name  string // "drill", "back", "status", ActionTry, …
 	Key   string // what it applies to, e.g. the flag name "attention"
 	Value string // e.g. "fused"
 }
