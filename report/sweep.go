@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rlktop/rlktop/internal/escape"
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -92,8 +93,8 @@ func WriteSweep(w io.Writer, key string, pts []SweepPoint, md bool) error {
 			r.stepTxt = Duration(int64(v)) + " (reference)"
 			r.perTxt = Duration(int64(v / p.Value))
 		} else {
-			r.stepTxt = fmt.Sprintf("%s [%s–%s]", Duration(int64(v)), Duration(int64(lo)), Duration(int64(hi)))
-			r.perTxt = fmt.Sprintf("%s [%s–%s]", Duration(int64(v/p.Value)), Duration(int64(lo/p.Value)), Duration(int64(hi/p.Value)))
+			r.stepTxt = Duration(int64(v)) + " " + units.DurationInterval(int64(lo), int64(hi))
+			r.perTxt = Duration(int64(v/p.Value)) + " " + units.DurationInterval(int64(lo/p.Value), int64(hi/p.Value))
 		}
 		if !p.Arm.Valid {
 			r.stepTxt, r.perTxt = "invalid: "+p.Arm.Reason, "—"
@@ -105,11 +106,13 @@ func WriteSweep(w io.Writer, key string, pts []SweepPoint, md bool) error {
 		escape.Control(key), last.step/first.step, last.per/first.per, escape.Control(key), first.label, escape.Control(key), last.label)
 	var b strings.Builder
 	if md {
-		fmt.Fprintf(&b, "### Sweep of %s\n\n| %s | steps | step time (median) [95%% CI] | time per item [95%% CI] |\n|---:|---:|---|---|\n", escape.Control(key), escape.Control(key))
+		fmt.Fprintf(&b, "### Sweep of %s\n\n", escape.Markdown(key))
+		g := grid{header: []string{key, "steps", "step time (median) [95% CI]", "time per item [95% CI]"}, right: []bool{true, true, false, false}}
 		for i, r := range rows {
-			fmt.Fprintf(&b, "| %s | %d | %s | %s |\n", r.label, pts[i].Arm.Steps, r.stepTxt, r.perTxt)
+			g.rows = append(g.rows, []string{r.label, fmt.Sprint(pts[i].Arm.Steps), r.stepTxt, r.perTxt})
 		}
-		fmt.Fprintf(&b, "\n_%s_\n\n```\n", summary)
+		writeMDGrid(&b, g)
+		fmt.Fprintf(&b, "\n_%s_\n\n```\n", escape.Markdown(summary))
 	} else {
 		lw := len(key)
 		for _, r := range rows {

@@ -33,8 +33,8 @@ func TestSweep(t *testing.T) {
 	}
 	out := b.String()
 	for _, s := range []string{
-		"10.2 ms [9.80 ms–10.6 ms]", "2.55 ms [2.45 ms–2.65 ms]",
-		"11.0 ms [10.5 ms–11.5 ms]", "688 µs [656 µs–719 µs]",
+		"10.2 ms [9.80 ms, 10.6 ms]", "2.55 ms [2.45 ms, 2.65 ms]",
+		"11.0 ms [10.5 ms, 11.5 ms]", "688 µs [656 µs, 719 µs]",
 		"step time ×1.1 and time per item ×0.0688 from envs=1 to envs=16",
 	} {
 		if !strings.Contains(out, s) {
@@ -55,7 +55,7 @@ func TestSweep(t *testing.T) {
 	}
 	var md strings.Builder
 	WriteSweep(&md, key, pts, true)
-	if !strings.Contains(md.String(), "| 16 | 20 | 11.0 ms [10.5 ms–11.5 ms] | 688 µs [656 µs–719 µs] |") {
+	if !strings.Contains(md.String(), "| 16 | 20 | 11.0 ms [10.5 ms, 11.5 ms] | 688 µs [656 µs, 719 µs] |") {
 		t.Errorf("md:\n%s", md.String())
 	}
 	// Two flags varying, or a non-number: not a sweep.

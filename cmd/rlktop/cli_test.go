@@ -151,7 +151,7 @@ func TestCompareSweepTable(t *testing.T) {
 	if err := report.WriteCompareResult(&b, res, report.Options{Format: "table", Top: -1}); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"sweep of envs: step time ×1.1 and time per item ×0.0688", "688 µs [656 µs–719 µs]", "time per item (same scale)"} {
+	for _, s := range []string{"sweep of envs: step time ×1.1 and time per item ×0.0688", "688 µs [656 µs, 719 µs]", "time per item (same scale)"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("compare output lacks %q:\n%s", s, b.String())
 		}

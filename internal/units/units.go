@@ -137,6 +137,12 @@ func Interval(lo, hi float64) string {
 // ratio3 is v to three decimals (±Inf as "+Inf", "-Inf").
 func ratio3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
+// DurationInterval formats a confidence interval of durations (ns) as
+// Interval does a ratio's: "[10.5 ms, 11.5 ms]".
+func DurationInterval(lo, hi int64) string {
+	return "[" + Duration(lo) + ", " + Duration(hi) + "]"
+}
+
 // RatioOf formats b/a (two totals in the same unit) as Ratio does: "-"
 // when both are 0, "new" when only a is.
 func RatioOf(a, b int64) string {

@@ -144,3 +144,11 @@ func TestCountBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestDurationInterval: 656,250 ns and 718,750 ns (10.5 ms / 16 and
+// 11.5 ms / 16, report's sweep fixture) by hand.
+func TestDurationInterval(t *testing.T) {
+	if got, want := DurationInterval(656_250, 718_750), "[656 µs, 719 µs]"; got != want {
+		t.Errorf("DurationInterval = %q, want %q", got, want)
+	}
+}
