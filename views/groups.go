@@ -66,7 +66,7 @@ func (g *Groups) Info() string {
 	if len(g.rows) == 1 {
 		what = map[string]string{"categories": "category", "stages": "stage"}[what]
 	}
-	return fmt.Sprintf("%d %s · %s of GPU time", len(g.rows), what, FormatNs(g.snap.Totals.GPUTotalNs))
+	return fmt.Sprintf("%d %s · %s of %s", len(g.rows), what, FormatNs(g.snap.Totals.GPUTotalNs), g.snap.TimeName())
 }
 
 // Rows returns the rows shown.

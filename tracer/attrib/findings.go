@@ -485,11 +485,11 @@ func (r *FindingRule) mathAttention(s *Snapshot) *Finding {
 	if mathNs == 0 || share < r.MinShare {
 		return nil
 	}
-	f := &Finding{Share: share, ShareOf: "GPU time", Top: top, Numbers: map[string]float64{
+	f := &Finding{Share: share, ShareOf: s.TimeName(), Top: top, Numbers: map[string]float64{
 		"math_ns": float64(mathNs), "fused_ns": float64(fusedNs), "attention_ns": float64(attnNs),
 		"gpu_ns": float64(s.Totals.GPUTotalNs), "math_share": share, "math_ns_per_step": perStep(s, mathNs), "steps": float64(len(s.Steps)),
 	}}
-	ev := fmt.Sprintf("math-path attention kernels: %s of %s GPU time (%.1f%%)", fmtNs(mathNs), fmtNs(s.Totals.GPUTotalNs), 100*share)
+	ev := fmt.Sprintf("math-path attention kernels: %s of %s %s (%.1f%%)", fmtNs(mathNs), fmtNs(s.Totals.GPUTotalNs), s.TimeName(), 100*share)
 	if ps := perStep(s, mathNs); ps > 0 {
 		ev += fmt.Sprintf(", %s per step over %d steps", fmtNs(int64(ps)), len(s.Steps))
 	}
@@ -510,11 +510,11 @@ func (r *FindingRule) dominant(s *Snapshot) *Finding {
 	if g.Share < r.MinShare || (r.Group == GroupStage && g.Key == "(none)") {
 		return nil
 	}
-	f := &Finding{Share: g.Share, ShareOf: "GPU time", Numbers: map[string]float64{
+	f := &Finding{Share: g.Share, ShareOf: s.TimeName(), Numbers: map[string]float64{
 		"group_ns": float64(g.TotalNs), "gpu_ns": float64(s.Totals.GPUTotalNs), "share": g.Share, "count": float64(g.Count),
 		"group_ns_per_step": perStep(s, g.TotalNs),
 	}}
-	ev := fmt.Sprintf("%s %q: %s of %s GPU time (%.1f%%), %d ops", r.Group, g.Key, fmtNs(g.TotalNs), fmtNs(s.Totals.GPUTotalNs), 100*g.Share, g.Count)
+	ev := fmt.Sprintf("%s %q: %s of %s %s (%.1f%%), %d ops", r.Group, g.Key, fmtNs(g.TotalNs), fmtNs(s.Totals.GPUTotalNs), s.TimeName(), 100*g.Share, g.Count)
 	if ps := perStep(s, g.TotalNs); ps > 0 {
 		ev += fmt.Sprintf(", %s per step", fmtNs(int64(ps)))
 	}

@@ -387,3 +387,40 @@ func TestFindingsTopKernelsApart(t *testing.T) {
 		t.Errorf("top kernels %q: the two reduce_kernel rows share one name", f.Top)
 	}
 }
+
+// TestTimeNameCPUOnly: shares of a run whose work ran on the host CPU only
+// are of "CPU op time", never "GPU time": device -1 (CPU operators of a
+// trace without GPU work), a device whose vendor is cpu (the built-in
+// loop); one GPU with work makes it GPU time, and no work at all says
+// GPU time (nothing to call CPU-only).
+func TestTimeNameCPUOnly(t *testing.T) {
+	for _, c := range []struct {
+		devs []tracer.Device
+		work []int32
+		want string
+	}{
+		{nil, []int32{-1}, "CPU op time"},
+		{[]tracer.Device{{ID: 0, Vendor: "cpu"}}, []int32{0}, "CPU op time"},
+		{[]tracer.Device{{ID: 0, Vendor: "cpu"}, {ID: 1, Vendor: "nvidia"}}, []int32{0, 1}, "GPU time"},
+		{[]tracer.Device{{ID: 0, Vendor: "nvidia"}}, []int32{0}, "GPU time"},
+		{[]tracer.Device{{ID: 0, Vendor: "cpu"}}, nil, "GPU time"},
+	} {
+		s := &Snapshot{Devices: c.devs, WorkDevices: c.work}
+		if got := s.TimeName(); got != c.want {
+			t.Errorf("devices %+v, work %v: %q, want %q", c.devs, c.work, got, c.want)
+		}
+	}
+	// The dominant-category finding on a CPU-only snapshot says so.
+	s := &Snapshot{WorkDevices: []int32{-1}, Totals: Totals{GPUTotalNs: 100},
+		Categories: []GroupRow{{Key: "gemm", TotalNs: 90, Count: 3, Share: 0.9}}}
+	found := false
+	for _, f := range EvaluateFindings(nil, FindingInput{Snapshot: s}) {
+		found = found || f.Kind == FindDominant
+		if f.Kind == FindDominant && (f.ShareOf != "CPU op time" || !strings.Contains(f.Evidence[0], "of 100 ns CPU op time")) {
+			t.Errorf("dominant on CPU: share of %q, evidence %q", f.ShareOf, f.Evidence)
+		}
+	}
+	if !found {
+		t.Error("no dominant-category finding at 90%")
+	}
+}

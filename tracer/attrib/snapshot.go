@@ -6,6 +6,7 @@ package attrib
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/rlktop/rlktop/tracer"
 )
@@ -144,4 +145,34 @@ func (s *Snapshot) WorkingDevices() []tracer.Device {
 		return s.Devices
 	}
 	return out
+}
+
+// CPUOnly reports whether every device that ran work is the host CPU:
+// device -1 (CPU operators by self time, a trace without GPU work:
+// tracer.Trace.CPUOpKernels) or a device whose Vendor is "cpu" (the
+// built-in loop on CPU); false when no device ran work.
+func (s *Snapshot) CPUOnly() bool {
+	if len(s.WorkDevices) == 0 {
+		return false
+	}
+	for _, id := range s.WorkDevices {
+		if id < 0 {
+			continue
+		}
+		i := slices.IndexFunc(s.Devices, func(d tracer.Device) bool { return d.ID == id })
+		if i < 0 || !strings.EqualFold(s.Devices[i].Vendor, "cpu") {
+			return false
+		}
+	}
+	return true
+}
+
+// TimeName names what Totals.GPUTotalNs sums, for "x of y …" and shares:
+// "GPU time", or "CPU op time" when the work ran on the host CPU only
+// (CPUOnly), so a CPU run is never said to have GPU time.
+func (s *Snapshot) TimeName() string {
+	if s.CPUOnly() {
+		return "CPU op time"
+	}
+	return "GPU time"
 }

@@ -396,7 +396,26 @@ func (s *Session) Snapshot() *State {
 		s.winVer = ver
 		s.mu.Unlock()
 	}
+	// The snapshots name the devices the children's hellos describe (a
+	// live aggregate sees only device ids), so that a CPU-only run says
+	// so (Snapshot.TimeName).
+	var devs []tracer.Device
+	for _, c := range st.Children {
+		for _, d := range c.Hello.Devices {
+			if !slices.ContainsFunc(devs, func(x tracer.Device) bool { return x.ID == d.ID }) {
+				devs = append(devs, d)
+			}
+		}
+	}
+	if len(st.Cumulative.Devices) == 0 {
+		st.Cumulative.Devices = devs
+	}
 	st.Window = s.winSnap
+	if st.Window != nil && len(st.Window.Devices) == 0 && len(devs) > 0 {
+		w := *st.Window
+		w.Devices = devs
+		st.Window = &w
+	}
 	st.Timeline = s.tlSnap
 	st.Cumulative.Ranks = s.ranks // several processes: each one's numbers over the window
 	s.cache, s.cacheVer = st, ver
