@@ -249,23 +249,24 @@ func formatsOf(c *cobra.Command) []string {
 	return report.Formats()
 }
 
-// completeLoopFlag completes --flag K=V for the built-in loop: the keys
-// (attention=, envs=, …) and, after a backend key's '=', its values.
+// completeLoopFlag completes --flag K=V for the built-in loop
+// (demo.FlagTable): the keys (attention=, envs=, …) and, after a choice
+// flag's '=', its values.
 func completeLoopFlag(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
-	backends := demo.Backends()
 	if k, _, ok := strings.Cut(prefix, "="); ok {
+		d, _ := demo.LookupFlag(k)
 		var out []string
-		for _, v := range backends[k] {
+		for _, v := range d.Choices {
 			out = append(out, k+"="+v)
 		}
 		if len(out) > 1 {
-			out = append(out, k+"="+strings.Join(backends[k], ","))
+			out = append(out, k+"="+strings.Join(d.Choices, ","))
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 	var keys []string
-	for k := range demo.DefaultConfig().Flags() {
-		keys = append(keys, k+"=")
+	for _, d := range demo.FlagTable {
+		keys = append(keys, d.Name+"=")
 	}
 	slices.Sort(keys)
 	return keys, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace

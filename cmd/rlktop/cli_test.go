@@ -115,6 +115,11 @@ func TestCompletions(t *testing.T) {
 	if !strings.Contains(out, "attention=math\n") || !strings.Contains(out, "attention=fused\n") {
 		t.Errorf("--flag attention= completion:\n%s", out)
 	}
+	// The keys: all 22 of the built-in loop's flags (loop/demo Config).
+	out, _ = execRoot(t, "__complete", "run", "--flag", "")
+	if n := strings.Count(out, "=\n"); n != 22 || !strings.Contains(out, "envs=\n") || !strings.Contains(out, "value_coef=\n") {
+		t.Errorf("--flag completion: %d keys, want 22 with envs= and value_coef=:\n%s", n, out)
+	}
 }
 
 // TestHeadlessCSVIsOneTable: run --headless --format csv writes the
