@@ -30,34 +30,19 @@ type DiffRowDoc struct {
 	Category   string   `json:"category,omitempty"`
 }
 
-// DiffTotalsDoc is one side's totals in a diff's JSON (ns and counts, as
-// attrib.Totals).
-type DiffTotalsDoc struct {
-	KernelCount   int64 `json:"kernel_count"`
-	KernelTotalNs int64 `json:"kernel_total_ns"`
-	TransferCount int64 `json:"transfer_count"`
-	TransferNs    int64 `json:"transfer_ns"`
-	GPUTotalNs    int64 `json:"gpu_total_ns"`
-	BusyNs        int64 `json:"busy_ns"`
-	SpanNs        int64 `json:"span_ns"`
-}
-
-// DiffDoc is the JSON of `rlktop diff`: both sides' totals, the kernel
-// rows only in A or B, and the kernel, category and stage rows.
+// DiffDoc is the JSON of `rlktop diff`: both sides' totals (TotalsDoc, as
+// in report's JSON: busy_ns kernels only, gpu_busy_ns with copies), the
+// kernel rows only in A or B, and the kernel, category and stage rows.
 type DiffDoc struct {
-	A          string        `json:"a"`
-	B          string        `json:"b"`
-	TotalsA    DiffTotalsDoc `json:"totals_a"`
-	TotalsB    DiffTotalsDoc `json:"totals_b"`
-	OnlyA      int           `json:"only_a"` // kernel rows only in A
-	OnlyB      int           `json:"only_b"`
-	Kernels    []DiffRowDoc  `json:"kernels"`
-	Categories []DiffRowDoc  `json:"categories"`
-	Stages     []DiffRowDoc  `json:"stages"`
-}
-
-func diffTotals(t attrib.Totals) DiffTotalsDoc {
-	return DiffTotalsDoc{t.KernelCount, t.KernelTotalNs, t.TransferCount, t.TransferNs, t.GPUTotalNs, t.BusyNs, t.SpanNs}
+	A          string       `json:"a"`
+	B          string       `json:"b"`
+	TotalsA    TotalsDoc    `json:"totals_a"`
+	TotalsB    TotalsDoc    `json:"totals_b"`
+	OnlyA      int          `json:"only_a"` // kernel rows only in A
+	OnlyB      int          `json:"only_b"`
+	Kernels    []DiffRowDoc `json:"kernels"`
+	Categories []DiffRowDoc `json:"categories"`
+	Stages     []DiffRowDoc `json:"stages"`
 }
 
 func diffRows(rows []attrib.DiffRow, top int) []DiffRowDoc {
@@ -114,7 +99,7 @@ func WriteDiff(w io.Writer, d *attrib.Diff, o Options) error {
 	}
 	switch format {
 	case "json":
-		doc := DiffDoc{A: d.A, B: d.B, TotalsA: diffTotals(d.TotalsA), TotalsB: diffTotals(d.TotalsB), OnlyA: d.OnlyA, OnlyB: d.OnlyB,
+		doc := DiffDoc{A: d.A, B: d.B, TotalsA: totalsDoc(d.TotalsA), TotalsB: totalsDoc(d.TotalsB), OnlyA: d.OnlyA, OnlyB: d.OnlyB,
 			Kernels: diffRows(d.Kernels, top), Categories: diffRows(d.Categories, top), Stages: diffRows(d.Stages, top)}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

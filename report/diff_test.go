@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -43,5 +44,28 @@ func TestWriteDiffText(t *testing.T) {
 	}
 	if err := WriteDiff(&b, d, Options{Format: "csv"}); err == nil {
 		t.Error("csv: no error")
+	}
+}
+
+// TestDiffJSONBusy: diff's totals mean what report's do (issue 14: diff's
+// busy_ns included copies): busy_ns the kernels' union, gpu_busy_ns with
+// memcpy/memset.
+func TestDiffJSONBusy(t *testing.T) {
+	d := &attrib.Diff{A: "a", B: "b", TotalsA: attrib.Totals{KernelBusyNs: 100, BusyNs: 150}, TotalsB: attrib.Totals{KernelBusyNs: 7, BusyNs: 9}}
+	var b strings.Builder
+	if err := WriteDiff(&b, d, Options{Format: "json"}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		A struct {
+			Busy    int64 `json:"busy_ns"`
+			GPUBusy int64 `json:"gpu_busy_ns"`
+		} `json:"totals_a"`
+	}
+	if err := json.Unmarshal([]byte(b.String()), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.A.Busy != 100 || doc.A.GPUBusy != 150 {
+		t.Errorf("totals_a busy_ns %d gpu_busy_ns %d, want 100 and 150", doc.A.Busy, doc.A.GPUBusy)
 	}
 }

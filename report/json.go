@@ -147,6 +147,16 @@ type (
 
 // NewDoc converts s into the JSON document; top limits kernels and
 // transfers (0 = all).
+// totalsDoc is t in the JSON contract: busy_ns kernels only (issue 2),
+// gpu_busy_ns with memcpy and memset. report's and diff's JSON both use it.
+func totalsDoc(t attrib.Totals) TotalsDoc {
+	return TotalsDoc{
+		KernelCount: t.KernelCount, KernelTotalNs: t.KernelTotalNs, BusyNs: t.KernelBusyNs, GPUBusyNs: t.BusyNs,
+		TransferCount: t.TransferCount, TransferNs: t.TransferNs,
+		GPUTotalNs: t.GPUTotalNs, SpanNs: t.SpanNs,
+	}
+}
+
 func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 	d := &Doc{
 		Format:      s.Format,
@@ -155,19 +165,15 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 		Unavailable: UnavailableViews(s),
 		Rank:        s.Rank,
 		Devices:     []DeviceDoc{},
-		Totals: TotalsDoc{
-			KernelCount: s.Totals.KernelCount, KernelTotalNs: s.Totals.KernelTotalNs, BusyNs: s.Totals.KernelBusyNs, GPUBusyNs: s.Totals.BusyNs,
-			TransferCount: s.Totals.TransferCount, TransferNs: s.Totals.TransferNs,
-			GPUTotalNs: s.Totals.GPUTotalNs, SpanNs: s.Totals.SpanNs,
-		},
-		Kernels:    []KernelDoc{},
-		Transfers:  []KernelDoc{},
-		Categories: []GroupDoc{},
-		Stages:     []StageDoc{},
-		Steps:      []StepDoc{},
-		StepRule:   s.StepRule,
-		Dropped:    s.Dropped,
-		Warnings:   append([]string{}, s.Warnings...),
+		Totals:      totalsDoc(s.Totals),
+		Kernels:     []KernelDoc{},
+		Transfers:   []KernelDoc{},
+		Categories:  []GroupDoc{},
+		Stages:      []StageDoc{},
+		Steps:       []StepDoc{},
+		StepRule:    s.StepRule,
+		Dropped:     s.Dropped,
+		Warnings:    append([]string{}, s.Warnings...),
 	}
 	for _, dv := range s.Devices {
 		d.Devices = append(d.Devices, DeviceDoc{ID: dv.ID, Name: dv.Name, Vendor: dv.Vendor, TotalMemory: dv.TotalMemory, ComputeCap: dv.ComputeCap})

@@ -25,7 +25,8 @@ so the same kernel built with other template arguments still pairs up
 (match "display_name", with the names merged on each side). Categories and
 stages are matched by key. Rows are sorted by |Δ time|.
 
-JSON: {"a", "b", "totals_a", "totals_b", "only_a", "only_b", "kernels",
+JSON: {"a", "b", "totals_a", "totals_b" (as report's "totals": busy_ns
+the kernels' busy time, gpu_busy_ns with memcpy/memset), "only_a", "only_b", "kernels",
 "categories", "stages"}; each row {"key", "display", "match_by",
 "count_a", "count_b", "count_delta", "total_a_ns", "total_b_ns",
 "delta_ns", "ratio" (B/A; null when only in B), "names_a", "names_b",
