@@ -431,13 +431,44 @@ func (l *Linker) Intervals(pid, tid int32) int {
 // context 0. Link may be called again after more events were appended; it
 // recomputes every context.
 func (t *Trace) Link() {
-	nLaunch := 0
 	l := NewLinker()
+	var b linkBatch
+	b.link(l, t.Events)
+	t.Contexts = l.Contexts
+}
+
+// linkBatch is Link's work on one array of events with a given Linker
+// (Trace.Link: the whole trace; WindowLinker: one window), with scratch
+// kept between calls.
+type linkBatch struct {
+	launch map[uint64]int32
+	qs     []linkQuery
+	per    map[threadKey]int
+	// unmatched: the largest correlation id of a GPU op of the last batch
+	// that had no launch call in it (0: none).
+	unmatched uint64
+	// launchMin, launchMax: the smallest and largest correlation id of a
+	// launch call of the last batch (launchMax 0: none).
+	launchMin, launchMax uint64
+}
+
+type linkQuery struct {
+	t        int64
+	pid, tid int32
+	gpu      int32
+}
+
+func (b *linkBatch) link(l *Linker, evs []Event) {
+	nLaunch := 0
 	// Size every thread's intervals up front: growing them by appends
 	// allocated about twice their final size.
-	per := map[threadKey]int{}
-	for i := range t.Events {
-		e := &t.Events[i]
+	if b.per == nil {
+		b.per = map[threadKey]int{}
+	}
+	per := b.per
+	clear(per)
+	for i := range evs {
+		e := &evs[i]
 		if e.Kind.IsLaunch() {
 			nLaunch++
 		} else if e.Kind == KindCPUOp || e.Kind == KindRange {
@@ -445,57 +476,67 @@ func (t *Trace) Link() {
 		}
 	}
 	for k, n := range per {
-		l.thread(k).ivs = make([]span, 0, n)
+		th := l.thread(k)
+		th.ivs = slices.Grow(th.ivs, n)
 	}
-	for i := range t.Events {
-		if e := &t.Events[i]; !e.Kind.IsLaunch() {
+	for i := range evs {
+		if e := &evs[i]; !e.Kind.IsLaunch() {
 			l.Add(e)
 		}
 	}
 	// Correlation id → launch event index, sized up front: growing a map
 	// of a few hundred thousand launches was most of Link's time.
-	launch := make(map[uint64]int32, nLaunch)
-	for i := range t.Events {
-		e := &t.Events[i]
+	if b.launch == nil || nLaunch > 1<<16 {
+		b.launch = make(map[uint64]int32, nLaunch)
+	} else {
+		clear(b.launch)
+	}
+	launch := b.launch
+	b.launchMin, b.launchMax, b.unmatched = 0, 0, 0
+	for i := range evs {
+		e := &evs[i]
 		if e.Kind.IsLaunch() && e.Corr != 0 {
 			if _, dup := launch[e.Corr]; !dup {
 				launch[e.Corr] = int32(i)
 			}
+			if b.launchMax == 0 || e.Corr < b.launchMin {
+				b.launchMin = e.Corr
+			}
+			b.launchMax = max(b.launchMax, e.Corr)
 		}
 	}
-	type query struct {
-		t        int64
-		pid, tid int32
-		gpu      int32
-	}
-	qs := make([]query, 0, nLaunch)
-	for i := range t.Events {
-		e := &t.Events[i]
+	qs := b.qs[:0]
+	for i := range evs {
+		e := &evs[i]
 		if !e.Kind.IsGPU() || e.Kind == KindGPURange {
 			continue
 		}
 		e.Ctx = 0
 		if e.Corr != 0 {
 			if li, ok := launch[e.Corr]; ok {
-				la := &t.Events[li]
-				qs = append(qs, query{la.Start, la.PID, la.TID, int32(i)})
+				la := &evs[li]
+				qs = append(qs, linkQuery{la.Start, la.PID, la.TID, int32(i)})
 				continue
 			}
+			b.unmatched = max(b.unmatched, e.Corr)
 		}
 		if e.TID >= 0 {
-			qs = append(qs, query{e.Start, e.PID, e.TID, int32(i)})
+			qs = append(qs, linkQuery{e.Start, e.PID, e.TID, int32(i)})
 		}
 	}
 	// Time order, so every thread's sweep (the launching thread's and the
 	// step thread's) moves forward only.
-	slices.SortFunc(qs, func(a, b query) int {
+	slices.SortFunc(qs, func(a, b linkQuery) int {
 		if a.t != b.t {
 			return cmp.Compare(a.t, b.t)
 		}
 		return int(a.gpu - b.gpu)
 	})
 	for _, q := range qs {
-		t.Events[q.gpu].Ctx = l.Resolve(q.pid, q.tid, q.t)
+		evs[q.gpu].Ctx = l.Resolve(q.pid, q.tid, q.t)
 	}
-	t.Contexts = l.Contexts
+	if cap(qs) > 1<<16 {
+		qs = nil // a large window's scratch is not kept for the next
+	}
+	b.qs = qs[:0]
 }

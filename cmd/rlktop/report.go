@@ -64,11 +64,21 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 				}
 				return report.Write(out, snap, opts)
 			}
+			progress := loadProgress(cmd.ErrOrStderr(), args)
+			// One large trace is aggregated window by window while it is
+			// read (report_stream.go); --meta and --by finding need its
+			// events.
+			if !meta && opts.By != report.ByFinding && streamable(args) {
+				if snap, t, ok := tryStreamReport(cmd.ErrOrStderr(), args[0], rules, progress); ok {
+					opts.Outputs = append(opts.Outputs, attrib.Outputs(t)...)
+					return report.Write(out, snap, opts)
+				}
+			}
 			var traces []*tracer.Trace
 			partial := false
 			// Several files are read in parallel (one worker per core);
 			// the results come back in argument order.
-			read, errs := tracefile.OpenAll(args, tracefile.Options{Progress: loadProgress(cmd.ErrOrStderr(), args)})
+			read, errs := tracefile.OpenAll(args, tracefile.Options{Progress: progress})
 			for i, path := range args {
 				t, err := read[i], errs[i]
 				if err != nil {

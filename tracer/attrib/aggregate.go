@@ -86,6 +86,22 @@ func (a *Aggregator) SetBusySeal(lagNs int64) {
 	}
 }
 
+// SealBusyBefore forgets the shape of every device's busy union before
+// ns, keeping only its length (as SetBusySeal does by lag): exact when no
+// GPU op added later starts before ns (a streamed trace's next window,
+// attrib.SourceStream), else such an op counts only from the forgotten
+// part's end.
+func (a *Aggregator) SealBusyBefore(ns int64) {
+	for _, b := range a.busy {
+		b.all.flush()
+		b.all.sealBefore(ns)
+		if b.split {
+			b.kern.flush()
+			b.kern.sealBefore(ns)
+		}
+	}
+}
+
 // SetPercentileCap bounds the durations kept per kernel row to n (0, the
 // default, keeps them all, so percentiles are exact). A row past n
 // executions moves to a log-linear histogram (about 30 KB, relative error
@@ -267,6 +283,22 @@ func (a *Aggregator) SetSource(source, format string) {
 // stages, steps or p99). Several traces may be added; their devices are kept
 // apart for busy time.
 func (a *Aggregator) AddTrace(t *tracer.Trace) {
+	a.addTraceMeta(t)
+	b := a.newBinding(t.Strings, t.Contexts)
+	if t.SummaryOnly {
+		a.summaryTraces++
+		for i := range t.Summary {
+			a.addSummary(&t.Summary[i])
+		}
+		return
+	}
+	a.eventTraces++
+	a.addEvents(b, t.Events)
+}
+
+// addTraceMeta is AddTrace's metadata part: path, format, devices, step
+// rule, rank, drops, warnings.
+func (a *Aggregator) addTraceMeta(t *tracer.Trace) {
 	a.sources = append(a.sources, t.Path)
 	if !slices.Contains(a.formats, t.Format) {
 		a.formats = append(a.formats, t.Format)
@@ -285,16 +317,6 @@ func (a *Aggregator) AddTrace(t *tracer.Trace) {
 		}
 		a.warnings = append(a.warnings, w)
 	}
-	b := a.newBinding(t.Strings, t.Contexts)
-	if t.SummaryOnly {
-		a.summaryTraces++
-		for i := range t.Summary {
-			a.addSummary(&t.Summary[i])
-		}
-		return
-	}
-	a.eventTraces++
-	a.addEvents(b, t.Events)
 }
 
 // Add aggregates one event of a live source. strs and ctxs are the source's

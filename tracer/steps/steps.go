@@ -259,3 +259,89 @@ func ApplyTrace(t *tracer.Trace) string {
 	}
 	return t.StepRule
 }
+
+// TraceWindows is ApplyTrace for a trace read window by window
+// (tracefile.OpenStream: consecutive windows, each starting after the
+// previous ones end). Apply each window in order; the steps equal
+// ApplyTrace's on the whole trace. Not safe for concurrent use.
+type TraceWindows struct {
+	r           *StepRule
+	windows     int
+	stepLike    bool
+	prof, other bool
+}
+
+// NewTraceWindows returns the rule before the first window.
+func NewTraceWindows() *TraceWindows {
+	r, _ := NewStepRule("")
+	return &TraceWindows{r: r}
+}
+
+// Apply cuts the steps of t, the next window (its Events only; Strings the
+// whole trace's). ApplyTrace's choice (step-like ranges anywhere make them
+// the steps) is taken at the first window; a non-nil error says that a
+// later window holds the first step-like range, so the earlier windows'
+// steps were cut by the other rule (the caller must cut the whole trace).
+// Unnumbered step ranges are counted per thread in start order across
+// windows, as ApplyTrace counts them.
+func (w *TraceWindows) Apply(t *tracer.Trace) error {
+	r, name := w.r, t.Strings.Get
+	like := false
+	for i := range t.Events {
+		if e := &t.Events[i]; e.Kind == tracer.KindRange && r.class(e.Name, name) == 1 {
+			like = true
+			break
+		}
+	}
+	if w.windows == 0 {
+		w.stepLike = like
+	}
+	w.windows++
+	if like && !w.stepLike {
+		return fmt.Errorf("window %d holds the first range named like a step; earlier windows kept ProfilerStep#N steps", w.windows-1)
+	}
+	if w.stepLike {
+		for i := range t.Events {
+			if e := &t.Events[i]; e.Kind == tracer.KindStep && profilerStep.MatchString(name(e.Name)) {
+				e.Kind, e.Value = tracer.KindRange, 0
+			}
+		}
+		r.stepLike = true
+		var idx []int
+		for i := range t.Events {
+			if e := &t.Events[i]; e.Kind == tracer.KindRange && r.class(e.Name, name) == 1 {
+				idx = append(idx, i)
+			}
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(t.Events[a].Start, t.Events[b].Start) })
+		for _, i := range idx {
+			r.Apply(t.Events[i:i+1], name)
+		}
+		return nil
+	}
+	r.Apply(t.Events, name)
+	for i := range t.Events {
+		if e := &t.Events[i]; e.Kind == tracer.KindStep {
+			if profilerStep.MatchString(name(e.Name)) {
+				w.prof = true
+			} else {
+				w.other = true
+			}
+		}
+	}
+	return nil
+}
+
+// Rule returns the rule the windows so far were cut by, as
+// Trace.StepRule names it (ApplyTrace's Rule* constants).
+func (w *TraceWindows) Rule() string {
+	switch {
+	case w.stepLike:
+		return RuleStepRanges
+	case w.prof && !w.other:
+		return RuleProfilerStep
+	case w.prof || w.other:
+		return RuleSourceSteps
+	}
+	return RuleNone
+}

@@ -117,8 +117,11 @@ func ReadKineto(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 		idNames:   map[string]int32{},
 		skipped:   map[byte]int{},
 		kGpuLabel: map[int32]int32{},
+		stream:    opts.stream,
 	}
-	if n := kEstimateEvents(opts); n > 4096 {
+	if d.stream != nil {
+		d.stream.start(d)
+	} else if n := kEstimateEvents(opts); n > 4096 {
 		// One array, sized from the file: pages past the real count are
 		// never touched, so they cost address space, not memory.
 		d.cur = make([]tracer.Event, 0, n)
@@ -194,6 +197,7 @@ type kdec struct {
 
 	kGpuLabel map[int32]int32 // pid → device from process_labels "GPU N"
 	needDev   []int32         // GPU events whose device came from the pid
+	stream    *kstream        // non-nil: events go window by window to the stream (kineto_stream.go)
 	sawEvents bool
 }
 
@@ -1064,6 +1068,9 @@ func kParseUintI64(b []byte) (int64, bool) {
 
 // record turns the parsed event into trace records.
 func (d *kdec) record(start int64) error {
+	if d.stream != nil && d.stream.err != nil {
+		return d.stream.err // the input cannot be streamed exactly: stop reading
+	}
 	ev := &d.ev
 	if d.nEvents == 0 && ev.ph == 0 && !ev.hasTs && !ev.hasDur && ev.name.kind == 0 && ev.cat.kind == 0 && ev.pid.kind == 0 && ev.tid.kind == 0 {
 		// rocprof v1 JSON starts its traceEvents with an empty object {};
@@ -1224,6 +1231,10 @@ func (d *kdec) record(start int64) error {
 }
 
 func (d *kdec) add(e tracer.Event, fromPid bool) {
+	if d.stream != nil {
+		d.stream.add(d, e, fromPid)
+		return
+	}
 	if fromPid {
 		d.needDev = append(d.needDev, int32(d.nOut))
 	}
@@ -1339,7 +1350,11 @@ func (d *kdec) counters() {
 // finish closes the reading: unclosed B events, device fix-ups, summaries,
 // Link.
 func (d *kdec) finish() *tracer.Trace {
-	d.joinEvents()
+	if d.stream != nil {
+		d.stream.end(d)
+	} else {
+		d.joinEvents()
+	}
 	t := d.t
 	keys := make([][2]int32, 0, len(d.stacks))
 	for k, st := range d.stacks {
@@ -1356,7 +1371,9 @@ func (d *kdec) finish() *tracer.Trace {
 				d.path, b.off, kClip(b.name), k[0], k[1]))
 		}
 	}
-	if len(d.kGpuLabel) > 0 {
+	if d.stream != nil {
+		d.stream.checkDevices(d)
+	} else if len(d.kGpuLabel) > 0 {
 		for _, i := range d.needDev {
 			e := &t.Events[i]
 			if dev, ok := d.kGpuLabel[e.PID]; ok {
@@ -1364,7 +1381,11 @@ func (d *kdec) finish() *tracer.Trace {
 			}
 		}
 	}
-	d.checkNesting()
+	if d.stream != nil {
+		d.stream.nestingWarning(d)
+	} else {
+		d.checkNesting()
+	}
 	if d.badN > kBadShown {
 		t.Warn(fmt.Sprintf("%s: %d more events with a bad ts or dur skipped (%d in all)", d.path, d.badN-kBadShown, d.badN))
 	}

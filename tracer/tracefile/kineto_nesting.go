@@ -16,6 +16,22 @@ import (
 // as they are.
 func (d *kdec) checkNesting() {
 	t := d.t
+	if n, a, b, _ := nestingScan(t.Events); n > 0 {
+		t.Warn(nestingWarning(d.path, n, t.Strings, a, b))
+	}
+}
+
+// nestingWarning is checkNesting's warning: n partly overlapping events,
+// the first a (enclosing) and b.
+func nestingWarning(path string, n int, strs *tracer.Strings, a, b *tracer.Event) string {
+	return fmt.Sprintf("%s: %d events partly overlap an enclosing event on the same thread instead of nesting (first: %q [%d, %d) ns and %q [%d, %d) ns on pid %d tid %d); kept as they are",
+		path, n, strs.Get(a.Name), a.Start, a.End(), strs.Get(b.Name), b.Start, b.End(), a.PID, a.TID)
+}
+
+// nestingScan counts the interval events of evs that partly overlap an
+// enclosing one on their thread; a and b are the first example (the one
+// whose later event has the lowest index, at) when n > 0.
+func nestingScan(evs []tracer.Event) (n int, a, b *tracer.Event, at int32) {
 	// Count the interval events per thread, then carve one exact array
 	// into per-thread slices (no append growth: this runs on every trace).
 	nested := func(e *tracer.Event) bool {
@@ -26,8 +42,8 @@ func (d *kdec) checkNesting() {
 	var lastKey [2]int32
 	var last *span
 	total := 0
-	for i := range t.Events {
-		e := &t.Events[i]
+	for i := range evs {
+		e := &evs[i]
 		if !nested(e) {
 			continue
 		}
@@ -48,8 +64,8 @@ func (d *kdec) checkNesting() {
 		sp.n = 0
 	}
 	last = nil
-	for i := range t.Events {
-		e := &t.Events[i]
+	for i := range evs {
+		e := &evs[i]
 		if !nested(e) {
 			continue
 		}
@@ -59,7 +75,6 @@ func (d *kdec) checkNesting() {
 		all[last.off+last.n] = int32(i)
 		last.n++
 	}
-	n := 0
 	var first [2]int32
 	var stack, tmp []int32
 	for _, sp := range threads {
@@ -67,14 +82,14 @@ func (d *kdec) checkNesting() {
 		// Kineto writes each thread's events as a few sorted runs (the
 		// operators, then the runtime calls): a natural merge sort is
 		// linear per run.
-		idx, tmp = kMergeRuns(t.Events, idx, tmp)
+		idx, tmp = kMergeRuns(evs, idx, tmp)
 		stack = stack[:0]
 		for _, i := range idx {
-			e := &t.Events[i]
-			for len(stack) > 0 && t.Events[stack[len(stack)-1]].End() <= e.Start {
+			e := &evs[i]
+			for len(stack) > 0 && evs[stack[len(stack)-1]].End() <= e.Start {
 				stack = stack[:len(stack)-1]
 			}
-			if len(stack) > 0 && e.End() > t.Events[stack[len(stack)-1]].End() {
+			if len(stack) > 0 && e.End() > evs[stack[len(stack)-1]].End() {
 				if n == 0 || i < first[1] {
 					first = [2]int32{stack[len(stack)-1], i}
 				}
@@ -85,10 +100,9 @@ func (d *kdec) checkNesting() {
 		}
 	}
 	if n > 0 {
-		a, b := &t.Events[first[0]], &t.Events[first[1]]
-		t.Warn(fmt.Sprintf("%s: %d events partly overlap an enclosing event on the same thread instead of nesting (first: %q [%d, %d) ns and %q [%d, %d) ns on pid %d tid %d); kept as they are",
-			d.path, n, t.Name(a), a.Start, a.End(), t.Name(b), b.Start, b.End(), a.PID, a.TID))
+		return n, &evs[first[0]], &evs[first[1]], first[1]
 	}
+	return 0, nil, nil, 0
 }
 
 // kMergeRuns sorts the event indices x, outermost first (earlier Start,

@@ -15,8 +15,10 @@ import (
 // src is a complete uncompressed Kineto JSON object with a traceEvents
 // array. The output keeps src's header keys and puts copies copies of the
 // events in one traceEvents array; copy k has every "ts" shifted by k times
-// the trace's span rounded up to whole µs plus 1 ms (fraction digits are
-// kept, so timestamps stay exact), and every "id", "correlation",
+// the trace's span (first "ts" to the latest "ts" + "dur", so that copies
+// never overlap in time, as consecutive profiler windows do not) rounded
+// up to whole µs plus 1 ms (fraction digits are kept, so timestamps stay
+// exact), and every "id", "correlation",
 // "External id" and "external id" shifted by k times (largest id + 1), so
 // flows and correlations stay unique. It returns the bytes written.
 //
@@ -44,11 +46,16 @@ func ReplicateKineto(w io.Writer, src []byte, copies int) (int64, error) {
 	body := bytes.TrimSpace(src[lb+1 : rb])
 
 	minTs, maxTs, maxID := int64(1<<62), int64(-1<<62), int64(0)
+	lastTs := int64(0) // the "ts" before a "dur" (Kineto writes them in one event, ts first)
 	walkKineto(body, func(key string, num []byte) {
 		switch key {
 		case "ts":
 			if v, err := parseMicrosNs(num); err == nil {
-				minTs, maxTs = min(minTs, v), max(maxTs, v)
+				minTs, maxTs, lastTs = min(minTs, v), max(maxTs, v), v
+			}
+		case "dur":
+			if v, err := parseMicrosNs(num); err == nil && v > 0 {
+				maxTs = max(maxTs, lastTs+v)
 			}
 		default:
 			if v, ok := kParseInt(num); ok && v > maxID {
@@ -78,7 +85,7 @@ func ReplicateKineto(w io.Writer, src []byte, copies int) (int64, error) {
 				intEnd = len(num)
 			}
 			v, ok := kParseInt(num[:intEnd])
-			if !ok {
+			if !ok || key == "dur" {
 				return
 			}
 			if key == "ts" {
@@ -120,7 +127,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-var replicateKeys = map[string]bool{"ts": true, "id": true, "correlation": true, "External id": true, "external id": true}
+var replicateKeys = map[string]bool{"ts": true, "dur": true, "id": true, "correlation": true, "External id": true, "external id": true}
 
 func walkKineto(body []byte, fn func(key string, num []byte)) {
 	walkKinetoPos(body, func(key string, a, b int) { fn(key, body[a:b]) })

@@ -75,6 +75,8 @@ type Options struct {
 	// that an importer can pre-size its event array.
 	FileSize int64
 	Gzipped  bool
+
+	stream *kstream // OpenStream's: Kineto events go window by window
 }
 
 // Format is one importer.
@@ -162,6 +164,18 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 	}
 	for _, f := range formats {
 		if f.Sniff(head) {
+			if opts.stream != nil {
+				if f.Name != "kineto" {
+					return nil, fmt.Errorf("%s: a %s file, not Kineto JSON: %w", path, f.Name, ErrNotStreamable)
+				}
+				// Steps and links were done window by window; the input
+				// has GPU work (else it is not streamed).
+				t, err := f.Read(sb, path, opts)
+				if t != nil {
+					nameWarnings(t, path)
+				}
+				return t, err
+			}
 			t, err := f.Read(sb, path, opts)
 			if t != nil {
 				finish(t)

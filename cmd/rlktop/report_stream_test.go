@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rlktop/rlktop/internal/testutil"
+	"github.com/rlktop/rlktop/tracer/tracefile"
+)
+
+// reportBothWays runs `report --format json FILE` with the whole-trace path
+// and with the streaming path forced (streamMinBytes 0), and fails unless
+// the outputs are byte for byte equal. It returns the streamed windows
+// (0 and the refusal when the file cannot be streamed; report then read it
+// whole).
+func reportBothWays(t *testing.T, path string) (windows int, refused error) {
+	t.Helper()
+	old := streamMinBytes
+	defer func() { streamMinBytes = old }()
+	streamMinBytes = math.MaxInt64
+	whole := reportJSON(t, path)
+	streamMinBytes = 0
+	streamed := reportJSON(t, path)
+	if !bytes.Equal(whole, streamed) {
+		a, b := string(whole), string(streamed)
+		i := 0
+		for i < len(a) && i < len(b) && a[i] == b[i] {
+			i++
+		}
+		t.Fatalf("%s: streamed report differs from the whole-trace one at byte %d:\nwhole:    …%s…\nstreamed: …%s…", filepath.Base(path), i,
+			a[max(0, i-200):min(len(a), i+200)], b[max(0, i-200):min(len(b), i+200)])
+	}
+	_, _, windows, err := streamReport(path, nil, nil)
+	if err != nil && !errors.Is(err, tracefile.ErrNotStreamable) {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return windows, err
+}
+
+// TestReportStreamEqualsWhole: every real Kineto trace, reported window by
+// window (report's large-input path), gives the report the whole-trace
+// path gives (validated against HTA and python oracles elsewhere): the
+// independent check of the streaming path.
+func TestReportStreamEqualsWhole(t *testing.T) {
+	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.json*"))
+	if len(paths) < 10 {
+		t.Fatalf("expected the shared Kineto traces in %s, found %d", dir, len(paths))
+	}
+	for _, p := range paths {
+		w, err := reportBothWays(t, p)
+		t.Logf("%s: %d windows, refused: %v", filepath.Base(p), w, err)
+	}
+}
+
+// TestReportStreamCopies: files of several windows (copies of each real
+// trace one after the other, as tracefile.ReplicateKineto writes them and
+// as a run's consecutive torch.profiler windows are) stream one window per
+// copy — not a fallback to the whole-trace path — and give the whole-trace
+// report byte for byte.
+func TestReportStreamCopies(t *testing.T) {
+	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.json*"))
+	tmp := t.TempDir()
+	n := 0
+	for _, p := range paths {
+		base := filepath.Base(p)
+		if strings.HasPrefix(base, "hta_cpu_only") {
+			continue // no GPU work: never streamed (TestReportStreamEqualsWhole)
+		}
+		raw := readTraceBytes(t, p)
+		copies := 3
+		if len(raw) > 10<<20 {
+			copies = 2 // keep the test's files under 60 MB
+		}
+		out := filepath.Join(tmp, base+".x.json")
+		f, err := os.Create(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tracefile.ReplicateKineto(f, raw, copies); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		w, err := reportBothWays(t, out)
+		if err != nil || w != copies {
+			t.Errorf("%s × %d: %d windows streamed (want %d), refused: %v", base, copies, w, copies, err)
+		}
+		os.Remove(out)
+		n++
+	}
+	if n < 10 {
+		t.Fatalf("only %d traces replicated", n)
+	}
+}
+
+// readTraceBytes returns the uncompressed bytes of a .json or .json.gz.
+func readTraceBytes(t *testing.T, p string) []byte {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(p, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = zr
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestReportStreamRefusesOverlap: a second window whose kernel overlaps
+// the first window's in time (on device 0: [20, 80) and [50, 90) µs, so
+// busy is the union, 70 µs, not 60 + 40) cannot be streamed exactly: the
+// stream refuses and report reads the file whole, with the same output.
+// Without WindowLinker's check the streamed busy time would be 100 µs.
+func TestReportStreamRefusesOverlap(t *testing.T) {
+	const trace = `{"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 10, "dur": 5, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "gemm_a", "pid": 0, "tid": 7, "ts": 20, "dur": 60, "args": {"correlation": 1, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 200, "dur": 100},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 210, "dur": 5, "args": {"correlation": 2}},
+  {"ph": "X", "cat": "kernel", "name": "add_b", "pid": 0, "tid": 8, "ts": 50, "dur": 40, "args": {"correlation": 2, "device": 0, "stream": 8}}
+]}`
+	p := filepath.Join(t.TempDir(), "overlap.json")
+	if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := reportBothWays(t, p)
+	if err == nil || !strings.Contains(err.Error(), "not after the end of the earlier windows") || w != 1 {
+		t.Fatalf("want a refusal at window 1, got %d windows, %v", w, err)
+	}
+	var doc struct {
+		Totals struct {
+			BusyNs int64 `json:"busy_ns"`
+		} `json:"totals"`
+	}
+	if err := json.Unmarshal(reportJSON(t, p), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Totals.BusyNs != 70_000 {
+		t.Errorf("busy %d ns, want the union [20, 90) µs = 70000", doc.Totals.BusyNs)
+	}
+}

@@ -1,0 +1,222 @@
+package tracefile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/steps"
+)
+
+// Streaming a Kineto file window by window (OpenStream), so that a large
+// trace is linked and aggregated while it is read and its events are never
+// held all at once.
+//
+// Kineto writes each torch.profiler window as all of its CPU events
+// (cpu_op, user_annotation with ProfilerStep#N, python_function), then its
+// runtime launches interleaved with their GPU ops, then metadata. A window
+// ends when a CPU event (operator, range, step, Python frame) comes after
+// launches or GPU ops and starts after the end of every event read so far;
+// the window's events are then cut into steps, linked
+// (tracer.WindowLinker), handed to the caller and dropped. Memory is one
+// window's events (72 bytes each) and its linking state, plus the trace's
+// steps: flat as a file of many windows grows, but a file that is one long
+// window (one long torch.profiler window) is held whole, as Open does.
+
+// ErrNotStreamable is wrapped by OpenStream's error when the input cannot
+// be streamed with the same result as Open (not Kineto JSON, no GPU work,
+// step-like annotation ranges first seen after the first window, windows that overlap in time or whose
+// correlation ids reach back, process_labels that move GPU ops to another
+// device, a read error); the error says which. The caller should read the
+// file with Open instead and discard what the windows gave.
+var ErrNotStreamable = errors.New("cannot be streamed window by window")
+
+// Window is one window of a streamed trace: its events in file order,
+// steps cut and GPU ops linked. Contexts indexes Event.Ctx; it only grows
+// from window to window (an ID keeps its meaning). Events and Contexts are
+// valid only during the callback.
+type Window struct {
+	Index    int
+	Events   []tracer.Event
+	Strings  *tracer.Strings
+	Contexts []tracer.Context
+}
+
+// OpenStream reads the Kineto trace at path as Open does but hands its
+// events to fn window by window (see Window) instead of keeping them: the
+// returned trace has everything Open's has (Format, Path, Strings,
+// Contexts, Devices, Rank, World, StepRule, Meta, Warnings, Counters) except
+// Events, which holds only its steps (KindStep events, in file order).
+// fn's windows together are Open's Events with the same Ctx values, and
+// its error stops the reading and is returned.
+//
+// When the input cannot be streamed exactly, OpenStream returns an error
+// wrapping ErrNotStreamable, possibly after fn has seen some windows. A
+// damaged file gives Open's *Error (the windows before the damage were
+// handed to fn). opts.Progress is called as by Open.
+func OpenStream(path string, opts Options, fn func(w *Window) error) (*tracer.Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{Path: path, Offset: -1, Msg: "cannot open", Err: err}
+	}
+	defer f.Close()
+	var size int64
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	ks := &kstream{fn: fn, link: tracer.NewWindowLinker()}
+	opts.stream = ks
+	t, err := Read(f, path, size, opts)
+	if ks.err != nil {
+		return nil, ks.err
+	}
+	if err != nil {
+		return t, err
+	}
+	if t == nil || !ks.ran {
+		return nil, fmt.Errorf("%s: not Kineto JSON: %w", path, ErrNotStreamable)
+	}
+	return t, nil
+}
+
+// kstream is the Kineto decoder's streaming state (kdec.stream).
+type kstream struct {
+	fn   func(w *Window) error
+	link *tracer.WindowLinker
+	err  error // set once: ErrNotStreamable's reason, or fn's error
+	ran  bool  // the Kineto reader used it
+
+	cur     []tracer.Event
+	inGPU   bool  // the window has launches or GPU ops
+	maxEnd  int64 // latest end of the events read, ns
+	base    int   // events in earlier windows
+	gpuWork bool
+
+	devPIDs map[int32]bool // pids of GPU ops whose device came from the pid
+
+	steps   *steps.TraceWindows
+	stepEvs []tracer.Event
+
+	nestN        int
+	nestA, nestB tracer.Event // the first partly overlapping pair
+}
+
+func (ks *kstream) fail(err error) {
+	if ks.err == nil {
+		ks.err = err
+	}
+}
+
+func (ks *kstream) start(d *kdec) {
+	ks.ran = true
+	ks.devPIDs = map[int32]bool{}
+	ks.steps = steps.NewTraceWindows()
+	ks.maxEnd = -1 << 63
+}
+
+// add takes one event from the decoder; a CPU event after GPU work that
+// starts after everything read so far closes the window.
+func (ks *kstream) add(d *kdec, e tracer.Event, fromPid bool) {
+	if ks.err != nil {
+		return
+	}
+	switch e.Kind {
+	case tracer.KindCPUOp, tracer.KindRange, tracer.KindStep, tracer.KindPython:
+		if ks.inGPU && e.Start > ks.maxEnd {
+			ks.flush(d)
+		}
+	}
+	if e.Kind.IsGPU() || e.Kind.IsLaunch() {
+		ks.inGPU = true
+	}
+	if fromPid {
+		ks.devPIDs[e.PID] = true
+	}
+	ks.maxEnd = max(ks.maxEnd, e.Start+max(e.Dur, 0))
+	ks.cur = append(ks.cur, e)
+	d.nOut++
+}
+
+// flush cuts, links and hands on the window read so far.
+func (ks *kstream) flush(d *kdec) {
+	evs := ks.cur
+	ks.cur, ks.inGPU = ks.cur[:0], false
+	if ks.err != nil || len(evs) == 0 {
+		return
+	}
+	wt := &tracer.Trace{Format: "kineto", Path: d.path, Strings: d.t.Strings, Events: evs}
+	if err := ks.steps.Apply(wt); err != nil {
+		ks.fail(fmt.Errorf("%s: %v: %w", d.path, err, ErrNotStreamable))
+		return
+	}
+	if n, a, b, _ := nestingScan(evs); n > 0 {
+		if ks.nestN == 0 {
+			ks.nestA, ks.nestB = *a, *b
+		}
+		ks.nestN += n
+	}
+	if err := ks.link.Window(evs); err != nil {
+		ks.fail(fmt.Errorf("%s: %v: %w", d.path, err, ErrNotStreamable))
+		return
+	}
+	for i := range evs {
+		switch e := &evs[i]; e.Kind {
+		case tracer.KindStep:
+			ks.stepEvs = append(ks.stepEvs, *e)
+		case tracer.KindKernel, tracer.KindMemcpy, tracer.KindMemset:
+			ks.gpuWork = true
+		}
+	}
+	w := &Window{Index: ks.link.Windows() - 1, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts()}
+	if err := ks.fn(w); err != nil {
+		ks.fail(err)
+	}
+	ks.base += len(evs)
+	if cap(ks.cur) > 4*len(evs)+(1<<16) {
+		ks.cur = nil // a large window's array is not kept for smaller ones
+	}
+}
+
+// end flushes the last window and fills the trace as finish and Read
+// would: steps, step rule, contexts.
+func (ks *kstream) end(d *kdec) {
+	ks.flush(d)
+	if ks.err != nil {
+		return
+	}
+	if err := ks.link.Finish(); err != nil {
+		ks.fail(fmt.Errorf("%s: %v: %w", d.path, err, ErrNotStreamable))
+		return
+	}
+	if !ks.gpuWork {
+		// Open shows CPU operators as kernels then: a whole-trace rule.
+		ks.fail(fmt.Errorf("%s: no GPU work: %w", d.path, ErrNotStreamable))
+		return
+	}
+	t := d.t
+	t.Events = ks.stepEvs
+	t.Contexts = ks.link.Contexts()
+	t.StepRule = ks.steps.Rule()
+}
+
+// checkDevices: Open moves a GPU op whose device came from its pid to the
+// device of that pid's process_labels "GPU N" (written at the end); the
+// windows already went out, so any such move means the stream differs.
+func (ks *kstream) checkDevices(d *kdec) {
+	for pid := range ks.devPIDs {
+		if dev, ok := d.kGpuLabel[pid]; ok && dev != pid {
+			ks.fail(fmt.Errorf("%s: process_labels put pid %d's GPU ops on device %d: %w", d.path, pid, dev, ErrNotStreamable))
+			return
+		}
+	}
+}
+
+// nestingWarning adds checkNesting's warning, summed over the windows
+// (their first example: windows do not overlap in time, so a thread's
+// nesting never spans two).
+func (ks *kstream) nestingWarning(d *kdec) {
+	if ks.nestN > 0 {
+		d.t.Warn(nestingWarning(d.path, ks.nestN, d.t.Strings, &ks.nestA, &ks.nestB))
+	}
+}
