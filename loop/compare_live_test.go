@@ -20,13 +20,7 @@ import (
 func TestSwitchLiveRefused(t *testing.T) {
 	o := LiveOptions{Command: []string{"/bin/sh", "-c", "sleep 60"}, Untraced: true, NoAgent: true, Telemetry: -1,
 		Session: session.Options{Source: "live: test"}}
-	lv, err := StartLive(o)
-	if err != nil {
-		if lv != nil {
-			lv.Close()
-		}
-		t.Fatal(err)
-	}
+	lv := mustStartLive(t, o)
 	defer lv.Close()
 	for i := range 100 {
 		lv.Session.Warn(fmt.Sprintf("filler warning %d", i))

@@ -47,13 +47,7 @@ func TestLiveControllerCompare(t *testing.T) {
 	o := LiveOptions{Exe: bin,
 		Flags:   map[string]string{"envs": "8", "layers": "1", "width": "24", "attention": "math"},
 		Session: session.Options{Source: "live: test"}}
-	live, err := StartLive(o)
-	if err != nil {
-		if live != nil {
-			live.Close()
-		}
-		t.Fatal(err)
-	}
+	live := mustStartLive(t, o)
 	ctl := NewController(live, o)
 	ctl.CompareSteps = 4
 	defer ctl.Close()
@@ -176,13 +170,7 @@ func (p *pollRec) ChildEnded(st Status, err error) bool {
 func TestControllerPoll(t *testing.T) {
 	o := LiveOptions{Command: []string{"/bin/sh", "-c", "echo hello; sleep 0.5; exit 3"}, Untraced: true, NoAgent: true,
 		Telemetry: -1, Session: session.Options{Source: "live: test"}}
-	live, err := StartLive(o)
-	if err != nil {
-		if live != nil {
-			live.Close()
-		}
-		t.Fatal(err)
-	}
+	live := mustStartLive(t, o)
 	ctl := NewController(live, o)
 	defer ctl.Close()
 	// A stream that is not wire frames: the session closes it with an error.
@@ -244,4 +232,18 @@ func TestPanelFlags(t *testing.T) {
 	if got := PanelFlags(LiveOptions{Command: []string{"python3", "train.py"}, NoAgent: true}); got != nil {
 		t.Errorf("command without the agent: %v", got)
 	}
+}
+
+// mustStartLive starts the live run o or fails the test (closing what
+// started); the caller closes it.
+func mustStartLive(t *testing.T, o LiveOptions) *Live {
+	t.Helper()
+	live, err := StartLive(o)
+	if err != nil {
+		if live != nil {
+			live.Close()
+		}
+		t.Fatal(err)
+	}
+	return live
 }
