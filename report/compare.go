@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -70,17 +71,18 @@ func WriteComparison(w io.Writer, c *attrib.Comparison, consistency any, o Optio
 	return fmt.Errorf("%w: unknown format %q for a comparison (use table, json or md)", ErrOption, o.Format)
 }
 
+// flagText is flagPairs, "-" without flags.
 func flagText(f map[string]string) string {
 	if len(f) == 0 {
 		return "-"
 	}
-	keys := make([]string, 0, len(f))
-	for k := range f {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	return flagPairs(f)
+}
+
+// flagPairs writes flags as "K=V K=V", sorted by key ("" without flags).
+func flagPairs(f map[string]string) string {
 	var parts []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(f)) {
 		parts = append(parts, k+"="+f[k])
 	}
 	return strings.Join(parts, " ")

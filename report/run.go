@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
-	"strings"
 
 	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer/attrib"
@@ -42,11 +39,7 @@ func WriteRun(w io.Writer, snap *attrib.Snapshot, steps attrib.StepSummary, flag
 		// rows of the wrong shape (the JSON holds steps and flags).
 		return nil
 	}
-	var kv []string
-	for _, k := range slices.Sorted(maps.Keys(flags)) {
-		kv = append(kv, k+"="+flags[k])
-	}
 	_, err := fmt.Fprintf(w, "\nsteps: %d  median %s  p10 %s  p90 %s\nflags: %s\n",
-		steps.Count, units.Duration(steps.MedianNs), units.Duration(steps.P10Ns), units.Duration(steps.P90Ns), strings.Join(kv, " "))
+		steps.Count, units.Duration(steps.MedianNs), units.Duration(steps.P10Ns), units.Duration(steps.P90Ns), flagPairs(flags))
 	return err
 }

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/rlktop/rlktop/internal/escape"
@@ -41,15 +39,11 @@ func WriteSuggest(w io.Writer, doc *SuggestDoc, format string) error {
 	if md {
 		esc = escape.Markdown
 	}
-	var kv []string
-	for _, k := range slices.Sorted(maps.Keys(doc.Flags)) {
-		kv = append(kv, k+"="+doc.Flags[k])
-	}
 	var b strings.Builder
 	if md {
-		fmt.Fprintf(&b, "**Findings** (profile of %d steps; flags %s)\n\n", doc.ProfileSteps, esc(strings.Join(kv, " ")))
+		fmt.Fprintf(&b, "**Findings** (profile of %d steps; flags %s)\n\n", doc.ProfileSteps, esc(flagPairs(doc.Flags)))
 	} else {
-		fmt.Fprintf(&b, "findings (profile of %d steps; flags %s):\n", doc.ProfileSteps, esc(strings.Join(kv, " ")))
+		fmt.Fprintf(&b, "findings (profile of %d steps; flags %s):\n", doc.ProfileSteps, esc(flagPairs(doc.Flags)))
 	}
 	if len(doc.Findings) == 0 {
 		b.WriteString("  none: no rule of the findings table fired\n")

@@ -35,23 +35,13 @@ func width(s string) int {
 
 // fit cuts s to at most w cells (with "…" when cut) and pads it with
 // spaces to exactly w cells. It measures display cells, never bytes.
-func fit(s string, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	sw := width(s)
-	if sw > w {
-		s = ansi.Truncate(s, w, "…")
-		sw = ansi.StringWidth(s)
-	}
-	if sw < w {
-		s += strings.Repeat(" ", w-sw)
-	}
-	return s
-}
+func fit(s string, w int) string { return fitAlign(s, w, false) }
 
 // fitRight is fit with the text aligned right.
-func fitRight(s string, w int) string {
+func fitRight(s string, w int) string { return fitAlign(s, w, true) }
+
+// fitAlign is fit, padded on the left when right is set.
+func fitAlign(s string, w int, right bool) string {
 	if w <= 0 {
 		return ""
 	}
@@ -61,7 +51,10 @@ func fitRight(s string, w int) string {
 		sw = ansi.StringWidth(s)
 	}
 	if sw < w {
-		s = strings.Repeat(" ", w-sw) + s
+		if right {
+			return strings.Repeat(" ", w-sw) + s
+		}
+		s += strings.Repeat(" ", w-sw)
 	}
 	return s
 }
