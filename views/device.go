@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/rlktop/rlktop/gpu/reading"
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -160,7 +161,7 @@ func (d *Device) lines() []string {
 		if s.ProcOK {
 			cpu := "…"
 			if s.Proc.CPUPct >= 0 {
-				cpu = fmt.Sprintf("%.1f%%", s.Proc.CPUPct)
+				cpu = units.Percent(s.Proc.CPUPct)
 			}
 			out = append(out, fmt.Sprintf(" child CPU %s · RSS %s · %d process(es)", cpu, FormatBytes(s.Proc.RSSBytes), len(s.Proc.PIDs)))
 		} else {

@@ -110,8 +110,12 @@ func Elapsed(d time.Duration) string {
 
 // Share formats a fraction (0.123) as a percentage with one decimal:
 // "12.3%". NaN is "NaN%".
-func Share(f float64) string {
-	return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
+func Share(f float64) string { return Percent(f * 100) }
+
+// Percent formats a value already in percent (a CPU% of 145.25) with one
+// decimal: "145.3%" (Share of p/100, without the division's rounding).
+func Percent(p float64) string {
+	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
 }
 
 // Ratio formats a ratio (B/A) to three decimals with its confidence

@@ -102,6 +102,9 @@ func TestShareRatio(t *testing.T) {
 			t.Errorf("Share(%v) = %q, want %q", c.f, got, c.want)
 		}
 	}
+	if got := Percent(145.26); got != "145.3%" {
+		t.Errorf("Percent(145.26) = %q, want 145.3%%", got)
+	}
 	for _, c := range []struct {
 		v, lo, hi float64
 		want      string
