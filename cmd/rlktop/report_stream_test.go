@@ -159,3 +159,40 @@ func TestReportStreamRefusesOverlap(t *testing.T) {
 		t.Errorf("busy %d ns, want the union [20, 90) µs = 70000", doc.Totals.BusyNs)
 	}
 }
+
+// TestReportStreamOneWindow: copies written as one long window (every
+// copy's CPU events, then every copy's launches and GPU ops:
+// ReplicateKinetoOneWindow) stream as a single window — held whole, the
+// case whose memory still grows — and give the whole-trace report.
+func TestReportStreamOneWindow(t *testing.T) {
+	p := filepath.Join(testutil.SharedTraces(t), "kineto", "tracelens_h100_qwen15_sdpa_flash.json.gz")
+	raw := readTraceBytes(t, p)
+	out := filepath.Join(t.TempDir(), "one.json")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tracefile.ReplicateKinetoOneWindow(f, raw, 3); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	w, err := reportBothWays(t, out)
+	if err != nil || w != 1 {
+		t.Fatalf("%d windows (want 1), refused: %v", w, err)
+	}
+	// Three copies' kernels: the count is three times one copy's.
+	var one, three struct {
+		Totals struct {
+			Kernels int64 `json:"kernel_count"`
+		} `json:"totals"`
+	}
+	if err := json.Unmarshal(reportJSON(t, p), &one); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(reportJSON(t, out), &three); err != nil {
+		t.Fatal(err)
+	}
+	if one.Totals.Kernels == 0 || three.Totals.Kernels != 3*one.Totals.Kernels {
+		t.Errorf("kernels: %d in one copy, %d in three", one.Totals.Kernels, three.Totals.Kernels)
+	}
+}

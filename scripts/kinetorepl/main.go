@@ -2,7 +2,7 @@
 // one (times and ids shifted per copy; see tracefile.ReplicateKineto), for
 // scripts/bench-import.sh.
 //
-//	go run ./scripts/kinetorepl -copies 9 SRC.json[.gz] OUT.json
+//	go run ./scripts/kinetorepl -copies 9 [-one-window] SRC.json[.gz] OUT.json
 package main
 
 import (
@@ -18,18 +18,19 @@ import (
 
 func main() {
 	copies := flag.Int("copies", 9, "number of copies of the source's events")
+	oneWindow := flag.Bool("one-window", false, "write every copy's CPU events first, then every copy's launches and GPU ops: the shape of one long torch.profiler window")
 	flag.Parse()
 	if flag.NArg() != 2 {
-		fmt.Fprintln(os.Stderr, "usage: kinetorepl [-copies N] SRC OUT")
+		fmt.Fprintln(os.Stderr, "usage: kinetorepl [-copies N] [-one-window] SRC OUT")
 		os.Exit(2)
 	}
-	if err := run(flag.Arg(0), flag.Arg(1), *copies); err != nil {
+	if err := run(flag.Arg(0), flag.Arg(1), *copies, *oneWindow); err != nil {
 		fmt.Fprintln(os.Stderr, "kinetorepl:", err)
 		os.Exit(1)
 	}
 }
 
-func run(src, out string, copies int) error {
+func run(src, out string, copies int, oneWindow bool) error {
 	raw, err := os.ReadFile(src)
 	if err != nil {
 		return err
@@ -47,7 +48,11 @@ func run(src, out string, copies int) error {
 	if err != nil {
 		return err
 	}
-	n, err := tracefile.ReplicateKineto(f, raw, copies)
+	replicate := tracefile.ReplicateKineto
+	if oneWindow {
+		replicate = tracefile.ReplicateKinetoOneWindow
+	}
+	n, err := replicate(f, raw, copies)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 )
 
@@ -25,6 +26,22 @@ import (
 // Keys are found textually ("key": number); a string value that contains
 // such text would be shifted too, which does not happen in Kineto output.
 func ReplicateKineto(w io.Writer, src []byte, copies int) (int64, error) {
+	return replicateKineto(w, src, copies, false)
+}
+
+// ReplicateKinetoOneWindow is ReplicateKineto for the shape of one long
+// torch.profiler window: the CPU section of every copy (the events before
+// the first launch or GPU op of src, which Kineto writes first), then the
+// rest of every copy (launches, GPU ops, metadata), with the same shifts.
+// src must be one window (its CPU events all before its first launch).
+func ReplicateKinetoOneWindow(w io.Writer, src []byte, copies int) (int64, error) {
+	return replicateKineto(w, src, copies, true)
+}
+
+// gpuSection matches an event of a Kineto window's second part.
+var gpuSection = regexp.MustCompile(`"cat"\s*:\s*"(cuda_runtime|cuda_driver|kernel|gpu_memcpy|gpu_memset|gpu_user_annotation|cuda_sync)"`)
+
+func replicateKineto(w io.Writer, src []byte, copies int, oneWindow bool) (int64, error) {
 	i := bytes.Index(src, []byte(`"traceEvents"`))
 	if i < 0 {
 		return 0, fmt.Errorf("replicate: no traceEvents in the source")
@@ -69,14 +86,56 @@ func ReplicateKineto(w io.Writer, src []byte, copies int) (int64, error) {
 	spanUs := (maxTs-minTs)/1000 + 1001
 	idStride := maxID + 1
 
+	// Where the second part (launches, GPU ops) starts: the first such
+	// event, at the '{' that opens it.
+	split := len(body)
+	if oneWindow {
+		if m := gpuSection.FindIndex(body); m != nil {
+			// The '{' that opens the event: the last one before "cat"
+			// that follows a ',' between events (Kineto writes "cat"
+			// before any nested object).
+			split = bytes.LastIndexByte(body[:m[0]], '{')
+			for split > 0 {
+				prev := bytes.TrimRight(body[:split], " \t\r\n")
+				if len(prev) > 0 && prev[len(prev)-1] == ',' {
+					break
+				}
+				split = bytes.LastIndexByte(body[:split], '{')
+			}
+		}
+		if split <= 0 || split >= len(body) {
+			return 0, fmt.Errorf("replicate: no CPU section before the first launch or GPU op")
+		}
+	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	cw := &countWriter{w: bw}
 	cw.Write(src[:lb+1])
 	var tmp []byte
-	for k := 0; k < copies; k++ {
-		if k > 0 {
-			cw.Write([]byte(",\n"))
+	parts := [][]byte{body}
+	if oneWindow {
+		first := bytes.TrimRight(bytes.TrimSpace(body[:split]), ",")
+		parts = [][]byte{first, bytes.TrimSpace(body[split:])}
+	}
+	n := 0
+	for _, part := range parts {
+		for k := 0; k < copies; k++ {
+			if n > 0 {
+				cw.Write([]byte(",\n"))
+			}
+			n++
+			tmp = writeShifted(cw, part, k, spanUs, idStride, tmp)
 		}
+	}
+	cw.Write(src[rb:])
+	if err := bw.Flush(); err != nil {
+		return cw.n, err
+	}
+	return cw.n, cw.err
+}
+
+// writeShifted writes body with copy k's shifts of "ts" and ids.
+func writeShifted(cw *countWriter, body []byte, k int, spanUs, idStride int64, tmp []byte) []byte {
+	{
 		last := 0
 		walkKinetoPos(body, func(key string, a, b int) {
 			num := body[a:b]
@@ -104,11 +163,7 @@ func ReplicateKineto(w io.Writer, src []byte, copies int) (int64, error) {
 		})
 		cw.Write(body[last:])
 	}
-	cw.Write(src[rb:])
-	if err := bw.Flush(); err != nil {
-		return cw.n, err
-	}
-	return cw.n, cw.err
+	return tmp
 }
 
 type countWriter struct {

@@ -108,8 +108,14 @@ func (ks *kstream) fail(err error) {
 	}
 }
 
-func (ks *kstream) start(d *kdec) {
+func (ks *kstream) start(d *kdec, opts Options) {
 	ks.ran = true
+	if n := kEstimateEvents(opts); n > 4096 {
+		// As Open's array: sized from the file, pages past the largest
+		// window never touched (address space, not memory), so that one
+		// long window is not grown by copying.
+		ks.cur = make([]tracer.Event, 0, n)
+	}
 	ks.devPIDs = map[int32]bool{}
 	ks.steps = steps.NewTraceWindows()
 	ks.maxEnd = -1 << 63
@@ -173,9 +179,6 @@ func (ks *kstream) flush(d *kdec) {
 		ks.fail(err)
 	}
 	ks.base += len(evs)
-	if cap(ks.cur) > 4*len(evs)+(1<<16) {
-		ks.cur = nil // a large window's array is not kept for smaller ones
-	}
 }
 
 // end flushes the last window and fills the trace as finish and Read
