@@ -91,6 +91,21 @@ func WriteCompareResult(w io.Writer, res *livestate.CompareResult, o Options) er
 	return err
 }
 
+// WriteGate writes the CI gate's outcome (attrib.Gate.Check's why) under
+// a comparison: a line in table, a bold line in "md", nothing in "json"
+// (whose readers apply the gate themselves) or when why is "".
+func WriteGate(w io.Writer, why, format string) error {
+	var err error
+	switch {
+	case why == "" || format == "json":
+	case format == "md":
+		_, err = fmt.Fprintf(w, "\n**%s**\n", escape.Markdown(why))
+	default:
+		_, err = fmt.Fprintf(w, "%s\n", escape.Control(why))
+	}
+	return err
+}
+
 func writeConsistency(b *strings.Builder, cs []livestate.ArmConsistency, md bool) {
 	if len(cs) == 0 {
 		if md {

@@ -73,3 +73,20 @@ func TestWriteSuggestTable(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteGate: the gate's line per format (nothing in JSON or without one).
+func TestWriteGate(t *testing.T) {
+	why := "gate failed: B/A 1.100 [1.060, 1.150]: B is slower than A by more than 5%"
+	for _, c := range []struct{ why, format, want string }{
+		{why, "table", why + "\n"},
+		{why, "md", "\n**" + why + "**\n"},
+		{why, "json", ""},
+		{"", "table", ""},
+		{"a_b", "md", "\n**a\\_b**\n"},
+	} {
+		var b strings.Builder
+		if err := WriteGate(&b, c.why, c.format); err != nil || b.String() != c.want {
+			t.Errorf("WriteGate(%q, %s) = %q, %v; want %q", c.why, c.format, b.String(), err, c.want)
+		}
+	}
+}

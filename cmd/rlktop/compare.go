@@ -235,12 +235,8 @@ func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
 		return err
 	}
 	gateFail, gateWhy := cf.gate.Check(res.Ratio, res.Valid())
-	if gateWhy != "" && cf.format != "json" {
-		if cf.format == "md" {
-			fmt.Fprintf(cmd.OutOrStdout(), "\n**%s**\n", gateWhy)
-		} else {
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\n", gateWhy)
-		}
+	if err := report.WriteGate(cmd.OutOrStdout(), gateWhy, cf.format); err != nil {
+		return err
 	}
 	if gateWhy != "" {
 		fmt.Fprintf(stderr, "rlktop compare: %s\n", gateWhy)

@@ -1,6 +1,10 @@
 package attrib
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/rlktop/rlktop/internal/units"
+)
 
 // Gate is a CI decision on a comparison's step-time ratio B/A and its
 // confidence interval (issue 18): it fails only when the interval excludes
@@ -23,7 +27,7 @@ func (g Gate) Check(r Ratio, valid bool) (fail bool, why string) {
 	if !valid {
 		return true, "gate: the comparison is invalid (an arm crashed, stopped early or produced NaN)"
 	}
-	iv := fmt.Sprintf("B/A %.3f [%.3f, %.3f]", r.Value, r.CILow, r.CIHigh)
+	iv := "B/A " + units.Ratio(r.Value, r.CILow, r.CIHigh)
 	var reasons []string
 	if g.SlowerPct >= 0 {
 		th := 1 + g.SlowerPct/100
