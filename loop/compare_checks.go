@@ -10,7 +10,6 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
-	"github.com/rlktop/rlktop/tracer/session"
 )
 
 // The Python agent's output checks (rlktop.check, probe, audit, log) reach
@@ -25,18 +24,6 @@ import (
 //
 // A sample belongs to the step whose [start, end) holds its time; probe
 // samples, taken between steps, to the first step after them.
-
-type counterAt struct {
-	name string
-	v    float64
-}
-
-// stepSpan is one step the session reported, with its arm label.
-type stepSpan struct {
-	s     session.StepTime
-	label StepLabel
-	ok    bool
-}
 
 // agentChecks reads the agent's samples from the recording t and fills
 // res (Consistency, Metrics, Audits); an arm with NaN/Inf in a checked

@@ -100,3 +100,18 @@ func (r *runner) schedule() []StepLabel {
 	}
 	return out
 }
+
+// counterAt is one sample of a counter track the agent sent (its name and
+// value), read back from a comparison's recording (compare_checks.go,
+// compare_compile.go).
+type counterAt struct {
+	name string
+	v    float64
+}
+
+// stepSpan is one step the session reported, with its arm label.
+type stepSpan struct {
+	s     session.StepTime
+	label StepLabel
+	ok    bool
+}
