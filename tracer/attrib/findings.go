@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer"
 )
 
@@ -477,7 +478,7 @@ func (r *FindingRule) mathAttention(s *Snapshot) *Finding {
 			mathNs += k.TotalNs
 			calls += k.Count
 			if len(top) < 3 {
-				top = append(top, fmt.Sprintf("%s %s (%d calls)", kernelLabels(s)[i], fmtNs(k.TotalNs), k.Count))
+				top = append(top, fmt.Sprintf("%s %s (%d calls)", kernelLabels(s)[i], units.Duration(k.TotalNs), k.Count))
 			}
 		}
 	}
@@ -489,12 +490,12 @@ func (r *FindingRule) mathAttention(s *Snapshot) *Finding {
 		"math_ns": float64(mathNs), "fused_ns": float64(fusedNs), "attention_ns": float64(attnNs),
 		"gpu_ns": float64(s.Totals.GPUTotalNs), "math_share": share, "math_ns_per_step": perStep(s, mathNs), "steps": float64(len(s.Steps)),
 	}}
-	ev := fmt.Sprintf("math-path attention kernels: %s of %s %s (%.1f%%)", fmtNs(mathNs), fmtNs(s.Totals.GPUTotalNs), s.TimeName(), 100*share)
+	ev := fmt.Sprintf("math-path attention kernels: %s of %s %s (%.1f%%)", units.Duration(mathNs), units.Duration(s.Totals.GPUTotalNs), s.TimeName(), 100*share)
 	if ps := perStep(s, mathNs); ps > 0 {
-		ev += fmt.Sprintf(", %s per step over %d steps", fmtNs(int64(ps)), len(s.Steps))
+		ev += fmt.Sprintf(", %s per step over %d steps", units.Duration(int64(ps)), len(s.Steps))
 	}
 	f.Evidence = append(f.Evidence, ev)
-	f.Evidence = append(f.Evidence, fmt.Sprintf("fused attention kernels: %s; attention in all: %s", fmtNs(fusedNs), fmtNs(attnNs)))
+	f.Evidence = append(f.Evidence, fmt.Sprintf("fused attention kernels: %s; attention in all: %s", units.Duration(fusedNs), units.Duration(attnNs)))
 	return f
 }
 
@@ -514,9 +515,9 @@ func (r *FindingRule) dominant(s *Snapshot) *Finding {
 		"group_ns": float64(g.TotalNs), "gpu_ns": float64(s.Totals.GPUTotalNs), "share": g.Share, "count": float64(g.Count),
 		"group_ns_per_step": perStep(s, g.TotalNs),
 	}}
-	ev := fmt.Sprintf("%s %q: %s of %s %s (%.1f%%), %d ops", r.Group, g.Key, fmtNs(g.TotalNs), fmtNs(s.Totals.GPUTotalNs), s.TimeName(), 100*g.Share, g.Count)
+	ev := fmt.Sprintf("%s %q: %s of %s %s (%.1f%%), %d ops", r.Group, g.Key, units.Duration(g.TotalNs), units.Duration(s.Totals.GPUTotalNs), s.TimeName(), 100*g.Share, g.Count)
 	if ps := perStep(s, g.TotalNs); ps > 0 {
-		ev += fmt.Sprintf(", %s per step", fmtNs(int64(ps)))
+		ev += fmt.Sprintf(", %s per step", units.Duration(int64(ps)))
 	}
 	f.Evidence = append(f.Evidence, ev)
 	f.Numbers["key:"+g.Key] = 1
@@ -527,7 +528,7 @@ func (r *FindingRule) dominant(s *Snapshot) *Finding {
 			in = k.Stage == g.Key
 		}
 		if in && len(f.Top) < 3 {
-			f.Top = append(f.Top, fmt.Sprintf("%s %s (%.1f%% of the %s)", kernelLabels(s)[i], fmtNs(k.TotalNs), 100*float64(k.TotalNs)/float64(g.TotalNs), r.Group))
+			f.Top = append(f.Top, fmt.Sprintf("%s %s (%.1f%% of the %s)", kernelLabels(s)[i], units.Duration(k.TotalNs), 100*float64(k.TotalNs)/float64(g.TotalNs), r.Group))
 		}
 	}
 	return f
@@ -647,7 +648,7 @@ func (r *FindingRule) inputBound(outs []OutputRow, steps []StepRow) *Finding {
 	share := wait / wall
 	return &Finding{Share: share, ShareOf: "step wall time", Evidence: []string{
 		fmt.Sprintf("the training thread waited in DataLoader next() %s of %s step wall time (%.1f%%) over %d steps, %s per step",
-			fmtNs(int64(wait)), fmtNs(int64(wall)), 100*share, n, fmtNs(int64(wait/float64(n)))),
+			units.Duration(int64(wait)), units.Duration(int64(wall)), 100*share, n, units.Duration(int64(wait/float64(n)))),
 	}, Numbers: map[string]float64{"wait_ns": wait, "step_ns": wall, "steps": float64(n)}}
 }
 
@@ -824,7 +825,7 @@ func (r *FindingRule) idle(tl *Timeline, devs []tracer.Device) *Finding {
 	f := &Finding{Share: st.Share(), ShareOf: "step wall time", Numbers: map[string]float64{
 		"idle_ns": float64(st.IdleNs), "step_ns": float64(st.StepNs), "idle_share": st.Share(), "steps": float64(len(st.Steps)),
 	}}
-	f.Evidence = append(f.Evidence, fmt.Sprintf("GPU idle %s of %s step time (%.1f%%) over %d steps", fmtNs(st.IdleNs), fmtNs(st.StepNs), 100*st.Share(), len(st.Steps)))
+	f.Evidence = append(f.Evidence, fmt.Sprintf("GPU idle %s of %s step time (%.1f%%) over %d steps", units.Duration(st.IdleNs), units.Duration(st.StepNs), 100*st.Share(), len(st.Steps)))
 	var per []string
 	for i, s := range st.Steps {
 		if i == 8 {
@@ -843,7 +844,7 @@ func (r *FindingRule) idle(tl *Timeline, devs []tracer.Device) *Finding {
 		}
 	}
 	for _, g := range st.Gaps {
-		where := fmt.Sprintf("longest gap %s in step %d at %.0f%%", fmtNs(g.DurNs), g.Step, g.AtPct)
+		where := fmt.Sprintf("longest gap %s in step %d at %.0f%%", units.Duration(g.DurNs), g.Step, g.AtPct)
 		if g.Before != "" {
 			where += " after " + g.Before
 		}
@@ -856,29 +857,6 @@ func (r *FindingRule) idle(tl *Timeline, devs []tracer.Device) *Finding {
 		f.Evidence = append(f.Evidence, where)
 	}
 	return f
-}
-
-// fmtNs writes ns with 3 significant digits and a unit (the report's
-// Duration style; attrib cannot import report).
-func fmtNs(ns int64) string {
-	v := float64(ns)
-	unit := "ns"
-	for _, u := range []string{"µs", "ms", "s"} {
-		if math.Abs(v) < 1000 {
-			break
-		}
-		v /= 1000
-		unit = u
-	}
-	switch {
-	case unit == "ns":
-		return fmt.Sprintf("%d ns", ns)
-	case math.Abs(v) >= 100:
-		return fmt.Sprintf("%.0f %s", v, unit)
-	case math.Abs(v) >= 10:
-		return fmt.Sprintf("%.1f %s", v, unit)
-	}
-	return fmt.Sprintf("%.2f %s", v, unit)
 }
 
 func (r *FindingRule) exposedComm(rs *RankSummary) *Finding {
@@ -909,7 +887,7 @@ func (r *FindingRule) exposedComm(rs *RankSummary) *Finding {
 		"comm_exposed_ns": float64(exp), "comm_ns": float64(comm), "span_ns": float64(span), "exposed_share": share, "sources": float64(len(rs.Sources)),
 	}}
 	f.Evidence = append(f.Evidence, fmt.Sprintf("communication exposed (not overlapped with compute): %s of %s span (%.1f%%); communication in all %s, %.0f%% of it exposed",
-		fmtNs(exp), fmtNs(span), 100*share, fmtNs(comm), 100*float64(exp)/float64(max(comm, 1))))
+		units.Duration(exp), units.Duration(span), 100*share, units.Duration(comm), 100*float64(exp)/float64(max(comm, 1))))
 	if len(rs.Sources) > 1 && worst >= 0 {
 		f.Evidence = append(f.Evidence, fmt.Sprintf("most exposed: %s (%.1f%% of its span)", rs.Label(worst), 100*worstShare))
 	}
@@ -950,10 +928,10 @@ func (r *FindingRule) straggler(rs *RankSummary) *Finding {
 			"wait_ns": float64(wait), "span_ns": float64(span), "wait_share": share,
 		}}
 		f.Evidence = append(f.Evidence, fmt.Sprintf("%s arrived last at %d of %d matched collectives", rs.Label(late), l.LastArrivals, rs.Collectives),
-			fmt.Sprintf("the other sources waited %s for it, %.1f%% of their %s span", fmtNs(wait), 100*share, fmtNs(span)))
+			fmt.Sprintf("the other sources waited %s for it, %.1f%% of their %s span", units.Duration(wait), 100*share, units.Duration(span)))
 		for i := range rs.Sources {
 			s := &rs.Sources[i]
-			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: step median %s, waited %s, exposed communication %s", rs.Label(s.Index), fmtNs(s.StepMedianNs), fmtNs(s.CollWaitNs), fmtNs(s.CommExposedNs)))
+			f.Evidence = append(f.Evidence, fmt.Sprintf("%s: step median %s, waited %s, exposed communication %s", rs.Label(s.Index), units.Duration(s.StepMedianNs), units.Duration(s.CollWaitNs), units.Duration(s.CommExposedNs)))
 		}
 		return f
 	}
@@ -983,7 +961,7 @@ func (r *FindingRule) straggler(rs *RankSummary) *Finding {
 		"slow_source": float64(slow), "fast_source": float64(fast), "slow_step_ns": float64(sl.StepMedianNs), "fast_step_ns": float64(fa.StepMedianNs),
 	}}
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%s's step median %s against %s's %s (%.1f%% of the slow step); no collectives matched across the sources",
-		rs.Label(slow), fmtNs(sl.StepMedianNs), rs.Label(fast), fmtNs(fa.StepMedianNs), 100*share))
+		rs.Label(slow), units.Duration(sl.StepMedianNs), rs.Label(fast), units.Duration(fa.StepMedianNs), 100*share))
 	return f
 }
 
