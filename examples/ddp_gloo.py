@@ -1,7 +1,8 @@
 """A small PyTorch DDP job on CPU ranks (gloo backend), one rank slowed on purpose.
 
-Run it plainly, and it starts --world rank processes of itself the way torchrun
-does (RANK, WORLD_SIZE, LOCAL_RANK in each child's environment), which meet
+Under torchrun (`torchrun --nproc-per-node 2 examples/ddp_gloo.py`) each rank
+meets the others through torchrun's store (env://). Run it plainly, and it
+starts --world rank processes of itself the way torchrun does (RANK, WORLD_SIZE, LOCAL_RANK in each child's environment), which meet
 through a file store (init_method="file://..."; torchrun's default TCP store
 needs libuv, which Debian's PyTorch lacks):
 
@@ -77,7 +78,10 @@ def rank_main(args):
 
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method="file://" + args.init_file, rank=rank, world_size=world)
+    # Started by launch() (a file store), or by torchrun (its TCP store:
+    # MASTER_ADDR/MASTER_PORT in the environment, env://).
+    init = "file://" + args.init_file if args.init_file else "env://"
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
     torch.manual_seed(0)
     model = torch.nn.Sequential(
         torch.nn.Linear(args.width, args.width), torch.nn.ReLU(),
@@ -124,7 +128,7 @@ def rank_main(args):
 
 def main():
     args = parse()
-    if "RANK" in os.environ and args.init_file:
+    if "RANK" in os.environ and (args.init_file or "MASTER_ADDR" in os.environ):
         rank_main(args)
         return 0
     return launch(args)

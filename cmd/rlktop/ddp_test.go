@@ -168,11 +168,48 @@ func TestReportSourcesApart(t *testing.T) {
 // (RANK/WORLD_SIZE in their environment, as torchrun does); each rank's
 // Python agent connects to the one session (RLKTOP_SOCKET is inherited)
 // and is a source of its own with its hello's rank; rank 1 is slowed on
-// purpose, so where collectives were matched it is the late one.
+// purpose (120 ms a step: at 40 ms a loaded 2-core machine's scheduling
+// noise once made rank 0 as often last), so where collectives were
+// matched it is the late one.
 func TestDDPLiveRanks(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
 	cmd := r.Command(r.Bin, "run", "--headless", "--steps", "6", "--format", "json", "--",
-		"python3", r.Dst+"/ddp_gloo.py", "--world", "2", "--steps", "40", "--slow-rank", "1", "--slow-ms", "40")
+		"python3", r.Dst+"/ddp_gloo.py", "--world", "2", "--steps", "40", "--slow-rank", "1", "--slow-ms", "120")
+	assertLiveRanks(t, cmd)
+}
+
+// TestDDPLiveRanksTorchrun: the same job started the way issue 12 names,
+// `rlktop run -- torchrun --nproc-per-node 2 ddp_gloo.py` (torchrun's own
+// launcher and TCP store, env:// rendezvous). Debian's PyTorch is built
+// without libuv, which torchrun's store asks for by default, so the test
+// puts testdata/nolibuv/sitecustomize.py on PYTHONPATH (after rlktop's
+// agent, which chains to it): it makes TCPStore's default use_libuv=False.
+// PyTorch from pip needs no shim. torchrun's own agent connects too but
+// sends no events: two sources, the ranks.
+func TestDDPLiveRanksTorchrun(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	shim := filepath.Join(r.Dir, strings.TrimPrefix(r.Dst, "/"), "nolibuv")
+	if err := os.MkdirAll(shim, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("testdata/nolibuv/sitecustomize.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shim, "sitecustomize.py"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := r.Command("PYTHONPATH="+r.Dst+"/nolibuv", "OMP_NUM_THREADS=1", r.Bin, "run", "--headless", "--steps", "6", "--format", "json", "--",
+		"torchrun", "--nproc-per-node", "2", r.Dst+"/ddp_gloo.py", "--steps", "40", "--slow-rank", "1", "--slow-ms", "120")
+	assertLiveRanks(t, cmd)
+}
+
+// assertLiveRanks runs cmd (`rlktop run --headless --format json` of a
+// two-rank job, rank 1 slowed) and checks its sources: ranks 0 and 1 from
+// their hellos, world 2, steps on each; where collectives were matched,
+// rank 1 arrives last and rank 0 waits longer.
+func assertLiveRanks(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
