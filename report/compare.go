@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -61,10 +60,7 @@ func WriteComparison(w io.Writer, c *attrib.Comparison, consistency any, o Optio
 	case "json":
 		cc := *c
 		cc.Rows = append([]attrib.RowComparison{}, rows...)
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(CompareDoc{Comparison: &cc, Consistency: consistency})
+		return encodeJSON(w, CompareDoc{Comparison: &cc, Consistency: consistency})
 	case "table", "md":
 		return writeCompareText(w, c, rows, more, consistency, o.Format == "md")
 	}

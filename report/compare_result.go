@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -27,10 +26,7 @@ func WriteCompareResult(w io.Writer, res *livestate.CompareResult, o Options) er
 		if o.Top > 0 && len(out.Rows) > o.Top {
 			out.Rows = out.Rows[:o.Top]
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(&out)
+		return encodeJSON(w, &out)
 	}
 	md := o.Format == "md"
 	pairs := res.Pairs

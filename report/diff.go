@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -101,10 +100,7 @@ func WriteDiff(w io.Writer, d *attrib.Diff, o Options) error {
 	case "json":
 		doc := DiffDoc{A: d.A, B: d.B, TotalsA: totalsDoc(d.TotalsA), TotalsB: totalsDoc(d.TotalsB), OnlyA: d.OnlyA, OnlyB: d.OnlyB,
 			Kernels: diffRows(d.Kernels, top), Categories: diffRows(d.Categories, top), Stages: diffRows(d.Stages, top)}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(doc)
+		return encodeJSON(w, doc)
 	case "table", "md":
 	default:
 		return fmt.Errorf("%w: unknown format %q for a diff (use table, json or md)", ErrOption, format)

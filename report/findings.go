@@ -2,7 +2,6 @@ package report
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -85,10 +84,7 @@ func WriteFindings(w io.Writer, s *attrib.Snapshot, fs []attrib.Finding, o Optio
 		if fs == nil {
 			fs = []attrib.Finding{}
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(FindingsDoc{Source: s.Source, Format: formatName(s), Findings: fs})
+		return encodeJSON(w, FindingsDoc{Source: s.Source, Format: formatName(s), Findings: fs})
 	}
 	return fmt.Errorf("%w: unknown format %q (use one of %s)", ErrOption, o.Format, strings.Join(Formats(), ", "))
 }

@@ -236,13 +236,20 @@ func kernelDoc(k attrib.KernelRow) KernelDoc {
 
 // writeJSON writes every view (the JSON document is one object whatever
 // --by says); Top limits kernels and transfers.
-func writeJSON(w io.Writer, s *attrib.Snapshot, o Options) error {
+// encodeJSON writes v as every JSON document of report is written:
+// indented two spaces, names raw ('<', '>' and '&' not escaped as \u003c:
+// kernel names are C++), one trailing newline.
+func encodeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+func writeJSON(w io.Writer, s *attrib.Snapshot, o Options) error {
 	d := NewDoc(s, o.Top)
 	if len(o.Outputs) == 0 {
-		return enc.Encode(d)
+		return encodeJSON(w, d)
 	}
 	// "metrics" and "checks": the Python agent's outputs (attrib.Outputs).
 	out := struct {
@@ -266,5 +273,5 @@ func writeJSON(w io.Writer, s *attrib.Snapshot, o Options) error {
 			out.Checks = append(out.Checks, r)
 		}
 	}
-	return enc.Encode(out)
+	return encodeJSON(w, out)
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -26,10 +25,7 @@ func WriteRun(w io.Writer, snap *attrib.Snapshot, steps attrib.StepSummary, flag
 		}{Flags: flags, Steps: steps}
 		doc.Doc = NewDoc(snap, o.Top)
 		doc.StepRows = doc.Doc.Steps
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(doc)
+		return encodeJSON(w, doc)
 	}
 	if err := Write(w, snap, o); err != nil {
 		return err

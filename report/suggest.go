@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -29,10 +28,7 @@ type SuggestDoc struct {
 // escaped (escape.Control; md: escape.Markdown). Errors: write errors.
 func WriteSuggest(w io.Writer, doc *SuggestDoc, format string) error {
 	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(doc)
+		return encodeJSON(w, doc)
 	}
 	md := format == "md"
 	esc := escape.Control
