@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -182,10 +183,10 @@ func TestControllerPoll(t *testing.T) {
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() { ctl.Poll(done, rec); close(stopped) }()
-	waitFor(t, 20*time.Second, "the child's end and the closed connection", func() bool {
+	waitFor(t, 20*time.Second, "the child's line and end and the closed connection", func() bool {
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
-		return len(rec.ended) > 0 && len(rec.conns) > 0
+		return len(rec.ended) > 0 && len(rec.conns) > 0 && slices.Contains(rec.lines, "hello")
 	})
 	time.Sleep(300 * time.Millisecond) // a few more polls: nothing is said twice
 	close(done)

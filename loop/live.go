@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rlktop/rlktop/gpu"
 	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/tracer/cupti/launch"
@@ -153,7 +154,7 @@ func StartLive(o LiveOptions) (*Live, error) {
 		if st := l.Sup.Status(); st.State == Running {
 			l.tel.mon.Watch(st.PID)
 		}
-		l.tel.start(l, o.Telemetry)
+		l.tel.start(l.Session, l.Sup, o.Telemetry)
 	}
 	if err != nil {
 		return l, err // the session stays open so the TUI can show the failure
@@ -410,6 +411,18 @@ func (l *Live) Restart() error {
 	}
 	return err
 }
+
+// Telemetry returns the latest telemetry sample of the device panel (GPU
+// devices, the child tree's CPU% and RSS, co-tenants; see gpu.Sample),
+// the status line of what is sampled and, calmly, what is absent (e.g.
+// "no NVIDIA driver: libnvidia-ml.so.1 not found; …; CPU only: the
+// child's CPU% and RSS"), and whether a sample was taken yet. With
+// telemetry off (LiveOptions.Telemetry < 0) the status says so.
+func (l *Live) Telemetry() (gpu.Sample, string, bool) { return l.tel.latest() }
+
+// CoTenantNotes returns the co-tenant warnings given so far (also in
+// the session's State.Warnings), for a comparison's notes.
+func (l *Live) CoTenantNotes() []string { return l.tel.coTenantNotes() }
 
 // RunRecord returns the run record (nil without LiveOptions.RunRecord).
 // It is shared: read it, do not modify it.

@@ -45,21 +45,6 @@ const (
 	MaxLineBytes = 4096
 )
 
-// Output returns the lines of the child's output (both streams, in the
-// order rlktop read them: each stream's lines keep their order; between
-// the streams the order is exact only to within OutputPoll) with Seq
-// greater than after, oldest first, at most OutputLines of them, and the
-// unterminated line each stream is writing now (nil when none). Pass the
-// last Seq seen (0 at first). When lines[0].Seq > after+1, the ring
-// dropped the lines in between (more than OutputLines arrived since).
-// Safe for concurrent use; the result is a copy.
-//
-// This is what a live output pane polls: keep the last Seq, call Output
-// each tick, append.
-func (s *Supervisor) Output(after uint64) (lines []OutputLine, partial []OutputLine) {
-	return s.out.since(after)
-}
-
 // outputLog is the Supervisor's output ring and stderr tail.
 type outputLog struct {
 	mu      sync.Mutex

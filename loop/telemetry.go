@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/gpu"
+	"github.com/rlktop/rlktop/tracer/session"
 )
 
 // telemetry is a Live's GPU / child-process sampling: a gpu.Poller whose
@@ -32,19 +33,20 @@ func (t *telemetry) open() {
 	t.mon, t.status = gpu.Open()
 }
 
-// start runs the poller until close.
-func (t *telemetry) start(l *Live, every time.Duration) {
+// start runs the poller until close: readings go to sess as counters
+// (co-tenants as warnings); the watched process follows sup's child.
+func (t *telemetry) start(sess *session.Session, sup *Supervisor, every time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.cancel = cancel
 	t.done = make(chan struct{})
-	readings := gpu.NewPoller(t.mon, every, l.Session.Intern).Run(ctx)
+	readings := gpu.NewPoller(t.mon, every, sess.Intern).Run(ctx)
 	go func() {
 		defer close(t.done)
 		watched := -1
 		for r := range readings {
 			// Follow the child across restarts (Restart also calls Watch
 			// at once; this catches any other relaunch).
-			switch cs := l.Sup.Status(); {
+			switch cs := sup.Status(); {
 			case cs.State == Running && cs.PID != watched:
 				watched = cs.PID
 				t.mon.Watch(cs.PID)
@@ -52,9 +54,9 @@ func (t *telemetry) start(l *Live, every time.Duration) {
 				watched = 0
 				t.mon.Watch(0) // no child: no "process not found" errors
 			}
-			l.Session.AddCounters(r.Counters)
+			sess.AddCounters(r.Counters)
 			if msg := t.take(r); msg != "" {
-				l.Session.Warn(msg)
+				sess.Warn(msg)
 			}
 		}
 	}()
@@ -106,14 +108,9 @@ func (t *telemetry) close() {
 	}
 }
 
-// Telemetry returns the latest telemetry sample of the device panel (GPU
-// devices, the child tree's CPU% and RSS, co-tenants; see gpu.Sample),
-// the status line of what is sampled and, calmly, what is absent (e.g.
-// "no NVIDIA driver: libnvidia-ml.so.1 not found; …; CPU only: the
-// child's CPU% and RSS"), and whether a sample was taken yet. With
-// telemetry off (LiveOptions.Telemetry < 0) the status says so.
-func (l *Live) Telemetry() (gpu.Sample, string, bool) {
-	t := &l.tel
+// latest is the newest sample, the status line and whether a sample was
+// taken yet (Live.Telemetry).
+func (t *telemetry) latest() (gpu.Sample, string, bool) {
 	if t.mon == nil {
 		return gpu.Sample{}, "telemetry off", false
 	}
@@ -122,10 +119,8 @@ func (l *Live) Telemetry() (gpu.Sample, string, bool) {
 	return t.sample, t.status, t.have
 }
 
-// CoTenantNotes returns the co-tenant warnings given so far (also in
-// the session's State.Warnings), for a comparison's notes.
-func (l *Live) CoTenantNotes() []string {
-	t := &l.tel
+// coTenantNotes returns the co-tenant warnings given so far.
+func (t *telemetry) coTenantNotes() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return slices.Clone(t.notes)
