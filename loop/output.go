@@ -45,6 +45,9 @@ const (
 	MaxLineBytes = 4096
 )
 
+// TailLines is how many stderr lines Status keeps.
+const TailLines = 20
+
 // outputLog is the Supervisor's output ring and stderr tail.
 type outputLog struct {
 	mu      sync.Mutex

@@ -16,9 +16,6 @@ import (
 	"time"
 )
 
-// TailLines is how many stderr lines Status keeps.
-const TailLines = 20
-
 // Spec is what to launch.
 type Spec struct {
 	Argv []string // program and arguments
