@@ -506,6 +506,9 @@ func (b *linkBatch) link(l *Linker, evs []Event) {
 		}
 	}
 	qs := b.qs[:0]
+	if cap(qs) < nLaunch {
+		qs = make([]linkQuery, 0, nLaunch)
+	}
 	for i := range evs {
 		e := &evs[i]
 		if !e.Kind.IsGPU() || e.Kind == KindGPURange {

@@ -145,3 +145,40 @@ func TestKinetoReplicate(t *testing.T) {
 		t.Errorf("%d of 3 kernels linked to their launch (ids not shifted?)", linked)
 	}
 }
+
+// BenchmarkKinetoStream is BenchmarkKinetoImport's file read window by
+// window (OpenStream: steps, linking, no event kept past its window), the
+// kernels counted in the callback; peak memory is one copy's window.
+//
+//	go test ./tracer/tracefile -run XXX -bench 'Kineto(Import|Stream)' -benchtime 3x -cpu 1
+func BenchmarkKinetoStream(b *testing.B) {
+	copies := 9
+	if testing.Short() {
+		copies = 1
+	}
+	path, size := benchKinetoFile(b, copies)
+	b.SetBytes(size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := kProcessCPU()
+	for i := 0; i < b.N; i++ {
+		var c int64
+		_, err := OpenStream(path, Options{}, func(w *Window) error {
+			for j := range w.Events {
+				if w.Events[j].Kind == tracer.KindKernel {
+					c++
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if c != int64(8568*copies) {
+			b.Fatalf("kernel count %d, want %d", c, 8568*copies)
+		}
+	}
+	if cpu := kProcessCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(size)*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
+	}
+}

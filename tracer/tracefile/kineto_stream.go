@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/steps"
@@ -87,6 +88,10 @@ type kstream struct {
 	err  error // set once: ErrNotStreamable's reason, or fn's error
 	ran  bool  // the Kineto reader used it
 
+	// The window's events: full chunks, then cur (as Open's reader keeps
+	// them, so that one long window is not grown by copying); joined at
+	// the window's end when there are several.
+	chunks  [][]tracer.Event
 	cur     []tracer.Event
 	inGPU   bool  // the window has launches or GPU ops
 	maxEnd  int64 // latest end of the events read, ns
@@ -108,14 +113,8 @@ func (ks *kstream) fail(err error) {
 	}
 }
 
-func (ks *kstream) start(d *kdec, opts Options) {
+func (ks *kstream) start(d *kdec) {
 	ks.ran = true
-	if n := kEstimateEvents(opts); n > 4096 {
-		// As Open's array: sized from the file, pages past the largest
-		// window never touched (address space, not memory), so that one
-		// long window is not grown by copying.
-		ks.cur = make([]tracer.Event, 0, n)
-	}
 	ks.devPIDs = map[int32]bool{}
 	ks.steps = steps.NewTraceWindows()
 	ks.maxEnd = -1 << 63
@@ -140,6 +139,14 @@ func (ks *kstream) add(d *kdec, e tracer.Event, fromPid bool) {
 		ks.devPIDs[e.PID] = true
 	}
 	ks.maxEnd = max(ks.maxEnd, e.Start+max(e.Dur, 0))
+	if len(ks.cur) == cap(ks.cur) {
+		n := 4096
+		if c := cap(ks.cur); c > 0 {
+			ks.chunks = append(ks.chunks, ks.cur)
+			n = min(2*c, 1<<16)
+		}
+		ks.cur = make([]tracer.Event, 0, n)
+	}
 	ks.cur = append(ks.cur, e)
 	d.nOut++
 }
@@ -147,6 +154,28 @@ func (ks *kstream) add(d *kdec, e tracer.Event, fromPid bool) {
 // flush cuts, links and hands on the window read so far.
 func (ks *kstream) flush(d *kdec) {
 	evs := ks.cur
+	if len(ks.chunks) > 0 {
+		n := len(ks.cur)
+		for _, c := range ks.chunks {
+			n += len(c)
+		}
+		evs = make([]tracer.Event, 0, n)
+		for i, c := range ks.chunks {
+			evs = append(evs, c...)
+			ks.chunks[i] = nil
+		}
+		evs = append(evs, ks.cur...)
+		ks.chunks = ks.chunks[:0]
+		// The next window fills this array (fn is done with it by then),
+		// unless it is large: a long window's array is not kept.
+		ks.cur = nil
+		if n <= 1<<20 {
+			ks.cur = evs
+		} else if n > 1<<20/72*16 {
+			// As Open's joinEvents: hand the chunks back to the heap now.
+			runtime.GC()
+		}
+	}
 	ks.cur, ks.inGPU = ks.cur[:0], false
 	if ks.err != nil || len(evs) == 0 {
 		return
