@@ -15,6 +15,7 @@ import (
 	"github.com/rlktop/rlktop/gpu/reading"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/livestate"
+	"github.com/rlktop/rlktop/tracer/wire"
 	"github.com/rlktop/rlktop/views"
 )
 
@@ -145,6 +146,7 @@ type live struct {
 	now     time.Time
 
 	pending        map[string]string
+	refusals       int // State.Refusals already looked at for pending flips
 	tracingPending bool
 	tracingWant    bool
 	note           string
@@ -269,6 +271,17 @@ func (m *Model) onLive(msg LiveMsg) {
 	}
 	if msg.Flags != nil {
 		l.inForce = msg.Flags
+	}
+	if msg.State != nil {
+		// A flip the child refused is no longer pending: say why.
+		for _, rf := range msg.State.Refusals[min(l.refusals, len(msg.State.Refusals)):] {
+			if rf.Op == wire.ControlSet && l.pending[rf.Key] == rf.Value {
+				delete(l.pending, rf.Key)
+				m.status = StatusMsg{Text: rf.String(), Level: Error}
+				l.applied = ""
+			}
+		}
+		l.refusals = len(msg.State.Refusals)
 	}
 	for k, v := range l.pending {
 		if l.inForce[k] == v {

@@ -376,3 +376,29 @@ func TestLiveActionResults(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveFlipRefused: a flip the child refuses (a typed refusal in the
+// session state) is no longer shown pending, and the status bar says who
+// refused what and why; a refusal of another value changes nothing.
+func TestLiveFlipRefused(t *testing.T) {
+	m := newLive(t, 200, 50, &fakeCtl{})
+	m.Update(liveMsg("math", true))
+	press(m, "1")
+	msg := liveMsg("math", true)
+	msg.State.Refusals = []session.Refusal{{Seq: 1, PID: 7, Op: wire.ControlSet, Key: "attention", Value: "math", Err: "old"}}
+	m.Update(msg)
+	if !strings.Contains(ansi.Strip(m.Render()), "→ fused pending") {
+		t.Fatal("a refusal of another value cleared the pending flip")
+	}
+	msg = liveMsg("math", true)
+	msg.State.Refusals = append(msg.State.Refusals[:0:0], session.Refusal{Seq: 1, PID: 7, Op: wire.ControlSet, Key: "attention", Value: "math", Err: "old"},
+		session.Refusal{Seq: 2, PID: 7, Op: wire.ControlSet, Key: "attention", Value: "fused", Err: "no fused kernel on this device"})
+	m.Update(msg)
+	out := ansi.Strip(m.Render())
+	if strings.Contains(out, "pending") {
+		t.Errorf("still pending after the refusal:\n%s", out)
+	}
+	if s := m.Status(); s.Level != tui.Error || s.Text != "child pid 7 refused set attention=fused: no fused kernel on this device" {
+		t.Errorf("status %+v", s)
+	}
+}
