@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rlktop/rlktop/gpu/reading"
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/wire"
@@ -729,7 +730,7 @@ func (m *Model) liveRight() string {
 		parts = append(parts, st.Live.Rec.Render(r))
 	}
 	if l.state != nil && l.state.StepsPerSec > 0 {
-		parts = append(parts, fmt.Sprintf("%.2f steps/s", l.state.StepsPerSec))
+		parts = append(parts, units.Sig3(l.state.StepsPerSec)+" steps/s")
 	}
 	if l.paused {
 		parts = append(parts, st.Live.Pending.Render("PAUSED"))

@@ -141,6 +141,17 @@ func Interval(lo, hi float64) string {
 // ratio3 is v to three decimals (±Inf as "+Inf", "-Inf").
 func ratio3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
+// Times formats a ratio in prose as a factor, two decimals and "×":
+// "0.71×" — the short form of a sentence ("step 0.71× [0.70, 0.75]
+// faster", issue 18's wording); tables use Ratio's three decimals.
+func Times(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + "×" }
+
+// TimesInterval is Times with its interval to two decimals:
+// "0.71× [0.70, 0.75]".
+func TimesInterval(v, lo, hi float64) string {
+	return Times(v) + " [" + strconv.FormatFloat(lo, 'f', 2, 64) + ", " + strconv.FormatFloat(hi, 'f', 2, 64) + "]"
+}
+
 // DurationInterval formats a confidence interval of durations (ns) as
 // Interval does a ratio's: "[10.5 ms, 11.5 ms]".
 func DurationInterval(lo, hi int64) string {

@@ -155,3 +155,13 @@ func TestDurationInterval(t *testing.T) {
 		t.Errorf("DurationInterval = %q, want %q", got, want)
 	}
 }
+
+// TestTimes: the prose form, by hand (issue 18's "0.71× [0.70, 0.75]").
+func TestTimes(t *testing.T) {
+	if got := Times(0.714); got != "0.71×" {
+		t.Errorf("Times(0.714) = %q", got)
+	}
+	if got := TimesInterval(0.714, 0.7, 0.754); got != "0.71× [0.70, 0.75]" {
+		t.Errorf("TimesInterval = %q", got)
+	}
+}

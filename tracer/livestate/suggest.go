@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -106,12 +107,12 @@ func (t Tried) String() string {
 		return b.String()
 	}
 	if !t.Valid {
-		fmt.Fprintf(&b, ": INVALID (%s), step %.2f×", t.Reason, t.Step.Value)
+		fmt.Fprintf(&b, ": INVALID (%s), step %s", t.Reason, units.Times(t.Step.Value))
 		return b.String()
 	}
-	fmt.Fprintf(&b, ": step %.2f× [%.2f, %.2f] %s", t.Step.Value, t.Step.CILow, t.Step.CIHigh, t.Verdict)
+	fmt.Fprintf(&b, ": step %s %s", units.TimesInterval(t.Step.Value, t.Step.CILow, t.Step.CIHigh), t.Verdict)
 	if t.Row != "" && t.RowRatio.Value > 0 {
-		fmt.Fprintf(&b, ", %s %.2f×", t.Row, t.RowRatio.Value)
+		fmt.Fprintf(&b, ", %s %s", t.Row, units.Times(t.RowRatio.Value))
 	}
 	if t.HaveOutputs {
 		bw := "not bitwise"
