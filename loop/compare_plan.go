@@ -101,14 +101,18 @@ func (r *runner) plan() error {
 		r.arms = append(r.arms, n)
 	}
 	seedNote := ""
-	switch {
-	case r.agent:
+	// orDefault sets the warm-up and block lengths the options leave 0.
+	orDefault := func(warmup, block int) {
 		if o.Warmup <= 0 {
-			o.Warmup = 1
+			o.Warmup = warmup
 		}
 		if o.Block <= 0 {
-			o.Block = 5
+			o.Block = block
 		}
+	}
+	switch {
+	case r.agent:
+		orDefault(1, 5)
 		if o.Noise {
 			seedNote = "A′ reruns arm A's flags in the same process (switched over the Python agent like the other arms), so the yardstick measures step-to-step and drift noise between two interleaved sets of A's steps, not seed-to-seed variation"
 		}
@@ -142,23 +146,13 @@ func (r *runner) plan() error {
 			seedNote = "A′ reruns arm A's flags in the same child: the built-in loop cannot change its seed without a restart, so the yardstick measures step-to-step and drift noise between two interleaved sets of A's steps, not seed-to-seed variation"
 		}
 	case r.builtin:
-		if o.Warmup <= 0 {
-			o.Warmup = 3
-		}
-		if o.Block <= 0 {
-			o.Block = 20
-		}
+		orDefault(3, 20)
 		if o.Noise {
 			r.arms[len(r.arms)-1].flags["seed"] = strconv.FormatUint(o.Seed+1, 10)
 			seedNote = fmt.Sprintf("A′ restarts the built-in loop with seed=%d (other weights, openings and draws)", o.Seed+1)
 		}
 	default:
-		if o.Warmup <= 0 {
-			o.Warmup = 3
-		}
-		if o.Block <= 0 {
-			o.Block = 20
-		}
+		orDefault(3, 20)
 		for i, a := range r.arms {
 			s := o.Seed
 			if o.Noise && i == len(r.arms)-1 {
