@@ -16,9 +16,9 @@ func seedStream() []byte {
 	w.Name("attn_fused_fwd")
 	w.Events(randomEvents(rand.New(rand.NewPCG(9, 9)), 30, 2))
 	w.Counters([]tracer.Counter{{TS: 1, Name: 1, Value: 2}})
-	w.Control(&Control{Op: ControlAck, Seq: 1, Flags: []KV{{"a", "b"}}})
+	w.Control(&Control{Op: ControlAck, Seq: 1, Flags: []KV{{Key: "a", Value: "b"}}})
 	w.Drops(Drops{Events: 5, Batches: 1})
-	w.Meta([]KV{{"k", "v"}})
+	w.Meta([]KV{{Key: "k", Value: "v"}})
 	w.Bye(Bye{Reason: "x"})
 	return buf.Bytes()
 }

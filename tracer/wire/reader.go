@@ -252,7 +252,7 @@ func (d *dec) kvs(field string) []KV {
 		if d.err != nil {
 			return nil
 		}
-		kv = append(kv, KV{k, v})
+		kv = append(kv, KV{Key: k, Value: v})
 	}
 	return kv
 }

@@ -104,7 +104,7 @@ func TestRoundTripEveryFrameType(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctl := Control{Op: ControlAck, Seq: 77, Key: "attention", Value: "fused",
-		Flags: []KV{{"attention", "fused"}, {"qkv", "separate"}}, Tracing: true, Step: 41, Err: ""}
+		Flags: []KV{{Key: "attention", Value: "fused"}, {Key: "qkv", Value: "separate"}}, Tracing: true, Step: 41, Err: ""}
 	ctl2 := Control{Op: ControlSet, Seq: 78, Key: "scan", Value: "sklansky", Step: -1, Err: "x"}
 	if err := w.Control(&ctl); err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestRoundTripEveryFrameType(t *testing.T) {
 	if err := w.Drops(drops); err != nil {
 		t.Fatal(err)
 	}
-	meta := []KV{{"cwd", "/home/u"}, {"git", "abc123+dirty"}, {"", ""}}
+	meta := []KV{{Key: "cwd", Value: "/home/u"}, {Key: "git", Value: "abc123+dirty"}, {Key: "", Value: ""}}
 	if err := w.Meta(meta); err != nil {
 		t.Fatal(err)
 	}
