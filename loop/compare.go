@@ -212,12 +212,7 @@ func (r *runner) finishRecording() error {
 	// Stop the child (politely first), then let in-flight frames land
 	// before the recording stops.
 	lv := r.lv
-	if lv.Sup.Status().State == Running {
-		if _, err := lv.Session.StopChildren(); err == nil {
-			lv.Sup.WaitFor(3 * time.Second)
-		}
-		lv.Sup.Stop(2 * time.Second)
-	}
+	lv.StopChild(context.Background(), 3*time.Second, 2*time.Second)
 	lv.Session.Wait(2 * time.Second)
 	r.observe(lv.Session.Snapshot())
 	if cn := lv.CoTenantNotes(); len(cn) > 0 {

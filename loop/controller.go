@@ -170,14 +170,7 @@ func (c *Controller) Compare(ctx context.Context, key string, values []string, p
 	defer c.comparing.Store(false)
 	// Stop the live child cleanly (it finishes its step), then restart
 	// it after the comparison.
-	if c.live.Sup.Status().State == Running {
-		if _, err := c.live.Session.StopChildren(); err == nil {
-			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			c.live.Sup.Wait(wctx)
-			cancel()
-		}
-		c.live.Sup.Stop(3 * time.Second)
-	}
+	c.live.StopChild(ctx, 5*time.Second, 3*time.Second)
 	defer c.live.Restart()
 	return Compare(ctx, CompareOptions{
 		Arms: arms, Exe: c.opts.Exe, Steps: c.CompareSteps, Noise: true,

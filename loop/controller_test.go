@@ -248,3 +248,26 @@ func mustStartLive(t *testing.T, o LiveOptions) *Live {
 	}
 	return live
 }
+
+// TestStopChild: a child that does not stop when asked (a shell command,
+// no agent) gets SIGTERM once ask is over; a child that is not running
+// is left alone.
+func TestStopChild(t *testing.T) {
+	o := LiveOptions{Command: []string{"/bin/sh", "-c", "sleep 60"}, Untraced: true, NoAgent: true, Telemetry: -1,
+		Session: session.Options{Source: "live: test"}}
+	live := mustStartLive(t, o)
+	defer live.Close()
+	t0 := time.Now()
+	live.StopChild(context.Background(), 200*time.Millisecond, 2*time.Second)
+	st := live.Sup.Status()
+	if st.State == Running || st.Signal == "" {
+		t.Fatalf("after StopChild: %s", st.Describe())
+	}
+	if d := time.Since(t0); d < 200*time.Millisecond {
+		t.Errorf("stopped after %s: the child was not given its 200 ms to end when asked", d)
+	}
+	live.StopChild(context.Background(), time.Minute, time.Minute) // not running: returns at once
+	if d := time.Since(t0); d > 30*time.Second {
+		t.Errorf("StopChild of a stopped child waited (%s)", d)
+	}
+}

@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -474,17 +475,29 @@ func ExitStatus(st Status) int {
 	return st.ExitCode
 }
 
+// StopChild ends a running child: it is asked over the control channel
+// first (the built-in loop and the Python agent finish their step and
+// exit) and given up to ask, or until ctx ends, to do so; then its process
+// group gets SIGTERM and, grace later, SIGKILL. No-op when the child is
+// not running.
+func (l *Live) StopChild(ctx context.Context, ask, grace time.Duration) {
+	if l.Sup.Status().State != Running {
+		return
+	}
+	if _, err := l.Session.StopChildren(); err == nil {
+		wctx, cancel := context.WithTimeout(ctx, ask)
+		l.Sup.Wait(wctx)
+		cancel()
+	}
+	l.Sup.Stop(grace)
+}
+
 // Close stops the child (asking politely over the control channel first),
 // finishes the run record with the child's exit status (if Finish was not
 // called), stops telemetry and closes the session (ending a recording).
 func (l *Live) Close() error {
-	if l.Sup != nil && l.Sup.Status().State == Running {
-		if _, err := l.Session.StopChildren(); err == nil {
-			l.Sup.WaitFor(2 * time.Second)
-		}
-		l.Sup.Stop(2 * time.Second)
-	}
 	if l.Sup != nil {
+		l.StopChild(context.Background(), 2*time.Second, 2*time.Second)
 		l.Session.Wait(time.Second)
 		l.Finish(ExitStatus(l.Sup.Status()))
 	}

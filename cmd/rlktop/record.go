@@ -126,7 +126,7 @@ wait:
 		case <-tick.C:
 		}
 	}
-	stopChild(live)
+	live.StopChild(context.Background(), 2*time.Second, 2*time.Second)
 	live.Session.Wait(3 * time.Second)
 	exit := live.Sup.Status()
 	live.Finish(loop.ExitStatus(exit))
@@ -192,19 +192,4 @@ func countStepEvents(t *tracer.Trace) int {
 		}
 	}
 	return n
-}
-
-// stopChild ends a running child: asked over the control channel first
-// (the built-in loop then finishes its step and exits 0), then SIGTERM to
-// its process group, SIGKILL after 2 s.
-func stopChild(live *loop.Live) {
-	if live.Sup.Status().State != loop.Running {
-		return
-	}
-	if _, err := live.Session.StopChildren(); err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		live.Sup.Wait(ctx)
-		cancel()
-	}
-	live.Sup.Stop(2 * time.Second)
 }

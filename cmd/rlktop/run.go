@@ -231,11 +231,10 @@ wait:
 		// first, which ends it as Ctrl-C would), so that the report holds
 		// those steps and not what it ran while rlktop waited.
 		if live.AgentConnected() {
-			if _, err := live.Session.StopChildren(); err == nil {
-				live.Sup.WaitFor(2 * time.Second)
-			}
+			live.StopChild(context.Background(), 2*time.Second, 3*time.Second)
+		} else {
+			live.Sup.Stop(3 * time.Second)
 		}
-		live.Sup.Stop(3 * time.Second)
 		live.Session.Wait(time.Second)
 		stoppedByUs = true
 	default:

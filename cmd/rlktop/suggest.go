@@ -160,11 +160,10 @@ func profileRun(ctx context.Context, lo loop.LiveOptions, steps int64) (*session
 	}
 	if len(lo.Command) > 0 && live.Sup.Status().State == loop.Running {
 		if live.AgentConnected() {
-			if _, err := live.Session.StopChildren(); err == nil {
-				live.Sup.WaitFor(2 * time.Second)
-			}
+			live.StopChild(context.Background(), 2*time.Second, 3*time.Second)
+		} else {
+			live.Sup.Stop(3 * time.Second)
 		}
-		live.Sup.Stop(3 * time.Second)
 	}
 	live.Session.Wait(time.Second)
 	st := live.Session.Snapshot()
