@@ -539,7 +539,9 @@ func (b *linkBatch) link(l *Linker, evs []Event) {
 		evs[q.gpu].Ctx = l.Resolve(q.pid, q.tid, q.t)
 	}
 	if cap(qs) > 1<<16 {
-		qs = nil // a large window's scratch is not kept for the next
+		// A large window's scratch is not kept for the next (nor held
+		// while the caller aggregates it).
+		qs, b.launch = nil, nil
 	}
 	b.qs = qs[:0]
 }

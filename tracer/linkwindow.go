@@ -72,8 +72,10 @@ func (w *WindowLinker) Window(evs []Event) error {
 	if w.windows > 0 && len(evs) > 0 && lo <= w.prevEnd {
 		err = fmt.Errorf("window %d starts at %d ns, not after the end of the earlier windows (%d ns)", w.windows, lo, w.prevEnd)
 	}
-	// Intervals of earlier windows end before this one starts: forget
-	// them (steps stay: the step thread is counted over the whole trace).
+	w.b.link(w.l, evs)
+	// This window's intervals end before the next one starts: forget them
+	// now, not held while the caller aggregates (steps stay: the step
+	// thread is counted over the whole trace).
 	for _, th := range w.l.threads {
 		th.ivs, th.sortedN, th.maxDur, th.active, th.valid = th.ivs[:0], 0, 0, th.active[:0], false
 		if cap(th.ivs) > 1<<16 {
@@ -81,7 +83,6 @@ func (w *WindowLinker) Window(evs []Event) error {
 		}
 	}
 	w.l.cacheOK = false
-	w.b.link(w.l, evs)
 	if err == nil && w.b.launchMax != 0 && w.b.launchMin <= w.corrTop {
 		err = fmt.Errorf("window %d has a launch with correlation id %d, not above the earlier windows' %d", w.windows, w.b.launchMin, w.corrTop)
 	}

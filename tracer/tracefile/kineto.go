@@ -120,7 +120,7 @@ func ReadKineto(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 		stream:    opts.stream,
 	}
 	if d.stream != nil {
-		d.stream.start(d)
+		d.stream.start(d, opts)
 	} else if n := kEstimateEvents(opts); n > 4096 {
 		// One array, sized from the file: pages past the real count are
 		// never touched, so they cost address space, not memory.

@@ -91,12 +91,13 @@ type kstream struct {
 	// The window's events: full chunks, then cur (as Open's reader keeps
 	// them, so that one long window is not grown by copying); joined at
 	// the window's end when there are several.
-	chunks  [][]tracer.Event
-	cur     []tracer.Event
-	inGPU   bool  // the window has launches or GPU ops
-	maxEnd  int64 // latest end of the events read, ns
-	base    int   // events in earlier windows
-	gpuWork bool
+	chunks   [][]tracer.Event
+	cur      []tracer.Event
+	reserved bool  // cur is start's file-sized array
+	inGPU    bool  // the window has launches or GPU ops
+	maxEnd   int64 // latest end of the events read, ns
+	base     int   // events in earlier windows
+	gpuWork  bool
 
 	devPIDs map[int32]bool // pids of GPU ops whose device came from the pid
 
@@ -113,8 +114,17 @@ func (ks *kstream) fail(err error) {
 	}
 }
 
-func (ks *kstream) start(d *kdec) {
+func (ks *kstream) start(d *kdec, opts Options) {
 	ks.ran = true
+	if n := kEstimateEvents(opts); n > 1<<16 {
+		// The first window goes into one array sized from the file, as
+		// Open's events do (pages past the window are never touched), so
+		// that a file of one long window is neither grown by copying nor
+		// joined from chunks; after a short first window it is let go
+		// (flush), since the collector paces itself by it.
+		ks.cur = make([]tracer.Event, 0, n)
+		ks.reserved = true
+	}
 	ks.devPIDs = map[int32]bool{}
 	ks.steps = steps.NewTraceWindows()
 	ks.maxEnd = -1 << 63
@@ -176,6 +186,7 @@ func (ks *kstream) flush(d *kdec) {
 			runtime.GC()
 		}
 	}
+
 	ks.cur, ks.inGPU = ks.cur[:0], false
 	if ks.err != nil || len(evs) == 0 {
 		return
@@ -206,6 +217,16 @@ func (ks *kstream) flush(d *kdec) {
 	w := &Window{Index: ks.link.Windows() - 1, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts()}
 	if err := ks.fn(w); err != nil {
 		ks.fail(err)
+	}
+	if ks.reserved {
+		ks.reserved = false
+		if len(evs) < cap(ks.cur)/4 {
+			// Several windows: drop the file-sized array and collect
+			// now, so that the collector's pace (set by the live heap,
+			// which counted the array) comes back to the windows' size.
+			ks.cur = nil
+			runtime.GC()
+		}
 	}
 	ks.base += len(evs)
 }
