@@ -65,12 +65,14 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 				return report.Write(out, snap, opts)
 			}
 			progress := loadProgress(cmd.ErrOrStderr(), args)
-			// One large trace is aggregated window by window while it is
-			// read (report_stream.go); --meta and --by finding need its
+			// Large traces are aggregated window by window while they are
+			// read (report_stream.go); --meta and --by finding need their
 			// events.
 			if !meta && opts.By != report.ByFinding && streamable(args) {
-				if snap, t, ok := tryStreamReport(cmd.ErrOrStderr(), args[0], rules, progress); ok {
-					opts.Outputs = append(opts.Outputs, attrib.Outputs(t)...)
+				if snap, ts, ok := tryStreamReport(cmd.ErrOrStderr(), args, rules, progress); ok {
+					for _, t := range ts {
+						opts.Outputs = append(opts.Outputs, attrib.Outputs(t)...)
+					}
 					return report.Write(out, snap, opts)
 				}
 			}

@@ -11,53 +11,77 @@ import (
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
 
-// streamMinBytes: `report` of one trace file at least this large (bytes as
-// stored) aggregates it window by window while it is read
-// (tracefile.OpenStream → attrib.SourceStream) instead of holding every
-// event: peak memory stays about one torch.profiler window's events plus
-// the tables. Smaller files take the whole-trace path (the same result;
-// tests lower this to check that).
+// streamMinBytes: `report` of trace files at least this large together
+// (bytes as stored) aggregates them window by window while they are read
+// (tracefile.OpenStream → attrib.SourceStream), one file after the other,
+// instead of holding every event: peak memory stays about one
+// torch.profiler window's events plus the tables. Smaller inputs take the
+// whole-trace path (the same result; tests lower this to check that).
 var streamMinBytes int64 = progressMinBytes
 
-// streamReport reports path window by window: the snapshot, the trace
-// OpenStream returned (metadata and steps, for attrib.Outputs) and the
-// number of windows. An error wrapping tracefile.ErrNotStreamable, or any
-// read error, means the caller should read the file whole (Open), which
-// also reports damage as usual.
-func streamReport(path string, rules *attrib.Rules, progress func(int64, int64)) (*attrib.Snapshot, *tracer.Trace, int, error) {
+// streamReport reports paths (one source each, in order) window by
+// window: the snapshot, the traces OpenStream returned (metadata and
+// steps, for attrib.Outputs) and the number of windows in all. An error
+// wrapping tracefile.ErrNotStreamable, or any read error, means the caller
+// should read the files whole (OpenAll), which also reports damage as
+// usual. progress, when set, gets the bytes read summed over the files.
+func streamReport(paths []string, rules *attrib.Rules, progress func(int64, int64)) (*attrib.Snapshot, []*tracer.Trace, int, error) {
 	ss := attrib.NewSourceStream(rules)
 	windows := 0
-	t, err := tracefile.OpenStream(path, tracefile.Options{Progress: progress}, func(w *tracefile.Window) error {
-		ss.AddWindow(w.Events, w.Strings, w.Contexts)
-		windows++
-		return nil
-	})
-	if err != nil {
-		return nil, nil, windows, err
+	var traces []*tracer.Trace
+	var total, done int64
+	sizes := make([]int64, len(paths))
+	for i, p := range paths {
+		if st, err := os.Stat(p); err == nil {
+			sizes[i] = st.Size()
+			total += st.Size()
+		}
 	}
-	return ss.Snapshot(t), t, windows, nil
+	for i, p := range paths {
+		var opts tracefile.Options
+		if progress != nil {
+			base := done
+			opts.Progress = func(read, _ int64) { progress(base+read, total) }
+		}
+		t, err := tracefile.OpenStream(p, opts, func(w *tracefile.Window) error {
+			ss.AddWindow(w.Events, w.Strings, w.Contexts)
+			windows++
+			return nil
+		})
+		if err != nil {
+			return nil, nil, windows, err
+		}
+		ss.EndSource(t)
+		traces = append(traces, t)
+		done += sizes[i]
+	}
+	return ss.Snapshot(), traces, windows, nil
 }
 
-// streamable reports whether report should stream paths: one file of at
-// least streamMinBytes.
+// streamable reports whether report should stream paths: regular files
+// of at least streamMinBytes together.
 func streamable(paths []string) bool {
-	if len(paths) != 1 {
-		return false
+	var total int64
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil || !st.Mode().IsRegular() {
+			return false
+		}
+		total += st.Size()
 	}
-	st, err := os.Stat(paths[0])
-	return err == nil && st.Mode().IsRegular() && st.Size() >= streamMinBytes
+	return len(paths) > 0 && total >= streamMinBytes
 }
 
 // tryStreamReport is report's large-input path: ok false (after a line on
-// errw when the file could not be streamed) sends the caller to the
+// errw when a file could not be streamed) sends the caller to the
 // whole-trace path.
-func tryStreamReport(errw io.Writer, path string, rules *attrib.Rules, progress func(int64, int64)) (*attrib.Snapshot, *tracer.Trace, bool) {
-	snap, t, _, err := streamReport(path, rules, progress)
+func tryStreamReport(errw io.Writer, paths []string, rules *attrib.Rules, progress func(int64, int64)) (*attrib.Snapshot, []*tracer.Trace, bool) {
+	snap, traces, _, err := streamReport(paths, rules, progress)
 	if err != nil {
 		if errors.Is(err, tracefile.ErrNotStreamable) {
-			fmt.Fprintf(errw, "rlktop: %v; reading it whole (memory grows with the file)\n", err)
+			fmt.Fprintf(errw, "rlktop: %v; reading the input whole (memory grows with the files)\n", err)
 		}
 		return nil, nil, false
 	}
-	return snap, t, true
+	return snap, traces, true
 }

@@ -21,26 +21,26 @@ import (
 // the outputs are byte for byte equal. It returns the streamed windows
 // (0 and the refusal when the file cannot be streamed; report then read it
 // whole).
-func reportBothWays(t *testing.T, path string) (windows int, refused error) {
+func reportBothWays(t *testing.T, paths ...string) (windows int, refused error) {
 	t.Helper()
 	old := streamMinBytes
 	defer func() { streamMinBytes = old }()
 	streamMinBytes = math.MaxInt64
-	whole := reportJSON(t, path)
+	whole := reportJSON(t, paths...)
 	streamMinBytes = 0
-	streamed := reportJSON(t, path)
+	streamed := reportJSON(t, paths...)
 	if !bytes.Equal(whole, streamed) {
 		a, b := string(whole), string(streamed)
 		i := 0
 		for i < len(a) && i < len(b) && a[i] == b[i] {
 			i++
 		}
-		t.Fatalf("%s: streamed report differs from the whole-trace one at byte %d:\nwhole:    …%s…\nstreamed: …%s…", filepath.Base(path), i,
+		t.Fatalf("%v: streamed report differs from the whole-trace one at byte %d:\nwhole:    …%s…\nstreamed: …%s…", paths, i,
 			a[max(0, i-200):min(len(a), i+200)], b[max(0, i-200):min(len(b), i+200)])
 	}
-	_, _, windows, err := streamReport(path, nil, nil)
+	_, _, windows, err := streamReport(paths, nil, nil)
 	if err != nil && !errors.Is(err, tracefile.ErrNotStreamable) {
-		t.Fatalf("%s: %v", path, err)
+		t.Fatalf("%v: %v", paths, err)
 	}
 	return windows, err
 }
@@ -194,5 +194,60 @@ func TestReportStreamOneWindow(t *testing.T) {
 	}
 	if one.Totals.Kernels == 0 || three.Totals.Kernels != 3*one.Totals.Kernels {
 		t.Errorf("kernels: %d in one copy, %d in three", one.Totals.Kernels, three.Totals.Kernels)
+	}
+}
+
+// TestReportStreamSources: several traces (ranks) streamed one after the
+// other give the whole-trace report of them together byte for byte: per
+// source rows, step rows and spreads, and collectives matched across
+// sources (A100 rank 3 and V100 rank 1 share steps 1009-1014), also when
+// each file is several windows (2 copies of each).
+func TestReportStreamSources(t *testing.T) {
+	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
+	a := filepath.Join(dir, "hta_diff_control_a100.json.gz")
+	v := filepath.Join(dir, "hta_diff_test_v100.json.gz")
+	s := filepath.Join(dir, "hta_sampled_rank0.json.gz")
+	tmp := t.TempDir()
+	copies := func(p string) string {
+		out := filepath.Join(tmp, filepath.Base(p)+".x2.json")
+		f, err := os.Create(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tracefile.ReplicateKineto(f, readTraceBytes(t, p), 2); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		return out
+	}
+	for _, c := range []struct {
+		paths   []string
+		windows int
+		matched bool // the sources share steps and collectives
+	}{
+		{[]string{a, v}, 2, true},
+		{[]string{s, a, v}, 3, false},
+		{[]string{copies(a), copies(v)}, 4, true},
+	} {
+		w, err := reportBothWays(t, c.paths...)
+		if err != nil || w != c.windows {
+			t.Errorf("%v: %d windows (want %d), refused: %v", c.paths, w, c.windows, err)
+		}
+		// The comparison covers matching: the whole-trace report of these
+		// has matched collectives and step spreads (56 and 6 for A100 +
+		// V100 alone).
+		var doc struct {
+			Collectives int `json:"collectives_matched"`
+			Spreads     []struct {
+				Step int64 `json:"step"`
+			} `json:"step_spreads"`
+		}
+		if err := json.Unmarshal(reportJSON(t, c.paths...), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if c.matched && (doc.Collectives == 0 || len(doc.Spreads) == 0) {
+			t.Errorf("%v: %d collectives matched, %d step spreads: nothing across sources to compare", c.paths, doc.Collectives, len(doc.Spreads))
+		}
+		t.Logf("%d sources: %d collectives matched, %d step spreads", len(c.paths), doc.Collectives, len(doc.Spreads))
 	}
 }

@@ -1,6 +1,7 @@
 package attrib
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -8,48 +9,74 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 )
 
-// SourceStream aggregates one trace that arrives window by window
-// (tracefile.OpenStream) into the snapshot CombineSources gives for the
-// whole trace: the Aggregator's tables and the source's Ranks row. It keeps
-// no event: per window it adds the GPU ops to the Aggregator and the
-// window's per-device unions (compute, communication, copies) to the
-// source's sums, and seals the Aggregator's busy unions before the window
-// (Aggregator.SealBusyBefore), so its memory is 8 bytes per kernel
-// execution (exact percentiles), the tables, and one window's intervals.
+// SourceStream aggregates traces that arrive window by window
+// (tracefile.OpenStream), one source after the other, into the snapshot
+// CombineSources gives for the whole traces: the Aggregator's tables, each
+// source's Ranks row and step rows, and with several sources their step
+// spreads and matched collectives. It keeps no event: per window it adds
+// the GPU ops to the Aggregator (whose busy unions it seals before the
+// window: Aggregator.SealBusyBefore) and the window's per-device unions
+// (compute, communication, copies) to the source's sums. Memory: 8 bytes
+// per kernel execution (exact percentiles), the tables, one window's
+// intervals, and per source its steps and (for matching across sources)
+// one entry per collective.
 //
-// Exact when the windows do not overlap in time (each window's events
-// start after every earlier window's end, which tracer.WindowLinker
-// checks): interval unions and their overlap then add up window by window.
-// The trace must have GPU work (tracefile.OpenStream refuses others); with
-// one source there are no collectives to match. Not safe for concurrent
-// use.
+// Exact when each source's windows do not overlap in time (each window's
+// events start after every earlier window's end, which
+// tracer.WindowLinker checks): interval unions and their overlap then add
+// up window by window, and collectives are numbered in start order. The
+// traces must have GPU work (tracefile.OpenStream refuses others). Not
+// safe for concurrent use: feed the sources in input order.
 type SourceStream struct {
 	agg   *Aggregator
 	rules *Rules
-	row   SourceRow
-	steps map[int64]int64 // step number → duration (first kept)
-
-	isComm      map[tracer.StrID]bool
-	strs        *tracer.Strings
-	first, last int64
-	// One window's intervals per device (scratch).
-	compute, comms, copies map[int32][]ival
+	done  []*streamSource
+	cur   *streamSource
 }
+
+// streamSource is one source's running scan (scanSource's numbers).
+type streamSource struct {
+	scan     sourceScan
+	t        *tracer.Trace // EndSource's trace
+	stepRows map[int64]*StepRow
+	wins     []stepWin // first step event of each number, by start
+	nth      map[collKey]int
+	isComm   map[tracer.StrID]bool
+	strs     *tracer.Strings
+
+	first, last int64
+	// One window's intervals per device, and its collectives (scratch).
+	compute, comms, copies map[int32][]ival
+	commEvs                []*tracer.Event
+}
+
+type stepWin struct{ s, e, n int64 }
 
 // NewSourceStream returns an empty stream classifying with rules (nil:
 // DefaultRules).
 func NewSourceStream(rules *Rules) *SourceStream {
 	a := NewAggregator(rules)
-	return &SourceStream{
-		agg: a, rules: a.Rules(), steps: map[int64]int64{}, isComm: map[tracer.StrID]bool{},
-		first: math.MaxInt64, last: math.MinInt64,
-		compute: map[int32][]ival{}, comms: map[int32][]ival{}, copies: map[int32][]ival{},
-	}
+	return &SourceStream{agg: a, rules: a.Rules()}
 }
 
-// AddWindow adds one window's events (linked: Event.Ctx indexes ctxs; strs
-// is the trace's one string table, the same for every window).
+func (s *SourceStream) source() *streamSource {
+	if s.cur == nil {
+		s.cur = &streamSource{
+			scan:     sourceScan{steps: map[int64]int64{}, colls: map[collKey]ival{}},
+			stepRows: map[int64]*StepRow{}, nth: map[collKey]int{}, isComm: map[tracer.StrID]bool{},
+			first: math.MaxInt64, last: math.MinInt64,
+			compute: map[int32][]ival{}, comms: map[int32][]ival{}, copies: map[int32][]ival{},
+		}
+	}
+	return s.cur
+}
+
+// AddWindow adds one window of the current source (linked: Event.Ctx
+// indexes ctxs; strs is the source's one string table, the same for
+// every window of it).
 func (s *SourceStream) AddWindow(evs []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context) {
+	src := s.source()
+	index := len(s.done)
 	// Earlier windows end before this one starts: their busy intervals
 	// are only lengths from now on.
 	lo := int64(math.MaxInt64)
@@ -58,53 +85,75 @@ func (s *SourceStream) AddWindow(evs []tracer.Event, strs *tracer.Strings, ctxs 
 	}
 	s.agg.SealBusyBefore(lo)
 	s.agg.AddEvents(evs, strs, ctxs)
-	if s.strs != strs {
-		s.strs = strs
-		clear(s.isComm)
+	src.strs = strs
+	r := &src.scan.row
+	for _, m := range []map[int32][]ival{src.compute, src.comms, src.copies} {
+		for k := range m {
+			m[k] = m[k][:0]
+		}
 	}
-	r := &s.row
-	for k := range s.compute {
-		s.compute[k] = s.compute[k][:0]
+	src.commEvs = src.commEvs[:0]
+	// Steps first (scanSource and sourceSteps read them before the ops):
+	// the first event of each number.
+	for i := range evs {
+		e := &evs[i]
+		if e.Kind != tracer.KindStep {
+			continue
+		}
+		if _, dup := src.scan.steps[e.Value]; !dup {
+			src.scan.steps[e.Value] = max(e.Dur, 0)
+			w := stepWin{e.Start, e.End(), e.Value}
+			j, _ := slices.BinarySearchFunc(src.wins, w.s, func(x stepWin, t int64) int { return cmp.Compare(x.s, t) })
+			for j < len(src.wins) && src.wins[j].s == w.s {
+				j++ // after equal starts: a stable sort's order
+			}
+			src.wins = slices.Insert(src.wins, j, w)
+		}
+		if src.stepRows[e.Value] == nil {
+			src.stepRows[e.Value] = &StepRow{Step: e.Value, StartNs: e.Start, DurNs: e.Dur, Source: index}
+		}
 	}
-	for k := range s.comms {
-		s.comms[k] = s.comms[k][:0]
-	}
-	for k := range s.copies {
-		s.copies[k] = s.copies[k][:0]
-	}
-	// scanSource's rules for a trace with GPU work.
+	// scanSource's rules for a trace with GPU work; sourceSteps' per step
+	// GPU time.
 	for i := range evs {
 		e := &evs[i]
 		d := max(e.Dur, 0)
-		switch e.Kind {
-		case tracer.KindStep:
-			if _, dup := s.steps[e.Value]; !dup {
-				s.steps[e.Value] = d
+		if kindSlots[e.Kind&15] >= 0 && e.Ctx != 0 && int(e.Ctx) < len(ctxs) {
+			if n := ctxs[e.Ctx].Step; n >= 0 {
+				st := src.stepRows[n]
+				if st == nil { // launched in a step window without a step event
+					st = &StepRow{Step: n, Source: index}
+					src.stepRows[n] = st
+				}
+				st.KernelNs = addSat(st.KernelNs, d)
+				st.Count++
 			}
-			continue
+		}
+		switch e.Kind {
 		case tracer.KindKernel:
 			r.KernelCount++
 			r.KernelNs = addSat(r.KernelNs, d)
 			if e.Device < 0 {
 				continue
 			}
-			if s.comm(e.Name) {
-				s.comms[e.Device] = append(s.comms[e.Device], ival{e.Start, addSat(e.Start, d)})
+			if src.comm(e.Name, s.rules) {
+				src.comms[e.Device] = append(src.comms[e.Device], ival{e.Start, addSat(e.Start, d)})
+				src.commEvs = append(src.commEvs, e)
 			} else {
-				s.compute[e.Device] = append(s.compute[e.Device], ival{e.Start, addSat(e.Start, d)})
+				src.compute[e.Device] = append(src.compute[e.Device], ival{e.Start, addSat(e.Start, d)})
 			}
 		case tracer.KindMemcpy, tracer.KindMemset:
 			if e.Device < 0 {
 				continue
 			}
-			s.copies[e.Device] = append(s.copies[e.Device], ival{e.Start, addSat(e.Start, d)})
+			src.copies[e.Device] = append(src.copies[e.Device], ival{e.Start, addSat(e.Start, d)})
 		default:
 			continue
 		}
-		s.first, s.last = min(s.first, e.Start), max(s.last, addSat(e.Start, d))
+		src.first, src.last = min(src.first, e.Start), max(src.last, addSat(e.Start, d))
 	}
 	devs := map[int32]bool{}
-	for _, m := range []map[int32][]ival{s.compute, s.comms, s.copies} {
+	for _, m := range []map[int32][]ival{src.compute, src.comms, src.copies} {
 		for dev, v := range m {
 			if len(v) > 0 {
 				devs[dev] = true
@@ -112,49 +161,104 @@ func (s *SourceStream) AddWindow(evs []tracer.Event, strs *tracer.Strings, ctxs 
 		}
 	}
 	for _, dev := range slices.Sorted(maps.Keys(devs)) {
-		cu := unionOf(s.compute[dev])
-		co := unionOf(s.comms[dev])
+		cu := unionOf(src.compute[dev])
+		co := unionOf(src.comms[dev])
 		r.ComputeNs = addSat(r.ComputeNs, lenOf(cu))
 		r.CommNs = addSat(r.CommNs, lenOf(co))
 		r.CommOverlapNs = addSat(r.CommOverlapNs, overlapOf(co, cu))
-		all := append(append(cu, co...), s.copies[dev]...)
+		all := append(append(cu, co...), src.copies[dev]...)
 		r.BusyNs = addSat(r.BusyNs, lenOf(unionOf(all)))
-		s.compute[dev] = all[:0] // unionOf's result reused as scratch
+		src.compute[dev] = all[:0] // unionOf's result reused as scratch
 	}
+	// Collectives in start order, numbered within (name, step) across
+	// windows (windows are in start order).
+	slices.SortStableFunc(src.commEvs, func(a, b *tracer.Event) int { return cmp.Compare(a.Start, b.Start) })
+	for _, e := range src.commEvs {
+		k := collKey{name: strs.Get(e.Name), step: src.stepAt(e.Start)}
+		n := src.nth[k]
+		src.nth[k] = n + 1
+		k.nth = n
+		src.scan.colls[k] = ival{e.Start, addSat(e.Start, max(e.Dur, 0))}
+	}
+	clear(src.commEvs) // no pointer into evs kept
 }
 
-func (s *SourceStream) comm(id tracer.StrID) bool {
-	c, ok := s.isComm[id]
+// stepAt is scanSource's: the step (first event of its number) whose
+// window holds ts, by the latest start at or before ts; -1 none.
+func (src *streamSource) stepAt(ts int64) int64 {
+	wins := src.wins
+	i, _ := slices.BinarySearchFunc(wins, ts, func(w stepWin, ts int64) int { return cmp.Compare(w.s, ts) })
+	if i < len(wins) && wins[i].s == ts {
+		return wins[i].n
+	}
+	if i > 0 && ts < wins[i-1].e {
+		return wins[i-1].n
+	}
+	return -1
+}
+
+func (src *streamSource) comm(id tracer.StrID, rules *Rules) bool {
+	c, ok := src.isComm[id]
 	if !ok {
-		c = s.rules.Classify(tracer.KindKernel, s.strs.Get(id), nil) == CategoryCollective
-		s.isComm[id] = c
+		c = rules.Classify(tracer.KindKernel, src.strs.Get(id), nil) == CategoryCollective
+		src.isComm[id] = c
 	}
 	return c
 }
 
-// Snapshot returns what CombineSources([]*tracer.Trace{whole}, rules)
-// gives, where t is the trace tracefile.OpenStream returned (its metadata,
-// warnings and steps; no other event) and the windows were added with
-// AddWindow. Call it once, after the last window.
-func (s *SourceStream) Snapshot(t *tracer.Trace) *Snapshot {
+// EndSource closes the current source: t is the trace
+// tracefile.OpenStream returned for it (its metadata, warnings and steps;
+// no other event). The next AddWindow starts the next source.
+func (s *SourceStream) EndSource(t *tracer.Trace) {
+	src := s.source()
 	s.agg.addTraceMeta(t)
-	snap := s.agg.Snapshot()
-	r := &s.row
-	r.Index, r.Path, r.Format, r.World = 0, t.Path, t.Format, t.World
-	r.Name = "" // scanSource's naming
-	sc := scanSource(&tracer.Trace{Path: t.Path, Format: t.Format, Rank: t.Rank, World: t.World, Strings: t.Strings}, 0, s.rules)
+	src.t = t
+	r := &src.scan.row
+	sc := scanSource(&tracer.Trace{Path: t.Path, Format: t.Format, Rank: t.Rank, World: t.World, Strings: t.Strings}, len(s.done), s.rules)
+	r.Index, r.Path, r.Format, r.World = len(s.done), t.Path, t.Format, t.World
 	r.Name, r.Rank, r.RankFrom = sc.row.Name, sc.row.Rank, sc.row.RankFrom
-	durs := slices.Collect(maps.Values(s.steps))
+	durs := slices.Collect(maps.Values(src.scan.steps))
 	slices.Sort(durs)
 	r.Steps = len(durs)
 	if len(durs) > 0 {
 		r.StepMedianNs = durs[(len(durs)-1)/2]
 	}
-	if s.last >= s.first {
-		r.StartNs, r.EndNs, r.SpanNs = s.first, s.last, subSat(s.last, s.first)
+	if src.last >= src.first {
+		r.StartNs, r.EndNs, r.SpanNs = src.first, src.last, subSat(src.last, src.first)
 	}
 	r.CommExposedNs = r.CommNs - r.CommOverlapNs
 	r.IdleNs = max(r.SpanNs-r.BusyNs, 0)
-	snap.Ranks = summarize([]*sourceScan{{row: *r}})
+	src.compute, src.comms, src.copies, src.commEvs, src.isComm, src.nth = nil, nil, nil, nil, nil, nil
+	s.done = append(s.done, src)
+	s.cur = nil
+}
+
+// Snapshot returns what CombineSources of the whole traces gives, once
+// every source was ended (EndSource). Call it once.
+func (s *SourceStream) Snapshot() *Snapshot {
+	snap := s.agg.Snapshot()
+	scans := make([]*sourceScan, len(s.done))
+	for i, src := range s.done {
+		scans[i] = &src.scan
+	}
+	snap.Ranks = summarize(scans)
+	if len(s.done) < 2 {
+		return snap
+	}
+	snap.Rank = -1
+	var steps []StepRow
+	var span int64
+	for i, src := range s.done {
+		for _, n := range slices.Sorted(maps.Keys(src.stepRows)) {
+			steps = append(steps, *src.stepRows[n])
+		}
+		if r := snap.Ranks.Source(i); r != nil {
+			span = max(span, r.SpanNs)
+		}
+	}
+	snap.Steps = steps
+	if !snap.SummaryOnly {
+		snap.Totals.SpanNs = span
+	}
 	return snap
 }
