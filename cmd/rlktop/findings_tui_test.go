@@ -23,7 +23,8 @@ import (
 // fused, C runs the comparison through the live controller (A, B, A′; 10
 // steps each), and the finding then shows the measured result: the step
 // ratio with its interval (reaching below 1, never slower or invalid),
-// attention's ratio below 1 and the probe outputs compared. The verdict
+// attention's ratio (below 1 when the step is faster) and the probe
+// outputs compared. The verdict
 // is logged: with the A′ arm and 10 steps on a loaded shared machine it
 // was "within noise" (0.84× [0.23, 1.30]); the headless
 // TestSuggestBuiltinMathAttention, with more steps and no A′, asserts
@@ -63,8 +64,13 @@ func TestLiveTUIFindingEnterCompares(t *testing.T) {
 	if r, lo, hi := num(m[1]), num(m[2]), num(m[3]); !(lo < 1 && lo <= r && r <= hi) || m[4] == "slower" || m[4] == "invalid" {
 		t.Errorf("step %v [%v, %v] %s: want an interval reaching below 1 around the ratio, never slower or invalid", r, lo, hi, m[4])
 	}
-	if a := num(m[5]); !(a > 0 && a < 1) {
-		t.Errorf("attention ratio %v: want below 1", a)
+	// Attention's own ratio is a measurement over 10 steps per arm: on a
+	// loaded machine it was once 1.11 (step 1.73× [0.65, 3.68], within
+	// noise). It must be a ratio, and below 1 whenever the step verdict
+	// says faster; TestSuggestBuiltinMathAttention asserts the speed-up
+	// with enough steps.
+	if a := num(m[5]); !(a > 0) || (m[4] == "faster" && a >= 1) {
+		t.Errorf("attention ratio %v with step verdict %q: want a ratio, below 1 when faster", a, m[4])
 	}
 	if d := num(m[6]); !(d > 0 && d < 1e-4) {
 		t.Errorf("outputs max |Δ| %v", d)
