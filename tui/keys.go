@@ -26,10 +26,10 @@ func DefaultKeyMap() KeyMap {
 // helpKeys joins the focused view's bindings and the global ones for
 // bubbles/help.
 type helpKeys struct {
-	global  KeyMap
-	view    views.View // may be nil
-	actions []ActionKey
-	live    []key.Binding // live-run keys
+	global KeyMap
+	view   views.View    // may be nil
+	extra  []key.Binding // the root's own keys beyond KeyMap (step scrubbing of a file)
+	live   []key.Binding // live-run keys
 }
 
 func (h helpKeys) ShortHelp() []key.Binding {
@@ -49,9 +49,7 @@ func (h helpKeys) ShortHelp() []key.Binding {
 		return append(b, h.view.ShortHelp()...)
 	}
 	b = append(b, h.view.ShortHelp()...)
-	for _, a := range h.actions {
-		b = append(b, a.Binding)
-	}
+	b = append(b, h.extra...)
 	return append(b, h.global.Next, h.global.Help, h.global.Quit)
 }
 
@@ -70,12 +68,8 @@ func (h helpKeys) FullHelp() [][]key.Binding {
 		global = nil
 	}
 	g = append(g, h.view.FullHelp()...)
-	if len(h.actions) > 0 {
-		var col []key.Binding
-		for _, a := range h.actions {
-			col = append(col, a.Binding)
-		}
-		g = append(g, col)
+	if len(h.extra) > 0 {
+		g = append(g, h.extra)
 	}
 	if global != nil {
 		g = append(g, global)

@@ -17,9 +17,9 @@
 // have nothing to show for a source (it is then skipped by tab and
 // layout) and Height() int if it knows how many lines it needs. Data for
 // it travels in the Snapshot or in a message of its own routed here.
-// Requests to the outside (flip a flag, pause, restart) are
-// views.ActionMsg values, from a view's command or from Options.ActionKeys,
-// carried out by Options.Actions.
+// Requests a view makes of the root (drill down, go back, say something,
+// test a finding) are views.ActionMsg values; a live run's requests to the
+// outside go to its Controller (live.go).
 //
 // Live runs (Options.Controller set; `rlktop` with no arguments): the
 // views are Kernels, Flags, Step time, Child, Categories, Stages, Device
@@ -39,7 +39,6 @@ package tui
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -94,15 +93,6 @@ type Options struct {
 	Extra []Tab
 	// KeyMap; the zero value means DefaultKeyMap().
 	KeyMap *KeyMap
-	// ActionKeys are extra global keys (restart, pause, …); each emits its
-	// Action. They show in the help bar and apply whichever view has focus
-	// (unless it is capturing keys).
-	ActionKeys []ActionKey
-	// Actions carries out views.ActionMsg requests (from ActionKeys or
-	// from views) and returns a command doing the work, or nil. With no
-	// Actions, a request shows "not available here" in the status bar.
-	Actions func(views.ActionMsg) tea.Cmd
-
 	// Controller, when non-nil, makes this a live run: the Flags, Step
 	// time, Child, Device and Compare views are added (the file Steps
 	// view is left out), LiveMsg and DeviceMsg feed them, and the live
@@ -123,12 +113,6 @@ type Options struct {
 	Command  bool
 }
 
-// ActionKey binds a global key to an action.
-type ActionKey struct {
-	Binding key.Binding
-	Action  views.ActionMsg
-}
-
 // Model is the root model. Use it through a pointer.
 type Model struct {
 	st     *views.Styles
@@ -145,8 +129,6 @@ type Model struct {
 	focus     int // index into tabs
 	snap      *attrib.Snapshot
 	feed      <-chan tea.Msg
-	actKeys   []ActionKey
-	actions   func(views.ActionMsg) tea.Cmd
 	help      help.Model
 	status    StatusMsg
 	loadStart time.Time
@@ -166,8 +148,7 @@ func New(opts Options) *Model {
 		d := views.DefaultStyles()
 		st = &d
 	}
-	m := &Model{st: st, keys: DefaultKeyMap(), feed: opts.Feed, w: 80, h: 24, back: -1,
-		actKeys: opts.ActionKeys, actions: opts.Actions}
+	m := &Model{st: st, keys: DefaultKeyMap(), feed: opts.Feed, w: 80, h: 24, back: -1}
 	if opts.KeyMap != nil {
 		m.keys = *opts.KeyMap
 	}
@@ -377,15 +358,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseClickMsg, tea.MouseReleaseMsg, tea.MouseMotionMsg, tea.MouseWheelMsg:
 		cmds = append(cmds, m.mouse(msg.(tea.MouseMsg)))
 	case views.ActionMsg:
-		if m.viewAction(msg) {
-			break
-		}
-		if m.actions == nil {
+		if !m.viewAction(msg) {
 			m.status = StatusMsg{Text: msg.Name + ": not available here", Level: Warn}
 			m.layout()
-			break
 		}
-		cmds = append(cmds, m.actions(msg))
 	case tea.KeyPressMsg:
 		if key.Matches(msg, m.keys.ForceQuit) {
 			m.stopLive()
@@ -425,8 +401,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmd, _ := m.liveKey(msg)
 			cmds = append(cmds, cmd)
 			m.layout()
-		case m.actionKey(msg) != nil:
-			cmds = append(cmds, views.Action(m.actionKey(msg).Action))
 		default:
 			if m.snap != nil {
 				cmds = append(cmds, v.Update(msg))
@@ -483,16 +457,6 @@ func (m *Model) focusTab(v views.View) {
 
 func (m *Model) setStatusText(text string, lvl Level) { m.status = StatusMsg{Text: text, Level: lvl} }
 
-// actionKey returns the action key msg matches, or nil.
-func (m *Model) actionKey(msg tea.KeyPressMsg) *ActionKey {
-	for i := range m.actKeys {
-		if key.Matches(msg, m.actKeys[i].Binding) {
-			return &m.actKeys[i]
-		}
-	}
-	return nil
-}
-
 func (m *Model) cycle(d int) {
 	n := len(m.tabs)
 	for i := 1; i <= n; i++ {
@@ -517,9 +481,9 @@ func (m *Model) helpView() string {
 	if m.help.ShowAll {
 		g.Help.SetHelp("?", "close help")
 	}
-	hk := helpKeys{global: g, view: m.helpTarget(), actions: m.actKeys, live: lk}
+	hk := helpKeys{global: g, view: m.helpTarget(), live: lk}
 	if m.live == nil && len(m.steps) > 0 {
-		hk.actions = append(slices.Clip(hk.actions), ActionKey{Binding: scrubPrev}, ActionKey{Binding: scrubNext})
+		hk.extra = []key.Binding{scrubPrev, scrubNext}
 	}
 	if !m.help.ShowAll {
 		return m.help.View(hk)

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	kb "charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
@@ -220,43 +219,13 @@ func TestEverySize(t *testing.T) {
 	}
 }
 
-func TestActionKeysReachActions(t *testing.T) {
-	var got []views.ActionMsg
-	restart := tui.ActionKey{
-		Binding: keyBinding("r", "restart"),
-		Action:  views.ActionMsg{Name: "restart"},
-	}
-	m := newModel(t, 80, 24, tui.Options{Snapshot: viewstest.Snapshot(), ActionKeys: []tui.ActionKey{restart},
-		Actions: func(a views.ActionMsg) tea.Cmd {
-			got = append(got, a) // a real Actions would return a Cmd doing I/O
-			return nil
-		}})
-	_, cmd := m.Update(key("r"))
-	if cmd == nil {
-		t.Fatal("r produced no command")
-	}
-	m.Update(cmd()) // the ActionMsg comes back through Update
-	if len(got) != 1 || got[0].Name != "restart" {
-		t.Fatalf("actions seen: %+v", got)
-	}
-	if !strings.Contains(ansi.Strip(m.Render()), "r restart") {
-		t.Error("help bar lacks the action key")
-	}
-	// While the filter input is open, r is text.
-	m.Update(key("/"))
-	if _, cmd := m.Update(key("r")); cmd != nil {
-		if _, ok := cmd().(views.ActionMsg); ok {
-			t.Fatal("r triggered an action while typing a filter")
-		}
-	}
-	// Without Actions, the request is reported, not dropped silently.
-	m2 := newModel(t, 80, 24, tui.Options{Snapshot: viewstest.Snapshot()})
-	m2.Update(views.ActionMsg{Name: "pause"})
-	if s := m2.Status(); s.Level != tui.Warn || !strings.Contains(s.Text, "pause") {
+// TestUnknownActionReported: a views.ActionMsg the root does not carry out
+// (drill, back, status and try are its own) is reported in the status bar,
+// not dropped silently.
+func TestUnknownActionReported(t *testing.T) {
+	m := newModel(t, 80, 24, tui.Options{Snapshot: viewstest.Snapshot()})
+	m.Update(views.ActionMsg{Name: "pause"})
+	if s := m.Status(); s.Level != tui.Warn || s.Text != "pause: not available here" {
 		t.Fatalf("status %+v", s)
 	}
-}
-
-func keyBinding(k, help string) kb.Binding {
-	return kb.NewBinding(kb.WithKeys(k), kb.WithHelp(k, help))
 }
