@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/internal/units"
@@ -205,7 +204,7 @@ func writeChecks(b *strings.Builder, cs []livestate.CheckSummary, md bool) {
 
 // writeSmallTable writes a titled table after a blank line: md a bold
 // title and a Markdown table (writeMDGrid: cells through escape.Markdown),
-// else "title:" and columns aligned by tabwriter (cells through
+// else "title:" and writeTextGrid's columns (cells through
 // escape.Control). Every column is left-aligned.
 func writeSmallTable(b *strings.Builder, title string, header []string, rows [][]string, md bool) {
 	b.WriteString("\n")
@@ -216,11 +215,5 @@ func writeSmallTable(b *strings.Builder, title string, header []string, rows [][
 		return
 	}
 	fmt.Fprintf(b, "%s:\n", title)
-	g = escapeGrid(g)
-	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(g.header, "\t")+"\t")
-	for _, r := range g.rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
-	}
-	tw.Flush()
+	writeTextGrid(b, g)
 }

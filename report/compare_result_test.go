@@ -43,7 +43,7 @@ func TestWriteCompareResultTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"NaN/Inf checks (rlktop.check):\ncheck  arm  steps  NaN/Inf                      \ngrad   a=2  2      2 steps: 3, 7 (arm invalid)  \n",
+		"NaN/Inf checks (rlktop.check):\ncheck  arm  steps  NaN/Inf\ngrad   a=2  2      2 steps: 3, 7 (arm invalid)\n",
 		"consistency: not available",
 		"\nnote: a_note\n",
 	} {

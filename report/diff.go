@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/internal/units"
@@ -118,6 +117,7 @@ func WriteDiff(w io.Writer, d *attrib.Diff, o Options) error {
 		fmt.Sprintf("GPU time B/A %s; kernel names only in A: %d, only in B: %d", units.RatioOf(ga, gb), d.OnlyA, d.OnlyB),
 	}
 	header := []string{by, "match", "count A", "count B", "Δ count", "time A", "time B", "Δ time", "B/A"}
+	right := []bool{false, false, true, true, true, true, true, true, true} // numbers right-aligned
 	keys, disps := make([]string, len(rows)), make([]string, len(rows))
 	for i, r := range rows {
 		keys[i], disps[i] = r.Key, r.Display
@@ -142,7 +142,7 @@ func WriteDiff(w io.Writer, d *attrib.Diff, o Options) error {
 			fmt.Fprintf(&b, "%s  \n", escape.Markdown(h))
 		}
 		b.WriteString("\n")
-		writeMDGrid(&b, grid{header: header, right: []bool{false, false, true, true, true, true, true, true, true}, rows: cells})
+		writeMDGrid(&b, grid{header: header, right: right, rows: cells})
 		if more > 0 {
 			fmt.Fprintf(&b, "\n_… %d more rows (--top 0 for all)_\n", more)
 		}
@@ -153,15 +153,10 @@ func WriteDiff(w io.Writer, d *attrib.Diff, o Options) error {
 		b.WriteString(h + "\n")
 	}
 	b.WriteString("\n")
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
 	for _, c := range cells {
 		c[0] = elide(c[0], 72)
-		fmt.Fprintln(tw, strings.Join(c, "\t")+"\t")
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	writeTextGrid(&b, grid{header: header, right: right, rows: cells})
 	if more > 0 {
 		fmt.Fprintf(&b, "… %d more rows (--top 0 for all)\n", more)
 	}

@@ -39,7 +39,10 @@ func TestWriteDiffText(t *testing.T) {
 	if err := WriteDiff(&b, d, Options{Format: "table", By: attrib.GroupKernel, Top: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "gemm<float>|x  name") || !strings.Contains(b.String(), "… 1 more rows (--top 0 for all)\n") {
+	// Text: numbers right-aligned as in report's tables (writeTextGrid);
+	// column widths by hand: "count A" 7, "time A" 7 ("1.00 ms"), "B/A" 5.
+	if !strings.Contains(b.String(), "kernel         match  count A  count B  Δ count   time A   time B   Δ time    B/A\ngemm<float>|x  name         3        3       +0  1.00 ms  1.00 ms  +300 ns  1.000\n") ||
+		!strings.Contains(b.String(), "… 1 more rows (--top 0 for all)\n") {
 		t.Errorf("table:\n%s", b.String())
 	}
 	if err := WriteDiff(&b, d, Options{Format: "csv"}); err == nil {
