@@ -93,7 +93,8 @@ type kstream struct {
 	// the window's end when there are several.
 	chunks   [][]tracer.Event
 	cur      []tracer.Event
-	reserved bool  // cur is start's file-sized array
+	estimate int   // kEstimateEvents of the file
+	big      bool  // cur is a long window's file-sized array (add)
 	inGPU    bool  // the window has launches or GPU ops
 	maxEnd   int64 // latest end of the events read, ns
 	base     int   // events in earlier windows
@@ -116,15 +117,7 @@ func (ks *kstream) fail(err error) {
 
 func (ks *kstream) start(d *kdec, opts Options) {
 	ks.ran = true
-	if n := kEstimateEvents(opts); n > 1<<16 {
-		// The first window goes into one array sized from the file, as
-		// Open's events do (pages past the window are never touched), so
-		// that a file of one long window is neither grown by copying nor
-		// joined from chunks; after a short first window it is let go
-		// (flush), since the collector paces itself by it.
-		ks.cur = make([]tracer.Event, 0, n)
-		ks.reserved = true
-	}
+	ks.estimate = kEstimateEvents(opts)
 	ks.devPIDs = map[int32]bool{}
 	ks.steps = steps.NewTraceWindows()
 	ks.maxEnd = -1 << 63
@@ -150,15 +143,41 @@ func (ks *kstream) add(d *kdec, e tracer.Event, fromPid bool) {
 	}
 	ks.maxEnd = max(ks.maxEnd, e.Start+max(e.Dur, 0))
 	if len(ks.cur) == cap(ks.cur) {
-		n := 4096
-		if c := cap(ks.cur); c > 0 {
-			ks.chunks = append(ks.chunks, ks.cur)
-			n = min(2*c, 1<<16)
-		}
-		ks.cur = make([]tracer.Event, 0, n)
+		ks.grow()
 	}
 	ks.cur = append(ks.cur, e)
 	d.nOut++
+}
+
+// bigWindow: a window past this many events (18 MiB) moves into one array
+// sized from the file, as Open's events are (pages past the window's end
+// are never touched), so that a long window is not joined from chunks at
+// its end (twice its size at once).
+var bigWindow = 1 << 18 // a variable for tests
+
+// grow makes room in cur: a new chunk (4096 events, doubling up to 65536),
+// or, once the window passes bigWindow events, the file-sized array.
+func (ks *kstream) grow() {
+	n := len(ks.cur)
+	for _, c := range ks.chunks {
+		n += len(c)
+	}
+	if !ks.big && n >= bigWindow && ks.estimate > 2*n {
+		big := make([]tracer.Event, 0, ks.estimate)
+		for i, c := range ks.chunks {
+			big = append(big, c...)
+			ks.chunks[i] = nil
+		}
+		big = append(big, ks.cur...)
+		ks.chunks, ks.cur, ks.big = ks.chunks[:0], big, true
+		runtime.GC() // the chunks: as large as the window so far
+		return
+	}
+	c := len(ks.cur)
+	if c > 0 {
+		ks.chunks = append(ks.chunks, ks.cur)
+	}
+	ks.cur = make([]tracer.Event, 0, min(max(2*c, 4096), 1<<16))
 }
 
 // flush cuts, links and hands on the window read so far.
@@ -218,15 +237,12 @@ func (ks *kstream) flush(d *kdec) {
 	if err := ks.fn(w); err != nil {
 		ks.fail(err)
 	}
-	if ks.reserved {
-		ks.reserved = false
-		if len(evs) < cap(ks.cur)/4 {
-			// Several windows: drop the file-sized array and collect
-			// now, so that the collector's pace (set by the live heap,
-			// which counted the array) comes back to the windows' size.
-			ks.cur = nil
-			runtime.GC()
-		}
+	if ks.big {
+		// Drop the file-sized array and collect now, so that the
+		// collector's pace (set by the live heap, which counted the
+		// array) comes back to the next windows' size.
+		ks.big, ks.cur = false, nil
+		runtime.GC()
 	}
 	ks.base += len(evs)
 }

@@ -115,3 +115,49 @@ func readAllMaybeGzip(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// TestOpenStreamLongWindow: a window past bigWindow events moves into the
+// file-sized array part way (here at 4096 events) and still equals Open.
+func TestOpenStreamLongWindow(t *testing.T) {
+	old := bigWindow
+	defer func() { bigWindow = old }()
+	bigWindow = 4096
+	raw := readAllMaybeGzip(t, filepath.Join(testutil.SharedTraces(t), "kineto", "hta_sampled_rank0.json.gz"))
+	var buf bytes.Buffer
+	if _, err := ReplicateKinetoOneWindow(&buf, raw, 3); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "one.json")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := Open(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []tracer.Event
+	var ctxs []tracer.Context
+	big := false
+	_, err = OpenStream(p, Options{}, func(w *Window) error {
+		got = append(got, w.Events...)
+		ctxs = w.Contexts
+		// A join of chunks is exactly as long as the window; the
+		// file-sized array is longer.
+		big = big || cap(w.Events) > len(w.Events)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(whole.Events) || len(got) <= 4096 || !big {
+		t.Fatalf("%d events streamed (file-sized array used: %v), Open has %d", len(got), big, len(whole.Events))
+	}
+	for i := range got {
+		a, b := got[i], whole.Events[i]
+		ca, cb := ctxs[a.Ctx], whole.Contexts[b.Ctx]
+		a.Ctx, b.Ctx = 0, 0
+		if a != b || ca.Step != cb.Step || !slices.Equal(ca.Ops, cb.Ops) || !slices.Equal(ca.Ranges, cb.Ranges) {
+			t.Fatalf("event %d differs:\nstream %+v %+v\nopen   %+v %+v", i, a, ca, b, cb)
+		}
+	}
+}
