@@ -556,7 +556,30 @@ func CombineSources(traces []*tracer.Trace, rules *Rules) *Snapshot {
 	if !s.SummaryOnly {
 		s.Totals.SpanNs = span
 	}
+	s.Devices, s.DeviceWork = sourceDevices(traces)
 	return s
+}
+
+// sourceDevices lists the devices of several sources apart: each
+// source's devices in its own order, and whether each ran GPU work (a
+// kernel, memcpy or memset on that device id in that source) — the same
+// id in two files is two devices.
+func sourceDevices(traces []*tracer.Trace) ([]tracer.Device, []bool) {
+	var devs []tracer.Device
+	var work []bool
+	for _, t := range traces {
+		busy := map[int32]bool{}
+		for j := range t.Events {
+			if k := t.Events[j].Kind; k == tracer.KindKernel || k == tracer.KindMemcpy || k == tracer.KindMemset {
+				busy[t.Events[j].Device] = true
+			}
+		}
+		for _, d := range t.Devices {
+			devs = append(devs, d)
+			work = append(work, busy[d.ID])
+		}
+	}
+	return devs, work
 }
 
 // sourceSteps is one trace's step rows (the Aggregator's rule: a step's

@@ -22,6 +22,11 @@ type Snapshot struct {
 	// (kernel, memcpy or memset), ascending; a trace lists every visible
 	// device, and headers name only these.
 	WorkDevices []int32
+	// DeviceWork, when it has one entry per Devices entry, says which of
+	// them ran work; CombineSources sets it, since several sources (ranks,
+	// files) list the same device ids for different devices, so that
+	// WorkDevices cannot tell them apart. nil: WorkDevices decides.
+	DeviceWork []bool
 	Rank        int // -1 unknown
 	Totals      Totals
 	// Kernels holds one row per distinct kernel name (Kind == KindKernel),
@@ -136,6 +141,14 @@ type StepRow struct {
 // have (no work yet, or a snapshot built without WorkDevices).
 func (s *Snapshot) WorkingDevices() []tracer.Device {
 	var out []tracer.Device
+	if len(s.DeviceWork) == len(s.Devices) && len(s.Devices) > 0 {
+		for i, d := range s.Devices {
+			if s.DeviceWork[i] {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
 	for _, d := range s.Devices {
 		if slices.Contains(s.WorkDevices, d.ID) {
 			out = append(out, d)
