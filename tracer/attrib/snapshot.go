@@ -27,8 +27,8 @@ type Snapshot struct {
 	// files) list the same device ids for different devices, so that
 	// WorkDevices cannot tell them apart. nil: WorkDevices decides.
 	DeviceWork []bool
-	Rank        int // -1 unknown
-	Totals      Totals
+	Rank       int // -1 unknown
+	Totals     Totals
 	// Kernels holds one row per distinct kernel name (Kind == KindKernel),
 	// sorted by TotalNs descending, then name.
 	Kernels []KernelRow
