@@ -254,11 +254,8 @@ func (f *Findings) View() string {
 	x := &f.fs[min(f.list.cursor, len(f.fs)-1)]
 	lines = append(lines, st.Table.Dim.Render(strings.Repeat("─", max(f.w, 1))))
 	add := func(label, text string, style func(...string) string) {
-		for j, l := range strings.Split(ansi.Wrap(label+escape.Control(text), max(f.w-2, 10), " "), "\n") {
-			if j > 0 {
-				l = "    " + l
-			}
-			lines = append(lines, " "+style(l))
+		for _, l := range hangingWrap(label+escape.Control(text), f.w) {
+			lines = append(lines, style(l))
 		}
 	}
 	plain := func(s ...string) string { return strings.Join(s, " ") }
@@ -301,11 +298,8 @@ func (f *Findings) testedLines() []string {
 		if out == nil {
 			out = append(out, "", f.st.Bar.Label.Render(" tested in this run (finding not listed now)"))
 		}
-		for j, l := range strings.Split(ansi.Wrap(escape.Control(f.tried[id]), max(f.w-2, 10), " "), "\n") {
-			if j > 0 {
-				l = "    " + l
-			}
-			out = append(out, " "+f.st.Bar.Value.Render(l))
+		for _, l := range hangingWrap(escape.Control(f.tried[id]), f.w) {
+			out = append(out, f.st.Bar.Value.Render(l))
 		}
 	}
 	return out
@@ -316,6 +310,21 @@ func wrapLines(text string, w int, style func(...string) string) []string {
 	var out []string
 	for _, l := range strings.Split(ansi.Wrap(escape.Control(text), max(w, 10), " "), "\n") {
 		out = append(out, style(l))
+	}
+	return out
+}
+
+// hangingWrap wraps text into lines of at most w cells: the first
+// indented by one cell, the rest by five (a hanging indent); every line is
+// wrapped at w-5, so none is cut (a continuation wrapped at the first
+// line's width and then indented ran 4 cells past w and lost its end).
+func hangingWrap(text string, w int) []string {
+	var out []string
+	for j, l := range strings.Split(ansi.Wrap(text, max(w-5, 10), " "), "\n") {
+		if j > 0 {
+			l = "    " + l
+		}
+		out = append(out, " "+l)
 	}
 	return out
 }

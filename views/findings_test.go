@@ -113,3 +113,23 @@ func TestFindingsTriedOutlivesFinding(t *testing.T) {
 		t.Errorf("listed again, the result belongs on its finding only:\n%s", out)
 	}
 }
+
+// TestFindingsDetailNotCut: a long "try" text wraps with a hanging
+// indent and every word of it is on screen (the user trial saw
+// "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENT…": continuation lines were
+// wrapped at the first line's width, then indented past the edge).
+func TestFindingsDetailNotCut(t *testing.T) {
+	fs := sampleFindings()
+	fs[0].Try = "on ROCm set TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1 for GPUs whose AOTriton marks them experimental, then compare sdpa=flash against the math path with enough steps per arm to decide"
+	v := views.NewFindings(styles())
+	v.SetSize(80, 24)
+	v.SetFindings(fs, "")
+	out := render(t, v.View(), 80, 24)
+	if strings.Contains(out, "…") {
+		t.Errorf("a line is cut:\n%s", out)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	if !strings.Contains(flat, strings.Join(strings.Fields(fs[0].Try), " ")) {
+		t.Errorf("the try text is not whole:\n%s", out)
+	}
+}
