@@ -708,8 +708,16 @@ func (t *Timeline) View() string {
 func (t *Timeline) axis(gw int, pc int64) string {
 	row := []rune(strings.Repeat(" ", gw))
 	step := 16
+	// Zoomed far from the origin, three digits cannot tell the labels
+	// apart ("60.4 s  60.4 s"): then the first label is the time and the
+	// others the offset from it ("+250 µs").
+	label := func(c int) string { return FormatNs(t.from - t.origin + pc*int64(c)) }
+	relative := step < gw && label(0) == label(step)
 	for c := 0; c < gw; c += step {
-		s := "┊" + FormatNs(t.from-t.origin+pc*int64(c))
+		s := "┊" + label(c)
+		if relative && c > 0 {
+			s = "┊+" + FormatNs(pc*int64(c))
+		}
 		if c+ansi.StringWidth(s) > gw {
 			break // no label cut short
 		}

@@ -383,3 +383,21 @@ func TestTimelineCPUOperatorLanes(t *testing.T) {
 		t.Errorf("want a lane named CPU t42:\n%s", out)
 	}
 }
+
+// TestTimelineAxisZoomedFarFromOrigin: zoomed to 80 µs at 60.4 s from
+// the origin every label would read "60.4 s" (user trial); then the first
+// says where and the others the offset from it.
+func TestTimelineAxisZoomedFarFromOrigin(t *testing.T) {
+	p := views.PlainStyles()
+	v := views.NewTimeline(&p)
+	v.SetSize(90, 10)
+	tl := &attrib.Timeline{StartNs: 0, EndNs: 61e9, Lanes: []attrib.TimelineLane{{Device: 0, Stream: 7}},
+		Ops: []attrib.TimelineOp{{Lane: 0, Kind: tracer.KindKernel, StartNs: 0, DurNs: 10, Name: "k", Display: "k", Category: "gemm", Step: -1},
+			{Lane: 0, Kind: tracer.KindKernel, StartNs: 60_400_000_000, DurNs: 10_000, Name: "k", Display: "k", Category: "gemm", Step: -1}}}
+	v.SetTimeline(tl, nil)
+	v.ShowRange(60_400_000_000, 80_000) // 80 cells wide: 1 µs a cell
+	axis := strings.TrimSpace(strings.Split(ansi.Strip(v.View()), "\n")[0])
+	if !strings.HasPrefix(axis, "┊60.4 s") || !strings.Contains(axis, "┊+16.0 µs") || strings.Count(axis, "60.4 s") != 1 {
+		t.Errorf("axis %q: want 60.4 s once, then +16.0 µs, …", axis)
+	}
+}
