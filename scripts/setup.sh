@@ -25,7 +25,13 @@ if [ -x scripts/build-cupti.sh ]; then
 fi
 
 mkdir -p bin
-go build ${tags:+-tags "$tags"} -o bin/rlktop ./cmd/rlktop
+# The revision for --version also where GOFLAGS=-buildvcs=false keeps Go
+# from stamping it (this project's CI machines set that).
+rev=$(git rev-parse --short=12 HEAD 2>/dev/null || true)
+if [ -n "$rev" ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+  rev="$rev, modified"
+fi
+go build ${tags:+-tags "$tags"} -ldflags "-X 'main.revision=$rev'" -o bin/rlktop ./cmd/rlktop
 log "built bin/rlktop${tags:+ (with $tags)}"
 
 # The rocprofiler-sdk tool library (AMD): rlktop finds it next to its binary.

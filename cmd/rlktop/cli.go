@@ -158,11 +158,19 @@ func version() string {
 	if len(rev) > 12 {
 		rev = rev[:12]
 	}
+	if rev == "" && revision != "" {
+		rev, dirty = revision, ""
+	}
 	if rev != "" {
 		v += " " + rev + dirty
 	}
 	return v + " (" + bi.GoVersion + ")"
 }
+
+// revision is set by scripts/setup.sh (-ldflags -X main.revision=…: the
+// short git revision, ", modified" for a changed work tree) for builds
+// where Go does not stamp the VCS revision itself (-buildvcs=false).
+var revision string
 
 func chainPre(prev, next func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
 	return func(c *cobra.Command, args []string) error {

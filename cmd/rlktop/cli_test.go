@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -34,6 +35,28 @@ func TestVersion(t *testing.T) {
 	if err != nil || !strings.HasPrefix(out, "rlktop ") || !strings.Contains(out, "go1.") {
 		t.Errorf("--version: %q, %v", out, err)
 	}
+	// Built with -buildvcs=false (GOFLAGS on this project's machines), the
+	// revision scripts/setup.sh stamps is what names the build.
+	defer func(r string) { revision = r }(revision)
+	revision = "0123456789ab, modified"
+	if v := version(); !hasVCS() && !strings.Contains(v, " 0123456789ab, modified (go1.") {
+		t.Errorf("version() = %q, want the stamped revision", v)
+	}
+}
+
+// hasVCS reports whether Go stamped this test binary's VCS revision
+// (then version() prefers it to the -X one).
+func hasVCS() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			return true
+		}
+	}
+	return false
 }
 
 // TestRunStepsRejected: --steps 0 and -1 with --headless fail before
