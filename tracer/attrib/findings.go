@@ -388,6 +388,11 @@ func EvaluateFindings(rules *FindingRules, in FindingInput) []Finding {
 			continue
 		}
 		f.ID, f.Title, f.Kind, f.Try, f.Source = r.ID, r.Title, r.Kind, r.Try, r.Source
+		if f.ShareOf != "" && f.ShareOf != "GPU time" {
+			// A CPU-only run's title names what its share is of, as its
+			// evidence does (Snapshot.TimeName).
+			f.Title = strings.ReplaceAll(f.Title, "GPU time", f.ShareOf)
+		}
 		f.Flag = r.pickFlag(in, devs)
 		out = append(out, *f)
 	}
