@@ -33,9 +33,10 @@ import time
 
 
 def parse():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--world", type=int, default=2, help="ranks to start (default 2)")
-    p.add_argument("--steps", type=int, default=8, help="training steps per rank (default 8)")
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--world", type=int, default=2, help="ranks to start")
+    p.add_argument("--steps", type=int, default=8, help="training steps per rank")
     p.add_argument("--slow-rank", type=int, default=1, help="the rank slowed on purpose (-1: none)")
     p.add_argument("--slow-ms", type=float, default=40.0, help="sleep of the slow rank per step, ms")
     p.add_argument("--width", type=int, default=512, help="hidden width of the MLP")
@@ -118,8 +119,10 @@ def rank_main(args):
             opt.step()
         if prof is not None:
             prof.step()
-        print(f"rank {rank} step {step} loss {loss.item():.4f} {1000 * (time.perf_counter() - t0):.1f} ms",
-              file=sys.stderr, flush=True)
+        # One write per line: the ranks share stderr, and print's separate
+        # write of its end let lines of two ranks run together.
+        sys.stderr.write(f"rank {rank} step {step} loss {loss.item():.4f} {1000 * (time.perf_counter() - t0):.1f} ms\n")
+        sys.stderr.flush()
     if prof is not None:
         prof.stop()
     dist.barrier()
