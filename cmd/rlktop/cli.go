@@ -33,6 +33,9 @@ func setupCLI(root *cobra.Command) {
 	for _, c := range root.Commands() {
 		complete(c)
 		limitFlags(c)
+		if c.Args != nil {
+			c.Args = argsWithUsage(c.Args)
+		}
 		switch c.Name() {
 		case "run":
 			c.PreRunE = chainPre(c.PreRunE, checkRunSteps)
@@ -42,6 +45,18 @@ func setupCLI(root *cobra.Command) {
 			}
 			c.PreRunE = chainPre(c.PreRunE, checkRecordOutput)
 		}
+	}
+}
+
+// argsWithUsage wraps a command's argument check so that its error
+// ("requires at least 1 arg(s), only received 0") says how to call the
+// command: the usage line and where the help is.
+func argsWithUsage(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if err := check(c, args); err != nil {
+			return fmt.Errorf("%w\nusage: %s (rlktop %s --help for more)", err, c.UseLine(), c.Name())
+		}
+		return nil
 	}
 }
 

@@ -185,3 +185,21 @@ func TestCompareSweepTable(t *testing.T) {
 		}
 	}
 }
+
+// TestArgErrorsSayUsage: a command called with the wrong number of
+// arguments says how to call it (user trial: "accepts 2 arg(s), received
+// 1" and nothing else).
+func TestArgErrorsSayUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"diff", "a.json"}, "usage: rlktop diff A B"},
+		{[]string{"report"}, "usage: rlktop report FILE..."},
+	} {
+		_, err := execRoot(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "--help") {
+			t.Errorf("%v: %v, want %q and where the help is", c.args, err, c.want)
+		}
+	}
+}
