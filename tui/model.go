@@ -387,6 +387,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		case key.Matches(msg, m.keys.Help):
 			m.help.ShowAll = !m.help.ShowAll
 			m.layout()
+		case m.help.ShowAll && msg.String() == "esc":
+			m.help.ShowAll = false // esc closes the full help too
+			m.layout()
 		case key.Matches(msg, m.keys.Next):
 			m.cycle(1)
 		case key.Matches(msg, m.keys.Prev):

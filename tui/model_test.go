@@ -85,6 +85,11 @@ func TestScreens(t *testing.T) {
 		m := newModel(t, 80, 24, tui.Options{Snapshot: viewstest.Snapshot()})
 		m.Update(key("?"))
 		golden.RequireEqual(t, screen(t, m, 80, 24))
+		// esc closes it as ? does (user trial: only ? did).
+		m.Update(key("esc"))
+		if out := screen(t, m, 80, 24); strings.Contains(out, "close help") {
+			t.Errorf("esc left the full help open:\n%s", out)
+		}
 	})
 	t.Run("loading_80x24", func(t *testing.T) {
 		m := newModel(t, 80, 24, tui.Options{Source: "/data/run/rank0.pt.trace.json.gz"})

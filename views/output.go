@@ -254,7 +254,8 @@ func (o *Output) ShortHelp() []key.Binding {
 }
 
 func (o *Output) FullHelp() [][]key.Binding {
-	return [][]key.Binding{o.keys.bindings(), {o.keys.Filter, o.keys.ClearFilter, o.keys.Streams}}
+	follow := key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "follow the newest line"))
+	return [][]key.Binding{o.keys.bindings(), {follow, o.keys.Filter, o.keys.ClearFilter, o.keys.Streams}}
 }
 
 // partialRows is the number of rows the lines still being written take
