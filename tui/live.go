@@ -311,7 +311,14 @@ func (m *Model) onLive(msg LiveMsg) {
 		}
 	} else if msg.State != nil {
 		l.state = msg.State
-		l.steps.SetSteps(l.state.Steps, l.state.Marks, l.state.StepsPerSec, l.state.StepCount)
+		steps, count := l.state.Steps, l.state.StepCount
+		if rs := l.state.RankSteps(); rs != nil {
+			// A distributed job: one step per step every rank finished
+			// (its slowest rank's time), as compare and run count them;
+			// the count per rank (ranks step together).
+			steps, count = rs, max(int64(len(rs)), count/int64(rankProcs(l.state)))
+		}
+		l.steps.SetSteps(steps, l.state.Marks, l.state.StepsPerSec, count)
 		l.steps.SetTracing(l.tracing())
 		gone := ""
 		if st := msg.Child.State; st != livestate.Running && st != livestate.NotStarted {
@@ -799,4 +806,16 @@ func (m *Model) stopLive() {
 	if m.live != nil && m.live.cmpCancel != nil {
 		m.live.cmpCancel()
 	}
+}
+
+// rankProcs is the number of processes whose hello names a world of more
+// than one (the ranks of a distributed job); at least 1.
+func rankProcs(st *livestate.State) int {
+	n := 0
+	for _, c := range st.Children {
+		if c.Hello.World > 1 {
+			n++
+		}
+	}
+	return max(n, 1)
 }

@@ -402,3 +402,29 @@ func TestLiveFlipRefused(t *testing.T) {
 		t.Errorf("status %+v", s)
 	}
 }
+
+// TestLiveStepTimeRanks: a distributed job's two ranks interleave their
+// steps (pids 7 and 8, world 2; rank 1 takes 150 ms, rank 0 100 ms). The
+// Step time panel counts steps per rank (20, not the 40 step events) and
+// draws one step per step every rank finished, at its slowest rank's time
+// (median 150 ms), not the one-step tail of the last pid (user trial: "598
+// steps" and a single bar for a 300-step two-rank run).
+func TestLiveStepTimeRanks(t *testing.T) {
+	st := liveState("math", true)
+	st.Steps, st.StepCount, st.Marks = nil, 40, nil
+	for i := int64(0); i < 20; i++ {
+		st.Steps = append(st.Steps, session.StepTime{Step: i, PID: 7, StartNs: i * 2e8, DurNs: 100e6},
+			session.StepTime{Step: i, PID: 8, StartNs: i * 2e8, DurNs: 150e6})
+	}
+	st.Children = []session.Child{
+		{Connected: true, Tracing: true, Hello: wire.Hello{PID: 7, Rank: 0, World: 2}},
+		{Connected: true, Tracing: true, Hello: wire.Hello{PID: 8, Rank: 1, World: 2}}}
+	m := newLive(t, 200, 50, &fakeCtl{})
+	m.Update(tui.LiveMsg{State: st, Child: loop.Status{State: loop.Running, PID: 6}, Flags: liveFlags("math"), At: t0})
+	out := ansi.Strip(m.Render())
+	for _, want := range []string{"· 20 steps", "median 150 ms", "min 150 ms"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("step time panel lacks %q:\n%s", want, out)
+		}
+	}
+}
