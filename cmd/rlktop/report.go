@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -41,6 +42,11 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Top < 0 && cmd.Flags().Changed("top") {
 				return fmt.Errorf("--top %d: give 0 (all rows) or a positive number of rows", opts.Top)
+			}
+			// --by is checked before any file is read (a large one takes
+			// minutes), naming every view report has, finding included.
+			if views := append(report.Views(), report.ByFinding); !slices.Contains(views, opts.By) {
+				return fmt.Errorf("%w: unknown view %q for --by (use one of %s)", report.ErrOption, opts.By, strings.Join(views, ", "))
 			}
 			rules, err := attrib.RulesFor(rulesPath)
 			if err != nil {

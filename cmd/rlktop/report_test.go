@@ -81,6 +81,9 @@ func TestReportCommandErrors(t *testing.T) {
 		{[]string{"--rules", bad, filepath.Join(mal, "simple-partial.json")}, `rules.toml: rule 1: field "context": bad regex`},
 		{[]string{"--format", "xml", filepath.Join(mal, "simple-partial.json")}, `unknown format "xml"`},
 		{[]string{"--by", "thread", filepath.Join(mal, "simple-partial.json")}, `unknown view "thread"`},
+		// Checked before reading (the file does not exist) and naming
+		// every view, finding included.
+		{[]string{"--by", "bogus", filepath.Join(tmp, "missing.json")}, `unknown view "bogus" for --by (use one of kernel, category, stage, step, rank, file, finding)`},
 	}
 	for _, c := range cases {
 		_, err := runReport(t, c.args...)
