@@ -74,12 +74,19 @@ func rankGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 			rank, file = file, rank
 		}
 		row := []string{rank, file}
+		wait, last := ns(r.CollWaitNs), num(int64(r.LastArrivals))
+		if s.Ranks.CollectivesUnknown { // merged JSON reports: no events to match
+			wait, last = "", ""
+			if human {
+				wait, last = "-", "-"
+			}
+		}
 		if !human {
 			row = append(row, r.Path, num(r.KernelCount), ns(r.KernelNs), ns(r.BusyNs), ns(r.IdleNs), ns(r.SpanNs),
-				ns(r.CommNs), ns(r.CommExposedNs), ns(r.CommOverlapNs), num(int64(r.Steps)), ns(r.StepMedianNs), ns(r.CollWaitNs), num(int64(r.LastArrivals)))
+				ns(r.CommNs), ns(r.CommExposedNs), ns(r.CommOverlapNs), num(int64(r.Steps)), ns(r.StepMedianNs), wait, last)
 		} else {
 			row = append(row, num(r.KernelCount), ns(r.KernelNs), ns(r.BusyNs), ns(r.IdleNs),
-				ns(r.CommNs), ns(r.CommExposedNs), ns(r.CommOverlapNs), num(int64(r.Steps)), ns(r.StepMedianNs), ns(r.CollWaitNs), num(int64(r.LastArrivals)))
+				ns(r.CommNs), ns(r.CommExposedNs), ns(r.CommOverlapNs), num(int64(r.Steps)), ns(r.StepMedianNs), wait, last)
 		}
 		g.rows = append(g.rows, row)
 	}

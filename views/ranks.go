@@ -130,8 +130,18 @@ func (r *Ranks) View() string {
 		{"comm", 8, ns(func(s *attrib.SourceRow) int64 { return s.CommNs })},
 		{"exposed", 8, ns(func(s *attrib.SourceRow) int64 { return s.CommExposedNs })},
 		{"step p50", 8, ns(func(s *attrib.SourceRow) int64 { return s.StepMedianNs })},
-		{"waited", 8, ns(func(s *attrib.SourceRow) int64 { return s.CollWaitNs })},
-		{"last", 5, func(s *attrib.SourceRow) string { return strconv.Itoa(s.LastArrivals) }},
+		{"waited", 8, func(s *attrib.SourceRow) string {
+			if r.snap.Ranks.CollectivesUnknown { // merged JSON reports: unknown, not 0
+				return "-"
+			}
+			return FormatNs(s.CollWaitNs)
+		}},
+		{"last", 5, func(s *attrib.SourceRow) string {
+			if r.snap.Ranks.CollectivesUnknown {
+				return "-"
+			}
+			return strconv.Itoa(s.LastArrivals)
+		}},
 		{"overlap", 8, ns(func(s *attrib.SourceRow) int64 { return s.CommOverlapNs })},
 		{"steps", 6, func(s *attrib.SourceRow) string { return strconv.Itoa(s.Steps) }},
 	}

@@ -108,6 +108,10 @@ type RankSummary struct {
 	// Collectives is the number of collectives matched across all
 	// sources; CollectivesUnmatched those seen in some sources only.
 	Collectives, CollectivesUnmatched int
+	// CollectivesUnknown: the sources' collectives could not be matched
+	// (MergeSources: JSON reports hold no events), so every source's
+	// CollWaitNs and LastArrivals are unknown, not 0; views print "-".
+	CollectivesUnknown bool
 }
 
 // Source returns the row with Index i, or nil.

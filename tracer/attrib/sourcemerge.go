@@ -10,7 +10,8 @@ package attrib
 // step's slowest and fastest source and spread.
 //
 // Collectives cannot be matched without the events, so CollWaitNs,
-// LastArrivals, Collectives and CollectivesUnmatched are 0 and every
+// LastArrivals, Collectives and CollectivesUnmatched are 0,
+// CollectivesUnknown is set, and every
 // StepSpread's LateSource is -1 (report JSON of a single source carries
 // none of them either).
 func MergeSources(rows []SourceRow, steps []map[int64]int64) *RankSummary {
@@ -26,5 +27,7 @@ func MergeSources(rows []SourceRow, steps []map[int64]int64) *RankSummary {
 		}
 		scans[i] = &sourceScan{row: r, steps: st}
 	}
-	return summarize(scans)
+	rs := summarize(scans)
+	rs.CollectivesUnknown = true
+	return rs
 }
