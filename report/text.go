@@ -51,7 +51,7 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 		rows := append(append([]attrib.KernelRow{}, s.Kernels...), s.Transfers...)
 		if human {
 			// Kernels first, then transfers, each already sorted.
-			rows = append(top(append([]attrib.KernelRow{}, s.Kernels...), topN), s.Transfers...)
+			rows = append(top(append([]attrib.KernelRow{}, s.Kernels...), topN), top(s.Transfers, topN)...)
 		} else {
 			rows = top(rows, topN)
 		}
@@ -234,8 +234,8 @@ func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
 	var b strings.Builder
 	b.WriteString("\n")
 	writeTextGrid(&b, g)
-	if n := total(s, o.By); o.Top > 0 && n > o.Top {
-		fmt.Fprintf(&b, "… %d more rows (--top 0 shows all)\n", n-o.Top)
+	if n := hidden(s, o.By, o.Top); n > 0 {
+		fmt.Fprintf(&b, "… %d more rows (--top 0 shows all)\n", n)
 	}
 	if note := shareNote(s, o.By); note != "" {
 		b.WriteString(note + "\n")
@@ -332,6 +332,19 @@ func emptyView(by string) string {
 	return fmt.Sprintf("no GPU work in this input, so no %s rows", by)
 }
 
+// hidden is how many rows of view by the text formats leave out with
+// --top topN (> 0): kernels and memcpy/memset rows are cut to topN each,
+// as JSON's "kernels" and "transfers" are.
+func hidden(s *attrib.Snapshot, by string, topN int) int {
+	if topN <= 0 {
+		return 0
+	}
+	if by == ByKernel {
+		return max(len(s.Kernels)-topN, 0) + max(len(s.Transfers)-topN, 0)
+	}
+	return max(total(s, by)-topN, 0)
+}
+
 func total(s *attrib.Snapshot, by string) int {
 	switch by {
 	case ByKernel:
@@ -389,8 +402,8 @@ func writeMarkdown(w io.Writer, s *attrib.Snapshot, o Options) error {
 	}
 	b.WriteString("\n")
 	writeMDGrid(&b, g)
-	if n := total(s, o.By); o.Top > 0 && n > o.Top {
-		fmt.Fprintf(&b, "\n_%d more rows not shown_\n", n-o.Top)
+	if n := hidden(s, o.By, o.Top); n > 0 {
+		fmt.Fprintf(&b, "\n_%d more rows not shown_\n", n)
 	}
 	if note := shareNote(s, o.By); note != "" {
 		fmt.Fprintf(&b, "\n_%s_\n", escape.Markdown(note))
