@@ -72,3 +72,16 @@ func TestDiffJSONBusy(t *testing.T) {
 		t.Errorf("totals_a busy_ns %d gpu_busy_ns %d, want 100 and 150", doc.A.Busy, doc.A.GPUBusy)
 	}
 }
+
+// TestDiffOnlyInA: a row only in A reads "gone", the mirror of "new"
+// (it printed 0.000).
+func TestDiffOnlyInA(t *testing.T) {
+	d := &attrib.Diff{A: "a", B: "b", OnlyA: 1, Kernels: []attrib.DiffRow{{Key: "old", Display: "old", MatchBy: "only_a", CountA: 2, TotalA: 700, DeltaNs: -700}}}
+	var b strings.Builder
+	if err := WriteDiff(&b, d, Options{Format: "md"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "| old | only in A | 2 | 0 | -2 | 700 ns | 0 ns | -700 ns | gone |\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("md lacks %q:\n%s", want, b.String())
+	}
+}

@@ -159,13 +159,16 @@ func DurationInterval(lo, hi int64) string {
 }
 
 // RatioOf formats b/a (two totals in the same unit) as Ratio does: "-"
-// when both are 0, "new" when only a is.
+// when both are 0, "new" when only a is, "gone" when only b is (not
+// "0.000": a row only in A is the mirror of one only in B).
 func RatioOf(a, b int64) string {
 	switch {
 	case a == 0 && b == 0:
 		return "-"
 	case a == 0:
 		return "new"
+	case b == 0:
+		return "gone"
 	}
 	return ratio3(float64(b) / float64(a))
 }

@@ -121,7 +121,7 @@ func TestShareRatio(t *testing.T) {
 	for _, c := range []struct {
 		a, b int64
 		want string
-	}{{0, 0, "-"}, {0, 5, "new"}, {3, 1, "0.333"}, {2, 3, "1.500"}} {
+	}{{0, 0, "-"}, {0, 5, "new"}, {5, 0, "gone"}, {3, 1, "0.333"}, {2, 3, "1.500"}} {
 		if got := RatioOf(c.a, c.b); got != c.want {
 			t.Errorf("RatioOf(%d, %d) = %q, want %q", c.a, c.b, got, c.want)
 		}
