@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,6 +77,7 @@ func (r *runner) run(ctx context.Context) (*CompareResult, error) {
 
 	// Per-row data from the recording.
 	armsOut := make([]attrib.Arm, len(r.arms))
+	var profiled []attrib.Arm // a command's arms of profiled steps (addRows)
 	for i, a := range r.arms {
 		armsOut[i] = attrib.Arm{Name: a.name, Flags: a.flags, Valid: a.invalid == "", Reason: a.invalid}
 	}
@@ -84,7 +86,7 @@ func (r *runner) run(ctx context.Context) (*CompareResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("compare: reading the session's recording back: %w", err)
 		}
-		r.addRows(t, armsOut)
+		profiled = r.addRows(t, armsOut)
 		if !r.builtin {
 			r.agentChecks(t, armsOut, res)
 		}
@@ -101,8 +103,18 @@ func (r *runner) run(ctx context.Context) (*CompareResult, error) {
 	if o.Noise {
 		noise = &armsOut[nArms]
 	}
+	noiseIdx := -1
+	if o.Noise {
+		noiseIdx = nArms
+	}
 	for i := 1; i < nArms; i++ {
 		c := attrib.CompareArms(armsOut[0], armsOut[i], noise, o.Stats)
+		if rows, note, ok := r.rowsOf(armsOut, profiled, 0, i, noiseIdx, o.Stats); ok {
+			c.Rows = rows
+			if !slices.Contains(r.notes, note) {
+				r.notes = append(r.notes, note)
+			}
+		}
 		res.Pairs = append(res.Pairs, c)
 	}
 	p := res.Pairs[0]

@@ -167,6 +167,12 @@ func (r *runner) plan() error {
 	if seedNote != "" {
 		r.notes = append(r.notes, seedNote)
 	}
+	if o.Block > 0 && o.Steps <= o.Block && len(r.arms) > 1 {
+		// One block per arm is one A, B, A′ sequence: nothing interleaves
+		// (a user trial read "interleaved" in the README and got
+		// AAAAA BBBBB A′A′A′A′A′).
+		r.notes = append(r.notes, fmt.Sprintf("--steps %d fits in one block of %d steps per arm: the arms ran once each, one after another, not interleaved, so drift between them is not averaged out; --steps %d or more interleaves them", o.Steps, o.Block, 2*o.Block))
+	}
 	if r.builtin {
 		// Validate every arm's values before running: a value the loop
 		// refuses makes that arm invalid and it is not scheduled.

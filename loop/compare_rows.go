@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/tracer"
@@ -11,8 +12,12 @@ import (
 )
 
 // addRows reads the recording back and adds every counted step, with the
-// GPU events launched in it aggregated, to its arm.
-func (r *runner) addRows(t *tracer.Trace, out []attrib.Arm) {
+// GPU events launched in it aggregated, to its arm. For a command it also
+// returns, per arm, an arm of its profiled steps only (those with GPU
+// events): without a GPU tracer the Python agent's torch.profiler windows
+// cover some steps only (2 of every 10), and a step outside them is not a
+// step without kernels; rowsOf then compares rows over those.
+func (r *runner) addRows(t *tracer.Trace, out []attrib.Arm) (profiled []attrib.Arm) {
 	want := map[stepKey]bool{}
 	for _, a := range r.arms {
 		for _, s := range a.steps {
@@ -45,12 +50,22 @@ func (r *runner) addRows(t *tracer.Trace, out []attrib.Arm) {
 		return false
 	}
 	agg := attrib.NewAggregator(r.o.Rules)
+	if !r.builtin {
+		profiled = make([]attrib.Arm, len(out))
+		for i := range out {
+			profiled[i] = attrib.Arm{Name: out[i].Name, Flags: out[i].Flags, Valid: out[i].Valid, Reason: out[i].Reason}
+		}
+	}
 	for i, a := range r.arms {
 		for _, s := range a.steps {
 			evs := per[stepKey{s.pid, s.step}]
 			agg.Reset()
 			agg.AddEvents(evs, t.Strings, t.Contexts)
-			out[i].AddStep(s.dur, agg.Snapshot())
+			snap := agg.Snapshot()
+			out[i].AddStep(s.dur, snap)
+			if profiled != nil && len(evs) > 0 {
+				profiled[i].AddStep(s.dur, snap)
+			}
 			if r.builtin && hasUpdate {
 				st := int32(0)
 				if isUpdate(evs) {
@@ -60,6 +75,42 @@ func (r *runner) addRows(t *tracer.Trace, out []attrib.Arm) {
 			}
 		}
 	}
+	return profiled
+}
+
+// rowsOf compares the rows of arms a and b (and A′) over their profiled
+// steps only (addRows), when some counted step of any arm was not
+// profiled; ok false when every step was (the step arms' rows stand), or
+// with a note and no rows when an arm has no profiled step at all (its
+// rows would read "only in A" for work it did). MinSteps does not apply:
+// the step arms decide validity.
+func (r *runner) rowsOf(steps, profiled []attrib.Arm, a, b int, noise int, o attrib.CompareOptions) (rows []attrib.RowComparison, note string, ok bool) {
+	if profiled == nil {
+		return nil, "", false
+	}
+	all := true
+	for i := range steps {
+		all = all && len(profiled[i].StepNs) == len(steps[i].StepNs)
+	}
+	if all {
+		return nil, "", false
+	}
+	var counts []string
+	for i := range steps {
+		counts = append(counts, fmt.Sprintf("%s %d of %d", steps[i].Name, len(profiled[i].StepNs), len(steps[i].StepNs)))
+	}
+	for _, i := range []int{a, b, noise} {
+		if i >= 0 && len(profiled[i].StepNs) == 0 {
+			return []attrib.RowComparison{}, fmt.Sprintf("no per-kernel, category or stage rows: arm %s has no profiled step (steps with GPU events: %s; without a GPU tracer the Python agent profiles 2 of every 10 steps): run more --steps", steps[i].Name, strings.Join(counts, ", ")), true
+		}
+	}
+	var nz *attrib.Arm
+	if noise >= 0 {
+		nz = &profiled[noise]
+	}
+	o.MinSteps = 1
+	c := attrib.CompareArms(profiled[a], profiled[b], nz, o)
+	return c.Rows, "rows compare the profiled steps only (steps with GPU events: " + strings.Join(counts, ", ") + ")", true
 }
 
 // probe evaluates the built-in loop's probe batch under arm a's flags
