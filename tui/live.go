@@ -16,7 +16,7 @@ import (
 	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/livestate"
-	"github.com/rlktop/rlktop/tracer/wire"
+	wiremsg "github.com/rlktop/rlktop/tracer/wire/msg"
 	"github.com/rlktop/rlktop/views"
 )
 
@@ -276,7 +276,7 @@ func (m *Model) onLive(msg LiveMsg) {
 	if msg.State != nil {
 		// A flip the child refused is no longer pending: say why.
 		for _, rf := range msg.State.Refusals[min(l.refusals, len(msg.State.Refusals)):] {
-			if rf.Op == wire.ControlSet && l.pending[rf.Key] == rf.Value {
+			if rf.Op == wiremsg.ControlSet && l.pending[rf.Key] == rf.Value {
 				delete(l.pending, rf.Key)
 				m.status = StatusMsg{Text: rf.String(), Level: Error}
 				l.applied = ""

@@ -18,14 +18,16 @@ const module = "github.com/rlktop/rlktop/"
 
 // viewForbidden reports whether the view layer (views, tui) may not depend
 // on the module package rel (path below the module): the process layer
-// (loop, tracer/session, gpu — but gpu/reading, its plain data) and the
-// importers (tracer/tracefile). ARCHITECTURE.md: views → tracer/attrib.
+// (loop, tracer/session, gpu — but gpu/reading, its plain data), the
+// importers (tracer/tracefile) and the wire protocol's codec and
+// transports (tracer/wire — but tracer/wire/msg, its plain payload
+// values). ARCHITECTURE.md: views → tracer/attrib.
 func viewForbidden(rel string) bool {
 	under := func(p string) bool { return rel == p || strings.HasPrefix(rel, p+"/") }
-	if rel == "gpu/reading" {
+	if rel == "gpu/reading" || rel == "tracer/wire/msg" {
 		return false
 	}
-	return under("loop") || under("gpu") || under("tracer/session") || under("tracer/tracefile")
+	return under("loop") || under("gpu") || under("tracer/session") || under("tracer/tracefile") || under("tracer/wire")
 }
 
 // layerCheck finds, in graph (package → its imports, module packages by

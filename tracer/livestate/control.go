@@ -3,18 +3,18 @@ package livestate
 import (
 	"fmt"
 
-	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // Refusal is a control command a child refused: its acknowledgement
-// (wire.ControlAck) carried an error. Acknowledged flag changes are Marks.
+// (msg.ControlAck) carried an error. Acknowledged flag changes are Marks.
 type Refusal struct {
 	// Seq is the command's sequence number (session.Session.Control,
 	// SetFlags); 0 with Op, Key and Value empty when the acknowledgement
 	// named a command the session did not send.
 	Seq   uint64
 	PID   int64 // the child's pid (its hello)
-	Op    wire.ControlOp
+	Op    msg.ControlOp
 	Key   string
 	Value string
 	Err   string // the child's reason, as it sent it

@@ -6,21 +6,21 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/tracer/attrib"
-	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // Child is one connected (or formerly connected) traced process.
 type Child struct {
-	Hello     wire.Hello
+	Hello     msg.Hello
 	Connected bool
-	Events    uint64     // events received
-	Drops     wire.Drops // cumulative, as last reported
-	Flags     []wire.KV  // flags in force (last ack)
-	Tracing   bool       // tracing on (last ack; true until told otherwise)
-	Bye       *wire.Bye  // how it ended, when it said
-	Err       string     // the error that ended the connection, "" when clean
-	Undefined uint64     // events naming an undefined string id
-	Meta      []wire.KV  // Meta frames the child sent, in order
+	Events    uint64    // events received
+	Drops     msg.Drops // cumulative, as last reported
+	Flags     []msg.KV  // flags in force (last ack)
+	Tracing   bool      // tracing on (last ack; true until told otherwise)
+	Bye       *msg.Bye  // how it ended, when it said
+	Err       string    // the error that ended the connection, "" when clean
+	Undefined uint64    // events naming an undefined string id
+	Meta      []msg.KV  // Meta frames the child sent, in order
 }
 
 // State is an immutable picture of the session. Nothing in it is mutated
