@@ -121,9 +121,13 @@ func spreadGrid(s *attrib.Snapshot, topN int) grid {
 }
 
 // RankVerdict is one line naming the source that arrived last at most
-// matched collectives and how long the others waited for it in all
-// ("" when there are no matched collectives).
+// matched collectives and how long the others waited for it in all, or
+// why the sources' collectives were not matched (attrib.RankSummary.
+// NotOneJob); "" when there are no matched collectives.
 func RankVerdict(s *attrib.Snapshot) string {
+	if multiSource(s) && s.Ranks.NotOneJob != "" {
+		return "collectives not matched: the sources are " + s.Ranks.NotOneJob
+	}
 	if !multiSource(s) || s.Ranks.Collectives == 0 {
 		return ""
 	}

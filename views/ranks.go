@@ -200,6 +200,9 @@ func (r *Ranks) verdict(first string) string {
 	if len(rs.Sources) < 2 {
 		return "one source: nothing to compare across ranks"
 	}
+	if rs.NotOneJob != "" {
+		return "collectives not matched: " + rs.NotOneJob
+	}
 	if rs.Collectives == 0 {
 		return "no collectives matched across the sources"
 	}

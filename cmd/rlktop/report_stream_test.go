@@ -200,8 +200,10 @@ func TestReportStreamOneWindow(t *testing.T) {
 // TestReportStreamSources: several traces (ranks) streamed one after the
 // other give the whole-trace report of them together byte for byte: per
 // source rows, step rows and spreads, and collectives matched across
-// sources (A100 rank 3 and V100 rank 1 share steps 1009-1014), also when
-// each file is several windows (2 copies of each).
+// sources (the A100 trace given twice: one job's clock and world), also
+// when each file is several windows (2 copies of each). A100 rank 3 and
+// V100 rank 1 share steps 1009-1014 but are not one job (worlds 8 and 2,
+// 8.5 days apart): spreads, no matching (attrib.RankSummary.NotOneJob).
 func TestReportStreamSources(t *testing.T) {
 	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
 	a := filepath.Join(dir, "hta_diff_control_a100.json.gz")
@@ -225,17 +227,18 @@ func TestReportStreamSources(t *testing.T) {
 		windows int
 		matched bool // the sources share steps and collectives
 	}{
-		{[]string{a, v}, 2, true},
+		{[]string{a, a}, 2, true},
+		{[]string{a, v}, 2, false},
 		{[]string{s, a, v}, 3, false},
-		{[]string{copies(a), copies(v)}, 4, true},
+		{[]string{copies(a), copies(a)}, 4, true},
+		{[]string{copies(a), copies(v)}, 4, false},
 	} {
 		w, err := reportBothWays(t, c.paths...)
 		if err != nil || w != c.windows {
 			t.Errorf("%v: %d windows (want %d), refused: %v", c.paths, w, c.windows, err)
 		}
-		// The comparison covers matching: the whole-trace report of these
-		// has matched collectives and step spreads (56 and 6 for A100 +
-		// V100 alone).
+		// The comparison covers matching: the whole-trace report of the
+		// one-job pairs has matched collectives and step spreads.
 		var doc struct {
 			Collectives int `json:"collectives_matched"`
 			Spreads     []struct {
@@ -244,6 +247,9 @@ func TestReportStreamSources(t *testing.T) {
 		}
 		if err := json.Unmarshal(reportJSON(t, c.paths...), &doc); err != nil {
 			t.Fatal(err)
+		}
+		if !c.matched && doc.Collectives != 0 {
+			t.Errorf("%v: %d collectives matched across runs that are not one job", c.paths, doc.Collectives)
 		}
 		if c.matched && (doc.Collectives == 0 || len(doc.Spreads) == 0) {
 			t.Errorf("%v: %d collectives matched, %d step spreads: nothing across sources to compare", c.paths, doc.Collectives, len(doc.Spreads))

@@ -900,8 +900,8 @@ func (r *FindingRule) exposedComm(rs *RankSummary) *Finding {
 }
 
 func (r *FindingRule) straggler(rs *RankSummary) *Finding {
-	if rs == nil || len(rs.Sources) < 2 {
-		return nil
+	if rs == nil || len(rs.Sources) < 2 || rs.NotOneJob != "" {
+		return nil // unrelated runs have no straggler
 	}
 	late := -1
 	for i := range rs.Sources {

@@ -7,7 +7,9 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer"
 )
 
@@ -112,6 +114,13 @@ type RankSummary struct {
 	// (MergeSources: JSON reports hold no events), so every source's
 	// CollWaitNs and LastArrivals are unknown, not 0; views print "-".
 	CollectivesUnknown bool
+	// NotOneJob says why the sources cannot be the ranks of one job (""
+	// when they may be): their traces name different world sizes, or
+	// their work starts more than SharedClockNs apart (files of unrelated
+	// runs). Their collectives are then not matched (CollectivesUnknown:
+	// no late arrival, no waits), since "who arrived last" across two
+	// runs means nothing.
+	NotOneJob string
 }
 
 // Source returns the row with Index i, or nil.
@@ -192,14 +201,55 @@ func summarize(scans []*sourceScan) *RankSummary {
 		}
 	}
 	if len(scans) > 1 {
-		matchCollectives(scans, out)
-		out.Steps = spreads(scans)
+		out.NotOneJob = notOneJob(scans)
+		if out.NotOneJob == "" {
+			matchCollectives(scans, out)
+		} else {
+			out.CollectivesUnknown = true
+		}
+		out.Steps = spreads(scans, out.NotOneJob == "")
 	}
 	for _, s := range scans {
 		out.Sources = append(out.Sources, s.row)
 	}
 	slices.SortStableFunc(out.Sources, func(a, b SourceRow) int { return cmp.Compare(a.Rank, b.Rank) })
 	return out
+}
+
+// notOneJob is RankSummary.NotOneJob for scans: "" when they may be one
+// job's ranks, else why not.
+func notOneJob(scans []*sourceScan) string {
+	var worlds []int
+	var lo, hi int64
+	started := false
+	for _, s := range scans {
+		if w := s.row.World; w > 0 && !slices.Contains(worlds, w) {
+			worlds = append(worlds, w)
+		}
+		if s.row.SpanNs <= 0 && s.row.StartNs == 0 {
+			continue // no work: no clock to compare
+		}
+		if !started {
+			lo, hi, started = s.row.StartNs, s.row.StartNs, true
+		}
+		lo, hi = min(lo, s.row.StartNs), max(hi, s.row.StartNs)
+	}
+	if len(worlds) > 1 {
+		slices.Sort(worlds)
+		ws := make([]string, len(worlds))
+		for i, w := range worlds {
+			ws[i] = fmt.Sprint(w)
+		}
+		return fmt.Sprintf("not the ranks of one job: their traces name different world sizes (%s)", strings.Join(ws, ", "))
+	}
+	if started && hi-lo > SharedClockNs {
+		apart, ok := units.LongDuration(hi - lo)
+		if !ok {
+			apart = units.Duration(hi - lo)
+		}
+		return fmt.Sprintf("not the ranks of one job: their work starts %s apart", apart)
+	}
+	return ""
 }
 
 // matchCollectives fills CollWaitNs and LastArrivals of every source, and
@@ -263,7 +313,7 @@ func cmpCollKey(a, b collKey) int {
 }
 
 // spreads builds the StepSpread of every step number all sources have.
-func spreads(scans []*sourceScan) []StepSpread {
+func spreads(scans []*sourceScan, matchColls bool) []StepSpread {
 	var out []StepSpread
 	for _, n := range slices.Sorted(maps.Keys(scans[0].steps)) {
 		sp := StepSpread{Step: n, SlowSource: -1, FastSource: -1, LateSource: -1}
@@ -292,7 +342,7 @@ func spreads(scans []*sourceScan) []StepSpread {
 		lateNs := make([]int64, len(scans))
 		waits := make([][]ival, len(scans))
 		for _, k := range slices.SortedFunc(maps.Keys(scans[0].colls), cmpCollKey) {
-			if k.step != n {
+			if k.step != n || !matchColls {
 				continue
 			}
 			matched := true

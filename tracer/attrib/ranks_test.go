@@ -150,3 +150,38 @@ func TestGlooIsCollective(t *testing.T) {
 		}
 	}
 }
+
+// TestRanksNotOneJob: sources naming different world sizes, or starting
+// more than SharedClockNs apart, are not one job's ranks: no collective is
+// matched (waits unknown, no late arrival, per step or in all) and the
+// reason says which; twoRanks' sources (world 2, 1 s apart) are one job.
+func TestRanksNotOneJob(t *testing.T) {
+	if r := Ranks(twoRanks(), nil); r.NotOneJob != "" || r.Collectives != 2 {
+		t.Fatalf("one job: %q, %d matched", r.NotOneJob, r.Collectives)
+	}
+	tr := twoRanks()
+	tr[1].World = 8
+	r := Ranks(tr, nil)
+	if r.NotOneJob != "not the ranks of one job: their traces name different world sizes (2, 8)" || r.Collectives != 0 || !r.CollectivesUnknown {
+		t.Errorf("worlds 2 and 8: %q, %d matched, unknown %v", r.NotOneJob, r.Collectives, r.CollectivesUnknown)
+	}
+	for _, sp := range r.Steps {
+		if sp.LateSource != -1 || sp.Collectives != 0 {
+			t.Errorf("step %+v: want no late source", sp)
+		}
+	}
+	tr = twoRanks()
+	for i := range tr[1].Events {
+		tr[1].Events[i].Start += 2 * 3600 * 1e9 // 2 h later
+	}
+	if r := Ranks(tr, nil); r.NotOneJob != "not the ranks of one job: their work starts 2 h 00 m apart" || r.Collectives != 0 {
+		t.Errorf("2 h apart: %q, %d matched", r.NotOneJob, r.Collectives)
+	}
+	// No straggler finding for runs that are not one job.
+	s := &Snapshot{Ranks: r}
+	for _, f := range EvaluateFindings(nil, FindingInput{Snapshot: s}) {
+		if f.Kind == FindStraggler {
+			t.Errorf("straggler finding across unrelated runs: %+v", f)
+		}
+	}
+}
