@@ -312,8 +312,8 @@ func (a *Aggregator) addTraceMeta(t *tracer.Trace) {
 	}
 	a.dropped += t.Dropped
 	for _, w := range t.Warnings {
-		if t.Path != "" && len(a.sources) > 1 {
-			w = t.Path + ": " + w
+		if t.Path != "" && len(a.sources) > 1 && !strings.Contains(w, t.Path) {
+			w = t.Path + ": " + w // importers name their file already
 		}
 		a.warnings = append(a.warnings, w)
 	}
