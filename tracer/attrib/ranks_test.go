@@ -1,6 +1,7 @@
 package attrib
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -183,5 +184,19 @@ func TestRanksNotOneJob(t *testing.T) {
 		if f.Kind == FindStraggler {
 			t.Errorf("straggler finding across unrelated runs: %+v", f)
 		}
+	}
+}
+
+// TestCombineSourcesNamesWarningsOnce: a warning that names its file
+// already (the importers' do) is not prefixed again; one that does not
+// gets the file's path.
+func TestCombineSourcesNamesWarningsOnce(t *testing.T) {
+	a, b := tracer.NewTrace("kineto", "r/a.json"), tracer.NewTrace("kineto", "r/b.json")
+	a.Warnings = []string{"r/a.json: no GPU work"}
+	b.Warnings = []string{"clock skew"}
+	s := CombineSources([]*tracer.Trace{a, b}, nil)
+	want := []string{"r/a.json: no GPU work", "r/b.json: clock skew"}
+	if strings.Join(s.Warnings, "|") != strings.Join(want, "|") {
+		t.Errorf("warnings %q, want %q", s.Warnings, want)
 	}
 }
