@@ -196,8 +196,14 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 		return nil, e
 	}
 	return nil, &Error{Path: path, Offset: 0, Msg: "not a trace rlktop can read", Err: ErrUnknownFormat,
-		Hint: fmt.Sprintf("known formats: %v", Formats())}
+		Hint: KnownFormats}
 }
+
+// KnownFormats says, for people, what rlktop reads (the hint of an
+// unknown file; README's command table says the same).
+const KnownFormats = "rlktop reads Kineto / Chrome trace JSON (.json, .json.gz: torch.profiler, HTA), " +
+	"rlktop recordings, Nsight Systems SQLite exports (nsys export --type sqlite) and `nsys stats` CSV, " +
+	"rocprofv3 CSV, JSON and rocpd SQLite, rocprof v1/v2 CSV, results.json and results.db"
 
 // nameWarnings prefixes "path: " to each of t's warnings that does not
 // name the file, so that every importer's warning (and the step and link
