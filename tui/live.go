@@ -226,7 +226,7 @@ func (l *live) refreshFlags() {
 }
 
 func (l *live) refreshChild() {
-	cs := views.ChildState{Status: l.status, Note: l.note}
+	cs := views.ChildState{Status: l.status, Note: l.note, Untraced: l.untraced}
 	if l.state != nil {
 		cs.Events, cs.Dropped, cs.Pending = l.state.Events, l.state.Dropped, l.state.Pending
 	}
@@ -771,7 +771,17 @@ func (m *Model) banner() string {
 		}
 	}
 	if u := m.live.untraced; u != "" {
-		add("untraced: "+u, m.st.Live.Warn.Render)
+		// In full on a tall terminal; in two lines below 40 rows (at
+		// 80×24 the reason took 6 rows for the whole session): the Child
+		// view has it all.
+		ls := strings.Split(ansi.Wrap("untraced: "+u, max(m.w, 10), " "), "\n")
+		if len(ls) > 2 && m.h < 40 {
+			const more = " … (in full: Child)"
+			ls = []string{ls[0], ansi.Truncate(ls[1], max(m.w-ansi.StringWidth(more), 10), "") + more}
+		}
+		for _, l := range ls {
+			lines = append(lines, m.st.Live.Warn.Render(l))
+		}
 	}
 	if !m.live.tracing() && m.live.untraced == "" {
 		add("tracing off: the child runs untraced, no kernels or steps arrive (T turns it on)", m.st.Live.Pending.Render)

@@ -428,3 +428,30 @@ func TestLiveStepTimeRanks(t *testing.T) {
 		}
 	}
 }
+
+// TestUntracedBannerShortOnSmallTerminals: the reason a command runs
+// untraced (a long one, as on a machine with neither driver) takes two
+// rows at 80×24, ending with where to read it all, and the Child view has
+// it whole (user trial: 6 of 24 rows for the whole session).
+func TestUntracedBannerShortOnSmallTerminals(t *testing.T) {
+	reason := "no tracer for this machine, running the command untraced: CUPTI (NVIDIA): no NVIDIA driver found (no /proc/driver/nvidia/version, no libcuda.so.1); rocprofiler-sdk (AMD): no ROCm found (no /dev/kfd, no librocprofiler-sdk.so in $ROCM_PATH/lib); a Python command still reports steps, stages and flags"
+	m := newModel(t, 80, 24, tui.Options{Controller: &fakeCtl{}, Backends: backendChoices(), DeviceStatus: gputest.CPUOnlyStatus, Untraced: reason, Command: true})
+	m.Update(liveMsg("math", true))
+	out := ansi.Strip(m.Render())
+	var banner []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "untraced") || strings.Contains(l, "(in full: Child)") || strings.Contains(l, "rocprofiler") {
+			banner = append(banner, l)
+		}
+	}
+	if len(banner) != 2 || !strings.HasSuffix(strings.TrimRight(banner[1], " "), "… (in full: Child)") {
+		t.Errorf("banner rows %q, want 2 ending with where the rest is:\n%s", banner, out)
+	}
+	for m.Focused().Title() != "Child" {
+		m.Update(key("tab"))
+	}
+	flat := strings.Join(strings.Fields(ansi.Strip(m.Render())), " ")
+	if !strings.Contains(flat, "a Python command still reports steps, stages and flags") {
+		t.Errorf("the Child view lacks the whole reason:\n%s", ansi.Strip(m.Render()))
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/livestate"
@@ -20,6 +21,9 @@ type ChildState struct {
 	// Note is a line from the root model ("restarting…", "stopped for a
 	// comparison").
 	Note string
+	// Untraced is why the command runs without a GPU tracer, in full (the
+	// banner above the views shortens it on small terminals).
+	Untraced string
 }
 
 // Child is the traced child's panel: state, pid, restarts, events and
@@ -108,6 +112,11 @@ func (c *Child) lines() []string {
 	out = append(out, second)
 	if c.state.Note != "" {
 		out = append(out, " "+st.Live.Pending.Render(c.state.Note))
+	}
+	if u := c.state.Untraced; u != "" {
+		for _, l := range strings.Split(ansi.Wrap("untraced: "+escape.Control(u), max(c.w-1, 10), " "), "\n") {
+			out = append(out, " "+st.Live.Warn.Render(l))
+		}
 	}
 	if s.State != livestate.Running && s.State != livestate.NotStarted && len(s.StderrTail) > 0 {
 		out = append(out, " "+st.Table.Dim.Render("last stderr lines:"))
