@@ -187,6 +187,30 @@ func FromEnv(getenv func(string) string, warn func(error)) *StepRule {
 	return r
 }
 
+// applyStepRanges makes evs' ranges named like a step the steps (the
+// step-like choice of ApplyTrace and TraceWindows): ProfilerStep#N steps
+// turn back into plain ranges, and the step-like ranges are cut in start
+// order (a file's events need not be in time order), so unnumbered ones
+// are counted per thread as the live rule counts them.
+func (r *StepRule) applyStepRanges(evs []tracer.Event, name func(tracer.StrID) string) {
+	for i := range evs {
+		if e := &evs[i]; e.Kind == tracer.KindStep && profilerStep.MatchString(name(e.Name)) {
+			e.Kind, e.Value = tracer.KindRange, 0
+		}
+	}
+	r.stepLike = true
+	var idx []int
+	for i := range evs {
+		if e := &evs[i]; e.Kind == tracer.KindRange && r.class(e.Name, name) == 1 {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(evs[a].Start, evs[b].Start) })
+	for _, i := range idx {
+		r.Apply(evs[i:i+1], name)
+	}
+}
+
 // Rules that cut a file's steps, as Trace.StepRule names them.
 const (
 	RuleStepRanges   = "ranges named like step / iteration / train_step"
@@ -218,24 +242,7 @@ func ApplyTrace(t *tracer.Trace) string {
 	}
 	switch {
 	case stepLike:
-		for i := range t.Events {
-			if e := &t.Events[i]; e.Kind == tracer.KindStep && profilerStep.MatchString(name(e.Name)) {
-				e.Kind, e.Value = tracer.KindRange, 0
-			}
-		}
-		r.stepLike = true
-		// Unnumbered step ranges are counted per thread in start order
-		// (a file's events need not be in time order).
-		var idx []int
-		for i := range t.Events {
-			if e := &t.Events[i]; e.Kind == tracer.KindRange && r.class(e.Name, name) == 1 {
-				idx = append(idx, i)
-			}
-		}
-		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(t.Events[a].Start, t.Events[b].Start) })
-		for _, i := range idx {
-			r.Apply(t.Events[i:i+1], name)
-		}
+		r.applyStepRanges(t.Events, name)
 		t.StepRule = RuleStepRanges
 	default:
 		r.Apply(t.Events, name) // ProfilerStep#N still held as ranges
@@ -301,22 +308,7 @@ func (w *TraceWindows) Apply(t *tracer.Trace) error {
 		return fmt.Errorf("window %d holds the first range named like a step; earlier windows kept ProfilerStep#N steps", w.windows-1)
 	}
 	if w.stepLike {
-		for i := range t.Events {
-			if e := &t.Events[i]; e.Kind == tracer.KindStep && profilerStep.MatchString(name(e.Name)) {
-				e.Kind, e.Value = tracer.KindRange, 0
-			}
-		}
-		r.stepLike = true
-		var idx []int
-		for i := range t.Events {
-			if e := &t.Events[i]; e.Kind == tracer.KindRange && r.class(e.Name, name) == 1 {
-				idx = append(idx, i)
-			}
-		}
-		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(t.Events[a].Start, t.Events[b].Start) })
-		for _, i := range idx {
-			r.Apply(t.Events[i:i+1], name)
-		}
+		r.applyStepRanges(t.Events, name)
 		return nil
 	}
 	r.Apply(t.Events, name)
