@@ -17,8 +17,8 @@
 // have nothing to show for a source (it is then skipped by tab and
 // layout) and Height() int if it knows how many lines it needs. Data for
 // it travels in the Snapshot or in a message of its own routed here.
-// Requests a view makes of the root (drill down, go back, say something,
-// test a finding) are views.ActionMsg values; a live run's requests to the
+// Requests a view makes of the root are typed messages (views.DrillMsg,
+// BackMsg, NoteMsg, TryMsg, FlipMsg); a live run's requests to the
 // outside go to its Controller (live.go).
 //
 // Live runs (Options.Controller set; `rlktop` with no arguments): the
@@ -357,11 +357,30 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.layout()
 	case tea.MouseClickMsg, tea.MouseReleaseMsg, tea.MouseMotionMsg, tea.MouseWheelMsg:
 		cmds = append(cmds, m.mouse(msg.(tea.MouseMsg)))
-	case views.ActionMsg:
-		if !m.viewAction(msg) {
-			m.status = StatusMsg{Text: msg.Name + ": not available here", Level: Warn}
-			m.layout()
+	case views.DrillMsg:
+		m.back = m.focus
+		m.kernels.DrillFrom(msg.Group, msg.Key)
+		what := "category"
+		if msg.Group == "stage" {
+			what = "stage"
 		}
+		m.focusTab(m.kernels)
+		m.setStatusText(what+" "+msg.Key+": its kernels · enter: launches · esc: back", Info)
+		m.layout()
+	case views.BackMsg:
+		if m.back >= 0 && m.back < len(m.tabs) && m.available(m.back) {
+			m.Focused().SetFocused(false)
+			m.focus = m.back
+		}
+		m.back = -1
+		m.setStatusText("", Info)
+		m.layout()
+	case views.NoteMsg:
+		m.setStatusText(msg.Text, Info)
+		m.layout()
+	case views.TryMsg:
+		m.tryFinding(msg.Finding)
+		m.layout()
 	case tea.KeyPressMsg:
 		if key.Matches(msg, m.keys.ForceQuit) {
 			m.stopLive()
@@ -416,37 +435,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	return m, tea.Batch(cmds...)
-}
-
-// viewAction carries out the requests views make of the root (drill
-// down, go back, say something); it reports whether msg was one.
-func (m *Model) viewAction(msg views.ActionMsg) bool {
-	switch msg.Name {
-	case "drill":
-		m.back = m.focus
-		m.kernels.DrillFrom(msg.Key, msg.Value)
-		what := "category"
-		if msg.Key == "stage" {
-			what = "stage"
-		}
-		m.focusTab(m.kernels)
-		m.setStatusText(what+" "+msg.Value+": its kernels · enter: launches · esc: back", Info)
-	case "back":
-		if m.back >= 0 && m.back < len(m.tabs) && m.available(m.back) {
-			m.Focused().SetFocused(false)
-			m.focus = m.back
-		}
-		m.back = -1
-		m.setStatusText("", Info)
-	case "status":
-		m.setStatusText(msg.Value, Info)
-	case views.ActionTry:
-		m.tryFinding(msg.Key)
-	default:
-		return false
-	}
-	m.layout()
-	return true
 }
 
 func (m *Model) focusTab(v views.View) {

@@ -223,14 +223,3 @@ func TestEverySize(t *testing.T) {
 		}
 	}
 }
-
-// TestUnknownActionReported: a views.ActionMsg the root does not carry out
-// (drill, back, status and try are its own) is reported in the status bar,
-// not dropped silently.
-func TestUnknownActionReported(t *testing.T) {
-	m := newModel(t, 80, 24, tui.Options{Snapshot: viewstest.Snapshot()})
-	m.Update(views.ActionMsg{Name: "pause"})
-	if s := m.Status(); s.Level != tui.Warn || s.Text != "pause: not available here" {
-		t.Fatalf("status %+v", s)
-	}
-}

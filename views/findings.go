@@ -24,12 +24,6 @@ func DefaultFindingsKeyMap() FindingsKeyMap {
 	return FindingsKeyMap{DefaultListKeyMap(), key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "test its flag"))}
 }
 
-// ActionTry is the ActionMsg name the findings view sends on enter: Key
-// is the finding's id (Findings.Find returns it). The root starts the
-// comparison of the finding's flag (its current value against the
-// suggested one) with the compare view's confirmation.
-const ActionTry = "try"
-
 // Findings lists ranked findings (attrib.EvaluateFindings): one line each
 // (rank, share of the step, title, the flag to test or the measured
 // result), and under them the selected finding in full: its evidence in
@@ -150,7 +144,7 @@ func (f *Findings) listRows() int {
 func (f *Findings) layoutList() { f.list.setPage(max(f.listRows(), 1)) }
 
 // Update moves the cursor; enter on a finding that names a flag returns
-// ActionMsg{Name: ActionTry, Key: the finding's id}; on one that does not,
+// TryMsg{Finding: the finding's id}; on one that does not,
 // a status message saying so.
 func (f *Findings) Update(msg tea.Msg) tea.Cmd {
 	if km, ok := msg.(tea.KeyPressMsg); ok {
@@ -168,9 +162,9 @@ func (f *Findings) tryCmd() tea.Cmd {
 	}
 	x := &f.fs[f.list.cursor]
 	if x.Flag == nil {
-		return Action(ActionMsg{Name: "status", Value: x.ID + ": no flag to test here (" + ansi.Truncate(x.Try, 60, "…") + ")"})
+		return Send(NoteMsg{Text: x.ID + ": no flag to test here (" + ansi.Truncate(x.Try, 60, "…") + ")"})
 	}
-	return Action(ActionMsg{Name: ActionTry, Key: x.ID})
+	return Send(TryMsg{Finding: x.ID})
 }
 
 // Click selects the finding at line y; on the selected one it tests its

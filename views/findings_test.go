@@ -58,7 +58,7 @@ func TestFindingsView(t *testing.T) {
 }
 
 // TestFindingsEnter: enter on a finding with a flag asks the root to test
-// it (ActionTry with the finding's id); on one without, a status line.
+// it (TryMsg with the finding's id); on one without, a status line.
 func TestFindingsEnter(t *testing.T) {
 	v := views.NewFindings(styles())
 	v.SetSize(80, 16)
@@ -68,21 +68,21 @@ func TestFindingsEnter(t *testing.T) {
 	if cmd == nil {
 		t.Fatal("enter: no command")
 	}
-	if a, ok := cmd().(views.ActionMsg); !ok || a.Name != views.ActionTry || a.Key != "attention-math-fallback" {
+	if a, ok := cmd().(views.TryMsg); !ok || a.Finding != "attention-math-fallback" {
 		t.Errorf("enter: %#v, want try attention-math-fallback", cmd())
 	}
 	if f := v.Find("attention-math-fallback"); f == nil || f.Flag.Value != "fused" {
 		t.Errorf("Find: %+v", f)
 	}
 	press(v, "down")
-	if a, ok := v.Update(tea.KeyPressMsg{Code: tea.KeyEnter})().(views.ActionMsg); !ok || a.Name != "status" {
+	if a, ok := v.Update(tea.KeyPressMsg{Code: tea.KeyEnter})().(views.NoteMsg); !ok || !strings.Contains(a.Text, "no flag to test") {
 		t.Errorf("enter on a finding without a flag: %#v, want a status", a)
 	}
 	// The cursor stays on its finding when the list is re-ranked.
 	fs := sampleFindings()
 	fs[0], fs[1] = fs[1], fs[0]
 	v.SetFindings(fs, "")
-	if a := v.Update(tea.KeyPressMsg{Code: tea.KeyEnter})().(views.ActionMsg); a.Name != "status" {
+	if a, ok := v.Update(tea.KeyPressMsg{Code: tea.KeyEnter})().(views.NoteMsg); !ok {
 		t.Errorf("after re-ranking the cursor left dominant-category: %#v", a)
 	}
 }

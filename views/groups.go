@@ -85,8 +85,8 @@ func (g *Groups) SetSize(w, h int)  { g.w, g.h = w, h; g.list.setPage(h) }
 func (g *Groups) SetFocused(f bool) { g.focused = f }
 func (g *Groups) Capturing() bool   { return false }
 
-// Update moves the cursor; enter returns an ActionMsg{Name: "drill", Key:
-// "cat" or "stage", Value: the group} for the root to show its kernels.
+// Update moves the cursor; enter returns a DrillMsg{Group: "cat" or
+// "stage", Key: the row's name} for the root to show its kernels.
 func (g *Groups) Update(msg tea.Msg) tea.Cmd {
 	if km, ok := msg.(tea.KeyPressMsg); ok {
 		if key.Matches(km, g.keys.Drill) {
@@ -101,7 +101,7 @@ func (g *Groups) drillCmd() tea.Cmd {
 	if g.drill == "" || g.list.cursor >= len(g.rows) {
 		return nil
 	}
-	return Action(ActionMsg{Name: "drill", Key: g.drill, Value: g.rows[g.list.cursor].Key})
+	return Send(DrillMsg{Group: g.drill, Key: g.rows[g.list.cursor].Key})
 }
 
 // Click selects the row at line y; on the selected row it drills down.

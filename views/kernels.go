@@ -273,7 +273,7 @@ func (k *Kernels) share(r *attrib.KernelRow) float64 {
 func (k *Kernels) SetTimeline(tl *attrib.Timeline) { k.tl = tl }
 
 // DrillFrom filters to a category ("cat") or stage ("stage") chosen in
-// another view; esc then returns an ActionMsg{Name: "back"}.
+// another view; esc then returns a BackMsg.
 func (k *Kernels) DrillFrom(what, key string) {
 	f := what + ":" + key
 	k.drill = false
@@ -436,7 +436,7 @@ func (k *Kernels) Update(msg tea.Msg) tea.Cmd {
 			k.SetFilter("")
 		}
 		if back {
-			return Action(ActionMsg{Name: "back"})
+			return Send(BackMsg{})
 		}
 	}
 	return nil
@@ -499,7 +499,7 @@ func (k *Kernels) copyName() tea.Cmd {
 		return nil
 	}
 	return tea.Batch(tea.SetClipboard(r.Name),
-		Action(ActionMsg{Name: "status", Value: "copied the kernel name to the clipboard (OSC 52)"}))
+		Send(NoteMsg{Text: "copied the kernel name to the clipboard (OSC 52)"}))
 }
 
 func (k *Kernels) ShortHelp() []key.Binding {

@@ -177,7 +177,7 @@ func TestKernelsFullNameAndCopy(t *testing.T) {
 	var status bool
 	if b, ok := cmd().(tea.BatchMsg); ok {
 		for _, c := range b {
-			if a, ok := c().(views.ActionMsg); ok && a.Name == "status" && strings.Contains(a.Value, "OSC 52") {
+			if a, ok := c().(views.NoteMsg); ok && strings.Contains(a.Text, "OSC 52") {
 				status = true
 			}
 		}

@@ -152,16 +152,27 @@ func (l *list) visible() (from, to int) {
 	return l.offset, to
 }
 
-// ActionMsg is a request from a view to the root model: drill down
-// ("drill"), go back ("back"), say something ("status"), test a finding
-// (ActionTry); the root model hands others to its Actions function, which
-// returns a command that does the work off the update loop (so Update
-// never does I/O). Flipping a flag is its own message, FlipMsg.
-type ActionMsg struct {
-	Name  string // "drill", "back", "status", ActionTry, …
-	Key   string // what it applies to, e.g. the flag name "attention"
-	Value string // e.g. "fused"
+// Requests from a view to the root model, one type each (the root
+// carries them out in its Update; none does I/O): DrillMsg, BackMsg,
+// NoteMsg, TryMsg. Flipping a flag is FlipMsg.
+
+// DrillMsg asks the root to list the kernels of one category or stage
+// (enter on a Categories or Stages row).
+type DrillMsg struct {
+	Group string // "cat" or "stage" (Kernels.DrillFrom's filter prefix)
+	Key   string // the category or stage name
 }
 
-// Action returns a command that emits a.
-func Action(a ActionMsg) tea.Cmd { return func() tea.Msg { return a } }
+// BackMsg asks the root to return to the view a drill-down started from
+// (esc in the drilled Kernels view).
+type BackMsg struct{}
+
+// NoteMsg asks the root to say Text in the status bar.
+type NoteMsg struct{ Text string }
+
+// TryMsg asks the root to test finding Finding's flag: the compare
+// confirmation for its current value against the suggested one.
+type TryMsg struct{ Finding string }
+
+// Send returns a command that emits msg.
+func Send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
