@@ -160,7 +160,7 @@ func (m *Model) findingHint() string {
 		h += " (" + views.FormatShare(f.Share) + ")"
 	}
 	if f.Flag != nil {
-		return h + " · test it: Findings tab, enter (" + f.Flag.Key + "=" + f.Flag.Value + ")"
+		return h + " · to test: Findings, enter (" + f.Flag.Key + "=" + f.Flag.Value + ")"
 	}
 	return h + " · see Findings"
 }

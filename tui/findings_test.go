@@ -99,7 +99,7 @@ func TestFindingsEnterElsewhere(t *testing.T) {
 	m = newLive(t, 120, 40, ctl)
 	m.Update(mathLiveMsg())
 	// The first screen names the top finding in the status bar.
-	if out := ansi.Strip(m.Render()); !strings.Contains(out, "▸ attention runs on the math fallback (60.0%) · test it: Findings tab, enter (attention=fused)") {
+	if out := ansi.Strip(m.Render()); !strings.Contains(out, "▸ attention runs on the math fallback (60.0%) · to test: Findings, enter (attention=fused)") {
 		t.Errorf("status bar lacks the top finding:\n%s", out)
 	}
 	for m.Focused().Title() != "Findings" {

@@ -786,7 +786,7 @@ func (m *Model) statusBar() string {
 		right = ansi.Truncate(right, m.w/2, "…")
 	}
 	rwid := ansi.StringWidth(right)
-	room := max(m.w-rwid-1, 1)
+	room := max(m.w-rwid-2, 1) // at least two spaces before the right side
 	// Long messages wrap at word boundaries (errors onto up to three
 	// lines, others two); what still does not fit ends in "…" after a
 	// whole word.
@@ -805,7 +805,10 @@ func (m *Model) statusBar() string {
 	}
 	for i, l := range lines {
 		l = style.Render(l)
-		if i == 0 && right != "" {
+		// The right side ends the last line: beside a wrapped message's
+		// first line it read as the message's next words (user trial:
+		// "(the live child stops and 6.98 steps/s · cumulative").
+		if i == len(lines)-1 && right != "" {
 			l += strings.Repeat(" ", max(m.w-ansi.StringWidth(l)-rwid, 0)) + st.Status.Right.Render(right)
 		}
 		lines[i] = l
