@@ -459,8 +459,7 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 		return c
 	}
 	// Steps first: collectives are keyed by the step they start in.
-	type win struct{ s, e, n int64 }
-	var wins []win
+	var wins []stepWin
 	for i := range t.Events {
 		e := &t.Events[i]
 		if e.Kind != tracer.KindStep {
@@ -468,22 +467,10 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 		}
 		if _, dup := s.steps[e.Value]; !dup {
 			s.steps[e.Value] = max(e.Dur, 0)
-			wins = append(wins, win{e.Start, e.End(), e.Value})
+			wins = append(wins, stepWin{e.Start, e.End(), e.Value})
 		}
 	}
-	slices.SortFunc(wins, func(a, b win) int { return cmp.Compare(a.s, b.s) })
-	stepAt := func(ts int64) int64 {
-		i, _ := slices.BinarySearchFunc(wins, ts, func(w win, ts int64) int { return cmp.Compare(w.s, ts) })
-		// wins[i-1] starts at or before ts (ties: BinarySearch finds the
-		// first equal start, which is the window itself).
-		if i < len(wins) && wins[i].s == ts {
-			return wins[i].n
-		}
-		if i > 0 && ts < wins[i-1].e {
-			return wins[i-1].n
-		}
-		return -1
-	}
+	slices.SortFunc(wins, func(a, b stepWin) int { return cmp.Compare(a.s, b.s) })
 	durs := slices.Collect(maps.Values(s.steps))
 	slices.Sort(durs)
 	r.Steps = len(durs)
@@ -569,7 +556,7 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 	slices.SortStableFunc(commEvs, func(a, b *tracer.Event) int { return cmp.Compare(a.Start, b.Start) })
 	nth := map[collKey]int{}
 	for _, e := range commEvs {
-		k := collKey{name: t.Strings.Get(e.Name), step: stepAt(e.Start)}
+		k := collKey{name: t.Strings.Get(e.Name), step: stepAtIn(wins, e.Start)}
 		n := nth[k]
 		nth[k] = n + 1
 		k.nth = n

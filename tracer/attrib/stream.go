@@ -183,10 +183,13 @@ func (s *SourceStream) AddWindow(evs []tracer.Event, strs *tracer.Strings, ctxs 
 	clear(src.commEvs) // no pointer into evs kept
 }
 
-// stepAt is scanSource's: the step (first event of its number) whose
-// window holds ts, by the latest start at or before ts; -1 none.
-func (src *streamSource) stepAt(ts int64) int64 {
-	wins := src.wins
+// stepAt is scanSource's rule over the windows seen so far (stepAtIn).
+func (src *streamSource) stepAt(ts int64) int64 { return stepAtIn(src.wins, ts) }
+
+// stepAtIn is the step (first event of its number) whose window holds ts,
+// by the latest start at or before ts, in wins sorted by start; -1 none.
+// A tie finds the first equal start, the window itself.
+func stepAtIn(wins []stepWin, ts int64) int64 {
 	i, _ := slices.BinarySearchFunc(wins, ts, func(w stepWin, ts int64) int { return cmp.Compare(w.s, ts) })
 	if i < len(wins) && wins[i].s == ts {
 		return wins[i].n
