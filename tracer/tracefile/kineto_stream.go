@@ -3,7 +3,6 @@ package tracefile
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -57,15 +56,11 @@ type Window struct {
 // damaged file gives Open's *Error (the windows before the damage were
 // handed to fn). opts.Progress is called as by Open.
 func OpenStream(path string, opts Options, fn func(w *Window) error) (*tracer.Trace, error) {
-	f, err := os.Open(path)
+	f, size, err := openFile(path)
 	if err != nil {
-		return nil, &Error{Path: path, Offset: -1, Msg: "cannot open", Err: err}
+		return nil, err
 	}
 	defer f.Close()
-	var size int64
-	if st, err := f.Stat(); err == nil {
-		size = st.Size()
-	}
 	ks := &kstream{fn: fn, link: tracer.NewWindowLinker()}
 	opts.stream = ks
 	t, err := Read(f, path, size, opts)

@@ -115,16 +115,26 @@ func Formats() []string {
 // or process), so that an empty result is never silent.
 // Errors are *Error values naming the file, offset and what was expected.
 func Open(path string, opts Options) (*tracer.Trace, error) {
-	f, err := os.Open(path)
+	f, size, err := openFile(path)
 	if err != nil {
-		return nil, &Error{Path: path, Offset: -1, Msg: "cannot open", Err: err}
+		return nil, err
 	}
 	defer f.Close()
+	return Read(f, path, size, opts)
+}
+
+// openFile opens path for Open and OpenStream: the file and its size
+// (0 when it cannot be read), or an *Error saying it cannot be opened.
+func openFile(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, &Error{Path: path, Offset: -1, Msg: "cannot open", Err: err}
+	}
 	var size int64
 	if st, err := f.Stat(); err == nil {
 		size = st.Size()
 	}
-	return Read(f, path, size, opts)
+	return f, size, nil
 }
 
 // Read is Open on an already open stream of size bytes (0 unknown).
