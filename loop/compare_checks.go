@@ -116,15 +116,7 @@ func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResu
 	})
 	for ai, ss := range nanSteps {
 		slices.Sort(ss)
-		why := "NaN or Inf in checked outputs at steps " + strings.Join(ss, ", ")
-		if ai < len(out) {
-			out[ai].Valid = false
-			if out[ai].Reason != "" {
-				why = out[ai].Reason + "; " + why
-			}
-			out[ai].Reason = why
-		}
-		r.arms[ai].invalid = why
+		r.invalidate(out, ai, "NaN or Inf in checked outputs at steps "+strings.Join(ss, ", "))
 	}
 
 	r.agentCompiles(spans, per, armIdx, out)
@@ -405,4 +397,17 @@ func envVerdict(v, lo, hi float64) string {
 		return "edge"
 	}
 	return "outside"
+}
+
+// invalidate marks arm ai invalid for why, after any reason it already
+// has (an arm can fail several checks: NaN outputs, recompiles).
+func (r *runner) invalidate(out []attrib.Arm, ai int, why string) {
+	if ai < len(out) {
+		out[ai].Valid = false
+		if out[ai].Reason != "" {
+			why = out[ai].Reason + "; " + why
+		}
+		out[ai].Reason = why
+	}
+	r.arms[ai].invalid = why
 }

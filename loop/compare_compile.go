@@ -52,13 +52,6 @@ func (r *runner) agentCompiles(spans []stepSpan, per map[int][]counterAt, armIdx
 		}
 		why := fmt.Sprintf("torch.compile compiled %.0f frames during counted steps %s (recompiles after warm-up: guards failed; the step times include compilation)",
 			total, strings.Join(ss, ", "))
-		if ai < len(out) {
-			out[ai].Valid = false
-			if out[ai].Reason != "" {
-				why = out[ai].Reason + "; " + why
-			}
-			out[ai].Reason = why
-		}
-		r.arms[ai].invalid = why
+		r.invalidate(out, ai, why)
 	}
 }
