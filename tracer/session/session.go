@@ -122,12 +122,16 @@ type Session struct {
 	counters map[counterKey]tracer.Counter // latest sample per track
 	// agent holds the Python agent's per-step output samples (metrics,
 	// NaN checks, torch.compile frames, input wait: isAgentOutput), the
-	// newest maxAgentSamples, for State.Outputs.
-	agent    []tracer.Counter
-	windows  int    // trace files (agent windows) merged
-	version  uint64 // bumped on every change
-	winVer   uint64 // version the window snapshot was built at
-	forceWin bool   // rebuild the window at the next Snapshot (Reset)
+	// newest maxAgentSamples, for State.Outputs; their names are ids of
+	// agentStrs (a handful), so Snapshot summarises them outside mu from
+	// a copy of that table and a prefix of agent (elements below len are
+	// never written again: trimming makes a new array).
+	agent     []tracer.Counter
+	agentStrs *tracer.Strings
+	windows   int    // trace files (agent windows) merged
+	version   uint64 // bumped on every change
+	winVer    uint64 // version the window snapshot was built at
+	forceWin  bool   // rebuild the window at the next Snapshot (Reset)
 
 	// Guarded by snapMu (Snapshot runs one at a time, mostly outside mu).
 	snapMu   sync.Mutex
@@ -372,7 +376,16 @@ func (s *Session) Snapshot() *State {
 		}
 		return int(a.Device) - int(b.Device)
 	})
-	st.Outputs = s.agentOutputs()
+	// The agent's outputs are summarised after the unlock, from a prefix
+	// of the samples and a copy of their (few) names.
+	agent := s.agent[:len(s.agent):len(s.agent)]
+	var agentStrs *tracer.Strings
+	if len(agent) > 0 {
+		agentStrs = tracer.NewStrings()
+		for id := 1; id < s.agentStrs.Len(); id++ {
+			agentStrs.Intern(s.agentStrs.Get(tracer.StrID(id)))
+		}
+	}
 	if s.link.early > 0 {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("%d GPU events were linked before their step ended (too many waiting on one thread); their stage may be missing", s.link.early))
 	}
@@ -381,6 +394,7 @@ func (s *Session) Snapshot() *State {
 		st.Recording = &ri
 	}
 	s.mu.Unlock()
+	st.Outputs = agentOutputs(agent, agentStrs, st.Steps)
 
 	if rebuild {
 		a := attrib.NewAggregator(s.opts.Rules)
@@ -517,10 +531,14 @@ func (s *Session) addCounters(cs []tracer.Counter) {
 		if old, ok := s.counters[k]; !ok || c.TS >= old.TS {
 			s.counters[k] = c
 		}
-		if isAgentOutput(s.strs.Get(c.Name)) {
+		if name := s.strs.Get(c.Name); isAgentOutput(name) {
 			if len(s.agent) >= maxAgentSamples {
-				s.agent = slices.Delete(s.agent, 0, len(s.agent)-maxAgentSamples/2)
+				s.agent = slices.Clone(s.agent[len(s.agent)-maxAgentSamples/2:])
 			}
+			if s.agentStrs == nil {
+				s.agentStrs = tracer.NewStrings()
+			}
+			c.Name = s.agentStrs.Intern(name)
 			s.agent = append(s.agent, c)
 		}
 	}
@@ -541,7 +559,7 @@ func (s *Session) Reset() {
 	s.cpuWin = deque{}
 	s.newest = 0
 	s.steps, s.stepN, s.marks = nil, 0, nil
-	s.agent = nil
+	s.agent, s.agentStrs = nil, nil
 	s.forceWin = true
 	s.version++
 }
@@ -558,15 +576,16 @@ func isAgentOutput(name string) bool {
 		name == attrib.CompileFramesCounter || name == attrib.InputWaitCounter
 }
 
-// agentOutputs summarises the agent's output samples over the steps
-// kept (attrib.Outputs of the steps as step events and the samples); nil
-// without either. Called with s.mu held.
-func (s *Session) agentOutputs() []attrib.OutputRow {
-	if len(s.agent) == 0 || len(s.steps) == 0 {
+// agentOutputs summarises agent output samples (names in strs) over
+// steps (attrib.Outputs of the steps as step events and the samples); nil
+// without either. It reads only its arguments: Snapshot calls it outside
+// mu.
+func agentOutputs(agent []tracer.Counter, strs *tracer.Strings, steps []StepTime) []attrib.OutputRow {
+	if len(agent) == 0 || len(steps) == 0 {
 		return nil
 	}
-	t := &tracer.Trace{Strings: s.strs, Counters: s.agent, Events: make([]tracer.Event, 0, len(s.steps))}
-	for _, st := range s.steps {
+	t := &tracer.Trace{Strings: strs, Counters: agent, Events: make([]tracer.Event, 0, len(steps))}
+	for _, st := range steps {
 		t.Events = append(t.Events, tracer.Event{Kind: tracer.KindStep, Value: st.Step, PID: st.PID, Start: st.StartNs, Dur: st.DurNs})
 	}
 	return attrib.Outputs(t)
