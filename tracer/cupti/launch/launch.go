@@ -24,6 +24,8 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+
+	"github.com/rlktop/rlktop/tracer/internal/envlist"
 )
 
 // Environment variables set for the child.
@@ -110,40 +112,40 @@ func Prepare(o Options) (*Plan, error) {
 			return nil, err
 		}
 		env = prependPath(env, EnvPythonPath, dir)
-		env = setEnv(env, EnvTorchRanges, "1")
+		env = envlist.Set(env, EnvTorchRanges, "1")
 	}
 	if o.Socket != "" {
-		env = setEnv(env, EnvSocket, o.Socket)
+		env = envlist.Set(env, EnvSocket, o.Socket)
 	}
 	if o.StepRange != "" {
 		if _, err := regexp.Compile(o.StepRange); err != nil {
 			return nil, fmt.Errorf("--step-range %q: %w", o.StepRange, err)
 		}
-		env = setEnv(env, EnvStepRange, o.StepRange)
+		env = envlist.Set(env, EnvStepRange, o.StepRange)
 	}
 	switch {
 	case !o.Trace:
-		env = unsetEnv(env, EnvCUDAInjection, EnvNVTXInjection)
+		env = envlist.Unset(env, EnvCUDAInjection, EnvNVTXInjection)
 	case !p.Driver.Present:
 		p.Banner = p.Driver.Why + " — running the command untraced"
-		env = unsetEnv(env, EnvCUDAInjection, EnvNVTXInjection)
+		env = envlist.Unset(env, EnvCUDAInjection, EnvNVTXInjection)
 	default:
 		lib, err := FindLibrary(o.Library, o.CacheDir)
 		if err != nil {
 			if errors.Is(err, ErrNoTracer) {
 				p.Banner = err.Error() + " — running the command untraced"
-				env = unsetEnv(env, EnvCUDAInjection, EnvNVTXInjection)
+				env = envlist.Unset(env, EnvCUDAInjection, EnvNVTXInjection)
 				break
 			}
 			return nil, err
 		}
 		for _, k := range []string{EnvCUDAInjection, EnvNVTXInjection} {
-			if v, ok := lookupEnv(env, k); ok && v != "" && v != lib {
+			if v, ok := envlist.Lookup(env, k); ok && v != "" && v != lib {
 				notes = append(notes, fmt.Sprintf("%s was %s; rlktop replaces it", k, v))
 			}
 		}
-		env = setEnv(env, EnvCUDAInjection, lib)
-		env = setEnv(env, EnvNVTXInjection, lib)
+		env = envlist.Set(env, EnvCUDAInjection, lib)
+		env = envlist.Set(env, EnvNVTXInjection, lib)
 		p.Traced, p.Library = true, lib
 		if len(notes) > 0 {
 			p.Banner = strings.Join(notes, "; ")
@@ -279,39 +281,11 @@ func writeOnce(path string, data []byte, mode fs.FileMode) error {
 	return nil
 }
 
-func lookupEnv(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-func unsetEnv(env []string, keys ...string) []string {
-	out := env[:0]
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		drop := false
-		for _, key := range keys {
-			if k == key {
-				drop = true
-			}
-		}
-		if !drop {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-func setEnv(env []string, key, value string) []string {
-	return append(unsetEnv(env, key), key+"="+value)
-}
-
+// prependPath puts dir first in the path list key (os.PathListSeparator
+// between entries), keeping the old value whole after it.
 func prependPath(env []string, key, dir string) []string {
-	if old, ok := lookupEnv(env, key); ok && old != "" {
-		return setEnv(env, key, dir+string(os.PathListSeparator)+old)
+	if old, ok := envlist.Lookup(env, key); ok && old != "" {
+		return envlist.Set(env, key, dir+string(os.PathListSeparator)+old)
 	}
-	return setEnv(env, key, dir)
+	return envlist.Set(env, key, dir)
 }

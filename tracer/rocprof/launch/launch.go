@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	cuptilaunch "github.com/rlktop/rlktop/tracer/cupti/launch"
+	"github.com/rlktop/rlktop/tracer/internal/envlist"
 )
 
 // Environment variables set for the child.
@@ -149,7 +150,7 @@ func Prepare(o Options) (*Plan, error) {
 		p.Runtime = DetectROCm()
 	}
 	if o.Socket != "" {
-		env = setEnv(env, EnvSocket, o.Socket)
+		env = envlist.Set(env, EnvSocket, o.Socket)
 	}
 	if o.TorchRanges {
 		dir, err := cuptilaunch.ShimDir(o.CacheDir)
@@ -157,13 +158,13 @@ func Prepare(o Options) (*Plan, error) {
 			return nil, err
 		}
 		env = prependList(env, "PYTHONPATH", dir)
-		env = setEnv(env, cuptilaunch.EnvTorchRanges, "1")
+		env = envlist.Set(env, cuptilaunch.EnvTorchRanges, "1")
 	}
 	untraced := func(why string) {
 		if why != "" {
 			p.Banner = "rlktop: " + why + " — running the command untraced"
 		}
-		env = unsetEnv(env, EnvToolLibraries)
+		env = envlist.Unset(env, EnvToolLibraries)
 	}
 	switch {
 	case !o.Trace:
@@ -176,10 +177,10 @@ func Prepare(o Options) (*Plan, error) {
 			untraced(err.Error())
 			break
 		}
-		if v, ok := lookupEnv(env, EnvToolLibraries); ok && v != "" && v != lib {
+		if v, ok := envlist.Lookup(env, EnvToolLibraries); ok && v != "" && v != lib {
 			p.Banner = fmt.Sprintf("rlktop: %s was %s; rlktop replaces it", EnvToolLibraries, v)
 		}
-		env = setEnv(env, EnvToolLibraries, lib)
+		env = envlist.Set(env, EnvToolLibraries, lib)
 		pre := []string{p.Runtime.SDK}
 		if p.Runtime.Roctx != "" {
 			pre = append(pre, p.Runtime.Roctx)
@@ -199,7 +200,7 @@ func FindLibrary(explicit string, env []string) (string, error) {
 	if explicit != "" {
 		cands = append(cands, explicit)
 	} else {
-		if v, ok := lookupEnv(env, EnvLibrary); ok && v != "" {
+		if v, ok := envlist.Lookup(env, EnvLibrary); ok && v != "" {
 			cands = append(cands, v)
 		}
 		if exe, err := os.Executable(); err == nil {
@@ -222,34 +223,6 @@ func FindLibrary(explicit string, env []string) (string, error) {
 	return "", ErrNoTracer
 }
 
-func lookupEnv(env []string, key string) (string, bool) {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v, true
-		}
-	}
-	return "", false
-}
-
-func unsetEnv(env []string, keys ...string) []string {
-	out := env[:0]
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		drop := false
-		for _, key := range keys {
-			drop = drop || k == key
-		}
-		if !drop {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-func setEnv(env []string, key, value string) []string {
-	return append(unsetEnv(env, key), key+"="+value)
-}
-
 // prependList puts items first in a colon-separated variable, keeping the
 // existing entries (once each) after them.
 func prependList(env []string, key string, items ...string) []string {
@@ -261,7 +234,7 @@ func prependList(env []string, key string, items ...string) []string {
 			out = append(out, it)
 		}
 	}
-	if v, ok := lookupEnv(env, key); ok {
+	if v, ok := envlist.Lookup(env, key); ok {
 		for _, it := range strings.FieldsFunc(v, func(r rune) bool { return r == ':' || r == ' ' }) {
 			if !seen[it] {
 				seen[it] = true
@@ -269,5 +242,5 @@ func prependList(env []string, key string, items ...string) []string {
 			}
 		}
 	}
-	return setEnv(env, key, strings.Join(out, ":"))
+	return envlist.Set(env, key, strings.Join(out, ":"))
 }

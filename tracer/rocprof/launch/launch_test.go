@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rlktop/rlktop/tracer/internal/envlist"
 )
 
 func touch(t *testing.T, p string) {
@@ -48,7 +50,7 @@ func TestPrepare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	get := func(k string) string { v, _ := lookupEnv(p.Env, k); return v }
+	get := func(k string) string { v, _ := envlist.Lookup(p.Env, k); return v }
 	if !p.Traced || get(EnvToolLibraries) != lib || get(EnvSocket) != "/tmp/s.sock" ||
 		get(EnvPreload) != "/opt/rocm/lib/librocprofiler-sdk.so:/opt/rocm/lib/librocprofiler-sdk-roctx.so:/usr/lib/libjemalloc.so" ||
 		!strings.Contains(p.Banner, "/other/tool.so") {
@@ -56,7 +58,7 @@ func TestPrepare(t *testing.T) {
 	}
 	// Untraced arm: no tool.
 	p, _ = Prepare(Options{Trace: false, Library: lib, Runtime: rt, Env: env})
-	if _, ok := lookupEnv(p.Env, EnvToolLibraries); ok || p.Traced {
+	if _, ok := envlist.Lookup(p.Env, EnvToolLibraries); ok || p.Traced {
 		t.Errorf("untraced plan %+v", p)
 	}
 	// No ROCm: untraced, saying why.
@@ -77,7 +79,7 @@ func TestPrepareTorchRanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, _ := lookupEnv(p.Env, "PYTHONPATH")
+	v, _ := envlist.Lookup(p.Env, "PYTHONPATH")
 	dir, _, _ := strings.Cut(v, ":")
 	if !strings.HasSuffix(v, ":/app") || !strings.HasPrefix(dir, cache) {
 		t.Errorf("PYTHONPATH %q", v)
