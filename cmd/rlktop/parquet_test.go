@@ -91,7 +91,7 @@ func num(t *testing.T, v any) int64 {
 // code with the Go writer, give per source and category the same op count
 // and summed dur_ns as `rlktop report --format json` of that file alone,
 // the same rank, and the same steps (number, start, duration, GPU ns and
-// ops).
+// ops), and each source's rows name its file.
 func TestExportParquetReadByDuckDB(t *testing.T) {
 	duck := needDuckDB(t)
 	bin := needRecordBin(t)
@@ -104,8 +104,8 @@ func TestExportParquetReadByDuckDB(t *testing.T) {
 	steps := filepath.Join(filepath.Dir(out), "ops.steps.parquet")
 	res := duckQuery(t, duck,
 		fmt.Sprintf("SELECT source, category, count(*) AS n, sum(dur_ns) AS ns FROM '%s' GROUP BY ALL ORDER BY ALL", out),
-		fmt.Sprintf("SELECT source, min(rank) AS lo, max(rank) AS hi, count(*) AS n, count(*) FILTER (WHERE end_ns - start_ns <> dur_ns) AS bad FROM '%s' GROUP BY ALL ORDER BY ALL", out),
-		fmt.Sprintf("SELECT source, rank, step, start_ns, dur_ns, end_ns, gpu_ns, gpu_ops FROM '%s' ORDER BY source, start_ns", steps))
+		fmt.Sprintf("SELECT source, file, min(rank) AS lo, max(rank) AS hi, count(*) AS n, count(*) FILTER (WHERE end_ns - start_ns <> dur_ns) AS bad FROM '%s' GROUP BY ALL ORDER BY ALL", out),
+		fmt.Sprintf("SELECT source, file, rank, step, start_ns, dur_ns, end_ns, gpu_ns, gpu_ops FROM '%s' ORDER BY source, start_ns", steps))
 	type cat struct{ n, ns int64 }
 	gotCats := map[int64]map[string]cat{}
 	for _, r := range res[0] {
@@ -153,6 +153,9 @@ func TestExportParquetReadByDuckDB(t *testing.T) {
 				continue
 			}
 			found = true
+			if r["file"] != f {
+				t.Errorf("source %d: file column %v, want %s (one value per source)", i, r["file"], f)
+			}
 			if lo, hi := num(t, r["lo"]), num(t, r["hi"]); lo != int64(doc.Rank) || hi != int64(doc.Rank) {
 				t.Errorf("%s: rank column %d..%d, report says rank %d", filepath.Base(f), lo, hi, doc.Rank)
 			}
@@ -170,8 +173,8 @@ func TestExportParquetReadByDuckDB(t *testing.T) {
 		for _, r := range res[2] {
 			if num(t, r["source"]) == int64(i) {
 				gotSteps = append(gotSteps, fmt.Sprint(num(t, r["step"]), num(t, r["start_ns"]), num(t, r["dur_ns"]), num(t, r["gpu_ns"]), num(t, r["gpu_ops"])))
-				if num(t, r["end_ns"]) != num(t, r["start_ns"])+num(t, r["dur_ns"]) || num(t, r["rank"]) != int64(doc.Rank) {
-					t.Errorf("%s: step row %v: end_ns or rank wrong", filepath.Base(f), r)
+				if num(t, r["end_ns"]) != num(t, r["start_ns"])+num(t, r["dur_ns"]) || num(t, r["rank"]) != int64(doc.Rank) || r["file"] != f {
+					t.Errorf("%s: step row %v: end_ns, rank or file wrong", filepath.Base(f), r)
 				}
 			}
 		}

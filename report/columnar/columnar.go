@@ -11,6 +11,8 @@
 //	column        type    meaning
 //	source        INT32   position of the source in the command's arguments (0-based; a
 //	                      rocprofv3 run's several CSV files are one source)
+//	file          STRING  the source's file as given on the command line (a rocprofv3 run's
+//	                      files joined with ","; "" for a live source)
 //	rank          INT32   distributed rank (Kineto distributedInfo, the recording's hello); -1 unknown
 //	device        INT32   GPU index; -1 for CPU operators shown as kernels (CPU-only traces)
 //	stream        INT32   stream / queue id (CPU-only traces: the thread)
@@ -31,6 +33,7 @@
 //
 //	column    type   meaning
 //	source    INT32  as above
+//	file      STRING as above
 //	rank      INT32  as above
 //	step      INT64  step number as the source numbered it
 //	start_ns  INT64  start of the step range, ns
@@ -64,6 +67,7 @@ const RowGroupRows = 1 << 20
 // Op is one row of the ops file (see the package doc for each column).
 type Op struct {
 	Source      int32  `parquet:"source"`
+	File        string `parquet:"file,dict"`
 	Rank        int32  `parquet:"rank"`
 	Device      int32  `parquet:"device"`
 	Stream      int32  `parquet:"stream"`
@@ -82,14 +86,15 @@ type Op struct {
 
 // Step is one row of the steps file (see the package doc).
 type Step struct {
-	Source  int32 `parquet:"source"`
-	Rank    int32 `parquet:"rank"`
-	Step    int64 `parquet:"step"`
-	StartNs int64 `parquet:"start_ns"`
-	EndNs   int64 `parquet:"end_ns"`
-	DurNs   int64 `parquet:"dur_ns"`
-	GPUNs   int64 `parquet:"gpu_ns"`
-	GPUOps  int64 `parquet:"gpu_ops"`
+	Source  int32  `parquet:"source"`
+	File    string `parquet:"file,dict"`
+	Rank    int32  `parquet:"rank"`
+	Step    int64  `parquet:"step"`
+	StartNs int64  `parquet:"start_ns"`
+	EndNs   int64  `parquet:"end_ns"`
+	DurNs   int64  `parquet:"dur_ns"`
+	GPUNs   int64  `parquet:"gpu_ns"`
+	GPUOps  int64  `parquet:"gpu_ops"`
 }
 
 func writerOptions() []parquet.WriterOption {
@@ -133,7 +138,7 @@ func WriteOps(w io.Writer, sources []*tracer.Trace, rules *attrib.Rules) (int64,
 				bytes = e.Value
 			}
 			buf = append(buf, Op{
-				Source: int32(si), Rank: int32(t.Rank), Device: e.Device, Stream: e.Stream,
+				Source: int32(si), File: t.Path, Rank: int32(t.Rank), Device: e.Device, Stream: e.Stream,
 				Kind: v.kind, Name: v.name, DisplayName: v.disp, Category: v.cat, Stage: v.stage, Step: v.step,
 				StartNs: e.Start, EndNs: e.End(), DurNs: e.Dur, Correlation: int64(e.Corr), Bytes: bytes,
 			})
@@ -167,7 +172,7 @@ func WriteSteps(w io.Writer, sources []*tracer.Trace, rules *attrib.Rules) (int6
 		a.AddTrace(t)
 		var rows []Step
 		for _, s := range a.Snapshot().Steps {
-			rows = append(rows, Step{Source: int32(si), Rank: int32(t.Rank), Step: s.Step,
+			rows = append(rows, Step{Source: int32(si), File: t.Path, Rank: int32(t.Rank), Step: s.Step,
 				StartNs: s.StartNs, EndNs: s.StartNs + s.DurNs, DurNs: s.DurNs, GPUNs: s.KernelNs, GPUOps: s.Count})
 		}
 		if _, err := pw.Write(rows); err != nil {
