@@ -188,26 +188,30 @@ func (d *Decoder) kernel(r []byte) {
 		d.stats.Short++
 		return
 	}
-	s, dur := d.span(u64(r, L.Start), u64(r, L.End))
-	i := d.add(tracer.Event{
-		Kind: tracer.KindKernel, Start: s, Dur: dur,
-		Corr:   uint64(u32(r, L.Correlation)),
-		Name:   d.strs.InternBytes(d.mem.CString(r, L.Name)),
-		TID:    -1,
-		Device: int32(u32(r, L.Device)), Stream: int32(u32(r, L.Stream)),
-	})
-	a := GPUAttrs{
-		Event: i, Context: u32(r, L.Context),
-		Grid:          [3]int32{i32(r, L.GridX), i32(r, L.GridY), i32(r, L.GridZ)},
-		Block:         [3]int32{i32(r, L.BlockX), i32(r, L.BlockY), i32(r, L.BlockZ)},
-		StaticShared:  i32(r, L.StaticShared),
-		DynamicShared: i32(r, L.DynamicShared),
-		Registers:     u16(r, L.Registers),
-	}
+	a := d.gpuOp(r, &L.LayoutGPUOp, tracer.Event{Kind: tracer.KindKernel, Name: d.strs.InternBytes(d.mem.CString(r, L.Name))})
+	a.Grid = [3]int32{i32(r, L.GridX), i32(r, L.GridY), i32(r, L.GridZ)}
+	a.Block = [3]int32{i32(r, L.BlockX), i32(r, L.BlockY), i32(r, L.BlockZ)}
+	a.StaticShared = i32(r, L.StaticShared)
+	a.DynamicShared = i32(r, L.DynamicShared)
+	a.Registers = u16(r, L.Registers)
+}
+
+// gpuOp adds the event of a kernel, memcpy or memset record r (its length
+// checked against L.Min by the caller): e as given (Kind, Name, Value) with
+// the fields L places — host start and duration, correlation id, device,
+// stream, TID -1 — and its GPUAttrs (context, graph ids when r reaches
+// L.MinGraph), which it returns for the caller to complete.
+func (d *Decoder) gpuOp(r []byte, L *LayoutGPUOp, e tracer.Event) *GPUAttrs {
+	e.Start, e.Dur = d.span(u64(r, L.Start), u64(r, L.End))
+	e.Corr = uint64(u32(r, L.Correlation))
+	e.TID = -1
+	e.Device, e.Stream = int32(u32(r, L.Device)), int32(u32(r, L.Stream))
+	a := GPUAttrs{Event: d.add(e), Context: u32(r, L.Context)}
 	if len(r) >= L.MinGraph {
 		a.GraphID, a.GraphNodeID = u32(r, L.GraphID), u64(r, L.GraphNodeID)
 	}
 	d.b.Attrs = append(d.b.Attrs, a)
+	return &d.b.Attrs[len(d.b.Attrs)-1]
 }
 
 var copyKinds = [...]string{"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"}
@@ -229,18 +233,7 @@ func (d *Decoder) memcpy(r []byte) {
 	// Named as Kineto names them: "Memcpy HtoD (Pinned -> Device)".
 	name := "Memcpy " + enumName(copyKinds[:], uint32(r[L.CopyKind])) + " (" +
 		enumName(memKinds[:], uint32(r[L.SrcKind])) + " -> " + enumName(memKinds[:], uint32(r[L.DstKind])) + ")"
-	s, dur := d.span(u64(r, L.Start), u64(r, L.End))
-	i := d.add(tracer.Event{
-		Kind: tracer.KindMemcpy, Start: s, Dur: dur,
-		Corr: uint64(u32(r, L.Correlation)), Value: int64(u64(r, L.Bytes)),
-		Name: d.strs.Intern(name), TID: -1,
-		Device: int32(u32(r, L.Device)), Stream: int32(u32(r, L.Stream)),
-	})
-	a := GPUAttrs{Event: i, Context: u32(r, L.Context)}
-	if len(r) >= L.MinGraph {
-		a.GraphID, a.GraphNodeID = u32(r, L.GraphID), u64(r, L.GraphNodeID)
-	}
-	d.b.Attrs = append(d.b.Attrs, a)
+	d.gpuOp(r, &L.LayoutGPUOp, tracer.Event{Kind: tracer.KindMemcpy, Name: d.strs.Intern(name), Value: int64(u64(r, L.Bytes))})
 }
 
 func (d *Decoder) memset(r []byte) {
@@ -250,18 +243,7 @@ func (d *Decoder) memset(r []byte) {
 		return
 	}
 	name := "Memset (" + enumName(memKinds[:], uint32(u16(r, L.MemoryKind))) + ")"
-	s, dur := d.span(u64(r, L.Start), u64(r, L.End))
-	i := d.add(tracer.Event{
-		Kind: tracer.KindMemset, Start: s, Dur: dur,
-		Corr: uint64(u32(r, L.Correlation)), Value: int64(u64(r, L.Bytes)),
-		Name: d.strs.Intern(name), TID: -1,
-		Device: int32(u32(r, L.Device)), Stream: int32(u32(r, L.Stream)),
-	})
-	a := GPUAttrs{Event: i, Context: u32(r, L.Context)}
-	if len(r) >= L.MinGraph {
-		a.GraphID, a.GraphNodeID = u32(r, L.GraphID), u64(r, L.GraphNodeID)
-	}
-	d.b.Attrs = append(d.b.Attrs, a)
+	d.gpuOp(r, &L.LayoutGPUOp, tracer.Event{Kind: tracer.KindMemset, Name: d.strs.Intern(name), Value: int64(u64(r, L.Bytes))})
 }
 
 // apiName returns the interned name of a callback id: CUPTI's name without

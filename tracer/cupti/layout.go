@@ -32,30 +32,53 @@ const objectThread = 2 // CUPTI_ACTIVITY_OBJECT_THREAD
 // CUPTI_ACTIVITY_KIND_(CONCURRENT_)KERNEL record (CUpti_ActivityKernel8
 // prefix; kernel records of CUDA 12 and 13 append to it).
 var LayoutKernel = struct {
-	Registers, Start, End, Device, Context, Stream              int // registersPerThread is uint16
-	GridX, GridY, GridZ, BlockX, BlockY, BlockZ                 int // int32
-	StaticShared, DynamicShared, Correlation, Name, GraphNodeID int
-	GraphID, Min, MinGraph                                      int
+	LayoutGPUOp
+	Registers                                   int // registersPerThread is uint16
+	GridX, GridY, GridZ, BlockX, BlockY, BlockZ int // int32
+	StaticShared, DynamicShared, Name           int
 }{
-	Registers: 6, Start: 16, End: 24, Device: 40, Context: 44, Stream: 48,
+	LayoutGPUOp: LayoutGPUOp{
+		Start: 16, End: 24, Device: 40, Context: 44, Stream: 48, Correlation: 92, GraphNodeID: 144, GraphID: 156,
+		Min:      112, // through name
+		MinGraph: 160, // through graphId
+	},
 	GridX: 52, GridY: 56, GridZ: 60, BlockX: 64, BlockY: 68, BlockZ: 72,
-	StaticShared: 76, DynamicShared: 80, Correlation: 92, Name: 104, GraphNodeID: 144,
-	GraphID:  156,
-	Min:      112, // through name
-	MinGraph: 160, // through graphId
+	Registers: 6, StaticShared: 76, DynamicShared: 80, Name: 104,
+}
+
+// LayoutGPUOp holds the offsets of the fields that kernel, memcpy and memset
+// records share (at different offsets in each): the CUPTI start and end
+// times, device, context, stream, correlation id and CUDA graph ids, and
+// the record lengths needed (Min: every field read but the graph ids;
+// MinGraph: the graph ids too).
+type LayoutGPUOp struct {
+	Start, End, Device, Context, Stream, Correlation int
+	GraphNodeID, GraphID, Min, MinGraph              int
 }
 
 // LayoutMemcpy: CUpti_ActivityMemcpy5 prefix (also Memcpy4/6).
 var LayoutMemcpy = struct {
-	CopyKind, SrcKind, DstKind, Bytes, Start, End, Device, Context, Stream, Correlation int
-	GraphNodeID, GraphID, Min, MinGraph                                                 int
-}{4, 5, 6, 8, 16, 24, 32, 36, 40, 44, 64, 72, 48, 76}
+	LayoutGPUOp
+	CopyKind, SrcKind, DstKind, Bytes int
+}{
+	LayoutGPUOp: LayoutGPUOp{
+		Start: 16, End: 24, Device: 32, Context: 36, Stream: 40, Correlation: 44, GraphNodeID: 64, GraphID: 72,
+		Min: 48, MinGraph: 76,
+	},
+	CopyKind: 4, SrcKind: 5, DstKind: 6, Bytes: 8,
+}
 
 // LayoutMemset: CUpti_ActivityMemset4 prefix.
 var LayoutMemset = struct {
-	Bytes, Start, End, Device, Context, Stream, Correlation, MemoryKind int
-	GraphNodeID, GraphID, Min, MinGraph                                 int
-}{8, 16, 24, 32, 36, 40, 44, 50, 64, 72, 52, 76}
+	LayoutGPUOp
+	Bytes, MemoryKind int
+}{
+	LayoutGPUOp: LayoutGPUOp{
+		Start: 16, End: 24, Device: 32, Context: 36, Stream: 40, Correlation: 44, GraphNodeID: 64, GraphID: 72,
+		Min: 52, MinGraph: 76,
+	},
+	Bytes: 8, MemoryKind: 50,
+}
 
 // LayoutAPI: CUpti_ActivityAPI (runtime and driver API records).
 var LayoutAPI = struct{ Cbid, Start, End, Process, Thread, Correlation, Min int }{4, 8, 16, 24, 28, 32, 36}
