@@ -155,11 +155,9 @@ func readNsysStatsTrace(tab *csvTable, t *tracer.Trace) error {
 				}
 				e.Device = d
 			}
-			s, err := tab.optInt64At(strm, 0)
-			if err != nil {
+			if e.Stream, err = tab.optInt32At(strm, 0); err != nil {
 				return err
 			}
-			e.Stream = int32Of(s)
 			if mb >= 0 && tab.field(mb) != "" && e.Kind != tracer.KindKernel {
 				r, ok := new(big.Rat).SetString(tab.field(mb))
 				if !ok || !saneNumber(tab.field(mb)) {
@@ -203,17 +201,13 @@ func readNsysStatsTrace(tab *csvTable, t *tracer.Trace) error {
 		if err := tab.checkTimes(si, e.Start, e.Dur); err != nil {
 			return err
 		}
-		p, err := tab.optInt64At(pid, 0)
-		if err != nil {
+		if e.PID, err = tab.optInt32At(pid, 0); err != nil {
 			return err
 		}
-		e.PID = int32Of(p)
 		if !e.Kind.IsGPU() {
-			th, err := tab.optInt64At(tid, 0)
-			if err != nil {
+			if e.TID, err = tab.optInt32At(tid, 0); err != nil {
 				return err
 			}
-			e.TID = int32Of(th)
 		}
 		asStep(&e, name)
 		t.Events = append(t.Events, e)
@@ -221,8 +215,8 @@ func readNsysStatsTrace(tab *csvTable, t *tracer.Trace) error {
 }
 
 func readNsysStatsSum(tab *csvTable, t *tracer.Trace) error {
-	ti, ci := tab.find(nsTotal...), tab.find(nsCount...)
-	avg, med, mn, mx := tab.find(nsAvg...), tab.find(nsMed...), tab.find(nsMin...), tab.find(nsMax...)
+	cols := summaryCols{count: tab.find(nsCount...), total: tab.find(nsTotal...), mean: tab.find(nsAvg...),
+		p50: tab.find(nsMed...), min: tab.find(nsMin...), max: tab.find(nsMax...)}
 	li := tab.find(nsLabels...)
 	label := tab.header[li]
 	t.SummaryOnly = true
@@ -247,19 +241,8 @@ func readNsysStatsSum(tab *csvTable, t *tracer.Trace) error {
 		default:
 			row.Kind = tracer.KindKernel
 		}
-		if row.Count, err = tab.int64At(ci); err != nil {
+		if err := tab.summaryNumbers(&row, cols); err != nil {
 			return err
-		}
-		if row.TotalNs, err = tab.roundAt(ti); err != nil {
-			return err
-		}
-		for _, f := range []struct {
-			col int
-			dst *int64
-		}{{avg, &row.MeanNs}, {med, &row.P50Ns}, {mn, &row.MinNs}, {mx, &row.MaxNs}} {
-			if *f.dst, err = tab.optRoundAt(f.col); err != nil {
-				return err
-			}
 		}
 		t.Summary = append(t.Summary, row)
 	}

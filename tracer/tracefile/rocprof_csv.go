@@ -186,6 +186,8 @@ func (t *csvTable) times(tr *tracer.Trace, si, ei int) (start, dur int64, err er
 	return start, dur, nil
 }
 
+// int32Of narrows an id (pid, tid, stream, device) to int32; a value
+// outside int32 becomes -1 (unknown) rather than wrapping.
 func int32Of(v int64) int32 {
 	if v > 1<<31-1 || v < -1<<31 {
 		return -1
@@ -193,17 +195,67 @@ func int32Of(v int64) int32 {
 	return int32(v)
 }
 
-func readRocprofKernels(tab *csvTable, t *tracer.Trace, layout rocprofLayout) error {
-	ni, si, ei := tab.find(rpName...), tab.find(rpStart...), tab.find(rpEnd...)
-	agent := tab.find("Agent_Id", "GPU_ID", "gpu-id")
-	stream := tab.find("Stream_Id")
-	queue := tab.find("Queue_Id", "Queue_ID", "queue-id")
-	if stream < 0 {
-		stream = queue
+// optInt32At is optInt64At (def for a missing column or empty value) for a
+// 32-bit id, narrowed by int32Of.
+func (t *csvTable) optInt32At(i int, def int64) (int32, error) {
+	v, err := t.optInt64At(i, def)
+	return int32Of(v), err
+}
+
+// rpOpCols are the column indexes (-1: not in the file) of what a
+// rocprofv3 kernel row and memory-copy row share (rocprofOp).
+type rpOpCols struct {
+	start, end int // Start_Timestamp, End_Timestamp (ns; required)
+	device     int // the agent of the op ("4", "Agent 4", "GPU 0"; 0 when absent)
+	stream     int // Stream_Id, else Queue_Id (0 when absent)
+	corr       int // Correlation_Id (0 when absent)
+	pid        int // Process_Id (0 when absent; memory copies have none)
+	bytes      int // Bytes of a memory copy, into Event.Value (0 when absent); -1 for kernels
+	tid        int // Thread_Id (-1 when absent)
+}
+
+// rocprofOp reads the current row's GPU-op fields into e, in this order:
+// times (csvTable.times: ns, end before start kept as Dur 0 with a
+// warning), device, stream, correlation id, pid, bytes, tid; the first bad
+// value is the error (a row error: readRows skips the row). Stream, pid
+// and tid outside int32 become -1 (int32Of); a column of c that is -1 is
+// not read and its field keeps the default above.
+func (tab *csvTable) rocprofOp(t *tracer.Trace, e *tracer.Event, c rpOpCols) error {
+	var err error
+	if e.Start, e.Dur, err = tab.times(t, c.start, c.end); err != nil {
+		return err
 	}
-	corr := tab.find("Correlation_Id", "Correlation_ID")
-	pid := tab.find("Process_Id", "PID", "pid")
-	tid := tab.find("Thread_Id", "TID", "tid")
+	if e.Device, err = tab.agentAt(c.device); err != nil {
+		return err
+	}
+	if e.Stream, err = tab.optInt32At(c.stream, 0); err != nil {
+		return err
+	}
+	corr, err := tab.optInt64At(c.corr, 0)
+	if err != nil {
+		return err
+	}
+	e.Corr = uint64(corr)
+	if e.PID, err = tab.optInt32At(c.pid, 0); err != nil {
+		return err
+	}
+	if c.bytes >= 0 {
+		if e.Value, err = tab.optInt64At(c.bytes, 0); err != nil {
+			return err
+		}
+	}
+	e.TID, err = tab.optInt32At(c.tid, -1)
+	return err
+}
+
+func readRocprofKernels(tab *csvTable, t *tracer.Trace, layout rocprofLayout) error {
+	ni := tab.find(rpName...)
+	c := rpOpCols{start: tab.find(rpStart...), end: tab.find(rpEnd...), device: tab.find("Agent_Id", "GPU_ID", "gpu-id"),
+		stream: tab.find("Stream_Id"), corr: tab.find("Correlation_Id", "Correlation_ID"),
+		pid: tab.find("Process_Id", "PID", "pid"), bytes: -1, tid: tab.find("Thread_Id", "TID", "tid")}
+	if c.stream < 0 {
+		c.stream = tab.find("Queue_Id", "Queue_ID", "queue-id")
+	}
 	devs := map[int32]bool{}
 	for {
 		ok, err := tab.next()
@@ -220,32 +272,9 @@ func readRocprofKernels(tab *csvTable, t *tracer.Trace, layout rocprofLayout) er
 			return tab.errAt(ni, "empty kernel name", "", nil)
 		}
 		e.Name = t.Strings.Intern(name)
-		if e.Start, e.Dur, err = tab.times(t, si, ei); err != nil {
+		if err := tab.rocprofOp(t, &e, c); err != nil {
 			return err
 		}
-		if e.Device, err = tab.agentAt(agent); err != nil {
-			return err
-		}
-		s, err := tab.optInt64At(stream, 0)
-		if err != nil {
-			return err
-		}
-		e.Stream = int32Of(s)
-		c, err := tab.optInt64At(corr, 0)
-		if err != nil {
-			return err
-		}
-		e.Corr = uint64(c)
-		p, err := tab.optInt64At(pid, 0)
-		if err != nil {
-			return err
-		}
-		e.PID = int32Of(p)
-		th, err := tab.optInt64At(tid, -1)
-		if err != nil {
-			return err
-		}
-		e.TID = int32Of(th)
 		t.Events = append(t.Events, e)
 		if !devs[e.Device] {
 			devs[e.Device] = true
@@ -259,53 +288,30 @@ func readRocprofKernels(tab *csvTable, t *tracer.Trace, layout rocprofLayout) er
 }
 
 func readRocprofMemcpy(tab *csvTable, t *tracer.Trace) error {
-	di, si, ei := tab.find("Direction"), tab.find(rpStart...), tab.find(rpEnd...)
+	di := tab.find("Direction")
 	src, dst := tab.find("Source_Agent_Id"), tab.find("Destination_Agent_Id")
-	stream := tab.find("Stream_Id", "Queue_Id")
-	corr := tab.find("Correlation_Id")
-	bytesCol := tab.find("Bytes", "Size", "Copy_Bytes")
-	tid := tab.find("Thread_Id")
+	c := rpOpCols{start: tab.find(rpStart...), end: tab.find(rpEnd...), stream: tab.find("Stream_Id", "Queue_Id"),
+		corr: tab.find("Correlation_Id"), pid: -1, bytes: tab.find("Bytes", "Size", "Copy_Bytes"), tid: tab.find("Thread_Id")}
 	for {
 		ok, err := tab.next()
 		if err != nil || !ok {
 			return err
 		}
-		e := tracer.Event{Kind: tracer.KindMemcpy, TID: -1}
+		e := tracer.Event{Kind: tracer.KindMemcpy}
 		dir, err := tab.need(di)
 		if err != nil {
 			return err
 		}
 		e.Name = t.Strings.Intern(dir)
-		if e.Start, e.Dur, err = tab.times(t, si, ei); err != nil {
-			return err
-		}
 		// The device side of the copy: the destination for host-to-device,
 		// else the source.
-		dev := dst
+		c.device = dst
 		if strings.Contains(dir, "DEVICE_TO_HOST") {
-			dev = src
+			c.device = src
 		}
-		if e.Device, err = tab.agentAt(dev); err != nil {
+		if err := tab.rocprofOp(t, &e, c); err != nil {
 			return err
 		}
-		s, err := tab.optInt64At(stream, 0)
-		if err != nil {
-			return err
-		}
-		e.Stream = int32Of(s)
-		c, err := tab.optInt64At(corr, 0)
-		if err != nil {
-			return err
-		}
-		e.Corr = uint64(c)
-		if e.Value, err = tab.optInt64At(bytesCol, 0); err != nil {
-			return err
-		}
-		th, err := tab.optInt64At(tid, -1)
-		if err != nil {
-			return err
-		}
-		e.TID = int32Of(th)
 		t.Events = append(t.Events, e)
 	}
 }
@@ -340,16 +346,12 @@ func readRocprofAPI(tab *csvTable, t *tracer.Trace) error {
 		default:
 			e.Kind = tracer.KindRuntime
 		}
-		p, err := tab.optInt64At(pid, 0)
-		if err != nil {
+		if e.PID, err = tab.optInt32At(pid, 0); err != nil {
 			return err
 		}
-		e.PID = int32Of(p)
-		th, err := tab.optInt64At(tid, 0)
-		if err != nil {
+		if e.TID, err = tab.optInt32At(tid, 0); err != nil {
 			return err
 		}
-		e.TID = int32Of(th)
 		c, err := tab.optInt64At(corr, 0)
 		if err != nil {
 			return err
@@ -367,8 +369,9 @@ func readRocprofAPI(tab *csvTable, t *tracer.Trace) error {
 var apiName = regexp.MustCompile(`^(__)?(hip|hsa|roctx|rccl|nccl|amd_comgr|hsaKmt)[A-Z_a-z]`)
 
 func readRocprofStats(tab *csvTable, t *tracer.Trace) error {
-	ni, ci, ti := tab.find("Name"), tab.find("Calls"), tab.find("TotalDurationNs")
-	avg, mn, mx := tab.find("AverageNs"), tab.find("MinNs"), tab.find("MaxNs")
+	ni := tab.find("Name")
+	cols := summaryCols{count: tab.find("Calls"), total: tab.find("TotalDurationNs"), mean: tab.find("AverageNs"),
+		p50: -1, min: tab.find("MinNs"), max: tab.find("MaxNs")}
 	t.SummaryOnly = true
 	for {
 		ok, err := tab.next()
@@ -387,19 +390,7 @@ func readRocprofStats(tab *csvTable, t *tracer.Trace) error {
 		default:
 			row.Kind = tracer.KindKernel
 		}
-		if row.Count, err = tab.int64At(ci); err != nil {
-			return err
-		}
-		if row.TotalNs, err = tab.roundAt(ti); err != nil {
-			return err
-		}
-		if row.MeanNs, err = tab.optRoundAt(avg); err != nil {
-			return err
-		}
-		if row.MinNs, err = tab.optRoundAt(mn); err != nil {
-			return err
-		}
-		if row.MaxNs, err = tab.optRoundAt(mx); err != nil {
+		if err := tab.summaryNumbers(&row, cols); err != nil {
 			return err
 		}
 		t.Summary = append(t.Summary, row)

@@ -275,6 +275,38 @@ func (t *csvTable) optRoundAt(i int) (int64, error) {
 	return t.roundAt(i)
 }
 
+// summaryCols are the columns of a stats file's numbers (rocprofv3
+// --stats, nsys stats summaries); -1 for an optional column the file does
+// not have.
+type summaryCols struct {
+	count               int // calls or instances (an integer; required)
+	total               int // total ns (required)
+	mean, p50, min, max int // ns (optional: 0 when absent or empty)
+}
+
+// summaryNumbers reads the current row's numbers into row, in the order
+// count, total, mean, p50, min, max, so that a row with several bad values
+// is reported at the first. ns values may be decimals or in scientific
+// notation and are rounded half to even (roundAt).
+func (t *csvTable) summaryNumbers(row *tracer.SummaryRow, c summaryCols) error {
+	var err error
+	if row.Count, err = t.int64At(c.count); err != nil {
+		return err
+	}
+	if row.TotalNs, err = t.roundAt(c.total); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		col int
+		dst *int64
+	}{{c.mean, &row.MeanNs}, {c.p50, &row.P50Ns}, {c.min, &row.MinNs}, {c.max, &row.MaxNs}} {
+		if *f.dst, err = t.optRoundAt(f.col); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // parseExactInt parses a decimal or scientific-notation number that must be
 // an integer exactly ("1.5e3" → 1500; "1.25" → false).
 func parseExactInt(s string) (int64, bool) {
