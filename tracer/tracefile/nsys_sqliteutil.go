@@ -230,6 +230,24 @@ func loadSchema(db *sql.DB, path string) (*sqliteSchema, error) {
 	return s, nil
 }
 
+// openSchema opens a SQLite import (openSQLite: read-only, in place or a
+// temporary copy) and loads its schema (loadSchema), whose deadline then
+// bounds every query of the import (sqliteTimeout). done cancels that
+// deadline and closes the database (removing any copy); call it once the
+// import has read what it needs. The errors are openSQLite's and
+// loadSchema's, with nothing left open.
+func openSchema(r io.Reader, path string) (s *sqliteSchema, done func(), err error) {
+	db, cleanup, err := openSQLite(r, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s, err = loadSchema(db, path); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return s, func() { s.cancel(); cleanup() }, nil
+}
+
 // readsSQLiteName reports whether the nsys or rocpd reader reads a table
 // or view of this name (rocpd_*, nsys's StringIds, CUPTI_*, NVTX_*,
 // TARGET_INFO_*, ENUM_NSYS_*, export metadata).
@@ -308,16 +326,11 @@ func sniffRocpdSQLite(head []byte) bool {
 // readSQLite reads an nsys export or a rocpd database, whichever the
 // tables say it is.
 func readSQLite(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
-	db, cleanup, err := openSQLite(r, path)
+	s, done, err := openSchema(r, path)
 	if err != nil {
 		return nil, err
 	}
-	defer cleanup()
-	s, err := loadSchema(db, path)
-	if err != nil {
-		return nil, err
-	}
-	defer s.cancel()
+	defer done()
 	var t *tracer.Trace
 	switch {
 	case isRocpd(s):

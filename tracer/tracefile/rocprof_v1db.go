@@ -52,18 +52,13 @@ func sniffRocprofV1DB(head []byte) bool {
 }
 
 func readRocprofV1DB(r io.Reader, path string, _ Options) (*tracer.Trace, error) {
-	db, cleanup, err := openSQLite(r, path)
-	if err != nil {
-		return nil, err
-	}
-	defer cleanup()
-	s, err := loadSchema(db, path)
-	if err != nil {
-		return nil, err
-	}
-	// Every query runs under the import's deadline (loadSchema,
+	// Every query runs under the import's deadline (openSchema,
 	// RLKTOP_SQLITE_TIMEOUT), as in the nsys and rocpd readers.
-	defer s.cancel()
+	s, done, err := openSchema(r, path)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	t := tracer.NewTrace("rocprof-v1-sqlite", path)
 	for _, w := range s.warnings {
 		t.Warn(w)
