@@ -530,18 +530,10 @@ func isJSONInt(s string) bool {
 // every device, stream, CPU process and thread that appears.
 func (x *exporter) writeMetadataEvents() {
 	t := x.t
-	type stream struct {
-		pid    int64
-		stream int32
-	}
-	type thread struct {
-		pid int64
-		tid int32
-	}
 	devices := map[int64]bool{}
-	streams := map[stream]bool{}
+	streams := map[chromeLane]bool{} // a GPU's streams: pid = the device's
 	procs := map[int64]bool{}
-	threads := map[thread]bool{}
+	threads := map[chromeLane]bool{} // a process's threads
 	for _, d := range t.Devices {
 		devices[int64(d.ID)] = true
 	}
@@ -550,11 +542,11 @@ func (x *exporter) writeMetadataEvents() {
 		if x.isGPUPlaced(e) {
 			p := x.gpuPID(e)
 			devices[p] = true
-			streams[stream{p, e.Stream}] = true
+			streams[chromeLane{p, e.Stream}] = true
 		} else {
 			p := x.cpuPID(e.PID)
 			procs[p] = true
-			threads[thread{p, e.TID}] = true
+			threads[chromeLane{p, e.TID}] = true
 		}
 	}
 	if !x.opts.NoCounters {
@@ -579,7 +571,7 @@ func (x *exporter) writeMetadataEvents() {
 			cpuDev[int64(d.ID)] = d.Name
 		}
 	}
-	for _, p := range sortedInt64(devices) {
+	for _, p := range slices.Sorted(maps.Keys(devices)) {
 		name := "GPU " + strconv.FormatInt(p, 10)
 		if n, ok := cpuDev[p]; ok {
 			// The built-in loop's CPU "device" (gotrace): say what it is.
@@ -591,46 +583,31 @@ func (x *exporter) writeMetadataEvents() {
 		x.meta("process_name", p, 0, "name", name)
 		x.metaInt("process_sort_index", p, 0, 5000000+p%hostDevicePID)
 	}
-	for _, p := range sortedInt64(procs) {
+	for _, p := range slices.Sorted(maps.Keys(procs)) {
 		x.meta("process_name", p, 0, "name", pname)
 		x.meta("process_labels", p, 0, "labels", "CPU")
 	}
-	ss := make([]stream, 0, len(streams))
-	for s := range streams {
-		ss = append(ss, s)
+	for _, s := range sortedLanes(streams) {
+		x.meta("thread_name", s.pid, int64(s.id), "name", "stream "+strconv.FormatInt(int64(s.id), 10))
+		x.metaInt("thread_sort_index", s.pid, int64(s.id), int64(s.id))
 	}
-	slices.SortFunc(ss, func(a, b stream) int {
-		if a.pid != b.pid {
-			return cmp.Compare(a.pid, b.pid)
-		}
-		return cmp.Compare(int64(a.stream), int64(b.stream))
-	})
-	for _, s := range ss {
-		x.meta("thread_name", s.pid, int64(s.stream), "name", "stream "+strconv.FormatInt(int64(s.stream), 10))
-		x.metaInt("thread_sort_index", s.pid, int64(s.stream), int64(s.stream))
-	}
-	ts := make([]thread, 0, len(threads))
-	for th := range threads {
-		ts = append(ts, th)
-	}
-	slices.SortFunc(ts, func(a, b thread) int {
-		if a.pid != b.pid {
-			return cmp.Compare(a.pid, b.pid)
-		}
-		return cmp.Compare(int64(a.tid), int64(b.tid))
-	})
-	for _, th := range ts {
-		x.meta("thread_name", th.pid, int64(th.tid), "name", "thread "+strconv.FormatInt(int64(th.tid), 10))
+	for _, th := range sortedLanes(threads) {
+		x.meta("thread_name", th.pid, int64(th.id), "name", "thread "+strconv.FormatInt(int64(th.id), 10))
 	}
 }
 
-func sortedInt64(m map[int64]bool) []int64 {
-	s := make([]int64, 0, len(m))
-	for k := range m {
-		s = append(s, k)
-	}
-	slices.Sort(s)
-	return s
+// chromeLane is one row of the Chrome trace: a thread id within a process id,
+// i.e. a GPU stream of a device's pid or a CPU thread of a process.
+type chromeLane struct {
+	pid int64
+	id  int32 // stream or thread id
+}
+
+// sortedLanes returns the lanes of m ordered by pid, then id.
+func sortedLanes(m map[chromeLane]bool) []chromeLane {
+	return slices.SortedFunc(maps.Keys(m), func(a, b chromeLane) int {
+		return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.id, b.id))
+	})
 }
 
 func (x *exporter) meta(name string, pid, tid int64, key, val string) {
