@@ -940,15 +940,7 @@ func (a *Aggregator) Snapshot() *Snapshot {
 			s.Transfers = append(s.Transfers, kr)
 		}
 	}
-	byTotal := func(x, y KernelRow) int {
-		if x.TotalNs != y.TotalNs {
-			if x.TotalNs > y.TotalNs {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(x.Name, y.Name)
-	}
+	byTotal := func(x, y KernelRow) int { return largestFirst(x.TotalNs, y.TotalNs, x.Name, y.Name) }
 	slices.SortFunc(s.Kernels, byTotal)
 	slices.SortFunc(s.Transfers, byTotal)
 
@@ -964,15 +956,7 @@ func (a *Aggregator) Snapshot() *Snapshot {
 			}
 		}
 	}
-	byGroup := func(x, y GroupRow) int {
-		if x.TotalNs != y.TotalNs {
-			if x.TotalNs > y.TotalNs {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(x.Key, y.Key)
-	}
+	byGroup := func(x, y GroupRow) int { return largestFirst(x.TotalNs, y.TotalNs, x.Key, y.Key) }
 	slices.SortFunc(s.Categories, byGroup)
 	slices.SortFunc(s.Stages, byGroup)
 
@@ -984,6 +968,13 @@ func (a *Aggregator) Snapshot() *Snapshot {
 		s.Warnings = append(s.Warnings, overflowWarning(w))
 	}
 	return s
+}
+
+// largestFirst orders a snapshot's rows: the larger total (ns) first, ties
+// by name (byte order), so that equal inputs always print in one order.
+// It is a comparison function for slices.SortFunc.
+func largestFirst(xTotal, yTotal int64, xName, yName string) int {
+	return cmp.Or(cmp.Compare(yTotal, xTotal), strings.Compare(xName, yName))
 }
 
 // overflowed names the sums of s that saturated at math.MaxInt64 (addSat):
