@@ -153,23 +153,11 @@ func WriteDiff(w io.Writer, d *attrib.Diff, o Options) error {
 		b.WriteString(h + "\n")
 	}
 	b.WriteString("\n")
-	for _, c := range cells {
-		c[0] = elide(c[0], 72)
-	}
+	fitNameColumn(cells)
 	writeTextGrid(&b, grid{header: header, right: right, rows: cells})
 	if more > 0 {
 		fmt.Fprintf(&b, "… %d more rows (--top 0 for all)\n", more)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// elide shortens s to n runes (n >= 16), keeping its start and its last
-// 12 runes, where kernel names differ most.
-func elide(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-13]) + "…" + string(r[len(r)-12:])
 }

@@ -231,9 +231,16 @@ func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
 		_, err := fmt.Fprintf(w, "\n%s\n", emptyView(o.By))
 		return err
 	}
+	cut := false
+	if o.By == ByKernel {
+		cut = fitNameColumn(g.rows)
+	}
 	var b strings.Builder
 	b.WriteString("\n")
 	writeTextGrid(&b, g)
+	if cut {
+		fmt.Fprintf(&b, "names cut to %d characters (--format csv or json keeps them whole)\n", NameColumnWidth)
+	}
 	if n := hidden(s, o.By, o.Top); n > 0 {
 		fmt.Fprintf(&b, "… %d more rows (--top 0 shows all)\n", n)
 	}
@@ -245,6 +252,29 @@ func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// NameColumnWidth is the most runes a kernel name takes in a text table
+// (report and diff): one templated name can run past 400 characters and
+// would widen every row past any terminal.
+const NameColumnWidth = 72
+
+// fitNameColumn cuts the first cell of each row to NameColumnWidth runes
+// with attrib.FitNames, so that names which differ still differ once cut,
+// and says whether any was cut.
+func fitNameColumn(rows [][]string) bool {
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = r[0]
+	}
+	cut := false
+	for i, f := range attrib.FitNames(names, NameColumnWidth) {
+		if f != rows[i][0] {
+			cut = true
+			rows[i][0] = f
+		}
+	}
+	return cut
 }
 
 // writeTextGrid writes g as aligned text columns, control characters in

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rlktop/rlktop/internal/testutil"
+	"github.com/rlktop/rlktop/report"
 )
 
 func runReport(t *testing.T, args ...string) (string, error) {
@@ -90,5 +93,48 @@ func TestReportCommandErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want an error containing %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestReportTextNamesCut: the text table of hta_diff_control_a100 (one
+// kernel name of 1,646 characters) cuts names to report.NameColumnWidth
+// runes and says so, and the 174 distinct kernel, memcpy and memset names
+// in the file (counted by python3's json module) stay 174 different cells
+// once cut; a name shown on several rows (one per category it ran under)
+// shows the same cell on each.
+func TestReportTextNamesCut(t *testing.T) {
+	f := filepath.Join(testutil.SharedTraces(t), "kineto", "hta_diff_control_a100.json.gz")
+	out, err := runReport(t, f, "--top", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out, "\n")
+	start := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "kernel  ") })
+	if start < 0 {
+		t.Fatalf("no kernel table:\n%s", out)
+	}
+	seen := map[string]bool{} // cell + category
+	cells := map[string]bool{}
+	rows := 0
+	for _, l := range lines[start+1:] {
+		if l == "" || strings.HasPrefix(l, "names cut") || strings.HasPrefix(l, "share:") {
+			break
+		}
+		rows++
+		cell := strings.TrimRight(string([]rune(l)[:report.NameColumnWidth]), " ")
+		if n := utf8.RuneCountInString(l); n <= report.NameColumnWidth || []rune(l)[report.NameColumnWidth] != ' ' {
+			t.Errorf("row %d: the name runs past %d runes: %q", rows, report.NameColumnWidth, l)
+		}
+		key := cell + "|" + strings.Fields(string([]rune(l)[report.NameColumnWidth:]))[0]
+		if seen[key] {
+			t.Errorf("two rows show the same name and category %q", key)
+		}
+		seen[key], cells[cell] = true, true
+	}
+	if len(cells) != 174 {
+		t.Errorf("%d different name cells in %d rows, want 174 (distinct GPU op names in the file)", len(cells), rows)
+	}
+	if !strings.Contains(out, "names cut to 72 characters (--format csv or json keeps them whole)") {
+		t.Errorf("no note that names were cut:\n%s", out)
 	}
 }
