@@ -6,6 +6,13 @@
 // wire.AsyncSender (which never blocks the traced process), reports the
 // library's counters as Meta frames and answers rlktop's Control frames
 // (Controls). Only the Source, in the library, calls into C.
+//
+// The C half of the hand-off is include/rlk_handoff.h, which both
+// libraries' C layers compile (static inline functions; cgo compiles only
+// a package's own .c files): the bounded ring of filled buffers that the
+// GPU tool's threads queue without ever waiting on Go, the wait of the
+// library's next call, and the exit handshake in which the process's exit
+// waits, bounded, until Run has sent what is left (Source.Done).
 package pump
 
 import (

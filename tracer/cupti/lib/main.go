@@ -26,6 +26,7 @@
 package main
 
 /*
+#cgo CFLAGS: -I${SRCDIR}/../../pump/include
 #include <stdlib.h>
 #include "rlk.h"
 */

@@ -19,7 +19,6 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <errno.h>
 #include <glob.h>
 #include <link.h>
 #include <pthread.h>
@@ -34,6 +33,8 @@
 #include <cupti_callbacks.h>
 
 #include "rlk.h"
+#define RLK_RING_MAX 1024 /* RLKTOP_CUPTI_RING's upper bound */
+#include "rlk_handoff.h" /* ../../pump/include */
 
 extern void rlkGoStart(void); /* exported by main.go */
 
@@ -81,20 +82,12 @@ static const CUpti_ActivityKind kinds[] = {
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
 /* ---- state ---- */
-#define RING_MAX 1024
 
-typedef struct {
-	uint8_t *buf;
-	size_t valid;
-} slot;
-
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* ring + pool; never held across a CUPTI call */
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;      /* ring not empty / exiting */
-static pthread_cond_t exit_cv = PTHREAD_COND_INITIALIZER; /* Go finished draining at exit */
+/* The ring of completed buffers; H.mu also guards the pool and go_running,
+ * and is never held across a CUPTI call. */
+static rlk_handoff H = RLK_HANDOFF_INIT;
 static pthread_mutex_t ctl_mu = PTHREAD_MUTEX_INITIALIZER; /* serialises rlk_set_tracing */
 
-static slot ring[RING_MAX];
-static unsigned ring_head, ring_len, ring_cap;
 static uint8_t **pool;      /* free buffers */
 static unsigned pool_len;   /* free buffers in pool */
 static unsigned pool_alloc; /* buffers allocated so far */
@@ -102,7 +95,6 @@ static unsigned pool_max;
 static size_t buf_bytes;
 
 static int inert;           /* forked child or init failure: do nothing */
-static int exiting, exit_done;
 static int go_running;
 static pid_t owner_pid;
 static int detach_pending;  /* finalize at the next API exit callback */
@@ -115,36 +107,18 @@ static uint8_t *cur_buf;    /* handed to Go by the last rlk_next */
 static uint32_t *offs;
 static size_t offs_cap;
 
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
-
-static long env_long(const char *name, long def, long lo, long hi) {
-	const char *s = getenv(name);
-	if (!s || !*s) return def;
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (*end) return def;
-	if (v < lo) v = lo;
-	if (v > hi) v = hi;
-	return v;
-}
-
-static uint64_t now_ns(clockid_t c) {
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+/* A variable outside its range is clamped to the nearer bound. */
+#define env_long(name, def, lo, hi) rlkh_env_long((name), (def), (lo), (hi), RLKH_CLAMP)
 
 /* ---- buffers ---- */
 
 static void recycle(uint8_t *b) {
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&H.mu);
 	if (pool_len < pool_max) {
 		pool[pool_len++] = b;
 		b = NULL;
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&H.mu);
 	free(b); /* only when the pool is somehow full: keep memory bounded */
 }
 
@@ -155,20 +129,20 @@ static void CUPTIAPI buf_requested(uint8_t **buffer, size_t *size, size_t *max_r
 	if (LOAD(&inert)) return;
 	uint8_t *b = NULL;
 	int grow = 0;
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&H.mu);
 	if (pool_len > 0) {
 		b = pool[--pool_len];
 	} else if (pool_alloc < pool_max) {
 		pool_alloc++;
 		grow = 1;
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&H.mu);
 	if (grow) {
 		b = aligned_alloc(8, buf_bytes);
 		if (!b) {
-			pthread_mutex_lock(&mu);
+			pthread_mutex_lock(&H.mu);
 			pool_alloc--;
-			pthread_mutex_unlock(&mu);
+			pthread_mutex_unlock(&H.mu);
 		} else {
 			ADD(&cnt.allocated_bytes, buf_bytes);
 		}
@@ -202,15 +176,9 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *b, s
 		recycle(b);
 		return;
 	}
-	int queued = 0;
-	pthread_mutex_lock(&mu);
-	if (ring_len < ring_cap) {
-		ring[(ring_head + ring_len) % ring_cap] = (slot){b, valid};
-		ring_len++;
-		queued = 1;
-		pthread_cond_signal(&cv);
-	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_lock(&H.mu);
+	int queued = rlkh_put(&H, (rlk_chunk){.buf = b, .len = valid});
+	pthread_mutex_unlock(&H.mu);
 	if (queued) {
 		ADD(&cnt.buffers, 1);
 		return;
@@ -267,7 +235,7 @@ static int start_tracing(void) {
 
 /* stop_tracing disables the kinds, flushes, and detaches CUPTI: through the
  * subscriber at the next API exit when we hold one, else directly.
- * Caller holds ctl_mu (never mu). */
+ * Caller holds ctl_mu (never H.mu). */
 static void stop_tracing(void) {
 	for (size_t i = 0; i < NKINDS; i++) C.disable(kinds[i]);
 	C.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -437,22 +405,9 @@ static void at_exit(void) {
 	if (LOAD(&inert) || getpid() != owner_pid || !LOAD(&info.initialized)) return;
 	if (LOAD(&info.tracing)) C.flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* no lock of ours held */
 	long wait_ms = env_long("RLKTOP_CUPTI_EXIT_WAIT_MS", 3000, 0, 60000);
-	pthread_mutex_lock(&mu);
-	exiting = 1;
-	pthread_cond_broadcast(&cv);
-	if (go_running) {
-		struct timespec dl;
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_sec += wait_ms / 1000;
-		dl.tv_nsec += (wait_ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
-		while (!exit_done)
-			if (pthread_cond_timedwait(&exit_cv, &mu, &dl) == ETIMEDOUT) break;
-	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_lock(&H.mu);
+	rlkh_exit(&H, go_running, wait_ms);
+	pthread_mutex_unlock(&H.mu);
 }
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -463,7 +418,7 @@ static int go_started;
 static void init_once(void) {
 	owner_pid = getpid();
 	buf_bytes = (size_t)env_long("RLKTOP_CUPTI_BUFFER_MB", 4, 1, 10) << 20;
-	ring_cap = (unsigned)env_long("RLKTOP_CUPTI_RING", 16, 1, RING_MAX);
+	H.cap = (unsigned)env_long("RLKTOP_CUPTI_RING", 16, 1, RLK_RING_MAX);
 	pool_max = (unsigned)env_long("RLKTOP_CUPTI_MAX_BUFFERS", 32, 1, 4096);
 	info.buffer_bytes = buf_bytes;
 	info.max_buffers = pool_max;
@@ -513,9 +468,9 @@ static void init_and_start_go(void) {
 	/* Start the drain even when init failed: Go then reports why. */
 	if (!__atomic_exchange_n(&go_started, 1, __ATOMIC_ACQ_REL)) {
 		rlkGoStart();
-		pthread_mutex_lock(&mu);
+		pthread_mutex_lock(&H.mu);
 		go_running = 1;
-		pthread_mutex_unlock(&mu);
+		pthread_mutex_unlock(&H.mu);
 	}
 }
 
@@ -554,9 +509,9 @@ static void take_pair(rlk_batch *out) {
 	uint64_t best_c = 0, best_m1 = 0, best_m2 = 0;
 	for (int i = 0; i < 5; i++) {
 		uint64_t c = 0;
-		uint64_t m1 = now_ns(CLOCK_MONOTONIC);
+		uint64_t m1 = rlkh_now_ns(CLOCK_MONOTONIC);
 		if (C.ts) C.ts(&c);
-		uint64_t m2 = now_ns(CLOCK_MONOTONIC);
+		uint64_t m2 = rlkh_now_ns(CLOCK_MONOTONIC);
 		if (i == 0 || m2 - m1 < best_m2 - best_m1) {
 			best_c = c;
 			best_m1 = m1;
@@ -566,7 +521,7 @@ static void take_pair(rlk_batch *out) {
 	}
 	out->pair_cupti_ns = best_c;
 	out->pair_mono_ns = best_m1 + (best_m2 - best_m1) / 2;
-	out->pair_real_ns = now_ns(CLOCK_REALTIME) - (now_ns(CLOCK_MONOTONIC) - out->pair_mono_ns);
+	out->pair_real_ns = rlkh_now_ns(CLOCK_REALTIME) - (rlkh_now_ns(CLOCK_MONOTONIC) - out->pair_mono_ns);
 }
 
 void rlk_clock_pair(uint64_t *c, uint64_t *m, uint64_t *r) {
@@ -597,32 +552,18 @@ int rlk_next(rlk_batch *out, int timeout_ms) {
 		recycle(cur_buf);
 		cur_buf = NULL;
 	}
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&H.mu);
 	go_running = 1;
-	if (ring_len == 0 && !exiting && !LOAD(&inert) && timeout_ms > 0) {
-		struct timespec dl;
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_sec += timeout_ms / 1000;
-		dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
-		while (ring_len == 0 && !exiting)
-			if (pthread_cond_timedwait(&cv, &mu, &dl) == ETIMEDOUT) break;
-	}
-	slot s = {0};
-	if (ring_len > 0) {
-		s = ring[ring_head];
-		ring_head = (ring_head + 1) % ring_cap;
-		ring_len--;
+	if (!LOAD(&inert)) rlkh_wait(&H, timeout_ms);
+	rlk_chunk s = {0};
+	if (rlkh_take(&H, &s)) {
 		out->status = RLK_BUFFER;
 	} else if (LOAD(&inert)) {
 		out->status = RLK_INERT;
-	} else if (exiting) {
+	} else if (H.exiting) {
 		out->status = RLK_EXIT;
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&H.mu);
 	rlk_counters_now(&out->counters);
 	take_pair(out);
 	if (out->status != RLK_BUFFER) return out->status;
@@ -630,7 +571,7 @@ int rlk_next(rlk_batch *out, int timeout_ms) {
 	cur_buf = s.buf;
 	size_t n = 0;
 	CUpti_Activity *rec = NULL;
-	while (C.next(s.buf, s.valid, &rec) == CUPTI_SUCCESS) {
+	while (C.next(s.buf, s.len, &rec) == CUPTI_SUCCESS) {
 		if (n == offs_cap) {
 			size_t nc = offs_cap ? offs_cap * 2 : 4096;
 			uint32_t *no = realloc(offs, nc * sizeof *offs);
@@ -641,18 +582,13 @@ int rlk_next(rlk_batch *out, int timeout_ms) {
 		offs[n++] = (uint32_t)((uint8_t *)rec - s.buf);
 	}
 	out->buf = s.buf;
-	out->valid = s.valid;
+	out->valid = s.len;
 	out->offs = offs;
 	out->nrec = (uint32_t)n;
 	return RLK_BUFFER;
 }
 
-void rlk_exit_done(void) {
-	pthread_mutex_lock(&mu);
-	exit_done = 1;
-	pthread_cond_broadcast(&exit_cv);
-	pthread_mutex_unlock(&mu);
-}
+void rlk_exit_done(void) { rlkh_exit_done(&H); }
 
 void rlk_get_info(rlk_info *o) {
 	*o = info;

@@ -22,7 +22,7 @@
 package main
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include -O2 -Wall
+#cgo CFLAGS: -I${SRCDIR}/../include -I${SRCDIR}/../../pump/include -O2 -Wall
 #cgo LDFLAGS: -ldl -lpthread
 #include <stdlib.h>
 #include "rlkroc.h"

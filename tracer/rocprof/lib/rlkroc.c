@@ -20,7 +20,6 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,13 +29,13 @@
 
 #include "rlk_rocprofiler.h"
 #include "rlkroc.h"
+#define RLK_RING_MAX 4096 /* RLKTOP_ROCPROF_RING's upper bound */
+#include "rlk_handoff.h" /* ../../pump/include */
 
 extern void rlkrocGoStart(void); /* exported by main.go */
 
 /* Entry tags (../abi.go). */
 enum { TAG_DISPATCH = 1, TAG_COPY = 2, TAG_SYMBOL = 3, TAG_MARKER = 4, TAG_API = 6 };
-
-#define RING_MAX 4096
 
 static struct {
 	rlk_rp_create_context_fn create_context;
@@ -55,21 +54,12 @@ static struct {
 static rlkroc_agent agents[MAX_AGENTS];
 static int nagents;
 
-typedef struct {
-	uint8_t *buf;
-	size_t len;
-	uint32_t entries;
-} chunk;
-
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t exit_cv = PTHREAD_COND_INITIALIZER;
-static chunk ring[RING_MAX];
-static unsigned ring_head, ring_len, ring_cap;
-static chunk cur;           /* being filled; under mu */
+/* The ring of full chunks; H.mu also guards cur and handed. */
+static rlk_handoff H = RLK_HANDOFF_INIT;
+static rlk_chunk cur;       /* being filled; under H.mu */
 static uint8_t *handed;     /* the chunk Go holds */
 static size_t chunk_bytes, max_record;
-static int inert, exiting, exit_done, go_started, finalized;
+static int inert, go_started, finalized;
 static int finish_once; /* finish ran */
 #define finish_once_flag finish_once
 static pid_t owner_pid;
@@ -78,41 +68,22 @@ static rlk_rp_buffer_id_t buf_id;
 static rlkroc_counters cnt;
 static rlkroc_info info;
 
-#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-#define ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+/* A variable outside its range takes its default. */
+#define env_long(name, def, lo, hi) rlkh_env_long((name), (def), (lo), (hi), RLKH_DEFAULT)
 
-static long env_long(const char *k, long def, long lo, long hi) {
-	const char *v = getenv(k);
-	if (!v || !*v) return def;
-	char *end;
-	long n = strtol(v, &end, 10);
-	if (*end || n < lo || n > hi) return def;
-	return n;
-}
-
-static int64_t now_ns(clockid_t c) {
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/* push_cur queues the chunk being filled; mu held. */
+/* push_cur queues the chunk being filled; H.mu held. */
 static void push_cur(void) {
 	if (!cur.buf || cur.entries == 0) return;
-	if (ring_len == ring_cap) {
+	if (!rlkh_put(&H, cur)) {
 		ADD(&cnt.ring_dropped, cur.entries);
 		cur.len = 0;
 		cur.entries = 0;
 		return; /* reuse the buffer */
 	}
-	ring[(ring_head + ring_len) % ring_cap] = cur;
-	ring_len++;
 	ADD(&cnt.chunks, 1);
 	cur.buf = NULL;
 	cur.len = 0;
 	cur.entries = 0;
-	pthread_cond_signal(&cv);
 }
 
 /* append writes one entry: tag, len, a then b, padding. */
@@ -125,13 +96,13 @@ static void append(uint32_t tag, const void *a, size_t alen, const void *b, size
 	}
 	size_t n = alen + blen;
 	size_t total = 8 + ((n + 7) & ~(size_t)7);
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&H.mu);
 	if (cur.buf && cur.len + total > chunk_bytes) push_cur();
 	if (!cur.buf) {
 		cur.buf = malloc(chunk_bytes);
 		if (!cur.buf) {
 			ADD(&cnt.ring_dropped, 1);
-			pthread_mutex_unlock(&mu);
+			pthread_mutex_unlock(&H.mu);
 			return;
 		}
 		cur.len = 0;
@@ -146,7 +117,7 @@ static void append(uint32_t tag, const void *a, size_t alen, const void *b, size
 	cur.len += total;
 	cur.entries++;
 	ADD(&cnt.entries, 1);
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&H.mu);
 }
 
 /* ---- rocprofiler-sdk callbacks ---- */
@@ -226,7 +197,7 @@ static void marker_cb(rlk_rp_callback_record_v1_t raw, rlk_rp_user_data_t *ud, v
 	           (op == RLK_RP_MARKER_roctxRangeStop && phase == RLK_RP_PHASE_ENTER);
 	if (!want) return;
 	uint64_t ts = 0;
-	if (!S.get_timestamp || S.get_timestamp(&ts) != RLK_RP_SUCCESS) ts = (uint64_t)now_ns(CLOCK_BOOTTIME);
+	if (!S.get_timestamp || S.get_timestamp(&ts) != RLK_RP_SUCCESS) ts = rlkh_now_ns(CLOCK_BOOTTIME);
 	const char *msg = NULL;
 	uint64_t rid = 0;
 	if ((op == RLK_RP_MARKER_roctxMarkA || op == RLK_RP_MARKER_roctxRangePushA || op == RLK_RP_MARKER_roctxRangeStartA) &&
@@ -308,23 +279,10 @@ static void finish(void) {
 	STORE(&info.tracing, 0);
 	STORE(&finalized, 1);
 	long wait_ms = env_long("RLKTOP_ROCPROF_EXIT_WAIT_MS", 3000, 0, 60000);
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&H.mu);
 	push_cur();
-	exiting = 1;
-	pthread_cond_broadcast(&cv);
-	if (go_started) {
-		struct timespec dl;
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_sec += wait_ms / 1000;
-		dl.tv_nsec += (wait_ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
-		while (!exit_done)
-			if (pthread_cond_timedwait(&exit_cv, &mu, &dl) == ETIMEDOUT) break;
-	}
-	pthread_mutex_unlock(&mu);
+	rlkh_exit(&H, go_started, wait_ms);
+	pthread_mutex_unlock(&H.mu);
 }
 
 static void tool_fini(void *tool_data) {
@@ -341,12 +299,13 @@ static int tool_init(rlk_rp_client_finalize_t fini, void *tool_data) {
 	max_record = (size_t)env_long("RLKTOP_ROCPROF_MAX_RECORD", 4096, 64, 1 << 20);
 	if (max_record + 8 > chunk_bytes) max_record = chunk_bytes - 8;
 	max_record &= ~(size_t)7; /* an entry (8-byte header + padded payload) always fits a chunk */
-	ring_cap = (unsigned)env_long("RLKTOP_ROCPROF_RING", 64, 1, RING_MAX);
+	H.cap = (unsigned)env_long("RLKTOP_ROCPROF_RING", 64, 1, RLK_RING_MAX);
 	info.chunk_bytes = chunk_bytes;
-	info.ring_cap = ring_cap;
+	info.ring_cap = H.cap;
 	info.buffer_bytes = (uint64_t)env_long("RLKTOP_ROCPROF_BUFFER_MB", 8, 1, 1024) << 20;
 	info.hip_api = env_long("RLKTOP_ROCPROF_HIP", 1, 0, 1) != 0;
-	int64_t b1 = now_ns(CLOCK_BOOTTIME), r = now_ns(CLOCK_REALTIME), b2 = now_ns(CLOCK_BOOTTIME);
+	int64_t b1 = (int64_t)rlkh_now_ns(CLOCK_BOOTTIME), r = (int64_t)rlkh_now_ns(CLOCK_REALTIME),
+	        b2 = (int64_t)rlkh_now_ns(CLOCK_BOOTTIME);
 	info.clock_offset_ns = r - (b1 + (b2 - b1) / 2);
 	info.start_real_ns = r;
 	pthread_atfork(NULL, NULL, atfork_child);
@@ -413,39 +372,24 @@ rocprofiler_configure(uint32_t version, const char *runtime_version, uint32_t pr
 
 int rlkroc_next(rlkroc_batch *out, int timeout_ms) {
 	memset(out, 0, sizeof *out);
-	pthread_mutex_lock(&mu);
+	pthread_mutex_lock(&H.mu);
 	if (handed) {
 		free(handed);
 		handed = NULL;
 	}
-	if (ring_len == 0 && !exiting && !LOAD(&inert) && timeout_ms > 0) {
-		struct timespec dl;
-		clock_gettime(CLOCK_REALTIME, &dl);
-		dl.tv_sec += timeout_ms / 1000;
-		dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (dl.tv_nsec >= 1000000000L) {
-			dl.tv_sec++;
-			dl.tv_nsec -= 1000000000L;
-		}
-		while (ring_len == 0 && !exiting)
-			if (pthread_cond_timedwait(&cv, &mu, &dl) == ETIMEDOUT) break;
-		/* Quiet period: hand over the partial chunk so markers and
-		 * symbols do not wait for a full one. */
-		if (ring_len == 0 && cur.entries) push_cur();
-	}
-	chunk c = {0};
-	if (ring_len > 0) {
-		c = ring[ring_head];
-		ring_head = (ring_head + 1) % ring_cap;
-		ring_len--;
+	/* After a quiet period, hand over the partial chunk so markers and
+	 * symbols do not wait for a full one. */
+	if (!LOAD(&inert) && rlkh_wait(&H, timeout_ms) && H.len == 0 && cur.entries) push_cur();
+	rlk_chunk c = {0};
+	if (rlkh_take(&H, &c)) {
 		out->status = RLKROC_CHUNK;
 	} else if (LOAD(&inert)) {
 		out->status = RLKROC_INERT;
-	} else if (exiting) {
+	} else if (H.exiting) {
 		out->status = RLKROC_EXIT;
 	}
 	handed = c.buf;
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_unlock(&H.mu);
 	out->buf = c.buf;
 	out->len = c.len;
 	out->entries = c.entries;
@@ -457,12 +401,7 @@ int rlkroc_next(rlkroc_batch *out, int timeout_ms) {
 	return out->status;
 }
 
-void rlkroc_exit_done(void) {
-	pthread_mutex_lock(&mu);
-	exit_done = 1;
-	pthread_cond_broadcast(&exit_cv);
-	pthread_mutex_unlock(&mu);
-}
+void rlkroc_exit_done(void) { rlkh_exit_done(&H); }
 
 void rlkroc_get_info(rlkroc_info *o) {
 	*o = info;
