@@ -57,12 +57,15 @@ func (r *runner) plan() error {
 		}
 	}
 	sort.Strings(r.vary)
-	// Live: every varying flag is applied inside the running process — the
-	// built-in loop's live flags, or the Python agent's (tracer/pyagent) for
-	// a command (o.NoAgent keeps them environment variables).
+	// Live: every varying flag is applied inside the running process — a
+	// live flag of the run's table (flagTable: the built-in loop's, or the
+	// Python agent's for a command; o.NoAgent keeps them environment
+	// variables), or one a command's script may declare to the agent
+	// (pyagent.MayDeclare).
 	r.live = (r.builtin || !o.NoAgent) && !o.Restart
+	tab := flagTable(r.builtin, o.NoAgent)
 	for _, k := range r.vary {
-		if r.builtin && !builtinLive(k) || !r.builtin && !pyagent.MayDeclare(k) {
+		if !tab.IsLive(k) && (r.builtin || !pyagent.MayDeclare(k)) {
 			r.live = false
 		}
 	}

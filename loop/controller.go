@@ -13,42 +13,8 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/gpu/reading"
-	"github.com/rlktop/rlktop/loop/demo"
-	"github.com/rlktop/rlktop/tracer/pyagent"
 	"github.com/rlktop/rlktop/tracer/session"
 )
-
-// BuiltinBackends lists the built-in loop's backend flags (demo.FlagTable's
-// choice flags) with their choices, in the flags panel's order (digit keys
-// 1–5).
-func BuiltinBackends() []FlagSpec {
-	var out []FlagSpec
-	for _, d := range demo.FlagTable {
-		if d.Kind == demo.FlagChoice {
-			out = append(out, FlagSpec{Key: d.Name, Values: slices.Clone(d.Choices)})
-		}
-	}
-	return out
-}
-
-// PanelFlags are the flags the live TUI's flags panel offers for a run
-// with options o, in panel order (digit keys 1–9): for the built-in loop
-// its backend flags (BuiltinBackends), for a command the Python agent's
-// built-in flags (tracer/pyagent.Flags: switched inside the running
-// process at its next step boundary), none for a command with NoAgent.
-func PanelFlags(o LiveOptions) []FlagSpec {
-	if len(o.Command) == 0 {
-		return BuiltinBackends()
-	}
-	if o.NoAgent {
-		return nil
-	}
-	out := make([]FlagSpec, 0, len(pyagent.Flags))
-	for _, f := range pyagent.Flags {
-		out = append(out, FlagSpec{Key: f.Name, Values: slices.Clone(f.Choices)})
-	}
-	return out
-}
 
 // Controller carries out a live TUI's requests over a *Live: flags,
 // tracing, restart, recording and comparisons. Its method set is
@@ -218,8 +184,8 @@ func (c *Controller) Close() {
 type LiveUpdate struct {
 	State *session.State
 	Child Status
-	// Flags in force (Live.FlagsIn of State).
-	Flags map[string]string
+	// Flags are the flags in force and pending (Live.FlagState of State).
+	Flags FlagState
 	// At is when State was taken.
 	At time.Time
 	// Output holds the child's output lines since the last update the
@@ -268,7 +234,7 @@ func (c *Controller) Poll(done <-chan struct{}, sink PollSink) {
 		cs := live.Sup.Status()
 		state := live.Session.Snapshot()
 		out, partial := live.Sup.Output(outSeq)
-		u := LiveUpdate{State: state, Child: cs, Flags: live.FlagsIn(state), At: time.Now(), Output: out, Partial: partial}
+		u := LiveUpdate{State: state, Child: cs, Flags: live.FlagState(state), At: time.Now(), Output: out, Partial: partial}
 		if sink.Live(u) {
 			if n := len(out); n > 0 {
 				outSeq = out[n-1].Seq // sent: ask for what follows next time

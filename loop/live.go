@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/gpu"
-	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/tracer/cupti/launch"
 	"github.com/rlktop/rlktop/tracer/pyagent"
@@ -89,7 +88,10 @@ type Live struct {
 	mu    sync.Mutex
 	opts  LiveOptions
 	addr  string
-	flags map[string]string
+	flags map[string]string // rlktop's settings: start flags, flips, a comparison's arm
+	// asked are flips (SetFlag) not yet in force, refused or failed: the
+	// pending part of FlagState.
+	asked map[string]flagRequest
 	env   map[string]string // variables rlktop set for the current child
 
 	tel telemetry
@@ -109,7 +111,8 @@ func StartLive(o LiveOptions) (*Live, error) {
 		s.Close()
 		return nil, fmt.Errorf("starting the trace listener: %w", err)
 	}
-	l := &Live{Session: s, Builtin: len(o.Command) == 0, opts: o, addr: addr, flags: map[string]string{}}
+	l := &Live{Session: s, Builtin: len(o.Command) == 0, opts: o, addr: addr, flags: map[string]string{},
+		asked: map[string]flagRequest{}}
 	for k, v := range o.Flags {
 		l.flags[k] = v
 	}
@@ -337,10 +340,7 @@ func (l *Live) Flags() map[string]string { return l.FlagsIn(l.Session.Snapshot()
 // state the caller already holds (a poller need not take a second one).
 func (l *Live) FlagsIn(st *session.State) map[string]string {
 	l.mu.Lock()
-	out := make(map[string]string, len(l.flags))
-	for k, v := range l.flags {
-		out[k] = v
-	}
+	out := maps.Clone(l.flags)
 	l.mu.Unlock()
 	if len(st.Children) > 0 {
 		for _, kv := range st.Children[len(st.Children)-1].Flags {
@@ -348,6 +348,40 @@ func (l *Live) FlagsIn(st *session.State) map[string]string {
 		}
 	}
 	return out
+}
+
+// flagRequest is one flip SetFlag sent: the value asked for and the
+// control command's sequence number (0 until it is sent, and for a flip
+// carried out by a restart).
+type flagRequest struct {
+	value string
+	seq   uint64
+}
+
+// FlagState returns the flags in force in st (FlagsIn) and the flips
+// (SetFlag) still pending: a flip stops pending once its value is in force
+// or st holds the child's refusal of its command (State.Refusals, by
+// sequence number); a failed SetFlag never pends. Settled flips are
+// forgotten.
+func (l *Live) FlagState(st *session.State) FlagState {
+	fs := FlagState{InForce: l.FlagsIn(st)}
+	refused := map[uint64]bool{}
+	for _, rf := range st.Refusals {
+		refused[rf.Seq] = true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, rq := range l.asked {
+		if fs.InForce[k] == rq.value || rq.seq != 0 && refused[rq.seq] {
+			delete(l.asked, k)
+			continue
+		}
+		if fs.Pending == nil {
+			fs.Pending = map[string]string{}
+		}
+		fs.Pending[k] = rq.value
+	}
+	return fs
 }
 
 // noteFlags records flags set by other means than SetFlag (a comparison's
@@ -371,9 +405,27 @@ func (l *Live) noteFlags(m map[string]string, replace bool) {
 func (l *Live) SetFlag(key, value string) (uint64, error) {
 	l.mu.Lock()
 	l.flags[key] = value
+	l.asked[key] = flagRequest{value: value}
 	l.mu.Unlock()
+	seq, err := l.setFlag(key, value)
+	l.mu.Lock()
+	if rq, ok := l.asked[key]; ok && rq.value == value {
+		if err != nil {
+			delete(l.asked, key)
+		} else {
+			l.asked[key] = flagRequest{value: value, seq: seq}
+		}
+	}
+	l.mu.Unlock()
+	return seq, err
+}
+
+// setFlag sends key=value to the running child when it switches the flag
+// live (FlagTableOf; a Python agent also takes the flags the script
+// declared), else restarts it with the new settings.
+func (l *Live) setFlag(key, value string) (uint64, error) {
 	if l.Sup.Status().State == Running {
-		if l.Builtin && builtinLive(key) {
+		if l.Builtin && FlagTableOf(l.opts).IsLive(key) {
 			return l.Session.Control(key, value)
 		}
 		if af := agentFlags(l.Session.Snapshot()); !l.Builtin && af != nil && pyagent.IsLive(key, af) {
@@ -381,13 +433,6 @@ func (l *Live) SetFlag(key, value string) (uint64, error) {
 		}
 	}
 	return 0, l.Restart()
-}
-
-// builtinLive reports whether the built-in loop applies flag key without
-// a restart (demo.FlagTable's Live; demo.Loop.Set accepts it).
-func builtinLive(key string) bool {
-	d, ok := demo.LookupFlag(key)
-	return ok && d.Live
 }
 
 // Restart stops the child and starts it again with the current flags.

@@ -32,6 +32,8 @@ type (
 	CheckSummary = livestate.CheckSummary
 	// FlagSpec is one --flag K=V1,V2[,…] argument.
 	FlagSpec = livestate.FlagSpec
+	// FlagState is a live run's flags in force and pending (Live.FlagState).
+	FlagState = livestate.FlagState
 	// Tried is the measured result of testing one finding's flag.
 	Tried = livestate.Tried
 )

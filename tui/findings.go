@@ -68,7 +68,7 @@ func (m *Model) refreshFindings(force bool) {
 	if l.state == nil {
 		return
 	}
-	in := livestate.FindingInputOf(l.state, l.inForce, f.command)
+	in := livestate.FindingInputOf(l.state, l.fs.InForce, f.command)
 	in.Snapshot = m.snap // cumulative or window, as shown
 	note := ""
 	if l.state.StepCount == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,9 +53,10 @@ type Controller interface {
 type LiveMsg struct {
 	State *livestate.State
 	Child livestate.Status
-	// Flags in force (loop.Live.Flags: what rlktop set overlaid with the
-	// child's last acknowledgement).
-	Flags map[string]string
+	// Flags are the run's flags in force and pending (loop.Live.FlagState:
+	// what rlktop set overlaid with the child's last acknowledgement, and
+	// the flips not yet in force, refused or failed).
+	Flags livestate.FlagState
 	// At is when the state was taken (recording duration, compare clock).
 	At time.Time
 	// Output holds the child's output lines read since the previous
@@ -141,12 +143,15 @@ type live struct {
 	compare *views.Compare
 	output  *views.Output
 
-	state   *livestate.State
-	status  livestate.Status
-	inForce map[string]string
-	now     time.Time
+	state  *livestate.State
+	status livestate.Status
+	// fs is the run's flags as the last LiveMsg said; asked holds the
+	// flips made here that fs does not show yet (neither pending nor in
+	// force): the flags panel draws fs with asked pending (flagState).
+	fs    livestate.FlagState
+	asked map[string]string
+	now   time.Time
 
-	pending        map[string]string
 	refusals       int // State.Refusals already looked at for pending flips
 	tracingPending bool
 	tracingWant    bool
@@ -175,13 +180,13 @@ type live struct {
 
 func newLive(st *views.Styles, opts Options) *live {
 	l := &live{ctl: opts.Controller, keys: DefaultLiveKeyMap(),
-		flags:   views.NewFlags(st, opts.Backends),
-		steps:   views.NewStepTimes(st),
-		child:   views.NewChild(st),
-		device:  views.NewDevice(st, opts.DeviceStatus),
-		compare: views.NewCompare(st),
-		output:  views.NewOutput(st),
-		pending: map[string]string{}, inForce: map[string]string{},
+		flags:       views.NewFlags(st, opts.Backends),
+		steps:       views.NewStepTimes(st),
+		child:       views.NewChild(st),
+		device:      views.NewDevice(st, opts.DeviceStatus),
+		compare:     views.NewCompare(st),
+		output:      views.NewOutput(st),
+		asked:       map[string]string{},
 		progressCh:  make(chan tea.Msg, 64),
 		tracingWant: true,
 		untraced:    opts.Untraced,
@@ -220,8 +225,33 @@ func (l *live) tracing() bool {
 	return l.state.Children[len(l.state.Children)-1].Tracing
 }
 
+// flagState is the run's flags as the panel shows them: fs, with the
+// flips asked here that fs does not show yet pending.
+func (l *live) flagState() livestate.FlagState {
+	if len(l.asked) == 0 {
+		return l.fs
+	}
+	out := livestate.FlagState{InForce: l.fs.InForce, Pending: maps.Clone(l.fs.Pending)}
+	if out.Pending == nil {
+		out.Pending = map[string]string{}
+	}
+	maps.Copy(out.Pending, l.asked)
+	return out
+}
+
+// dropPending forgets a flip whose request failed, until the next LiveMsg
+// says the run's flags again.
+func (l *live) dropPending(k string) {
+	delete(l.asked, k)
+	if _, ok := l.fs.Pending[k]; ok {
+		l.fs.Pending = maps.Clone(l.fs.Pending)
+		delete(l.fs.Pending, k)
+	}
+}
+
 func (l *live) refreshFlags() {
-	l.flags.SetState(views.FlagsState{InForce: l.inForce, Pending: l.pending, Tracing: l.tracing(),
+	fs := l.flagState()
+	l.flags.SetState(views.FlagsState{InForce: fs.InForce, Pending: fs.Pending, Tracing: l.tracing(),
 		TracingPending: l.tracingPending, Live: l.status.State == livestate.Running})
 }
 
@@ -270,23 +300,31 @@ func (m *Model) onLive(msg LiveMsg) {
 		l.output.Append(msg.Output, msg.Partial)
 		l.lastPartial = msg.Partial
 	}
-	if msg.Flags != nil {
-		l.inForce = msg.Flags
+	// The flips the panel showed pending before this message.
+	pend := maps.Clone(l.flagState().Pending)
+	if msg.Flags.InForce != nil {
+		l.fs = msg.Flags
 	}
 	if msg.State != nil {
 		// A flip the child refused is no longer pending: say why.
 		for _, rf := range msg.State.Refusals[min(l.refusals, len(msg.State.Refusals)):] {
-			if rf.Op == wiremsg.ControlSet && l.pending[rf.Key] == rf.Value {
-				delete(l.pending, rf.Key)
+			if rf.Op == wiremsg.ControlSet && pend[rf.Key] == rf.Value {
+				delete(pend, rf.Key)
+				delete(l.asked, rf.Key)
 				m.status = StatusMsg{Text: rf.String(), Level: Error}
 				l.applied = ""
 			}
 		}
 		l.refusals = len(msg.State.Refusals)
 	}
-	for k, v := range l.pending {
-		if l.inForce[k] == v {
-			delete(l.pending, k)
+	for k, v := range l.asked {
+		if l.fs.Pending[k] == v {
+			delete(l.asked, k) // the run's flags say it now
+		}
+	}
+	for k, v := range pend {
+		if l.fs.InForce[k] == v {
+			delete(l.asked, k)
 			if l.applied != "" && m.status.Text == l.applied {
 				// The request's status line said "applied at the next
 				// step": say that it was, with the step, once it is.
@@ -467,15 +505,12 @@ func (m *Model) flip(k string) tea.Cmd {
 			c = x
 		}
 	}
-	cur := l.inForce[k]
-	if p, ok := l.pending[k]; ok {
-		cur = p
-	}
+	cur := l.flagState().Wanted(k)
 	next := c.Next(cur)
 	if next == cur {
 		return nil
 	}
-	l.pending[k] = next
+	l.asked[k] = next
 	l.refreshFlags()
 	ctl := l.ctl
 	return func() tea.Msg { return flipDoneMsg{key: k, value: next, err: ctl.SetFlag(k, next)} }
@@ -666,13 +701,14 @@ func (m *Model) updateLive(msg tea.Msg) (tea.Cmd, bool) {
 		m.layout()
 		return nil, true
 	case flipDoneMsg:
+		fs := l.flagState()
 		if msg.err != nil {
-			delete(l.pending, msg.key)
+			l.dropPending(msg.key)
 			m.status = StatusMsg{Text: fmt.Sprintf("%s=%s: %v", msg.key, msg.value, msg.err), Level: Error}
-		} else if l.pending[msg.key] == msg.value {
+		} else if fs.Pending[msg.key] == msg.value {
 			m.status = StatusMsg{Text: fmt.Sprintf("%s=%s requested; applied at the next step", msg.key, msg.value), Level: Info}
 			l.applied = m.status.Text
-		} else if l.inForce[msg.key] == msg.value {
+		} else if fs.InForce[msg.key] == msg.value {
 			m.status = StatusMsg{Text: fmt.Sprintf("%s=%s applied", msg.key, msg.value), Level: Info}
 		}
 		l.refreshFlags()

@@ -95,8 +95,8 @@ func liveState(attention string, tracing bool) *session.State {
 	return st
 }
 
-func liveFlags(attention string) map[string]string {
-	return map[string]string{"attention": attention, "qkv": "separate", "scan": "serial", "sampler": "multinomial", "head": "materialized"}
+func liveFlags(attention string) loop.FlagState {
+	return loop.FlagState{InForce: map[string]string{"attention": attention, "qkv": "separate", "scan": "serial", "sampler": "multinomial", "head": "materialized"}}
 }
 
 func liveMsg(attention string, tracing bool) tui.LiveMsg {
@@ -454,4 +454,41 @@ func TestUntracedBannerShortOnSmallTerminals(t *testing.T) {
 	if !strings.Contains(flat, "a Python command still reports steps, stages and flags") {
 		t.Errorf("the Child view lacks the whole reason:\n%s", ansi.Strip(m.Render()))
 	}
+}
+
+// TestLiveFlagsFromRunState: the flags panel and the flip keys read the
+// run's one flag state (LiveMsg.Flags, loop.Live.FlagState): a flip the
+// run says is pending is drawn pending although it was not asked here, and
+// is gone when the run no longer says so; the digit key flips from the
+// pending value (attention pending fused: 1 asks for math).
+func TestLiveFlagsFromRunState(t *testing.T) {
+	ctl := &fakeCtl{}
+	m := newLive(t, 200, 50, ctl)
+	msg := liveMsg("math", true)
+	msg.Flags.Pending = map[string]string{"qkv": "fused", "attention": "fused"}
+	m.Update(msg)
+	out := ansi.Strip(m.Render())
+	for _, line := range []string{"2 qkv ", "1 attention "} {
+		if !strings.Contains(lineWith(out, line), "→ fused pending") {
+			t.Errorf("%s: the run's pending flip is not drawn:\n%s", line, out)
+		}
+	}
+	press(m, "1")
+	if got := ctl.Calls(); len(got) != 1 || got[0] != "set attention=math" {
+		t.Errorf("calls %q, want [set attention=math] (the value after the pending fused)", got)
+	}
+	m.Update(liveMsg("math", true))
+	if out := ansi.Strip(m.Render()); strings.Contains(lineWith(out, "2 qkv "), "pending") || !strings.Contains(lineWith(out, "2 qkv "), "[separate]") {
+		t.Errorf("qkv still pending after the run dropped it:\n%s", out)
+	}
+}
+
+// lineWith returns the first line of s holding sub, "" when none.
+func lineWith(s, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
 }

@@ -277,7 +277,7 @@ func formatsOf(c *cobra.Command) []string {
 // flag's '=', its values.
 func completeLoopFlag(_ *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
 	if k, _, ok := strings.Cut(prefix, "="); ok {
-		d, _ := demo.LookupFlag(k)
+		d, _ := demo.FlagTable.Lookup(k)
 		var out []string
 		for _, v := range d.Choices {
 			out = append(out, k+"="+v)

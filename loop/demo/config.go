@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+
+	"github.com/rlktop/rlktop/tracer/flagtab"
 )
 
 // Config sizes the built-in loop. Zero values are replaced by the defaults
@@ -51,14 +53,12 @@ func DefaultConfig() Config {
 	}
 }
 
-// Backends returns the backend flags (FlagTable's FlagChoice flags) and
+// Backends returns the backend flags (FlagTable's Choice flags) and
 // their choices.
 func Backends() map[string][]string {
 	out := map[string][]string{}
-	for _, d := range FlagTable {
-		if d.Kind == FlagChoice {
-			out[d.Name] = slices.Clone(d.Choices)
-		}
+	for _, d := range FlagTable.Panel() {
+		out[d.Name] = slices.Clone(d.Choices)
 	}
 	return out
 }
@@ -75,29 +75,29 @@ var ErrBadValue = errors.New("bad flag value")
 // update_every, update_batch, lr, weight_decay, adv_floor, value_coef.
 // Errors wrap ErrUnknownFlag or ErrBadValue and name the key and value.
 func (c *Config) ParseFlag(key, value string) error {
-	d, ok := LookupFlag(key)
+	d, ok := FlagTable.Lookup(key)
 	if !ok {
 		return fmt.Errorf("demo: flag %q: %w (known: %v)", key, ErrUnknownFlag, flagKeys())
 	}
 	switch d.Kind {
-	case FlagChoice:
+	case flagtab.Choice:
 		if !slices.Contains(d.Choices, value) {
 			return fmt.Errorf("demo: flag %s=%q: %w: choose one of %v", key, value, ErrBadValue, d.Choices)
 		}
 		*c.strings()[key] = value
-	case FlagInt:
+	case flagtab.Int:
 		v, err := strconv.Atoi(value)
 		if err != nil || v <= 0 {
 			return fmt.Errorf("demo: flag %s=%q: %w: want a positive integer", key, value, ErrBadValue)
 		}
 		*c.ints()[key] = v
-	case FlagFloat:
+	case flagtab.Float:
 		v, err := strconv.ParseFloat(value, 32)
 		if err != nil || v < 0 || (key == "temperature" && v == 0) || (key == "top_p" && (v == 0 || v > 1)) {
 			return fmt.Errorf("demo: flag %s=%q: %w: want a number (temperature > 0, 0 < top_p ≤ 1, others ≥ 0)", key, value, ErrBadValue)
 		}
 		*c.floats()[key] = float32(v)
-	case FlagUint:
+	case flagtab.Uint:
 		v, err := strconv.ParseUint(value, 10, 64)
 		if err != nil {
 			return fmt.Errorf("demo: flag %s=%q: %w: want an unsigned integer", key, value, ErrBadValue)
@@ -189,7 +189,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("demo: width %d is not a multiple of heads %d: %w", c.Width, c.Heads, ErrBadValue)
 	}
 	for k, p := range c.strings() {
-		if d, _ := LookupFlag(k); !slices.Contains(d.Choices, *p) {
+		if d, _ := FlagTable.Lookup(k); !slices.Contains(d.Choices, *p) {
 			return c, fmt.Errorf("demo: %s=%q: %w: choose one of %v", k, *p, ErrBadValue, d.Choices)
 		}
 	}

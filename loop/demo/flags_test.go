@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rlktop/rlktop/tracer/flagtab"
 	"github.com/rlktop/rlktop/tracer/gotrace"
 )
 
@@ -48,7 +49,7 @@ func TestFlagTable(t *testing.T) {
 	}
 	var backends []string
 	for _, d := range FlagTable {
-		if d.Kind == FlagChoice {
+		if d.Kind == flagtab.Choice {
 			backends = append(backends, d.Name)
 		}
 	}

@@ -125,7 +125,7 @@ func (l *Loop) Set(key, value string) error {
 	if err := c.ParseFlag(key, value); err != nil {
 		return err
 	}
-	if d, _ := LookupFlag(key); !d.Live {
+	if !FlagTable.IsLive(key) {
 		return fmt.Errorf("demo: set %s=%s: %w", key, value, ErrNeedsRestart)
 	}
 	l.live = c

@@ -20,6 +20,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/rlktop/rlktop/tracer/flagtab"
 )
 
 //go:embed py/sitecustomize.py py/rlktop/*.py
@@ -52,24 +54,24 @@ func Files() map[string][]byte {
 	return out
 }
 
-// Flag is one of the agent's built-in flags: set in the running process
-// at the next step boundary (py/rlktop/_flags.py applies them).
-type Flag struct {
-	Name    string
-	Choices []string // accepted values; the first is torch's default
-	Doc     string
-}
-
-// Flags are the agent's built-in flags, in display order. The Python
-// table (py/rlktop/_flags.py BUILTIN) holds the same names and choices;
-// TestFlagsMatchPython checks it.
-var Flags = []Flag{
-	{"sdpa", []string{"default", "math", "flash", "efficient", "cudnn"}, "backends scaled_dot_product_attention may use (torch.backends.cuda.enable_*_sdp)"},
-	{"compile", []string{"on", "off"}, "torch.compile: torch.compiler.set_stance default / force_eager"},
-	{"tf32", []string{"on", "off"}, "TF32 matmuls and convolutions (torch.backends.cuda.matmul.allow_tf32, cudnn.allow_tf32)"},
-	{"matmul_precision", []string{"highest", "high", "medium"}, "torch.set_float32_matmul_precision"},
-	{"cudnn_benchmark", []string{"on", "off"}, "torch.backends.cudnn.benchmark"},
-	{"deterministic", []string{"on", "off"}, "torch.use_deterministic_algorithms"},
+// Flags are the agent's built-in flags, in display order: each a
+// flagtab.Choice flag set in the running process at the next step
+// boundary (py/rlktop/_flags.py applies them; the first choice is torch's
+// default). The Python table (py/rlktop/_flags.py BUILTIN) holds the same
+// names and choices; TestFlagsMatchPython checks it.
+var Flags = flagtab.Table{
+	{Name: "sdpa", Kind: flagtab.Choice, Choices: []string{"default", "math", "flash", "efficient", "cudnn"}, Live: true,
+		Doc: "backends scaled_dot_product_attention may use (torch.backends.cuda.enable_*_sdp)"},
+	{Name: "compile", Kind: flagtab.Choice, Choices: []string{"on", "off"}, Live: true,
+		Doc: "torch.compile: torch.compiler.set_stance default / force_eager"},
+	{Name: "tf32", Kind: flagtab.Choice, Choices: []string{"on", "off"}, Live: true,
+		Doc: "TF32 matmuls and convolutions (torch.backends.cuda.matmul.allow_tf32, cudnn.allow_tf32)"},
+	{Name: "matmul_precision", Kind: flagtab.Choice, Choices: []string{"highest", "high", "medium"}, Live: true,
+		Doc: "torch.set_float32_matmul_precision"},
+	{Name: "cudnn_benchmark", Kind: flagtab.Choice, Choices: []string{"on", "off"}, Live: true,
+		Doc: "torch.backends.cudnn.benchmark"},
+	{Name: "deterministic", Kind: flagtab.Choice, Choices: []string{"on", "off"}, Live: true,
+		Doc: "torch.use_deterministic_algorithms"},
 }
 
 // ArmKey is the pseudo flag a comparison sets at every switch so that
@@ -85,7 +87,7 @@ func IsLive(key string, declared map[string]string) bool {
 	if key == ArmKey {
 		return true
 	}
-	if slices.ContainsFunc(Flags, func(f Flag) bool { return f.Name == key }) {
+	if Flags.IsLive(key) {
 		return true
 	}
 	_, ok := declared[key]

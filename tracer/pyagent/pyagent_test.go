@@ -10,17 +10,21 @@ import (
 	"testing"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/flagtab"
 	"github.com/rlktop/rlktop/tracer/wire"
 )
 
 // TestFlagsMatchPython checks that the Go flag table and the Python one
-// (py/rlktop/_flags.py BUILTIN) hold the same names and choices.
+// (py/rlktop/_flags.py BUILTIN) hold the same names, in the same order
+// (the flags panel's), with the same choices, and that every built-in
+// flag is a live choice flag (the agent applies each at a step boundary).
 func TestFlagsMatchPython(t *testing.T) {
 	src := string(Files()["rlktop/_flags.py"])
 	src = src[strings.Index(src, "BUILTIN = {"):]
 	src = src[:strings.Index(src, "\n}")]
 	re := regexp.MustCompile(`"(\w+)": \(([^)]*)\),`)
 	py := map[string][]string{}
+	var order []string
 	for _, m := range re.FindAllStringSubmatch(src, -1) {
 		var ch []string
 		for _, c := range strings.Split(m[2], ",") {
@@ -29,13 +33,20 @@ func TestFlagsMatchPython(t *testing.T) {
 			}
 		}
 		py[m[1]] = ch
+		order = append(order, m[1])
 	}
 	if len(py) != len(Flags) {
 		t.Fatalf("python BUILTIN has %d flags %v, Go has %d", len(py), py, len(Flags))
 	}
+	if !slices.Equal(order, Flags.Names()) {
+		t.Errorf("python BUILTIN order %v, Go %v", order, Flags.Names())
+	}
 	for _, f := range Flags {
 		if !slices.Equal(py[f.Name], f.Choices) {
 			t.Errorf("flag %s: python choices %v, Go %v", f.Name, py[f.Name], f.Choices)
+		}
+		if f.Kind != flagtab.Choice || !f.Live {
+			t.Errorf("flag %s: kind %v live %v, want a live choice flag", f.Name, f.Kind, f.Live)
 		}
 	}
 }

@@ -1,0 +1,27 @@
+package livestate
+
+// FlagState is a live run's flags: the one value the TUI reads and its
+// flags panel draws. loop.Live.FlagState produces it from rlktop's
+// settings, the newest child's last acknowledgement (Child.Flags) and
+// the requests rlktop sent (their refusals are State.Refusals).
+type FlagState struct {
+	// InForce maps every flag known to its value: rlktop's settings (start
+	// flags, flips, a comparison's arm) overlaid with the newest child's
+	// last acknowledgement (the built-in loop and the Python agent list
+	// every flag they apply; a value may be none of the flag's choices:
+	// "not used", "?").
+	InForce map[string]string
+	// Pending maps a flag rlktop asked to change to the value asked for,
+	// until that value is in force, the child refuses it or the request
+	// fails; absent when none.
+	Pending map[string]string
+}
+
+// Wanted is the value key will have once its pending request lands: the
+// pending value, else the one in force ("" when neither).
+func (s FlagState) Wanted(key string) string {
+	if v, ok := s.Pending[key]; ok {
+		return v
+	}
+	return s.InForce[key]
+}
