@@ -94,11 +94,7 @@ type Plan struct {
 // cannot be written (the cache directory); a missing driver or a build
 // without the tracer gives an untraced Plan with a Banner.
 func Prepare(o Options) (*Plan, error) {
-	env := o.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	env = append([]string(nil), env...)
+	env := envlist.Clone(o.Env)
 	p := &Plan{}
 	if o.Driver != nil {
 		p.Driver = *o.Driver

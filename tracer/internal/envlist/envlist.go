@@ -4,7 +4,19 @@
 // tracer/rocprof/launch build a traced child's environment with.
 package envlist
 
-import "strings"
+import (
+	"os"
+	"strings"
+)
+
+// Clone returns a copy of env (Options.Env of the launchers), or of
+// os.Environ() when env is nil, for the edits below to work on.
+func Clone(env []string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	return append([]string(nil), env...)
+}
 
 // Lookup returns the value of the last entry for key in env, and whether
 // there is one.

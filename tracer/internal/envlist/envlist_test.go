@@ -32,3 +32,22 @@ func TestUnsetAndSet(t *testing.T) {
 		t.Errorf("Set on nil = %q, want %q", got, want)
 	}
 }
+
+func TestClone(t *testing.T) {
+	env := []string{"A=1", "B=2"}
+	c := Clone(env)
+	c = Set(c, "A", "9")
+	if want := []string{"A=1", "B=2"}; !slices.Equal(env, want) {
+		t.Errorf("editing the clone changed the original: %q", env)
+	}
+	if want := []string{"B=2", "A=9"}; !slices.Equal(c, want) {
+		t.Errorf("clone after Set = %q, want %q", c, want)
+	}
+	t.Setenv("RLKTOP_ENVLIST_TEST", "x")
+	if v, ok := Lookup(Clone(nil), "RLKTOP_ENVLIST_TEST"); !ok || v != "x" {
+		t.Errorf("Clone(nil) lacks the process environment: %q, %v", v, ok)
+	}
+	if c := Clone([]string{}); len(c) != 0 {
+		t.Errorf("Clone of an empty, non-nil env = %q, want no entries (not os.Environ)", c)
+	}
+}

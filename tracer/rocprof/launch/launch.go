@@ -138,11 +138,7 @@ type Plan struct {
 // missing tool library gives an untraced Plan with a Banner saying why; it
 // fails only when the --torch-ranges shim cannot be written.
 func Prepare(o Options) (*Plan, error) {
-	env := o.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	env = append([]string(nil), env...)
+	env := envlist.Clone(o.Env)
 	p := &Plan{}
 	if o.Runtime != nil {
 		p.Runtime = *o.Runtime
