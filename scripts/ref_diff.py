@@ -17,25 +17,13 @@ expectation with:
       ../shared/traces/kineto/hta_diff_test_v100.json.gz \
       > cmd/rlktop/testdata/diff_hta_a100_v100.json
 """
-import decimal
-import gzip
 import json
 import os
 import sys
 
-
-def ns(v):
-    d = v if isinstance(v, decimal.Decimal) else decimal.Decimal(str(v))
-    return int((d * 1000).quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_EVEN))
-
-
-def load(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    doc = json.loads(raw, parse_float=decimal.Decimal)
-    return doc["traceEvents"] if isinstance(doc, dict) else doc
+# The reader and the µs -> ns rule are ref_kineto.py's (same folder), so
+# both references read a trace the same way.
+from ref_kineto import load, ns
 
 
 def kernels(path):
