@@ -42,6 +42,7 @@ type WindowLinker struct {
 	// stepTIDs: per process the step thread its launches were resolved
 	// with (checked by Finish).
 	stepTIDs map[int32]int32
+	inc      incWindow // the window being linked incrementally (Begin)
 }
 
 // NewWindowLinker returns a WindowLinker with no window linked.
@@ -63,16 +64,24 @@ func (w *WindowLinker) Windows() int { return w.windows }
 // differently from the whole trace at once (see WindowLinker); evs are
 // then linked as far as this window knows.
 func (w *WindowLinker) Window(evs []Event) error {
-	var err error
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for i := range evs {
 		e := &evs[i]
 		lo, hi = min(lo, e.Start), max(hi, e.Start+max(e.Dur, 0))
 	}
-	if w.windows > 0 && len(evs) > 0 && lo <= w.prevEnd {
+	w.b.link(w.l, evs)
+	return w.close(lo, hi, len(evs) > 0)
+}
+
+// close ends a window whose events span [lo, hi) ns (any: it had events):
+// it forgets the window's intervals and checks the conditions of
+// WindowLinker against the earlier windows (w.b holds the window's launch
+// and unmatched correlation ids).
+func (w *WindowLinker) close(lo, hi int64, any bool) error {
+	var err error
+	if w.windows > 0 && any && lo <= w.prevEnd {
 		err = fmt.Errorf("window %d starts at %d ns, not after the end of the earlier windows (%d ns)", w.windows, lo, w.prevEnd)
 	}
-	w.b.link(w.l, evs)
 	// This window's intervals end before the next one starts: forget them
 	// now, not held while the caller aggregates (steps stay: the step
 	// thread is counted over the whole trace).
@@ -100,7 +109,7 @@ func (w *WindowLinker) Window(evs []Event) error {
 			}
 		}
 	}
-	if len(evs) > 0 {
+	if any {
 		w.prevEnd = max(w.prevEnd, hi)
 	}
 	w.windows++
@@ -117,4 +126,117 @@ func (w *WindowLinker) Finish() error {
 		}
 	}
 	return nil
+}
+
+// A window too long to hold (a file that is one long torch.profiler
+// window) is linked as it is read instead: Begin, then Add for every event
+// in file order, Op for every GPU op (kernel, memcpy, memset) whose
+// context is wanted, Unlaunched for those still waiting at the window's
+// end, then End. Kineto writes a window's CPU events (operators, ranges,
+// steps) before its launches and GPU ops, so every launch can be resolved
+// when it is read: the linker keeps the window's operator and range
+// intervals (24 bytes each), its steps, and one CtxID per correlation id
+// of a launch call, not the events. The result equals Window's (and so
+// Trace.Link's) when End says ok; besides Window's conditions it checks
+// that no operator, range or step comes after the window's first launch
+// (its launches were resolved without it).
+
+// incWindow is the state of the window being linked incrementally.
+type incWindow struct {
+	on       bool
+	lo, hi   int64
+	launch   map[uint64]CtxID // correlation id → context of its first launch call
+	resolved bool             // a launch was resolved (CPU events now come too late)
+	late     *Event           // the first CPU event after that, for End's error
+	// As linkBatch's: the smallest and largest launch correlation id (0:
+	// none), the largest id of a GPU op left without its launch.
+	launchMin, launchMax, unmatched uint64
+}
+
+// Begin starts a window linked incrementally (Add, Op, Unlaunched, End).
+func (w *WindowLinker) Begin() {
+	inc := &w.inc
+	if inc.launch == nil || len(inc.launch) > 1<<16 {
+		inc.launch = map[uint64]CtxID{}
+	} else {
+		clear(inc.launch)
+	}
+	inc.on, inc.resolved, inc.late = true, false, nil
+	inc.lo, inc.hi = math.MaxInt64, math.MinInt64
+	inc.launchMin, inc.launchMax, inc.unmatched = 0, 0, 0
+}
+
+// Add takes the window's next event in file order (any kind): operators,
+// ranges and steps are kept as intervals, and a launch call (runtime or
+// driver) is resolved to the context open at its start. Steps must have
+// their final kind (tracefile cuts them before adding).
+func (w *WindowLinker) Add(e *Event) {
+	inc := &w.inc
+	inc.lo, inc.hi = min(inc.lo, e.Start), max(inc.hi, e.Start+max(e.Dur, 0))
+	switch {
+	case e.Kind == KindCPUOp || e.Kind == KindRange || e.Kind == KindStep:
+		if inc.resolved && inc.late == nil {
+			c := *e
+			inc.late = &c
+		}
+		w.l.Add(e)
+	case e.Kind.IsLaunch() && e.Corr != 0:
+		if inc.launchMax == 0 || e.Corr < inc.launchMin {
+			inc.launchMin = e.Corr
+		}
+		inc.launchMax = max(inc.launchMax, e.Corr)
+		if _, dup := inc.launch[e.Corr]; !dup {
+			inc.launch[e.Corr] = w.l.Resolve(e.PID, e.TID, e.Start)
+			inc.resolved = true
+		}
+	}
+}
+
+// Op returns the context of GPU op e (Trace.Link's rule) when it is known
+// now: its launch call was added, or it has no correlation id. ok is false
+// while a launch with its id may still come; ask Unlaunched at the
+// window's end.
+func (w *WindowLinker) Op(e *Event) (ctx CtxID, ok bool) {
+	if e.Corr != 0 {
+		ctx, ok = w.inc.launch[e.Corr]
+		return ctx, ok
+	}
+	return w.ownCtx(e), true
+}
+
+// Unlaunched returns the context of GPU op e whose launch call never came
+// in the window (the window's end): its own start on its thread when that
+// is known (TID >= 0), else 0.
+func (w *WindowLinker) Unlaunched(e *Event) CtxID {
+	if ctx, ok := w.Op(e); ok {
+		return ctx
+	}
+	w.inc.unmatched = max(w.inc.unmatched, e.Corr)
+	return w.ownCtx(e)
+}
+
+func (w *WindowLinker) ownCtx(e *Event) CtxID {
+	if e.TID >= 0 {
+		w.inc.resolved = true
+		return w.l.Resolve(e.PID, e.TID, e.Start)
+	}
+	return 0
+}
+
+// End closes the incrementally linked window with Window's checks, and
+// the check that no operator, range or step came after its first
+// resolved launch.
+func (w *WindowLinker) End() error {
+	inc := &w.inc
+	inc.on = false
+	w.b.launchMin, w.b.launchMax, w.b.unmatched = inc.launchMin, inc.launchMax, inc.unmatched
+	if len(inc.launch) > 1<<16 {
+		inc.launch = nil // a long window's map is not kept
+	}
+	err := w.close(inc.lo, inc.hi, inc.lo <= inc.hi)
+	if err == nil && inc.late != nil {
+		e := inc.late
+		err = fmt.Errorf("window %d has a %s at %d ns (pid %d tid %d) after launches that were linked without it", w.windows-1, e.Kind, e.Start, e.PID, e.TID)
+	}
+	return err
 }

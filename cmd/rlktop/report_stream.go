@@ -19,15 +19,20 @@ import (
 // whole-trace path (the same result; tests lower this to check that).
 var streamMinBytes int64 = progressMinBytes
 
+// streamStats counts what streamReport was handed: windows, and the parts
+// they came in (a window of up to tracefile's partWindow events is one
+// part; a longer one is read in parts, never held).
+type streamStats struct{ windows, parts int }
+
 // streamReport reports paths (one source each, in order) window by
 // window: the snapshot, the traces OpenStream returned (metadata and
-// steps, for attrib.Outputs) and the number of windows in all. An error
+// steps, for attrib.Outputs) and the windows and parts in all. An error
 // wrapping tracefile.ErrNotStreamable, or any read error, means the caller
 // should read the files whole (OpenAll), which also reports damage as
 // usual. progress, when set, gets the bytes read summed over the files.
-func streamReport(paths []string, rules *attrib.Rules, progress func(int64, int64)) (*attrib.Snapshot, []*tracer.Trace, int, error) {
+func streamReport(paths []string, rules *attrib.Rules, progress func(int64, int64)) (*attrib.Snapshot, []*tracer.Trace, streamStats, error) {
 	ss := attrib.NewSourceStream(rules)
-	windows := 0
+	var n streamStats
 	var traces []*tracer.Trace
 	var total, done int64
 	sizes := make([]int64, len(paths))
@@ -44,18 +49,21 @@ func streamReport(paths []string, rules *attrib.Rules, progress func(int64, int6
 			opts.Progress = func(read, _ int64) { progress(base+read, total) }
 		}
 		t, err := tracefile.OpenStream(p, opts, func(w *tracefile.Window) error {
-			ss.AddWindow(w.Events, w.Strings, w.Contexts)
-			windows++
+			ss.AddPart(w.Events, w.Strings, w.Contexts, w.Part == 0, w.Last, w.After+1)
+			n.parts++
+			if w.Last {
+				n.windows++
+			}
 			return nil
 		})
 		if err != nil {
-			return nil, nil, windows, err
+			return nil, nil, n, err
 		}
 		ss.EndSource(t)
 		traces = append(traces, t)
 		done += sizes[i]
 	}
-	return ss.Snapshot(), traces, windows, nil
+	return ss.Snapshot(), traces, n, nil
 }
 
 // streamable reports whether report should stream paths: regular files

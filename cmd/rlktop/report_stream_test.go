@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -22,6 +23,16 @@ import (
 // (0 and the refusal when the file cannot be streamed; report then read it
 // whole).
 func reportBothWays(t *testing.T, paths ...string) (windows int, refused error) {
+	n, err := reportBothWaysParts(t, paths...)
+	return n.windows, err
+}
+
+// reportBothWaysParts is reportBothWays, returning the windows and the
+// parts they came in. The streamed report is made twice, with windows held
+// whole up to the default size and with every window read in parts
+// (tracefile.SetPartWindow(0)); both must equal the whole-trace one, and
+// the counts are the second's.
+func reportBothWaysParts(t *testing.T, paths ...string) (n streamStats, refused error) {
 	t.Helper()
 	old := streamMinBytes
 	defer func() { streamMinBytes = old }()
@@ -29,20 +40,33 @@ func reportBothWays(t *testing.T, paths ...string) (windows int, refused error) 
 	whole := reportJSON(t, paths...)
 	streamMinBytes = 0
 	streamed := reportJSON(t, paths...)
+	sameReport(t, paths, whole, streamed, "windows held whole")
+	_, _, held, errHeld := streamReport(paths, nil, nil)
+	defer tracefile.SetPartWindow(tracefile.SetPartWindow(0))
+	streamed = reportJSON(t, paths...)
+	sameReport(t, paths, whole, streamed, "windows read in parts")
+	_, _, n, err := streamReport(paths, nil, nil)
+	if err != nil && !errors.Is(err, tracefile.ErrNotStreamable) {
+		t.Fatalf("%v: %v", paths, err)
+	}
+	if (err == nil) != (errHeld == nil) || (err == nil && held.windows != n.windows) {
+		t.Errorf("%v: held whole %d windows (refused: %v), in parts %d windows (refused: %v)", paths, held.windows, errHeld, n.windows, err)
+	}
+	return n, err
+}
+
+// sameReport fails unless whole and streamed are byte for byte equal.
+func sameReport(t *testing.T, paths []string, whole, streamed []byte, how string) {
+	t.Helper()
 	if !bytes.Equal(whole, streamed) {
 		a, b := string(whole), string(streamed)
 		i := 0
 		for i < len(a) && i < len(b) && a[i] == b[i] {
 			i++
 		}
-		t.Fatalf("%v: streamed report differs from the whole-trace one at byte %d:\nwhole:    …%s…\nstreamed: …%s…", paths, i,
+		t.Fatalf("%v (%s): streamed report differs from the whole-trace one at byte %d:\nwhole:    …%s…\nstreamed: …%s…", paths, how, i,
 			a[max(0, i-200):min(len(a), i+200)], b[max(0, i-200):min(len(b), i+200)])
 	}
-	_, _, windows, err := streamReport(paths, nil, nil)
-	if err != nil && !errors.Is(err, tracefile.ErrNotStreamable) {
-		t.Fatalf("%v: %v", paths, err)
-	}
-	return windows, err
 }
 
 // TestReportStreamEqualsWhole: every real Kineto trace, reported window by
@@ -162,38 +186,57 @@ func TestReportStreamRefusesOverlap(t *testing.T) {
 
 // TestReportStreamOneWindow: copies written as one long window (every
 // copy's CPU events, then every copy's launches and GPU ops:
-// ReplicateKinetoOneWindow) stream as a single window — held whole, the
-// case whose memory still grows — and give the whole-trace report.
+// ReplicateKinetoOneWindow, the shape of one long torch.profiler capture)
+// stream as a single window read in parts (linked while read, never held)
+// and give the whole-trace report byte for byte, at several sizes and
+// shapes: H100 (ops before their launch, 509 ops per copy whose launch was
+// before the capture), V100 (the same, 614 per copy), A100 (an op 29,496
+// events before its launch), sampled rank 0. A fallback to the whole path
+// (a refusal) or a window held whole (one part) fails it.
 func TestReportStreamOneWindow(t *testing.T) {
-	p := filepath.Join(testutil.SharedTraces(t), "kineto", "tracelens_h100_qwen15_sdpa_flash.json.gz")
-	raw := readTraceBytes(t, p)
-	out := filepath.Join(t.TempDir(), "one.json")
-	f, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tracefile.ReplicateKinetoOneWindow(f, raw, 3); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	w, err := reportBothWays(t, out)
-	if err != nil || w != 1 {
-		t.Fatalf("%d windows (want 1), refused: %v", w, err)
-	}
-	// Three copies' kernels: the count is three times one copy's.
-	var one, three struct {
-		Totals struct {
-			Kernels int64 `json:"kernel_count"`
-		} `json:"totals"`
-	}
-	if err := json.Unmarshal(reportJSON(t, p), &one); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(reportJSON(t, out), &three); err != nil {
-		t.Fatal(err)
-	}
-	if one.Totals.Kernels == 0 || three.Totals.Kernels != 3*one.Totals.Kernels {
-		t.Errorf("kernels: %d in one copy, %d in three", one.Totals.Kernels, three.Totals.Kernels)
+	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
+	tmp := t.TempDir()
+	for _, c := range []struct {
+		name   string
+		copies int
+	}{
+		{"tracelens_h100_qwen15_sdpa_flash.json.gz", 3},
+		{"tracelens_h100_qwen15_sdpa_flash.json.gz", 6},
+		{"hta_diff_test_v100.json.gz", 2},
+		{"hta_diff_control_a100.json.gz", 2},
+		{"hta_sampled_rank0.json.gz", 5},
+	} {
+		p := filepath.Join(dir, c.name)
+		out := filepath.Join(tmp, fmt.Sprintf("%s.one%d.json", c.name, c.copies))
+		f, err := os.Create(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tracefile.ReplicateKinetoOneWindow(f, readTraceBytes(t, p), c.copies); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		n, err := reportBothWaysParts(t, out)
+		if err != nil || n.windows != 1 || n.parts < 2 {
+			t.Fatalf("%s × %d: %d windows in %d parts (want 1 window in parts), refused: %v", c.name, c.copies, n.windows, n.parts, err)
+		}
+		t.Logf("%s × %d: 1 window in %d parts", c.name, c.copies, n.parts)
+		// N copies' kernels: the count is N times one copy's.
+		var one, all struct {
+			Totals struct {
+				Kernels int64 `json:"kernel_count"`
+			} `json:"totals"`
+		}
+		if err := json.Unmarshal(reportJSON(t, p), &one); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(reportJSON(t, out), &all); err != nil {
+			t.Fatal(err)
+		}
+		if one.Totals.Kernels == 0 || all.Totals.Kernels != int64(c.copies)*one.Totals.Kernels {
+			t.Errorf("%s: kernels: %d in one copy, %d in %d", c.name, one.Totals.Kernels, all.Totals.Kernels, c.copies)
+		}
+		os.Remove(out)
 	}
 }
 

@@ -47,7 +47,7 @@ type streamSource struct {
 	first, last int64
 	// One window's intervals per device, and its collectives (scratch).
 	compute, comms, copies map[int32][]ival
-	commEvs                []*tracer.Event
+	commEvs                []commEv
 }
 
 type stepWin struct{ s, e, n int64 }
@@ -75,24 +75,35 @@ func (s *SourceStream) source() *streamSource {
 // indexes ctxs; strs is the source's one string table, the same for
 // every window of it).
 func (s *SourceStream) AddWindow(evs []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context) {
-	src := s.source()
-	index := len(s.done)
-	// Earlier windows end before this one starts: their busy intervals
-	// are only lengths from now on.
 	lo := int64(math.MaxInt64)
 	for i := range evs {
 		lo = min(lo, evs[i].Start)
 	}
-	s.agg.SealBusyBefore(lo)
+	s.AddPart(evs, strs, ctxs, true, true, lo)
+}
+
+// AddPart adds one part of a window of the current source
+// (tracefile.Window: a long window comes in parts, its steps in the first,
+// then its GPU ops in file order): first opens the window, whose events
+// all start at or after from ns, and last closes it. AddWindow is AddPart
+// of a whole window.
+func (s *SourceStream) AddPart(evs []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context, first, last bool, from int64) {
+	src := s.source()
+	index := len(s.done)
+	if first {
+		// Earlier windows end before this one starts: their busy
+		// intervals are only lengths from now on.
+		s.agg.SealBusyBefore(from)
+		for _, m := range []map[int32][]ival{src.compute, src.comms, src.copies} {
+			for k := range m {
+				m[k] = m[k][:0]
+			}
+		}
+		src.commEvs = src.commEvs[:0]
+	}
 	s.agg.AddEvents(evs, strs, ctxs)
 	src.strs = strs
 	r := &src.scan.row
-	for _, m := range []map[int32][]ival{src.compute, src.comms, src.copies} {
-		for k := range m {
-			m[k] = m[k][:0]
-		}
-	}
-	src.commEvs = src.commEvs[:0]
 	// Steps first (scanSource and sourceSteps read them before the ops):
 	// the first event of each number.
 	for i := range evs {
@@ -138,7 +149,7 @@ func (s *SourceStream) AddWindow(evs []tracer.Event, strs *tracer.Strings, ctxs 
 			}
 			if src.comm(e.Name, s.rules) {
 				src.comms[e.Device] = append(src.comms[e.Device], ival{e.Start, addSat(e.Start, d)})
-				src.commEvs = append(src.commEvs, e)
+				src.commEvs = append(src.commEvs, commEv{e.Name, e.Start, d})
 			} else {
 				src.compute[e.Device] = append(src.compute[e.Device], ival{e.Start, addSat(e.Start, d)})
 			}
@@ -152,6 +163,15 @@ func (s *SourceStream) AddWindow(evs []tracer.Event, strs *tracer.Strings, ctxs 
 		}
 		src.first, src.last = min(src.first, e.Start), max(src.last, addSat(e.Start, d))
 	}
+	if last {
+		s.endWindow(src, strs)
+	}
+}
+
+// endWindow adds the window's unions (per device) and collectives to the
+// source's sums.
+func (s *SourceStream) endWindow(src *streamSource, strs *tracer.Strings) {
+	r := &src.scan.row
 	devs := map[int32]bool{}
 	for _, m := range []map[int32][]ival{src.compute, src.comms, src.copies} {
 		for dev, v := range m {
@@ -172,15 +192,22 @@ func (s *SourceStream) AddWindow(evs []tracer.Event, strs *tracer.Strings, ctxs 
 	}
 	// Collectives in start order, numbered within (name, step) across
 	// windows (windows are in start order).
-	slices.SortStableFunc(src.commEvs, func(a, b *tracer.Event) int { return cmp.Compare(a.Start, b.Start) })
+	slices.SortStableFunc(src.commEvs, func(a, b commEv) int { return cmp.Compare(a.start, b.start) })
 	for _, e := range src.commEvs {
-		k := collKey{name: strs.Get(e.Name), step: src.stepAt(e.Start)}
+		k := collKey{name: strs.Get(e.name), step: src.stepAt(e.start)}
 		n := src.nth[k]
 		src.nth[k] = n + 1
 		k.nth = n
-		src.scan.colls[k] = ival{e.Start, addSat(e.Start, max(e.Dur, 0))}
+		src.scan.colls[k] = ival{e.start, addSat(e.start, e.dur)}
 	}
-	clear(src.commEvs) // no pointer into evs kept
+	src.commEvs = src.commEvs[:0]
+}
+
+// commEv is a collective kernel of the window: name, start and duration
+// (ns, not negative).
+type commEv struct {
+	name       tracer.StrID
+	start, dur int64
 }
 
 // stepAt is scanSource's rule over the windows seen so far (stepAtIn).

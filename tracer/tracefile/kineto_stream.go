@@ -21,23 +21,41 @@ import (
 // the window's events are then cut into steps, linked
 // (tracer.WindowLinker), handed to the caller and dropped. Memory is one
 // window's events (72 bytes each) and its linking state, plus the trace's
-// steps: flat as a file of many windows grows, but a file that is one long
-// window (one long torch.profiler window) is held whole, as Open does.
+// steps: flat as a file of many windows grows. A window past partWindow
+// events (a file that is one long torch.profiler window) is not held: it
+// is linked while it is read (tracer.WindowLinker Begin/Add/Op/End) and
+// handed out in parts (Window.Part, Window.Last): its steps, then its GPU
+// ops in file order, each as soon as its launch was read. It keeps its
+// operator and range intervals (24 bytes each), one context per launch
+// correlation id, a 24-byte record per CPU-thread interval for the nesting
+// check, its ranges and steps until its first launch (the step rule is
+// decided per window), and the GPU ops read before their launch together
+// with those after them (so that the ops go out in file order).
 
 // ErrNotStreamable is wrapped by OpenStream's error when the input cannot
 // be streamed with the same result as Open (not Kineto JSON, no GPU work,
+// an operator, range or step after the launches of a window read in parts,
 // step-like annotation ranges first seen after the first window, windows that overlap in time or whose
 // correlation ids reach back, process_labels that move GPU ops to another
 // device, a read error); the error says which. The caller should read the
 // file with Open instead and discard what the windows gave.
 var ErrNotStreamable = errors.New("cannot be streamed window by window")
 
-// Window is one window of a streamed trace: its events in file order,
-// steps cut and GPU ops linked. Contexts indexes Event.Ctx; it only grows
-// from window to window (an ID keeps its meaning). Events and Contexts are
-// valid only during the callback.
+// Window is one window of a streamed trace, or one part of it: its events
+// in file order, steps cut and GPU ops linked. A window of up to
+// partWindow events comes whole (Part 0, Last) with every event; a longer
+// one comes in parts 0, 1, … (the last has Last set) that hold only its
+// steps (all in part 0, before any GPU op) and its GPU ops (kernel, memcpy,
+// memset). Contexts indexes Event.Ctx; it only grows from window to
+// window and part to part (an ID keeps its meaning). Every event of the
+// window starts after After ns (the end of the earlier windows' events;
+// math.MinInt64 for the first), which OpenStream checks. Events and
+// Contexts are valid only during the callback.
 type Window struct {
 	Index    int
+	Part     int
+	Last     bool
+	After    int64
 	Events   []tracer.Event
 	Strings  *tracer.Strings
 	Contexts []tracer.Context
@@ -84,16 +102,16 @@ type kstream struct {
 	ran  bool  // the Kineto reader used it
 
 	// The window's events: full chunks, then cur (as Open's reader keeps
-	// them, so that one long window is not grown by copying); joined at
-	// the window's end when there are several.
-	chunks   [][]tracer.Event
-	cur      []tracer.Event
-	estimate int   // kEstimateEvents of the file
-	big      bool  // cur is a long window's file-sized array (add)
-	inGPU    bool  // the window has launches or GPU ops
-	maxEnd   int64 // latest end of the events read, ns
-	base     int   // events in earlier windows
-	gpuWork  bool
+	// them, so that a window is not grown by copying); joined at the
+	// window's end when there are several.
+	chunks  [][]tracer.Event
+	cur     []tracer.Event
+	n       int   // events of the window so far
+	inGPU   bool  // the window has launches or GPU ops
+	maxEnd  int64 // latest end of the events read, ns
+	after   int64 // maxEnd before the window's first event (Window.After)
+	base    int   // events in earlier windows
+	gpuWork bool
 
 	devPIDs map[int32]bool // pids of GPU ops whose device came from the pid
 
@@ -102,6 +120,9 @@ type kstream struct {
 
 	nestN        int
 	nestA, nestB tracer.Event // the first partly overlapping pair
+
+	inc  incStream       // the window read in parts, past partWindow events
+	strs *tracer.Strings // the trace's
 }
 
 func (ks *kstream) fail(err error) {
@@ -112,7 +133,7 @@ func (ks *kstream) fail(err error) {
 
 func (ks *kstream) start(d *kdec, opts Options) {
 	ks.ran = true
-	ks.estimate = kEstimateEvents(opts)
+	ks.strs = d.t.Strings
 	ks.devPIDs = map[int32]bool{}
 	ks.steps = steps.NewTraceWindows()
 	ks.maxEnd = -1 << 63
@@ -136,38 +157,35 @@ func (ks *kstream) add(d *kdec, e tracer.Event, fromPid bool) {
 	if fromPid {
 		ks.devPIDs[e.PID] = true
 	}
+	if ks.n == 0 {
+		ks.after = ks.maxEnd
+	}
 	ks.maxEnd = max(ks.maxEnd, e.Start+max(e.Dur, 0))
+	ks.n++
+	d.nOut++
+	if ks.inc.on {
+		ks.incAdd(d, e)
+		return
+	}
 	if len(ks.cur) == cap(ks.cur) {
 		ks.grow()
 	}
 	ks.cur = append(ks.cur, e)
-	d.nOut++
+	if ks.n > partWindow {
+		ks.toParts(d)
+	}
 }
 
-// bigWindow: a window past this many events (18 MiB) moves into one array
-// sized from the file, as Open's events are (pages past the window's end
-// are never touched), so that a long window is not joined from chunks at
-// its end (twice its size at once).
-var bigWindow = 1 << 18 // a variable for tests
+// partWindow: a window past this many events (18 MiB of events) is not
+// held: what was read of it is linked as a window read in parts, and so
+// is the rest as it comes.
+var partWindow = 1 << 18 // a variable for tests
 
-// grow makes room in cur: a new chunk (4096 events, doubling up to 65536),
-// or, once the window passes bigWindow events, the file-sized array.
+// partEvents is the most events a part of a window holds.
+const partEvents = 4096
+
+// grow makes room in cur: a new chunk (4096 events, doubling up to 65536).
 func (ks *kstream) grow() {
-	n := len(ks.cur)
-	for _, c := range ks.chunks {
-		n += len(c)
-	}
-	if !ks.big && n >= bigWindow && ks.estimate > 2*n {
-		big := make([]tracer.Event, 0, ks.estimate)
-		for i, c := range ks.chunks {
-			big = append(big, c...)
-			ks.chunks[i] = nil
-		}
-		big = append(big, ks.cur...)
-		ks.chunks, ks.cur, ks.big = ks.chunks[:0], big, true
-		runtime.GC() // the chunks: as large as the window so far
-		return
-	}
 	c := len(ks.cur)
 	if c > 0 {
 		ks.chunks = append(ks.chunks, ks.cur)
@@ -177,6 +195,12 @@ func (ks *kstream) grow() {
 
 // flush cuts, links and hands on the window read so far.
 func (ks *kstream) flush(d *kdec) {
+	defer func() { ks.n, ks.inGPU = 0, false }()
+	if ks.inc.on {
+		ks.incEnd(d)
+		ks.base += ks.n
+		return
+	}
 	evs := ks.cur
 	if len(ks.chunks) > 0 {
 		n := len(ks.cur)
@@ -201,7 +225,7 @@ func (ks *kstream) flush(d *kdec) {
 		}
 	}
 
-	ks.cur, ks.inGPU = ks.cur[:0], false
+	ks.cur = ks.cur[:0]
 	if ks.err != nil || len(evs) == 0 {
 		return
 	}
@@ -211,10 +235,7 @@ func (ks *kstream) flush(d *kdec) {
 		return
 	}
 	if n, a, b, _ := nestingScan(evs); n > 0 {
-		if ks.nestN == 0 {
-			ks.nestA, ks.nestB = *a, *b
-		}
-		ks.nestN += n
+		ks.nested(n, *a, *b)
 	}
 	if err := ks.link.Window(evs); err != nil {
 		ks.fail(fmt.Errorf("%s: %v: %w", d.path, err, ErrNotStreamable))
@@ -228,18 +249,19 @@ func (ks *kstream) flush(d *kdec) {
 			ks.gpuWork = true
 		}
 	}
-	w := &Window{Index: ks.link.Windows() - 1, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts()}
+	w := &Window{Index: ks.link.Windows() - 1, Last: true, After: ks.after, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts()}
 	if err := ks.fn(w); err != nil {
 		ks.fail(err)
 	}
-	if ks.big {
-		// Drop the file-sized array and collect now, so that the
-		// collector's pace (set by the live heap, which counted the
-		// array) comes back to the next windows' size.
-		ks.big, ks.cur = false, nil
-		runtime.GC()
-	}
 	ks.base += len(evs)
+}
+
+// nested adds a window's nesting count (n, its first pair a, b).
+func (ks *kstream) nested(n int, a, b tracer.Event) {
+	if ks.nestN == 0 {
+		ks.nestA, ks.nestB = a, b
+	}
+	ks.nestN += n
 }
 
 // end flushes the last window and fills the trace as finish and Read

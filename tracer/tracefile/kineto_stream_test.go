@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rlktop/rlktop/internal/testutil"
@@ -116,48 +117,176 @@ func readAllMaybeGzip(t *testing.T, p string) []byte {
 	return b
 }
 
-// TestOpenStreamLongWindow: a window past bigWindow events moves into the
-// file-sized array part way (here at 4096 events) and still equals Open.
-func TestOpenStreamLongWindow(t *testing.T) {
-	old := bigWindow
-	defer func() { bigWindow = old }()
-	bigWindow = 4096
-	raw := readAllMaybeGzip(t, filepath.Join(testutil.SharedTraces(t), "kineto", "hta_sampled_rank0.json.gz"))
-	var buf bytes.Buffer
-	if _, err := ReplicateKinetoOneWindow(&buf, raw, 3); err != nil {
-		t.Fatal(err)
+// TestOpenStreamParts: a window past partWindow events is read in parts
+// (linked as it is read, never held): the parts hold Open's steps and GPU
+// ops in file order, each op with Open's launch context (by content), and
+// the trace Open's warnings (the nesting check too), step rule and steps.
+// partWindow 0 reads every window in parts (one-window copies, where GPU
+// ops come before their launch and ops without a launch wait in the
+// queue, and copies of several windows); 4096 switches part way through a
+// window. It fails when the parts path is off (a whole window has its CPU
+// operators; parts have none).
+func TestOpenStreamParts(t *testing.T) {
+	old := partWindow
+	defer func() { partWindow = old }()
+	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
+	for _, c := range []struct {
+		name     string
+		one      bool
+		at       int
+		windows  int
+		warnings bool // the trace has a nesting (or other) warning to compare
+	}{
+		{"hta_sampled_rank0.json.gz", true, 0, 1, false},
+		{"hta_sampled_rank0.json.gz", true, 4096, 1, false},
+		{"hta_diff_test_v100.json.gz", true, 0, 1, false},
+		{"tracelens_h100_qwen15_sdpa_flash.json.gz", true, 0, 1, false},
+		{"tracelens_mi300_qwen15_aotriton.json.gz", false, 0, 3, false},
+		{"hta_ns_resolution_v100.json.gz", true, 0, 1, false},
+		{"hta_triton_example.json.gz", true, 0, 1, false},
+	} {
+		partWindow = c.at
+		raw := readAllMaybeGzip(t, filepath.Join(dir, c.name))
+		var buf bytes.Buffer
+		replicate := ReplicateKineto
+		if c.one {
+			replicate = ReplicateKinetoOneWindow
+		}
+		if _, err := replicate(&buf, raw, 3); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "x.json")
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		whole, err := Open(p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []tracer.Event
+		for _, e := range whole.Events {
+			switch e.Kind {
+			case tracer.KindStep, tracer.KindKernel, tracer.KindMemcpy, tracer.KindMemset:
+				want = append(want, e)
+			}
+		}
+		var got []tracer.Event
+		var ctxs []tracer.Context
+		windows, parts, part, cpu := 0, 0, 0, 0
+		st, err := OpenStream(p, Options{}, func(w *Window) error {
+			if w.Index != windows || w.Part != part {
+				t.Errorf("%s: window %d part %d handed out as %d part %d", c.name, windows, part, w.Index, w.Part)
+			}
+			for _, e := range w.Events {
+				if e.Kind == tracer.KindStep && w.Part > 0 {
+					t.Errorf("%s: a step in part %d", c.name, w.Part)
+				}
+				switch e.Kind {
+				case tracer.KindStep, tracer.KindKernel, tracer.KindMemcpy, tracer.KindMemset:
+					got = append(got, e)
+				case tracer.KindCPUOp:
+					cpu++
+				}
+			}
+			ctxs = w.Contexts
+			parts++
+			part++
+			if w.Last {
+				windows++
+				part = 0
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if windows != c.windows || cpu > 0 {
+			t.Errorf("%s (partWindow %d): %d windows in %d parts with %d CPU operators, want %d windows read in parts", c.name, c.at, windows, parts, cpu, c.windows)
+		}
+		t.Logf("%s (partWindow %d): %d windows in %d parts", c.name, c.at, windows, parts)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d steps and GPU ops streamed, Open has %d", c.name, len(got), len(want))
+		}
+		for i := range got {
+			a, b := got[i], want[i]
+			ca, cb := ctxs[a.Ctx], whole.Contexts[b.Ctx]
+			a.Ctx, b.Ctx = 0, 0
+			if a != b || ca.Step != cb.Step || ca.StageFrom != cb.StageFrom || !slices.Equal(ca.Ops, cb.Ops) || !slices.Equal(ca.Ranges, cb.Ranges) {
+				t.Fatalf("%s: event %d differs:\nstream %+v %+v\nopen   %+v %+v", c.name, i, a, ca, b, cb)
+			}
+		}
+		var steps []tracer.Event
+		for _, e := range want {
+			if e.Kind == tracer.KindStep {
+				steps = append(steps, e)
+			}
+		}
+		if !slices.Equal(st.Events, steps) || st.StepRule != whole.StepRule || !slices.Equal(st.Warnings, whole.Warnings) {
+			t.Errorf("%s: stream trace: %d steps, rule %q, warnings %q; Open: %d steps, rule %q, warnings %q",
+				c.name, len(st.Events), st.StepRule, st.Warnings, len(steps), whole.StepRule, whole.Warnings)
+		}
 	}
-	p := filepath.Join(t.TempDir(), "one.json")
-	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+}
+
+// TestOpenStreamPartsNesting: the nesting check of a window read in parts
+// counts what Open's counts, with the same first example. A hand trace:
+// on pid 1 tid 1, "a" [0, 100) µs holds "b" [10, 30); "c" [20, 120) starts
+// inside "b" and ends after it (1, the first example: "b" and "c", not
+// pushed); the runtime call [40, 60) nests in "a"; "d" [90, 150) ends after
+// "a" (2).
+func TestOpenStreamPartsNesting(t *testing.T) {
+	old := partWindow
+	defer func() { partWindow = old }()
+	const trace = `{"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+  {"ph": "X", "cat": "cpu_op", "name": "c", "pid": 1, "tid": 1, "ts": 20, "dur": 100},
+  {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 10, "dur": 20},
+  {"ph": "X", "cat": "python_function", "name": "d", "pid": 1, "tid": 1, "ts": 90, "dur": 60},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 40, "dur": 20, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 70, "dur": 10, "args": {"correlation": 1, "device": 0, "stream": 7}}
+]}`
+	p := filepath.Join(t.TempDir(), "nest.json")
+	if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	whole, err := Open(p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []tracer.Event
-	var ctxs []tracer.Context
-	big := false
-	_, err = OpenStream(p, Options{}, func(w *Window) error {
-		got = append(got, w.Events...)
-		ctxs = w.Contexts
-		// A join of chunks is exactly as long as the window; the
-		// file-sized array is longer.
-		big = big || cap(w.Events) > len(w.Events)
-		return nil
-	})
+	partWindow = 0
+	parts := 0
+	st, err := OpenStream(p, Options{}, func(w *Window) error { parts++; return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != len(whole.Events) || len(got) <= 4096 || !big {
-		t.Fatalf("%d events streamed (file-sized array used: %v), Open has %d", len(got), big, len(whole.Events))
+	want := `2 events partly overlap an enclosing event on the same thread instead of nesting (first: "b" [10000, 30000) ns and "c" [20000, 120000) ns on pid 1 tid 1)`
+	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], want) || !slices.Equal(st.Warnings, whole.Warnings) || parts != 1 {
+		t.Errorf("parts %d, warnings:\nstream %q\nopen   %q\nwant %q", parts, st.Warnings, whole.Warnings, want)
 	}
-	for i := range got {
-		a, b := got[i], whole.Events[i]
-		ca, cb := ctxs[a.Ctx], whole.Contexts[b.Ctx]
-		a.Ctx, b.Ctx = 0, 0
-		if a != b || ca.Step != cb.Step || !slices.Equal(ca.Ops, cb.Ops) || !slices.Equal(ca.Ranges, cb.Ranges) {
-			t.Fatalf("event %d differs:\nstream %+v %+v\nopen   %+v %+v", i, a, ca, b, cb)
-		}
+}
+
+// TestOpenStreamPartsRefusesLateCPU: an operator after the launches of a
+// window read in parts could hold a launch already linked: refused.
+func TestOpenStreamPartsRefusesLateCPU(t *testing.T) {
+	old := partWindow
+	defer func() { partWindow = old }()
+	const trace = `{"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 40, "dur": 20, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 70, "dur": 10, "args": {"correlation": 1, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "late", "pid": 1, "tid": 1, "ts": 30, "dur": 40}
+]}`
+	p := filepath.Join(t.TempDir(), "late.json")
+	if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	partWindow = 0
+	_, err := OpenStream(p, Options{}, func(w *Window) error { return nil })
+	if !errors.Is(err, ErrNotStreamable) || !strings.Contains(err.Error(), "comes after launches or GPU ops") {
+		t.Errorf("got %v, want a refusal of the late operator", err)
+	}
+	partWindow = 1 << 18 // held whole: linked with the operator
+	if _, err := OpenStream(p, Options{}, func(w *Window) error { return nil }); err != nil {
+		t.Errorf("held whole: %v", err)
 	}
 }
