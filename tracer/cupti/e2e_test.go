@@ -12,11 +12,8 @@ package cupti_test
 // record it handed over. It skips, saying why, without gcc or the headers.
 
 import (
-	"bufio"
 	"debug/elf"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -28,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/internal/injecttest"
 	"github.com/rlktop/rlktop/tracer/wire"
 )
 
@@ -111,120 +108,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// received is what the test, acting as rlktop, read from one connection.
-type received struct {
-	hello  wire.Hello
-	events []row
-	meta   map[string]string
-	drops  wire.Drops
-	bye    *wire.Bye
-	acks   []wire.Control
-	err    error
-	// onFrame, when set, runs after each frame (on the reading goroutine)
-	// with the connection, so that a test can send Control frames.
-	onFrame func(r *received, conn net.Conn)
-}
-
-// row is one event in comparable form.
-type row struct {
-	kind, name       string
-	start, dur       int64
-	corr             uint64
-	tid, dev, stream int32
-	value            int64
-}
-
-func readConn(conn net.Conn, onFrame func(*received, net.Conn)) received {
-	r := received{meta: map[string]string{}, onFrame: onFrame}
-	names := map[uint32]string{0: ""}
-	rd := wire.NewReader(conn)
-	var evs []tracer.Event
-	for {
-		f, err := rd.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				r.err = err
-			}
-			return r
-		}
-		switch f.Type {
-		case wire.TypeHello:
-			r.hello, err = f.Hello()
-		case wire.TypeStrings:
-			err = f.Strings(func(id uint32, s []byte) error { names[id] = string(s); return nil })
-		case wire.TypeEvents:
-			evs, err = f.Events(evs[:0])
-			for _, e := range evs {
-				r.events = append(r.events, row{e.Kind.String(), names[uint32(e.Name)], e.Start, e.Dur, e.Corr, e.TID, e.Device, e.Stream, e.Value})
-			}
-		case wire.TypeMeta:
-			var kv []wire.KV
-			kv, err = f.Meta()
-			for _, p := range kv {
-				r.meta[p.Key] = p.Value
-			}
-		case wire.TypeDrops:
-			r.drops, err = f.Drops()
-		case wire.TypeBye:
-			var b wire.Bye
-			b, err = f.Bye()
-			r.bye = &b
-		case wire.TypeControl:
-			var c wire.Control
-			c, err = f.Control()
-			r.acks = append(r.acks, c)
-		}
-		if err != nil {
-			r.err = err
-			return r
-		}
-		if r.onFrame != nil {
-			r.onFrame(&r, conn)
-		}
-	}
-}
-
-func readManifest(t *testing.T, path string) []row {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var rows []row
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		p := strings.Split(sc.Text(), "|")
-		if len(p) != 9 {
-			t.Fatalf("%s: bad line %q", path, sc.Text())
-		}
-		n := func(i int) int64 {
-			v, err := strconv.ParseInt(p[i], 10, 64)
-			if err != nil {
-				t.Fatalf("%s: %q: %v", path, sc.Text(), err)
-			}
-			return v
-		}
-		rows = append(rows, row{p[0], p[1], n(2), n(3), uint64(n(4)), int32(n(5)), int32(n(6)), int32(n(7)), n(8)})
-	}
-	return rows
-}
-
-func readSummary(t *testing.T, path string) map[string]string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]string{}
-	for _, l := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
-}
-
 func num(t *testing.T, m map[string]string, k string) int64 {
 	t.Helper()
 	v, err := strconv.ParseInt(m[k], 10, 64)
@@ -235,7 +118,7 @@ func num(t *testing.T, m map[string]string, k string) int64 {
 }
 
 type hostRun struct {
-	recv    received
+	recv    injecttest.Received
 	summary map[string]string
 	wall    time.Duration
 	stderr  string
@@ -254,14 +137,14 @@ func runHost(t *testing.T, mode int, stall time.Duration, env ...string) hostRun
 	return runHostHook(t, mode, stall, nil, env...)
 }
 
-func runHostHook(t *testing.T, mode int, stall time.Duration, onFrame func(*received, net.Conn), env ...string) hostRun {
+func runHostHook(t *testing.T, mode int, stall time.Duration, onFrame func(*injecttest.Received, net.Conn), env ...string) hostRun {
 	t.Helper()
 	dir := build(t)
 	work := t.TempDir()
 	var (
 		srv  *wire.Server
 		addr = filepath.Join(work, "nobody.sock")
-		done = make(chan received, 1)
+		done = make(chan injecttest.Received, 1)
 	)
 	if mode != noServer {
 		var err error
@@ -273,7 +156,7 @@ func runHostHook(t *testing.T, mode int, stall time.Duration, onFrame func(*rece
 		go func() {
 			conn, err := srv.Accept()
 			if err != nil {
-				done <- received{err: err}
+				done <- injecttest.Received{Err: err}
 				return
 			}
 			defer conn.Close()
@@ -283,14 +166,14 @@ func runHostHook(t *testing.T, mode int, stall time.Duration, onFrame func(*rece
 				// can take longer than stall), at most 20 s in.
 				conn.SetReadDeadline(time.Now().Add(20 * time.Second))
 				armed := false
-				r := readConn(conn, func(r *received, c net.Conn) {
-					if !armed && len(r.events) > 0 {
+				r := injecttest.ReadConn(conn, func(r *injecttest.Received, c net.Conn) {
+					if !armed && len(r.Events) > 0 {
 						armed = true
 						c.SetReadDeadline(time.Now().Add(stall))
 					}
 				})
 				conn.Close()
-				r.err = nil // the deadline ends the read
+				r.Err = nil // the deadline ends the read
 				done <- r
 				return
 			}
@@ -300,7 +183,7 @@ func runHostHook(t *testing.T, mode int, stall time.Duration, onFrame func(*rece
 				}
 				time.Sleep(stall)
 			}
-			done <- readConn(conn, onFrame)
+			done <- injecttest.ReadConn(conn, onFrame)
 		}()
 	}
 	cmd := exec.Command(filepath.Join(dir, "host"))
@@ -322,18 +205,18 @@ func runHostHook(t *testing.T, mode int, stall time.Duration, onFrame func(*rece
 	if err != nil {
 		t.Fatalf("host: %v\n%s", err, stderr.String())
 	}
-	h := hostRun{summary: readSummary(t, filepath.Join(work, "summary")), wall: wall, stderr: stderr.String(), dir: work}
+	h := hostRun{summary: injecttest.ReadSummary(t, filepath.Join(work, "summary")), wall: wall, stderr: stderr.String(), dir: work}
 	if mode != noServer {
 		select {
 		case h.recv = <-done:
 		case <-time.After(10 * time.Second):
 			t.Fatal("no end of stream 10 s after the host exited")
 		}
-		if h.recv.err != nil {
-			t.Fatalf("reading the wire stream: %v", h.recv.err)
+		if h.recv.Err != nil {
+			t.Fatalf("reading the wire stream: %v", h.recv.Err)
 		}
 	}
-	t.Logf("host wall %v; summary %v; meta %v; drops %+v", wall, h.summary, h.recv.meta, h.recv.drops)
+	t.Logf("host wall %v; summary %v; meta %v; drops %+v", wall, h.summary, h.recv.Meta, h.recv.Drops)
 	return h
 }
 
@@ -341,18 +224,18 @@ func runHostHook(t *testing.T, mode int, stall time.Duration, onFrame func(*rece
 // name, correlation, thread, device, stream and value, with start and
 // duration within tol ns (the CUPTI→host mapping only adds the jitter of
 // sampling two clocks back to back).
-func compare(t *testing.T, got, want []row, tol int64) {
+func compare(t *testing.T, got, want []injecttest.Row, tol int64) {
 	t.Helper()
-	key := func(r row) string {
-		return fmt.Sprintf("%s|%s|%d|%d|%d|%d|%d", r.kind, r.name, r.corr, r.tid, r.dev, r.stream, r.value)
+	key := func(r injecttest.Row) string {
+		return fmt.Sprintf("%s|%s|%d|%d|%d|%d|%d", r.Kind, r.Name, r.Corr, r.TID, r.Dev, r.Stream, r.Value)
 	}
-	sortRows := func(rs []row) {
+	sortRows := func(rs []injecttest.Row) {
 		sort.Slice(rs, func(i, j int) bool {
 			ki, kj := key(rs[i]), key(rs[j])
 			if ki != kj {
 				return ki < kj
 			}
-			return rs[i].start < rs[j].start
+			return rs[i].Start < rs[j].Start
 		})
 	}
 	sortRows(got)
@@ -363,7 +246,7 @@ func compare(t *testing.T, got, want []row, tol int64) {
 	bad := 0
 	for i := 0; i < min(len(got), len(want)) && bad < 10; i++ {
 		g, w := got[i], want[i]
-		if key(g) != key(w) || abs(g.start-w.start) > tol || abs(g.dur-w.dur) > tol {
+		if key(g) != key(w) || abs(g.Start-w.Start) > tol || abs(g.Dur-w.Dur) > tol {
 			t.Errorf("event %d:\n got  %+v\n want %+v", i, g, w)
 			bad++
 		}
@@ -377,10 +260,10 @@ func abs(x int64) int64 {
 	return x
 }
 
-func count(rows []row, kind string) int {
+func count(rows []injecttest.Row, kind string) int {
 	n := 0
 	for _, r := range rows {
-		if r.kind == kind {
+		if r.Kind == kind {
 			n++
 		}
 	}
@@ -399,13 +282,13 @@ const maxCallback = 50 * time.Millisecond
 // only by the forced flush at exit.
 func TestInjectionEndToEnd(t *testing.T) {
 	h := runHost(t, readAll, 0, "HOST_ROUNDS=40", "HOST_KERNELS=4", "HOST_DROPPED=5")
-	want := readManifest(t, filepath.Join(h.dir, "manifest"))
+	want := injecttest.ReadManifest(t, filepath.Join(h.dir, "manifest"))
 	// Independent count: 40 rounds × (4 launches + 4 kernels + driver
 	// launch + graph kernel + memcpy + 2 ranges).
 	if len(want) != 40*(4+4+1+1+1+2) {
 		t.Fatalf("manifest has %d rows, want %d", len(want), 40*13)
 	}
-	compare(t, h.recv.events, want, timeTol)
+	compare(t, h.recv.Events, want, timeTol)
 
 	s := h.summary
 	if s["init_results"] != "1,1" || num(t, s, "register_calls") != 1 {
@@ -417,20 +300,20 @@ func TestInjectionEndToEnd(t *testing.T) {
 	if d := time.Duration(num(t, s, "max_callback_ns")); d > maxCallback {
 		t.Errorf("a buffer callback took %v", d)
 	}
-	m := h.recv.meta
+	m := h.recv.Meta
 	if m["cupti.dropped_records"] != "5" {
 		t.Errorf("cupti.dropped_records = %q, want the 5 the stand-in reported", m["cupti.dropped_records"])
 	}
 	if m["cupti.subscriber"] != "held" || m["cupti.found_by"] != "already loaded" || m["cupti.unpaired_markers"] != "0" {
 		t.Errorf("meta: subscriber %q, found_by %q, unpaired %q", m["cupti.subscriber"], m["cupti.found_by"], m["cupti.unpaired_markers"])
 	}
-	if h.recv.drops.Events != 0 {
-		t.Errorf("sender dropped %d events with a reader keeping up", h.recv.drops.Events)
+	if h.recv.Drops.Events != 0 {
+		t.Errorf("sender dropped %d events with a reader keeping up", h.recv.Drops.Events)
 	}
-	if h.recv.bye == nil || h.recv.bye.Reason != "exit" {
-		t.Errorf("no Bye at exit: %+v", h.recv.bye)
+	if h.recv.Bye == nil || h.recv.Bye.Reason != "exit" {
+		t.Errorf("no Bye at exit: %+v", h.recv.Bye)
 	}
-	hl := h.recv.hello
+	hl := h.recv.Hello
 	if hl.Source != "cupti" || hl.PID <= 0 {
 		t.Errorf("hello %+v", hl)
 	}
@@ -453,27 +336,27 @@ func TestInjectionStalledReader(t *testing.T) {
 	if placed != rounds*(2*kernels+3) {
 		t.Fatalf("stand-in placed %d records, want %d", placed, rounds*(2*kernels+3))
 	}
-	m := h.recv.meta
+	m := h.recv.Meta
 	var libDropped int64
 	for _, k := range []string{"cupti.dropped_records", "cupti.ring_dropped_records"} {
 		v, _ := strconv.ParseInt(m[k], 10, 64)
 		libDropped += v
 	}
-	got := int64(len(h.recv.events))
-	t.Logf("received %d, sender dropped %d, library dropped %d, placed %d", got, h.recv.drops.Events, libDropped, placed)
-	if h.recv.drops.Events == 0 {
+	got := int64(len(h.recv.Events))
+	t.Logf("received %d, sender dropped %d, library dropped %d, placed %d", got, h.recv.Drops.Events, libDropped, placed)
+	if h.recv.Drops.Events == 0 {
 		t.Errorf("a %v stall with a 2048-event sender queue dropped nothing: the test did not stall the reader", 1500*time.Millisecond)
 	}
-	if got+int64(h.recv.drops.Events)+libDropped != placed {
-		t.Errorf("received %d + sender dropped %d + library dropped %d != %d handed over", got, h.recv.drops.Events, libDropped, placed)
+	if got+int64(h.recv.Drops.Events)+libDropped != placed {
+		t.Errorf("received %d + sender dropped %d + library dropped %d != %d handed over", got, h.recv.Drops.Events, libDropped, placed)
 	}
 	// Every event that did arrive is one the stand-in handed over.
 	want := map[string]bool{}
-	for _, r := range readManifest(t, filepath.Join(h.dir, "manifest")) {
-		want[fmt.Sprintf("%s|%s|%d", r.kind, r.name, r.corr)] = true
+	for _, r := range injecttest.ReadManifest(t, filepath.Join(h.dir, "manifest")) {
+		want[fmt.Sprintf("%s|%s|%d", r.Kind, r.Name, r.Corr)] = true
 	}
-	for _, r := range h.recv.events {
-		if !want[fmt.Sprintf("%s|%s|%d", r.kind, r.name, r.corr)] {
+	for _, r := range h.recv.Events {
+		if !want[fmt.Sprintf("%s|%s|%d", r.Kind, r.Name, r.Corr)] {
 			t.Errorf("received an event the stand-in never made: %+v", r)
 			break
 		}
@@ -510,8 +393,8 @@ func TestInjectionNoReader(t *testing.T) {
 // Activity records still flow and the hello meta says so.
 func TestInjectionSubscriberBusy(t *testing.T) {
 	h := runHost(t, readAll, 0, "HOST_ROUNDS=6", "FAKE_CUPTI_SUBSCRIBE_BUSY=1", "HOST_FORK=0")
-	compare(t, h.recv.events, readManifest(t, filepath.Join(h.dir, "manifest")), timeTol)
-	if v := h.recv.meta["cupti.subscriber"]; !strings.HasPrefix(v, "unavailable: another tool holds CUPTI") {
+	compare(t, h.recv.Events, injecttest.ReadManifest(t, filepath.Join(h.dir, "manifest")), timeTol)
+	if v := h.recv.Meta["cupti.subscriber"]; !strings.HasPrefix(v, "unavailable: another tool holds CUPTI") {
 		t.Errorf("cupti.subscriber = %q", v)
 	}
 }
@@ -525,11 +408,11 @@ func TestInjectionRingFull(t *testing.T) {
 	h := runHost(t, readAll, 0, "HOST_ROUNDS=100", "HOST_KERNELS=10", "HOST_MARKERS=0", "HOST_FORK=0",
 		"HOST_RECORDS_PER_BUFFER=50", "RLKTOP_CUPTI_RING=2", "RLKTOP_CUPTI_MAX_BUFFERS=3",
 		"RLKTOP_CUPTI_TEST_DRAIN_DELAY=30ms")
-	s, m := h.summary, h.recv.meta
+	s, m := h.summary, h.recv.Meta
 	placed := num(t, s, "placed")
 	ring, _ := strconv.ParseInt(m["cupti.ring_dropped_records"], 10, 64)
 	nulls, _ := strconv.ParseInt(m["cupti.null_buffers"], 10, 64)
-	got := int64(len(h.recv.events))
+	got := int64(len(h.recv.Events))
 	t.Logf("placed %d, received %d, ring-dropped %d, NULL buffers %d (stand-in: %s)", placed, got, ring, nulls, s["null_buffers"])
 	if ring == 0 {
 		t.Error("no record counted as dropped by a full ring")
@@ -554,17 +437,17 @@ func TestInjectionPauseResume(t *testing.T) {
 	state := 0
 	var atPause int
 	var w *wire.Writer // one stream (one preamble) per connection
-	onFrame := func(r *received, conn net.Conn) {
+	onFrame := func(r *injecttest.Received, conn net.Conn) {
 		if w == nil {
 			w = wire.NewWriter(conn)
 		}
 		switch {
-		case state == 0 && len(r.events) >= 100:
+		case state == 0 && len(r.Events) >= 100:
 			w.Control(&wire.Control{Op: wire.ControlPause, Seq: 1})
 			w.Flush()
 			state = 1
-		case state == 1 && len(r.acks) == 1:
-			atPause = len(r.events)
+		case state == 1 && len(r.Acks) == 1:
+			atPause = len(r.Events)
 			state = 2
 			go func() {
 				time.Sleep(300 * time.Millisecond)
@@ -575,7 +458,7 @@ func TestInjectionPauseResume(t *testing.T) {
 	}
 	h := runHostHook(t, readAll, 0, onFrame, "HOST_ROUNDS="+strconv.Itoa(rounds), "HOST_KERNELS="+strconv.Itoa(kernels),
 		"HOST_MARKERS=0", "HOST_FORK=0", "HOST_GAP_US=20000", "HOST_RECORDS_PER_BUFFER=20")
-	acks := h.recv.acks
+	acks := h.recv.Acks
 	if len(acks) != 2 || acks[0].Seq != 1 || acks[0].Tracing || acks[0].Err != "" || acks[1].Seq != 2 || !acks[1].Tracing || acks[1].Err != "" {
 		t.Fatalf("acks %+v", acks)
 	}
@@ -585,7 +468,7 @@ func TestInjectionPauseResume(t *testing.T) {
 	}
 	placed := num(t, s, "placed")
 	full := int64(rounds * (2*kernels + 3))
-	got := int64(len(h.recv.events))
+	got := int64(len(h.recv.Events))
 	t.Logf("placed %d of %d, received %d, %d before the pause took effect", placed, full, got, atPause)
 	if got != placed {
 		t.Errorf("received %d, placed %d", got, placed)
@@ -633,7 +516,7 @@ func TestLibraryExports(t *testing.T) {
 func TestInjectionReaderHangsUp(t *testing.T) {
 	h := runHost(t, hangUp, 300*time.Millisecond, "HOST_ROUNDS=100", "HOST_GAP_US=10000", "HOST_RECORDS_PER_BUFFER=20", "HOST_FORK=0")
 	s := h.summary
-	if len(h.recv.events) == 0 {
+	if len(h.recv.Events) == 0 {
 		t.Error("nothing received before the hang-up")
 	}
 	if num(t, s, "finalize_calls") != 1 || num(t, s, "enabled_mask") != 0 {

@@ -11,10 +11,7 @@ package rocprof_test
 // saying why, without gcc.
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -26,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/internal/injecttest"
 	"github.com/rlktop/rlktop/tracer/wire"
 )
 
@@ -83,118 +80,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-type row struct {
-	kind, name       string
-	start, dur       int64
-	corr             uint64
-	tid, dev, stream int32
-	value            int64
-}
-
-type received struct {
-	hello  wire.Hello
-	events []row
-	meta   map[string]string
-	bye    *wire.Bye
-	acks   []wire.Control
-	err    error
-}
-
-// readConn reads one connection; onFrame, when set, runs after each frame
-// so that a test can send Control frames.
-func readConn(conn net.Conn, onFrame func(*received, net.Conn)) received {
-	r := received{meta: map[string]string{}}
-	names := map[uint32]string{0: ""}
-	rd := wire.NewReader(conn)
-	var evs []tracer.Event
-	for {
-		f, err := rd.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				r.err = err
-			}
-			return r
-		}
-		switch f.Type {
-		case wire.TypeHello:
-			r.hello, err = f.Hello()
-		case wire.TypeStrings:
-			err = f.Strings(func(id uint32, s []byte) error { names[id] = string(s); return nil })
-		case wire.TypeEvents:
-			evs, err = f.Events(evs[:0])
-			for _, e := range evs {
-				r.events = append(r.events, row{e.Kind.String(), names[uint32(e.Name)], e.Start, e.Dur, e.Corr, e.TID, e.Device, e.Stream, e.Value})
-			}
-		case wire.TypeMeta:
-			var kv []wire.KV
-			kv, err = f.Meta()
-			for _, p := range kv {
-				r.meta[p.Key] = p.Value
-			}
-		case wire.TypeBye:
-			var b wire.Bye
-			b, err = f.Bye()
-			r.bye = &b
-		case wire.TypeControl:
-			var c wire.Control
-			c, err = f.Control()
-			r.acks = append(r.acks, c)
-		}
-		if err != nil {
-			r.err = err
-			return r
-		}
-		if onFrame != nil {
-			onFrame(&r, conn)
-		}
-	}
-}
-
-func readManifest(t *testing.T, path string) []row {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var rows []row
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		p := strings.Split(sc.Text(), "|")
-		if len(p) != 9 {
-			t.Fatalf("%s: bad line %q", path, sc.Text())
-		}
-		n := func(i int) int64 {
-			v, err := strconv.ParseInt(p[i], 10, 64)
-			if err != nil {
-				t.Fatalf("%s: %q: %v", path, sc.Text(), err)
-			}
-			return v
-		}
-		rows = append(rows, row{p[0], p[1], n(2), n(3), uint64(n(4)), int32(n(5)), int32(n(6)), int32(n(7)), n(8)})
-	}
-	return rows
-}
-
-func readSummary(t *testing.T, path string) map[string]string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]string{}
-	for _, l := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(l, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
-}
-
 type hostRun struct {
-	recv     received
+	recv     injecttest.Received
 	summary  map[string]string
-	manifest []row
+	manifest []injecttest.Row
 	stderr   string
 }
 
@@ -202,11 +91,11 @@ func runHost(t *testing.T, listen bool, env ...string) hostRun {
 	return runHostHook(t, listen, nil, env...)
 }
 
-func runHostHook(t *testing.T, listen bool, onFrame func(*received, net.Conn), env ...string) hostRun {
+func runHostHook(t *testing.T, listen bool, onFrame func(*injecttest.Received, net.Conn), env ...string) hostRun {
 	t.Helper()
 	dir := build(t)
 	work := t.TempDir()
-	done := make(chan received, 1)
+	done := make(chan injecttest.Received, 1)
 	cmd := exec.Command(filepath.Join(dir, "host"))
 	var stderr strings.Builder
 	cmd.Stderr, cmd.Stdout = &stderr, &stderr
@@ -225,11 +114,11 @@ func runHostHook(t *testing.T, listen bool, onFrame func(*received, net.Conn), e
 		go func() {
 			conn, err := srv.Accept()
 			if err != nil {
-				done <- received{err: err}
+				done <- injecttest.Received{Err: err}
 				return
 			}
 			defer conn.Close()
-			done <- readConn(conn, onFrame)
+			done <- injecttest.ReadConn(conn, onFrame)
 		}()
 		cmd.Env = append(cmd.Env, wire.EnvSocket+"="+addr)
 	} else {
@@ -245,23 +134,23 @@ func runHostHook(t *testing.T, listen bool, onFrame func(*received, net.Conn), e
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("host: %v\n%s", err, stderr.String())
 	}
-	h := hostRun{summary: readSummary(t, filepath.Join(work, "summary")), stderr: stderr.String()}
+	h := hostRun{summary: injecttest.ReadSummary(t, filepath.Join(work, "summary")), stderr: stderr.String()}
 	if listen {
-		h.manifest = readManifest(t, filepath.Join(work, "manifest"))
+		h.manifest = injecttest.ReadManifest(t, filepath.Join(work, "manifest"))
 		select {
 		case h.recv = <-done:
 		case <-time.After(10 * time.Second):
 			t.Fatal("no end of stream 10 s after the host exited")
 		}
-		if h.recv.err != nil {
-			t.Fatalf("reading the wire stream: %v", h.recv.err)
+		if h.recv.Err != nil {
+			t.Fatalf("reading the wire stream: %v", h.recv.Err)
 		}
 	}
 	return h
 }
 
-func key(r row) string {
-	return fmt.Sprintf("%s|%s|%d|%d|%d|%d|%d|%d|%d", r.kind, r.name, r.start, r.dur, r.corr, r.tid, r.dev, r.stream, r.value)
+func key(r injecttest.Row) string {
+	return fmt.Sprintf("%s|%s|%d|%d|%d|%d|%d|%d|%d", r.Kind, r.Name, r.Start, r.Dur, r.Corr, r.TID, r.Dev, r.Stream, r.Value)
 }
 
 // TestEndToEnd: every record the stand-in delivered arrives exactly once,
@@ -281,30 +170,30 @@ func endToEnd(t *testing.T, version, versionName string) {
 	if h.summary["client"] != "rlktop" || h.summary["flushes"] != "1" || h.summary["started_after"] != "0" {
 		t.Errorf("host summary %v (want the tool named rlktop, one flush and the context stopped at finalize)", h.summary)
 	}
-	if h.recv.hello.Source != "rocprof" || h.recv.hello.PID <= 0 {
-		t.Errorf("hello %+v", h.recv.hello)
+	if h.recv.Hello.Source != "rocprof" || h.recv.Hello.PID <= 0 {
+		t.Errorf("hello %+v", h.recv.Hello)
 	}
 	// GPU agents from rocprofiler_query_available_agents, numbered by
 	// logical_node_type_id (the stand-in lists the MI300X first as GPU 1).
-	devs := h.recv.hello.Devices
+	devs := h.recv.Hello.Devices
 	if h.summary["agent_queries"] != "1" || len(devs) != 2 ||
 		devs[0].ID != 1 || devs[0].Name != "AMD Instinct MI300X" || devs[0].ComputeCap != "gfx942" || devs[0].SMs != 304 ||
 		devs[1].ID != 0 || devs[1].Name != "AMD Radeon 8060S Graphics" || devs[1].ComputeCap != "gfx1151" || devs[1].Vendor != "amd" {
 		t.Errorf("hello devices %+v (agent queries %s)", devs, h.summary["agent_queries"])
 	}
-	if h.recv.bye == nil || h.recv.bye.Reason != "exit" {
-		t.Errorf("bye %+v", h.recv.bye)
+	if h.recv.Bye == nil || h.recv.Bye.Reason != "exit" {
+		t.Errorf("bye %+v", h.recv.Bye)
 	}
 	got := map[string]int{}
-	for _, r := range h.recv.events {
+	for _, r := range h.recv.Events {
 		got[key(r)]++
 	}
 	want := map[string]int{}
 	for _, r := range h.manifest {
 		want[key(r)]++
 	}
-	if len(h.recv.events) != len(h.manifest) {
-		t.Errorf("received %d events, the stand-in delivered %d", len(h.recv.events), len(h.manifest))
+	if len(h.recv.Events) != len(h.manifest) {
+		t.Errorf("received %d events, the stand-in delivered %d", len(h.recv.Events), len(h.manifest))
 	}
 	var missing, extra []string
 	for k, n := range want {
@@ -323,7 +212,7 @@ func endToEnd(t *testing.T, version, versionName string) {
 		t.Errorf("%d missing/different, %d unexpected; first missing %v; first unexpected %v",
 			len(missing), len(extra), missing[:min(3, len(missing))], extra[:min(3, len(extra))])
 	}
-	m := h.recv.meta
+	m := h.recv.Meta
 	for k, v := range map[string]string{
 		"rocprof.dropped_records":      h.summary["dropped"],
 		"rocprof.short_records":        h.summary["short"],
@@ -338,7 +227,7 @@ func endToEnd(t *testing.T, version, versionName string) {
 			t.Errorf("meta %s = %q, want %q", k, m[k], v)
 		}
 	}
-	t.Logf("%d events; meta %v", len(h.recv.events), m)
+	t.Logf("%d events; meta %v", len(h.recv.Events), m)
 }
 
 // TestDeclinesWithoutRlktop: with no RLKTOP_SOCKET, rocprofiler_configure
@@ -360,16 +249,16 @@ func TestRingFullDropsAreCounted(t *testing.T) {
 	for _, r := range h.manifest {
 		want[key(r)] = true
 	}
-	for _, r := range h.recv.events {
+	for _, r := range h.recv.Events {
 		if !want[key(r)] {
 			t.Fatalf("received an event the stand-in never delivered: %+v", r)
 		}
 	}
-	dropped, err := strconv.Atoi(h.recv.meta["rocprof.ring_dropped_records"])
-	if err != nil || dropped == 0 || len(h.recv.events) >= len(h.manifest) {
-		t.Errorf("ring drops %q, %d of %d events arrived", h.recv.meta["rocprof.ring_dropped_records"], len(h.recv.events), len(h.manifest))
+	dropped, err := strconv.Atoi(h.recv.Meta["rocprof.ring_dropped_records"])
+	if err != nil || dropped == 0 || len(h.recv.Events) >= len(h.manifest) {
+		t.Errorf("ring drops %q, %d of %d events arrived", h.recv.Meta["rocprof.ring_dropped_records"], len(h.recv.Events), len(h.manifest))
 	}
-	t.Logf("%d of %d events arrived, %d entries dropped at the ring", len(h.recv.events), len(h.manifest), dropped)
+	t.Logf("%d of %d events arrived, %d entries dropped at the ring", len(h.recv.Events), len(h.manifest), dropped)
 }
 
 // TestPauseResume: rlktop's pause stops the tool's rocprofiler context and
@@ -377,16 +266,16 @@ func TestRingFullDropsAreCounted(t *testing.T) {
 func TestPauseResume(t *testing.T) {
 	var w *wire.Writer
 	state := 0
-	onFrame := func(r *received, conn net.Conn) {
+	onFrame := func(r *injecttest.Received, conn net.Conn) {
 		if w == nil {
 			w = wire.NewWriter(conn)
 		}
 		switch {
-		case state == 0 && r.hello.Source != "":
+		case state == 0 && r.Hello.Source != "":
 			w.Control(&wire.Control{Op: wire.ControlPause, Seq: 1})
 			w.Flush()
 			state = 1
-		case state == 1 && len(r.acks) == 1:
+		case state == 1 && len(r.Acks) == 1:
 			state = 2
 			go func() {
 				time.Sleep(300 * time.Millisecond) // the stand-in polls the context state every ms
@@ -400,13 +289,13 @@ func TestPauseResume(t *testing.T) {
 	if h.summary["paused"] != "1" || h.summary["resumed"] != "1" {
 		t.Errorf("host summary %v: the context was not stopped and restarted", h.summary)
 	}
-	a := h.recv.acks
+	a := h.recv.Acks
 	if len(a) != 3 || a[0].Seq != 1 || a[0].Tracing || a[0].Err != "" || a[1].Seq != 2 || !a[1].Tracing || a[1].Err != "" ||
 		a[2].Seq != 3 || a[2].Err == "" {
 		t.Errorf("acks %+v", a)
 	}
-	if len(h.recv.events) != len(h.manifest) {
-		t.Errorf("received %d events, delivered %d", len(h.recv.events), len(h.manifest))
+	if len(h.recv.Events) != len(h.manifest) {
+		t.Errorf("received %d events, delivered %d", len(h.recv.Events), len(h.manifest))
 	}
 }
 
@@ -427,12 +316,12 @@ func TestForkedChildInert(t *testing.T) {
 	if h.summary["child_exit"] != "0" {
 		t.Errorf("forked child: %v; stderr %s", h.summary, h.stderr)
 	}
-	for _, r := range h.recv.events {
-		if r.corr == 777777 || r.name == "in child" {
+	for _, r := range h.recv.Events {
+		if r.Corr == 777777 || r.Name == "in child" {
 			t.Fatalf("a forked child's record arrived: %+v", r)
 		}
 	}
-	if len(h.recv.events) != len(h.manifest) {
-		t.Errorf("received %d events, the parent delivered %d", len(h.recv.events), len(h.manifest))
+	if len(h.recv.Events) != len(h.manifest) {
+		t.Errorf("received %d events, the parent delivered %d", len(h.recv.Events), len(h.manifest))
 	}
 }
