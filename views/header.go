@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -69,7 +70,17 @@ func (h *Header) layout() {
 	if room < 10 {
 		room = 10
 	}
-	first += "  " + st.Header.Source.Render(fitLeftCut(s.Source, min(room, ansi.StringWidth(s.Source)))) +
+	src := s.Source
+	if ansi.StringWidth(src) > room && strings.Contains(src, ", ") {
+		// Several files: their base names, so the first is not the one
+		// cut away.
+		parts := strings.Split(src, ", ")
+		for i, p := range parts {
+			parts[i] = filepath.Base(p)
+		}
+		src = strings.Join(parts, ", ")
+	}
+	first += "  " + st.Header.Source.Render(fitLeftCut(src, min(room, ansi.StringWidth(src)))) +
 		"  " + st.Header.Dim.Render(meta)
 	h.lines = append(h.lines, first)
 

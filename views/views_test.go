@@ -197,3 +197,19 @@ func TestStepsViewNamesSources(t *testing.T) {
 		t.Errorf("one source: want no source column:\n%s", out)
 	}
 }
+
+// TestHeaderSeveralFiles: two long paths that do not fit in 80 columns
+// show as their base names, both whole, in the order given (cut from the
+// left, the first file's name was lost: "….json.gz, /work/…/b.json.gz").
+func TestHeaderSeveralFiles(t *testing.T) {
+	h := views.NewHeader(styles())
+	h.SetWidth(80)
+	s := viewstest.Snapshot()
+	s.Source = "/work/shared/traces/kineto/hta_diff_control_a100.json.gz, /work/shared/traces/kineto/hta_diff_test_v100.json.gz"
+	s.Rank = -1 // several sources: no one rank (as attrib.CombineSources)
+	h.SetSnapshot(s)
+	first := ansi.Strip(strings.Split(h.View(), "\n")[0])
+	if !strings.Contains(first, "rlktop  hta_diff_control_a100.json.gz, hta_diff_test_v100.json.gz") {
+		t.Errorf("header line %q", first)
+	}
+}
