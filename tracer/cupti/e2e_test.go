@@ -21,7 +21,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,12 +28,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/wire"
 )
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-	buildSkip string
-)
+var libs injecttest.Build
 
 // cuptiHeaders returns the include directory holding cupti_activity.h and
 // the build tags to use, or "" when none is available.
@@ -52,59 +46,37 @@ func cuptiHeaders() (dir string, tags string) {
 	return "", ""
 }
 
+// build returns the folder holding the injection library, the stand-in
+// libcupti and the host, built once.
 func build(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
+	headers := []string{"../pump/include/*.h", "include/mincuda/*.h"}
+	return libs.Dir(t, "rlktop-cupti-e2e-", headers, func(dir string) ([][]string, string) {
 		if _, err := exec.LookPath("gcc"); err != nil {
-			buildSkip = "gcc not found: the end-to-end CUPTI test builds C programs"
-			return
+			return nil, "gcc not found: the end-to-end CUPTI test builds C programs"
 		}
 		inc, tags := cuptiHeaders()
 		if inc == "" {
-			buildSkip = "CUPTI headers not found (run scripts/setup-cupti-headers.sh, or set CUDA_HOME)"
-			return
+			return nil, "CUPTI headers not found (run scripts/setup-cupti-headers.sh, or set CUDA_HOME)"
 		}
-		dir, err := os.MkdirTemp("", "rlktop-cupti-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildDir = dir
 		incFlags := []string{"-I" + inc}
 		if tags == "cupti" {
 			incFlags = []string{"-Iinclude/mincuda"}
 		} else {
 			incFlags = append(incFlags, "-I"+filepath.Join(os.Getenv("CUDA_HOME"), "include"))
 		}
-		steps := [][]string{
+		return [][]string{
 			{"go", "build", "-tags", tags, "-buildmode=c-shared", "-o", filepath.Join(dir, "librlktop_cupti.so"), "./lib"},
 			append(append([]string{"gcc", "-O1", "-Wall", "-shared", "-fPIC"}, incFlags...),
 				"-o", filepath.Join(dir, "libcupti.so.12"), "testdata/standin/fakecupti.c", "-lpthread"),
 			{"gcc", "-O1", "-Wall", "-o", filepath.Join(dir, "host"), "testdata/standin/host.c", "-ldl", "-lpthread"},
-		}
-		for _, s := range steps {
-			cmd := exec.Command(s[0], s[1:]...)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("%s: %v\n%s", strings.Join(s, " "), err, out)
-				return
-			}
-		}
+		}, ""
 	})
-	if buildSkip != "" {
-		t.Skip(buildSkip)
-	}
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return buildDir
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	libs.Remove()
 	os.Exit(code)
 }
 

@@ -19,7 +19,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,56 +26,30 @@ import (
 	"github.com/rlktop/rlktop/tracer/wire"
 )
 
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildErr  error
-	buildSkip string
-)
+var libs injecttest.Build
 
+// build returns the folder holding the tool library and the stand-in
+// host, built once.
 func build(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: the end-to-end test builds the c-shared tool library (10-30 s)")
 	}
-	buildOnce.Do(func() {
+	headers := []string{"../pump/include/*.h", "include/*.h"}
+	return libs.Dir(t, "rlktop-rocprof-e2e-", headers, func(dir string) ([][]string, string) {
 		if _, err := exec.LookPath("gcc"); err != nil {
-			buildSkip = "gcc not found: the end-to-end rocprof test builds C programs"
-			return
+			return nil, "gcc not found: the end-to-end rocprof test builds C programs"
 		}
-		dir, err := os.MkdirTemp("", "rlktop-rocprof-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildDir = dir
-		steps := [][]string{
+		return [][]string{
 			{"go", "build", "-tags", "rocm", "-buildmode=c-shared", "-o", filepath.Join(dir, "librlktop_rocprof.so"), "./lib"},
 			{"gcc", "-O1", "-Wall", "-Werror", "-Iinclude", "-rdynamic", "-o", filepath.Join(dir, "host"), "testdata/standin/host.c", "-ldl", "-lpthread"},
-		}
-		for _, s := range steps {
-			cmd := exec.Command(s[0], s[1:]...)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("%s: %v\n%s", strings.Join(s, " "), err, out)
-				return
-			}
-		}
+		}, ""
 	})
-	if buildSkip != "" {
-		t.Skip(buildSkip)
-	}
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return buildDir
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	libs.Remove()
 	os.Exit(code)
 }
 

@@ -17,7 +17,9 @@
  * package's own folder, so both libraries include this header through
  * `#cgo CFLAGS: -I${SRCDIR}/../../pump/include`. Go's build cache does not
  * notice edits to headers outside a package's folder (nor to ../include's):
- * after changing this file, build the libraries with `go build -a` or run
+ * the libraries' e2e tests put this file's hash into CGO_CFLAGS
+ * (tracer/internal/injecttest.Build) and so rebuild; for scripts/build-*.sh
+ * or a plain go build after changing it, use `go build -a` or run
  * `go clean -cache` first.
  *
  * Define RLK_RING_MAX (the most buffers the ring may hold) before including.
