@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"github.com/charmbracelet/x/ansi"
 	"strconv"
 
 	"charm.land/bubbles/v2/key"
@@ -56,7 +57,7 @@ func (r *Ranks) SetSnapshot(s *attrib.Snapshot) {
 
 func (r *Ranks) SetSize(w, h int) {
 	r.w, r.h = w, h
-	r.list.setPage(max(h-detailLines, 1))
+	r.list.setPage(max(h-5, 1)) // View sets it from the wrapped detail lines
 }
 func (r *Ranks) SetFocused(f bool)        { r.focused = f }
 func (r *Ranks) Capturing() bool          { return false }
@@ -83,9 +84,6 @@ func (r *Ranks) Click(x, y int) tea.Cmd {
 	r.list.clamp()
 	return nil
 }
-
-// detailLines is the header line plus the lines under the table.
-const detailLines = 5
 
 // rankCol is one column of the table: its title, width and cell.
 type rankCol struct {
@@ -158,6 +156,10 @@ func (r *Ranks) View() string {
 	for _, c := range cols {
 		head += " " + st.Table.Header.Render(fitRight(c.title, c.w))
 	}
+	// The lines under the table wrap (hanging indent) rather than lose
+	// their ends; the table gets the height left.
+	details := r.details(first)
+	r.list.setPage(max(r.h-2-len(details), 1))
 	lines := []string{head}
 	from, to := r.list.visible()
 	for i := from; i < to; i++ {
@@ -174,17 +176,32 @@ func (r *Ranks) View() string {
 		lines = append(lines, gut+line)
 	}
 	lines = append(lines, "")
+	return block(append(lines, details...), r.w, r.h)
+}
+
+// details is the text under the table: the cursor's source, the
+// collectives verdict, the widest step; each wrapped to the view's width.
+func (r *Ranks) details(first string) []string {
+	var texts []string
 	if c := r.list.cursor; c < len(r.rows) {
 		s := &r.rows[c]
-		lines = append(lines, fit(fmt.Sprintf(" %s %s: %s · span %s · compute %s · comm overlapped %s · %d steps",
-			first, r.label(s), escape.Control(s.Name), FormatNs(s.SpanNs), FormatNs(s.ComputeNs), FormatNs(s.CommOverlapNs), s.Steps), r.w))
+		texts = append(texts, fmt.Sprintf("%s %s: %s · span %s · compute %s · comm overlapped %s · %d steps",
+			first, r.label(s), escape.Control(s.Name), FormatNs(s.SpanNs), FormatNs(s.ComputeNs), FormatNs(s.CommOverlapNs), s.Steps))
 	}
-	lines = append(lines, fit(" "+r.verdict(first), r.w))
+	texts = append(texts, r.verdict(first))
 	if sp := r.widest(); sp != nil {
-		lines = append(lines, fit(fmt.Sprintf(" widest step: %d, slowest %s %s %s, fastest %s %s %s, spread %s", sp.Step,
-			first, r.labelOf(sp.SlowSource), FormatNs(sp.SlowNs), first, r.labelOf(sp.FastSource), FormatNs(sp.FastNs), FormatNs(sp.SpreadNs)), r.w))
+		texts = append(texts, fmt.Sprintf("widest step: %d, slowest %s %s %s, fastest %s %s %s, spread %s", sp.Step,
+			first, r.labelOf(sp.SlowSource), FormatNs(sp.SlowNs), first, r.labelOf(sp.FastSource), FormatNs(sp.FastNs), FormatNs(sp.SpreadNs)))
 	}
-	return block(lines, r.w, r.h)
+	var out []string
+	for _, t := range texts {
+		if ansi.StringWidth(t)+1 <= r.w {
+			out = append(out, " "+t)
+		} else {
+			out = append(out, hangingWrap(t, r.w)...)
+		}
+	}
+	return out
 }
 
 func (r *Ranks) labelOf(index int) string {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/views"
@@ -62,5 +63,28 @@ func TestRanksView(t *testing.T) {
 	r.SetSize(80, 3)
 	if out := render(t, r.View(), 80, 3); !strings.Contains(out, "no per-source numbers") {
 		t.Errorf("no ranks:\n%s", out)
+	}
+}
+
+// TestRanksDetailsWrap: at 50 columns the cursor's line ("rank 0: a.json ·
+// span 185 ns · compute 55 ns · comm overlapped 10 ns · 2 steps", 61
+// cells) and the widest-step line wrap under the table instead of ending
+// in "…" (trial: "comm overl…" at 80 columns on real DDP traces), and the
+// table keeps both rows.
+func TestRanksDetailsWrap(t *testing.T) {
+	r := views.NewRanks(styles())
+	r.SetSnapshot(rankSnapshot(true))
+	r.SetSize(50, 12)
+	r.SetFocused(true)
+	out := ansi.Strip(r.View())
+	if strings.Contains(out, "…") {
+		t.Errorf("a line was cut:\n%s", out)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"rank 0: a.json · span 185 ns · compute 55 ns · comm overlapped 10 ns · 2 steps",
+		"widest step: 1, slowest rank 1 120 ns, fastest rank 0 100 ns, spread 20 ns", "›0", " 1 "} {
+		if !strings.Contains(flat, want) && !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
 	}
 }
