@@ -3,6 +3,8 @@ package tracer
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 )
 
 // WindowLinker links a trace that arrives as consecutive windows (a
@@ -145,9 +147,9 @@ func (w *WindowLinker) Finish() error {
 type incWindow struct {
 	on       bool
 	lo, hi   int64
-	launch   map[uint64]CtxID // correlation id → context of its first launch call
-	resolved bool             // a launch was resolved (CPU events now come too late)
-	late     *Event           // the first CPU event after that, for End's error
+	launch   launchIDs // correlation id → context of its first launch call
+	resolved bool      // a launch was resolved (CPU events now come too late)
+	late     *Event    // the first CPU event after that, for End's error
 	// As linkBatch's: the smallest and largest launch correlation id (0:
 	// none), the largest id of a GPU op left without its launch.
 	launchMin, launchMax, unmatched uint64
@@ -156,11 +158,7 @@ type incWindow struct {
 // Begin starts a window linked incrementally (Add, Op, Unlaunched, End).
 func (w *WindowLinker) Begin() {
 	inc := &w.inc
-	if inc.launch == nil || len(inc.launch) > 1<<16 {
-		inc.launch = map[uint64]CtxID{}
-	} else {
-		clear(inc.launch)
-	}
+	inc.launch.reset()
 	inc.on, inc.resolved, inc.late = true, false, nil
 	inc.lo, inc.hi = math.MaxInt64, math.MinInt64
 	inc.launchMin, inc.launchMax, inc.unmatched = 0, 0, 0
@@ -185,8 +183,8 @@ func (w *WindowLinker) Add(e *Event) {
 			inc.launchMin = e.Corr
 		}
 		inc.launchMax = max(inc.launchMax, e.Corr)
-		if _, dup := inc.launch[e.Corr]; !dup {
-			inc.launch[e.Corr] = w.l.Resolve(e.PID, e.TID, e.Start)
+		if _, dup := inc.launch.get(e.Corr); !dup {
+			inc.launch.put(e.Corr, w.l.Resolve(e.PID, e.TID, e.Start))
 			inc.resolved = true
 		}
 	}
@@ -198,8 +196,7 @@ func (w *WindowLinker) Add(e *Event) {
 // window's end.
 func (w *WindowLinker) Op(e *Event) (ctx CtxID, ok bool) {
 	if e.Corr != 0 {
-		ctx, ok = w.inc.launch[e.Corr]
-		return ctx, ok
+		return w.inc.launch.get(e.Corr)
 	}
 	return w.ownCtx(e), true
 }
@@ -230,13 +227,67 @@ func (w *WindowLinker) End() error {
 	inc := &w.inc
 	inc.on = false
 	w.b.launchMin, w.b.launchMax, w.b.unmatched = inc.launchMin, inc.launchMax, inc.unmatched
-	if len(inc.launch) > 1<<16 {
-		inc.launch = nil // a long window's map is not kept
-	}
+	inc.launch.reset() // a long window's ids are not kept
 	err := w.close(inc.lo, inc.hi, inc.lo <= inc.hi)
 	if err == nil && inc.late != nil {
 		e := inc.late
 		err = fmt.Errorf("window %d has a %s at %d ns (pid %d tid %d) after launches that were linked without it", w.windows-1, e.Kind, e.Start, e.PID, e.TID)
 	}
 	return err
+}
+
+// launchIDs maps the correlation ids of a window's launch calls to their
+// contexts in 12 bytes an id: ids that come in increasing order (the
+// common case: CUPTI numbers API calls in order) in sorted chunks, the
+// others in a map.
+type launchIDs struct {
+	ids   [][]uint64 // chunks of up to launchChunk ids, increasing throughout
+	ctxs  [][]CtxID  // the contexts, as ids
+	last  uint64     // the largest id in ids
+	other map[uint64]CtxID
+}
+
+const launchChunk = 1 << 16
+
+func (m *launchIDs) reset() {
+	m.ids, m.ctxs, m.last, m.other = nil, nil, 0, nil
+}
+
+// get returns the context of id; ok is false when it was not put.
+func (m *launchIDs) get(id uint64) (ctx CtxID, ok bool) {
+	if m.other != nil {
+		if ctx, ok = m.other[id]; ok {
+			return ctx, ok
+		}
+	}
+	if id > m.last || len(m.ids) == 0 {
+		return 0, false
+	}
+	c := sort.Search(len(m.ids), func(i int) bool { return m.ids[i][len(m.ids[i])-1] >= id })
+	if c == len(m.ids) {
+		return 0, false
+	}
+	if i, found := slices.BinarySearch(m.ids[c], id); found {
+		return m.ctxs[c][i], true
+	}
+	return 0, false
+}
+
+// put adds id (not yet put) with its context.
+func (m *launchIDs) put(id uint64, ctx CtxID) {
+	if id <= m.last && len(m.ids) > 0 {
+		if m.other == nil {
+			m.other = map[uint64]CtxID{}
+		}
+		m.other[id] = ctx
+		return
+	}
+	if n := len(m.ids); n == 0 || len(m.ids[n-1]) == launchChunk {
+		m.ids = append(m.ids, make([]uint64, 0, launchChunk))
+		m.ctxs = append(m.ctxs, make([]CtxID, 0, launchChunk))
+	}
+	n := len(m.ids) - 1
+	m.ids[n] = append(m.ids[n], id)
+	m.ctxs[n] = append(m.ctxs[n], ctx)
+	m.last = id
 }
