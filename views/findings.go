@@ -299,13 +299,10 @@ func (f *Findings) testedLines() []string {
 	return out
 }
 
-// wrapLines wraps text to w cells and styles each line.
+// wrapLines wraps text, control characters escaped, to w cells (10 at
+// least) and styles each line.
 func wrapLines(text string, w int, style func(...string) string) []string {
-	var out []string
-	for _, l := range strings.Split(ansi.Wrap(escape.Control(text), max(w, 10), " "), "\n") {
-		out = append(out, style(l))
-	}
-	return out
+	return wrapStyled(escape.Control(text), max(w, 10), style)
 }
 
 // hangingWrap wraps text into lines of at most w cells: the first
