@@ -250,8 +250,7 @@ func (l *live) dropPending(k string) {
 }
 
 func (l *live) refreshFlags() {
-	fs := l.flagState()
-	l.flags.SetState(views.FlagsState{InForce: fs.InForce, Pending: fs.Pending, Tracing: l.tracing(),
+	l.flags.SetState(views.FlagsState{FlagState: l.flagState(), Tracing: l.tracing(),
 		TracingPending: l.tracingPending, Live: l.status.State == livestate.Running})
 }
 

@@ -8,36 +8,20 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
-// FlagChoice is one backend flag of a live run and the values a flip
-// cycles through, in order (loop/demo.Backends gives them for the
-// built-in loop).
-type FlagChoice struct {
-	Key    string
-	Values []string
-}
+// FlagChoice is one flag of a live run's flags panel and the values a
+// flip cycles through, in order (loop.PanelFlags gives them from the run's
+// flag table); FlagChoice.Next is the value after one.
+type FlagChoice = livestate.FlagSpec
 
-// Next returns the value after cur in c.Values (wrapping), or the first
-// value when cur is not one of them.
-func (c FlagChoice) Next(cur string) string {
-	for i, v := range c.Values {
-		if v == cur {
-			return c.Values[(i+1)%len(c.Values)]
-		}
-	}
-	if len(c.Values) == 0 {
-		return cur
-	}
-	return c.Values[0]
-}
-
-// FlagsState is what the flags panel shows: the flags in force (as the
-// newest child last acknowledged them), the values requested but not yet
-// acknowledged, and tracing on/off.
+// FlagsState is what the flags panel shows: the run's flags in force (as
+// the newest child last acknowledged them) and pending (requested, not
+// yet acknowledged), the one livestate.FlagState the TUI reads, and
+// tracing on/off.
 type FlagsState struct {
-	InForce map[string]string
-	Pending map[string]string // key → requested value; absent when none
+	livestate.FlagState
 	// Tracing is the child's last acknowledged tracing state;
 	// TracingPending is set while a pause/resume request is unanswered.
 	Tracing        bool

@@ -11,6 +11,7 @@ import (
 	"github.com/rlktop/rlktop/gpu/gputest"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/views"
 	"github.com/rlktop/rlktop/views/viewstest"
@@ -47,10 +48,10 @@ func TestFlagsView(t *testing.T) {
 		state views.FlagsState
 		keys  []string
 	}{
-		{"in_force", views.FlagsState{InForce: inForce(), Tracing: true, Live: true}, nil},
-		{"pending_cursor", views.FlagsState{InForce: inForce(), Pending: map[string]string{"attention": "fused"},
+		{"in_force", views.FlagsState{FlagState: livestate.FlagState{InForce: inForce()}, Tracing: true, Live: true}, nil},
+		{"pending_cursor", views.FlagsState{FlagState: livestate.FlagState{InForce: inForce(), Pending: map[string]string{"attention": "fused"}},
 			Tracing: false, TracingPending: true, Live: true}, []string{"down", "down"}},
-		{"no_child", views.FlagsState{InForce: map[string]string{"attention": "fused"}, Tracing: true}, nil},
+		{"no_child", views.FlagsState{FlagState: livestate.FlagState{InForce: map[string]string{"attention": "fused"}}, Tracing: true}, nil},
 	}
 	for _, c := range cases {
 		for _, w := range widths {
@@ -326,7 +327,7 @@ func TestFlagsNotUsed(t *testing.T) {
 		t.Run(fmt.Sprintf("w%d", w), func(t *testing.T) {
 			f := views.NewFlags(styles(), choices)
 			f.SetSize(w, f.Height())
-			f.SetState(views.FlagsState{InForce: map[string]string{"compile": "not used", "sdpa": "?", "tf32": "on"}, Tracing: true, Live: true})
+			f.SetState(views.FlagsState{FlagState: livestate.FlagState{InForce: map[string]string{"compile": "not used", "sdpa": "?", "tf32": "on"}}, Tracing: true, Live: true})
 			out := render(t, f.View(), w, f.Height())
 			golden.RequireEqual(t, out)
 			lines := strings.Split(out, "\n")

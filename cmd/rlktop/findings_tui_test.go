@@ -37,7 +37,7 @@ func TestLiveTUIFindingEnterCompares(t *testing.T) {
 	o := loop.LiveOptions{Exe: bin,
 		Flags:   map[string]string{"envs": "32", "layers": "2", "width": "12", "mlp": "16", "head_dim": "8", "attention": "math"},
 		Session: session.Options{Source: "live: test"}}
-	_, tm := startLiveTUI(t, o, panelChoices(o))
+	_, tm := startLiveTUI(t, o, loop.PanelFlags(o))
 	wait := func(s string, d time.Duration) {
 		t.Helper()
 		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(s)) },

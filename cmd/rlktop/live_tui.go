@@ -14,17 +14,6 @@ import (
 	"github.com/rlktop/rlktop/views"
 )
 
-// panelChoices are the flags panel's flags for the live run o
-// (loop.PanelFlags: the built-in loop's backends, a command's Python agent
-// flags).
-func panelChoices(o loop.LiveOptions) []views.FlagChoice {
-	var out []views.FlagChoice
-	for _, f := range loop.PanelFlags(o) {
-		out = append(out, views.FlagChoice{Key: f.Key, Values: f.Values})
-	}
-	return out
-}
-
 // runTUI starts the live run and the TUI: a poller sends the session's
 // state about 10 times a second, a telemetry poller the device samples.
 // listen (nil: none) opens run --listen's TCP listener; its line joins
@@ -53,7 +42,7 @@ func runTUI(o loop.LiveOptions, listen func(*loop.Live) (string, error)) error {
 	go pollLive(ctl, feed, done)
 	opts := tui.Options{Source: o.Session.Source, Feed: feed, Controller: ctl, DeviceStatus: devStatus, Untraced: banner,
 		Command: !live.Builtin}
-	opts.Backends = panelChoices(o)
+	opts.Backends = loop.PanelFlags(o)
 	m := tui.New(opts)
 	if err != nil {
 		feed <- tui.ErrMsg{Err: err}

@@ -57,7 +57,7 @@ func TestLiveTUIFlipAttention(t *testing.T) {
 	o := loop.LiveOptions{Exe: bin,
 		Flags:   map[string]string{"envs": "8", "layers": "1", "width": "24", "attention": "math"},
 		Session: session.Options{Source: "live: test"}}
-	live, tm := startLiveTUI(t, o, panelChoices(o))
+	live, tm := startLiveTUI(t, o, loop.PanelFlags(o))
 	wait := 25 * time.Second // the machine may be loaded
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
 		return bytes.Contains(b, []byte("attn_math_qk"))

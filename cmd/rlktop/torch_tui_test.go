@@ -54,7 +54,7 @@ func TestTorchLiveTUIFlip(t *testing.T) {
 	os.Setenv("RLKTOP_KINETO", "2:1")
 	o := loop.LiveOptions{Command: append([]string{"python3", dir + "/selfplay_connect4.py"}, exampleArgs...),
 		Telemetry: -1, Session: session.Options{Source: "live: torch test"}}
-	live, tm := startLiveTUI(t, o, panelChoices(o))
+	live, tm := startLiveTUI(t, o, loop.PanelFlags(o))
 	wait := 3 * time.Minute // torch start-up and a loaded machine
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
 		return bytes.Contains(b, []byte("aten::_scaled_dot_product_flash_attention_for_cpu"))

@@ -25,3 +25,25 @@ func (s FlagState) Wanted(key string) string {
 	}
 	return s.InForce[key]
 }
+
+// FlagSpec is a flag and its values in order: one --flag K=V1,V2[,…]
+// argument, or a flag the flags panel offers with the values a flip
+// cycles through (loop.PanelFlags).
+type FlagSpec struct {
+	Key    string
+	Values []string
+}
+
+// Next returns the value after cur in s.Values (wrapping), or the first
+// value when cur is not one of them (cur with no values).
+func (s FlagSpec) Next(cur string) string {
+	for i, v := range s.Values {
+		if v == cur {
+			return s.Values[(i+1)%len(s.Values)]
+		}
+	}
+	if len(s.Values) == 0 {
+		return cur
+	}
+	return s.Values[0]
+}

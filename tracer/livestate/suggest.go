@@ -8,12 +8,6 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-// FlagSpec is one --flag K=V1,V2[,…] argument.
-type FlagSpec struct {
-	Key    string
-	Values []string
-}
-
 // ArmName names an arm by the flags that vary between arms, in spec order
 // ("attention=fused,qkv=fused"); flags with one value are left out. An arm
 // with no varying flags is "base".
