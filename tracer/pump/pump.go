@@ -103,6 +103,21 @@ func (c *Config) Printf(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "rlktop %s[%d]: "+format+"\n", append([]any{c.Name, os.Getpid()}, a...)...)
 }
 
+// Connect dials rlktop at $RLKTOP_SOCKET (wire.DialEnv, within timeout)
+// and returns a sender whose ring holds events events. When nobody is
+// there to send to (no variable, nobody listening, refused), it says so on
+// stderr, switches tracing off (src.SetTracing(false)) so that the process
+// pays nothing, and returns nil: Run then only gives buffers back.
+func Connect(cfg Config, src Source, timeout time.Duration, events int) *wire.AsyncSender {
+	conn, err := wire.DialEnv(timeout)
+	if err != nil {
+		cfg.Printf("%v; %s switched off", err, cfg.Tracing)
+		src.SetTracing(false)
+		return nil
+	}
+	return wire.NewAsyncSender(conn, events)
+}
+
 // Run drains src for the life of the process, sending to s (nil: nobody to
 // send to; the buffers are still drained and given back). It returns after
 // Exit or Inert, having sent the last counters, the library's state and a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -309,5 +310,53 @@ func TestControls(t *testing.T) {
 	}
 	if g := strings.Join(r.lines, "\n"); g != strings.Join(want, "\n") {
 		t.Errorf("rlktop received\n%s\nwant\n%s", g, strings.Join(want, "\n"))
+	}
+}
+
+// TestConnect: with nobody listening (no variable, or a socket nobody
+// serves) Connect returns nil and switches tracing off once; with rlktop
+// listening it returns a sender whose hello arrives, and switches nothing.
+func TestConnect(t *testing.T) {
+	for _, addr := range []string{"", "unix:" + filepath.Join(t.TempDir(), "nobody.sock")} {
+		t.Setenv(wire.EnvSocket, addr)
+		f := &fakeSource{tracing: true}
+		if s := Connect(testCfg, f, time.Second, 16); s != nil {
+			t.Errorf("RLKTOP_SOCKET=%q: got a sender, want nil", addr)
+		}
+		if len(f.switches) != 1 || f.switches[0] {
+			t.Errorf("RLKTOP_SOCKET=%q: SetTracing calls %v, want [false]", addr, f.switches)
+		}
+	}
+
+	srv, addr, err := wire.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	t.Setenv(wire.EnvSocket, addr)
+	r := &recv{tab: tracer.NewStrings()}
+	got := make(chan struct{})
+	go func() {
+		defer close(got)
+		c, err := srv.Accept()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		r.readAll(t, c)
+	}()
+	f := &fakeSource{tracing: true}
+	s := Connect(testCfg, f, 5*time.Second, 16)
+	if s == nil {
+		t.Fatalf("RLKTOP_SOCKET=%q (listening): got no sender", addr)
+	}
+	s.Hello(&wire.Hello{Source: "fake"})
+	_ = s.Close(wire.Bye{Reason: "exit"}, time.Second)
+	<-got
+	if want := []string{"hello fake", "bye exit"}; strings.Join(r.lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rlktop received %q, want %q", r.lines, want)
+	}
+	if len(f.switches) != 0 {
+		t.Errorf("SetTracing calls %v with rlktop listening, want none", f.switches)
 	}
 }

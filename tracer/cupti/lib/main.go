@@ -132,22 +132,15 @@ func counterMeta(c *C.rlk_counters, st cupti.Stats) []wire.KV {
 // process exits.
 func drain() {
 	i := info()
+	src := &source{dec: cupti.NewDecoder(int32(os.Getpid()), cupti.CMemory{APINames: apiName}), b: new(C.rlk_batch)}
 	var s *wire.AsyncSender
 	if i.initialized != 0 {
-		conn, err := wire.DialEnv(dialTimeout)
-		if err != nil {
-			// Nobody to send to: detach so the process pays nothing.
-			cfg.Printf("%v; CUPTI tracing switched off", err)
-			C.rlk_set_tracing(0)
-		} else {
-			s = wire.NewAsyncSender(conn, senderEvents())
-		}
+		s = pump.Connect(cfg, src, dialTimeout, senderEvents()) // nil: CUPTI detached, the process pays nothing
 	} else {
 		cfg.Logf("not tracing: %s", C.GoString(&i.error[0]))
 	}
 	var pc, pm, pr C.uint64_t
 	C.rlk_clock_pair(&pc, &pm, &pr)
-	src := &source{dec: cupti.NewDecoder(int32(os.Getpid()), cupti.CMemory{APINames: apiName}), b: new(C.rlk_batch)}
 	src.dec.Clock.Add(int64(pc), int64(pm))
 	if s != nil {
 		h := wire.ProcessHello("cupti", "NVIDIA GPU (CUPTI)")

@@ -148,13 +148,8 @@ func drain() {
 	dec.SetSDKVersion(uint32(i.sdk_version))
 	devs := devices(dec)
 	src := &source{dec: dec, b: new(C.rlkroc_batch)}
-	var s *wire.AsyncSender
-	if conn, err := wire.DialEnv(dialTimeout); err != nil {
-		// Nobody to send to: stop the context so the process pays nothing.
-		cfg.Printf("%v; rocprofiler tracing switched off", err)
-		C.rlkroc_set_tracing(0)
-	} else {
-		s = wire.NewAsyncSender(conn, 1<<18)
+	s := pump.Connect(cfg, src, dialTimeout, 1<<18) // nil: the context is stopped, the process pays nothing
+	if s != nil {
 		h := wire.ProcessHello("rocprof", "AMD GPU (rocprofiler-sdk)")
 		h.ClockOffsetNs, h.StartNs, h.Devices = int64(i.clock_offset_ns), int64(i.start_real_ns), devs
 		s.Hello(&h)
