@@ -2,6 +2,7 @@ package rocprof
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,87 +21,114 @@ func TestABILayout(t *testing.T) {
 	if err != nil {
 		t.Skip("gcc not found: the ABI layout test compiles the declared header")
 	}
+	const (
+		dispatch     = "rlk_rp_kernel_dispatch_record_t"
+		dispatchInfo = "rlk_rp_kernel_dispatch_info_t"
+		memCopy      = "rlk_rp_memory_copy_record_t"
+		api          = "rlk_rp_api_record_t"
+		apiV1        = "rlk_rp_api_record_v1_t"
+		callbackV1   = "rlk_rp_callback_record_v1_t"
+		callback     = "rlk_rp_callback_record_t"
+		symbol       = "rlk_rp_kernel_symbol_data_t"
+		marker       = "rlk_rp_marker_api_data_t"
+		header       = "rlk_rp_record_header_t"
+		configure    = "rlk_rp_tool_configure_result_t"
+		agent        = "rlk_rp_agent_v0_t"
+	)
+	checks := []struct {
+		name string // as printed and reported
+		c    string // the C expression over include/rlk_rocprofiler.h
+		want int    // what abi.go (or the SDK) says
+	}{
+		{"DispatchOffSize", offsetof(dispatch, "size"), DispatchOffSize},
+		{"DispatchOffKind", offsetof(dispatch, "kind"), DispatchOffKind},
+		{"DispatchOffOperation", offsetof(dispatch, "operation"), DispatchOffOperation},
+		{"DispatchOffCorr", offsetof(dispatch, "correlation_id.internal"), DispatchOffCorr},
+		{"DispatchOffThreadID", offsetof(dispatch, "thread_id"), DispatchOffThreadID},
+		{"DispatchOffStart", offsetof(dispatch, "start_timestamp"), DispatchOffStart},
+		{"DispatchOffEnd", offsetof(dispatch, "end_timestamp"), DispatchOffEnd},
+		{"DispatchOffInfo", offsetof(dispatch, "dispatch_info"), DispatchOffInfo},
+		{"DispatchOffAgent", offsetof(dispatch, "dispatch_info.agent_id.handle"), DispatchOffAgent},
+		{"DispatchOffQueue", offsetof(dispatch, "dispatch_info.queue_id.handle"), DispatchOffQueue},
+		{"DispatchOffKernelID", offsetof(dispatch, "dispatch_info.kernel_id"), DispatchOffKernelID},
+		{"DispatchOffDispatchID", offsetof(dispatch, "dispatch_info.dispatch_id"), DispatchOffDispatchID},
+		{"DispatchOffWorkgroup", offsetof(dispatch, "dispatch_info.workgroup_size"), DispatchOffWorkgroup},
+		{"DispatchOffGrid", offsetof(dispatch, "dispatch_info.grid_size"), DispatchOffGrid},
+		{"DispatchSize", sizeof(dispatch), DispatchSize},
+		{"DispatchInfoSize", sizeof(dispatchInfo), 128}, // static_assert in the SDK's fwd.h
+
+		{"CopyOffSize", offsetof(memCopy, "size"), CopyOffSize},
+		{"CopyOffKind", offsetof(memCopy, "kind"), CopyOffKind},
+		{"CopyOffOperation", offsetof(memCopy, "operation"), CopyOffOperation},
+		{"CopyOffCorr", offsetof(memCopy, "correlation_id.internal"), CopyOffCorr},
+		{"CopyOffThreadID", offsetof(memCopy, "thread_id"), CopyOffThreadID},
+		{"CopyOffStart", offsetof(memCopy, "start_timestamp"), CopyOffStart},
+		{"CopyOffEnd", offsetof(memCopy, "end_timestamp"), CopyOffEnd},
+		{"CopyOffDstAgent", offsetof(memCopy, "dst_agent_id"), CopyOffDstAgent},
+		{"CopyOffSrcAgent", offsetof(memCopy, "src_agent_id"), CopyOffSrcAgent},
+		{"CopyOffBytes", offsetof(memCopy, "bytes"), CopyOffBytes},
+		{"CopySize", sizeof(memCopy), CopySize},
+
+		{"APIOffSize", offsetof(api, "size"), APIOffSize},
+		{"APIOffKind", offsetof(api, "kind"), APIOffKind},
+		{"APIOffOperation", offsetof(api, "operation"), APIOffOperation},
+		{"APIOffCorr", offsetof(api, "correlation_id.internal"), APIOffCorr},
+		{"APIOffStart", offsetof(api, "start_timestamp"), APIOffStart},
+		{"APIOffEnd", offsetof(api, "end_timestamp"), APIOffEnd},
+		{"APIOffThreadID", offsetof(api, "thread_id"), APIOffThreadID},
+		{"APISize", sizeof(api), APISize},
+
+		{"APIV1OffCorr", offsetof(apiV1, "correlation_id.internal"), APIV1OffCorr},
+		{"APIV1OffStart", offsetof(apiV1, "start_timestamp"), APIV1OffStart},
+		{"APIV1OffEnd", offsetof(apiV1, "end_timestamp"), APIV1OffEnd},
+		{"APIV1OffThreadID", offsetof(apiV1, "thread_id"), APIV1OffThreadID},
+		{"APIV1Size", sizeof(apiV1), APIV1Size},
+
+		{"CallbackV1OffKind", offsetof(callbackV1, "kind"), CallbackV1OffKind},
+		{"CallbackV1OffOp", offsetof(callbackV1, "operation"), CallbackV1OffOp},
+		{"CallbackV1OffPhase", offsetof(callbackV1, "phase"), CallbackV1OffPhase},
+		{"CallbackV1OffPayload", offsetof(callbackV1, "payload"), CallbackV1OffPayload},
+		{"CallbackV1Size", sizeof(callbackV1), CallbackV1Size},
+
+		{"CallbackRecordOffThreadID", offsetof(callback, "thread_id"), CallbackRecordOffThreadID},
+		{"CallbackRecordOffCorr", offsetof(callback, "correlation_id.internal"), CallbackRecordOffCorr},
+		{"CallbackRecordOffKind", offsetof(callback, "kind"), CallbackRecordOffKind},
+		{"CallbackRecordOffOp", offsetof(callback, "operation"), CallbackRecordOffOp},
+		{"CallbackRecordOffPhase", offsetof(callback, "phase"), CallbackRecordOffPhase},
+		{"CallbackRecordOffPayload", offsetof(callback, "payload"), CallbackRecordOffPayload},
+		{"CallbackRecordSize", sizeof(callback), CallbackRecordSize},
+
+		{"SymbolOffKernelID", offsetof(symbol, "kernel_id"), SymbolOffKernelID},
+		{"SymbolOffKernelName", offsetof(symbol, "kernel_name"), SymbolOffKernelName},
+		{"SymbolSize", sizeof(symbol), SymbolSize},
+
+		{"MarkerOffArgs", offsetof(marker, "args"), MarkerOffArgs},
+		{"MarkerOffRetval", offsetof(marker, "retval"), MarkerOffRetval},
+		{"MarkerSize", sizeof(marker), MarkerSize},
+
+		{"RecordHeaderOffKind", offsetof(header, "kind"), RecordHeaderOffKind},
+		{"RecordHeaderOffPayload", offsetof(header, "payload"), RecordHeaderOffPayload},
+		{"RecordHeaderSize", sizeof(header), RecordHeaderSize},
+
+		{"ConfigureResultSize", sizeof(configure), ConfigureResultSize},
+
+		{"AgentOffID", offsetof(agent, "id"), AgentOffID},
+		{"AgentOffType", offsetof(agent, "type"), AgentOffType},
+		{"AgentOffCUCount", offsetof(agent, "cu_count"), AgentOffCUCount},
+		{"AgentOffName", offsetof(agent, "name"), AgentOffName},
+		{"AgentOffProductName", offsetof(agent, "product_name"), AgentOffProductName},
+		{"AgentOffLogicalNodeTypeID", offsetof(agent, "logical_node_type_id"), AgentOffLogicalNodeTypeID},
+		{"AgentSize", sizeof(agent), 296}, // offsets hand-computed from agent.h (0.5.0): 42 4-byte fields after size/id, then 3 u64, 2 dim3, 7 pointers, 4 int32
+	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "abi.c")
-	prog := `#include <stdio.h>
-#include <stddef.h>
-#include "rlk_rocprofiler.h"
-#define O(name, type, field) printf("%s=%zu\n", name, offsetof(type, field))
-#define S(name, type) printf("%s=%zu\n", name, sizeof(type))
-int main(void) {
-	O("DispatchOffSize", rlk_rp_kernel_dispatch_record_t, size);
-	O("DispatchOffKind", rlk_rp_kernel_dispatch_record_t, kind);
-	O("DispatchOffOperation", rlk_rp_kernel_dispatch_record_t, operation);
-	O("DispatchOffCorr", rlk_rp_kernel_dispatch_record_t, correlation_id.internal);
-	O("DispatchOffThreadID", rlk_rp_kernel_dispatch_record_t, thread_id);
-	O("DispatchOffStart", rlk_rp_kernel_dispatch_record_t, start_timestamp);
-	O("DispatchOffEnd", rlk_rp_kernel_dispatch_record_t, end_timestamp);
-	O("DispatchOffInfo", rlk_rp_kernel_dispatch_record_t, dispatch_info);
-	O("DispatchOffAgent", rlk_rp_kernel_dispatch_record_t, dispatch_info.agent_id.handle);
-	O("DispatchOffQueue", rlk_rp_kernel_dispatch_record_t, dispatch_info.queue_id.handle);
-	O("DispatchOffKernelID", rlk_rp_kernel_dispatch_record_t, dispatch_info.kernel_id);
-	O("DispatchOffDispatchID", rlk_rp_kernel_dispatch_record_t, dispatch_info.dispatch_id);
-	O("DispatchOffWorkgroup", rlk_rp_kernel_dispatch_record_t, dispatch_info.workgroup_size);
-	O("DispatchOffGrid", rlk_rp_kernel_dispatch_record_t, dispatch_info.grid_size);
-	S("DispatchSize", rlk_rp_kernel_dispatch_record_t);
-	S("DispatchInfoSize", rlk_rp_kernel_dispatch_info_t);
-	O("CopyOffSize", rlk_rp_memory_copy_record_t, size);
-	O("CopyOffKind", rlk_rp_memory_copy_record_t, kind);
-	O("CopyOffOperation", rlk_rp_memory_copy_record_t, operation);
-	O("CopyOffCorr", rlk_rp_memory_copy_record_t, correlation_id.internal);
-	O("CopyOffThreadID", rlk_rp_memory_copy_record_t, thread_id);
-	O("CopyOffStart", rlk_rp_memory_copy_record_t, start_timestamp);
-	O("CopyOffEnd", rlk_rp_memory_copy_record_t, end_timestamp);
-	O("CopyOffDstAgent", rlk_rp_memory_copy_record_t, dst_agent_id);
-	O("CopyOffSrcAgent", rlk_rp_memory_copy_record_t, src_agent_id);
-	O("CopyOffBytes", rlk_rp_memory_copy_record_t, bytes);
-	S("CopySize", rlk_rp_memory_copy_record_t);
-	O("APIOffSize", rlk_rp_api_record_t, size);
-	O("APIOffKind", rlk_rp_api_record_t, kind);
-	O("APIOffOperation", rlk_rp_api_record_t, operation);
-	O("APIOffCorr", rlk_rp_api_record_t, correlation_id.internal);
-	O("APIOffStart", rlk_rp_api_record_t, start_timestamp);
-	O("APIOffEnd", rlk_rp_api_record_t, end_timestamp);
-	O("APIOffThreadID", rlk_rp_api_record_t, thread_id);
-	S("APISize", rlk_rp_api_record_t);
-	O("APIV1OffCorr", rlk_rp_api_record_v1_t, correlation_id.internal);
-	O("APIV1OffStart", rlk_rp_api_record_v1_t, start_timestamp);
-	O("APIV1OffEnd", rlk_rp_api_record_v1_t, end_timestamp);
-	O("APIV1OffThreadID", rlk_rp_api_record_v1_t, thread_id);
-	S("APIV1Size", rlk_rp_api_record_v1_t);
-	O("CallbackV1OffKind", rlk_rp_callback_record_v1_t, kind);
-	O("CallbackV1OffOp", rlk_rp_callback_record_v1_t, operation);
-	O("CallbackV1OffPhase", rlk_rp_callback_record_v1_t, phase);
-	O("CallbackV1OffPayload", rlk_rp_callback_record_v1_t, payload);
-	S("CallbackV1Size", rlk_rp_callback_record_v1_t);
-	O("CallbackRecordOffThreadID", rlk_rp_callback_record_t, thread_id);
-	O("CallbackRecordOffCorr", rlk_rp_callback_record_t, correlation_id.internal);
-	O("CallbackRecordOffKind", rlk_rp_callback_record_t, kind);
-	O("CallbackRecordOffOp", rlk_rp_callback_record_t, operation);
-	O("CallbackRecordOffPhase", rlk_rp_callback_record_t, phase);
-	O("CallbackRecordOffPayload", rlk_rp_callback_record_t, payload);
-	S("CallbackRecordSize", rlk_rp_callback_record_t);
-	O("SymbolOffKernelID", rlk_rp_kernel_symbol_data_t, kernel_id);
-	O("SymbolOffKernelName", rlk_rp_kernel_symbol_data_t, kernel_name);
-	S("SymbolSize", rlk_rp_kernel_symbol_data_t);
-	O("MarkerOffArgs", rlk_rp_marker_api_data_t, args);
-	O("MarkerOffRetval", rlk_rp_marker_api_data_t, retval);
-	S("MarkerSize", rlk_rp_marker_api_data_t);
-	O("RecordHeaderOffKind", rlk_rp_record_header_t, kind);
-	O("RecordHeaderOffPayload", rlk_rp_record_header_t, payload);
-	S("RecordHeaderSize", rlk_rp_record_header_t);
-	S("ConfigureResultSize", rlk_rp_tool_configure_result_t);
-	O("AgentOffID", rlk_rp_agent_v0_t, id);
-	O("AgentOffType", rlk_rp_agent_v0_t, type);
-	O("AgentOffCUCount", rlk_rp_agent_v0_t, cu_count);
-	O("AgentOffName", rlk_rp_agent_v0_t, name);
-	O("AgentOffProductName", rlk_rp_agent_v0_t, product_name);
-	O("AgentOffLogicalNodeTypeID", rlk_rp_agent_v0_t, logical_node_type_id);
-	S("AgentSize", rlk_rp_agent_v0_t);
-	return 0;
-}
-`
-	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+	var prog strings.Builder
+	prog.WriteString("#include <stdio.h>\n#include <stddef.h>\n#include \"rlk_rocprofiler.h\"\nint main(void) {\n")
+	for _, c := range checks {
+		fmt.Fprintf(&prog, "\tprintf(\"%s=%%zu\\n\", %s);\n", c.name, c.c)
+	}
+	prog.WriteString("\treturn 0;\n}\n")
+	if err := os.WriteFile(src, []byte(prog.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "abi")
@@ -118,43 +146,21 @@ int main(void) {
 		n, _ := strconv.Atoi(v)
 		got[k] = n
 	}
-	want := map[string]int{
-		"DispatchOffSize": DispatchOffSize, "DispatchOffKind": DispatchOffKind, "DispatchOffOperation": DispatchOffOperation,
-		"DispatchOffCorr": DispatchOffCorr, "DispatchOffThreadID": DispatchOffThreadID, "DispatchOffStart": DispatchOffStart,
-		"DispatchOffEnd": DispatchOffEnd, "DispatchOffInfo": DispatchOffInfo, "DispatchOffAgent": DispatchOffAgent,
-		"DispatchOffQueue": DispatchOffQueue, "DispatchOffKernelID": DispatchOffKernelID, "DispatchOffDispatchID": DispatchOffDispatchID,
-		"DispatchOffWorkgroup": DispatchOffWorkgroup, "DispatchOffGrid": DispatchOffGrid, "DispatchSize": DispatchSize,
-		"DispatchInfoSize": 128, // static_assert in the SDK's fwd.h
-		"CopyOffSize":      CopyOffSize, "CopyOffKind": CopyOffKind, "CopyOffOperation": CopyOffOperation, "CopyOffCorr": CopyOffCorr,
-		"CopyOffThreadID": CopyOffThreadID, "CopyOffStart": CopyOffStart, "CopyOffEnd": CopyOffEnd, "CopyOffDstAgent": CopyOffDstAgent,
-		"CopyOffSrcAgent": CopyOffSrcAgent, "CopyOffBytes": CopyOffBytes, "CopySize": CopySize,
-		"APIOffSize": APIOffSize, "APIOffKind": APIOffKind, "APIOffOperation": APIOffOperation, "APIOffCorr": APIOffCorr,
-		"APIOffStart": APIOffStart, "APIOffEnd": APIOffEnd, "APIOffThreadID": APIOffThreadID, "APISize": APISize,
-		"APIV1OffCorr": APIV1OffCorr, "APIV1OffStart": APIV1OffStart, "APIV1OffEnd": APIV1OffEnd, "APIV1OffThreadID": APIV1OffThreadID,
-		"APIV1Size": APIV1Size, "CallbackV1OffKind": CallbackV1OffKind, "CallbackV1OffOp": CallbackV1OffOp,
-		"CallbackV1OffPhase": CallbackV1OffPhase, "CallbackV1OffPayload": CallbackV1OffPayload, "CallbackV1Size": CallbackV1Size,
-		"CallbackRecordOffThreadID": CallbackRecordOffThreadID, "CallbackRecordOffCorr": CallbackRecordOffCorr,
-		"CallbackRecordOffKind": CallbackRecordOffKind, "CallbackRecordOffOp": CallbackRecordOffOp,
-		"CallbackRecordOffPhase": CallbackRecordOffPhase, "CallbackRecordOffPayload": CallbackRecordOffPayload,
-		"CallbackRecordSize": CallbackRecordSize, "SymbolOffKernelID": SymbolOffKernelID, "SymbolOffKernelName": SymbolOffKernelName,
-		"SymbolSize": SymbolSize, "MarkerOffArgs": MarkerOffArgs, "MarkerOffRetval": MarkerOffRetval, "MarkerSize": MarkerSize,
-		"RecordHeaderOffKind": RecordHeaderOffKind, "RecordHeaderOffPayload": RecordHeaderOffPayload,
-		"RecordHeaderSize": RecordHeaderSize, "ConfigureResultSize": ConfigureResultSize,
-		"AgentOffID": AgentOffID, "AgentOffType": AgentOffType, "AgentOffCUCount": AgentOffCUCount, "AgentOffName": AgentOffName,
-		"AgentOffProductName": AgentOffProductName, "AgentOffLogicalNodeTypeID": AgentOffLogicalNodeTypeID,
-		"AgentSize": 296, // offsets hand-computed from agent.h (0.5.0): 42 4-byte fields after size/id, then 3 u64, 2 dim3, 7 pointers, 4 int32
-	}
-	for k, w := range want {
-		g, ok := got[k]
-		if !ok || g != w {
-			t.Errorf("%s: C says %d (present %v), abi.go says %d", k, g, ok, w)
+	for _, c := range checks {
+		g, ok := got[c.name]
+		if !ok || g != c.want {
+			t.Errorf("%s: C says %d (present %v), abi.go says %d", c.name, g, ok, c.want)
 		}
 	}
-	if len(got) != len(want) {
-		t.Errorf("C printed %d values, compared %d", len(got), len(want))
+	if len(got) != len(checks) {
+		t.Errorf("C printed %d values, compared %d", len(got), len(checks))
 	}
 	// The prefixes rlktop needs fit the 0.5.0 records.
 	if DispatchMin > DispatchSize || CopyMin > CopySize || APIMin > APISize || DispatchMin < DispatchOffKernelID+8 {
 		t.Errorf("minimum sizes inconsistent")
 	}
 }
+
+// offsetof and sizeof write the C expressions TestABILayout prints.
+func offsetof(typ, field string) string { return "offsetof(" + typ + ", " + field + ")" }
+func sizeof(typ string) string          { return "sizeof(" + typ + ")" }
