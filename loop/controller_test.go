@@ -131,6 +131,7 @@ func TestLiveControllerCompare(t *testing.T) {
 type pollRec struct {
 	mu      sync.Mutex
 	updates int
+	flags   FlagState // the last update's
 	lines   []string
 	conns   []session.Child
 	ended   []Status
@@ -143,6 +144,7 @@ func (p *pollRec) Live(u LiveUpdate) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.updates++
+	p.flags = u.Flags
 	for _, l := range u.Output {
 		p.lines = append(p.lines, l.Text)
 	}

@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/rlktop/rlktop/tracer/pyagent"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/views"
 )
 
 // TestPanelAndPlanAgree: every flag the flags panel offers switches live in
@@ -70,16 +72,19 @@ func TestPanelAndPlanAgree(t *testing.T) {
 }
 
 // TestLiveFlagState: a flip sent to a running command's Python agent (a
-// stand-in over a pipe) is pending in Live.FlagState — in force stays the
-// child's acknowledged value — until the child acknowledges it; then it is
-// in force and no longer pending. A flip the child refuses stops pending
-// (found by its sequence number in State.Refusals) and the value in force
-// stays the acknowledged one.
+// stand-in over a pipe) through the TUI's Controller is pending in the
+// flag state the poller hands the TUI (LiveUpdate.Flags, Live.FlagState)
+// — in force stays the child's acknowledged value — until the child
+// acknowledges it; then it is in force and no longer pending. A flip the
+// child refuses stops pending (found by its sequence number in
+// State.Refusals) and the value in force stays the acknowledged one. The
+// flags panel drawn from each update's value says the same.
 func TestLiveFlagState(t *testing.T) {
 	o := LiveOptions{Command: []string{"/bin/sh", "-c", "sleep 60"}, Untraced: true, NoAgent: true, Telemetry: -1,
 		Session: session.Options{Source: "live: test"}}
 	lv := mustStartLive(t, o)
-	defer lv.Close()
+	ctl := NewController(lv, o)
+	defer ctl.Close()
 	a, b := net.Pipe()
 	lv.Session.AddConn(a)
 	s := wire.NewAsyncSender(b, 1<<14)
@@ -101,30 +106,67 @@ func TestLiveFlagState(t *testing.T) {
 			s.Ack(&ack)
 		}
 	}()
-	state := func() FlagState { return lv.FlagState(lv.Session.Snapshot()) }
-	waitFor(t, 3*time.Second, "the agent's first acknowledgement", func() bool { return state().InForce["sdpa"] == "default" })
-
-	if seq, err := lv.SetFlag("sdpa", "flash"); err != nil || seq == 0 {
-		t.Fatalf("SetFlag(sdpa=flash) = %d, %v; want a live switch", seq, err)
+	rec := &pollRec{}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() { ctl.Poll(done, rec); close(stopped) }()
+	defer func() { close(done); <-stopped }()
+	// polled waits for an update whose flag state satisfies cond.
+	polled := func(what string, cond func(FlagState) bool) FlagState {
+		t.Helper()
+		var fs FlagState
+		waitFor(t, 5*time.Second, what, func() bool {
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			fs = rec.flags
+			return cond(fs)
+		})
+		return fs
 	}
-	if fs := state(); fs.InForce["sdpa"] != "default" || fs.Pending["sdpa"] != "flash" || len(fs.Pending) != 1 {
-		t.Errorf("before the acknowledgement: in force %v, pending %v; want sdpa=default in force, sdpa=flash pending", fs.InForce, fs.Pending)
+	// panel draws the agent's flags panel from fs; line is sdpa's.
+	panel := func(fs FlagState) string {
+		st := views.DefaultStyles()
+		f := views.NewFlags(&st, PanelFlags(LiveOptions{Command: o.Command}))
+		f.SetSize(120, 10)
+		f.SetState(views.FlagsState{FlagState: fs, Tracing: true, Live: true})
+		for _, l := range strings.Split(ansi.Strip(f.View()), "\n") {
+			if strings.Contains(l, "sdpa") {
+				return l
+			}
+		}
+		return ""
+	}
+	polled("the agent's first acknowledgement", func(fs FlagState) bool { return fs.InForce["sdpa"] == "default" })
+
+	if err := ctl.SetFlag("sdpa", "flash"); err != nil {
+		t.Fatalf("SetFlag(sdpa=flash): %v", err)
+	}
+	fs := polled("sdpa=flash pending", func(fs FlagState) bool { return fs.Pending["sdpa"] == "flash" })
+	if fs.InForce["sdpa"] != "default" || len(fs.Pending) != 1 {
+		t.Errorf("before the acknowledgement: in force %v, pending %v; want sdpa=default in force, only sdpa=flash pending", fs.InForce, fs.Pending)
+	}
+	if l := panel(fs); !strings.Contains(l, "[default]") || !strings.Contains(l, "→ flash pending") {
+		t.Errorf("panel before the acknowledgement: %q", l)
 	}
 	release <- struct{}{}
-	waitFor(t, 3*time.Second, "sdpa=flash in force", func() bool { return state().InForce["sdpa"] == "flash" })
-	if fs := state(); len(fs.Pending) != 0 {
+	fs = polled("sdpa=flash in force", func(fs FlagState) bool { return fs.InForce["sdpa"] == "flash" })
+	if len(fs.Pending) != 0 {
 		t.Errorf("acknowledged flip still pending: %v", fs.Pending)
 	}
+	if l := panel(fs); !strings.Contains(l, "[flash]") || strings.Contains(l, "pending") {
+		t.Errorf("panel after the acknowledgement: %q", l)
+	}
 
-	if _, err := lv.SetFlag("sdpa", "cudnn"); err != nil {
+	if err := ctl.SetFlag("sdpa", "cudnn"); err != nil {
 		t.Fatal(err)
 	}
-	if fs := state(); fs.Pending["sdpa"] != "cudnn" {
-		t.Errorf("before the refusal: pending %v, want sdpa=cudnn", fs.Pending)
-	}
+	polled("sdpa=cudnn pending", func(fs FlagState) bool { return fs.Pending["sdpa"] == "cudnn" })
 	release <- struct{}{}
 	waitFor(t, 3*time.Second, "the refusal", func() bool { return len(lv.Session.Snapshot().Refusals) == 1 })
-	if fs := state(); len(fs.Pending) != 0 || fs.InForce["sdpa"] != "flash" {
-		t.Errorf("after the refusal: in force %v, pending %v; want sdpa=flash in force, nothing pending", fs.InForce, fs.Pending)
+	fs = polled("the refused flip no longer pending", func(fs FlagState) bool { return len(fs.Pending) == 0 })
+	if fs.InForce["sdpa"] != "flash" {
+		t.Errorf("after the refusal: in force %v, want sdpa=flash", fs.InForce)
+	}
+	if l := panel(fs); !strings.Contains(l, "[flash]") || strings.Contains(l, "pending") {
+		t.Errorf("panel after the refusal: %q", l)
 	}
 }
