@@ -113,25 +113,10 @@ func runHostHook(t *testing.T, mode int, stall time.Duration, onFrame func(*inje
 	t.Helper()
 	dir := build(t)
 	work := t.TempDir()
-	var (
-		srv  *wire.Server
-		addr = filepath.Join(work, "nobody.sock")
-		done = make(chan injecttest.Received, 1)
-	)
+	addr := filepath.Join(work, "nobody.sock")
+	var wait func() injecttest.Received
 	if mode != noServer {
-		var err error
-		srv, addr, err = wire.Listen()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close()
-		go func() {
-			conn, err := srv.Accept()
-			if err != nil {
-				done <- injecttest.Received{Err: err}
-				return
-			}
-			defer conn.Close()
+		addr, wait = injecttest.Serve(t, func(conn net.Conn) injecttest.Received {
 			if mode == hangUp {
 				// Hang up stall after the first events arrived (not after
 				// the accept: on a loaded machine the host's first buffer
@@ -146,8 +131,7 @@ func runHostHook(t *testing.T, mode int, stall time.Duration, onFrame func(*inje
 				})
 				conn.Close()
 				r.Err = nil // the deadline ends the read
-				done <- r
-				return
+				return r
 			}
 			if mode == stallRead {
 				if uc, ok := conn.(*net.UnixConn); ok {
@@ -155,8 +139,8 @@ func runHostHook(t *testing.T, mode int, stall time.Duration, onFrame func(*inje
 				}
 				time.Sleep(stall)
 			}
-			done <- injecttest.ReadConn(conn, onFrame)
-		}()
+			return injecttest.ReadConn(conn, onFrame)
+		})
 	}
 	cmd := exec.Command(filepath.Join(dir, "host"))
 	var stderr strings.Builder
@@ -178,15 +162,8 @@ func runHostHook(t *testing.T, mode int, stall time.Duration, onFrame func(*inje
 		t.Fatalf("host: %v\n%s", err, stderr.String())
 	}
 	h := hostRun{summary: injecttest.ReadSummary(t, filepath.Join(work, "summary")), wall: wall, stderr: stderr.String(), dir: work}
-	if mode != noServer {
-		select {
-		case h.recv = <-done:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no end of stream 10 s after the host exited")
-		}
-		if h.recv.Err != nil {
-			t.Fatalf("reading the wire stream: %v", h.recv.Err)
-		}
+	if wait != nil {
+		h.recv = wait()
 	}
 	t.Logf("host wall %v; summary %v; meta %v; drops %+v", wall, h.summary, h.recv.Meta, h.recv.Drops)
 	return h

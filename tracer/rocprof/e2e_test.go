@@ -68,7 +68,6 @@ func runHostHook(t *testing.T, listen bool, onFrame func(*injecttest.Received, n
 	t.Helper()
 	dir := build(t)
 	work := t.TempDir()
-	done := make(chan injecttest.Received, 1)
 	cmd := exec.Command(filepath.Join(dir, "host"))
 	var stderr strings.Builder
 	cmd.Stderr, cmd.Stdout = &stderr, &stderr
@@ -78,21 +77,10 @@ func runHostHook(t *testing.T, listen bool, onFrame func(*injecttest.Received, n
 		"HOST_SUMMARY="+filepath.Join(work, "summary"),
 		"RLKTOP_ROCPROF_CHUNK_KB=64", // several chunks for 20,000 dispatches
 	)
+	var wait func() injecttest.Received
 	if listen {
-		srv, addr, err := wire.Listen()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close()
-		go func() {
-			conn, err := srv.Accept()
-			if err != nil {
-				done <- injecttest.Received{Err: err}
-				return
-			}
-			defer conn.Close()
-			done <- injecttest.ReadConn(conn, onFrame)
-		}()
+		var addr string
+		addr, wait = injecttest.Serve(t, func(conn net.Conn) injecttest.Received { return injecttest.ReadConn(conn, onFrame) })
 		cmd.Env = append(cmd.Env, wire.EnvSocket+"="+addr)
 	} else {
 		var kept []string
@@ -110,14 +98,7 @@ func runHostHook(t *testing.T, listen bool, onFrame func(*injecttest.Received, n
 	h := hostRun{summary: injecttest.ReadSummary(t, filepath.Join(work, "summary")), stderr: stderr.String()}
 	if listen {
 		h.manifest = injecttest.ReadManifest(t, filepath.Join(work, "manifest"))
-		select {
-		case h.recv = <-done:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no end of stream 10 s after the host exited")
-		}
-		if h.recv.Err != nil {
-			t.Fatalf("reading the wire stream: %v", h.recv.Err)
-		}
+		h.recv = wait()
 	}
 	return h
 }

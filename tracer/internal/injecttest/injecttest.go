@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/wire"
@@ -139,4 +140,42 @@ func ReadSummary(t testing.TB, path string) map[string]string {
 		}
 	}
 	return m
+}
+
+// Serve listens as rlktop does (wire.Listen) for one connection from the
+// library under test and reads it with read (ReadConn, or a test's own
+// way around it) on its own goroutine. It returns the address for RLKTOP_SOCKET and
+// wait, which returns what was read once the stream has ended (call it
+// after the host exited): it fails t when nothing ended within 10 s or the
+// stream could not be read. The listener closes when the test ends.
+func Serve(t testing.TB, read func(net.Conn) Received) (addr string, wait func() Received) {
+	t.Helper()
+	srv, addr, err := wire.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	done := make(chan Received, 1)
+	go func() {
+		conn, err := srv.Accept()
+		if err != nil {
+			done <- Received{Err: err}
+			return
+		}
+		defer conn.Close()
+		done <- read(conn)
+	}()
+	return addr, func() Received {
+		t.Helper()
+		var r Received
+		select {
+		case r = <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no end of stream 10 s after the host exited")
+		}
+		if r.Err != nil {
+			t.Fatalf("reading the wire stream: %v", r.Err)
+		}
+		return r
+	}
 }
