@@ -17,9 +17,20 @@ import (
 // copies of the shared A100 trace (28 MB uncompressed each) and returns its
 // path and size.
 func benchKinetoFile(b *testing.B, copies int) (string, int64) {
+	return benchKinetoFileShape(b, copies, false)
+}
+
+// benchKinetoFileShape is benchKinetoFile; oneWindow writes the copies as
+// one long window (ReplicateKinetoOneWindow).
+func benchKinetoFileShape(b *testing.B, copies int, oneWindow bool) (string, int64) {
 	b.Helper()
 	src := filepath.Join(testutil.SharedTraces(b), "kineto", "hta_diff_control_a100.json.gz")
 	out := filepath.Join(os.TempDir(), fmt.Sprintf("rlktop-kineto-bench-a100x%d.json", copies))
+	replicate := ReplicateKineto
+	if oneWindow {
+		out = filepath.Join(os.TempDir(), fmt.Sprintf("rlktop-kineto-bench-a100x%d-one.json", copies))
+		replicate = ReplicateKinetoOneWindow
+	}
 	if st, err := os.Stat(out); err == nil && st.Size() > 0 {
 		return out, st.Size()
 	}
@@ -39,7 +50,7 @@ func benchKinetoFile(b *testing.B, copies int) (string, int64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	n, err := ReplicateKineto(f, plain, copies)
+	n, err := replicate(f, plain, copies)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -151,12 +162,18 @@ func TestKinetoReplicate(t *testing.T) {
 // kernels counted in the callback; peak memory is one copy's window.
 //
 //	go test ./tracer/tracefile -run XXX -bench 'Kineto(Import|Stream)' -benchtime 3x -cpu 1
-func BenchmarkKinetoStream(b *testing.B) {
+func BenchmarkKinetoStream(b *testing.B) { benchKinetoStream(b, false) }
+
+// BenchmarkKinetoStreamOneWindow: OpenStream of the same copies written as
+// one long window, read in parts (linked while read, never held).
+func BenchmarkKinetoStreamOneWindow(b *testing.B) { benchKinetoStream(b, true) }
+
+func benchKinetoStream(b *testing.B, oneWindow bool) {
 	copies := 9
 	if testing.Short() {
 		copies = 1
 	}
-	path, size := benchKinetoFile(b, copies)
+	path, size := benchKinetoFileShape(b, copies, oneWindow)
 	b.SetBytes(size)
 	b.ReportAllocs()
 	b.ResetTimer()
