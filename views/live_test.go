@@ -17,8 +17,8 @@ import (
 	"github.com/rlktop/rlktop/views/viewstest"
 )
 
-// backends is the built-in loop's flag set (loop/demo.Backends), in panel
-// order.
+// backends is the built-in loop's flag set (loop.PanelFlags of
+// demo.FlagTable), in panel order.
 func backends() []views.FlagChoice {
 	return []views.FlagChoice{
 		{Key: "attention", Values: []string{"math", "fused"}},

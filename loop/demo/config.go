@@ -53,16 +53,6 @@ func DefaultConfig() Config {
 	}
 }
 
-// Backends returns the backend flags (FlagTable's Choice flags) and
-// their choices.
-func Backends() map[string][]string {
-	out := map[string][]string{}
-	for _, d := range FlagTable.Panel() {
-		out[d.Name] = slices.Clone(d.Choices)
-	}
-	return out
-}
-
 // ErrUnknownFlag is returned (wrapped) for a key no setter knows.
 var ErrUnknownFlag = errors.New("unknown flag")
 

@@ -140,9 +140,6 @@ func (l *Loop) Flags() map[string]string {
 	return l.live.Flags()
 }
 
-// Backends returns the backend flags and their choices (see Backends).
-func (l *Loop) Backends() map[string][]string { return Backends() }
-
 // Tracer returns the tracer the loop records into.
 func (l *Loop) Tracer() *gotrace.Tracer { return l.tr }
 
