@@ -612,127 +612,7 @@ func (d *kdec) parseEvent(w *kwin, start int64) error {
 		*ev = kev{nums: ev.nums[:0]}
 		d.field = ""
 	}
-	ctx := func() string { return fmt.Sprintf("event %d (starts at byte %d)", d.nEvents, start) }
-	w.i++ // '{'
-	for first := true; ; first = false {
-		c, ok := w.ws()
-		if !ok {
-			return errKMore
-		}
-		if c == '}' {
-			w.i++
-			return nil
-		}
-		if !first {
-			if c != ',' {
-				return d.errAt(w.base+int64(w.i), "", "expected ',' or '}' in "+ctx()+", found "+kQuoteByte(c), "the file is not valid JSON", nil)
-			}
-			w.i++
-			if c, ok = w.ws(); !ok {
-				return errKMore
-			}
-			if c == '}' { // trailing comma: tolerated
-				w.i++
-				return nil
-			}
-		}
-		if c != '"' {
-			return d.errAt(w.base+int64(w.i), "", "expected a key in "+ctx()+", found "+kQuoteByte(c), "the file is not valid JSON", nil)
-		}
-		ka, kb, kesc, ok := w.str()
-		if !ok {
-			return errKMore
-		}
-		kbytes := w.b[ka:kb]
-		if kesc {
-			d.scratch, _ = kUnescape(d.scratch[:0], kbytes)
-			kbytes = d.scratch
-		}
-		key := kEventKey(kbytes)
-		if c, ok = w.ws(); !ok {
-			return errKMore
-		}
-		if c != ':' {
-			return d.errAt(w.base+int64(w.i), "", "expected ':' after a key, found "+kQuoteByte(c), "the file is not valid JSON", nil)
-		}
-		w.i++
-		d.field = kFieldName(key)
-		if key == kArgs {
-			if err := d.parseArgs(w, start); err != nil {
-				return err
-			}
-			continue
-		}
-		kind, a, b, esc, err := w.value(&d.brackets)
-		if err != nil {
-			if err == errKMore {
-				return err
-			}
-			return d.wrap(err, d.field, ctx())
-		}
-		sp := kspan{a: w.base + int64(a), b: w.base + int64(b), esc: esc, kind: kind}
-		switch key {
-		case kPh:
-			if kind != kvString || b == a {
-				return d.errAt(sp.a, "ph", "expected the phase as a one-letter string (\"X\", \"B\", \"E\", …)", "", nil)
-			}
-			ev.ph = w.b[a]
-			switch ev.ph {
-			case 's', 'f', 't':
-				// Flow events are skipped (see the package notes): jump
-				// to the end of the object without reading its fields.
-				// They make up a third of a Kineto trace.
-				w.i = int(start - w.base) // the event's '{'
-
-				if err := w.skip(&d.brackets); err != nil {
-					if err == errKMore {
-						return err
-					}
-					return d.wrap(err, "", ctx())
-				}
-				return nil
-			}
-		case kCat:
-			if kind == kvString {
-				ev.cat = sp
-			}
-		case kName:
-			switch kind {
-			case kvString, kvNumber:
-				ev.name = sp
-			case kvNull:
-			default:
-				return d.errAt(sp.a, "name", "expected the event name as a string", "", nil)
-			}
-		case kPid:
-			ev.pid = sp
-		case kTid:
-			ev.tid = sp
-		case kTs, kDur:
-			var v int64
-			if kind == kvNumber {
-				v, ok = microsFast(w.b[a:b])
-			} else {
-				ok = false
-			}
-			if !ok {
-				v, err = d.micros(sp, d.field)
-				if err != nil {
-					// A bad value spoils this event only: parse on to its
-					// end and skip it (record).
-					if ev.bad == nil {
-						ev.bad = err
-					}
-					continue
-				}
-			}
-			if key == kTs {
-				ev.ts, ev.hasTs, ev.tsOff = v, true, sp.a
-			} else {
-				ev.dur, ev.hasDur, ev.durOff = v, true, sp.a
-			}
-		}
-	}
+	return d.parseMembers(w, start, false)
 }
 
 // fastX parses an "X" event written in Kineto's compact layout,
@@ -831,10 +711,10 @@ func (d *kdec) argsNeeded(w *kwin) bool {
 	return true
 }
 
-// parseArgs reads the args object of an event.
+// parseArgs reads the args object of an event (parseMembers), or skips
+// its value when it is not an object or argsNeeded says nothing in it
+// matters.
 func (d *kdec) parseArgs(w *kwin, start int64) error {
-	ev := &d.ev
-	ctx := func() string { return fmt.Sprintf("the args of event %d (starts at byte %d)", d.nEvents, start) }
 	c, ok := w.ws()
 	if !ok {
 		return errKMore
@@ -842,11 +722,30 @@ func (d *kdec) parseArgs(w *kwin, start int64) error {
 	if c != '{' || !d.argsNeeded(w) {
 		_, _, _, _, err := w.value(&d.brackets)
 		if err != nil && err != errKMore {
-			return d.wrap(err, "args", ctx())
+			return d.wrap(err, "args", d.objCtx(true, start))
 		}
 		return err
 	}
-	w.i++
+	return d.parseMembers(w, start, true)
+}
+
+// parseMembers reads the members of the JSON object whose '{' is at w.i,
+// up to and past its '}': the event itself (inArgs false: ph, cat, name,
+// pid, tid, ts, dur into d.ev, a flow event skipped whole, args through
+// parseArgs) or the event's args (inArgs true: correlation and external
+// ids, bytes, stream, device, name, labels and a counter's numbers). The
+// syntax between members — ',', the key string, ':' — is read here once
+// for both; the one difference: an event tolerates a trailing comma before
+// its '}', args do not. Keys of the event are matched after unescaping,
+// keys of args as written. start is the event's first byte, for errors
+// (objCtx); errKMore: the window ends before the object does.
+func (d *kdec) parseMembers(w *kwin, start int64, inArgs bool) error {
+	ev := &d.ev
+	field := "" // the field named by a syntax error
+	if inArgs {
+		field = "args"
+	}
+	w.i++ // '{'
 	for first := true; ; first = false {
 		c, ok := w.ws()
 		if !ok {
@@ -858,17 +757,21 @@ func (d *kdec) parseArgs(w *kwin, start int64) error {
 		}
 		if !first {
 			if c != ',' {
-				return d.errAt(w.base+int64(w.i), "args", "expected ',' or '}' in "+ctx()+", found "+kQuoteByte(c), "the file is not valid JSON", nil)
+				return d.errAt(w.base+int64(w.i), field, "expected ',' or '}' in "+d.objCtx(inArgs, start)+", found "+kQuoteByte(c), "the file is not valid JSON", nil)
 			}
 			w.i++
 			if c, ok = w.ws(); !ok {
 				return errKMore
 			}
+			if c == '}' && !inArgs { // an event's trailing comma: tolerated
+				w.i++
+				return nil
+			}
 		}
 		if c != '"' {
-			return d.errAt(w.base+int64(w.i), "args", "expected a key in "+ctx()+", found "+kQuoteByte(c), "the file is not valid JSON", nil)
+			return d.errAt(w.base+int64(w.i), field, "expected a key in "+d.objCtx(inArgs, start)+", found "+kQuoteByte(c), "the file is not valid JSON", nil)
 		}
-		ka, kb, _, ok := w.str()
+		ka, kb, kesc, ok := w.str()
 		if !ok {
 			return errKMore
 		}
@@ -876,44 +779,140 @@ func (d *kdec) parseArgs(w *kwin, start int64) error {
 			return errKMore
 		}
 		if c != ':' {
-			return d.errAt(w.base+int64(w.i), "args", "expected ':' after a key, found "+kQuoteByte(c), "the file is not valid JSON", nil)
+			return d.errAt(w.base+int64(w.i), field, "expected ':' after a key, found "+kQuoteByte(c), "the file is not valid JSON", nil)
 		}
 		w.i++
+		if inArgs {
+			kind, a, b, esc, err := w.value(&d.brackets)
+			if err != nil {
+				if err == errKMore {
+					return err
+				}
+				return d.wrap(err, "args."+string(w.b[ka:kb]), d.objCtx(true, start))
+			}
+			key := w.b[ka:kb]
+			val := w.b[a:b]
+			switch string(key) {
+			case "correlation":
+				ev.corr, ev.hasCorr = kNumUint(kind, val)
+			case "correlation id":
+				ev.corrAlt, ev.hasAlt = kNumUint(kind, val)
+			case "External id", "external id":
+				ev.extID, ev.hasExt = kNumUint(kind, val)
+			case "bytes", "Bytes":
+				ev.bytesV, ev.hasBytes = kNumInt(kind, val)
+			case "stream":
+				ev.stream, ev.hasStream = kNumInt(kind, val)
+			case "device":
+				ev.device, ev.hasDevice = kNumInt(kind, val)
+			case "name":
+				if kind == kvString {
+					ev.argName = kspan{a: w.base + int64(a), b: w.base + int64(b), esc: esc, kind: kind}
+				}
+			case "labels":
+				if kind == kvString {
+					ev.argLabels = kspan{a: w.base + int64(a), b: w.base + int64(b), esc: esc, kind: kind}
+				}
+			}
+			if kind == kvNumber && (ev.ph == 'C' || ev.ph == 0) { // counter values
+				ev.nums = append(ev.nums, kNumArg{key: kspan{a: w.base + int64(ka), b: w.base + int64(kb), kind: kvString}, val: kspan{a: w.base + int64(a), b: w.base + int64(b), kind: kvNumber}})
+			}
+			continue
+		}
+		// A member of the event.
+		kbytes := w.b[ka:kb]
+		if kesc {
+			d.scratch, _ = kUnescape(d.scratch[:0], kbytes)
+			kbytes = d.scratch
+		}
+		key := kEventKey(kbytes)
+		d.field = kFieldName(key)
+		if key == kArgs {
+			if err := d.parseArgs(w, start); err != nil {
+				return err
+			}
+			continue
+		}
 		kind, a, b, esc, err := w.value(&d.brackets)
 		if err != nil {
 			if err == errKMore {
 				return err
 			}
-			return d.wrap(err, "args."+string(w.b[ka:kb]), ctx())
+			return d.wrap(err, d.field, d.objCtx(false, start))
 		}
-		key := w.b[ka:kb]
-		val := w.b[a:b]
-		switch string(key) {
-		case "correlation":
-			ev.corr, ev.hasCorr = kNumUint(kind, val)
-		case "correlation id":
-			ev.corrAlt, ev.hasAlt = kNumUint(kind, val)
-		case "External id", "external id":
-			ev.extID, ev.hasExt = kNumUint(kind, val)
-		case "bytes", "Bytes":
-			ev.bytesV, ev.hasBytes = kNumInt(kind, val)
-		case "stream":
-			ev.stream, ev.hasStream = kNumInt(kind, val)
-		case "device":
-			ev.device, ev.hasDevice = kNumInt(kind, val)
-		case "name":
-			if kind == kvString {
-				ev.argName = kspan{a: w.base + int64(a), b: w.base + int64(b), esc: esc, kind: kind}
+		sp := kspan{a: w.base + int64(a), b: w.base + int64(b), esc: esc, kind: kind}
+		switch key {
+		case kPh:
+			if kind != kvString || b == a {
+				return d.errAt(sp.a, "ph", "expected the phase as a one-letter string (\"X\", \"B\", \"E\", …)", "", nil)
 			}
-		case "labels":
-			if kind == kvString {
-				ev.argLabels = kspan{a: w.base + int64(a), b: w.base + int64(b), esc: esc, kind: kind}
+			ev.ph = w.b[a]
+			switch ev.ph {
+			case 's', 'f', 't':
+				// Flow events are skipped (see the package notes): jump
+				// to the end of the object without reading its fields.
+				// They make up a third of a Kineto trace.
+				w.i = int(start - w.base) // the event's '{'
+
+				if err := w.skip(&d.brackets); err != nil {
+					if err == errKMore {
+						return err
+					}
+					return d.wrap(err, "", d.objCtx(false, start))
+				}
+				return nil
 			}
-		}
-		if kind == kvNumber && (ev.ph == 'C' || ev.ph == 0) { // counter values
-			ev.nums = append(ev.nums, kNumArg{key: kspan{a: w.base + int64(ka), b: w.base + int64(kb), kind: kvString}, val: kspan{a: w.base + int64(a), b: w.base + int64(b), kind: kvNumber}})
+		case kCat:
+			if kind == kvString {
+				ev.cat = sp
+			}
+		case kName:
+			switch kind {
+			case kvString, kvNumber:
+				ev.name = sp
+			case kvNull:
+			default:
+				return d.errAt(sp.a, "name", "expected the event name as a string", "", nil)
+			}
+		case kPid:
+			ev.pid = sp
+		case kTid:
+			ev.tid = sp
+		case kTs, kDur:
+			var v int64
+			if kind == kvNumber {
+				v, ok = microsFast(w.b[a:b])
+			} else {
+				ok = false
+			}
+			if !ok {
+				v, err = d.micros(sp, d.field)
+				if err != nil {
+					// A bad value spoils this event only: parse on to its
+					// end and skip it (record).
+					if ev.bad == nil {
+						ev.bad = err
+					}
+					continue
+				}
+			}
+			if key == kTs {
+				ev.ts, ev.hasTs, ev.tsOff = v, true, sp.a
+			} else {
+				ev.dur, ev.hasDur, ev.durOff = v, true, sp.a
+			}
 		}
 	}
+}
+
+// objCtx names the object parseMembers reads, for errors: "event N
+// (starts at byte B)" or "the args of event N (starts at byte B)".
+func (d *kdec) objCtx(inArgs bool, start int64) string {
+	ctx := fmt.Sprintf("event %d (starts at byte %d)", d.nEvents, start)
+	if inArgs {
+		return "the args of " + ctx
+	}
+	return ctx
 }
 
 func kFieldName(key int) string {
