@@ -974,7 +974,10 @@ func (a *Aggregator) Snapshot() *Snapshot {
 // by name (byte order), so that equal inputs always print in one order.
 // It is a comparison function for slices.SortFunc.
 func largestFirst(xTotal, yTotal int64, xName, yName string) int {
-	return cmp.Or(cmp.Compare(yTotal, xTotal), strings.Compare(xName, yName))
+	if c := cmp.Compare(yTotal, xTotal); c != 0 {
+		return c
+	}
+	return strings.Compare(xName, yName) // only on a tie: names can be long
 }
 
 // overflowed names the sums of s that saturated at math.MaxInt64 (addSat):
