@@ -610,7 +610,27 @@ func sortedLanes(m map[chromeLane]bool) []chromeLane {
 	})
 }
 
+// meta writes a metadata ("M") event whose args are {key: val}, val a
+// JSON string: process_name, thread_name, process_labels.
 func (x *exporter) meta(name string, pid, tid int64, key, val string) {
+	b := x.metaStart(name, pid, tid, key)
+	b = appendJSONString(b, val)
+	x.metaEnd(b)
+}
+
+// metaInt writes a metadata ("M") event whose args are {"sort_index": val}:
+// process_sort_index, thread_sort_index.
+func (x *exporter) metaInt(name string, pid, tid int64, val int64) {
+	b := x.metaStart(name, pid, tid, "sort_index")
+	b = strconv.AppendInt(b, val, 10)
+	x.metaEnd(b)
+}
+
+// metaStart appends a metadata event up to its one arg's value,
+// `{"name":NAME,"ph":"M","ts":0,"pid":PID,"tid":TID,"args":{"KEY":`, to
+// the buffer and returns it; metaEnd closes the event. name and key are
+// written as they are (rlktop's own constants, no escaping needed).
+func (x *exporter) metaStart(name string, pid, tid int64, key string) []byte {
 	x.sep()
 	b := x.buf
 	b = append(b, `{"name":"`...)
@@ -621,24 +641,12 @@ func (x *exporter) meta(name string, pid, tid int64, key, val string) {
 	b = strconv.AppendInt(b, tid, 10)
 	b = append(b, `,"args":{"`...)
 	b = append(b, key...)
-	b = append(b, `":`...)
-	b = appendJSONString(b, val)
-	b = append(b, "}}"...)
-	x.buf = b
-	x.flushIfBig()
+	return append(b, `":`...)
 }
 
-func (x *exporter) metaInt(name string, pid, tid int64, val int64) {
-	x.sep()
-	b := x.buf
-	b = append(b, `{"name":"`...)
-	b = append(b, name...)
-	b = append(b, `","ph":"M","ts":0,"pid":`...)
-	b = strconv.AppendInt(b, pid, 10)
-	b = append(b, `,"tid":`...)
-	b = strconv.AppendInt(b, tid, 10)
-	b = append(b, `,"args":{"sort_index":`...)
-	b = strconv.AppendInt(b, val, 10)
+// metaEnd closes the metadata event metaStart began in b and keeps b as
+// the buffer, flushing it when it is big.
+func (x *exporter) metaEnd(b []byte) {
 	b = append(b, "}}"...)
 	x.buf = b
 	x.flushIfBig()

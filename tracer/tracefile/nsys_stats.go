@@ -215,35 +215,20 @@ func readNsysStatsTrace(tab *csvTable, t *tracer.Trace) error {
 }
 
 func readNsysStatsSum(tab *csvTable, t *tracer.Trace) error {
-	cols := summaryCols{count: tab.find(nsCount...), total: tab.find(nsTotal...), mean: tab.find(nsAvg...),
+	cols := summaryCols{name: tab.find(nsLabels...), count: tab.find(nsCount...), total: tab.find(nsTotal...), mean: tab.find(nsAvg...),
 		p50: tab.find(nsMed...), min: tab.find(nsMin...), max: tab.find(nsMax...)}
-	li := tab.find(nsLabels...)
-	label := tab.header[li]
-	t.SummaryOnly = true
-	for {
-		ok, err := tab.next()
-		if err != nil || !ok {
-			return err
-		}
-		var row tracer.SummaryRow
-		if row.Name, err = tab.need(li); err != nil {
-			return err
-		}
+	label := tab.header[cols.name]
+	return tab.readSummary(t, cols, func(name string) tracer.Kind {
 		switch {
 		case label == "Range":
-			row.Kind = tracer.KindRange
-		case label == "Operation" && strings.Contains(strings.ToLower(row.Name), "memset"):
-			row.Kind = tracer.KindMemset
+			return tracer.KindRange
+		case label == "Operation" && strings.Contains(strings.ToLower(name), "memset"):
+			return tracer.KindMemset
 		case label == "Operation":
-			row.Kind = tracer.KindMemcpy
-		case cudaAPIName.MatchString(row.Name):
-			row.Kind = tracer.KindRuntime
-		default:
-			row.Kind = tracer.KindKernel
+			return tracer.KindMemcpy
+		case cudaAPIName.MatchString(name):
+			return tracer.KindRuntime
 		}
-		if err := tab.summaryNumbers(&row, cols); err != nil {
-			return err
-		}
-		t.Summary = append(t.Summary, row)
-	}
+		return tracer.KindKernel
+	})
 }

@@ -369,32 +369,17 @@ func readRocprofAPI(tab *csvTable, t *tracer.Trace) error {
 var apiName = regexp.MustCompile(`^(__)?(hip|hsa|roctx|rccl|nccl|amd_comgr|hsaKmt)[A-Z_a-z]`)
 
 func readRocprofStats(tab *csvTable, t *tracer.Trace) error {
-	ni := tab.find("Name")
-	cols := summaryCols{count: tab.find("Calls"), total: tab.find("TotalDurationNs"), mean: tab.find("AverageNs"),
+	cols := summaryCols{name: tab.find("Name"), count: tab.find("Calls"), total: tab.find("TotalDurationNs"), mean: tab.find("AverageNs"),
 		p50: -1, min: tab.find("MinNs"), max: tab.find("MaxNs")}
-	t.SummaryOnly = true
-	for {
-		ok, err := tab.next()
-		if err != nil || !ok {
-			return err
-		}
-		var row tracer.SummaryRow
-		if row.Name, err = tab.need(ni); err != nil {
-			return err
-		}
+	return tab.readSummary(t, cols, func(name string) tracer.Kind {
 		switch {
-		case strings.HasPrefix(row.Name, "MEMORY_COPY"):
-			row.Kind = tracer.KindMemcpy
-		case apiName.MatchString(row.Name):
-			row.Kind = tracer.KindRuntime
-		default:
-			row.Kind = tracer.KindKernel
+		case strings.HasPrefix(name, "MEMORY_COPY"):
+			return tracer.KindMemcpy
+		case apiName.MatchString(name):
+			return tracer.KindRuntime
 		}
-		if err := tab.summaryNumbers(&row, cols); err != nil {
-			return err
-		}
-		t.Summary = append(t.Summary, row)
-	}
+		return tracer.KindKernel
+	})
 }
 
 var kdSuffix = regexp.MustCompile(`\s*(\[clone \.kd\]|\(\.kd\)|\.kd)$`)

@@ -275,36 +275,50 @@ func (t *csvTable) optRoundAt(i int) (int64, error) {
 	return t.roundAt(i)
 }
 
-// summaryCols are the columns of a stats file's numbers (rocprofv3
-// --stats, nsys stats summaries); -1 for an optional column the file does
-// not have.
+// summaryCols are the columns of a stats file (rocprofv3 --stats, nsys
+// stats summaries); -1 for an optional column the file does not have.
 type summaryCols struct {
+	name                int // the row's name (required)
 	count               int // calls or instances (an integer; required)
 	total               int // total ns (required)
 	mean, p50, min, max int // ns (optional: 0 when absent or empty)
 }
 
-// summaryNumbers reads the current row's numbers into row, in the order
-// count, total, mean, p50, min, max, so that a row with several bad values
-// is reported at the first. ns values may be decimals or in scientific
-// notation and are rounded half to even (roundAt).
-func (t *csvTable) summaryNumbers(row *tracer.SummaryRow, c summaryCols) error {
-	var err error
-	if row.Count, err = t.int64At(c.count); err != nil {
-		return err
-	}
-	if row.TotalNs, err = t.roundAt(c.total); err != nil {
-		return err
-	}
-	for _, f := range []struct {
-		col int
-		dst *int64
-	}{{c.mean, &row.MeanNs}, {c.p50, &row.P50Ns}, {c.min, &row.MinNs}, {c.max, &row.MaxNs}} {
-		if *f.dst, err = t.optRoundAt(f.col); err != nil {
+// readSummary reads a stats file's rows into tr.Summary and marks tr
+// SummaryOnly: each row's name, its kind by kindOf(name) (each format's
+// rule), then its numbers in the order count, total, mean, p50, min, max,
+// so that a row with several bad values is reported at the first. ns
+// values may be decimals or in scientific notation and are rounded half to
+// even (roundAt). It is a row loop for readRows: a bad value is a row
+// error.
+func (t *csvTable) readSummary(tr *tracer.Trace, c summaryCols, kindOf func(name string) tracer.Kind) error {
+	tr.SummaryOnly = true
+	for {
+		ok, err := t.next()
+		if err != nil || !ok {
 			return err
 		}
+		var row tracer.SummaryRow
+		if row.Name, err = t.need(c.name); err != nil {
+			return err
+		}
+		row.Kind = kindOf(row.Name)
+		if row.Count, err = t.int64At(c.count); err != nil {
+			return err
+		}
+		if row.TotalNs, err = t.roundAt(c.total); err != nil {
+			return err
+		}
+		for _, f := range []struct {
+			col int
+			dst *int64
+		}{{c.mean, &row.MeanNs}, {c.p50, &row.P50Ns}, {c.min, &row.MinNs}, {c.max, &row.MaxNs}} {
+			if *f.dst, err = t.optRoundAt(f.col); err != nil {
+				return err
+			}
+		}
+		tr.Summary = append(tr.Summary, row)
 	}
-	return nil
 }
 
 // parseExactInt parses a decimal or scientific-notation number that must be
