@@ -2,9 +2,9 @@ package tracer
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 )
 
 // WindowLinker links a trace that arrives as consecutive windows (a
@@ -237,57 +237,86 @@ func (w *WindowLinker) End() error {
 }
 
 // launchIDs maps the correlation ids of a window's launch calls to their
-// contexts in 12 bytes an id: ids that come in increasing order (the
-// common case: CUPTI numbers API calls in order) in sorted chunks, the
-// others in a map.
+// contexts in about 12 bytes an id: the newest ids in a map of up to
+// launchRecent, the others in sorted runs (ids []uint64, contexts
+// []CtxID) merged as they grow, up to launchRunMax ids a run. Lookups look
+// in the map, then binary-search each run (a few). Any order of ids works
+// (one thread's ids increase, but threads interleave and one early large
+// id would spoil a single sorted array).
 type launchIDs struct {
-	ids   [][]uint64 // chunks of up to launchChunk ids, increasing throughout
-	ctxs  [][]CtxID  // the contexts, as ids
-	last  uint64     // the largest id in ids
-	other map[uint64]CtxID
+	recent map[uint64]CtxID
+	runs   []idRun // sorted, larger first
 }
 
-const launchChunk = 1 << 16
-
-func (m *launchIDs) reset() {
-	m.ids, m.ctxs, m.last, m.other = nil, nil, 0, nil
+type idRun struct {
+	ids  []uint64
+	ctxs []CtxID
 }
+
+const (
+	launchRecent = 1 << 14
+	launchRunMax = 1 << 20
+)
+
+func (m *launchIDs) reset() { m.recent, m.runs = nil, nil }
 
 // get returns the context of id; ok is false when it was not put.
 func (m *launchIDs) get(id uint64) (ctx CtxID, ok bool) {
-	if m.other != nil {
-		if ctx, ok = m.other[id]; ok {
-			return ctx, ok
+	if ctx, ok = m.recent[id]; ok {
+		return ctx, ok
+	}
+	for i := range m.runs {
+		r := &m.runs[i]
+		if j, found := slices.BinarySearch(r.ids, id); found {
+			return r.ctxs[j], true
 		}
-	}
-	if id > m.last || len(m.ids) == 0 {
-		return 0, false
-	}
-	c := sort.Search(len(m.ids), func(i int) bool { return m.ids[i][len(m.ids[i])-1] >= id })
-	if c == len(m.ids) {
-		return 0, false
-	}
-	if i, found := slices.BinarySearch(m.ids[c], id); found {
-		return m.ctxs[c][i], true
 	}
 	return 0, false
 }
 
 // put adds id (not yet put) with its context.
 func (m *launchIDs) put(id uint64, ctx CtxID) {
-	if id <= m.last && len(m.ids) > 0 {
-		if m.other == nil {
-			m.other = map[uint64]CtxID{}
-		}
-		m.other[id] = ctx
+	if m.recent == nil {
+		m.recent = make(map[uint64]CtxID, launchRecent)
+	}
+	m.recent[id] = ctx
+	if len(m.recent) < launchRecent {
 		return
 	}
-	if n := len(m.ids); n == 0 || len(m.ids[n-1]) == launchChunk {
-		m.ids = append(m.ids, make([]uint64, 0, launchChunk))
-		m.ctxs = append(m.ctxs, make([]CtxID, 0, launchChunk))
+	ids := slices.Sorted(maps.Keys(m.recent))
+	r := idRun{ids: ids, ctxs: make([]CtxID, len(ids))}
+	for i, id := range ids {
+		r.ctxs[i] = m.recent[id]
 	}
-	n := len(m.ids) - 1
-	m.ids[n] = append(m.ids[n], id)
-	m.ctxs[n] = append(m.ctxs[n], ctx)
-	m.last = id
+	clear(m.recent)
+	m.runs = append(m.runs, r)
+	// Merge the two newest runs while the newer is at least half the
+	// older (a few runs of geometric sizes), below launchRunMax.
+	for n := len(m.runs); n >= 2; n = len(m.runs) {
+		a, b := &m.runs[n-2], &m.runs[n-1]
+		if 2*len(b.ids) < len(a.ids) || len(a.ids)+len(b.ids) > launchRunMax {
+			break
+		}
+		m.runs[n-2] = mergeRuns(a, b)
+		m.runs = m.runs[:n-1]
+	}
+}
+
+// mergeRuns merges two sorted runs with no id in common.
+func mergeRuns(a, b *idRun) idRun {
+	n := len(a.ids) + len(b.ids)
+	r := idRun{ids: make([]uint64, 0, n), ctxs: make([]CtxID, 0, n)}
+	i, j := 0, 0
+	for i < len(a.ids) && j < len(b.ids) {
+		if a.ids[i] < b.ids[j] {
+			r.ids, r.ctxs = append(r.ids, a.ids[i]), append(r.ctxs, a.ctxs[i])
+			i++
+		} else {
+			r.ids, r.ctxs = append(r.ids, b.ids[j]), append(r.ctxs, b.ctxs[j])
+			j++
+		}
+	}
+	r.ids, r.ctxs = append(r.ids, a.ids[i:]...), append(r.ctxs, a.ctxs[i:]...)
+	r.ids, r.ctxs = append(r.ids, b.ids[j:]...), append(r.ctxs, b.ctxs[j:]...)
+	return r
 }

@@ -1,23 +1,33 @@
 package tracer
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
-// TestLaunchIDs: ids put in increasing order (across chunk boundaries)
-// and out of order (the map) are all found with their contexts; ids never
-// put are not, below, between and above them.
+// TestLaunchIDs: ids put in increasing order, then in random order (runs
+// merged several times, the recent map flushed part way) are all found
+// with their contexts; ids never put are not, below, between and above
+// them; nothing is found after reset.
 func TestLaunchIDs(t *testing.T) {
 	var m launchIDs
 	want := map[uint64]CtxID{}
-	for i := uint64(0); i < 3*launchChunk+5; i++ {
+	const n = 5*launchRecent + 77
+	for i := uint64(0); i < n; i++ {
 		id := 10 + 3*i // 10, 13, 16, …
 		m.put(id, CtxID(i%7))
 		want[id] = CtxID(i % 7)
 	}
-	for _, id := range []uint64{11, 14, 200} { // back in time: the map
-		m.put(id, 99)
-		want[id] = 99
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, k := range r.Perm(3 * launchRecent) {
+		id := 10 + 3*n + 2*uint64(k) // above, in random order
+		m.put(id, CtxID(k%5+1))
+		want[id] = CtxID(k%5 + 1)
 	}
-	for id := uint64(0); id < 10+3*(3*launchChunk+6); id++ {
+	if len(m.runs) == 0 || len(m.runs[0].ids) <= launchRecent || len(m.recent) == 0 {
+		t.Fatalf("%d runs, %d recent: the merge path is not exercised", len(m.runs), len(m.recent))
+	}
+	for id := uint64(0); id < 10+3*n+2*3*launchRecent+5; id++ {
 		ctx, ok := m.get(id)
 		w, in := want[id]
 		if ok != in || ctx != w {
