@@ -13,13 +13,15 @@ import (
 // (tracefile.OpenStream), one source after the other, into the snapshot
 // CombineSources gives for the whole traces: the Aggregator's tables, each
 // source's Ranks row and step rows, and with several sources their step
-// spreads and matched collectives. It keeps no event: per window it adds
-// the GPU ops to the Aggregator (whose busy unions it seals before the
-// window: Aggregator.SealBusyBefore) and the window's per-device unions
-// (compute, communication, copies) to the source's sums. Memory: 8 bytes
-// per kernel execution (exact percentiles), the tables, one window's
-// intervals, and per source its steps and (for matching across sources)
-// one entry per collective.
+// spreads and matched collectives. It keeps no event: per window (or per
+// part of a long window, AddPart) it adds the GPU ops to the Aggregator
+// (whose busy unions it seals before the window:
+// Aggregator.SealBusyBefore) and, at the window's end, the window's
+// per-device unions (compute, communication, copies) to the source's
+// sums. Memory: 8 bytes per kernel execution (exact percentiles), the
+// tables, one window's GPU op intervals (16 bytes each, kept to its end),
+// and per source its steps and (for matching across sources) one entry
+// per collective.
 //
 // Exact when each source's windows do not overlap in time (each window's
 // events start after every earlier window's end, which
