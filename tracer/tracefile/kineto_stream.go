@@ -27,7 +27,7 @@ import (
 // handed out in parts (Window.Part, Window.Last): its steps, then its GPU
 // ops in file order, each as soon as its launch was read. It keeps its
 // operator and range intervals (24 bytes each), one context per launch
-// correlation id, a 24-byte record per CPU-thread interval for the nesting
+// correlation id, a 16-byte record per CPU-thread interval for the nesting
 // check, its ranges and steps until its first launch (the step rule is
 // decided per window), and the GPU ops read before their launch together
 // with those after them (so that the ops go out in file order).

@@ -3,6 +3,7 @@ package tracefile
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -194,8 +195,11 @@ func (ks *kstream) incEnd(d *kdec) {
 }
 
 // nestRecs keeps, for nestingScan's check of a window read in parts, one
-// 24-byte record per interval event of a CPU thread (what nestingScan
-// looks at), in file order, in chunks that are never copied.
+// 16-byte record per interval event of a CPU thread (what nestingScan
+// looks at), in file order, in chunks that are never copied: its start,
+// its duration (when it fits in 32 bits; else its end is in long), and its
+// name and thread packed in 32 bits (when the name's id is below 2^24 and
+// the thread is one of the window's first 255; else both are in wide).
 type nestRecs struct {
 	chunks  [][]nestRec
 	n       int
@@ -204,21 +208,28 @@ type nestRecs struct {
 	lastKey [2]int32
 	lastTh  uint32
 	hasLast bool
+	long    map[uint32]int64     // record index → end, ns
+	wide    map[uint32][2]uint32 // record index → name, thread
 }
 
 type nestRec struct {
-	s, e int64
-	name tracer.StrID
-	th   uint32
+	s  int64
+	d  uint32 // duration, ns, or nestLong
+	nt uint32 // name<<8 | thread, or nestWide
 }
 
-const nestChunk = 1 << 16
+const (
+	nestChunk = 1 << 16
+	nestLong  = math.MaxUint32
+	nestWide  = math.MaxUint32
+)
 
 func (r *nestRecs) reset() {
 	clear(r.chunks)
 	r.chunks, r.n, r.hasLast = r.chunks[:0], 0, false
 	clear(r.threads)
 	r.keys = r.keys[:0]
+	r.long, r.wide = nil, nil
 }
 
 // add records e when nestingScan would look at it.
@@ -242,12 +253,46 @@ func (r *nestRecs) add(e *tracer.Event) {
 	if r.n%nestChunk == 0 {
 		r.chunks = append(r.chunks, make([]nestRec, 0, nestChunk))
 	}
+	i := uint32(r.n)
+	x := nestRec{s: e.Start, d: nestLong, nt: nestWide}
+	if e.Dur < nestLong {
+		x.d = uint32(e.Dur)
+	} else {
+		if r.long == nil {
+			r.long = map[uint32]int64{}
+		}
+		r.long[i] = e.End()
+	}
+	if r.lastTh < 255 && e.Name < 1<<24 {
+		x.nt = uint32(e.Name)<<8 | r.lastTh
+	} else {
+		if r.wide == nil {
+			r.wide = map[uint32][2]uint32{}
+		}
+		r.wide[i] = [2]uint32{uint32(e.Name), r.lastTh}
+	}
 	c := &r.chunks[len(r.chunks)-1]
-	*c = append(*c, nestRec{e.Start, e.End(), e.Name, r.lastTh})
+	*c = append(*c, x)
 	r.n++
 }
 
 func (r *nestRecs) at(i uint32) *nestRec { return &r.chunks[i/nestChunk][i%nestChunk] }
+
+// end, name and thread of record i.
+func (r *nestRecs) end(i uint32) int64 {
+	if x := r.at(i); x.d != nestLong {
+		return x.s + int64(x.d)
+	}
+	return r.long[i]
+}
+
+func (r *nestRecs) nameTh(i uint32) (tracer.StrID, uint32) {
+	if x := r.at(i); x.nt != nestWide {
+		return tracer.StrID(x.nt >> 8), x.nt & 0xff
+	}
+	w := r.wide[i]
+	return tracer.StrID(w[0]), w[1]
+}
 
 // scan is nestingScan over the records: the number of intervals that
 // partly overlap an enclosing one on their thread, and the first example
@@ -258,10 +303,9 @@ func (r *nestRecs) scan() (n int, a, b tracer.Event) {
 	}
 	// Per thread, the record indices in file order, carved from one array.
 	off := make([]uint32, len(r.keys)+1)
-	for _, c := range r.chunks {
-		for i := range c {
-			off[c[i].th+1]++
-		}
+	for i := 0; i < r.n; i++ {
+		_, th := r.nameTh(uint32(i))
+		off[th+1]++
 	}
 	for i := 1; i < len(off); i++ {
 		off[i] += off[i-1]
@@ -269,7 +313,7 @@ func (r *nestRecs) scan() (n int, a, b tracer.Event) {
 	all := make([]uint32, r.n)
 	fill := slices.Clone(off[:len(r.keys)])
 	for i := 0; i < r.n; i++ {
-		th := r.at(uint32(i)).th
+		_, th := r.nameTh(uint32(i))
 		all[fill[th]] = uint32(i)
 		fill[th]++
 	}
@@ -284,18 +328,18 @@ func (r *nestRecs) scan() (n int, a, b tracer.Event) {
 			if a.s != b.s {
 				return cmp.Compare(a.s, b.s)
 			}
-			if a.e != b.e {
-				return cmp.Compare(b.e, a.e)
+			if ea, eb := r.end(x), r.end(y); ea != eb {
+				return cmp.Compare(eb, ea)
 			}
 			return cmp.Compare(x, y)
 		})
 		stack = stack[:0]
 		for _, i := range idx {
-			e := r.at(i)
-			for len(stack) > 0 && r.at(stack[len(stack)-1]).e <= e.s {
+			s, e := r.at(i).s, r.end(i)
+			for len(stack) > 0 && r.end(stack[len(stack)-1]) <= s {
 				stack = stack[:len(stack)-1]
 			}
-			if len(stack) > 0 && e.e > r.at(stack[len(stack)-1]).e {
+			if len(stack) > 0 && e > r.end(stack[len(stack)-1]) {
 				if n == 0 || i < first[1] {
 					first = [2]uint32{stack[len(stack)-1], i}
 				}
@@ -309,9 +353,10 @@ func (r *nestRecs) scan() (n int, a, b tracer.Event) {
 		return 0, a, b
 	}
 	ev := func(i uint32) tracer.Event {
-		x := r.at(i)
-		k := r.keys[x.th]
-		return tracer.Event{Name: x.name, Start: x.s, Dur: x.e - x.s, PID: k[0], TID: k[1]}
+		name, th := r.nameTh(i)
+		k := r.keys[th]
+		s := r.at(i).s
+		return tracer.Event{Name: name, Start: s, Dur: r.end(i) - s, PID: k[0], TID: k[1]}
 	}
 	return n, ev(first[0]), ev(first[1])
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -288,5 +289,48 @@ func TestOpenStreamPartsRefusesLateCPU(t *testing.T) {
 	partWindow = 1 << 18 // held whole: linked with the operator
 	if _, err := OpenStream(p, Options{}, func(w *Window) error { return nil }); err != nil {
 		t.Errorf("held whole: %v", err)
+	}
+}
+
+// TestOpenStreamPartsNestingWide: the nesting records' wide paths (a
+// thread past the window's 255th, a duration past 2^32 ns) give Open's
+// count and first example. 300 threads each hold "outer" [1, 100) µs and
+// "inner" [10, 20) µs; thread 280 (written first) also holds "long"
+// [1000, 6,001,000) µs (6 s) and "late" [2000, 7,000,000) µs, which
+// partly overlaps it; thread 7 holds "over" [50, 150) µs, partly over
+// "outer", written last: 2 events, the first example thread 280's.
+func TestOpenStreamPartsNestingWide(t *testing.T) {
+	old := partWindow
+	defer func() { partWindow = old }()
+	var b strings.Builder
+	b.WriteString(`{"schemaVersion": 1, "traceEvents": [`)
+	ev := func(name string, tid, ts, dur int) {
+		fmt.Fprintf(&b, `{"ph": "X", "cat": "cpu_op", "name": %q, "pid": 1, "tid": %d, "ts": %d, "dur": %d},`+"\n", name, tid, ts, dur)
+	}
+	for tid := 1000; tid < 1300; tid++ {
+		ev("outer", tid, 1, 99)
+		ev("inner", tid, 10, 10)
+	}
+	ev("long", 1280, 1000, 6_000_000)
+	ev("late", 1280, 2000, 6_998_000)
+	ev("over", 1007, 50, 100)
+	b.WriteString(`{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1000, "ts": 12, "dur": 2, "args": {"correlation": 1}},
+{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 30, "dur": 10, "args": {"correlation": 1, "device": 0, "stream": 7}}]}`)
+	p := filepath.Join(t.TempDir(), "wide.json")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := Open(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	partWindow = 0
+	st, err := OpenStream(p, Options{}, func(w *Window) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `2 events partly overlap an enclosing event on the same thread instead of nesting (first: "long" [1000000, 6001000000) ns and "late" [2000000, 7000000000) ns on pid 1 tid 1280)`
+	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], want) || !slices.Equal(st.Warnings, whole.Warnings) {
+		t.Errorf("warnings:\nstream %q\nopen   %q\nwant %q", st.Warnings, whole.Warnings, want)
 	}
 }
