@@ -16,6 +16,7 @@ package pyagent
 
 import (
 	"embed"
+	"fmt"
 	"io/fs"
 	"maps"
 	"slices"
@@ -38,7 +39,8 @@ const (
 )
 
 // Files returns the agent's files, slash-separated paths relative to the
-// folder that goes on PYTHONPATH ("sitecustomize.py", "rlktop/_core.py", …).
+// folder that goes on PYTHONPATH ("sitecustomize.py", "rlktop/_core.py", …):
+// the embedded ones and TablePy, the built-in flags generated from Flags.
 func Files() map[string][]byte {
 	out := map[string][]byte{}
 	fs.WalkDir(files, "py", func(p string, d fs.DirEntry, err error) error {
@@ -51,14 +53,42 @@ func Files() map[string][]byte {
 		}
 		return err
 	})
+	out[TablePy] = tablePy(Flags)
 	return out
+}
+
+// TablePy is the agent's file of built-in flags (Files): the Python
+// module rlktop._table, written from Flags, whose BUILTIN maps each flag's
+// name to its choices in Flags' order (py/rlktop/_flags.py imports it), so
+// that the agent applies the flags of the one table rlktop offers.
+const TablePy = "rlktop/_table.py"
+
+// tablePy renders t as the module TablePy. Names and choices are quoted
+// with %q: the table's are ASCII without quotes or backslashes, where Go's
+// and Python's string literals agree.
+func tablePy(t flagtab.Table) []byte {
+	var b strings.Builder
+	b.WriteString("# Written by rlktop from its flag table (tracer/pyagent.Flags); not a source file.\n")
+	b.WriteString("BUILTIN = {\n")
+	for _, f := range t {
+		q := make([]string, len(f.Choices))
+		for i, c := range f.Choices {
+			q[i] = fmt.Sprintf("%q", c)
+		}
+		if len(q) == 1 {
+			q[0] += "," // a one-value tuple
+		}
+		fmt.Fprintf(&b, "    %q: (%s),\n", f.Name, strings.Join(q, ", "))
+	}
+	b.WriteString("}\n")
+	return []byte(b.String())
 }
 
 // Flags are the agent's built-in flags, in display order: each a
 // flagtab.Choice flag set in the running process at the next step
 // boundary (py/rlktop/_flags.py applies them; the first choice is torch's
-// default). The Python table (py/rlktop/_flags.py BUILTIN) holds the same
-// names and choices; TestFlagsMatchPython checks it.
+// default). The agent reads its table of names and choices from this one
+// (TablePy); py/rlktop/_flags.py says what each sets in torch.
 var Flags = flagtab.Table{
 	{Name: "sdpa", Kind: flagtab.Choice, Choices: []string{"default", "math", "flash", "efficient", "cudnn"}, Live: true,
 		Doc: "backends scaled_dot_product_attention may use (torch.backends.cuda.enable_*_sdp)"},

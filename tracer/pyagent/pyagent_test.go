@@ -2,11 +2,10 @@ package pyagent
 
 import (
 	"bytes"
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -14,37 +13,48 @@ import (
 	"github.com/rlktop/rlktop/tracer/wire"
 )
 
-// TestFlagsMatchPython checks that the Go flag table and the Python one
-// (py/rlktop/_flags.py BUILTIN) hold the same names, in the same order
-// (the flags panel's), with the same choices, and that every built-in
-// flag is a live choice flag (the agent applies each at a step boundary).
+// TestFlagsMatchPython: the agent's Python code reads the built-in flags
+// of Flags — the names, in the same order (the flags panel's), with the
+// same choices — from the module Files writes (python3 imports
+// rlktop._flags and prints its BUILTIN as JSON), and every built-in flag
+// is a live choice flag (the agent applies each at a step boundary).
 func TestFlagsMatchPython(t *testing.T) {
-	src := string(Files()["rlktop/_flags.py"])
-	src = src[strings.Index(src, "BUILTIN = {"):]
-	src = src[:strings.Index(src, "\n}")]
-	re := regexp.MustCompile(`"(\w+)": \(([^)]*)\),`)
-	py := map[string][]string{}
-	var order []string
-	for _, m := range re.FindAllStringSubmatch(src, -1) {
-		var ch []string
-		for _, c := range strings.Split(m[2], ",") {
-			if c = strings.Trim(strings.TrimSpace(c), `"`); c != "" {
-				ch = append(ch, c)
-			}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed: the agent's flag table cannot be read")
+	}
+	dir := t.TempDir()
+	for name, b := range Files() {
+		if err := writeFile(filepath.Join(dir, filepath.FromSlash(name)), b); err != nil {
+			t.Fatal(err)
 		}
-		py[m[1]] = ch
-		order = append(order, m[1])
 	}
-	if len(py) != len(Flags) {
-		t.Fatalf("python BUILTIN has %d flags %v, Go has %d", len(py), py, len(Flags))
+	cmd := exec.Command(py, "-c", "import json; from rlktop import _flags; print(json.dumps(list(_flags.BUILTIN.items())))")
+	cmd.Env = append(cmd.Environ(), "PYTHONPATH="+dir)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python3 reading the agent's flags: %v", err)
 	}
-	if !slices.Equal(order, Flags.Names()) {
-		t.Errorf("python BUILTIN order %v, Go %v", order, Flags.Names())
+	var items [][]json.RawMessage
+	if err := json.Unmarshal(out, &items); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var names []string
+	for _, it := range items {
+		var name string
+		var choices []string
+		if len(it) != 2 || json.Unmarshal(it[0], &name) != nil || json.Unmarshal(it[1], &choices) != nil {
+			t.Fatalf("python BUILTIN item %s: want [name, [choices…]]", it)
+		}
+		names = append(names, name)
+		if f, ok := Flags.Lookup(name); !ok || !slices.Equal(choices, f.Choices) {
+			t.Errorf("flag %s: python choices %v, Go %v", name, choices, f.Choices)
+		}
+	}
+	if !slices.Equal(names, Flags.Names()) {
+		t.Errorf("python BUILTIN %v, Go %v", names, Flags.Names())
 	}
 	for _, f := range Flags {
-		if !slices.Equal(py[f.Name], f.Choices) {
-			t.Errorf("flag %s: python choices %v, Go %v", f.Name, py[f.Name], f.Choices)
-		}
 		if f.Kind != flagtab.Choice || !f.Live {
 			t.Errorf("flag %s: kind %v live %v, want a live choice flag", f.Name, f.Kind, f.Live)
 		}

@@ -2,17 +2,11 @@
 
 Each apply() returns "" when applied, else why the flag was refused (the
 installed torch lacks it, or the value is not one of its choices). The
-table of names and choices is mirrored in Go (tracer/pyagent.Flags).
+table of names and choices, BUILTIN, is rlktop's (tracer/pyagent.Flags):
+rlktop writes it as rlktop/_table.py when it extracts the agent.
 """
 
-BUILTIN = {
-    "sdpa": ("default", "math", "flash", "efficient", "cudnn"),
-    "compile": ("on", "off"),
-    "tf32": ("on", "off"),
-    "matmul_precision": ("highest", "high", "medium"),
-    "cudnn_benchmark": ("on", "off"),
-    "deterministic": ("on", "off"),
-}
+from ._table import BUILTIN  # name -> choices, in rlktop's order
 
 # enable_*_sdp switches per sdpa value (math, flash, mem_efficient, cudnn).
 _SDPA = {
