@@ -163,13 +163,24 @@ func flagFirst(rows []attrib.RowComparison, flag string) []attrib.RowComparison 
 	return rows
 }
 
-// Envelope writes a row's A/A′ envelope as a percentage ("±12%"), or "—"
-// without one.
+// Envelope writes a row's A/A′ envelope (ln units: a ratio r is inside
+// when |ln r| ≤ ln) for a table column: as a percentage below a factor of
+// 2 ("±12%"), beyond as the factor ("×3.8": from 1/3.8 to 3.8, where
+// "±284%" read as if 0.3 were inside), or "—" without one.
 func Envelope(ln float64) string {
-	if ln <= 0 {
+	switch {
+	case ln <= 0:
 		return "—"
+	case math.Exp(ln) < 2:
+		return fmt.Sprintf("±%.0f%%", 100*(math.Exp(ln)-1))
 	}
-	return fmt.Sprintf("±%.0f%%", 100*(math.Exp(ln)-1))
+	return fmt.Sprintf("×%.1f", math.Exp(ln))
+}
+
+// envelopeBand writes the A/A′ envelope envLn as the ratios it holds,
+// "[0.93, 1.08]".
+func envelopeBand(envLn float64) string {
+	return units.Interval(math.Exp(-envLn), math.Exp(envLn))
 }
 
 // VerdictReason says which part of CompareRule gave verdict v to a ratio
@@ -183,9 +194,9 @@ func VerdictReason(v string, ratio, lo, hi, envLn float64) string {
 	case lo <= 1 && 1 <= hi:
 		return "the interval " + units.Interval(lo, hi) + " holds 1 → within noise"
 	case envLn > 0 && math.Abs(math.Log(ratio)) <= envLn:
-		return fmt.Sprintf("the interval excludes 1, but %.3f is inside the A/A′ envelope %s → within noise", ratio, Envelope(envLn))
+		return fmt.Sprintf("the interval excludes 1, but %.3f is inside the A/A′ envelope %s → within noise", ratio, envelopeBand(envLn))
 	case envLn > 0:
-		return fmt.Sprintf("the interval excludes 1 and %.3f is outside the A/A′ envelope %s → %s", ratio, Envelope(envLn), v)
+		return fmt.Sprintf("the interval excludes 1 and %.3f is outside the A/A′ envelope %s → %s", ratio, envelopeBand(envLn), v)
 	}
 	return fmt.Sprintf("the interval excludes 1 (no A′ envelope) → %s", v)
 }

@@ -58,10 +58,22 @@ func TestCompareExplains(t *testing.T) {
 			}
 			press(v, "down", "down") // elementwise
 			flat = strings.Join(strings.Fields(render(t, v.View(), w, 24)), " ")
-			if !strings.Contains(flat, "elementwise: the interval excludes 1, but 0.817 is inside the A/A′ envelope ±40% → within noise") {
+			// The envelope ±40% holds the ratios 1/1.4 = 0.714 to 1.400.
+			if !strings.Contains(flat, "elementwise: the interval excludes 1, but 0.817 is inside the A/A′ envelope [0.714, 1.400] → within noise") {
 				t.Errorf("elementwise reason missing:\n%s", flat)
 			}
 		})
+	}
+}
+
+// TestEnvelopeWide: an envelope of a factor 2 or more is written as the
+// factor ("×3.8", ratios 1/3.84 … 3.84) — "±284%" read as if 0.3 were
+// inside (user trial); below 2 as a percentage.
+func TestEnvelopeWide(t *testing.T) {
+	for ln, want := range map[float64]string{math.Log(3.84): "×3.8", math.Log(2): "×2.0", math.Log(1.4): "±40%", 0: "—"} {
+		if got := views.Envelope(ln); got != want {
+			t.Errorf("Envelope(ln %.3f) = %q, want %q", ln, got, want)
+		}
 	}
 }
 
