@@ -249,13 +249,15 @@ def main():
                     rlktop.log(loss=loss_v, entropy=ent_v)
             with stage("optimizer"):
                 opt.step()  # a step even with no finished game: steps stay regular
-        it += 1
         dt = time.perf_counter() - t0
+        # Iterations count from 0, as rlktop numbers steps (its step k is
+        # iteration k; iteration 0 ends before the first step it measures).
         if finished:
             print(f"iter {it} loss {loss_v:.4f} entropy {ent_v:.3f} finished {finished} "
                   f"win_rate {wins / finished:.2f} step_ms {dt * 1e3:.1f}", flush=True)
         else:
             print(f"iter {it} no game finished step_ms {dt * 1e3:.1f}", flush=True)
+        it += 1
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -28,10 +30,20 @@ func (r liveExec) execute(ctx context.Context, segs []Segment) error {
 	o := r.o
 	queue := segs
 	var pid int32
-	s0 := int64(0)
 	cur := queue[0]
 	queue = queue[1:]
 	first := true
+	// The first segment starts at the first step the child reports: the
+	// built-in loop numbers from 0, the Python agent from 1 (a boundary
+	// ends a step, so step 0 ends before the first it sees).
+	s0, why, err := r.firstStep(ctx, r.arms[cur.Arm], &pid)
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		r.failAll("stopped early: the child ended before its first step (" + why + ")")
+		return nil
+	}
 	for makeup := 0; ; {
 		a := r.arms[cur.Arm]
 		need := int64(cur.Warmup + cur.Count)
@@ -138,6 +150,23 @@ func (r liveExec) execute(ctx context.Context, segs []Segment) error {
 		cur, s0 = *next, s1
 		r.progress("arm %s from step %d", r.arms[cur.Arm].name, s0)
 	}
+}
+
+// firstStep waits for the first step a child reports and returns its
+// number, setting *pid to that child; why says why none came (the child
+// ended, or no step within the step timeout).
+func (r liveExec) firstStep(ctx context.Context, a *armRun, pid *int32) (int64, string, error) {
+	steps, why, err := r.waitSteps(ctx, a, func(st *session.State) []session.StepTime {
+		all := r.stepsOf(st, pid, true, math.MinInt64, math.MaxInt64)
+		if len(all) == 0 {
+			return nil
+		}
+		return []session.StepTime{slices.MinFunc(all, func(x, y session.StepTime) int { return cmp.Compare(x.Step, y.Step) })}
+	}, 1)
+	if err != nil || why != "" {
+		return 0, why, err
+	}
+	return steps[0].Step, "", nil
 }
 
 // stepsOf picks the steps numbered [from, to) of child *pid (the first

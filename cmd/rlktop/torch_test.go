@@ -228,8 +228,8 @@ func TestTorchChecksProbes(t *testing.T) {
 // TestTorchChecksNaN: the arm whose script writes NaN into two rows of
 // the logits every third iteration is invalid (exit status 3), and the
 // steps it names are exactly those iterations: the agent's step k is the
-// script's iteration k+1 (its first optimizer step starts step 0), so
-// (k+1) % 3 == 0.
+// script's iteration k (its first optimizer step ends iteration 0 and
+// starts step 1), so k % 3 == 0.
 func TestTorchChecksNaN(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
 	res, code := compareJSON(t, r, "--flag", "poison=off,on", "--no-noise", "--steps", "4", "--block", "2")
@@ -246,8 +246,8 @@ func TestTorchChecksNaN(t *testing.T) {
 	}
 	for _, x := range m {
 		k, _ := strconv.Atoi(x[1])
-		if (k+1)%3 != 0 {
-			t.Errorf("step %d named as NaN; the script poisons iterations divisible by 3 (step k = iteration k+1)", k)
+		if k%3 != 0 {
+			t.Errorf("step %d named as NaN; the script poisons iterations divisible by 3 (step k = iteration k)", k)
 		}
 	}
 	if res.Verdict == "faster" || res.Verdict == "slower" {
@@ -260,7 +260,8 @@ func TestTorchChecksNaN(t *testing.T) {
 // bitwise equal to it over every audited value and its loss lies inside
 // the A/A′ envelope (A′: another seed); a ten times larger learning rate
 // changes the logits from the first step on (the first update precedes
-// step 0) and its loss falls outside the envelope.
+// step 1, the first the agent measures) and its loss falls outside the
+// envelope.
 func TestTorchChecksAuditsAndMetrics(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
 	res, code := compareJSON(t, r, "--restart", "--flag", "lr=0.05,0.05,1.0", "--steps", "3", "--block", "3")
@@ -274,8 +275,8 @@ func TestTorchChecksAuditsAndMetrics(t *testing.T) {
 	if a := audits["lr=0.05 #2"]; !a.Bitwise || a.Steps < 3 || a.Values != int64(a.Steps)*64*4 {
 		t.Errorf("A/A audit %+v: want bitwise equal over steps × 64×4 logits", a)
 	}
-	if a := audits["lr=1.0"]; a.Bitwise || a.FirstDiff != 0 || a.FirstDiffElem < 0 || a.AValue == a.BValue {
-		t.Errorf("lr=1.0 audit %+v: want a difference from step 0 at a sampled element, with two different values", a)
+	if a := audits["lr=1.0"]; a.Bitwise || a.FirstDiff != 1 || a.FirstDiffElem < 0 || a.AValue == a.BValue {
+		t.Errorf("lr=1.0 audit %+v: want a difference from step 1 (the first) at a sampled element, with two different values", a)
 	}
 	if a := audits["lr=0.05 #2"]; a.FirstDiffElem != -1 {
 		t.Errorf("A/A audit names element %d", a.FirstDiffElem)
@@ -294,8 +295,8 @@ func TestTorchChecksAuditsAndMetrics(t *testing.T) {
 				t.Errorf("highest vs highest: %+v, want bitwise equal", a)
 			}
 		case "matmul_precision=medium":
-			if a.Bitwise || a.FirstDiff != 0 {
-				t.Errorf("highest vs medium: %+v, want the first differing step named (0: the first update already differs)", a)
+			if a.Bitwise || a.FirstDiff != 1 {
+				t.Errorf("highest vs medium: %+v, want the first differing step named (1, the first: its update already differs)", a)
 			}
 		}
 	}
@@ -462,9 +463,9 @@ for i in range(12):
 a = rlktop._agent
 print("files", len(os.listdir(a.tmpdir)), "skipped", a.windows_skipped)
 `)
-	// 12 step() calls: the first starts the clock (step 0), the others end
-	// steps 0–10 and reach boundaries 1–11; windows start at odd ones:
-	// 1 (taken), then 3, 5, 7, 9, 11 skipped — 5.
+	// 12 step() calls: the first ends iteration 0 and starts step 1, the
+	// others end steps 1–11 and start steps 2–12; windows start at even
+	// ones: 2 (taken), then 4, 6, 8, 10, 12 skipped — 5.
 	if !strings.Contains(out, "files 1 skipped 5") {
 		t.Fatalf("want one window file and 5 skipped:\n%s", out)
 	}
@@ -472,7 +473,7 @@ print("files", len(os.listdir(a.tmpdir)), "skipped", a.windows_skipped)
 
 // TestTorchAgentProfilerSteps: a loop that drives its own torch.profiler
 // with prof.step() and steps no optimizer gets its steps from there (six
-// prof.step() calls: the first starts step 0, five steps end).
+// prof.step() calls: the first starts step 1, steps 1–5 end, step 6 runs).
 func TestTorchAgentProfilerSteps(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
 	out := runAgentScript(t, r, true, nil, `
@@ -484,7 +485,7 @@ with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=1, warmup
         prof.step()
 print("profiler-only steps", rlktop._agent.step_n)
 `)
-	if !strings.Contains(out, "profiler-only steps 5") {
+	if !strings.Contains(out, "profiler-only steps 6") {
 		t.Fatal(out)
 	}
 }

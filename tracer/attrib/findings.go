@@ -96,7 +96,8 @@ type FindingRule struct {
 	Counter   string  `toml:"counter"`
 	Threshold float64 `toml:"threshold"`
 	CPU       bool    `toml:"cpu"`
-	// Warmup (recompiles): steps numbered below it may compile.
+	// Warmup (recompiles): the first Warmup steps of each process's
+	// compile row (from its first step with a sample) may compile.
 	Warmup int           `toml:"warmup"`
 	Try    string        `toml:"try"`
 	Source string        `toml:"source"`
@@ -583,8 +584,10 @@ func (r *FindingRule) invalidOutputs(outs []OutputRow) *Finding {
 }
 
 // recompiles reads the "compile" output row (frames compiled per step):
-// it fires when frames were compiled in a step numbered r.Warmup or
-// later, naming those steps (at most 8) and the frames compiled in
+// it fires when frames were compiled after the row's first r.Warmup
+// steps (counted from its first sample: the Python agent numbers its
+// first measured step 1, and sends nothing before dynamo compiled a
+// frame), naming those steps (at most 8) and the frames compiled in
 // warm-up. Several processes' rows add up (one row per trace).
 func (r *FindingRule) recompiles(outs []OutputRow) *Finding {
 	var late, warm float64
@@ -594,9 +597,13 @@ func (r *FindingRule) recompiles(outs []OutputRow) *Finding {
 		if o.Kind != "compile" {
 			continue
 		}
+		if len(o.PerStep) == 0 {
+			continue
+		}
+		first := slices.MinFunc(o.PerStep, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })[0]
 		for _, p := range o.PerStep {
 			switch {
-			case p[0] < float64(r.Warmup):
+			case p[0] < first+float64(r.Warmup):
 				warm += p[1]
 			case p[1] > 0:
 				late += p[1]

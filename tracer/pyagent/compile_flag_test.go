@@ -43,9 +43,10 @@ print(_flags.current(torch, "compile"), len(calls), g is len)
 // TestCompileFramesPerStep: with a stand-in torch._dynamo.utils (its
 // counters["frames"]["total"] set by hand), the agent sends nothing while
 // dynamo has compiled no frame, then per step the frames compiled during
-// it: totals 0, 0, 1, 1, 3, 3 read at the boundaries after steps -, 0, 1,
-// 2, 3, 4 give compile.frames 1, 0, 2, 0 for steps 1–4 (hand count), each
-// stamped inside its step.
+// it: totals 0, 0, 1, 1, 3, 3 read at the boundaries after steps 0 (not
+// measured: its start is before the first boundary), 1, 2, 3, 4, 5 give
+// compile.frames 1, 0, 2, 0 for steps 2–5 (hand count), each stamped inside
+// its step.
 func TestCompileFramesPerStep(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
@@ -76,7 +77,7 @@ for kind, name, s, d, v, tid in a.queue:
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	want := "compile.frames 1 [1]\ncompile.frames 0 [2]\ncompile.frames 2 [3]\ncompile.frames 0 [4]"
+	want := "compile.frames 1 [2]\ncompile.frames 0 [3]\ncompile.frames 2 [4]\ncompile.frames 0 [5]"
 	if got := strings.TrimSpace(string(out)); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

@@ -70,7 +70,12 @@ class Agent:
         self.dropped = 0
         self.dropped_batches = 0
         self.sent_drops = 0
-        self.step_n = -1  # steps completed; -1 before the first boundary
+        # The step running now; -1 before the first boundary. Boundaries come
+        # at the end of a step (rlktop.step(), optimizer.step(), prof.step()),
+        # so the first one ends step 0, whose start the agent never saw: the
+        # first measured step is step 1, the number the script's own loop
+        # counter (from 0) and torch.profiler's ProfilerStep#N give it.
+        self.step_n = -1
         self.step_t0 = 0
         self.opt_id = None
         self.pending = []  # (seq, key, value) to apply at the next boundary
@@ -307,7 +312,7 @@ class Agent:
                 if self.step_n >= 0:
                     self.counter("input.wait_ns", self.input_wait, t - 1)
                 self.input_wait = 0
-            self.step_n += 1
+            self.step_n = self.step_n + 1 if self.step_n >= 0 else 1
             if self.pending:
                 self._apply_pending(self.step_n)
             if self.kineto_every > 0 and self.torch is not None:
@@ -443,7 +448,9 @@ class Agent:
                 self.out.append(_wire.tracefile("kineto", path, first, n - 1))
                 self.cond.notify()
             return
-        if not self.tracing or n % self.kineto_every != 1 % self.kineto_every:
+        # Windows start at step 2, 12, 22…: step 1, the first measured, carries
+        # one-time costs (first allocations, warm-up).
+        if not self.tracing or n % self.kineto_every != 2 % self.kineto_every:
             return
         if self.last_window and os.path.exists(self.last_window):
             # rlktop has not taken the previous window yet (stopped, or
