@@ -109,8 +109,15 @@ func (r *runner) rowsOf(steps, profiled []attrib.Arm, a, b int, noise int, o att
 		nz = &profiled[noise]
 	}
 	o.MinSteps = 1
+	if o.MinRowSteps <= 0 {
+		o.MinRowSteps = attrib.DefaultMinRowSteps
+	}
 	c := attrib.CompareArms(profiled[a], profiled[b], nz, o)
-	return c.Rows, "rows compare the profiled steps only (steps with GPU events: " + strings.Join(counts, ", ") + ")", true
+	note = "rows compare the profiled steps only (steps with GPU events: " + strings.Join(counts, ", ") + ")"
+	if min(len(profiled[a].StepNs), len(profiled[b].StepNs)) < o.MinRowSteps {
+		note += fmt.Sprintf("; with fewer than %d in an arm a row has its ratio only, no interval and no verdict (%q): run more --steps", o.MinRowSteps, attrib.VerdictFew)
+	}
+	return c.Rows, note, true
 }
 
 // probe evaluates the built-in loop's probe batch under arm a's flags

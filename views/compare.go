@@ -191,6 +191,8 @@ func VerdictReason(v string, ratio, lo, hi, envLn float64) string {
 		return "an arm is invalid: no verdict"
 	case v == attrib.VerdictNew || v == attrib.VerdictGone:
 		return "runs in one arm only"
+	case v == attrib.VerdictFew:
+		return "an arm has too few (profiled) steps for an interval: the ratio alone, no verdict"
 	case lo <= 1 && 1 <= hi:
 		return "the interval " + units.Interval(lo, hi) + " holds 1 → within noise"
 	case envLn > 0 && math.Abs(math.Log(ratio)) <= envLn:
@@ -569,8 +571,11 @@ func (c *Compare) View() string {
 		group, verdict := r.Group, r.Verdict
 		if short {
 			group = map[string]string{"kernel": "kern", "category": "cat", "stage": "stg"}[group]
-			if verdict == attrib.VerdictNoise {
+			switch verdict {
+			case attrib.VerdictNoise:
 				verdict = "noise"
+			case attrib.VerdictFew:
+				verdict = "few"
 			}
 		}
 		lines = append(lines, gut+st.Table.Dim.Render(fit(group, gw))+" "+fit(escape.Control(r.Key), kw)+" "+fitRight(FormatNs(r.ANs), tw)+

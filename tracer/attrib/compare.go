@@ -19,6 +19,12 @@ const (
 	// or none in B (only in A): a ratio means nothing there.
 	VerdictNew  = "only in B"
 	VerdictGone = "only in A"
+	// VerdictFew marks rows compared over fewer than
+	// CompareOptions.MinRowSteps steps in an arm (a command's profiled
+	// steps, 2 of every 10 without a GPU tracer): the ratio stands, with
+	// no interval — a bootstrap of one or two steps resamples the same
+	// values and gives a point, not an interval — and no verdict.
+	VerdictFew = "too few steps"
 )
 
 // Row groups of a comparison.
@@ -119,7 +125,14 @@ type CompareOptions struct {
 	Level     float64 // confidence level; default 0.95
 	Seed      uint64  // PRNG seed (results are reproducible); default 1
 	MinSteps  int     // fewer counted steps make an arm invalid; default 5
+	// MinRowSteps: with fewer steps in arm A or B, rows get VerdictFew and
+	// no interval; default DefaultMinRowSteps.
+	MinRowSteps int
 }
+
+// DefaultMinRowSteps is CompareOptions.MinRowSteps's default: three steps
+// per arm, the fewest whose resamples differ in more than one value.
+const DefaultMinRowSteps = 3
 
 func (o *CompareOptions) defaults() {
 	if o.Resamples <= 0 {
@@ -133,6 +146,9 @@ func (o *CompareOptions) defaults() {
 	}
 	if o.MinSteps <= 0 {
 		o.MinSteps = 5
+	}
+	if o.MinRowSteps <= 0 {
+		o.MinRowSteps = DefaultMinRowSteps
 	}
 }
 
@@ -295,6 +311,8 @@ func CompareArms(a, b Arm, noise *Arm, o CompareOptions) *Comparison {
 			rc.Verdict = VerdictNew
 		case mb == 0:
 			rc.Verdict = VerdictGone
+		case len(a.StepNs) < o.MinRowSteps || len(b.StepNs) < o.MinRowSteps:
+			rc.Ratio, rc.Verdict = mb/ma, VerdictFew
 		default:
 			r := bootMeanRatio(ra, rb, idxA, idxB, o.Level)
 			rc.Ratio, rc.CILow, rc.CIHigh = r.Value, r.CILow, r.CIHigh

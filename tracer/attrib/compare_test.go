@@ -78,6 +78,31 @@ func TestCompareExact(t *testing.T) {
 	}
 }
 
+// TestCompareFewRowSteps: rows over 1 step in A and 2 in B (a command's
+// profiled steps: user trial 4 saw "0.002 [0.001, 0.002] faster" from
+// such arms) keep the ratio of the means, 1300/300, and get no interval
+// and VerdictFew; with 3 steps each they get the interval and verdict of
+// TestCompareExact.
+func TestCompareFewRowSteps(t *testing.T) {
+	arms := func(na, nb int) (Arm, Arm) {
+		a, b := constArm("A", na, 1000), constArm("B", nb, 2000)
+		a.Rows = []RowSamples{{GroupCategory, "attention", slices.Repeat([]int64{300}, na)}}
+		b.Rows = []RowSamples{{GroupCategory, "attention", slices.Repeat([]int64{1300}, nb)}}
+		return a, b
+	}
+	a, b := arms(1, 2)
+	c := CompareArms(a, b, nil, CompareOptions{MinSteps: 1})
+	want := RowComparison{Group: GroupCategory, Key: "attention", ANs: 300, BNs: 1300, DeltaNs: 1000, Ratio: 1300.0 / 300, Verdict: VerdictFew}
+	if len(c.Rows) != 1 || c.Rows[0] != want {
+		t.Errorf("1 and 2 steps: rows %+v, want %+v", c.Rows, want)
+	}
+	a, b = arms(3, 3)
+	c = CompareArms(a, b, nil, CompareOptions{MinSteps: 1})
+	if len(c.Rows) != 1 || c.Rows[0].Verdict != VerdictSlower || c.Rows[0].CILow != 1300.0/300 {
+		t.Errorf("3 steps each: rows %+v, want slower with its interval", c.Rows)
+	}
+}
+
 func TestCompareInvalidNeverFaster(t *testing.T) {
 	a, b := constArm("A", 20, 1000), constArm("B", 20, 500)
 	b.Valid, b.Reason = false, "exited with status 1"
