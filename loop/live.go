@@ -251,7 +251,9 @@ func (l *Live) spec() (Spec, error) {
 		case rp.Traced:
 			env, banner, gpuTraced = rp.Env, rp.Banner, true
 		default:
-			banner = "no tracer for this machine, running the command untraced: CUPTI (NVIDIA): " +
+			// What is collected first (the Python agent's steps, stages,
+			// flags and torch.profiler windows), the tracers' reasons after.
+			banner = "no GPU tracer on this machine: a Python command reports steps, stages, flags and torch.profiler operators (2 of every 10 steps), any other runs untraced; CUPTI (NVIDIA): " +
 				bannerReason(plan.Banner) + "; rocprofiler-sdk (AMD): " + bannerReason(rp.Banner)
 		}
 	}
@@ -265,7 +267,7 @@ func (l *Live) spec() (Spec, error) {
 		}
 		if kineto {
 			banner = "--tracer kineto: operators from torch.profiler windows (2 of every 10 steps) of Python commands"
-		} else if banner != "" {
+		} else if banner != "" && !strings.HasPrefix(banner, "no GPU tracer on this machine") {
 			banner += "; a Python command still reports steps, stages and flags, and operators from torch.profiler windows (2 of every 10 steps)"
 		}
 	}

@@ -809,7 +809,10 @@ func (m *Model) banner() string {
 		// In full on a tall terminal; in two lines below 40 rows (at
 		// 80×24 the reason took 6 rows for the whole session): the Child
 		// view has it all.
-		ls := strings.Split(ansi.Wrap("untraced: "+u, max(m.w, 10), " "), "\n")
+		// The text says what is traced and what not (loop.Live.Banner):
+		// no "untraced:" label, which contradicted a Python command's
+		// torch.profiler operators and --tracer kineto.
+		ls := strings.Split(ansi.Wrap(u, max(m.w, 10), " "), "\n")
 		if len(ls) > 2 && m.h < 40 {
 			const more = " … (in full: Child)"
 			ls = []string{ls[0], ansi.Truncate(ls[1], max(m.w-ansi.StringWidth(more), 10), "") + more}
