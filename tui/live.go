@@ -801,7 +801,7 @@ func (m *Model) banner() string {
 	}
 	var lines []string
 	add := func(text string, st func(...string) string) {
-		for _, l := range strings.Split(ansi.Wrap(text, max(m.w, 10), " "), "\n") {
+		for _, l := range views.WrapLines(text, max(m.w, 10)) {
 			lines = append(lines, st(l))
 		}
 	}
@@ -812,7 +812,7 @@ func (m *Model) banner() string {
 		// The text says what is traced and what not (loop.Live.Banner):
 		// no "untraced:" label, which contradicted a Python command's
 		// torch.profiler operators and --tracer kineto.
-		ls := strings.Split(ansi.Wrap(u, max(m.w, 10), " "), "\n")
+		ls := views.WrapLines(u, max(m.w, 10))
 		if len(ls) > 2 && m.h < 40 {
 			const more = " … (in full: Child)"
 			ls = []string{ls[0], ansi.Truncate(ls[1], max(m.w-ansi.StringWidth(more), 10), "") + more}

@@ -794,7 +794,7 @@ func (m *Model) statusBar() string {
 	if status.Level == Error {
 		maxLines = 3
 	}
-	lines := strings.Split(ansi.Wrap(status.Text, room, " "), "\n")
+	lines := views.WrapLines(status.Text, room)
 	if len(lines) > maxLines {
 		lines = lines[:maxLines]
 		last := ansi.Truncate(lines[maxLines-1], room-1, "")

@@ -6,7 +6,6 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/livestate"
@@ -114,7 +113,7 @@ func (c *Child) lines() []string {
 		out = append(out, " "+st.Live.Pending.Render(c.state.Note))
 	}
 	if u := c.state.Untraced; u != "" {
-		for _, l := range strings.Split(ansi.Wrap("untraced: "+escape.Control(u), max(c.w-1, 10), " "), "\n") {
+		for _, l := range WrapLines(escape.Control(u), max(c.w-1, 10)) {
 			out = append(out, " "+st.Live.Warn.Render(l))
 		}
 	}

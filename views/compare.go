@@ -9,7 +9,6 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer/attrib"
@@ -277,7 +276,7 @@ func (c *Compare) verdictAs(v, text string, w int) string {
 
 // wrapStyled wraps text at words to w cells and styles each line.
 func wrapStyled(text string, w int, style func(...string) string) []string {
-	lines := strings.Split(ansi.Wrap(text, w, " "), "\n")
+	lines := WrapLines(text, w)
 	for i, l := range lines {
 		lines[i] = style(l)
 	}
@@ -305,7 +304,7 @@ func (c *Compare) header() []string {
 		text := "No comparison yet. Press C to compare " + what + " (select another flag in Flags first to compare it). " +
 			"The live child stops; a separate run interleaves the arms (A B A B …, and A′, a second run of A, for noise); " +
 			"then the live child restarts. Press C again while it runs to cancel. Verdicts: " + CompareRule + "."
-		return strings.Split(ansi.Wrap(text, max(c.w-1, 20), " "), "\n")
+		return WrapLines(text, max(c.w-1, 20))
 	case CompareRunning:
 		out := []string{"comparing " + st.Header.Value.Render(s.What) + " · " + FormatDuration(s.Elapsed) + st.Table.Dim.Render(" · C cancels")}
 		p := s.Progress

@@ -311,7 +311,7 @@ func wrapLines(text string, w int, style func(...string) string) []string {
 // line's width and then indented ran 4 cells past w and lost its end).
 func hangingWrap(text string, w int) []string {
 	var out []string
-	for j, l := range strings.Split(ansi.Wrap(text, max(w-5, 10), " "), "\n") {
+	for j, l := range WrapLines(text, max(w-5, 10)) {
 		if j > 0 {
 			l = "    " + l
 		}
