@@ -43,6 +43,9 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 		nameCol := "name"
 		if human {
 			nameCol = "kernel"
+			if s.CPUOps() {
+				nameCol = "operator"
+			}
 		}
 		g.header = []string{nameCol, "category", "count", "total", "mean", "min", "max", "p50", "p99", "share"}
 		if !human {
@@ -98,6 +101,9 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 	case ByStep:
 		if human {
 			g.header = []string{"step", "start", "duration", "gpu time", "gpu ops"}
+			if s.CPUOps() {
+				g.header = []string{"step", "start", "duration", "cpu op time", "cpu ops"}
+			}
 		} else {
 			g.header = []string{"step", "start_ns", "dur_ns", "gpu_ns", "gpu_ops"}
 		}
@@ -130,7 +136,7 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 	g.right = make([]bool, len(g.header))
 	for i, h := range g.header {
 		switch h {
-		case "name", "kernel", "display_name", "kind", "category", "stage", "":
+		case "name", "kernel", "operator", "display_name", "kind", "category", "stage", "":
 		default:
 			g.right[i] = true
 		}
@@ -182,7 +188,13 @@ func header(w io.Writer, s *attrib.Snapshot, prefix string) error {
 		fmt.Fprintf(&b, "%s%d more devices listed without GPU work\n", prefix, idle)
 	}
 	t := s.Totals
-	fmt.Fprintf(&b, "%skernels: %d, kernel time %s", prefix, t.KernelCount, Duration(t.KernelTotalNs))
+	if s.CPUOps() {
+		// A trace without GPU work: its rows are CPU operators by self
+		// time (tracer.Trace.CPUOpKernels), never called kernels.
+		fmt.Fprintf(&b, "%sCPU operators (no GPU work in the trace): %d, self time %s", prefix, t.KernelCount, Duration(t.KernelTotalNs))
+	} else {
+		fmt.Fprintf(&b, "%skernels: %d, kernel time %s", prefix, t.KernelCount, Duration(t.KernelTotalNs))
+	}
 	if !s.SummaryOnly {
 		fmt.Fprintf(&b, ", busy %s", Duration(t.KernelBusyNs))
 	}

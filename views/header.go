@@ -101,6 +101,12 @@ func (h *Header) layout() {
 		item("kernels", FormatCount(t.KernelCount)),
 		item("kernel time", FormatNs(t.KernelTotalNs)),
 	}
+	if s.CPUOps() { // CPU operators by self time, not kernels
+		items = []string{
+			item("CPU ops", FormatCount(t.KernelCount)),
+			item("CPU op time", FormatNs(t.KernelTotalNs)),
+		}
+	}
 	if !s.SummaryOnly {
 		// busy is the union of kernel intervals, as `rlktop report` and its
 		// JSON busy_ns; "GPU busy" adds memcpy and memset.

@@ -138,3 +138,25 @@ func TestReportTextNamesCut(t *testing.T) {
 		t.Errorf("no note that names were cut:\n%s", out)
 	}
 }
+
+// TestReportCPUOnlyWords: HTA's CPU-only trace holds 4 cpu_op events
+// (aten::empty, 2.503 + 0.473 + 0.401 + 0.587 µs = 3.964 µs, counted by
+// python3's json module) and no GPU work: the report calls them CPU
+// operators with their self time, never kernels or GPU time.
+func TestReportCPUOnlyWords(t *testing.T) {
+	f := filepath.Join(testutil.SharedTraces(t), "kineto", "hta_cpu_only.json.gz")
+	out, err := runReport(t, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "CPU operators (no GPU work in the trace): 4, self time 3.96 µs") || !strings.Contains(out, "\noperator  ") {
+		t.Errorf("report of a CPU-only trace:\n%s", out)
+	}
+	if strings.Contains(out, "kernels:") || strings.Contains(out, "\nkernel ") {
+		t.Errorf("CPU operators called kernels:\n%s", out)
+	}
+	out, err = runReport(t, f, "--by", "step")
+	if err != nil || !strings.Contains(out, "cpu op time") || strings.Contains(out, "gpu time") {
+		t.Errorf("--by step of a CPU-only trace (%v):\n%s", err, out)
+	}
+}

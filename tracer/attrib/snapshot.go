@@ -180,6 +180,14 @@ func (s *Snapshot) CPUOnly() bool {
 	return true
 }
 
+// CPUOps reports whether the kernel rows are CPU operators by self time:
+// every device that ran work is device -1 (a trace without GPU work,
+// tracer.Trace.CPUOpKernels); false when no device ran work. The
+// built-in loop on CPU (Vendor "cpu") runs kernels, not operators.
+func (s *Snapshot) CPUOps() bool {
+	return len(s.WorkDevices) > 0 && !slices.ContainsFunc(s.WorkDevices, func(id int32) bool { return id >= 0 })
+}
+
 // TimeName names what Totals.GPUTotalNs sums, for "x of y …" and shares:
 // "GPU time", or "CPU op time" when the work ran on the host CPU only
 // (CPUOnly), so a CPU run is never said to have GPU time.
