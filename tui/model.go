@@ -277,7 +277,10 @@ func (m *Model) scrub(d int) {
 		m.timeline.FitAll()
 	}
 	for _, t := range m.tabs {
-		if _, ok := t.View.(*views.Steps); ok {
+		if sv, ok := t.View.(*views.Steps); ok {
+			if m.stepSel >= 0 {
+				sv.Select(m.steps[m.stepSel].Step)
+			}
 			continue
 		}
 		t.View.SetSnapshot(s)

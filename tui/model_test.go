@@ -223,3 +223,40 @@ func TestEverySize(t *testing.T) {
 		}
 	}
 }
+
+// TestScrubSelectsStepRow: the fixture's steps are 1–5 and the Steps view's
+// cursor starts on the last; `.` selects step 1 (the header says "step 1
+// (1 of 5)") and the Steps view's cursor moves to row 1, `.` again to
+// row 2 (user trial 4: the header said step 101 while the cursor stayed
+// on 105).
+func TestScrubSelectsStepRow(t *testing.T) {
+	s := viewstest.Snapshot()
+	m := newModel(t, 80, 24, tui.Options{Snapshot: s})
+	var steps []tui.StepSnapshot
+	for _, r := range s.Steps {
+		steps = append(steps, tui.StepSnapshot{Step: r.Step, Snapshot: s})
+	}
+	m.Update(tui.SnapshotMsg{Snapshot: s, Steps: steps})
+	for m.Focused().Title() != "Steps" {
+		m.Update(key("tab"))
+	}
+	cursorRow := func() string {
+		for _, l := range strings.Split(screen(t, m, 80, 24), "\n") {
+			if f := strings.Fields(l); len(f) > 0 && strings.HasPrefix(f[0], "›") {
+				return f[0]
+			}
+		}
+		return ""
+	}
+	if got := cursorRow(); got != "›5" {
+		t.Fatalf("cursor at %q before scrubbing, want ›5", got)
+	}
+	m.Update(key("."))
+	if out := screen(t, m, 80, 24); !strings.Contains(out, "step 1 (1 of 5)") || cursorRow() != "›1" {
+		t.Errorf("after . : cursor %q\n%s", cursorRow(), out)
+	}
+	m.Update(key("."))
+	if got := cursorRow(); got != "›2" {
+		t.Errorf("after . . : cursor %q, want ›2", got)
+	}
+}

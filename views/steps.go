@@ -67,6 +67,19 @@ func (s *Steps) SetSnapshot(snap *attrib.Snapshot) {
 	}
 }
 
+// Select puts the cursor on the first row of step number step (the
+// root's step scrubber: , and .), scrolled into view; a step not in the
+// table leaves the cursor where it is.
+func (s *Steps) Select(step int64) {
+	if s.snap == nil {
+		return
+	}
+	if i := slices.IndexFunc(s.snap.Steps, func(r attrib.StepRow) bool { return r.Step == step }); i >= 0 {
+		s.list.cursor = i
+		s.list.clamp()
+	}
+}
+
 func (s *Steps) SetSize(w, h int)  { s.w, s.h = w, h; s.list.setPage(h - 1) }
 func (s *Steps) SetFocused(f bool) { s.focused = f }
 func (s *Steps) Capturing() bool   { return false }
