@@ -162,3 +162,20 @@ func TestTabBarShowsFocusedTab(t *testing.T) {
 		t.Errorf("click at column %d of %q focused %q, want %q", col, bar, got, prev)
 	}
 }
+
+// TestCompareConfirmAnswered: C shows the confirmation prompt; C again
+// starts the comparison and the prompt gives way to what runs (user
+// trial 4: "C again to compare attention …" stayed up during it).
+func TestCompareConfirmAnswered(t *testing.T) {
+	m := newModel(t, 120, 40, tui.Options{Controller: &fakeCtl{}, Backends: backendChoices(), DeviceStatus: gputest.CPUOnlyStatus})
+	m.Update(liveMsg("math", true))
+	m.Update(key("C"))
+	if out := ansi.Strip(m.Render()); !strings.Contains(out, "C again to compare attention") {
+		t.Fatalf("no confirmation prompt:\n%s", out)
+	}
+	m.Update(key("C"))
+	out := ansi.Strip(m.Render())
+	if strings.Contains(out, "C again") || !strings.Contains(out, "comparing attention: math vs fused · C cancels") {
+		t.Errorf("after C C the status still asks or does not say what runs:\n%s", out)
+	}
+}
