@@ -588,7 +588,7 @@ func CombineSources(traces []*tracer.Trace, rules *Rules) *Snapshot {
 	var steps []StepRow
 	var span int64
 	for i, t := range traces {
-		steps = append(steps, sourceSteps(t, i)...)
+		steps = append(steps, SourceSteps(t, i)...)
 		if r := s.Ranks.Source(i); r != nil {
 			span = max(span, r.SpanNs)
 		}
@@ -623,10 +623,12 @@ func sourceDevices(traces []*tracer.Trace) ([]tracer.Device, []bool) {
 	return devs, work
 }
 
-// sourceSteps is one trace's step rows (the Aggregator's rule: a step's
-// start and duration from its first KindStep event, its GPU ops those
-// whose launch context is in it), Source = index, in step order.
-func sourceSteps(t *tracer.Trace, index int) []StepRow {
+// SourceSteps is one trace's step rows (the Aggregator's rule: a step's
+// start and duration from its first KindStep event, its GPU ops — kernel,
+// memcpy, memset; ns summed — those whose launch context is in it),
+// Source = index, in step order. CombineSources and the live session's
+// window (one trace per process) use it so that sources' steps never merge.
+func SourceSteps(t *tracer.Trace, index int) []StepRow {
 	by := map[int64]*StepRow{}
 	for i := range t.Events {
 		e := &t.Events[i]

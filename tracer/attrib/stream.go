@@ -106,7 +106,7 @@ func (s *SourceStream) AddPart(evs []tracer.Event, strs *tracer.Strings, ctxs []
 	s.agg.AddEvents(evs, strs, ctxs)
 	src.strs = strs
 	r := &src.scan.row
-	// Steps first (scanSource and sourceSteps read them before the ops):
+	// Steps first (scanSource and SourceSteps read them before the ops):
 	// the first event of each number.
 	for i := range evs {
 		e := &evs[i]
@@ -126,7 +126,7 @@ func (s *SourceStream) AddPart(evs []tracer.Event, strs *tracer.Strings, ctxs []
 			src.stepRows[e.Value] = &StepRow{Step: e.Value, StartNs: e.Start, DurNs: e.Dur, Source: index}
 		}
 	}
-	// scanSource's rules for a trace with GPU work; sourceSteps' per step
+	// scanSource's rules for a trace with GPU work; SourceSteps' per step
 	// GPU time.
 	for i := range evs {
 		e := &evs[i]

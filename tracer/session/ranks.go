@@ -1,7 +1,9 @@
 package session
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -23,21 +25,23 @@ type rankProc struct {
 
 // liveRanks is the per-process attrib.RankSummary of the window's events
 // (buf: GPU events and steps, then CPU ranges and launch calls; names in
-// strs, contexts in ctxs), or nil when fewer than two processes sent
-// events. procs is in connection order; a PID seen in buf without a
-// connection (none in practice) comes after them.
-func liveRanks(buf []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context, procs []rankProc, rules *attrib.Rules) *attrib.RankSummary {
+// strs, contexts in ctxs), the window's step rows of each process apart
+// (attrib.SourceSteps, StepRow.Source = the process's index in the
+// summary) and the PIDs in that order; all nil when fewer than two
+// processes sent events. procs is in connection order; a PID seen in buf
+// without a connection (none in practice) comes after them.
+func liveRanks(buf []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context, procs []rankProc, rules *attrib.Rules) (*attrib.RankSummary, []attrib.StepRow, []int32) {
 	// One process (the usual live run): nothing to rank, and no copy of
 	// the window (the copy below cost a third of every session snapshot).
-	if !slices.ContainsFunc(buf, func(e tracer.Event) bool { return e.PID != buf[0].PID }) {
-		return nil
+	if len(buf) == 0 || !slices.ContainsFunc(buf, func(e tracer.Event) bool { return e.PID != buf[0].PID }) {
+		return nil, nil, nil
 	}
 	by := map[int32][]tracer.Event{}
 	for i := range buf {
 		by[buf[i].PID] = append(by[buf[i].PID], buf[i])
 	}
 	if len(by) < 2 {
-		return nil
+		return nil, nil, nil
 	}
 	var order []rankProc
 	for _, p := range procs {
@@ -56,14 +60,143 @@ func liveRanks(buf []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context, 
 		order = append(order, rankProc{pid: pid, rank: -1})
 	}
 	traces := make([]*tracer.Trace, len(order))
+	pids := make([]int32, len(order))
+	var steps []attrib.StepRow
 	for i, p := range order {
 		// attrib.Ranks orders what it needs itself (the window holds
 		// events in arrival order).
 		traces[i] = &tracer.Trace{Format: "live", Strings: strs, Contexts: ctxs, Events: by[p.pid], Rank: p.rank, World: p.world}
+		pids[i] = p.pid
+		steps = append(steps, attrib.SourceSteps(traces[i], i)...)
 	}
 	r := attrib.Ranks(traces, rules)
 	for i := range r.Sources {
 		r.Sources[i].Name = fmt.Sprintf("pid %d", order[r.Sources[i].Index].pid)
 	}
-	return r
+	return r, steps, pids
+}
+
+// stepKey is one process's step: the per-process step sums of the
+// cumulative snapshot (Session.procGPU) are keyed by it.
+type stepKey struct {
+	pid  int32
+	step int64
+}
+
+// stepSums is the GPU work launched in one process's step: summed
+// duration (ns) and count of its kernels, memcpys and memsets.
+type stepSums struct{ ns, n int64 }
+
+// addProcGPU adds a linked GPU op to its process's step (s.mu held): the
+// cumulative aggregate keys steps by number only, so with several ranks
+// their step N would merge; procSteps keeps them apart.
+func (s *Session) addProcGPU(e *tracer.Event) {
+	if k := e.Kind; k != tracer.KindKernel && k != tracer.KindMemcpy && k != tracer.KindMemset {
+		return
+	}
+	if e.Ctx == 0 || int(e.Ctx) >= len(s.link.contexts) {
+		return
+	}
+	n := s.link.contexts[e.Ctx].Step
+	if n < 0 {
+		return
+	}
+	key := stepKey{e.PID, n}
+	if s.lastSums == nil || s.lastKey != key {
+		sm := s.procGPU[key]
+		if sm == nil {
+			s.seePID(e.PID)
+			if s.procGPU == nil {
+				s.procGPU = map[stepKey]*stepSums{}
+			}
+			sm = &stepSums{}
+			s.procGPU[key] = sm
+		}
+		s.lastKey, s.lastSums = key, sm
+	}
+	s.lastSums.ns += max(e.Dur, 0)
+	s.lastSums.n++
+}
+
+// seePID notes a process that sent a step or GPU op (s.mu held).
+func (s *Session) seePID(pid int32) {
+	switch {
+	case s.multiPID:
+	case !s.pidSeen:
+		s.onePID, s.pidSeen = pid, true
+	case pid != s.onePID:
+		s.multiPID = true
+	}
+}
+
+// pruneProcGPU forgets the step sums of steps older than every kept
+// step time of their process (s.mu held; after s.steps was trimmed), so
+// that procGPU holds about as many steps as s.steps.
+func (s *Session) pruneProcGPU() {
+	oldest := map[int32]int64{}
+	for _, st := range s.steps {
+		if o, ok := oldest[st.PID]; !ok || st.Step < o {
+			oldest[st.PID] = st.Step
+		}
+	}
+	for k := range s.procGPU {
+		if o, ok := oldest[k.pid]; !ok || k.step < o {
+			delete(s.procGPU, k)
+		}
+	}
+	s.lastSums = nil
+}
+
+// procStepRows is the cumulative snapshot's step rows when several
+// processes sent steps or GPU work (nil otherwise: one process keeps the
+// aggregate's rows): one row per (process, step) from the kept step times
+// (steps, the first of each) and procGPU, Source = the process's index in
+// pids (the live Ranks summary's order), then in procs' connection order,
+// then by PID; rows by source, then step.
+func procStepRows(steps []StepTime, gpu map[stepKey]stepSums, pids []int32, procs []rankProc) []attrib.StepRow {
+	by := map[stepKey]*attrib.StepRow{}
+	seen := map[int32]bool{}
+	for _, st := range steps {
+		k := stepKey{st.PID, st.Step}
+		seen[st.PID] = true
+		if by[k] == nil {
+			by[k] = &attrib.StepRow{Step: st.Step, StartNs: st.StartNs, DurNs: st.DurNs}
+		}
+	}
+	for k, g := range gpu {
+		seen[k.pid] = true
+		r := by[k]
+		if r == nil { // launched in a step whose step time was not kept (or not yet come)
+			r = &attrib.StepRow{Step: k.step}
+			by[k] = r
+		}
+		r.KernelNs, r.Count = g.ns, g.n
+	}
+	if len(seen) < 2 {
+		return nil
+	}
+	index := map[int32]int{}
+	add := func(pid int32) {
+		if _, ok := index[pid]; !ok && seen[pid] {
+			index[pid] = len(index)
+		}
+	}
+	for _, pid := range pids {
+		add(pid)
+	}
+	for _, p := range procs {
+		add(p.pid)
+	}
+	for _, pid := range slices.Sorted(maps.Keys(seen)) {
+		add(pid)
+	}
+	rows := make([]attrib.StepRow, 0, len(by))
+	for k, r := range by {
+		r.Source = index[k.pid]
+		rows = append(rows, *r)
+	}
+	slices.SortFunc(rows, func(x, y attrib.StepRow) int {
+		return cmp.Or(cmp.Compare(x.Source, y.Source), cmp.Compare(x.Step, y.Step))
+	})
+	return rows
 }

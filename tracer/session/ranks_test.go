@@ -2,6 +2,7 @@ package session
 
 import (
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -109,5 +110,71 @@ func TestRankSteps(t *testing.T) {
 	st.Steps = st.Steps[:1]
 	if got := st.RankSteps(); got != nil {
 		t.Errorf("one rank reporting: %+v, want nil", got)
+	}
+}
+
+// TestLiveRankSteps: two ranks' steps 1 and 2 stay apart in the step rows
+// of the cumulative and the window snapshots (the aggregate keys steps by
+// number only: rank 1's step N overwrote rank 0's), each with its own
+// start, duration and GPU work, its Source the rank's index in Ranks.
+// Expected rows counted by hand from the events below (ns).
+func TestLiveRankSteps(t *testing.T) {
+	sess := New(Options{LinkDelay: time.Millisecond})
+	defer sess.Close()
+	send := func(pid, rank int64, steps [][2]int64, ks [][2]int64) {
+		a, b := net.Pipe()
+		sess.AddConn(a)
+		w := wire.NewWriter(b)
+		w.Hello(&wire.Hello{Source: "python", PID: pid, Rank: rank, World: 2})
+		step, k := w.Name("step"), w.Name("gemm_k")
+		var evs []tracer.Event
+		for i, s := range steps {
+			evs = append(evs, tracer.Event{Kind: tracer.KindStep, Name: step, Start: s[0], Dur: s[1], Value: int64(i + 1), PID: int32(pid), TID: 1, Device: -1})
+		}
+		for _, x := range ks {
+			evs = append(evs, tracer.Event{Kind: tracer.KindKernel, Name: k, Start: x[0], Dur: x[1] - x[0], PID: int32(pid), TID: 1, Device: -1})
+		}
+		if err := w.Events(evs); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+	}
+	// Rank 1 (connects first): steps 1–3 of 100, 100, 50 ns; step 1 one
+	// kernel of 75, step 2 two (75 + 10), step 3 none.
+	send(10, 1, [][2]int64{{0, 100}, {100, 100}, {200, 50}}, [][2]int64{{5, 80}, {105, 180}, {180, 190}})
+	// Rank 0: steps 1–2 of 90 and 110 ns; step 1 one kernel of 30, step 2
+	// two (20 + 60).
+	send(20, 0, [][2]int64{{0, 90}, {90, 110}}, [][2]int64{{10, 40}, {100, 120}, {130, 190}})
+	if !sess.Wait(5 * time.Second) {
+		t.Fatal("pipes did not end")
+	}
+	type row struct {
+		rank                       int
+		step, start, dur, kns, ops int64
+	}
+	want := []row{
+		{1, 1, 0, 100, 75, 1}, {1, 2, 100, 100, 85, 2}, {1, 3, 200, 50, 0, 0},
+		{0, 1, 0, 90, 30, 1}, {0, 2, 90, 110, 80, 2},
+	}
+	st := sess.Snapshot()
+	for _, snap := range []struct {
+		name string
+		s    *attrib.Snapshot
+	}{{"cumulative", st.Cumulative}, {"window", st.Window}} {
+		r := snap.s.Ranks
+		if r == nil {
+			t.Fatalf("%s: no ranks", snap.name)
+		}
+		var got []row
+		for _, x := range snap.s.Steps {
+			src := r.Source(x.Source)
+			if src == nil {
+				t.Fatalf("%s: step %+v: no source %d in Ranks", snap.name, x, x.Source)
+			}
+			got = append(got, row{src.Rank, x.Step, x.StartNs, x.DurNs, x.KernelNs, x.Count})
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s steps (rank, step, start, dur, gpu ns, ops)\n got %v\nwant %v", snap.name, got, want)
+		}
 	}
 }

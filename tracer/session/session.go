@@ -96,15 +96,26 @@ type Options struct {
 type Session struct {
 	opts Options
 
-	mu       sync.Mutex
-	strs     *tracer.Strings
-	link     *linker
-	cum      *attrib.Aggregator
-	win      deque // resolved GPU events and steps, arrival order
-	cpuWin   deque // CPU ranges and launch calls of the window (timeline)
-	newest   int64
-	steps    []StepTime
-	stepN    int64
+	mu     sync.Mutex
+	strs   *tracer.Strings
+	link   *linker
+	cum    *attrib.Aggregator
+	win    deque // resolved GPU events and steps, arrival order
+	cpuWin deque // CPU ranges and launch calls of the window (timeline)
+	newest int64
+	steps  []StepTime
+	stepN  int64
+	// procGPU is each process's GPU work per step (ranks.go addProcGPU),
+	// for the cumulative step rows of several ranks; lastKey/lastSums
+	// cache the entry of the previous op.
+	procGPU  map[stepKey]*stepSums
+	lastKey  stepKey
+	lastSums *stepSums
+	// onePID is the first process that sent a step or GPU op; multiPID
+	// is set once another did (only then are per-process rows built).
+	onePID   int32
+	pidSeen  bool
+	multiPID bool
 	marks    []Mark
 	refusals []Refusal
 	children []*conn
@@ -142,6 +153,7 @@ type Session struct {
 	winBuf   []tracer.Event
 	tlSnap   *attrib.Timeline
 	ranks    *attrib.RankSummary // per process, of the window (ranks.go)
+	rankPIDs []int32             // the processes of ranks, in its source order
 
 	servers []*wire.Server
 	stop    chan struct{}
@@ -222,6 +234,7 @@ func (s *Session) ticker() {
 // resolved receives linked GPU events from the linker (s.mu held).
 func (s *Session) resolved(e *tracer.Event) {
 	s.cum.Add(e, s.strs, s.link.contexts)
+	s.addProcGPU(e)
 	s.addWindow(e)
 	s.version++
 }
@@ -272,10 +285,12 @@ func (s *Session) ingest(c *conn, evs []tracer.Event) {
 }
 
 func (s *Session) addStep(e *tracer.Event) {
+	s.seePID(e.PID)
 	s.stepN++
 	s.steps = append(s.steps, StepTime{Step: e.Value, PID: e.PID, StartNs: e.Start, DurNs: e.Dur})
 	if len(s.steps) > 2*s.opts.MaxSteps {
 		s.steps = append(s.steps[:0], s.steps[len(s.steps)-s.opts.MaxSteps:]...)
+		s.pruneProcGPU()
 	}
 }
 
@@ -345,6 +360,13 @@ func (s *Session) Snapshot() *State {
 	}
 	n := min(len(s.steps), s.opts.MaxSteps)
 	st.Steps = slices.Clone(s.steps[len(s.steps)-n:])
+	var procGPU map[stepKey]stepSums
+	if s.multiPID {
+		procGPU = make(map[stepKey]stepSums, len(s.procGPU))
+		for k, v := range s.procGPU {
+			procGPU[k] = *v
+		}
+	}
 	st.StepsPerSec = stepsPerSec(st.Steps, s.opts.WindowNs)
 	var procs []rankProc
 	for _, c := range s.children {
@@ -403,8 +425,12 @@ func (s *Session) Snapshot() *State {
 		s.winSnap = a.Snapshot()
 		s.winSnap.Dropped = st.Dropped
 		s.tlSnap = attrib.BuildTimeline(s.winBuf, strs, ctxs, s.opts.Rules, s.opts.TimelineOps)
-		s.ranks = liveRanks(s.winBuf, strs, ctxs, procs, s.opts.Rules)
+		var winSteps []attrib.StepRow
+		s.ranks, winSteps, s.rankPIDs = liveRanks(s.winBuf, strs, ctxs, procs, s.opts.Rules)
 		s.winSnap.Ranks = s.ranks
+		if s.ranks != nil {
+			s.winSnap.Steps = winSteps // each process's steps apart
+		}
 		s.winAt = now
 		s.mu.Lock()
 		s.winVer = ver
@@ -432,6 +458,11 @@ func (s *Session) Snapshot() *State {
 	}
 	st.Timeline = s.tlSnap
 	st.Cumulative.Ranks = s.ranks // several processes: each one's numbers over the window
+	// Several processes: each one's steps apart (the aggregate would
+	// merge the ranks' step N), numbered as Ranks numbers them.
+	if rows := procStepRows(st.Steps, procGPU, s.rankPIDs, procs); rows != nil {
+		st.Cumulative.Steps = rows
+	}
 	s.cache, s.cacheVer = st, ver
 	return st
 }
@@ -559,6 +590,8 @@ func (s *Session) Reset() {
 	s.cpuWin = deque{}
 	s.newest = 0
 	s.steps, s.stepN, s.marks = nil, 0, nil
+	s.procGPU, s.lastSums = nil, nil
+	s.onePID, s.pidSeen, s.multiPID = 0, false, false
 	s.agent, s.agentStrs = nil, nil
 	s.forceWin = true
 	s.version++
