@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlktop/rlktop/internal/fileout"
 	"github.com/rlktop/rlktop/report/columnar"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/tracefile"
@@ -137,20 +137,14 @@ func exportParquet(cmd *cobra.Command, ins []string, out, stepsOut string, rules
 // writeFileWith creates path and writes it through a 1 MiB buffer with
 // write; a failure names the file and says it may be incomplete.
 func writeFileWith(path string, write func(io.Writer) (int64, error)) (int64, error) {
-	f, err := os.Create(path)
+	var n int64
+	err := fileout.Write(path, func(w io.Writer) error {
+		var err error
+		n, err = write(w)
+		return err
+	})
 	if err != nil {
-		return 0, fmt.Errorf("export: %w", err)
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	n, err := write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return n, fmt.Errorf("export %s: %w (the file may be incomplete)", path, err)
+		return n, fmt.Errorf("export: %w (nothing was written to %s)", err, path)
 	}
 	return n, nil
 }

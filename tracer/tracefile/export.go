@@ -8,14 +8,13 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/rlktop/rlktop/internal/fileout"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/steps"
 )
@@ -109,41 +108,24 @@ func WriteChrome(w io.Writer, t *tracer.Trace, opts ExportOptions) error {
 }
 
 // ExportFile writes t to path as Chrome trace JSON, gzip-compressed when
-// path ends in ".gz". It writes a temporary file beside path and renames it
-// into place, so a failed export never leaves a half-written file under
-// the requested name. Errors name the file.
-func ExportFile(path string, t *tracer.Trace, opts ExportOptions) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+// path ends in ".gz", whole or not at all (internal/fileout: a temporary
+// file beside path, renamed into place; mode 0644). Errors name the file.
+func ExportFile(path string, t *tracer.Trace, opts ExportOptions) error {
+	err := fileout.Write(path, func(w io.Writer) error {
+		if !strings.HasSuffix(path, ".gz") {
+			return WriteChrome(w, t, opts)
+		}
+		zw := gzip.NewWriter(w)
+		if err := WriteChrome(zw, t, opts); err != nil {
+			return err
+		}
+		if err := zw.Close(); err != nil {
+			return fmt.Errorf("gzip: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("export: cannot create a file in %s: %w", dir, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	var w io.Writer = f
-	var zw *gzip.Writer
-	if strings.HasSuffix(path, ".gz") {
-		zw = gzip.NewWriter(f)
-		w = zw
-	}
-	if err = WriteChrome(w, t, opts); err != nil {
-		return fmt.Errorf("export to %s: %w", path, err)
-	}
-	if zw != nil {
-		if err = zw.Close(); err != nil {
-			return fmt.Errorf("export to %s: gzip: %w", path, err)
-		}
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("export to %s: %w", path, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("export: cannot move the finished file to %s: %w", path, err)
+		return fmt.Errorf("export: %w", err)
 	}
 	return nil
 }
