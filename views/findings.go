@@ -254,6 +254,14 @@ func (f *Findings) View() string {
 	}
 	plain := func(s ...string) string { return strings.Join(s, " ") }
 	add("", fmt.Sprintf("%s  [%s]", x.Title, x.ID), st.Bar.Label.Render)
+	// A test's result (or that it runs) comes right under the title: at
+	// 80×24 the evidence pushed it below the bottom (user trial 4).
+	switch {
+	case f.running == x.ID:
+		add("test: ", "comparing "+flagText(x.Flag)+"… (Compare view)", st.Table.Dim.Render)
+	case f.tried[x.ID] != "":
+		add("", f.tried[x.ID], st.Bar.Value.Render)
+	}
 	if x.Share > 0 && x.ShareOf != "" {
 		add("share: ", fmt.Sprintf("%s of %s", FormatShare(x.Share), x.ShareOf), plain)
 	}
@@ -264,12 +272,7 @@ func (f *Findings) View() string {
 		add("top: ", strings.Join(x.Top, "; "), plain)
 	}
 	add("try: ", x.Try, plain)
-	switch {
-	case f.running == x.ID:
-		add("test: ", "comparing "+flagText(x.Flag)+"… (Compare view)", st.Table.Dim.Render)
-	case f.tried[x.ID] != "":
-		add("", f.tried[x.ID], st.Bar.Value.Render)
-	case x.Flag != nil:
+	if f.running != x.ID && f.tried[x.ID] == "" && x.Flag != nil {
 		how := "switched live at a step boundary"
 		if x.Flag.Env {
 			how = "an environment variable: the command restarts per arm"
