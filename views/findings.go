@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -77,7 +78,9 @@ func (f *Findings) SetSnapshot(*attrib.Snapshot) {}
 
 // SetFindings replaces the findings shown (ranked); note says why there
 // are none when fs is empty ("" the default text). The cursor stays on
-// the same finding id when it is still there.
+// the same finding id when it is still there, else it goes to the first
+// (the top-ranked) finding: an index kept from another list pointed at an
+// arbitrary one (user trial 4: on #3 when the findings came back).
 func (f *Findings) SetFindings(fs []attrib.Finding, note string) {
 	cur := ""
 	if f.list.cursor < len(f.fs) {
@@ -85,12 +88,8 @@ func (f *Findings) SetFindings(fs []attrib.Finding, note string) {
 	}
 	f.fs, f.note, f.have = fs, note, true
 	f.list.setLen(len(fs))
-	for i := range fs {
-		if fs[i].ID == cur {
-			f.list.cursor = i
-			f.list.clamp()
-		}
-	}
+	f.list.cursor = max(slices.IndexFunc(fs, func(x attrib.Finding) bool { return x.ID == cur }), 0)
+	f.list.clamp()
 	f.layoutList()
 }
 

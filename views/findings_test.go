@@ -2,6 +2,7 @@ package views_test
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -131,5 +132,46 @@ func TestFindingsDetailNotCut(t *testing.T) {
 	flat := strings.Join(strings.Fields(out), " ")
 	if !strings.Contains(flat, strings.Join(strings.Fields(fs[0].Try), " ")) {
 		t.Errorf("the try text is not whole:\n%s", out)
+	}
+}
+
+// TestFindingsCursorToTopWhenGone: on finding 2 (dominant-category), a new
+// list without it (only a third finding, then both back) puts the cursor
+// on the first finding, not on the index it had; a list that still holds
+// the finding keeps it under the cursor.
+func TestFindingsCursorToTopWhenGone(t *testing.T) {
+	v := views.NewFindings(styles())
+	v.SetSize(80, 20)
+	v.SetFocused(true)
+	fs := sampleFindings()
+	third := attrib.Finding{ID: "idle-gpu", Title: "the GPU is idle", Try: "overlap"}
+	cursorOf := func() int { // the number of the row marked ›, 0-based; -1 none
+		for _, l := range strings.Split(render(t, v.View(), 80, 20), "\n") {
+			if !strings.HasPrefix(l, "›") {
+				continue
+			}
+			for _, w := range strings.Fields(strings.TrimPrefix(l, "›")) {
+				if n, err := strconv.Atoi(strings.TrimSuffix(w, ".")); err == nil && strings.HasSuffix(w, ".") {
+					return n - 1
+				}
+			}
+		}
+		return -1
+	}
+
+	v.SetFindings([]attrib.Finding{fs[0], fs[1], third}, "")
+	v.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	v.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	if c := cursorOf(); c != 2 {
+		t.Fatalf("cursor %d after two downs, want 2", c)
+	}
+	v.SetFindings([]attrib.Finding{third, fs[0]}, "")
+	if c := cursorOf(); c != 0 {
+		t.Errorf("the finding under the cursor is still listed at 0: cursor %d", c)
+	}
+	v.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	v.SetFindings([]attrib.Finding{fs[1], third}, "") // fs[0] gone
+	if c := cursorOf(); c != 0 {
+		t.Errorf("the finding under the cursor is gone: cursor %d, want 0 (the top)", c)
 	}
 }
