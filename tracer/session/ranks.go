@@ -27,7 +27,7 @@ type rankProc struct {
 // (buf: GPU events and steps, then CPU ranges and launch calls; names in
 // strs, contexts in ctxs), the window's step rows of each process apart
 // (attrib.SourceSteps, StepRow.Source = the process's index in the
-// summary) and the PIDs in that order; all nil when fewer than two
+// summary; stepOrder) and the PIDs in that order; all nil when fewer than two
 // processes sent events. procs is in connection order; a PID seen in buf
 // without a connection (none in practice) comes after them.
 func liveRanks(buf []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context, procs []rankProc, rules *attrib.Rules) (*attrib.RankSummary, []attrib.StepRow, []int32) {
@@ -69,6 +69,7 @@ func liveRanks(buf []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context, 
 		pids[i] = p.pid
 		steps = append(steps, attrib.SourceSteps(traces[i], i)...)
 	}
+	slices.SortStableFunc(steps, stepOrder)
 	r := attrib.Ranks(traces, rules)
 	for i := range r.Sources {
 		r.Sources[i].Name = fmt.Sprintf("pid %d", order[r.Sources[i].Index].pid)
@@ -152,7 +153,7 @@ func (s *Session) pruneProcGPU() {
 // aggregate's rows): one row per (process, step) from the kept step times
 // (steps, the first of each) and procGPU, Source = the process's index in
 // pids (the live Ranks summary's order), then in procs' connection order,
-// then by PID; rows by source, then step.
+// then by PID; rows by step, then source (stepOrder).
 func procStepRows(steps []StepTime, gpu map[stepKey]stepSums, pids []int32, procs []rankProc) []attrib.StepRow {
 	by := map[stepKey]*attrib.StepRow{}
 	seen := map[int32]bool{}
@@ -195,8 +196,13 @@ func procStepRows(steps []StepTime, gpu map[stepKey]stepSums, pids []int32, proc
 		r.Source = index[k.pid]
 		rows = append(rows, *r)
 	}
-	slices.SortFunc(rows, func(x, y attrib.StepRow) int {
-		return cmp.Or(cmp.Compare(x.Source, y.Source), cmp.Compare(x.Step, y.Step))
-	})
+	slices.SortFunc(rows, stepOrder)
 	return rows
+}
+
+// stepOrder orders live step rows by step, then source: the ranks' step N
+// side by side and the newest steps last, where the Steps view follows
+// them (CombineSources lists files' steps source by source instead).
+func stepOrder(x, y attrib.StepRow) int {
+	return cmp.Or(cmp.Compare(x.Step, y.Step), cmp.Compare(x.Source, y.Source))
 }

@@ -116,7 +116,8 @@ func TestRankSteps(t *testing.T) {
 // TestLiveRankSteps: two ranks' steps 1 and 2 stay apart in the step rows
 // of the cumulative and the window snapshots (the aggregate keys steps by
 // number only: rank 1's step N overwrote rank 0's), each with its own
-// start, duration and GPU work, its Source the rank's index in Ranks.
+// start, duration and GPU work, its Source the rank's index in Ranks;
+// rows by step, then source.
 // Expected rows counted by hand from the events below (ns).
 func TestLiveRankSteps(t *testing.T) {
 	sess := New(Options{LinkDelay: time.Millisecond})
@@ -152,9 +153,11 @@ func TestLiveRankSteps(t *testing.T) {
 		rank                       int
 		step, start, dur, kns, ops int64
 	}
+	// By step, then source (rank 1 connected first: source 0).
 	want := []row{
-		{1, 1, 0, 100, 75, 1}, {1, 2, 100, 100, 85, 2}, {1, 3, 200, 50, 0, 0},
-		{0, 1, 0, 90, 30, 1}, {0, 2, 90, 110, 80, 2},
+		{1, 1, 0, 100, 75, 1}, {0, 1, 0, 90, 30, 1},
+		{1, 2, 100, 100, 85, 2}, {0, 2, 90, 110, 80, 2},
+		{1, 3, 200, 50, 0, 0},
 	}
 	st := sess.Snapshot()
 	for _, snap := range []struct {
