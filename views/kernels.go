@@ -621,6 +621,16 @@ func (k *Kernels) View() string {
 			lines = append(lines, st.Table.Dim.Render(fmt.Sprintf(" no kernel name contains %q", k.input.Value())))
 		}
 	}
+	// Hidden memcpy/memset rows are said where there is room (user trial
+	// 4: an nsys file whose copies held 76% of the GPU time showed one
+	// kernel and no sign of them).
+	if hidden := len(k.all) - k.nKern; !k.xfers && hidden > 0 && k.input.Value() == "" && len(lines) < k.h-k.detailLines() {
+		var ns int64
+		for _, r := range k.all[k.nKern:] {
+			ns += r.TotalNs
+		}
+		lines = append(lines, st.Table.Dim.Render(fmt.Sprintf(" + %d memcpy/memset rows, %s (x shows them)", hidden, FormatNs(ns))))
+	}
 	// Pad the table so the detail pane sits at the bottom.
 	for len(lines) < k.h-k.detailLines() {
 		lines = append(lines, "")

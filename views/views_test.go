@@ -213,3 +213,20 @@ func TestHeaderSeveralFiles(t *testing.T) {
 		t.Errorf("header line %q", first)
 	}
 }
+
+// TestKernelsHiddenTransfersSaid: the fixture's two transfer rows (30 ms
+// and 10 ms, set by hand in viewstest) are hidden by default and said
+// under the table; x shows them and the line goes.
+func TestKernelsHiddenTransfersSaid(t *testing.T) {
+	k := views.NewKernels(styles())
+	k.SetSize(80, 20)
+	k.SetSnapshot(viewstest.Snapshot())
+	const hint = "+ 2 memcpy/memset rows, 40.0 ms (x shows them)"
+	if out := ansi.Strip(k.View()); !strings.Contains(out, hint) {
+		t.Errorf("no hint of the hidden rows:\n%s", out)
+	}
+	k.Update(tea.KeyPressMsg{Code: 'x', Text: "x"})
+	if out := ansi.Strip(k.View()); strings.Contains(out, hint) {
+		t.Errorf("hint still shown with the rows:\n%s", out)
+	}
+}
