@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -176,6 +178,104 @@ func TestDDPLiveRanks(t *testing.T) {
 	cmd := r.Command(r.Bin, "run", "--headless", "--steps", "6", "--format", "json", "--",
 		"python3", r.Dst+"/ddp_gloo.py", "--world", "2", "--steps", "40", "--slow-rank", "1", "--slow-ms", "120")
 	assertLiveRanks(t, cmd)
+}
+
+// TestDDPLiveRankSteps: the live step table of `rlktop run --headless
+// --by step -- python3 ddp_gloo.py --world 2` lists every rank's steps 1–7
+// apart (the session's aggregate keyed steps by number only, so one rank's
+// rows hid the other's: the lead saw rank 1's steps alone), each row under
+// its own rank, with that rank's CPU operators in the profiled steps, and
+// each rank's step k lasts what the script itself printed for its step k
+// ("rank R step S loss … T ms" on stderr, its own perf_counter around
+// the iteration; rlktop's step k is the script's step k). The agent
+// leaves its own work at a boundary (starting or exporting the
+// torch.profiler window: a few ms) out of the step before and after, so a
+// step is compared as start to the next step's start (its duration for
+// the last), within 3 ms or 10%.
+func TestDDPLiveRankSteps(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	cmd := r.Command(r.Bin, "run", "--headless", "--by", "step", "--format", "json", "--",
+		"python3", r.Dst+"/ddp_gloo.py", "--world", "2", "--steps", "8")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("run --headless: %v\n%s", err, tail(stderr.String(), 3000))
+	}
+	// The script's own figures: ms per (rank, step).
+	script := map[[2]int64]float64{}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		var rank, step int64
+		var loss, ms float64
+		if n, _ := fmt.Sscanf(line, "rank %d step %d loss %f %f ms", &rank, &step, &loss, &ms); n == 4 {
+			script[[2]int64{rank, step}] = ms
+		}
+	}
+	var doc struct {
+		Sources []struct {
+			Index int `json:"index"`
+			Rank  int `json:"rank"`
+		} `json:"sources"`
+		Steps []struct {
+			Step    int64 `json:"step"`
+			StartNs int64 `json:"start_ns"`
+			DurNs   int64 `json:"dur_ns"`
+			Ops     int64 `json:"gpu_ops"`
+			Source  *int  `json:"source"`
+		} `json:"step_rows"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	rankOf := map[int]int64{}
+	for _, s := range doc.Sources {
+		rankOf[s.Index] = int64(s.Rank)
+	}
+	if len(rankOf) != 2 {
+		t.Fatalf("sources %+v, want the two ranks", doc.Sources)
+	}
+	type rs struct{ rank, step int64 }
+	starts := map[rs]int64{}
+	durs := map[rs]int64{}
+	ops := map[int64]int64{}
+	for _, st := range doc.Steps {
+		if st.Source == nil {
+			t.Fatalf("step %d without its source:\n%s", st.Step, out)
+		}
+		k := rs{rankOf[*st.Source], st.Step}
+		if _, dup := starts[k]; dup {
+			t.Errorf("rank %d step %d listed twice", k.rank, k.step)
+		}
+		starts[k], durs[k] = st.StartNs, st.DurNs
+		ops[k.rank] += st.Ops
+	}
+	for rank := range int64(2) {
+		if ops[rank] == 0 {
+			t.Errorf("rank %d: no CPU operators in its steps (the profiled steps have them)", rank)
+		}
+		for step := int64(1); step <= 7; step++ {
+			k := rs{rank, step}
+			start, ok := starts[k]
+			if !ok {
+				t.Errorf("rank %d step %d missing from the step table", rank, step)
+				continue
+			}
+			got := float64(durs[k]) / 1e6
+			if next, ok := starts[rs{rank, step + 1}]; ok {
+				got = float64(next-start) / 1e6
+			}
+			want, ok := script[[2]int64{rank, step}]
+			if !ok {
+				t.Fatalf("the script printed no line for rank %d step %d:\n%s", rank, step, tail(stderr.String(), 3000))
+			}
+			if d := math.Abs(got - want); d > max(3, 0.1*want) {
+				t.Errorf("rank %d step %d: %.1f ms in rlktop, %.1f ms by the script", rank, step, got, want)
+			}
+		}
+	}
+	if len(starts) != 14 {
+		t.Errorf("%d step rows, want 7 per rank", len(starts))
+	}
 }
 
 // TestDDPLiveRanksTorchrun: the same job started the way issue 12 names,
