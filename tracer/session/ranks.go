@@ -69,11 +69,11 @@ func liveRanks(buf []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context, 
 		pids[i] = p.pid
 		steps = append(steps, attrib.SourceSteps(traces[i], i)...)
 	}
-	slices.SortStableFunc(steps, stepOrder)
 	r := attrib.Ranks(traces, rules)
 	for i := range r.Sources {
 		r.Sources[i].Name = fmt.Sprintf("pid %d", order[r.Sources[i].Index].pid)
 	}
+	slices.SortStableFunc(steps, stepOrder(r))
 	return r, steps, pids
 }
 
@@ -153,8 +153,9 @@ func (s *Session) pruneProcGPU() {
 // aggregate's rows): one row per (process, step) from the kept step times
 // (steps, the first of each) and procGPU, Source = the process's index in
 // pids (the live Ranks summary's order), then in procs' connection order,
-// then by PID; rows by step, then source (stepOrder).
-func procStepRows(steps []StepTime, gpu map[stepKey]stepSums, pids []int32, procs []rankProc) []attrib.StepRow {
+// then by PID; rows by step, then source (stepOrder of ranks: the live
+// Ranks summary).
+func procStepRows(steps []StepTime, gpu map[stepKey]stepSums, pids []int32, procs []rankProc, ranks *attrib.RankSummary) []attrib.StepRow {
 	by := map[stepKey]*attrib.StepRow{}
 	seen := map[int32]bool{}
 	for _, st := range steps {
@@ -196,13 +197,26 @@ func procStepRows(steps []StepTime, gpu map[stepKey]stepSums, pids []int32, proc
 		r.Source = index[k.pid]
 		rows = append(rows, *r)
 	}
-	slices.SortFunc(rows, stepOrder)
+	slices.SortFunc(rows, stepOrder(ranks))
 	return rows
 }
 
-// stepOrder orders live step rows by step, then source: the ranks' step N
-// side by side and the newest steps last, where the Steps view follows
-// them (CombineSources lists files' steps source by source instead).
-func stepOrder(x, y attrib.StepRow) int {
-	return cmp.Or(cmp.Compare(x.Step, y.Step), cmp.Compare(x.Source, y.Source))
+// stepOrder orders live step rows by step, then source in r's order (by
+// rank; sources not in r after them, by index): the ranks' step N side by
+// side and the newest steps last, where the Steps view follows them
+// (CombineSources lists files' steps source by source instead).
+func stepOrder(r *attrib.RankSummary) func(x, y attrib.StepRow) int {
+	pos := func(src int) int {
+		if r != nil {
+			for i := range r.Sources {
+				if r.Sources[i].Index == src {
+					return i
+				}
+			}
+		}
+		return 1<<30 + src
+	}
+	return func(x, y attrib.StepRow) int {
+		return cmp.Or(cmp.Compare(x.Step, y.Step), cmp.Compare(pos(x.Source), pos(y.Source)))
+	}
 }

@@ -117,7 +117,7 @@ func TestRankSteps(t *testing.T) {
 // of the cumulative and the window snapshots (the aggregate keys steps by
 // number only: rank 1's step N overwrote rank 0's), each with its own
 // start, duration and GPU work, its Source the rank's index in Ranks;
-// rows by step, then source.
+// rows by step, then rank.
 // Expected rows counted by hand from the events below (ns).
 func TestLiveRankSteps(t *testing.T) {
 	sess := New(Options{LinkDelay: time.Millisecond})
@@ -153,10 +153,10 @@ func TestLiveRankSteps(t *testing.T) {
 		rank                       int
 		step, start, dur, kns, ops int64
 	}
-	// By step, then source (rank 1 connected first: source 0).
+	// By step, then rank (rank 1 connected first: it is source 0).
 	want := []row{
-		{1, 1, 0, 100, 75, 1}, {0, 1, 0, 90, 30, 1},
-		{1, 2, 100, 100, 85, 2}, {0, 2, 90, 110, 80, 2},
+		{0, 1, 0, 90, 30, 1}, {1, 1, 0, 100, 75, 1},
+		{0, 2, 90, 110, 80, 2}, {1, 2, 100, 100, 85, 2},
 		{1, 3, 200, 50, 0, 0},
 	}
 	st := sess.Snapshot()

@@ -460,7 +460,7 @@ func (s *Session) Snapshot() *State {
 	st.Cumulative.Ranks = s.ranks // several processes: each one's numbers over the window
 	// Several processes: each one's steps apart (the aggregate would
 	// merge the ranks' step N), numbered as Ranks numbers them.
-	if rows := procStepRows(st.Steps, procGPU, s.rankPIDs, procs); rows != nil {
+	if rows := procStepRows(st.Steps, procGPU, s.rankPIDs, procs, s.ranks); rows != nil {
 		st.Cumulative.Steps = rows
 	}
 	s.cache, s.cacheVer = st, ver
