@@ -148,25 +148,33 @@ func (s *Session) pruneProcGPU() {
 	s.lastSums = nil
 }
 
-// procStepRows is the cumulative snapshot's step rows when several
-// processes sent steps or GPU work (nil otherwise: one process keeps the
-// aggregate's rows): one row per (process, step) from the kept step times
-// (steps, the first of each) and procGPU, Source = the process's index in
+// procStepRows is the cumulative snapshot's step rows once several
+// processes sent steps or GPU work (Session.multiPID; one process keeps
+// the aggregate's rows): one row per (process, step) from the kept step
+// times (steps, the first of each) and procGPU (less a process's steps
+// older than its oldest in steps, or of a process with none: their times
+// are gone), Source = the process's index in
 // pids (the live Ranks summary's order), then in procs' connection order,
 // then by PID; rows by step, then source (stepOrder of ranks: the live
 // Ranks summary).
 func procStepRows(steps []StepTime, gpu map[stepKey]stepSums, pids []int32, procs []rankProc, ranks *attrib.RankSummary) []attrib.StepRow {
 	by := map[stepKey]*attrib.StepRow{}
 	seen := map[int32]bool{}
+	oldest := map[int32]int64{}
 	for _, st := range steps {
 		k := stepKey{st.PID, st.Step}
+		if o, ok := oldest[st.PID]; !ok || st.Step < o {
+			oldest[st.PID] = st.Step
+		}
 		seen[st.PID] = true
 		if by[k] == nil {
 			by[k] = &attrib.StepRow{Step: st.Step, StartNs: st.StartNs, DurNs: st.DurNs}
 		}
 	}
 	for k, g := range gpu {
-		seen[k.pid] = true
+		if o, ok := oldest[k.pid]; !ok || k.step < o {
+			continue // its step times are no longer among steps
+		}
 		r := by[k]
 		if r == nil { // launched in a step whose step time was not kept (or not yet come)
 			r = &attrib.StepRow{Step: k.step}
@@ -174,17 +182,16 @@ func procStepRows(steps []StepTime, gpu map[stepKey]stepSums, pids []int32, proc
 		}
 		r.KernelNs, r.Count = g.ns, g.n
 	}
-	if len(seen) < 2 {
-		return nil
-	}
 	index := map[int32]int{}
+	for i, pid := range pids { // Ranks' indices, whether or not pid has rows
+		index[pid] = i
+	}
+	next := len(pids)
 	add := func(pid int32) {
 		if _, ok := index[pid]; !ok && seen[pid] {
-			index[pid] = len(index)
+			index[pid] = next
+			next++
 		}
-	}
-	for _, pid := range pids {
-		add(pid)
 	}
 	for _, p := range procs {
 		add(p.pid)

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"net"
 	"slices"
 	"testing"
@@ -179,5 +180,52 @@ func TestLiveRankSteps(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%s steps (rank, step, start, dur, gpu ns, ops)\n got %v\nwant %v", snap.name, got, want)
 		}
+	}
+}
+
+// TestLiveRankStepsKept: with MaxSteps 2, rank 0's five steps and then
+// rank 1's, the session keeps the newest two step times (rank 1's steps 4
+// and 5): the cumulative rows are those two with rank 1's GPU time, not
+// the GPU sums that outlived their step times nor the aggregate's rows
+// (steps 1–5, both ranks' time summed).
+func TestLiveRankStepsKept(t *testing.T) {
+	sess := New(Options{LinkDelay: time.Millisecond, MaxSteps: 2})
+	defer sess.Close()
+	for _, pid := range []int64{10, 20} {
+		a, b := net.Pipe()
+		sess.AddConn(a)
+		w := wire.NewWriter(b)
+		w.Hello(&wire.Hello{Source: "python", PID: pid, Rank: pid/10 - 1, World: 2})
+		step, k := w.Name("step"), w.Name("gemm_k")
+		var evs []tracer.Event
+		for n := int64(1); n <= 5; n++ {
+			evs = append(evs,
+				tracer.Event{Kind: tracer.KindStep, Name: step, Start: 100 * (n - 1), Dur: 100, Value: n, PID: int32(pid), TID: 1, Device: -1},
+				tracer.Event{Kind: tracer.KindKernel, Name: k, Start: 100*(n-1) + 10, Dur: pid, PID: int32(pid), TID: 1, Device: -1})
+		}
+		if err := w.Events(evs); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		// Rank 0's steps all in before rank 1's (connections are read
+		// concurrently).
+		for end := time.Now().Add(5 * time.Second); sess.Snapshot().StepCount < 5*(pid/10); {
+			if time.Now().After(end) {
+				t.Fatalf("pid %d: steps not received", pid)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if !sess.Wait(5 * time.Second) {
+		t.Fatal("pipes did not end")
+	}
+	st := sess.Snapshot()
+	var got []string
+	for _, x := range st.Cumulative.Steps {
+		got = append(got, fmt.Sprintf("rank %d step %d start %d gpu %d", st.Cumulative.Ranks.Source(x.Source).Rank, x.Step, x.StartNs, x.KernelNs))
+	}
+	want := []string{"rank 1 step 4 start 300 gpu 20", "rank 1 step 5 start 400 gpu 20"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows\n got %q\nwant %q", got, want)
 	}
 }

@@ -361,7 +361,8 @@ func (s *Session) Snapshot() *State {
 	n := min(len(s.steps), s.opts.MaxSteps)
 	st.Steps = slices.Clone(s.steps[len(s.steps)-n:])
 	var procGPU map[stepKey]stepSums
-	if s.multiPID {
+	multiPID := s.multiPID
+	if multiPID {
 		procGPU = make(map[stepKey]stepSums, len(s.procGPU))
 		for k, v := range s.procGPU {
 			procGPU[k] = *v
@@ -460,8 +461,8 @@ func (s *Session) Snapshot() *State {
 	st.Cumulative.Ranks = s.ranks // several processes: each one's numbers over the window
 	// Several processes: each one's steps apart (the aggregate would
 	// merge the ranks' step N), numbered as Ranks numbers them.
-	if rows := procStepRows(st.Steps, procGPU, s.rankPIDs, procs, s.ranks); rows != nil {
-		st.Cumulative.Steps = rows
+	if multiPID {
+		st.Cumulative.Steps = procStepRows(st.Steps, procGPU, s.rankPIDs, procs, s.ranks)
 	}
 	s.cache, s.cacheVer = st, ver
 	return st
