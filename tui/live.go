@@ -549,8 +549,9 @@ func (m *Model) startCompare() tea.Cmd {
 	}
 	l.cmp.Confirm = ""
 	// The confirmation prompt ("C again to compare …") is answered: it
-	// must not stay up while the comparison runs (user trial 4).
-	m.setStatus("comparing "+c.Key+": "+strings.Join(c.Values, " vs ")+" · C cancels", Info)
+	// must not stay up while the comparison runs (user trial 4); the
+	// Compare view, focused below, says what runs and that C cancels.
+	m.setStatus("", Info)
 	m.findingStarted()
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cmpCancel = cancel
