@@ -21,24 +21,7 @@ func TestLiveAgentOutputsRealAgent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a Python command; skipped with -short")
 	}
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not installed")
-	}
-	script := filepath.Join(t.TempDir(), "loop.py")
-	src := "import time, rlktop\nfor i in range(600):\n    time.sleep(0.01)\n    rlktop.log(loss=1.0/(i+1))\n    rlktop.step()\n"
-	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o := loop.LiveOptions{Command: []string{py, script}, Tracer: loop.TracerNone, Telemetry: -1,
-		Session: session.Options{Source: "live: test"}}
-	live, err := loop.StartLive(o)
-	if err != nil {
-		if live != nil {
-			live.Close()
-		}
-		t.Fatal(err)
-	}
+	live, _ := startPythonLive(t, "import time, rlktop\nfor i in range(600):\n    time.sleep(0.01)\n    rlktop.log(loss=1.0/(i+1))\n    rlktop.step()\n")
 	defer live.Close()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -56,4 +39,29 @@ func TestLiveAgentOutputsRealAgent(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// startPythonLive writes src to a script and starts it under a live
+// session with the real Python agent and no tracer (no torch needed);
+// it skips without python3. The caller closes the Live.
+func startPythonLive(t *testing.T, src string) (*loop.Live, loop.LiveOptions) {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	script := filepath.Join(t.TempDir(), "loop.py")
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := loop.LiveOptions{Command: []string{py, script}, Tracer: loop.TracerNone, Telemetry: -1,
+		Session: session.Options{Source: "live: test"}}
+	live, err := loop.StartLive(o)
+	if err != nil {
+		if live != nil {
+			live.Close()
+		}
+		t.Fatal(err)
+	}
+	return live, o
 }

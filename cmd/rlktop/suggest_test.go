@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +12,6 @@ import (
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
-	"github.com/rlktop/rlktop/tracer/session"
 )
 
 // TestSuggestBuiltinMathAttention (issue 18): `compare --suggest` on the
@@ -132,23 +129,7 @@ func TestLiveControllerCompareCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a Python command; skipped with -short")
 	}
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not installed")
-	}
-	script := filepath.Join(t.TempDir(), "loop.py")
-	if err := os.WriteFile(script, []byte(gateScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o := loop.LiveOptions{Command: []string{py, script}, Tracer: loop.TracerNone, Telemetry: -1,
-		Session: session.Options{Source: "live: test"}}
-	live, err := loop.StartLive(o)
-	if err != nil {
-		if live != nil {
-			live.Close()
-		}
-		t.Fatal(err)
-	}
+	live, o := startPythonLive(t, gateScript)
 	ctl := loop.NewController(live, o)
 	ctl.CompareSteps = 10
 	defer ctl.Close()
