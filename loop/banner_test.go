@@ -31,3 +31,24 @@ func TestBannerExplainsBothTracers(t *testing.T) {
 	}
 	live.Sup.WaitFor(10 * time.Second)
 }
+
+// With --tracer none the agent runs no torch.profiler windows
+// (RLKTOP_KINETO=0), and the banner does not promise operators.
+func TestBannerTracerNone(t *testing.T) {
+	if d := launch.DetectDriver(); d.Present {
+		t.Skip("an NVIDIA driver is present: the CUPTI tracer would be used")
+	}
+	live, err := StartLive(LiveOptions{Command: []string{"true"}, Tracer: TracerNone, Telemetry: -1})
+	if live == nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "no GPU tracer on this machine: a Python command reports steps, stages and flags (no operators: --tracer none), any other runs untraced; CUPTI (NVIDIA): "
+	if !strings.HasPrefix(live.Banner, want) || strings.Contains(live.Banner, "torch.profiler") {
+		t.Errorf("banner %q: want it to start %q and promise no torch.profiler operators", live.Banner, want)
+	}
+	live.Sup.WaitFor(10 * time.Second)
+}

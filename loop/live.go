@@ -238,6 +238,7 @@ func (l *Live) spec() (Spec, error) {
 		return Spec{}, err
 	}
 	env, banner, gpuTraced := plan.Env, plan.Banner, plan.Traced
+	noTracer := false // neither vendor tracer is here: banner holds their reasons only
 	if !o.Untraced && !kineto && !plan.Traced && !plan.Driver.Present {
 		// No NVIDIA driver: the AMD tracer (rocprofiler-sdk) if ROCm is here.
 		rbase := base
@@ -251,11 +252,19 @@ func (l *Live) spec() (Spec, error) {
 		case rp.Traced:
 			env, banner, gpuTraced = rp.Env, rp.Banner, true
 		default:
-			// What is collected first (the Python agent's steps, stages,
-			// flags and torch.profiler windows), the tracers' reasons after.
-			banner = "no GPU tracer on this machine: a Python command reports steps, stages, flags and torch.profiler operators (2 of every 10 steps), any other runs untraced; CUPTI (NVIDIA): " +
-				bannerReason(plan.Banner) + "; rocprofiler-sdk (AMD): " + bannerReason(rp.Banner)
+			noTracer = true
+			banner = "CUPTI (NVIDIA): " + bannerReason(plan.Banner) + "; rocprofiler-sdk (AMD): " + bannerReason(rp.Banner)
 		}
+	}
+	if noTracer {
+		// What is still collected first (the Python agent's steps, stages,
+		// flags, and torch.profiler windows unless --tracer none), the
+		// tracers' reasons after.
+		what := "steps, stages, flags and torch.profiler operators (2 of every 10 steps)"
+		if o.Tracer == TracerNone {
+			what = "steps, stages and flags (no operators: --tracer none)"
+		}
+		banner = "no GPU tracer on this machine: a Python command reports " + what + ", any other runs untraced; " + banner
 	}
 	if o.Untraced || o.Tracer == TracerNone {
 		env = Environ(env, map[string]string{pyagent.EnvKineto: "0"})
@@ -267,7 +276,7 @@ func (l *Live) spec() (Spec, error) {
 		}
 		if kineto {
 			banner = "--tracer kineto: operators from torch.profiler windows (2 of every 10 steps) of Python commands"
-		} else if banner != "" && !strings.HasPrefix(banner, "no GPU tracer on this machine") {
+		} else if banner != "" && !noTracer {
 			banner += "; a Python command still reports steps, stages and flags, and operators from torch.profiler windows (2 of every 10 steps)"
 		}
 	}
