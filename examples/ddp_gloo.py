@@ -42,6 +42,8 @@ def parse():
     p.add_argument("--width", type=int, default=512, help="hidden width of the MLP")
     p.add_argument("--batch", type=int, default=64, help="batch size per rank")
     p.add_argument("--trace-dir", default="", help="write one Kineto trace per rank here (rank<N>.json)")
+    p.add_argument("--stamps", action="store_true",
+                   help="end each step's line with 'at NS': the Unix time (ns) of the step's end, to check a profiler's step boundaries against")
     p.add_argument("--init-file", default="", help="file store path (default: a fresh temporary file)")
     return p.parse_args()
 
@@ -105,8 +107,8 @@ def rank_main(args):
             schedule=torch.profiler.schedule(wait=1, warmup=1, active=max(args.steps - 2, 1), repeat=1),
             on_trace_ready=lambda p: p.export_chrome_trace(out))
         prof.start()
+    last = time.perf_counter()
     for step in range(args.steps):
-        t0 = time.perf_counter()
         with torch.profiler.record_function("forward"):
             loss = torch.nn.functional.mse_loss(ddp(x), y)
         if rank == args.slow_rank:
@@ -119,9 +121,17 @@ def rank_main(args):
             opt.step()
         if prof is not None:
             prof.step()
+        # A step's time is from the previous step's end to this one's, the
+        # writing of the previous line included: what a training log's
+        # per-iteration time means, and what a profiler's step-to-step time
+        # sees (a rank descheduled while it writes loses that time too).
         # One write per line: the ranks share stderr, and print's separate
         # write of its end let lines of two ranks run together.
-        sys.stderr.write(f"rank {rank} step {step} loss {loss.item():.4f} {1000 * (time.perf_counter() - t0):.1f} ms\n")
+        lv = loss.item()
+        now = time.perf_counter()
+        at = f" at {time.time_ns()}" if args.stamps else ""
+        sys.stderr.write(f"rank {rank} step {step} loss {lv:.4f} {1000 * (now - last):.1f} ms{at}\n")
+        last = now
         sys.stderr.flush()
     if prof is not None:
         prof.stop()

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -185,30 +186,42 @@ func TestDDPLiveRanks(t *testing.T) {
 // apart (the session's aggregate keyed steps by number only, so one rank's
 // rows hid the other's: the lead saw rank 1's steps alone), each row under
 // its own rank, with that rank's CPU operators in the profiled steps, and
-// each rank's step k lasts what the script itself printed for its step k
-// ("rank R step S loss … T ms" on stderr, its own perf_counter around
-// the iteration; rlktop's step k is the script's step k). The agent
-// leaves its own work at a boundary (starting or exporting the
-// torch.profiler window: a few ms) out of the step before and after, so a
-// step is compared as start to the next step's start (its duration for
-// the last), within 3 ms or 10%.
+// each rank's step k is the script's own step k of that rank. The script
+// (--stamps) ends its line for step k with the Unix time (ns) of that
+// step's end, taken after optimizer.step(); the agent ends step k inside
+// optimizer.step() and starts step k+1 there, so in one clock, with no
+// tolerance, rlktop's step k begins before the script's stamp of step
+// k-1 and ends after it, and ends before the script's stamp of step k.
+// Durations: per rank, the median of rlktop's step-start to next-start
+// (duration for the last) is within 3 ms or 10% of the median the script
+// printed (its perf_counter from one step's end to the next). A median,
+// because a single step can differ by a few ms: at the boundary where
+// the agent exports its torch.profiler window the rank's main thread
+// waits for the GIL or a CPU after rlktop's step began and before the
+// script's stamp (9 ms seen with three busy loops on the 2-core machine;
+// the CI failure of 7cd9862 compared steps one by one and saw 46.5 ms
+// against 41.0).
 func TestDDPLiveRankSteps(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
 	cmd := r.Command(r.Bin, "run", "--headless", "--by", "step", "--format", "json", "--",
-		"python3", r.Dst+"/ddp_gloo.py", "--world", "2", "--steps", "8")
+		"python3", r.Dst+"/ddp_gloo.py", "--world", "2", "--steps", "8", "--stamps")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("run --headless: %v\n%s", err, tail(stderr.String(), 3000))
 	}
-	// The script's own figures: ms per (rank, step).
-	script := map[[2]int64]float64{}
+	// The script's own figures per (rank, step): ms, and the Unix ns of
+	// the step's end.
+	type rs struct{ rank, step int64 }
+	scriptMs := map[rs]float64{}
+	scriptEnd := map[rs]int64{}
 	for _, line := range strings.Split(stderr.String(), "\n") {
-		var rank, step int64
+		var k rs
 		var loss, ms float64
-		if n, _ := fmt.Sscanf(line, "rank %d step %d loss %f %f ms", &rank, &step, &loss, &ms); n == 4 {
-			script[[2]int64{rank, step}] = ms
+		var at int64
+		if n, _ := fmt.Sscanf(line, "rank %d step %d loss %f %f ms at %d", &k.rank, &k.step, &loss, &ms, &at); n == 5 {
+			scriptMs[k], scriptEnd[k] = ms, at
 		}
 	}
 	var doc struct {
@@ -234,7 +247,6 @@ func TestDDPLiveRankSteps(t *testing.T) {
 	if len(rankOf) != 2 {
 		t.Fatalf("sources %+v, want the two ranks", doc.Sources)
 	}
-	type rs struct{ rank, step int64 }
 	starts := map[rs]int64{}
 	durs := map[rs]int64{}
 	ops := map[int64]int64{}
@@ -253,6 +265,7 @@ func TestDDPLiveRankSteps(t *testing.T) {
 		if ops[rank] == 0 {
 			t.Errorf("rank %d: no CPU operators in its steps (the profiled steps have them)", rank)
 		}
+		var got, want []float64
 		for step := int64(1); step <= 7; step++ {
 			k := rs{rank, step}
 			start, ok := starts[k]
@@ -260,22 +273,44 @@ func TestDDPLiveRankSteps(t *testing.T) {
 				t.Errorf("rank %d step %d missing from the step table", rank, step)
 				continue
 			}
-			got := float64(durs[k]) / 1e6
+			end := start + durs[k]
+			prev, ok1 := scriptEnd[rs{rank, step - 1}]
+			this, ok2 := scriptEnd[k]
+			if !ok1 || !ok2 {
+				t.Fatalf("the script printed no stamped line for rank %d step %d or %d:\n%s", rank, step-1, step, tail(stderr.String(), 3000))
+			}
+			if !(start < prev && prev < end && end < this) {
+				t.Errorf("rank %d step %d: rlktop [%d, %d], the script's step %d ended at %d and step %d at %d (want start < first < end < second)",
+					rank, step, start, end, step-1, prev, step, this)
+			}
+			g := float64(durs[k]) / 1e6
 			if next, ok := starts[rs{rank, step + 1}]; ok {
-				got = float64(next-start) / 1e6
+				g = float64(next-start) / 1e6
 			}
-			want, ok := script[[2]int64{rank, step}]
-			if !ok {
-				t.Fatalf("the script printed no line for rank %d step %d:\n%s", rank, step, tail(stderr.String(), 3000))
-			}
-			if d := math.Abs(got - want); d > max(3, 0.1*want) {
-				t.Errorf("rank %d step %d: %.1f ms in rlktop, %.1f ms by the script", rank, step, got, want)
-			}
+			got, want = append(got, g), append(want, scriptMs[k])
+		}
+		if len(got) == 0 {
+			continue
+		}
+		mg, mw := median(got), median(want)
+		if math.Abs(mg-mw) > max(3, 0.1*mw) {
+			t.Errorf("rank %d: median step %.1f ms in rlktop, %.1f ms by the script (rlktop %.1f, script %.1f)", rank, mg, mw, got, want)
 		}
 	}
 	if len(starts) != 14 {
 		t.Errorf("%d step rows, want 7 per rank", len(starts))
 	}
+}
+
+// median of xs (the mean of the middle two for an even count); xs is sorted
+// in place.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
 // TestDDPLiveRanksTorchrun: the same job started the way issue 12 names,
