@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/rlktop/rlktop/internal/fileout"
 	"github.com/rlktop/rlktop/report/columnar"
+	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
@@ -34,7 +36,9 @@ Chrome trace JSON, …) and writes
     .steps.parquet (or --steps-output) with one row per step (source, rank,
     step, start_ns, end_ns, dur_ns, gpu_ns, gpu_ops). Several FILEs (e.g.
     one per rank) go into the same two files, read in parallel; "source" is
-    the FILE's position. Schema: report/columnar's package doc.`,
+    the FILE's position. Kineto FILEs of 256 MiB or more together are read
+    one after another, window by window, and never held whole. Schema:
+    report/columnar's package doc.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
@@ -96,8 +100,17 @@ func exportChrome(cmd *cobra.Command, in, out string, opts tracefile.ExportOptio
 // Parquet files (report/columnar). A file damaged part way is exported
 // with what its reader kept, said on stderr, exit 1; an unreadable one
 // stops the export before anything is written.
+//
+// Large inputs (report's rule: regular files of streamMinBytes together)
+// are tried window by window first (exportParquetStream).
 func exportParquet(cmd *cobra.Command, ins []string, out, stepsOut string, rules *attrib.Rules) error {
-	read, errs := tracefile.OpenAll(ins, tracefile.Options{Progress: loadProgress(cmd.ErrOrStderr(), ins)})
+	progress := loadProgress(cmd.ErrOrStderr(), ins)
+	if streamable(ins) {
+		if ok, err := exportParquetStream(cmd.ErrOrStderr(), ins, out, stepsOut, rules, progress); ok {
+			return err
+		}
+	}
+	read, errs := tracefile.OpenAll(ins, tracefile.Options{Progress: progress})
 	damaged := false
 	for i, t := range read {
 		if errs[i] == nil {
@@ -119,19 +132,83 @@ func exportParquet(cmd *cobra.Command, ins []string, out, stepsOut string, rules
 	if err != nil {
 		return err
 	}
+	wroteParquet(cmd.ErrOrStderr(), out, nOps, stepsOut, nSteps)
+	if damaged {
+		return exitError{code: 1}
+	}
+	return nil
+}
+
+// wroteParquet says on w what the two Parquet files hold.
+func wroteParquet(w io.Writer, out string, nOps int64, stepsOut string, nSteps int64) {
 	for _, p := range []struct {
 		path string
 		rows int64
 		what string
 	}{{out, nOps, "GPU ops"}, {stepsOut, nSteps, "steps"}} {
 		if st, err := os.Stat(p.path); err == nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%d %s, %d bytes)\n", p.path, p.rows, p.what, st.Size())
+			fmt.Fprintf(w, "wrote %s (%d %s, %d bytes)\n", p.path, p.rows, p.what, st.Size())
 		}
 	}
-	if damaged {
-		return exitError{code: 1}
+}
+
+// exportParquetStream is exportParquet's path for large inputs: each
+// Kineto file is read window by window (streamFiles, as report's large
+// inputs), its GPU ops written as they come (columnar.OpWriter) and its
+// steps counted by an attrib.SourceStream of its own (the step table an
+// Aggregator of that file alone gives), so no trace is held whole: memory
+// stays about one window's events and one row group. The files equal the
+// whole-file path's (TestExportParquetStream). ok false sends the caller
+// to the whole-file path, which also reports damage: a file that is not
+// Kineto, cannot be streamed exactly (said on errw) or is damaged. The ops
+// file is then not written (fileout drops its temporary file).
+func exportParquetStream(errw io.Writer, ins []string, out, stepsOut string, rules *attrib.Rules, progress func(int64, int64)) (ok bool, err error) {
+	var (
+		sets      []columnar.StepSet
+		nOps      int64
+		streamErr error
+	)
+	err = fileout.Write(out, func(w io.Writer) error {
+		ow := columnar.NewOpWriter(w, rules)
+		var ss *attrib.SourceStream
+		rank := -1
+		streamErr = streamFiles(ins, progress, func(i int, win *tracefile.Window) error {
+			if win.Index == 0 && win.Part == 0 {
+				ss, rank = attrib.NewSourceStream(rules), win.Rank
+				ow.Source(i, ins[i], rank)
+			}
+			ss.AddPart(win.Events, win.Strings, win.Contexts, win.Part == 0, win.Last, win.After+1)
+			return ow.Add(win.Events, win.Strings, win.Contexts)
+		}, func(i int, t *tracer.Trace) error {
+			if t.Rank != rank {
+				return fmt.Errorf("%s: its distributedInfo (rank %d) comes after its first window, written with rank %d: %w", ins[i], t.Rank, rank, tracefile.ErrNotStreamable)
+			}
+			ss.EndSource(t)
+			sets = append(sets, columnar.StepSet{File: t.Path, Rank: t.Rank, Rows: ss.Snapshot().Steps})
+			return nil
+		})
+		if streamErr != nil {
+			return streamErr
+		}
+		var err error
+		nOps, err = ow.Close()
+		return err
+	})
+	if streamErr != nil {
+		if errors.Is(streamErr, tracefile.ErrNotStreamable) {
+			fmt.Fprintf(errw, "rlktop: %v; reading the input whole (memory grows with the files)\n", streamErr)
+		}
+		return false, nil
 	}
-	return nil
+	if err != nil {
+		return true, fmt.Errorf("export: %w (nothing was written to %s)", err, out)
+	}
+	nSteps, err := writeFileWith(stepsOut, func(w io.Writer) (int64, error) { return columnar.WriteStepSets(w, sets) })
+	if err != nil {
+		return true, err
+	}
+	wroteParquet(errw, out, nOps, stepsOut, nSteps)
+	return true, nil
 }
 
 // writeFileWith creates path and writes it through a 1 MiB buffer with

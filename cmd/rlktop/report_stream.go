@@ -34,7 +34,31 @@ func streamReport(paths []string, rules *attrib.Rules, progress func(int64, int6
 	ss := attrib.NewSourceStream(rules)
 	var n streamStats
 	var traces []*tracer.Trace
-	var total, done int64
+	err := streamFiles(paths, progress, func(_ int, w *tracefile.Window) error {
+		ss.AddPart(w.Events, w.Strings, w.Contexts, w.Part == 0, w.Last, w.After+1)
+		n.parts++
+		if w.Last {
+			n.windows++
+		}
+		return nil
+	}, func(_ int, t *tracer.Trace) error {
+		ss.EndSource(t)
+		traces = append(traces, t)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, n, err
+	}
+	return ss.Snapshot(), traces, n, nil
+}
+
+// streamFiles reads paths in order, each with tracefile.OpenStream: part
+// gets every window (or part of one) of file i, done its trace once read.
+// The first error (OpenStream's, part's or done's) stops the reading and
+// is returned. progress, when set, gets the bytes read summed over the
+// files and their total size.
+func streamFiles(paths []string, progress func(int64, int64), part func(i int, w *tracefile.Window) error, done func(i int, t *tracer.Trace) error) error {
+	var total, base int64
 	sizes := make([]int64, len(paths))
 	for i, p := range paths {
 		if st, err := os.Stat(p); err == nil {
@@ -45,25 +69,19 @@ func streamReport(paths []string, rules *attrib.Rules, progress func(int64, int6
 	for i, p := range paths {
 		var opts tracefile.Options
 		if progress != nil {
-			base := done
-			opts.Progress = func(read, _ int64) { progress(base+read, total) }
+			from := base
+			opts.Progress = func(read, _ int64) { progress(from+read, total) }
 		}
-		t, err := tracefile.OpenStream(p, opts, func(w *tracefile.Window) error {
-			ss.AddPart(w.Events, w.Strings, w.Contexts, w.Part == 0, w.Last, w.After+1)
-			n.parts++
-			if w.Last {
-				n.windows++
-			}
-			return nil
-		})
+		t, err := tracefile.OpenStream(p, opts, func(w *tracefile.Window) error { return part(i, w) })
 		if err != nil {
-			return nil, nil, n, err
+			return err
 		}
-		ss.EndSource(t)
-		traces = append(traces, t)
-		done += sizes[i]
+		if err := done(i, t); err != nil {
+			return err
+		}
+		base += sizes[i]
 	}
-	return ss.Snapshot(), traces, n, nil
+	return nil
 }
 
 // streamable reports whether report should stream paths: regular files

@@ -110,69 +110,139 @@ func writerOptions() []parquet.WriterOption {
 // written. Summary-only traces (nsys stats CSV) have no ops and add none.
 // Errors are w's write errors, wrapped.
 func WriteOps(w io.Writer, sources []*tracer.Trace, rules *attrib.Rules) (int64, error) {
+	ow := NewOpWriter(w, rules)
+	for si, t := range sources {
+		ow.Source(si, t.Path, t.Rank)
+		if err := ow.Add(t.Events, t.Strings, t.Contexts); err != nil {
+			return ow.Rows(), err
+		}
+	}
+	return ow.Close()
+}
+
+// OpWriter writes the ops file as its events arrive: a streamed trace's
+// windows (tracefile.OpenStream) one after the other, so the file is
+// written without any trace held whole. Memory: one row group's pages
+// (RowGroupRows rows) and the per-name, per-context caches. The rows
+// equal WriteOps' for the same sources and events. Not safe for
+// concurrent use.
+type OpWriter struct {
+	pw    *parquet.GenericWriter[Op]
+	rules *attrib.Rules
+	buf   []Op
+	n     int64
+
+	src  int32
+	file string
+	rank int32
+	c    *classifier
+}
+
+// opBatch: rows handed to the Parquet writer at once.
+const opBatch = 4096
+
+// NewOpWriter returns an OpWriter writing to w with rules (nil:
+// attrib.DefaultRules).
+func NewOpWriter(w io.Writer, rules *attrib.Rules) *OpWriter {
 	if rules == nil {
 		rules = attrib.DefaultRules()
 	}
-	pw := parquet.NewGenericWriter[Op](w, writerOptions()...)
-	const batch = 4096
-	buf := make([]Op, 0, batch)
-	var n int64
-	flush := func() error {
-		if _, err := pw.Write(buf); err != nil {
-			return fmt.Errorf("parquet ops: %w", err)
+	return &OpWriter{pw: parquet.NewGenericWriter[Op](w, writerOptions()...), rules: rules, buf: make([]Op, 0, opBatch)}
+}
+
+// Source starts source index (the ops' source column) read from file with
+// rank (-1 unknown); the Add calls after it are its events.
+func (o *OpWriter) Source(index int, file string, rank int) {
+	o.src, o.file, o.rank, o.c = int32(index), file, int32(rank), nil
+}
+
+// Add writes the GPU ops (kernel, memcpy, memset) of evs, the current
+// source's next events, linked against ctxs (which only grow from call
+// to call within a source, as tracefile.Window.Contexts) with names in
+// strs (the source's one table). Errors are the writer's, wrapped.
+func (o *OpWriter) Add(evs []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context) error {
+	if o.c == nil {
+		o.c = newClassifier(strs, ctxs, o.rules)
+	}
+	o.c.setContexts(ctxs)
+	for i := range evs {
+		e := &evs[i]
+		if e.Kind != tracer.KindKernel && e.Kind != tracer.KindMemcpy && e.Kind != tracer.KindMemset {
+			continue
 		}
-		n += int64(len(buf))
-		buf = buf[:0]
-		return nil
-	}
-	for si, t := range sources {
-		c := newClassifier(t, rules)
-		for i := range t.Events {
-			e := &t.Events[i]
-			if e.Kind != tracer.KindKernel && e.Kind != tracer.KindMemcpy && e.Kind != tracer.KindMemset {
-				continue
-			}
-			v := c.of(e)
-			var bytes int64
-			if e.Kind != tracer.KindKernel {
-				bytes = e.Value
-			}
-			buf = append(buf, Op{
-				Source: int32(si), File: t.Path, Rank: int32(t.Rank), Device: e.Device, Stream: e.Stream,
-				Kind: v.kind, Name: v.name, DisplayName: v.disp, Category: v.cat, Stage: v.stage, Step: v.step,
-				StartNs: e.Start, EndNs: e.End(), DurNs: e.Dur, Correlation: int64(e.Corr), Bytes: bytes,
-			})
-			if len(buf) == batch {
-				if err := flush(); err != nil {
-					return n, err
-				}
+		v := o.c.of(e)
+		var bytes int64
+		if e.Kind != tracer.KindKernel {
+			bytes = e.Value
+		}
+		o.buf = append(o.buf, Op{
+			Source: o.src, File: o.file, Rank: o.rank, Device: e.Device, Stream: e.Stream,
+			Kind: v.kind, Name: v.name, DisplayName: v.disp, Category: v.cat, Stage: v.stage, Step: v.step,
+			StartNs: e.Start, EndNs: e.End(), DurNs: e.Dur, Correlation: int64(e.Corr), Bytes: bytes,
+		})
+		if len(o.buf) == opBatch {
+			if err := o.flush(); err != nil {
+				return err
 			}
 		}
 	}
-	if err := flush(); err != nil {
-		return n, err
+	return nil
+}
+
+func (o *OpWriter) flush() error {
+	if _, err := o.pw.Write(o.buf); err != nil {
+		return fmt.Errorf("parquet ops: %w", err)
 	}
-	if err := pw.Close(); err != nil {
-		return n, fmt.Errorf("parquet ops: %w", err)
+	o.n += int64(len(o.buf))
+	o.buf = o.buf[:0]
+	return nil
+}
+
+// Rows returns the rows written so far.
+func (o *OpWriter) Rows() int64 { return o.n }
+
+// Close writes the rows still buffered and the file's footer, and returns
+// the rows written. The underlying writer is not closed.
+func (o *OpWriter) Close() (int64, error) {
+	if err := o.flush(); err != nil {
+		return o.n, err
 	}
-	return n, nil
+	if err := o.pw.Close(); err != nil {
+		return o.n, fmt.Errorf("parquet ops: %w", err)
+	}
+	return o.n, nil
 }
 
 // WriteSteps writes the steps file of the sources to w: each source's
 // steps as an attrib.Aggregator of that source alone counts them (the
 // `report` step table). It returns the rows written.
 func WriteSteps(w io.Writer, sources []*tracer.Trace, rules *attrib.Rules) (int64, error) {
-	if rules == nil {
-		rules = attrib.DefaultRules()
-	}
-	pw := parquet.NewGenericWriter[Step](w, writerOptions()...)
-	var n int64
+	sets := make([]StepSet, len(sources))
 	for si, t := range sources {
 		a := attrib.NewAggregator(rules)
 		a.AddTrace(t)
-		var rows []Step
-		for _, s := range a.Snapshot().Steps {
-			rows = append(rows, Step{Source: int32(si), File: t.Path, Rank: int32(t.Rank), Step: s.Step,
+		sets[si] = StepSet{File: t.Path, Rank: t.Rank, Rows: a.Snapshot().Steps}
+	}
+	return WriteStepSets(w, sets)
+}
+
+// StepSet is one source's steps for WriteStepSets: its file, rank (-1
+// unknown) and step rows (attrib.Snapshot.Steps of that source alone).
+type StepSet struct {
+	File string
+	Rank int
+	Rows []attrib.StepRow
+}
+
+// WriteStepSets writes the steps file of sets (set i is source i) to w
+// and returns the rows written.
+func WriteStepSets(w io.Writer, sets []StepSet) (int64, error) {
+	pw := parquet.NewGenericWriter[Step](w, writerOptions()...)
+	var n int64
+	for si, set := range sets {
+		rows := make([]Step, 0, len(set.Rows))
+		for _, s := range set.Rows {
+			rows = append(rows, Step{Source: int32(si), File: set.File, Rank: int32(set.Rank), Step: s.Step,
 				StartNs: s.StartNs, EndNs: s.StartNs + s.DurNs, DurNs: s.DurNs, GPUNs: s.KernelNs, GPUOps: s.Count})
 		}
 		if _, err := pw.Write(rows); err != nil {
@@ -197,7 +267,8 @@ type opInfo struct {
 // category comes from an attrib.Classifier, which matches the rules once
 // per name and once per context.
 type classifier struct {
-	t     *tracer.Trace
+	strs  *tracer.Strings
+	ctxs  []tracer.Context
 	cats  *attrib.Classifier
 	cache map[classKey]*opInfo
 	disp  map[tracer.StrID]string // DisplayName per name
@@ -209,8 +280,15 @@ type classKey struct {
 	kind tracer.Kind
 }
 
-func newClassifier(t *tracer.Trace, rules *attrib.Rules) *classifier {
-	return &classifier{t: t, cats: attrib.NewClassifier(rules, t.Strings, t.Contexts), cache: map[classKey]*opInfo{}, disp: map[tracer.StrID]string{}}
+func newClassifier(strs *tracer.Strings, ctxs []tracer.Context, rules *attrib.Rules) *classifier {
+	return &classifier{strs: strs, ctxs: ctxs, cats: attrib.NewClassifier(rules, strs, ctxs), cache: map[classKey]*opInfo{}, disp: map[tracer.StrID]string{}}
+}
+
+// setContexts takes the source's contexts again: they only grow, so what
+// is cached stays right.
+func (c *classifier) setContexts(ctxs []tracer.Context) {
+	c.ctxs = ctxs
+	c.cats.SetContexts(ctxs)
 }
 
 func (c *classifier) of(e *tracer.Event) *opInfo {
@@ -218,12 +296,12 @@ func (c *classifier) of(e *tracer.Event) *opInfo {
 	if v := c.cache[k]; v != nil {
 		return v
 	}
-	v := &opInfo{kind: e.Kind.String(), name: c.t.Strings.Get(e.Name), step: -1}
-	if e.Ctx != 0 && int(e.Ctx) < len(c.t.Contexts) {
-		ctx := &c.t.Contexts[e.Ctx]
+	v := &opInfo{kind: e.Kind.String(), name: c.strs.Get(e.Name), step: -1}
+	if e.Ctx != 0 && int(e.Ctx) < len(c.ctxs) {
+		ctx := &c.ctxs[e.Ctx]
 		v.step = ctx.Step
 		if n := len(ctx.Ranges); n > 0 {
-			v.stage = c.t.Strings.Get(ctx.Ranges[n-1])
+			v.stage = c.strs.Get(ctx.Ranges[n-1])
 		}
 	}
 	v.cat = c.cats.Category(e.Kind, e.Name, e.Ctx)

@@ -54,3 +54,8 @@ func (c *Classifier) Category(k tracer.Kind, name tracer.StrID, ctx tracer.CtxID
 	}
 	return c.r.cats[c.r.pick(k, nm, cm)]
 }
+
+// SetContexts replaces the contexts with ctxs, which must extend the old
+// ones (a streamed trace's contexts only grow: an ID keeps its meaning,
+// tracefile.Window.Contexts), so the memoised answers stay right.
+func (c *Classifier) SetContexts(ctxs []tracer.Context) { c.ctxs = ctxs }

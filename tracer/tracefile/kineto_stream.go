@@ -49,13 +49,17 @@ var ErrNotStreamable = errors.New("cannot be streamed window by window")
 // memset). Contexts indexes Event.Ctx; it only grows from window to
 // window and part to part (an ID keeps its meaning). Every event of the
 // window starts after After ns (the end of the earlier windows' events;
-// math.MinInt64 for the first), which OpenStream checks. Events and
+// math.MinInt64 for the first), which OpenStream checks. Rank is the
+// trace's distributed rank as read so far (Kineto writes distributedInfo
+// before traceEvents; -1 unknown): a caller that writes it with each
+// window checks it against the returned trace's Rank. Events and
 // Contexts are valid only during the callback.
 type Window struct {
 	Index    int
 	Part     int
 	Last     bool
 	After    int64
+	Rank     int
 	Events   []tracer.Event
 	Strings  *tracer.Strings
 	Contexts []tracer.Context
@@ -123,6 +127,7 @@ type kstream struct {
 
 	inc  incStream       // the window read in parts, past partWindow events
 	strs *tracer.Strings // the trace's
+	t    *tracer.Trace   // the trace being read (its header: Rank)
 }
 
 func (ks *kstream) fail(err error) {
@@ -133,7 +138,7 @@ func (ks *kstream) fail(err error) {
 
 func (ks *kstream) start(d *kdec, opts Options) {
 	ks.ran = true
-	ks.strs = d.t.Strings
+	ks.strs, ks.t = d.t.Strings, d.t
 	ks.devPIDs = map[int32]bool{}
 	ks.steps = steps.NewTraceWindows()
 	ks.maxEnd = -1 << 63
@@ -249,7 +254,7 @@ func (ks *kstream) flush(d *kdec) {
 			ks.gpuWork = true
 		}
 	}
-	w := &Window{Index: ks.link.Windows() - 1, Last: true, After: ks.after, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts()}
+	w := &Window{Index: ks.link.Windows() - 1, Last: true, After: ks.after, Rank: d.t.Rank, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts()}
 	if err := ks.fn(w); err != nil {
 		ks.fail(err)
 	}
