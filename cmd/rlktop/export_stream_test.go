@@ -110,3 +110,54 @@ func TestExportParquetStream(t *testing.T) {
 	// exports both.
 	parquetBothWays(t, false, a, filepath.Join(testutil.SharedTraces(t), "rocprof", "kernel_trace_2025.csv"))
 }
+
+// TestReportMetaStream: `report --meta` of large Kineto files reads them
+// window by window keeping no event (streamMeta) and prints what reading
+// them whole prints (the metadata: distributedInfo, deviceProperties, the
+// header keys), for every shared Kineto trace with GPU work and several
+// together; a file without GPU work is refused and read whole.
+func TestReportMetaStream(t *testing.T) {
+	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.json*"))
+	if len(paths) < 10 {
+		t.Fatalf("expected the shared Kineto traces in %s, found %d", dir, len(paths))
+	}
+	meta := func(stream bool, files ...string) string {
+		old := streamMinBytes
+		defer func() { streamMinBytes = old }()
+		streamMinBytes = math.MaxInt64
+		if stream {
+			streamMinBytes = 0
+		}
+		cmd := newReportCmd()
+		var out, errOut bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&errOut)
+		cmd.SetArgs(append([]string{"--meta"}, files...))
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("report --meta %v: %v\n%s", files, err, errOut.String())
+		}
+		return out.String()
+	}
+	var gpu []string
+	for _, p := range paths {
+		_, ok := streamMeta([]string{p}, nil)
+		if want := !strings.HasPrefix(filepath.Base(p), "hta_cpu_only"); ok != want {
+			t.Errorf("%s: streamed %v, want %v", filepath.Base(p), ok, want)
+		}
+		if ok {
+			gpu = append(gpu, p)
+		}
+		whole, streamed := meta(false, p), meta(true, p)
+		if whole != streamed {
+			t.Errorf("%s: --meta streamed\n%s\nwhole\n%s", filepath.Base(p), streamed, whole)
+		}
+		if !strings.Contains(whole, "run record: none") {
+			t.Errorf("%s: --meta printed\n%s", filepath.Base(p), whole)
+		}
+	}
+	if whole, streamed := meta(false, gpu...), meta(true, gpu...); whole != streamed || strings.Count(whole, "== ") != len(gpu) {
+		t.Errorf("%d files: --meta streamed\n%s\nwhole\n%s", len(gpu), streamed, whole)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -72,8 +73,18 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 			}
 			progress := loadProgress(cmd.ErrOrStderr(), args)
 			// Large traces are aggregated window by window while they are
-			// read (report_stream.go); --meta and --by finding need their
-			// events.
+			// read (report_stream.go); --meta reads them so too, keeping
+			// none of their events; --by finding needs their events.
+			if meta && streamable(args) {
+				if ts, ok := streamMeta(args, progress); ok {
+					for i, t := range ts {
+						if err := printMeta(out, i, args, t); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+			}
 			if !meta && opts.By != report.ByFinding && streamable(args) {
 				if snap, ts, ok := tryStreamReport(cmd.ErrOrStderr(), args, rules, progress); ok {
 					for _, t := range ts {
@@ -87,7 +98,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 			// Several files are read in parallel (one worker per core);
 			// the results come back in argument order.
 			read, errs := tracefile.OpenAll(args, tracefile.Options{Progress: progress})
-			for i, path := range args {
+			for i := range args {
 				t, err := read[i], errs[i]
 				if err != nil {
 					if t == nil || len(t.Events) == 0 {
@@ -99,13 +110,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 					partial = true
 				}
 				if meta {
-					if len(args) > 1 {
-						if i > 0 {
-							fmt.Fprintln(out)
-						}
-						fmt.Fprintf(out, "== %s (format %s)\n", path, t.Format)
-					}
-					if err := runrecord.PrintMeta(out, t.Meta); err != nil {
+					if err := printMeta(out, i, args, t); err != nil {
 						return err
 					}
 					continue
@@ -146,4 +151,16 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 	f.StringVar(&findingsPath, "findings", "", "with --by finding: TOML file of findings rules layered on the built-in ones (see tracer/attrib/findings.toml)")
 	cmd.SetErr(os.Stderr)
 	return cmd
+}
+
+// printMeta writes the metadata of t, the i-th of paths (report --meta):
+// under a "== PATH (format F)" line when there are several.
+func printMeta(out io.Writer, i int, paths []string, t *tracer.Trace) error {
+	if len(paths) > 1 {
+		if i > 0 {
+			fmt.Fprintln(out)
+		}
+		fmt.Fprintf(out, "== %s (format %s)\n", paths[i], t.Format)
+	}
+	return runrecord.PrintMeta(out, t.Meta)
 }

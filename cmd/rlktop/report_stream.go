@@ -52,6 +52,20 @@ func streamReport(paths []string, rules *attrib.Rules, progress func(int64, int6
 	return ss.Snapshot(), traces, n, nil
 }
 
+// streamMeta reads paths (report --meta of large Kineto files) with
+// tracefile.OpenStream, dropping every window: their traces hold the
+// metadata Open's would, and no event is kept. ok false (a file refused,
+// damaged or not Kineto) sends the caller to the whole-file path, which
+// says what is wrong.
+func streamMeta(paths []string, progress func(int64, int64)) (ts []*tracer.Trace, ok bool) {
+	err := streamFiles(paths, progress, func(int, *tracefile.Window) error { return nil },
+		func(_ int, t *tracer.Trace) error {
+			ts = append(ts, t)
+			return nil
+		})
+	return ts, err == nil
+}
+
 // streamFiles reads paths in order, each with tracefile.OpenStream: part
 // gets every window (or part of one) of file i, done its trace once read.
 // The first error (OpenStream's, part's or done's) stops the reading and
