@@ -74,11 +74,7 @@ func parquetBothWays(t *testing.T, wantStream bool, paths ...string) {
 // long window read in parts. A file without GPU work is refused and
 // exported whole.
 func TestExportParquetStream(t *testing.T) {
-	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
-	paths, _ := filepath.Glob(filepath.Join(dir, "*.json*"))
-	if len(paths) < 10 {
-		t.Fatalf("expected the shared Kineto traces in %s, found %d", dir, len(paths))
-	}
+	dir, paths := sharedKineto(t)
 	for _, p := range paths {
 		parquetBothWays(t, !strings.HasPrefix(filepath.Base(p), "hta_cpu_only"), p)
 	}
@@ -117,11 +113,7 @@ func TestExportParquetStream(t *testing.T) {
 // header keys), for every shared Kineto trace with GPU work and several
 // together; a file without GPU work is refused and read whole.
 func TestReportMetaStream(t *testing.T) {
-	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
-	paths, _ := filepath.Glob(filepath.Join(dir, "*.json*"))
-	if len(paths) < 10 {
-		t.Fatalf("expected the shared Kineto traces in %s, found %d", dir, len(paths))
-	}
+	_, paths := sharedKineto(t)
 	meta := func(stream bool, files ...string) string {
 		old := streamMinBytes
 		defer func() { streamMinBytes = old }()

@@ -74,11 +74,7 @@ func sameReport(t *testing.T, paths []string, whole, streamed []byte, how string
 // path gives (validated against HTA and python oracles elsewhere): the
 // independent check of the streaming path.
 func TestReportStreamEqualsWhole(t *testing.T) {
-	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
-	paths, _ := filepath.Glob(filepath.Join(dir, "*.json*"))
-	if len(paths) < 10 {
-		t.Fatalf("expected the shared Kineto traces in %s, found %d", dir, len(paths))
-	}
+	_, paths := sharedKineto(t)
 	for _, p := range paths {
 		w, err := reportBothWays(t, p)
 		t.Logf("%s: %d windows, refused: %v", filepath.Base(p), w, err)
@@ -91,8 +87,7 @@ func TestReportStreamEqualsWhole(t *testing.T) {
 // copy — not a fallback to the whole-trace path — and give the whole-trace
 // report byte for byte.
 func TestReportStreamCopies(t *testing.T) {
-	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
-	paths, _ := filepath.Glob(filepath.Join(dir, "*.json*"))
+	_, paths := sharedKineto(t)
 	tmp := t.TempDir()
 	n := 0
 	for _, p := range paths {
@@ -124,6 +119,18 @@ func TestReportStreamCopies(t *testing.T) {
 	if n < 10 {
 		t.Fatalf("only %d traces replicated", n)
 	}
+}
+
+// sharedKineto returns the folder of the shared Kineto traces and their
+// paths; fewer than 10 fails the test.
+func sharedKineto(t *testing.T) (dir string, paths []string) {
+	t.Helper()
+	dir = filepath.Join(testutil.SharedTraces(t), "kineto")
+	paths, _ = filepath.Glob(filepath.Join(dir, "*.json*"))
+	if len(paths) < 10 {
+		t.Fatalf("expected the shared Kineto traces in %s, found %d", dir, len(paths))
+	}
+	return dir, paths
 }
 
 // readTraceBytes returns the uncompressed bytes of a .json or .json.gz.
