@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -704,31 +705,166 @@ func (t *Timeline) View() string {
 	return block(lines, t.w, t.h)
 }
 
-// axis labels the grid with times from the timeline's start.
+// axis labels the grid with ticks at round times (1, 2 or 5 × 10^k ns
+// from the origin), each written with the digits its tick spacing needs
+// ("34.25 s ┊34.30 s", never "34.2 s ┊34.2 s"; user trial 5), as close
+// together as their labels allow. A ┊ stands in the cell that holds its
+// tick's time. Zoomed so far from the origin that a label would need
+// more than timelineAbsMax characters, the first column says where the
+// view starts (three digits) and the ticks are round offsets from there
+// ("┊60.4 s ┊+10.0 µs ┊+20.0 µs").
 func (t *Timeline) axis(gw int, pc int64) string {
 	row := []rune(strings.Repeat(" ", gw))
-	step := 16
-	// Zoomed far from the origin, three digits cannot tell the labels
-	// apart ("60.4 s  60.4 s"): then the first label is the time and the
-	// others the offset from it ("+250 µs").
-	label := func(c int) string { return FormatNs(t.from - t.origin + pc*int64(c)) }
-	relative := step < gw && label(0) == label(step)
-	for c := 0; c < gw; c += step {
-		s := "┊" + label(c)
-		if relative && c > 0 {
-			s = "┊+" + FormatNs(pc*int64(c))
-		}
-		if c+ansi.StringWidth(s) > gw {
-			break // no label cut short
-		}
+	put := func(c int, s string) {
 		for i, r := range []rune(s) {
 			if c+i < gw {
 				row[c+i] = r
 			}
 		}
 	}
+	for _, tk := range axisTicks(t.from-t.origin, pc, gw) {
+		put(tk.col, "┊"+tk.label)
+	}
 	return t.st.Table.Dim.Render(string(row))
 }
+
+// timelineAbsMax is the widest absolute axis label (without ┊) before the
+// axis switches to offsets from the view's start.
+const timelineAbsMax = 9
+
+// axisTick is one labelled column of the time axis.
+type axisTick struct {
+	col   int
+	label string
+}
+
+// axisTicks places the labels of a grid gw cells wide whose column 0
+// starts from ns after the origin, pc ns a cell: the smallest round
+// spacing whose labels leave at least two blank cells between them (and
+// ticks at least timelineTickMin cells apart), labels never cut at the
+// right edge.
+func axisTicks(from, pc int64, gw int) []axisTick {
+	span := pc * int64(gw)
+	for d := int64(1); d > 0 && d <= 4*span; d = nextRound(d) {
+		if d < pc*timelineTickMin {
+			continue
+		}
+		if ts, ok := ticksAt(from, pc, gw, d, false); ok {
+			if tooWide(ts) {
+				break
+			}
+			return ts
+		}
+	}
+	// Relative: the start, then round offsets from it.
+	for d := int64(1); d > 0 && d <= 4*span; d = nextRound(d) {
+		if d < pc*timelineTickMin {
+			continue
+		}
+		if ts, ok := ticksAt(from, pc, gw, d, true); ok {
+			return ts
+		}
+	}
+	return []axisTick{{0, FormatNs(from)}}
+}
+
+// timelineTickMin is the fewest cells between two ticks.
+const timelineTickMin = 12
+
+// tooWide reports whether an absolute label would be longer than
+// timelineAbsMax.
+func tooWide(ts []axisTick) bool {
+	for _, tk := range ts {
+		if ansi.StringWidth(tk.label) > timelineAbsMax {
+			return true
+		}
+	}
+	return false
+}
+
+// ticksAt lays out ticks every d ns: at multiples of d from the origin,
+// or (rel) column 0 labelled with the start and then from + k·d labelled
+// "+k·d". ok is false when two labels would come closer than two cells
+// or no tick fits.
+func ticksAt(from, pc int64, gw int, d int64, rel bool) ([]axisTick, bool) {
+	var ts []axisTick
+	first := ceilDiv(from, d) * d
+	if rel {
+		ts = append(ts, axisTick{0, FormatNs(from)})
+		first = from + d
+	}
+	end := from + pc*int64(gw)
+	for v := first; v < end; v += d {
+		c := int(floorDiv(v-from, pc))
+		var s string
+		if rel {
+			s = "+" + tickLabel(v-from, d)
+		} else {
+			s = tickLabel(v, d)
+		}
+		if c+1+ansi.StringWidth(s) > gw {
+			break // no label cut short
+		}
+		if n := len(ts); n > 0 && ts[n-1].col+1+ansi.StringWidth(ts[n-1].label)+2 > c {
+			return nil, false
+		}
+		ts = append(ts, axisTick{c, s})
+	}
+	return ts, len(ts) > 1 || (len(ts) == 1 && !rel)
+}
+
+// nextRound is the round spacing after d: 1, 2, 5, 10, 20, 50, …
+func nextRound(d int64) int64 {
+	m := d
+	for m >= 10 && m%10 == 0 {
+		m /= 10
+	}
+	if m == 2 {
+		return d / 2 * 5
+	}
+	return d * 2
+}
+
+// tickLabel formats v ns like FormatNs, with more decimals when the
+// tick spacing d ns needs them to tell neighbours apart (v 34.25 s, d
+// 50 ms: "34.25 s" where FormatNs says "34.3 s").
+func tickLabel(v, d int64) string {
+	s := FormatNs(v)
+	// FormatNs's unit for |v| (units.Duration's thresholds).
+	var unit int64
+	switch a := max(v, -v); {
+	case a < 999_500:
+		return s // whole ns
+	case a < 999_500_000:
+		unit = 1_000
+		if a >= 999_500 {
+			unit = 1_000_000
+		}
+	case a < 999_500_000_000:
+		unit = 1_000_000_000
+	default:
+		return s // minutes and more: round already
+	}
+	dec := 0
+	for u := unit; u > 1 && d%u != 0; u /= 10 {
+		dec++
+	}
+	num, name, _ := strings.Cut(s, " ")
+	if i := strings.IndexByte(num, '.'); i >= 0 && len(num)-i-1 >= dec || i < 0 && dec == 0 {
+		return s
+	}
+	return strconv.FormatFloat(float64(v)/float64(unit), 'f', dec, 64) + " " + name
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }
 
 // stepRow marks step starts │ with the step number, and flag switches ▲.
 func (t *Timeline) stepRow(gw int, pc int64) string {
