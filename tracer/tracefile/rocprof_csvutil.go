@@ -162,15 +162,11 @@ func (t *csvTable) checkTimes(col int, start, dur int64) error {
 func unknownCSV(head []byte, path string) *Error {
 	line, _, _ := bytes.Cut(head, []byte("\n"))
 	line = bytes.TrimSpace(line)
-	if len(line) == 0 || line[0] == '{' || line[0] == '[' || bytes.IndexByte(line, ',') < 0 {
+	if len(line) == 0 || line[0] == '{' || line[0] == '[' || bytes.IndexByte(line, ',') < 0 || isBinary(head) {
 		return nil
 	}
-	shown := string(line)
-	if len(shown) > 200 {
-		shown = shown[:200] + "…"
-	}
 	return &Error{Path: path, Offset: -1, Line: 1, Err: ErrUnknownFormat,
-		Msg: fmt.Sprintf("a CSV file whose header matches no format rlktop reads: %q", shown),
+		Msg: "a CSV file whose header matches no format rlktop reads: " + quoteShort(string(line)),
 		Hint: "a column is missing or renamed? rocprofv3 kernel_trace.csv needs Kernel_Name, Start_Timestamp, End_Timestamp; " +
 			"memory_copy_trace.csv Direction and the timestamps; an API trace Domain, Function; --stats Name, Calls, TotalDurationNs; " +
 			"rocprof v1/v2 KernelName, BeginNs, EndNs; nsys stats a trace (Start (ns), Name) or a summary (Total Time (ns), Instances, Name)"}
@@ -240,7 +236,7 @@ func (t *csvTable) int64At(i int) (int64, error) {
 		if n, ok := parseExactInt(s); ok {
 			return n, nil
 		}
-		return 0, t.errAt(i, fmt.Sprintf("expected an integer, found %q", s), "", nil)
+		return 0, t.errAt(i, "expected an integer, found "+quoteShort(s), "", nil)
 	}
 	return v, nil
 }
@@ -263,7 +259,7 @@ func (t *csvTable) roundAt(i int) (int64, error) {
 	}
 	v, ok := roundDecimal(s)
 	if !ok {
-		return 0, t.errAt(i, fmt.Sprintf("expected a number, found %q", s), "", nil)
+		return 0, t.errAt(i, "expected a number, found "+quoteShort(s), "", nil)
 	}
 	return v, nil
 }

@@ -172,6 +172,9 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 	if len(bytes.TrimSpace(head)) == 0 {
 		return nil, &Error{Path: path, Offset: 0, Msg: "file is empty", Hint: "expected a trace (Kineto/Chrome JSON, rocprofv3 CSV/JSON/SQLite, nsys SQLite, rlktop recording)"}
 	}
+	if bytes.HasPrefix(head, parquetMagic) {
+		return nil, parquetError(path)
+	}
 	for _, f := range formats {
 		if f.Sniff(head) {
 			if opts.stream != nil {
@@ -205,8 +208,21 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 	if e := unknownCSV(head, path); e != nil {
 		return nil, e
 	}
-	return nil, &Error{Path: path, Offset: 0, Msg: "not a trace rlktop can read", Err: ErrUnknownFormat,
+	return nil, &Error{Path: path, Offset: 0, Msg: "not a trace rlktop can read (it starts with " + quoteShort(string(head[:min(len(head), quoteMax)])) + ")", Err: ErrUnknownFormat,
 		Hint: KnownFormats}
+}
+
+// parquetMagic opens (and ends) every Parquet file (Apache Parquet's file
+// format: "PAR1" at byte 0 and in the last 4 bytes).
+var parquetMagic = []byte("PAR1")
+
+// parquetError says that a Parquet file is what rlktop exports (export
+// --format parquet), not an input, and what reads it.
+func parquetError(path string) *Error {
+	return &Error{Path: path, Offset: -1,
+		Msg: "a Parquet file: Parquet is rlktop's export format (rlktop export --format parquet), not an input it reads",
+		Hint: "query it with DuckDB (SELECT category, sum(dur_ns) FROM '" + path + "' GROUP BY 1), Polars or pandas; " +
+			"rlktop report, open and export read the trace files it was exported from"}
 }
 
 // KnownFormats says, for people, what rlktop reads (the hint of an
