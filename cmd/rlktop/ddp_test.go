@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/rlktop/rlktop/internal/testutil"
+	"github.com/rlktop/rlktop/report"
+	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
 // TestDDPGlooRanks (issue 12 items 1–2, "done when"): a real two-rank
@@ -84,6 +86,37 @@ func TestDDPGlooRanks(t *testing.T) {
 	}
 	if w0, w1 := r0["coll_wait_ns"].(float64), r1["coll_wait_ns"].(float64); w0 < 4*20e6 || w1 > w0/4 {
 		t.Errorf("collective wait: rank 0 %.0f ns, rank 1 %.0f ns: want rank 0 waiting (>= 20 ms a step), rank 1 much less", w0, w1)
+	}
+	// The findings say who and why (user trial 5): the straggler finding
+	// names the stage rank 1 sleeps in ("straggle", the script's --slow-ms
+	// 40 per step; rank 0 has none), and exposed communication does not
+	// blame rank 0 for its waiting.
+	fo, err := runReport(t, files[0], files[1], "--by", "finding", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fd report.FindingsDoc
+	if err := json.Unmarshal([]byte(fo), &fd); err != nil {
+		t.Fatalf("%v\n%s", err, fo)
+	}
+	var st *attrib.Finding
+	for i := range fd.Findings {
+		if fd.Findings[i].ID == "straggler-rank" {
+			st = &fd.Findings[i]
+		}
+	}
+	if st == nil {
+		t.Fatalf("findings %+v: no straggler-rank", fd.Findings)
+	}
+	ev := strings.Join(st.Evidence, "\n")
+	if late, others := st.Numbers["late_stage_ns"], st.Numbers["others_stage_ns"]; late < 40e6 || late > 48e6 || others != 0 ||
+		!strings.Contains(ev, `rank 1 spends`) || !strings.Contains(ev, `stage "straggle"`) {
+		t.Errorf("straggler: late stage %.0f ns per step, others %.0f (want 40-48 ms in \"straggle\", 0):\n%s", late, others, ev)
+	}
+	for _, f := range fd.Findings {
+		if f.ID == "exposed-communication" && strings.Contains(strings.Join(f.Evidence, "\n"), "most exposed: rank 0") {
+			t.Errorf("exposed communication blames rank 0, which waits for rank 1:\n%s", strings.Join(f.Evidence, "\n"))
+		}
 	}
 }
 

@@ -333,13 +333,22 @@ func TestFindingsDefaultTableDocumented(t *testing.T) {
 
 // TestFindingsRanks: hand-made per-source numbers (attrib.Ranks' shape).
 // Rank 1 arrived last at 9 of 10 collectives; ranks 0 and 2 waited 30 and
-// 10 ms of 200 ms spans each: 40/400 = 10% ≥ 5%. Exposed communication
-// 20+30+10 = 60 ms of 600 ms span: 10% ≥ 10%.
+// 10 ms of 200 ms spans each: 40/400 = 10% ≥ 5%. Rank 1 spends 5 steps ×
+// 12 ms in stage "sync_loss" (60 ms), rank 0 10 ms in all (2 ms a step),
+// rank 2 none: the others' median per step is 0 (sorted 0, 2: the lower),
+// so rank 1's 12 ms a step is named (≥ 5% of its 41 ms step); "fwd" is
+// 20 ms a step everywhere and is not. Exposed communication without the
+// waits: (40-30) + 30 + (30-10) = 60 ms of 600 ms span: 10% ≥ 10%, 40 ms
+// of waiting left out; most exposed after that: rank 1, 30 of 200 ms.
 func TestFindingsRanks(t *testing.T) {
+	fwd := StageWall{Name: "fwd", Ns: 100e6, Count: 5}
 	rs := &RankSummary{ByRank: true, Collectives: 10, Sources: []SourceRow{
-		{Index: 0, Rank: 0, SpanNs: 200e6, CollWaitNs: 30e6, CommNs: 50e6, CommExposedNs: 20e6, StepMedianNs: 40e6, Steps: 5, LastArrivals: 1},
-		{Index: 1, Rank: 1, SpanNs: 200e6, CollWaitNs: 0, CommNs: 40e6, CommExposedNs: 30e6, StepMedianNs: 41e6, Steps: 5, LastArrivals: 9},
-		{Index: 2, Rank: 2, SpanNs: 200e6, CollWaitNs: 10e6, CommNs: 45e6, CommExposedNs: 10e6, StepMedianNs: 40e6, Steps: 5},
+		{Index: 0, Rank: 0, SpanNs: 200e6, CollWaitNs: 30e6, CommNs: 50e6, CommExposedNs: 40e6, StepMedianNs: 40e6, Steps: 5, LastArrivals: 1,
+			Stages: []StageWall{fwd, {Name: "sync_loss", Ns: 10e6, Count: 5}}},
+		{Index: 1, Rank: 1, SpanNs: 200e6, CollWaitNs: 0, CommNs: 40e6, CommExposedNs: 30e6, StepMedianNs: 41e6, Steps: 5, LastArrivals: 9,
+			Stages: []StageWall{fwd, {Name: "sync_loss", Ns: 60e6, Count: 5}}},
+		{Index: 2, Rank: 2, SpanNs: 200e6, CollWaitNs: 10e6, CommNs: 45e6, CommExposedNs: 30e6, StepMedianNs: 40e6, Steps: 5,
+			Stages: []StageWall{fwd}},
 	}}
 	s := mathSnap()
 	s.Ranks = rs
@@ -349,9 +358,20 @@ func TestFindingsRanks(t *testing.T) {
 		!strings.Contains(st.Evidence[0], "rank 1 arrived last at 9 of 10 matched collectives") {
 		t.Errorf("straggler %+v", st)
 	}
+	if st != nil && (st.Numbers["late_stage_ns"] != 12e6 || st.Numbers["others_stage_ns"] != 0 ||
+		!strings.Contains(strings.Join(st.Evidence, "\n"), `rank 1 spends 12.0 ms per step in stage "sync_loss", the others 0 ns (median)`)) {
+		t.Errorf("straggler's stage: %v\n%s", st.Numbers, strings.Join(st.Evidence, "\n"))
+	}
 	ex := findingByID(fs, "exposed-communication")
-	if ex == nil || math.Abs(ex.Share-0.1) > 1e-15 || !strings.Contains(strings.Join(ex.Evidence, "\n"), "most exposed: rank 1 (15.0% of its span)") {
+	if ex == nil || math.Abs(ex.Share-0.1) > 1e-15 || ex.Numbers["waited_ns"] != 40e6 || !strings.Contains(strings.Join(ex.Evidence, "\n"), "most exposed: rank 1 (15.0% of its span)") {
 		t.Errorf("exposed %+v", ex)
+	}
+	// A stage the late rank spends no longer in than the others is not
+	// named (fwd only: 0 excess).
+	rs.Sources[1].Stages = []StageWall{fwd}
+	if st := findingByID(EvaluateFindings(nil, FindingInput{Snapshot: s}), "straggler-rank"); st == nil || st.Numbers["late_stage_ns"] != 0 ||
+		strings.Contains(strings.Join(st.Evidence, "\n"), "per step in stage") {
+		t.Errorf("no excess, yet: %+v", st)
 	}
 	// No collectives matched: the step medians (50 vs 40 ms: 20%).
 	rs.Collectives = 0

@@ -67,6 +67,18 @@ type SourceRow struct {
 	// number kept) and the lower median of their durations.
 	Steps        int
 	StepMedianNs int64
+	// RunNs: a live process's whole run so far, its first step's start to
+	// its latest step's end (ns; its Steps and StepMedianNs then count the
+	// whole run too, the other figures the session's window); 0 for files.
+	RunNs int64
+	// Stages: its annotation ranges (stages: record_function,
+	// rlktop.stage, NVTX/roctx ranges) other than communication ones, by
+	// name: summed wall time (ns; nested ranges of one name count each)
+	// and count, largest first. The straggler finding compares them across
+	// sources to say what the late rank spends longer in. Not in the JSON
+	// report, and empty on report's window-by-window path (whose output
+	// has no findings).
+	Stages []StageWall
 	// CollWaitNs is how long this source waited for the last arrival in
 	// the collectives matched across all sources (see Ranks): in each, the
 	// first (own duration - shortest duration among the sources) ns of it,
@@ -159,6 +171,13 @@ type collKey struct {
 }
 
 // sourceScan is what Ranks keeps of one trace.
+// StageWall is one stage's wall time on one source (SourceRow.Stages).
+type StageWall struct {
+	Name  string
+	Ns    int64 // summed durations of its ranges, ns
+	Count int   // ranges
+}
+
 type sourceScan struct {
 	row   SourceRow
 	steps map[int64]int64  // step number → duration
@@ -478,6 +497,7 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 		r.StepMedianNs = durs[(len(durs)-1)/2]
 	}
 
+	stages := map[tracer.StrID]*StageWall{}
 	compute := map[int32][]ival{}
 	comms := map[int32][]ival{}
 	copies := map[int32][]ival{} // memcpy, memset: busy, not compute
@@ -490,6 +510,14 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 		if e.Kind == tracer.KindKernel {
 			r.KernelCount++
 			r.KernelNs = addSat(r.KernelNs, d)
+		}
+		if e.Kind == tracer.KindRange && !comm(e.Name) {
+			st := stages[e.Name]
+			if st == nil {
+				st = &StageWall{Name: t.Strings.Get(e.Name)}
+				stages[e.Name] = st
+			}
+			st.Ns, st.Count = addSat(st.Ns, d), st.Count+1
 		}
 		switch {
 		case gpu && (e.Kind == tracer.KindMemcpy || e.Kind == tracer.KindMemset) && e.Device >= 0:
@@ -551,6 +579,12 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 		r.BusyNs = addSat(r.BusyNs, lenOf(unionOf(all)))
 	}
 	r.IdleNs = max(r.SpanNs-r.BusyNs, 0)
+	for _, st := range stages {
+		r.Stages = append(r.Stages, *st)
+	}
+	slices.SortFunc(r.Stages, func(a, b StageWall) int {
+		return cmp.Or(cmp.Compare(b.Ns, a.Ns), cmp.Compare(a.Name, b.Name))
+	})
 
 	// Collectives in start order, numbered within (name, step).
 	slices.SortStableFunc(commEvs, func(a, b *tracer.Event) int { return cmp.Compare(a.Start, b.Start) })

@@ -1,6 +1,7 @@
 package attrib
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -45,6 +46,28 @@ func twoRanks() []*tracer.Trace {
 	return []*tracer.Trace{a, b}
 }
 
+// TestRanksStages: a source's stages are its annotation ranges by name,
+// summed (a nested range of the same name counts again), communication
+// ranges left out, largest first: hand counts.
+func TestRanksStages(t *testing.T) {
+	tr := twoRanks()
+	a := tr[0]
+	for _, r := range []struct {
+		name       string
+		start, dur int64
+	}{{"forward", 0, 40}, {"forward", 5, 10}, {"straggle", 100, 70}, {"nccl:all_reduce", 130, 60}, {"backward", 50, 30}} {
+		a.Events = append(a.Events, tracer.Event{Kind: tracer.KindRange, Name: a.Strings.Intern(r.name), Start: r.start, Dur: r.dur, Device: -1})
+	}
+	got := Ranks(tr, nil).Source(0).Stages
+	want := []StageWall{{"straggle", 70, 1}, {"forward", 50, 2}, {"backward", 30, 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("stages %+v, want %+v", got, want)
+	}
+	if s := Ranks(tr, nil).Source(1).Stages; len(s) != 0 {
+		t.Errorf("rank 1 has no ranges, stages %+v", s)
+	}
+}
+
 func TestRanksHandCounted(t *testing.T) {
 	r := Ranks(twoRanks(), nil)
 	if !r.ByRank || len(r.Sources) != 2 {
@@ -63,7 +86,7 @@ func TestRanksHandCounted(t *testing.T) {
 			Steps: 2, StepMedianNs: 90, CollWaitNs: 0, LastArrivals: 2},
 	}
 	for i, w := range want {
-		if r.Sources[i] != w {
+		if !reflect.DeepEqual(r.Sources[i], w) {
 			t.Errorf("source %d:\n got %+v\nwant %+v", i, r.Sources[i], w)
 		}
 	}
