@@ -665,24 +665,24 @@ func (m *Model) tabBar() string {
 	if m.snap == nil {
 		return ""
 	}
-	tabs, cut, more := m.tabLayout()
+	tabs, before, after := m.tabLayout()
 	var b strings.Builder
-	if cut {
-		b.WriteString(st.Tabs.Sep.Render("…│"))
+	if before > 0 {
+		b.WriteString(st.Tabs.Sep.Render(tabsBefore(before)))
 	}
 	for k, tp := range tabs {
 		if k > 0 {
 			b.WriteString(st.Tabs.Sep.Render("│"))
 		}
-		label := strings.Repeat(" ", tp.pad) + m.tabs[tp.tab].View.Title() + strings.Repeat(" ", tp.pad)
+		label := strings.Repeat(" ", tp.pad) + tp.label + strings.Repeat(" ", tp.pad)
 		if tp.tab == m.focus {
 			b.WriteString(st.Tabs.Active.Render(label))
 		} else {
 			b.WriteString(st.Tabs.Inactive.Render(label))
 		}
 	}
-	if more && ansi.StringWidth(b.String())+2 <= m.w {
-		b.WriteString(st.Tabs.Sep.Render("│…"))
+	if after > 0 {
+		b.WriteString(st.Tabs.Sep.Render(tabsAfter(after)))
 	}
 	left := b.String()
 	if m.wide() || m.snap == nil {

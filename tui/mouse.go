@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"slices"
 
 	tea "charm.land/bubbletea/v2"
@@ -76,14 +77,37 @@ func (m *Model) tabAt(x int) int {
 // tabPos is where a tab's label is drawn in the tab bar.
 type tabPos struct {
 	tab, col, w, pad int
+	label            string // the title, or its short form (shortTitles)
 }
 
+// shortTitles are the tab labels used when the full titles do not fit on
+// one line (80 columns hold the 12 tabs of a live run only this way; user
+// trial 5 found Findings hidden behind "…"). The focused tab keeps its
+// full title.
+var shortTitles = map[string]string{
+	"Kernels":    "Kern",
+	"Timeline":   "Time",
+	"Output":     "Out",
+	"Step time":  "Step",
+	"Categories": "Cat",
+	"Stages":     "Stage",
+	"Device":     "Dev",
+	"Compare":    "Comp",
+	"Findings":   "Find",
+}
+
+// tabsBefore and tabsAfter mark tabs the bar has no room for: "‹+2│"
+// first, "│+3›" last, with how many are hidden each side.
+func tabsBefore(n int) string { return fmt.Sprintf("‹+%d│", n) }
+func tabsAfter(n int) string  { return fmt.Sprintf("│+%d›", n) }
+
 // tabLayout places the available tabs' labels (padded by a space each
-// side when they all fit): from the first, or, when the focused tab would
-// not fit, from a later one so that it does (cut: "…│" comes first);
-// more says tabs after the last placed one did not fit. The tab bar and
-// mouse clicks both use it.
-func (m *Model) tabLayout() (tabs []tabPos, cut, more bool) {
+// side when they all fit; short titles but the focused one's when the
+// full ones do not): from the first, or, when the focused tab would not
+// fit, from a later one so that it does. before and after count the tabs
+// left out each side (tabsBefore, tabsAfter). The tab bar and mouse
+// clicks both use it.
+func (m *Model) tabLayout() (tabs []tabPos, before, after int) {
 	var avail []int
 	total := 0
 	for i, t := range m.tabs {
@@ -92,36 +116,49 @@ func (m *Model) tabLayout() (tabs []tabPos, cut, more bool) {
 			total += ansi.StringWidth(t.View.Title()) + 3
 		}
 	}
-	pad := 1
+	pad, short := 1, false
 	if total > m.w {
 		pad = 0
+		short = total-2*len(avail) > m.w
 	}
-	place := func(start int) ([]tabPos, bool) {
+	label := func(i int) string {
+		t := m.tabs[i].View.Title()
+		if s, ok := shortTitles[t]; ok && short && i != m.focus {
+			return s
+		}
+		return t
+	}
+	place := func(start int) []tabPos {
 		var out []tabPos
 		col := 0
 		if start > 0 {
-			col = 2 // "…│"
+			col = ansi.StringWidth(tabsBefore(start))
 		}
 		for k, i := range avail[start:] {
 			if k > 0 {
 				col++ // separator
 			}
-			w := ansi.StringWidth(m.tabs[i].View.Title()) + 2*pad
-			if col+w > m.w {
-				return out, true
+			l := label(i)
+			w := ansi.StringWidth(l) + 2*pad
+			room := m.w
+			if left := len(avail) - start - k - 1; left > 0 {
+				room -= ansi.StringWidth(tabsAfter(left))
 			}
-			out = append(out, tabPos{tab: i, col: col, w: w, pad: pad})
+			if col+w > room {
+				return out
+			}
+			out = append(out, tabPos{tab: i, col: col, w: w, pad: pad, label: l})
 			col += w
 		}
-		return out, false
+		return out
 	}
 	for start := range avail {
-		tabs, more = place(start)
+		tabs = place(start)
 		if slices.ContainsFunc(tabs, func(tp tabPos) bool { return tp.tab == m.focus }) || !slices.Contains(avail, m.focus) {
-			return tabs, start > 0, more
+			return tabs, start, len(avail) - start - len(tabs)
 		}
 	}
-	return tabs, len(avail) > 1, more
+	return tabs, len(avail) - len(tabs), 0
 }
 
 // mouse handles a mouse message.

@@ -1,6 +1,7 @@
 package tui_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -129,37 +130,99 @@ func TestStatusWrapsWords(t *testing.T) {
 	}
 }
 
-// TestTabBarShowsFocusedTab (tmux 80x24: the tab bar ended "Compare│…", so
-// the focused Findings tab could not be seen): at 40 columns, with the
-// last tab focused, the bar starts with "…│" and holds that tab's title;
-// a click on the title before it (the mouse uses the same layout, "…│"
-// included) focuses that tab.
-func TestTabBarShowsFocusedTab(t *testing.T) {
-	m := newModel(t, 40, 24, tui.Options{})
-	tl, _ := viewstest.Timeline()
-	m.Update(tui.SnapshotMsg{Snapshot: viewstest.Snapshot(), Timeline: tl})
-	press(m, "shift+tab") // from the first tab to the last
-	last := m.Focused().Title()
-	bar, row := "", -1
-	for i, l := range strings.Split(ansi.Strip(m.Render()), "\n") {
-		if strings.Contains(l, "│") && strings.Contains(l, last) {
-			bar, row = l, i
+// tabTitles lists the titles tab reaches from the focused view, once
+// round.
+func tabTitles(m *tui.Model) []string {
+	first := m.Focused().Title()
+	titles := []string{first}
+	for range 30 {
+		press(m, "tab")
+		if m.Focused().Title() == first {
 			break
 		}
+		titles = append(titles, m.Focused().Title())
 	}
-	if !strings.HasPrefix(bar, "…│") {
-		t.Fatalf("tab bar %q: want it to start with …│ and show %q", bar, last)
+	return titles
+}
+
+// tabBarRow returns the screen row holding the tab bar (the first row
+// with a "│" and title) and its index.
+func tabBarRow(m *tui.Model, title string) (string, int) {
+	for i, l := range strings.Split(ansi.Strip(m.Render()), "\n") {
+		if strings.Contains(l, "│") && strings.Contains(l, title) {
+			return l, i
+		}
 	}
-	labels := strings.Split(strings.TrimSpace(strings.TrimPrefix(bar, "…│")), "│")
-	if len(labels) < 2 {
-		t.Fatalf("tab bar %q: want at least two labels", bar)
+	return "", -1
+}
+
+// TestTabBarShowsFocusedTab (tmux 80x24: the tab bar ended "Compare│…", so
+// the focused Findings tab could not be seen): at 40 columns a live run's
+// tabs do not fit even with short titles; with the last tab focused the
+// bar starts with "‹+N│", N the tabs before the first one shown (counted
+// here by tabbing round), and holds that tab's full title; a click on the
+// label before it (the mouse uses the same layout, "‹+N│" included)
+// focuses that tab.
+func TestTabBarShowsFocusedTab(t *testing.T) {
+	m := newLive(t, 40, 24, &fakeCtl{})
+	msg := liveMsg("math", true)
+	msg.State.Timeline, _ = viewstest.Timeline()
+	m.Update(msg)
+	titles := tabTitles(m)
+	press(m, "shift+tab") // from the first tab to the last
+	last := m.Focused().Title()
+	if last != titles[len(titles)-1] {
+		t.Fatalf("shift+tab focused %q, want the last tab %q", last, titles[len(titles)-1])
+	}
+	bar, row := tabBarRow(m, last)
+	labels := strings.Split(strings.TrimSpace(bar), "│")
+	if len(labels) < 3 {
+		t.Fatalf("tab bar %q: want a marker and at least two labels", bar)
+	}
+	hidden := len(titles) - (len(labels) - 1)
+	if want := fmt.Sprintf("‹+%d", hidden); labels[0] != want {
+		t.Fatalf("tab bar %q: want it to start with %s│ (%d tabs, %d shown) and show %q", bar, want, len(titles), len(labels)-1, last)
 	}
 	prev := strings.TrimSpace(labels[len(labels)-2])
-	col := ansi.StringWidth(bar[:strings.Index(bar, prev)]) + 1
+	col := ansi.StringWidth(bar[:strings.Index(bar, "│"+prev)]) + 1
 	m.Update(tea.MouseClickMsg{X: col, Y: row, Button: tea.MouseLeft})
 	m.Update(tea.MouseReleaseMsg{X: col, Y: row, Button: tea.MouseLeft})
-	if got := m.Focused().Title(); got != prev {
-		t.Errorf("click at column %d of %q focused %q, want %q", col, bar, got, prev)
+	if got := m.Focused().Title(); got != titles[len(titles)-2] {
+		t.Errorf("click at column %d of %q focused %q, want %q", col, bar, got, titles[len(titles)-2])
+	}
+}
+
+// TestTabBarAllTabsAt80: at 80 columns every tab of a live run is on the
+// bar (user trial 5: Findings was hidden behind "…"): the focused one by
+// its title, the others by their title or its first letters, in the
+// order tab visits them, with no "+N" marker.
+func TestTabBarAllTabsAt80(t *testing.T) {
+	m := newLive(t, 80, 24, &fakeCtl{})
+	msg := liveMsg("math", true)
+	msg.State.Timeline, _ = viewstest.Timeline()
+	m.Update(msg)
+	titles := tabTitles(m)
+	if len(titles) < 11 {
+		t.Fatalf("tabs %q: want the 11 or more of a live run", titles)
+	}
+	for _, focus := range []int{0, len(titles) - 1} {
+		for m.Focused().Title() != titles[focus] {
+			press(m, "tab")
+		}
+		bar, _ := tabBarRow(m, titles[focus])
+		labels := strings.Split(strings.TrimSpace(bar), "│")
+		if len(labels) != len(titles) {
+			t.Fatalf("focus %q: tab bar %q has %d labels, want all %d tabs %q", titles[focus], bar, len(labels), len(titles), titles)
+		}
+		for i, l := range labels {
+			l = strings.TrimSpace(l)
+			if i == len(labels)-1 {
+				l = strings.Fields(l)[0] // the focused view's info follows
+			}
+			if i == focus && l != titles[i] || !strings.HasPrefix(titles[i], l) || len(l) < 3 {
+				t.Errorf("focus %q: label %d %q for tab %q", titles[focus], i, l, titles[i])
+			}
+		}
 	}
 }
 
