@@ -81,7 +81,7 @@ func exportChrome(cmd *cobra.Command, in, out string, opts tracefile.ExportOptio
 	if damage != nil {
 		// A damaged input: export what its reader kept, say so,
 		// exit 1 (README, "Damaged input").
-		fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting the %d events read before the damage\n", damage, len(t.Events))
+		fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting what was read before the damage: %s\n", damage, keptEvents(t))
 	}
 	if err := tracefile.ExportFile(out, t, opts); err != nil {
 		return fmt.Errorf("%w (%s may be incomplete)", err, out)
@@ -119,7 +119,7 @@ func exportParquet(cmd *cobra.Command, ins []string, out, stepsOut string, rules
 		if t == nil {
 			return fmt.Errorf("%w; nothing was written to %s", errs[i], out)
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting the %d events read before the damage\n", errs[i], len(t.Events))
+		fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting what was read before the damage: %s\n", errs[i], keptEvents(t))
 		damaged = true
 	}
 	// A rocprofv3 run's several CSV files link only when merged: one source.

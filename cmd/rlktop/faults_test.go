@@ -185,7 +185,7 @@ func TestExportAndDiffKeepWhatWasRead(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Fatalf("export: %v, want exit 1\n%s", err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "exporting the 6 events read before the damage") {
+	if !strings.Contains(stderr.String(), "exporting what was read before the damage: 6 events") {
 		t.Errorf("export stderr:\n%s", stderr.String())
 	}
 	raw, err := os.ReadFile(out)

@@ -2,8 +2,13 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -76,5 +81,65 @@ func TestReportBinaryIsShort(t *testing.T) {
 		if strings.Contains(msg, "CSV file whose header") {
 			t.Errorf("%s: binary data called a CSV header:\n%s", f, msg)
 		}
+	}
+}
+
+// TestReportDirectory (user trial 5, item 9): `rlktop report DIR` says
+// that DIR is a directory and a trace file is wanted, with no gzip hint
+// (it said "cannot read the start of the file: read /tmp: is a directory
+// (the file may be truncated or not gzip; check it with `gzip -t`)").
+func TestReportDirectory(t *testing.T) {
+	dir := t.TempDir()
+	_, err := runReport(t, dir)
+	if err == nil {
+		t.Fatal("report of a directory: no error")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, dir+": is a directory, not a trace file") || !strings.Contains(msg, "give the trace files in it") || strings.Contains(msg, "gzip") {
+		t.Errorf("report of a directory:\n%s", msg)
+	}
+}
+
+// TestReportCutGzipOffset (user trial 5, item 9): a .gz cut at 500,000
+// bytes (as `head -c 500000 hta_diff_control_a100.json.gz`) fails with an
+// offset far past the 500,000 bytes of the file, so it must be labelled an
+// offset in the uncompressed data. The test gunzips the cut file with the
+// standard library's compress/gzip (rlktop uses klauspost's) and checks
+// that the event the message names starts ('{') at that uncompressed
+// offset and that the labelled offset lies inside the data gunzip gave.
+func TestReportCutGzipOffset(t *testing.T) {
+	src := filepath.Join(testutil.SharedTraces(t), "kineto", "hta_diff_control_a100.json.gz")
+	b, err := os.ReadFile(src)
+	if err != nil || len(b) < 500000 {
+		t.Fatalf("%s: %v (%d bytes)", src, err, len(b))
+	}
+	cut := filepath.Join(t.TempDir(), "cut.json.gz")
+	os.WriteFile(cut, b[:500000], 0o644)
+	zr, err := gzip.NewReader(bytes.NewReader(b[:500000]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, rerr := io.ReadAll(zr)
+	if !errors.Is(rerr, io.ErrUnexpectedEOF) {
+		t.Fatalf("gunzip of the cut file: %v, want unexpected EOF", rerr)
+	}
+
+	out, err := runReport(t, cut)
+	if err == nil {
+		t.Fatalf("no error:\n%s", out)
+	}
+	// The error is printed above the report (exit 1): "PATH (byte N of
+	// the uncompressed data): … inside event E starting at byte S: …".
+	m := regexp.MustCompile(regexp.QuoteMeta(cut) + ` \(byte (\d+) of the uncompressed data\): .* starting at byte (\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no labelled uncompressed offset:\n%s", out)
+	}
+	n, _ := strconv.Atoi(m[1])
+	start, _ := strconv.Atoi(m[2])
+	if n <= 500000 || n > len(raw) || start > n || raw[start] != '{' {
+		t.Errorf("offset %d, event start %d: want 500000 < start <= offset <= %d (the gunzipped bytes) and '{' at the start (found %q)", n, start, len(raw), raw[min(start, len(raw)-1)])
+	}
+	if !strings.Contains(out, "the report below holds what was read before that point: ") || !strings.Contains(out, "metadata, counter and flow records are not events") {
+		t.Errorf("no line saying what the report holds:\n%s", out)
 	}
 }

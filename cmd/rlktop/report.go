@@ -106,7 +106,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 					}
 					// Damaged part way: report what was read before the
 					// damage, say so, and exit non-zero.
-					fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: the report below holds the %d events read before that point\n", err, len(t.Events))
+					fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: the report below holds what was read before that point: %s\n", err, keptEvents(t))
 					partial = true
 				}
 				if meta {
@@ -163,4 +163,16 @@ func printMeta(out io.Writer, i int, paths []string, t *tracer.Trace) error {
 		fmt.Fprintf(out, "== %s (format %s)\n", paths[i], t.Format)
 	}
 	return runrecord.PrintMeta(out, t.Meta)
+}
+
+// keptEvents says how many events of a trace damaged part way were kept,
+// for the line under the damage error. A Kineto error counts the
+// traceEvents records before the damage ("inside event N"), and not all
+// of them become events: metadata, counters and flows do not, and a "B"
+// and its "E" make one; the line says so, or its count looks wrong.
+func keptEvents(t *tracer.Trace) string {
+	if t.Format == "kineto" {
+		return fmt.Sprintf("%d events (metadata, counter and flow records are not events, and a B/E pair is one)", len(t.Events))
+	}
+	return fmt.Sprintf("%d events", len(t.Events))
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
@@ -34,6 +35,10 @@ type Error struct {
 	Msg    string // what was expected / found
 	Hint   string // what the user can do; may be ""
 	Err    error  // underlying error, may be nil
+	// Uncompressed says that Offset counts bytes of a .gz input's
+	// uncompressed data (set by Read), so that the message says so: the
+	// offset is not one in the file as stored.
+	Uncompressed bool
 }
 
 func (e *Error) Error() string {
@@ -42,7 +47,9 @@ func (e *Error) Error() string {
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d", e.Line)
 	}
-	if e.Offset >= 0 {
+	if e.Offset >= 0 && e.Uncompressed {
+		fmt.Fprintf(&b, " (byte %d of the uncompressed data)", e.Offset)
+	} else if e.Offset >= 0 {
 		fmt.Fprintf(&b, " (byte %d)", e.Offset)
 	}
 	if e.Field != "" {
@@ -132,6 +139,11 @@ func openFile(path string) (*os.File, int64, error) {
 	}
 	var size int64
 	if st, err := f.Stat(); err == nil {
+		if st.IsDir() {
+			f.Close()
+			return nil, 0, &Error{Path: path, Offset: -1, Msg: "is a directory, not a trace file",
+				Hint: "give the trace files in it, e.g. " + filepath.Join(path, "*.json.gz")}
+		}
 		size = st.Size()
 	}
 	return f, size, nil
@@ -156,7 +168,13 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 		zsrc := bufio.NewReaderSize(zc, 1<<20)
 		src = zsrc
 		opts.Gzipped = true
-		defer func() { t, err = checkGzipEnd(zsrc, zc, path, t, err) }()
+		defer func() {
+			t, err = checkGzipEnd(zsrc, zc, path, t, err)
+			var e *Error
+			if errors.As(err, &e) && e.Path == path {
+				e.Uncompressed = true
+			}
+		}()
 	}
 	opts.FileSize = size
 	sb := src.(*bufio.Reader)
@@ -166,8 +184,11 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 	// So does one whose trailer does not match (checkGzipEnd says so).
 	truncated := (err == io.ErrUnexpectedEOF || errors.Is(err, gzip.ErrChecksum)) && len(head) > 0
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull && !truncated {
-		return nil, &Error{Path: path, Offset: int64(len(head)), Msg: "cannot read the start of the file", Err: err,
-			Hint: "the file may be truncated or not gzip; check it with `gzip -t`"}
+		e := &Error{Path: path, Offset: int64(len(head)), Msg: "cannot read the start of the file", Err: err}
+		if opts.Gzipped {
+			e.Hint = "the .gz file may be truncated or damaged; check it with `gzip -t`"
+		}
+		return nil, e
 	}
 	if len(bytes.TrimSpace(head)) == 0 {
 		return nil, &Error{Path: path, Offset: 0, Msg: "file is empty", Hint: "expected a trace (Kineto/Chrome JSON, rocprofv3 CSV/JSON/SQLite, nsys SQLite, rlktop recording)"}
