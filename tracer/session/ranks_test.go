@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"slices"
 	"testing"
@@ -45,8 +46,8 @@ func TestLiveRanks(t *testing.T) {
 	}
 	st := sess.Snapshot()
 	r := st.Cumulative.Ranks
-	if r == nil || st.Window.Ranks != r || len(r.Sources) != 2 || !r.ByRank {
-		t.Fatalf("ranks %+v (window %p)", r, st.Window.Ranks)
+	if r == nil || st.Window.Ranks == nil || len(r.Sources) != 2 || !r.ByRank {
+		t.Fatalf("ranks %+v (window %+v)", r, st.Window.Ranks)
 	}
 	r0, r1 := r.Sources[0], r.Sources[1]
 	if r0.Rank != 0 || r0.Name != "pid 20" || r0.RankFrom != attrib.RankFromTrace || r0.World != 2 || r1.Rank != 1 || r1.Name != "pid 10" {
@@ -227,5 +228,156 @@ func TestLiveRankStepsKept(t *testing.T) {
 	want := []string{"rank 1 step 4 start 300 gpu 20", "rank 1 step 5 start 400 gpu 20"}
 	if !slices.Equal(got, want) {
 		t.Errorf("rows\n got %q\nwant %q", got, want)
+	}
+}
+
+// sendRank connects a process with a hello of rank (world 2) and sends
+// its steps ({start, dur}, numbered from 1) and kernels ({name index into
+// gemm_k, ncclKernel_AllReduce…; start; end}), all on thread 1.
+func sendRank(t *testing.T, sess *Session, pid, rank int64, steps [][2]int64, ks [][3]int64) {
+	t.Helper()
+	a, b := net.Pipe()
+	sess.AddConn(a)
+	w := wire.NewWriter(b)
+	w.Hello(&wire.Hello{Source: "python", PID: pid, Rank: rank, World: 2})
+	step := w.Name("step")
+	names := []tracer.StrID{w.Name("gemm_k"), w.Name("ncclKernel_AllReduce_RING_LL_Sum_float")}
+	var evs []tracer.Event
+	for i, s := range steps {
+		evs = append(evs, tracer.Event{Kind: tracer.KindStep, Name: step, Start: s[0], Dur: s[1], Value: int64(i + 1), PID: int32(pid), TID: 1, Device: -1})
+	}
+	for _, k := range ks {
+		evs = append(evs, tracer.Event{Kind: tracer.KindKernel, Name: names[k[0]], Start: k[1], Dur: k[2] - k[1], PID: int32(pid), TID: 1, Device: -1})
+	}
+	if err := w.Events(evs); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+}
+
+// TestLiveRanksTracedSteps (user trial 5, item 6): the Python agent
+// traces operators in 2 of every 10 steps, so a live rank's operators and
+// collective waits come from a few steps apart. Two ranks of 10 steps of
+// 100 ns; operators in steps 2, 3, 7 and 8 only (two "windows"); in each
+// of those, rank 1 computes 75 ns and all-reduces 10 ns (it arrives last),
+// rank 0 computes 30 ns and all-reduces 50 ns (40 ns of it waiting).
+// By hand: rank 0 waited 4 × 40 = 160 ns over 4 traced steps of 100 ns,
+// so its span is 400 ns (the traced steps), not the 680 ns from its first
+// operator (110) to its last (790) across the 3 untraced steps between,
+// and the straggler share is 160 / 400 = 40% (it was 160 / 680 = 23.5%).
+// Steps: 10 per rank, the whole run of 1000 ns.
+func TestLiveRanksTracedSteps(t *testing.T) {
+	sess := New(Options{LinkDelay: time.Millisecond})
+	defer sess.Close()
+	var steps [][2]int64
+	for k := int64(0); k < 10; k++ {
+		steps = append(steps, [2]int64{100 * k, 100})
+	}
+	var late, early [][3]int64
+	for _, n := range []int64{2, 3, 7, 8} {
+		b := 100 * (n - 1)
+		late = append(late, [3]int64{0, b + 5, b + 80}, [3]int64{1, b + 80, b + 90})
+		early = append(early, [3]int64{0, b + 10, b + 40}, [3]int64{1, b + 40, b + 90})
+	}
+	sendRank(t, sess, 10, 1, steps, late)
+	sendRank(t, sess, 20, 0, steps, early)
+	if !sess.Wait(5 * time.Second) {
+		t.Fatal("pipes did not end")
+	}
+	st := sess.Snapshot()
+	for _, snap := range []struct {
+		name string
+		s    *attrib.Snapshot
+	}{{"cumulative", st.Cumulative}, {"window", st.Window}} {
+		r := snap.s.Ranks
+		if r == nil || len(r.Sources) != 2 {
+			t.Fatalf("%s: ranks %+v", snap.name, r)
+		}
+		r0, r1 := r.Sources[0], r.Sources[1]
+		if r0.Rank != 0 || r0.SpanNs != 400 || r0.BusyNs != 4*80 || r0.IdleNs != 400-4*80 || r0.CollWaitNs != 160 || r1.SpanNs != 400 || r1.LastArrivals != 4 || r0.Steps != 10 {
+			t.Errorf("%s: rank 0 span %d busy %d idle %d waited %d steps %d, rank 1 span %d last %d; want 400 320 80 160 10, 400 4",
+				snap.name, r0.SpanNs, r0.BusyNs, r0.IdleNs, r0.CollWaitNs, r0.Steps, r1.SpanNs, r1.LastArrivals)
+		}
+		var share float64
+		for _, f := range attrib.EvaluateFindings(attrib.DefaultFindings(), attrib.FindingInput{Snapshot: snap.s}) {
+			if f.ID == "straggler-rank" {
+				share = f.Share
+			}
+		}
+		if math.Abs(share-0.40) > 1e-9 {
+			t.Errorf("%s: straggler share %.4f, want 160/400 = 0.40", snap.name, share)
+		}
+	}
+	if c := st.Cumulative.Ranks.Sources[0]; c.RunNs != 1000 {
+		t.Errorf("cumulative rank 0 run %d ns, want 1000 (steps 1–10)", c.RunNs)
+	}
+}
+
+// TestLiveRanksWholeRun (user trial 5, item 6): with a window of the last
+// 350 ns, the window's Ranks count the steps kept in it, the cumulative
+// Ranks each rank's whole run: rank 0's 10 steps of 10, 20, …, 100 ns
+// back to back (run 550 ns, lower median 50 ns), rank 1's 8 of 100 ns
+// (run 800, median 100). The TUI showed 95 steps per rank and a 4.80 s
+// span (the 5 s window) in a 20 s run whose header counted 399 per rank.
+// The steps are sent one at a time, alternating ranks, so the window's
+// content is known: a python3 simulation of its rule (drop from the front
+// what starts before newest end - 350) keeps rank 0's steps 7–10 and rank
+// 1's 6–8.
+func TestLiveRanksWholeRun(t *testing.T) {
+	sess := New(Options{LinkDelay: time.Millisecond, WindowNs: 350})
+	defer sess.Close()
+	var ws [2]*wire.Writer
+	var pipes [2]net.Conn
+	var stepName [2]tracer.StrID
+	for i, pid := range []int64{20, 10} {
+		a, b := net.Pipe()
+		sess.AddConn(a)
+		ws[i], pipes[i] = wire.NewWriter(b), b
+		ws[i].Hello(&wire.Hello{Source: "python", PID: pid, Rank: int64(i), World: 2})
+		stepName[i] = ws[i].Name("step")
+	}
+	sent := int64(0)
+	send := func(i int, n, start, dur int64) {
+		pid := []int32{20, 10}[i]
+		if err := ws[i].Events([]tracer.Event{{Kind: tracer.KindStep, Name: stepName[i], Start: start, Dur: dur, Value: n, PID: pid, TID: 1, Device: -1}}); err != nil {
+			t.Fatal(err)
+		}
+		sent++
+		for end := time.Now().Add(5 * time.Second); sess.Snapshot().StepCount < sent; {
+			if time.Now().After(end) {
+				t.Fatalf("step %d of pid %d not received", n, pid)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	start := int64(0)
+	for k := int64(1); k <= 10; k++ {
+		send(0, k, start, 10*k)
+		start += 10 * k
+		if k <= 8 {
+			send(1, k, 100*(k-1), 100)
+		}
+	}
+	for _, p := range pipes {
+		p.Close()
+	}
+	if !sess.Wait(5 * time.Second) {
+		t.Fatal("pipes did not end")
+	}
+	st := sess.Snapshot()
+	c, w := st.Cumulative.Ranks, st.Window.Ranks
+	if c == nil || w == nil || len(c.Sources) != 2 || len(w.Sources) != 2 {
+		t.Fatalf("ranks: cumulative %+v window %+v", c, w)
+	}
+	type fig struct {
+		steps       int
+		median, run int64
+	}
+	got := []fig{{c.Sources[0].Steps, c.Sources[0].StepMedianNs, c.Sources[0].RunNs}, {c.Sources[1].Steps, c.Sources[1].StepMedianNs, c.Sources[1].RunNs}}
+	if want := []fig{{10, 50, 550}, {8, 100, 800}}; !slices.Equal(got, want) {
+		t.Errorf("cumulative (steps, median, run) %v, want %v", got, want)
+	}
+	if w.Sources[0].Steps != 4 || w.Sources[1].Steps != 3 || w.Sources[0].RunNs != 0 {
+		t.Errorf("window steps %d, %d (run %d), want 4 and 3 (run 0: a window has no run)", w.Sources[0].Steps, w.Sources[1].Steps, w.Sources[0].RunNs)
 	}
 }

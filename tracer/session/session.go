@@ -116,6 +116,8 @@ type Session struct {
 	onePID   int32
 	pidSeen  bool
 	multiPID bool
+	// runs counts each process's steps since the start (ranks.go).
+	runs     map[int32]*procRun
 	marks    []Mark
 	refusals []Refusal
 	children []*conn
@@ -286,6 +288,7 @@ func (s *Session) ingest(c *conn, evs []tracer.Event) {
 
 func (s *Session) addStep(e *tracer.Event) {
 	s.seePID(e.PID)
+	s.addRun(e)
 	s.stepN++
 	s.steps = append(s.steps, StepTime{Step: e.Value, PID: e.PID, StartNs: e.Start, DurNs: e.Dur})
 	if len(s.steps) > 2*s.opts.MaxSteps {
@@ -361,11 +364,16 @@ func (s *Session) Snapshot() *State {
 	n := min(len(s.steps), s.opts.MaxSteps)
 	st.Steps = slices.Clone(s.steps[len(s.steps)-n:])
 	var procGPU map[stepKey]stepSums
+	var runs map[int32]procRun
 	multiPID := s.multiPID
 	if multiPID {
 		procGPU = make(map[stepKey]stepSums, len(s.procGPU))
 		for k, v := range s.procGPU {
 			procGPU[k] = *v
+		}
+		runs = make(map[int32]procRun, len(s.runs))
+		for pid, r := range s.runs {
+			runs[pid] = *r
 		}
 	}
 	st.StepsPerSec = stepsPerSec(st.Steps, s.opts.WindowNs)
@@ -458,7 +466,12 @@ func (s *Session) Snapshot() *State {
 		st.Window = &w
 	}
 	st.Timeline = s.tlSnap
-	st.Cumulative.Ranks = s.ranks // several processes: each one's numbers over the window
+	// Several processes: each one's numbers over the window; its steps
+	// counted over the whole run in the cumulative snapshot (wholeRun).
+	st.Cumulative.Ranks = s.ranks
+	if multiPID {
+		st.Cumulative.Ranks = wholeRun(s.ranks, s.rankPIDs, runs, st.Steps)
+	}
 	// Several processes: each one's steps apart (the aggregate would
 	// merge the ranks' step N), numbered as Ranks numbers them.
 	if multiPID {
@@ -593,6 +606,7 @@ func (s *Session) Reset() {
 	s.steps, s.stepN, s.marks = nil, 0, nil
 	s.procGPU, s.lastSums = nil, nil
 	s.onePID, s.pidSeen, s.multiPID = 0, false, false
+	s.runs = nil
 	s.agent, s.agentStrs = nil, nil
 	s.forceWin = true
 	s.version++
