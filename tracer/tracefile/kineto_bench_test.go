@@ -3,10 +3,14 @@ package tracefile
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rlktop/rlktop/internal/testutil"
@@ -197,5 +201,63 @@ func benchKinetoStream(b *testing.B, oneWindow bool) {
 	}
 	if cpu := kProcessCPU() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(size)*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
+	}
+}
+
+// TestKinetoReplicateSteps: copy k's ProfilerStep#N ranges become
+// ProfilerStep#(N + k × 6) for a trace of steps 1009–1014, so 3 copies hold
+// steps 1009–1026, each named as often as its original (counted with
+// encoding/json from the bytes, not by rlktop's reader), and Open cuts 18
+// steps (before: 6, each holding three copies' GPU work).
+func TestKinetoReplicateSteps(t *testing.T) {
+	raw := gunzipFile(t, filepath.Join(testutil.SharedTraces(t), "kineto", "hta_diff_test_v100.json.gz"))
+	count := func(b []byte) map[string]int {
+		var doc struct {
+			TraceEvents []struct {
+				Name string `json:"name"`
+			} `json:"traceEvents"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		n := map[string]int{}
+		for _, e := range doc.TraceEvents {
+			if strings.HasPrefix(e.Name, "ProfilerStep#") {
+				n[e.Name]++
+			}
+		}
+		return n
+	}
+	one := count(raw)
+	if len(one) != 6 || one["ProfilerStep#1009"] == 0 || one["ProfilerStep#1014"] == 0 {
+		t.Fatalf("the source's steps: %v (want ProfilerStep#1009–1014)", one)
+	}
+	var buf bytes.Buffer
+	if _, err := ReplicateKineto(&buf, raw, 3); err != nil {
+		t.Fatal(err)
+	}
+	got := count(buf.Bytes())
+	want := map[string]int{}
+	for name, c := range one {
+		n, _ := strconv.Atoi(strings.TrimPrefix(name, "ProfilerStep#"))
+		for k := range 3 {
+			want[fmt.Sprintf("ProfilerStep#%d", n+6*k)] = c
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("replicated step names %v, want %v", got, want)
+	}
+	tr, err := Read(bytes.NewReader(buf.Bytes()), "x3.json", int64(buf.Len()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := map[int64]bool{}
+	for i := range tr.Events {
+		if tr.Events[i].Kind == tracer.KindStep {
+			steps[tr.Events[i].Value] = true
+		}
+	}
+	if len(steps) != 18 || !steps[1009] || !steps[1026] {
+		t.Errorf("Open cut %d steps (want 18: 1009–1026)", len(steps))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 )
@@ -21,7 +22,11 @@ import (
 // up to whole µs plus 1 ms (fraction digits are kept, so timestamps stay
 // exact), and every "id", "correlation",
 // "External id" and "external id" shifted by k times (largest id + 1), so
-// flows and correlations stay unique. It returns the bytes written.
+// flows and correlations stay unique, and every "ProfilerStep#N" renumbered
+// N + k × (largest N − smallest N + 1), so each copy's steps are new steps
+// as consecutive windows' are (copies with the same numbers read as one
+// step per number, its GPU time summed over the copies). It returns the
+// bytes written.
 //
 // Keys are found textually ("key": number); a string value that contains
 // such text would be shifted too, which does not happen in Kineto output.
@@ -37,6 +42,9 @@ func ReplicateKineto(w io.Writer, src []byte, copies int) (int64, error) {
 func ReplicateKinetoOneWindow(w io.Writer, src []byte, copies int) (int64, error) {
 	return replicateKineto(w, src, copies, true)
 }
+
+// profilerStepN matches torch.profiler's step range names, ProfilerStep#N.
+var profilerStepN = regexp.MustCompile(`ProfilerStep#([0-9]+)`)
 
 // gpuSection matches an event of a Kineto window's second part.
 var gpuSection = regexp.MustCompile(`"cat"\s*:\s*"(cuda_runtime|cuda_driver|kernel|gpu_memcpy|gpu_memset|gpu_user_annotation|cuda_sync)"`)
@@ -85,6 +93,18 @@ func replicateKineto(w io.Writer, src []byte, copies int, oneWindow bool) (int64
 	}
 	spanUs := (maxTs-minTs)/1000 + 1001
 	idStride := maxID + 1
+	var stepStride int64
+	if ms := profilerStepN.FindAllSubmatch(body, -1); len(ms) > 0 {
+		lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+		for _, m := range ms {
+			if v, err := strconv.ParseInt(string(m[1]), 10, 64); err == nil {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+		if lo <= hi {
+			stepStride = hi - lo + 1
+		}
+	}
 
 	// Where the second part (launches, GPU ops) starts: the first such
 	// event, at the '{' that opens it.
@@ -123,7 +143,20 @@ func replicateKineto(w io.Writer, src []byte, copies int, oneWindow bool) (int64
 				cw.Write([]byte(",\n"))
 			}
 			n++
-			tmp = writeShifted(cw, part, k, spanUs, idStride, tmp)
+			if k == 0 || stepStride == 0 {
+				tmp = writeShifted(cw, part, k, spanUs, idStride, tmp)
+				continue
+			}
+			// Renumber the copy's steps in its shifted bytes.
+			var out bytes.Buffer
+			tmp = writeShifted(&countWriter{w: &out}, part, k, spanUs, idStride, tmp)
+			cw.Write(profilerStepN.ReplaceAllFunc(out.Bytes(), func(m []byte) []byte {
+				v, err := strconv.ParseInt(string(m[len("ProfilerStep#"):]), 10, 64)
+				if err != nil {
+					return m
+				}
+				return strconv.AppendInt([]byte("ProfilerStep#"), v+int64(k)*stepStride, 10)
+			}))
 		}
 	}
 	cw.Write(src[rb:])
