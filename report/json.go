@@ -58,8 +58,14 @@ type (
 		CommOverlapNs int64  `json:"comm_overlap_ns"`
 		Steps         int    `json:"steps"`
 		StepMedianNs  int64  `json:"step_median_ns"`
-		CollWaitNs    int64  `json:"coll_wait_ns"`
-		LastArrivals  int    `json:"last_arrivals"`
+		// RunNs: a live process's whole run so far (attrib.SourceRow.RunNs),
+		// which its steps and step_median_ns then cover; its span_ns is
+		// then the time of its traced steps (those with operators) in the
+		// session's window, over which the other figures are; absent for
+		// files.
+		RunNs        int64 `json:"run_ns,omitempty"`
+		CollWaitNs   int64 `json:"coll_wait_ns"`
+		LastArrivals int   `json:"last_arrivals"`
 	}
 	// StepSpreadDoc is one step every source has (attrib.StepSpread), with
 	// sources named by rank (SourceDoc.Rank); late_rank -1: no collective.
@@ -209,7 +215,7 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 			d.Sources = append(d.Sources, SourceDoc{Index: r.Index, Rank: r.Rank, RankFrom: r.RankFrom, World: r.World, Path: r.Path, Format: r.Format,
 				StartNs: r.StartNs, EndNs: r.EndNs, SpanNs: r.SpanNs, KernelCount: r.KernelCount, KernelNs: r.KernelNs,
 				BusyNs: r.BusyNs, IdleNs: r.IdleNs, ComputeNs: r.ComputeNs, CommNs: r.CommNs, CommExposedNs: r.CommExposedNs, CommOverlapNs: r.CommOverlapNs,
-				Steps: r.Steps, StepMedianNs: r.StepMedianNs, CollWaitNs: r.CollWaitNs, LastArrivals: r.LastArrivals})
+				Steps: r.Steps, StepMedianNs: r.StepMedianNs, RunNs: r.RunNs, CollWaitNs: r.CollWaitNs, LastArrivals: r.LastArrivals})
 		}
 		for _, sp := range s.Ranks.Steps {
 			d.StepSpreads = append(d.StepSpreads, StepSpreadDoc{Step: sp.Step, SlowRank: rank(sp.SlowSource), SlowNs: sp.SlowNs,

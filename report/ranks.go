@@ -59,8 +59,11 @@ func rankGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 	} else {
 		g.header = []string{"rank", "file", "path", "kernels", "kernel_ns", "busy_ns", "idle_ns", "span_ns", "comm_ns", "comm_exposed_ns", "comm_overlap_ns", "steps", "step_median_ns", "coll_wait_ns", "last_arrivals"}
 	}
+	if liveSources(s) { // its column shows "pid N" (user trial 5: headed "file")
+		g.header[1] = "process"
+	}
 	if by == ByFile {
-		g.header[0], g.header[1] = "file", "rank"
+		g.header[0], g.header[1] = g.header[1], "rank"
 	}
 	if s.Ranks == nil {
 		return g
@@ -184,11 +187,35 @@ func sourcesHeader(b *strings.Builder, s *attrib.Snapshot, prefix string) {
 	} else {
 		fmt.Fprintf(b, "%ssources: %d files without distinct ranks, numbered in the order given (each on its own clock; steps and spans are per file)\n", prefix, len(rs))
 	}
+	live := liveSources(s)
+	if live {
+		fmt.Fprintf(b, "%s  (live: steps, step median and run are each process's whole run; traced is the time of its steps that hold\n"+
+			"%s  operators in the session's last window, which the other figures cover: the Python agent traces 2 of every 10)\n", prefix, prefix)
+	}
 	for i, r := range rs {
 		if i == 16 {
 			fmt.Fprintf(b, "%s  … %d more (--by %s lists all)\n", prefix, len(rs)-16, sourceKind(s))
 			break
 		}
+		if live {
+			fmt.Fprintf(b, "%s  %s %s: %s, %d steps, run %s, traced %s\n", prefix, sourceKind(s), sourceLabel(s, r.Index), escape.Control(r.Name), r.Steps, Duration(r.RunNs), Duration(r.SpanNs))
+			continue
+		}
 		fmt.Fprintf(b, "%s  %s %s: %s, span %s, %d steps\n", prefix, sourceKind(s), sourceLabel(s, r.Index), escape.Control(r.Name), Duration(r.SpanNs), r.Steps)
 	}
+}
+
+// liveSources reports whether s's sources are the processes of a live
+// session (tracer/session: Format "live", named "pid N", RunNs their
+// whole run) rather than files.
+func liveSources(s *attrib.Snapshot) bool {
+	if s.Ranks == nil || len(s.Ranks.Sources) == 0 {
+		return false
+	}
+	for _, r := range s.Ranks.Sources {
+		if r.Format != "live" || r.Path != "" {
+			return false
+		}
+	}
+	return true
 }
