@@ -120,14 +120,45 @@ func (h *Header) layout() {
 			items = append(items, item("GPU busy", FormatNs(t.BusyNs)))
 		}
 	}
-	if len(s.Steps) > 0 {
-		items = append(items, item("steps", FormatCount(int64(len(s.Steps)))))
+	if label, n := stepsItem(s); n != "" {
+		items = append(items, item(label, n))
 	}
 	items = append(items, item("dropped", FormatCount(int64(s.Dropped))))
 	h.lines = append(h.lines, pack(items, "   ", h.w)...)
 	if h.note != "" {
 		h.lines = append(h.lines, ansi.Truncate(st.Live.Pending.Render(h.note), h.w, "…"))
 	}
+}
+
+// stepsItem is the header's step count: the step rows, or with several
+// sources (ranks, files) each one's steps (attrib.SourceRow.Steps: a live
+// rank's whole run in the cumulative snapshot) as "steps/rank 399", or
+// "398–399" when they differ — not the rows of all sources summed (user
+// trial 5 item 6: "steps 798" over two ranks of 399 steps). "" without
+// steps.
+func stepsItem(s *attrib.Snapshot) (label, n string) {
+	if s.Ranks == nil || len(s.Ranks.Sources) < 2 {
+		if len(s.Steps) == 0 {
+			return "", ""
+		}
+		return "steps", FormatCount(int64(len(s.Steps)))
+	}
+	lo, hi := s.Ranks.Sources[0].Steps, 0
+	for _, r := range s.Ranks.Sources {
+		lo, hi = min(lo, r.Steps), max(hi, r.Steps)
+	}
+	if hi == 0 {
+		return "", ""
+	}
+	label = "steps/rank"
+	if !s.Ranks.ByRank {
+		label = "steps/file"
+	}
+	n = FormatCount(int64(hi))
+	if lo != hi {
+		n = FormatCount(int64(lo)) + "–" + n
+	}
+	return label, n
 }
 
 // pack lays items out left to right, starting a new line when the next
