@@ -132,8 +132,9 @@ type Model struct {
 	help      help.Model
 	status    StatusMsg
 	loadStart time.Time
-	err       error // fatal
-	live      *live // nil unless Options.Controller is set
+	warn      warnings // the import warnings screen (W; warnings.go)
+	err       error    // fatal
+	live      *live    // nil unless Options.Controller is set
 	fnd       *findingsUI
 	w, h      int
 	bodyH     int
@@ -402,10 +403,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.layout() // the help bar may have changed
 			break
 		}
+		if m.warn.open && m.warnKeyPress(msg) {
+			m.layout()
+			break
+		}
 		switch {
 		case key.Matches(msg, m.keys.Quit):
 			m.stopLive()
 			return m, tea.Quit
+		case m.hasWarnings() && key.Matches(msg, warnKey):
+			m.warn = warnings{open: true}
+			m.layout()
 		case key.Matches(msg, m.keys.Help):
 			m.help.ShowAll = !m.help.ShowAll
 			m.layout()
@@ -478,6 +486,9 @@ func (m *Model) helpView() string {
 	hk := helpKeys{global: g, view: m.helpTarget(), live: lk}
 	if m.live == nil && len(m.steps) > 0 {
 		hk.extra = []key.Binding{scrubPrev, scrubNext}
+	}
+	if m.hasWarnings() {
+		hk.extra = append(hk.extra, warnKey)
 	}
 	if !m.help.ShowAll {
 		return m.help.View(hk)
@@ -648,6 +659,8 @@ func (m *Model) Render() string {
 	switch {
 	case m.snap == nil:
 		parts = append(parts, m.loading.View())
+	case m.warn.open && m.hasWarnings():
+		parts = append(parts, m.warnView())
 	case !m.wide():
 		parts = append(parts, m.Focused().View())
 	default:
@@ -752,13 +765,13 @@ func (m *Model) wideBody() string {
 
 // statusBar shows the latest status message on the left and the
 // snapshot's warning count on the right. Messages wrap at word
-// boundaries: errors onto up to three lines, so that a whole positioned
+// boundaries: errors onto up to four lines, so that a whole positioned
 // error (file, byte, what was expected) can be read, others onto two.
 func (m *Model) statusBar() string {
 	st := m.st
 	status := m.status
 	if status.Text == "" && m.snap != nil && len(m.snap.Warnings) > 0 {
-		status = StatusMsg{Text: "warning: " + m.snap.Warnings[0], Level: Warn}
+		status = StatusMsg{Text: "warning: " + m.firstWarning(), Level: Warn}
 	}
 	if status.Text == "" {
 		status.Text = m.findingHint() // the top finding (findings.go)
@@ -773,9 +786,9 @@ func (m *Model) statusBar() string {
 	var right string
 	if m.snap != nil && len(m.snap.Warnings) > 0 {
 		n := len(m.snap.Warnings)
-		right = views.FormatCount(int64(n)) + " import warnings"
+		right = views.FormatCount(int64(n)) + " import warnings (W)"
 		if n == 1 {
-			right = "1 import warning"
+			right = "1 import warning (W)"
 		}
 	}
 	if m.live != nil {
@@ -790,12 +803,12 @@ func (m *Model) statusBar() string {
 	}
 	rwid := ansi.StringWidth(right)
 	room := max(m.w-rwid-2, 1) // at least two spaces before the right side
-	// Long messages wrap at word boundaries (errors onto up to three
+	// Long messages wrap at word boundaries (errors onto up to four
 	// lines, others two); what still does not fit ends in "…" after a
 	// whole word.
 	maxLines := 2
 	if status.Level == Error {
-		maxLines = 3
+		maxLines = 4
 	}
 	lines := views.WrapLines(status.Text, room)
 	if len(lines) > maxLines {

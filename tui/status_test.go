@@ -2,6 +2,7 @@ package tui_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -241,5 +242,47 @@ func TestCompareConfirmAnswered(t *testing.T) {
 	out := ansi.Strip(m.Render())
 	if strings.Contains(out, "C again") || !strings.Contains(out, "comparing attention: math vs fused") || !strings.Contains(out, "C cancels") {
 		t.Errorf("after C C the status still asks or does not say what runs:\n%s", out)
+	}
+}
+
+// TestImportWarningsKey (user trial 5: the status bar showed
+// "warning: /work/…/tracelens_h100_qwen15_sdpa_flash.j…  1 import warning"
+// with no key to read it): the status bar's right side names W; the
+// status line leaves out the file name the header shows; W lists every
+// warning whole (its words, in order, wrapped), esc closes the list.
+func TestImportWarningsKey(t *testing.T) {
+	m := newModel(t, 80, 24, tui.Options{})
+	snap := viewstest.Snapshot()
+	snap.Source = "/traces/tracelens_h100_qwen15_sdpa_flash.json.gz"
+	warns := []string{
+		snap.Source + `: 1 events partly overlap an enclosing event on the same thread instead of nesting (first: "<built-in method _record_function_enter_new of PyCapsule object at 0x7d6a86ff5f20>" [1428625731786377, 1428625731905169) ns and "ProfilerStep#6" [1428625731896179, 1428625779047574) ns on pid 25286 tid 25286); kept as they are`,
+		snap.Source + ": 3 GPU ops have no launch; they count in no step",
+	}
+	snap.Warnings = warns
+	m.Update(tui.SnapshotMsg{Snapshot: snap})
+	out := ansi.Strip(m.Render())
+	if !strings.Contains(out, "2 import warnings (W)") {
+		t.Errorf("status bar does not name the key:\n%s", out)
+	}
+	if !strings.Contains(out, "warning: 1 events partly overlap") {
+		t.Errorf("status line does not start with the warning's own words:\n%s", out)
+	}
+	press(m, "W")
+	out = ansi.Strip(m.Render())
+	if !strings.Contains(out, "W or esc closes") {
+		t.Fatalf("W did not open the warnings:\n%s", out)
+	}
+	var body []string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && (f[0] == "•" || len(body) > 0 && strings.HasPrefix(l, "  ")) {
+			body = append(body, strings.TrimPrefix(strings.TrimSpace(l), "• "))
+		}
+	}
+	if got, want := strings.Fields(strings.Join(body, " ")), strings.Fields(strings.Join(warns, " ")); !slices.Equal(got, want) {
+		t.Errorf("W lists\n%q\nwant the words of every warning\n%q\nscreen:\n%s", got, want, out)
+	}
+	press(m, "esc")
+	if out := ansi.Strip(m.Render()); strings.Contains(out, "W or esc closes") || !strings.Contains(out, "kernel") {
+		t.Errorf("esc did not close the warnings:\n%s", out)
 	}
 }
