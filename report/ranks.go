@@ -106,21 +106,40 @@ func rankGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 	return g
 }
 
-// spreadGrid is the per-step spread of several sources (human units).
+// spreadGrid is the per-step spread of several sources (human units):
+// who was last to the step's collectives and how long the others waited
+// first (the straggler), then the longest and shortest step. In
+// synchronous training the ranks wait for each other inside collectives,
+// so their step times even out and the longest step is often a waiting
+// rank's: user trial 5 read the old first columns, "slowest rank", as
+// naming rank 0, which waited for rank 1.
 func spreadGrid(s *attrib.Snapshot, topN int) grid {
 	k := sourceKind(s)
-	g := grid{header: []string{"step", "slowest " + k, "step time", "fastest " + k, "step time", "spread", "last to collectives", "waited"}}
+	g := grid{header: []string{"step", "last to collectives", "waited", "longest step", k, "shortest step", k, "spread"}}
 	for _, sp := range top(s.Ranks.Steps, topN) {
 		late, wait := "-", "-"
 		if sp.LateSource >= 0 {
 			late = fmt.Sprintf("%s %s (%d)", k, sourceLabel(s, sp.LateSource), sp.Collectives)
 			wait = Duration(sp.WaitNs)
 		}
-		g.rows = append(g.rows, []string{strconv.FormatInt(sp.Step, 10), sourceLabel(s, sp.SlowSource), Duration(sp.SlowNs),
-			sourceLabel(s, sp.FastSource), Duration(sp.FastNs), Duration(sp.SpreadNs), late, wait})
+		g.rows = append(g.rows, []string{strconv.FormatInt(sp.Step, 10), late, wait, Duration(sp.SlowNs), sourceLabel(s, sp.SlowSource),
+			Duration(sp.FastNs), sourceLabel(s, sp.FastSource), Duration(sp.SpreadNs)})
 	}
-	g.right = []bool{true, true, true, true, true, true, false, true}
+	g.right = []bool{true, false, true, true, true, true, true, true}
 	return g
+}
+
+// spreadNote is the line under the per-step table: what its columns can
+// and cannot say ("" when nothing needs saying).
+func spreadNote(s *attrib.Snapshot) string {
+	k := sourceKind(s)
+	switch {
+	case s.Ranks.CollectivesUnknown:
+		return "last to collectives, waited: not known for merged JSON reports (they carry no events\nto match collectives by); report the trace files together for them"
+	case s.Ranks.Collectives > 0:
+		return fmt.Sprintf("%ss wait for each other in collectives, so their step times even out:\nthe %s last to the collectives holds the others up, not the one with the longest step", k, k)
+	}
+	return ""
 }
 
 // RankVerdict is one line naming the source that arrived last at most
@@ -160,6 +179,12 @@ func writeRankSections(b *strings.Builder, s *attrib.Snapshot, o Options, md boo
 			writeMDGrid(b, g)
 		} else {
 			writeTextGrid(b, g)
+		}
+		if n := spreadNote(s); n != "" {
+			if md {
+				n = "_" + escape.Markdown(strings.ReplaceAll(n, "\n", " ")) + "_"
+			}
+			fmt.Fprintf(b, "\n%s\n", n)
 		}
 	}
 	if v := RankVerdict(s); v != "" {

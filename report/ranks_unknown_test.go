@@ -36,6 +36,12 @@ func TestRanksCollectivesUnknown(t *testing.T) {
 	if !found {
 		t.Errorf("no rank 0 row:\n%s", b.String())
 	}
+	// The "-" are explained under the step table (user trial 5: "all '-'
+	// with no note saying why").
+	if !strings.Contains(b.String(), "last to collectives, waited: not known for merged JSON reports") ||
+		strings.Contains(b.String(), "holds the others up") {
+		t.Errorf("no note on the unknown collectives:\n%s", b.String())
+	}
 	b.Reset()
 	if err := Write(&b, s, Options{By: ByRank, Format: "csv"}); err != nil {
 		t.Fatal(err)
