@@ -122,7 +122,10 @@ func query(s *attrib.Snapshot, o Options) (*attrib.Snapshot, error) {
 		}
 		by = k
 	}
-	f := attrib.ParseKernelFilter(o.Filter)
+	f, err := attrib.ParseKernelFilterStrict(o.Filter)
+	if err != nil {
+		return nil, FilterError(o.Filter, err)
+	}
 	c := *s
 	pick := func(rows []attrib.KernelRow) []attrib.KernelRow {
 		var out []attrib.KernelRow
@@ -136,6 +139,13 @@ func query(s *attrib.Snapshot, o Options) (*attrib.Snapshot, error) {
 	}
 	c.Kernels, c.Transfers = pick(s.Kernels), pick(s.Transfers)
 	return &c, nil
+}
+
+// FilterError is the error of a --filter whose name pattern is not a
+// valid regular expression (err, from attrib.ParseKernelFilterStrict):
+// it names the filter and what regexp found wrong.
+func FilterError(filter string, err error) error {
+	return fmt.Errorf("%w: --filter %q: the name pattern is not a valid regular expression: %v (escape ( ) [ ] * + ? . with \\ to match them as text)", ErrOption, filter, err)
 }
 
 // Unavailable returns why view cannot be shown for s, or "" when it can.

@@ -240,7 +240,7 @@ func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
 	}
 	g := makeGrid(s, o.By, true, o.Top)
 	if len(g.rows) == 0 {
-		_, err := fmt.Fprintf(w, "\n%s\n", emptyView(o.By))
+		_, err := fmt.Fprintf(w, "\n%s\n", emptyView(s, o))
 		return err
 	}
 	cut := false
@@ -364,14 +364,47 @@ func writeMDGrid(b *strings.Builder, g grid) {
 	}
 }
 
-func emptyView(by string) string {
+// emptyView says why view o.By of s has no rows: with a --filter that
+// kept no kernel row of an input that has some, that no row matched it
+// (and, for cat:/stage:, the names it could take), else that the input has
+// no GPU work.
+func emptyView(s *attrib.Snapshot, o Options) string {
+	by := o.By
 	switch by {
 	case ByKernel:
+		if o.Filter != "" && s.Totals.KernelCount+s.Totals.TransferCount > 0 {
+			return filterMiss(s, o.Filter)
+		}
 		return "no GPU kernels, memcpy or memset in this input"
 	case ByStep:
 		return attrib.NoStepsText
 	}
 	return fmt.Sprintf("no GPU work in this input, so no %s rows", by)
+}
+
+// filterMiss says that no kernel row of s (which has some) matched
+// filter, and lists the categories or stages of s when the filter names
+// one (cat:NAME, stage:NAME match exactly).
+func filterMiss(s *attrib.Snapshot, filter string) string {
+	msg := fmt.Sprintf("no kernel, memcpy or memset matches --filter %q (the input has %d kernels and %d memcpy/memset)", filter, s.Totals.KernelCount, s.Totals.TransferCount)
+	if s.CPUOps() {
+		msg = fmt.Sprintf("no CPU operator matches --filter %q (the input has %d, and no GPU work)", filter, s.Totals.KernelCount)
+	}
+	f := attrib.ParseKernelFilter(filter)
+	names := func(rows []attrib.GroupRow) string {
+		var n []string
+		for _, r := range rows {
+			n = append(n, r.Key)
+		}
+		return strings.Join(n, ", ")
+	}
+	if f.Category != "" {
+		msg += "; its categories: " + names(s.Categories)
+	}
+	if f.Stage != "" {
+		msg += "; its stages: " + names(s.Stages)
+	}
+	return msg
 }
 
 // hidden is how many rows of view by the text formats leave out with
@@ -438,7 +471,7 @@ func writeMarkdown(w io.Writer, s *attrib.Snapshot, o Options) error {
 	}
 	g := makeGrid(s, o.By, true, o.Top)
 	if len(g.rows) == 0 {
-		fmt.Fprintf(&b, "\n_%s_\n", escape.Markdown(emptyView(o.By)))
+		fmt.Fprintf(&b, "\n_%s_\n", escape.Markdown(emptyView(s, o)))
 		_, err := io.WriteString(w, b.String())
 		return err
 	}

@@ -49,6 +49,11 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 			if views := append(report.Views(), report.ByFinding); !slices.Contains(views, opts.By) {
 				return fmt.Errorf("%w: unknown view %q for --by (use one of %s)", report.ErrOption, opts.By, strings.Join(views, ", "))
 			}
+			// So is --filter's regular expression (report.Write checks it
+			// too).
+			if _, err := attrib.ParseKernelFilterStrict(opts.Filter); err != nil {
+				return report.FilterError(opts.Filter, err)
+			}
 			rules, err := attrib.RulesFor(rulesPath)
 			if err != nil {
 				return err
@@ -145,7 +150,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 	f.StringVar(&opts.Format, "format", "table", "output format: "+strings.Join(report.Formats(), "|"))
 	f.IntVar(&opts.Top, "top", -1, "rows to show (0 = all; default: 25 for table/md, all for json/csv)")
 	f.StringVar(&opts.Sort, "sort", "", "order kernel rows by: "+strings.Join(attrib.KernelSorts(), "|")+" (default total; name ascending, the rest descending)")
-	f.StringVar(&opts.Filter, "filter", "", "keep kernel rows matching: a regular expression on the name, cat:NAME, stage:NAME (as / in the TUI)")
+	f.StringVar(&opts.Filter, "filter", "", "keep kernel rows matching: a regular expression on the name (an invalid one is an error), cat:NAME, stage:NAME (as / in the TUI)")
 	f.BoolVar(&meta, "meta", false, "print each file's metadata (the run record of rlktop recordings) instead of the tables")
 	f.StringVar(&rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones (see tracer/attrib/rules.toml)")
 	f.StringVar(&findingsPath, "findings", "", "with --by finding: TOML file of findings rules layered on the built-in ones (see tracer/attrib/findings.toml)")

@@ -25,7 +25,23 @@ type KernelFilter struct {
 // pattern that is not a valid expression is matched as plain text, so
 // typing "foo(" part way still filters. "" matches everything.
 func ParseKernelFilter(s string) KernelFilter {
+	f, _ := parseKernelFilter(s)
+	return f
+}
+
+// ParseKernelFilterStrict is ParseKernelFilter for a filter given whole
+// (`rlktop report --filter`): a name pattern that is not a valid regular
+// expression is an error (regexp's, naming what is wrong, e.g. "missing
+// closing )"), not plain text.
+func ParseKernelFilterStrict(s string) (KernelFilter, error) {
+	return parseKernelFilter(s)
+}
+
+// parseKernelFilter parses s; err is the name pattern's regexp error, in
+// which case the pattern is matched as plain text.
+func parseKernelFilter(s string) (KernelFilter, error) {
 	var f KernelFilter
+	var reErr error
 	var rest []string
 	for _, w := range strings.Fields(s) {
 		switch {
@@ -40,11 +56,15 @@ func ParseKernelFilter(s string) KernelFilter {
 	if p := strings.Join(rest, " "); p != "" {
 		re, err := regexp.Compile("(?i)" + p)
 		if err != nil {
+			// The error of p alone: "(?i)" is not the user's.
+			if _, reErr = regexp.Compile(p); reErr == nil {
+				reErr = err
+			}
 			re = regexp.MustCompile("(?i)" + regexp.QuoteMeta(p))
 		}
 		f.Name = re
 	}
-	return f
+	return f, reErr
 }
 
 // Match reports whether r passes the filter.
