@@ -159,8 +159,10 @@ func (m *Model) findingHint() string {
 	if f.Share > 0 && f.ShareOf != "" {
 		h += " (" + views.FormatShare(f.Share) + ")"
 	}
+	// The way to act is one phrase: wrapped, it starts the next line
+	// whole (user trial 5: "· to" / "test: Findings, enter").
 	if f.Flag != nil {
-		return h + " · to test: Findings, enter (" + f.Flag.Key + "=" + f.Flag.Value + ")"
+		return h + " " + views.Together("· to test: Findings, enter ("+f.Flag.Key+"="+f.Flag.Value+")")
 	}
-	return h + " · see Findings"
+	return h + " " + views.Together("· see Findings")
 }

@@ -114,3 +114,23 @@ func TestFindingsEnterElsewhere(t *testing.T) {
 		t.Errorf("calls %q after a dismissed confirmation", ctl.Calls())
 	}
 }
+
+// TestFindingHintWrapsWhole: at 80×24 the status bar's top finding wraps
+// before "· to test: …", never inside it (user trial 5: "· to" at the
+// end of the first line, "test: Findings, enter" on the second).
+func TestFindingHintWrapsWhole(t *testing.T) {
+	m := newLive(t, 80, 24, &fakeCtl{res: fusedResult()})
+	m.Update(mathLiveMsg())
+	out := ansi.Strip(m.Render())
+	lines := strings.Split(out, "\n")
+	found := false
+	for i, l := range lines {
+		if strings.HasPrefix(l, "▸ attention runs on the math fallback") {
+			found = strings.HasPrefix(lines[i+1], "· to test: Findings, enter (attention=fused)") ||
+				strings.Contains(l, "· to test: Findings, enter (attention=fused)")
+		}
+	}
+	if !found {
+		t.Errorf("the finding hint's '· to test: Findings, enter (attention=fused)' is not on one line:\n%s", out)
+	}
+}

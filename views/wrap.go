@@ -15,11 +15,32 @@ const nbHyphen = "\u2011"
 // and rule ids ("--findings", "exposed-communication") stay whole: at 80
 // columns they read "-" / "-findings" and "[exposed-" / "communication]"
 // (user trial 4). Text holding U+2011 itself comes back with '-' there.
+// Words joined by Together (U+00A0) stay on one line when they fit in w,
+// and come back joined by plain spaces.
 func WrapLines(text string, w int) []string {
+	w = max(w, 1)
 	protected := strings.ReplaceAll(text, "-", nbHyphen)
-	lines := strings.Split(ansi.Wrap(protected, max(w, 1), " "), "\n")
+	if strings.Contains(protected, nbsp) {
+		// A phrase wider than the line breaks at its spaces after all.
+		words := strings.Split(protected, " ")
+		for i, wd := range words {
+			if strings.Contains(wd, nbsp) && ansi.StringWidth(wd) > w {
+				words[i] = strings.ReplaceAll(wd, nbsp, " ")
+			}
+		}
+		protected = strings.Join(words, " ")
+	}
+	lines := strings.Split(ansi.Wrap(protected, w, " "), "\n")
 	for i, l := range lines {
-		lines[i] = strings.ReplaceAll(l, nbHyphen, "-")
+		lines[i] = strings.ReplaceAll(strings.ReplaceAll(l, nbHyphen, "-"), nbsp, " ")
 	}
 	return lines
 }
+
+// nbsp is U+00A0 NO-BREAK SPACE: ansi.Wrap does not break there.
+const nbsp = "\u00a0"
+
+// Together joins the words of phrase so that WrapLines keeps them on one
+// line ("· to test: Findings, enter (attention=fused)" rather than "· to"
+// at a line's end; user trial 5).
+func Together(phrase string) string { return strings.ReplaceAll(phrase, " ", nbsp) }
