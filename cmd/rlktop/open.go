@@ -109,7 +109,9 @@ func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partia
 		}
 		traces = append(traces, t)
 	}
-	feed <- tui.ProgressMsg{Phase: "attributing"}
+	// The bar stays full while attributing (the loading screen said
+	// "0 B read · attributing…" after reading the whole file).
+	feed <- tui.ProgressMsg{Phase: "attributing", Read: size, Size: size}
 	// A rocprofv3 run's several CSV files link only when merged; each
 	// run (file) is then one source (its own steps and span; the Ranks
 	// view shows each).

@@ -49,6 +49,15 @@ func TestLoadTracesSharedTrace(t *testing.T) {
 	if !ok {
 		t.Fatalf("last message %T, want SnapshotMsg", msgs[len(msgs)-1])
 	}
+	// While attributing the loading screen keeps the bytes read: the whole
+	// file (it said "0 B read · attributing…"; user trial 5).
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := msgs[len(msgs)-2].(tui.ProgressMsg); !ok || p.Phase != "attributing" || p.Read != st.Size() || p.Size != st.Size() {
+		t.Errorf("message before the snapshot %#v, want attributing with %d of %d bytes read", msgs[len(msgs)-2], st.Size(), st.Size())
+	}
 	// 4,350 kernels: counted in ../shared/traces/PROVENANCE.md.
 	if got := last.Snapshot.Totals.KernelCount; got != 4350 {
 		t.Errorf("kernel count %d, want 4350", got)
