@@ -70,7 +70,7 @@ func liveRanks(buf []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context, 
 		steps = append(steps, attrib.SourceSteps(traces[i], i)...)
 	}
 	r := attrib.Ranks(traces, rules)
-	traced := tracedNs(steps)
+	traced := tracedNs(traces, steps, rules)
 	for i := range r.Sources {
 		src := &r.Sources[i]
 		src.Name = fmt.Sprintf("pid %d", order[src.Index].pid)
@@ -82,25 +82,77 @@ func liveRanks(buf []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context, 
 	return r, steps, pids
 }
 
-// tracedNs is, per source of the window's step rows, the summed duration
-// (ns) of its steps that hold operators (StepRow.Count > 0); sources
-// without such a step are absent. liveRanks makes it a live source's
-// SpanNs (IdleNs = SpanNs - BusyNs): the Python agent traces torch.profiler
-// operators in 2 of every 10 steps (its Kineto windows, RLKTOP_KINETO),
-// and the first-to-last-operator span attrib.Ranks gives would run across
-// the 8 untraced steps between two windows, where no wait in a collective
-// is seen — the straggler share (others' wait over their span) fell from
-// 87.6% (the ranks' own trace files) to 17.9% live (user trial 5, item 6).
-// Over the traced steps it is the same data as a trace file of those
-// steps, whose span runs from its first traced step to its last.
-func tracedNs(steps []attrib.StepRow) map[int]int64 {
-	out := map[int]int64{}
+// tracedNs is, per source (index into traces), the traced time of its
+// window (ns): the length of the union of its steps that hold operators
+// (steps: StepRow.Count > 0) and of its work (kernels, memcpy, memset,
+// CPU operators, communication ranges — what attrib.Ranks spans and
+// counts busy; the Python agent's operators can end after their step,
+// or fall between two steps where its torch.profiler window starts or
+// stops). Sources without a step holding operators are absent. liveRanks
+// makes it a live source's SpanNs (IdleNs = SpanNs - BusyNs): the Python
+// agent traces operators in 2 of every 10 steps (its Kineto windows,
+// RLKTOP_KINETO), and the first-to-last-operator span attrib.Ranks gives
+// would run across the 8 untraced steps between two windows, where no
+// wait in a collective is seen — the straggler share (others' wait over
+// their span) fell from 87.6% (the ranks' own trace files) to 17.9% live
+// (user trial 5, item 6). Over the traced steps it is the data a trace
+// file of those steps holds, whose span runs from its first traced
+// operator to its last.
+func tracedNs(traces []*tracer.Trace, steps []attrib.StepRow, rules *attrib.Rules) map[int]int64 {
+	if rules == nil {
+		rules = attrib.DefaultRules()
+	}
+	spans := map[int][][2]int64{}
 	for _, st := range steps {
 		if st.Count > 0 {
-			out[st.Source] += max(st.DurNs, 0)
+			spans[st.Source] = append(spans[st.Source], [2]int64{st.StartNs, st.StartNs + max(st.DurNs, 0)})
 		}
 	}
+	comm := map[tracer.StrID]bool{}
+	out := map[int]int64{}
+	for i, t := range traces {
+		iv := spans[i]
+		if len(iv) == 0 {
+			continue
+		}
+		for k := range t.Events {
+			e := &t.Events[k]
+			switch e.Kind {
+			case tracer.KindKernel, tracer.KindMemcpy, tracer.KindMemset, tracer.KindCPUOp:
+			case tracer.KindRange:
+				c, ok := comm[e.Name]
+				if !ok {
+					c = rules.Classify(tracer.KindKernel, t.Strings.Get(e.Name), nil) == attrib.CategoryCollective
+					comm[e.Name] = c
+				}
+				if !c {
+					continue
+				}
+			default:
+				continue
+			}
+			iv = append(iv, [2]int64{e.Start, e.Start + max(e.Dur, 0)})
+		}
+		out[i] = unionLen(iv)
+	}
 	return out
+}
+
+// unionLen is the length of the union of intervals [a, b) (sorted in
+// place).
+func unionLen(iv [][2]int64) int64 {
+	slices.SortFunc(iv, func(x, y [2]int64) int { return cmp.Compare(x[0], y[0]) })
+	var n, end int64
+	for i, x := range iv {
+		if i == 0 || x[0] > end {
+			n += max(x[1]-x[0], 0)
+			end = x[1]
+		} else if x[1] > end {
+			n += x[1] - end
+			end = x[1]
+		}
+	}
+	return n
 }
 
 // procRun is one process's steps since the session began (or Reset):

@@ -381,3 +381,31 @@ func TestLiveRanksWholeRun(t *testing.T) {
 		t.Errorf("window steps %d, %d (run %d), want 4 and 3 (run 0: a window has no run)", w.Sources[0].Steps, w.Sources[1].Steps, w.Sources[0].RunNs)
 	}
 }
+
+// TestTracedNs: a live source's traced time is the union of its steps
+// holding operators and of its work, so that busy never exceeds it (the
+// DDP run showed rank 0 busy 928 ms over 920 ms of traced steps, idle 0:
+// operators end after their step, or fall in the gap where the agent
+// starts or stops its torch.profiler window). By hand: steps [0,100) and
+// [200,300) hold operators, [100,200) none; a kernel [90,130) and a gloo
+// all-reduce range [250,310) stick out, a "forward" range [100,200) is a
+// stage, not work: [0,130) + [200,310) = 240 ns. A source with no step
+// holding operators has none.
+func TestTracedNs(t *testing.T) {
+	strs := tracer.NewStrings()
+	k, ar, fw := strs.Intern("gemm_k"), strs.Intern("gloo:all_reduce"), strs.Intern("forward")
+	tr := &tracer.Trace{Strings: strs, Events: []tracer.Event{
+		{Kind: tracer.KindKernel, Name: k, Start: 90, Dur: 40},
+		{Kind: tracer.KindRange, Name: ar, Start: 250, Dur: 60},
+		{Kind: tracer.KindRange, Name: fw, Start: 100, Dur: 100},
+	}}
+	other := &tracer.Trace{Strings: strs, Events: []tracer.Event{{Kind: tracer.KindKernel, Name: k, Start: 0, Dur: 10}}}
+	steps := []attrib.StepRow{
+		{Step: 1, StartNs: 0, DurNs: 100, Count: 1}, {Step: 2, StartNs: 100, DurNs: 100}, {Step: 3, StartNs: 200, DurNs: 100, Count: 2},
+		{Step: 1, StartNs: 0, DurNs: 100, Source: 1},
+	}
+	got := tracedNs([]*tracer.Trace{tr, other}, steps, nil)
+	if len(got) != 1 || got[0] != 240 {
+		t.Errorf("traced %v, want map[0:240]", got)
+	}
+}
