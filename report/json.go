@@ -14,9 +14,13 @@ import (
 type (
 	// Doc is the whole JSON report.
 	Doc struct {
-		Format      string      `json:"format"` // source trace format
-		Source      string      `json:"source"`
-		SummaryOnly bool        `json:"summary_only"`
+		Format      string `json:"format"` // source trace format
+		Source      string `json:"source"`
+		SummaryOnly bool   `json:"summary_only"`
+		// CPUOps: the kernel rows are CPU operators by self time (a trace
+		// without GPU work: attrib.Snapshot.CPUOps), so that a merge of
+		// such reports says so too; absent otherwise.
+		CPUOps      bool        `json:"cpu_ops,omitempty"`
 		Unavailable []string    `json:"unavailable,omitempty"` // views the input cannot give
 		Rank        int         `json:"rank"`
 		Devices     []DeviceDoc `json:"devices"`
@@ -168,6 +172,7 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 		Format:      s.Format,
 		Source:      s.Source,
 		SummaryOnly: s.SummaryOnly,
+		CPUOps:      s.CPUOps(),
 		Unavailable: UnavailableViews(s),
 		Rank:        s.Rank,
 		Devices:     []DeviceDoc{},

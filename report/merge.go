@@ -70,7 +70,7 @@ func MergeDocs(docs []*Doc, names []string) (*attrib.Snapshot, error) {
 		steps                       []map[int64]int64
 		kernels                     = map[kernelKey]*mergedKernel{}
 		cats, stages                = map[string]*attrib.GroupRow{}, map[string]*attrib.GroupRow{}
-		summaryOnly                 = true
+		summaryOnly, cpuOps         = true, true
 	)
 	for i, d := range docs {
 		name := fmt.Sprint(i)
@@ -92,6 +92,7 @@ func MergeDocs(docs []*Doc, names []string) (*attrib.Snapshot, error) {
 			}
 		}
 		summaryOnly = summaryOnly && d.SummaryOnly
+		cpuOps = cpuOps && d.CPUOps
 		if len(docs) == 1 {
 			s.Rank = d.Rank
 		}
@@ -137,6 +138,11 @@ func MergeDocs(docs []*Doc, names []string) (*attrib.Snapshot, error) {
 	s.Format = strings.Join(formats, "+")
 	s.StepRule = strings.Join(stepRules, "; ")
 	s.SummaryOnly = summaryOnly && len(docs) > 0
+	if cpuOps && len(docs) > 0 {
+		// Every report's rows were CPU operators: the merge's are too
+		// (Snapshot.CPUOps reads the devices that ran work).
+		s.WorkDevices = []int32{-1}
+	}
 	for _, k := range kernels {
 		r := k.row
 		r.MeanNs = r.TotalNs / max(r.Count, 1)

@@ -173,3 +173,33 @@ func checkMergedReports(t *testing.T, dir string, spreads int, names ...string) 
 		t.Errorf("report JSON + trace: %v, want an error asking for one kind", err)
 	}
 }
+
+// TestReportMergesCPUOnlyReports: JSON reports of traces without GPU work
+// (their kernel rows are CPU operators) merge into a report that says CPU
+// operators too, as reporting the traces together does (user trial 5:
+// the merge of the two DDP ranks' reports said "kernels: 2700").
+func TestReportMergesCPUOnlyReports(t *testing.T) {
+	src := filepath.Join(testutil.SharedTraces(t), "kineto", "hta_cpu_only.json.gz")
+	tmp := t.TempDir()
+	var docs []string
+	for _, n := range []string{"a.json", "b.json"} {
+		p := filepath.Join(tmp, n)
+		if err := os.WriteFile(p, reportJSON(t, src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, p)
+	}
+	whole, err := runReport(t, src, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := runReport(t, docs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"traces together": whole, "merged JSON reports": merged} {
+		if !strings.Contains(out, "CPU operators") || strings.Contains(out, "kernels: ") {
+			t.Errorf("%s: want CPU operators, not kernels:\n%s", name, out)
+		}
+	}
+}
