@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,7 +17,11 @@ import (
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
 
-func init() {
+func init() { rootCmd.AddCommand(newExportCmd()) }
+
+// newExportCmd builds `rlktop export` (a fresh command per call, so tests
+// need not touch rootCmd).
+func newExportCmd() *cobra.Command {
 	var (
 		out, stepsOut, format, rulesPath string
 		opts                             tracefile.ExportOptions
@@ -30,11 +35,13 @@ Chrome trace JSON, …) and writes
   --format chrome (default): Chrome trace-event JSON that Perfetto UI,
     chrome://tracing and Holistic Trace Analysis open; OUT ending in .gz is
     gzip-compressed. One FILE.
-  --format parquet: two Parquet files, OUT with one row per GPU op (source,
-    rank, device, stream, kind, name, display_name, category, stage, step,
-    start_ns, end_ns, dur_ns, correlation, bytes) and OUT's name with
+  --format parquet: two Parquet files, OUT (its name must end in .parquet)
+    with one row per GPU op (source, rank, device, stream, kind, name,
+    display_name, category, stage, step, start_ns, end_ns, dur_ns,
+    correlation, bytes) and OUT's name with
     .steps.parquet (or --steps-output) with one row per step (source, rank,
-    step, start_ns, end_ns, dur_ns, gpu_ns, gpu_ops). Several FILEs (e.g.
+    step, start_ns, end_ns, dur_ns, gpu_ns, gpu_ops); a FILE without GPU
+    work gives its CPU operators as rows (device -1). Several FILEs (e.g.
     one per rank) go into the same two files, read in parallel; "source" is
     the FILE's position. Kineto FILEs of 256 MiB or more together are read
     one after another, window by window, and never held whole. Schema:
@@ -51,14 +58,23 @@ Chrome trace JSON, …) and writes
 				}
 				return exportChrome(cmd, args[0], out, opts)
 			case "parquet":
+				if err := parquetName("-o", out); err != nil {
+					return err
+				}
+				if stepsOut != "" {
+					if err := parquetName("--steps-output", stepsOut); err != nil {
+						return err
+					}
+				}
 				rules, err := attrib.RulesFor(rulesPath)
 				if err != nil {
 					return err
 				}
-				if stepsOut == "" {
-					stepsOut = strings.TrimSuffix(out, ".parquet") + ".steps.parquet"
+				steps := stepsOut
+				if steps == "" {
+					steps = strings.TrimSuffix(out, ".parquet") + ".steps.parquet"
 				}
-				return exportParquet(cmd, args, out, stepsOut, rules)
+				return exportParquet(cmd, args, out, steps, rules)
 			}
 			return fmt.Errorf("export --format %q: give chrome or parquet", format)
 		},
@@ -69,7 +85,26 @@ Chrome trace JSON, …) and writes
 	cmd.Flags().StringVar(&rulesPath, "rules", "", "--format parquet: TOML file of category rules tried before the built-in ones")
 	cmd.Flags().BoolVar(&opts.NoFlows, "no-flows", false, "leave out the launch→kernel flow arrows")
 	cmd.Flags().BoolVar(&opts.NoCounters, "no-counters", false, "leave out counter tracks (telemetry)")
-	rootCmd.AddCommand(cmd)
+	return cmd
+}
+
+// parquetName refuses a Parquet output whose name does not end in
+// .parquet (case-insensitive): DuckDB, Polars and Spark pick the reader
+// by that suffix (DuckDB's FROM 'x.json' reads JSON), and a x.json
+// holding Parquet misleads every later reader, rlktop included.
+func parquetName(flag, path string) error {
+	if strings.HasSuffix(strings.ToLower(path), ".parquet") {
+		return nil
+	}
+	base := strings.TrimSuffix(path, filepath.Ext(path))
+	if strings.HasSuffix(strings.ToLower(path), ".json.gz") {
+		base = path[:len(path)-len(".json.gz")]
+	}
+	chrome := ""
+	if lp := strings.ToLower(path); strings.HasSuffix(lp, ".json") || strings.HasSuffix(lp, ".json.gz") {
+		chrome = "; for a trace-event JSON file use --format chrome"
+	}
+	return fmt.Errorf("export --format parquet %s %s: the name must end in .parquet (e.g. %s %s.parquet: DuckDB, Polars and Spark choose their reader by it)%s", flag, path, flag, base, chrome)
 }
 
 // exportChrome writes one file as Chrome trace-event JSON.
@@ -132,22 +167,64 @@ func exportParquet(cmd *cobra.Command, ins []string, out, stepsOut string, rules
 	if err != nil {
 		return err
 	}
-	wroteParquet(cmd.ErrOrStderr(), out, nOps, stepsOut, nSteps)
+	wroteParquet(cmd.ErrOrStderr(), out, nOps, opRowsWhat(read), stepsOut, nSteps)
 	if damaged {
 		return exitError{code: 1}
 	}
 	return nil
 }
 
-// wroteParquet says on w what the two Parquet files hold.
-func wroteParquet(w io.Writer, out string, nOps int64, stepsOut string, nSteps int64) {
+// opRowsWhat names the rows of the ops file written from traces: "GPU
+// ops", or, when a trace has no GPU work and its CPU operators stand in
+// for kernels (tracer.Trace.CPUOpKernels: device -1), "CPU operators: the
+// input has no GPU work" or, with GPU work in other traces, "GPU ops and
+// CPU operators: …".
+func opRowsWhat(traces []*tracer.Trace) string {
+	gpu, cpu := false, false
+	for _, t := range traces {
+		for i := range t.Events {
+			e := &t.Events[i]
+			if e.Kind == tracer.KindKernel || e.Kind == tracer.KindMemcpy || e.Kind == tracer.KindMemset {
+				if e.Device < 0 {
+					cpu = true
+				} else {
+					gpu = true
+				}
+			}
+		}
+	}
+	switch {
+	case cpu && gpu:
+		return "GPU ops and CPU operators: some inputs have no GPU work"
+	case cpu:
+		return cpuOpRows
+	}
+	return "GPU ops"
+}
+
+// singular is each of wroteParquet's row names for one row.
+var singular = map[string]string{"GPU ops": "GPU op", "steps": "step", cpuOpRows: "CPU operator: the input has no GPU work"}
+
+// cpuOpRows names the ops file's rows of a trace without GPU work.
+const cpuOpRows = "CPU operators: the input has no GPU work"
+
+// wroteParquet says on w what the two Parquet files hold: nOps rows of
+// what (opRowsWhat) and nSteps steps.
+func wroteParquet(w io.Writer, out string, nOps int64, what, stepsOut string, nSteps int64) {
 	for _, p := range []struct {
 		path string
 		rows int64
 		what string
-	}{{out, nOps, "GPU ops"}, {stepsOut, nSteps, "steps"}} {
+	}{{out, nOps, what}, {stepsOut, nSteps, "steps"}} {
 		if st, err := os.Stat(p.path); err == nil {
-			fmt.Fprintf(w, "wrote %s (%d %s, %d bytes)\n", p.path, p.rows, p.what, st.Size())
+			sep := ","
+			if strings.Contains(p.what, ":") {
+				sep = ";"
+			}
+			if one, ok := singular[p.what]; ok && p.rows == 1 {
+				p.what = one
+			}
+			fmt.Fprintf(w, "wrote %s (%d %s%s %d bytes)\n", p.path, p.rows, p.what, sep, st.Size())
 		}
 	}
 }
@@ -207,7 +284,7 @@ func exportParquetStream(errw io.Writer, ins []string, out, stepsOut string, rul
 	if err != nil {
 		return true, err
 	}
-	wroteParquet(errw, out, nOps, stepsOut, nSteps)
+	wroteParquet(errw, out, nOps, "GPU ops", stepsOut, nSteps) // only inputs with GPU work are streamed
 	return true, nil
 }
 
