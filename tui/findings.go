@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rlktop/rlktop/tracer/attrib"
@@ -74,7 +76,33 @@ func (m *Model) refreshFindings(force bool) {
 	if l.state.StepCount == 0 {
 		note = "no findings yet: waiting for the first steps"
 	}
+	if s, n := sinceFlip(l.state, m.snap); s != nil {
+		in.Snapshot, note = s, n
+	}
 	f.view.SetFindings(attrib.EvaluateFindings(f.rules, in), note)
+}
+
+// sinceFlip is what the live findings are evaluated over once a flag was
+// flipped while the cumulative totals are shown: the window (the last
+// WindowNs), with a note saying so; nil when no flip took effect or the
+// window is shown anyway. The cumulative totals mix the steps before and
+// after the flip, so a finding about the old setting stayed listed
+// (user trial 5: "attention runs on the math fallback" at 14.3% after 1
+// switched the built-in loop to attention=fused).
+func sinceFlip(st *livestate.State, shown *attrib.Snapshot) (*attrib.Snapshot, string) {
+	if st == nil || st.Window == nil || shown != st.Cumulative || len(st.Marks) == 0 {
+		return nil, ""
+	}
+	mk := st.Marks[len(st.Marks)-1]
+	flip := mk.Key + "=" + mk.Value
+	if mk.Step >= 0 {
+		flip += fmt.Sprintf(" from step %d", mk.Step)
+	}
+	note := fmt.Sprintf("findings over the last %s (%s; the cumulative totals mix both settings)", windowText(st), flip)
+	if mk.Step >= 0 && slices.ContainsFunc(st.Window.Steps, func(r attrib.StepRow) bool { return r.Step < mk.Step }) {
+		note = fmt.Sprintf("findings over the last %s, which still holds steps before %s", windowText(st), flip)
+	}
+	return st.Window, note
 }
 
 // tryFinding is enter on finding id: in a live run, the compare view's

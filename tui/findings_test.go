@@ -2,6 +2,7 @@ package tui_test
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/rlktop/rlktop/gpu/gputest"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tui"
 	"github.com/rlktop/rlktop/views"
 )
@@ -30,6 +32,9 @@ func mathLiveMsg() tui.LiveMsg {
 	s.Totals = attrib.Totals{KernelCount: 18, KernelTotalNs: 100e6, GPUTotalNs: 100e6}
 	s.Steps = []attrib.StepRow{{Step: 1}, {Step: 2}, {Step: 3}}
 	msg.State.Cumulative = &s
+	// No flip took effect: the findings are evaluated over the cumulative
+	// totals (after one, over the window: sinceFlip).
+	msg.State.Marks = nil
 	return msg
 }
 
@@ -132,5 +137,56 @@ func TestFindingHintWrapsWhole(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the finding hint's '· to test: Findings, enter (attention=fused)' is not on one line:\n%s", out)
+	}
+}
+
+// TestFindingsAfterFlip (user trial 5: after 1 switched the built-in
+// loop to attention=fused, Findings still listed "attention runs on the
+// math fallback" at 14.3%, from the cumulative totals): once a flip took
+// effect, the live findings are evaluated over the window. Here the
+// cumulative totals are mathLiveMsg's (60% attn_math_*), the flip to
+// fused took effect at step 40 and the window holds steps 41–43 with
+// fused attention only: the math finding is gone and the view says what
+// the findings cover. With step 39 still in the window the note says so.
+func TestFindingsAfterFlip(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		steps []int64
+		note  string
+	}{
+		{"window after the flip", []int64{41, 42, 43}, "findings over the last 5.00 s (attention=fused from step 40; the cumulative totals mix both settings)"},
+		{"window across the flip", []int64{39, 40, 41}, "findings over the last 5.00 s, which still holds steps before attention=fused from step 40"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			msg := mathLiveMsg()
+			msg.Flags = liveFlags("fused")
+			msg.State.Marks = []livestate.Mark{{Step: 40, PID: 7, Key: "attention", Value: "fused"}}
+			win := *msg.State.Cumulative
+			win.Kernels = []attrib.KernelRow{
+				{Name: "attn_fused", DisplayName: "attn_fused", Category: "attention", Count: 3, TotalNs: 10e6},
+				{Name: "matmul_mlp_up", DisplayName: "matmul_mlp_up", Category: "gemm", Count: 3, TotalNs: 20e6},
+			}
+			win.Categories = []attrib.GroupRow{{Key: "gemm", Count: 3, TotalNs: 20e6, Share: 2.0 / 3}, {Key: "attention", Count: 3, TotalNs: 10e6, Share: 1.0 / 3}}
+			win.Totals = attrib.Totals{KernelCount: 6, KernelTotalNs: 30e6, GPUTotalNs: 30e6}
+			win.Steps = nil
+			for _, s := range c.steps {
+				win.Steps = append(win.Steps, attrib.StepRow{Step: s})
+			}
+			msg.State.Window = &win
+			m := newLive(t, 80, 24, &fakeCtl{})
+			m.Update(msg)
+			for m.Focused().Title() != "Findings" {
+				m.Update(key("tab"))
+			}
+			out := ansi.Strip(m.Render())
+			if strings.Contains(out, "math fallback") {
+				t.Errorf("the math-fallback finding is listed after the flip to fused:\n%s", out)
+			}
+			lines := strings.Split(out, "\n")
+			i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "findings over the last") })
+			if i < 0 || !strings.Contains(strings.Join(strings.Fields(lines[i]+" "+lines[i+1]), " "), c.note) {
+				t.Errorf("no note %q:\n%s", c.note, out)
+			}
+		})
 	}
 }

@@ -77,7 +77,8 @@ func (f *Findings) Info() string {
 func (f *Findings) SetSnapshot(*attrib.Snapshot) {}
 
 // SetFindings replaces the findings shown (ranked); note says why there
-// are none when fs is empty ("" the default text). The cursor stays on
+// are none when fs is empty ("" the default text), else what they are
+// evaluated over (a line above the list; "" none). The cursor stays on
 // the same finding id when it is still there, else it goes to the first
 // (the top-ranked) finding: an index kept from another list pointed at an
 // arbitrary one (user trial 4: on #3 when the findings came back).
@@ -208,6 +209,10 @@ func (f *Findings) View() string {
 		return block(append(wrapLines(note, f.w, st.Table.Dim.Render), f.testedLines()...), f.w, f.h)
 	}
 	var lines []string
+	if f.note != "" {
+		// What the findings are evaluated over (a live run after a flip).
+		lines = append(lines, wrapLines(f.note, f.w, st.Table.Dim.Render)...)
+	}
 	from, to := f.list.visible()
 	for i := from; i < to; i++ {
 		x := &f.fs[i]
@@ -270,7 +275,14 @@ func (f *Findings) View() string {
 	if len(x.Top) > 0 {
 		add("top: ", strings.Join(x.Top, "; "), plain)
 	}
-	add("try: ", x.Try, plain)
+	if x.Flag != nil && !x.Flag.Env {
+		// The run's own flag first: the rule's advice is general (user
+		// trial 5: the built-in loop's finding spoke only of sdpa=flash
+		// and ROCm, not of its attention=fused).
+		add("try: ", flagText(x.Flag)+", this run's own flag; in general: "+x.Try, plain)
+	} else {
+		add("try: ", x.Try, plain)
+	}
 	if f.running != x.ID && f.tried[x.ID] == "" && x.Flag != nil {
 		how := "switched live at a step boundary"
 		if x.Flag.Env {
