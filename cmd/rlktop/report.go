@@ -36,6 +36,9 @@ position in the arguments): the header lists each source's span and steps,
 steps are per source, and --by rank (or --by file) shows per source kernel
 time, busy and idle time, communication exposed and overlapped with
 compute, the step median, and who arrived last at the collectives.
+In --by step, "gpu time" sums the durations of the GPU ops launched in the
+step: ops on several streams overlap and work can end after the step, so it
+can exceed the step's duration (wall time).
 
 JSON output always holds every view: {"totals", "kernels", "categories",
 "stages", …}; times are integer nanoseconds.`,
