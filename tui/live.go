@@ -175,7 +175,8 @@ type live struct {
 
 	untraced    string // Options.Untraced
 	lastPartial []livestate.OutputLine
-	applied     string // the "requested; applied at the next step" status to clear, "" none
+	applied     string    // the "requested; applied at the next step" status to clear, "" none
+	ops         opsKeeper // the Python agent's latest operators (livetimeline.go)
 }
 
 func newLive(st *views.Styles, opts Options) *live {
@@ -380,7 +381,12 @@ func (m *Model) onLive(msg LiveMsg) {
 			for _, mk := range l.state.Marks {
 				marks = append(marks, views.TimelineMark{AtNs: mk.AtNs, Label: mk.Key + "=" + mk.Value})
 			}
-			m.timeline.SetTimeline(l.state.Timeline, marks)
+			tl := l.state.Timeline
+			if l.pyAgent() {
+				tl = l.ops.timeline(tl, l.state.StepCount)
+				m.timeline.SetNote(l.ops.viewNote())
+			}
+			m.timeline.SetTimeline(tl, marks)
 			m.kernels.SetTimeline(l.state.Timeline)
 		}
 		if s := l.snapshot(); s != nil {

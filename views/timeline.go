@@ -88,6 +88,7 @@ type Timeline struct {
 	focused bool
 	letters map[string]rune
 	cpuDev  map[int32]bool // devices that are the host CPU (the built-in loop)
+	note    string         // said when no op is in view (SetNote)
 }
 
 // NewTimeline returns an empty timeline view, following.
@@ -110,6 +111,11 @@ func (t *Timeline) Info() string {
 	}
 	return s
 }
+
+// SetNote sets what the view says, after "no operators in this view",
+// when no op is in the visible range ("" says only that): a live Python
+// run has operators only in the steps its torch.profiler windows cover.
+func (t *Timeline) SetNote(s string) { t.note = s }
 
 // Available reports whether there is anything to draw.
 func (t *Timeline) Available() bool { return t.tl != nil && (len(t.tl.Ops) > 0 || len(t.tl.Steps) > 0) }
@@ -681,6 +687,24 @@ func (t *Timeline) View() string {
 			lb = st.Table.Selected.Render(fit("›"+name, timelineLabelW)) + " "
 		}
 		lines = append(lines, lb+t.laneRow(l, gw, pc))
+	}
+	if (t.note != "" || len(t.tl.Ops) == 0) && !t.opsInView() {
+		// The lanes are blank: say why (user trial 5: a live Python run
+		// showed step markers and nothing else). A file zoomed between
+		// ops has the detail line's hint instead.
+		msg := "no operators in this view"
+		if t.note != "" {
+			msg += ": " + t.note
+		}
+		n := len(lines)
+		for i, l := range WrapLines(msg, gw) {
+			row := label("") + st.Table.Dim.Render(l)
+			if i < lay.lanes {
+				lines[n-lay.lanes+i] = row
+			} else {
+				lines = append(lines, row)
+			}
+		}
 	}
 	if more := len(t.tl.Lanes) - lay.lanes; more > 0 {
 		// The last lane row says how many lanes did not fit.
