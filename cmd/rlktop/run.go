@@ -246,6 +246,11 @@ wait:
 		return err
 	}
 	warnConnErrors(stderr, st)
+	if len(o.Command) > 0 && !interrupted && !stoppedByUs {
+		if line := childEndLine(o.Command, exit, st.StepCount); line != "" {
+			fmt.Fprintln(stderr, "rlktop:", line)
+		}
+	}
 	if interrupted {
 		return fmt.Errorf("interrupted: the report above holds the %d steps received before the signal", st.StepCount)
 	}
@@ -262,6 +267,34 @@ wait:
 		return exitError{code: max(exit.ExitCode, 1)}
 	}
 	return nil
+}
+
+// childEndLine says, after run --headless's report, that the command
+// ended by itself before rlktop had its --steps (trial 5 item 18: a
+// Python command failing at import printed an empty report and exit 1,
+// nothing else): how it ended (status, signal or start failure) and how
+// many steps it reported; "" when it exited with status 0 after at least
+// one step (a script with fewer steps than --steps ends so normally).
+func childEndLine(command []string, exit loop.Status, steps int64) string {
+	if exit.State == loop.Running || (exit.ExitCode == 0 && exit.Signal == "" && exit.Err == "" && steps > 0) {
+		return ""
+	}
+	how := fmt.Sprintf("exited with status %d", exit.ExitCode)
+	switch {
+	case exit.Err != "":
+		how = "failed: " + exit.Err
+	case exit.Signal != "":
+		how = "was killed by signal " + exit.Signal
+	}
+	cmd := escape.Control(runrecord.ShellJoin(command))
+	switch {
+	case steps > 0:
+		return fmt.Sprintf("the command (%s) %s after %d steps; the report above holds them", cmd, how, steps)
+	case exit.ExitCode == 0 && exit.Signal == "" && exit.Err == "":
+		return fmt.Sprintf("the command (%s) %s without reporting a step, so the report above is empty "+
+			"(steps come from NVTX ranges named like step, or in Python from rlktop.step(), optimizer.step() or torch.profiler's prof.step())", cmd, how)
+	}
+	return fmt.Sprintf("the command (%s) %s before its first step: no step was reported, so the report above is empty (its output is above)", cmd, how)
 }
 
 // warnConnErrors tells the user about traced processes whose connection

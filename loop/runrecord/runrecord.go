@@ -470,11 +470,11 @@ func (r *Record) WriteText(w io.Writer) error {
 	line := func(k, v string) { fmt.Fprintf(&b, "  %-14s %s\n", k+":", v) }
 	b.WriteString("run\n")
 	if r.Command != nil {
-		line("command", shellJoin(r.Command))
+		line("command", ShellJoin(r.Command))
 	} else {
 		line("command", "(built-in training loop)")
 	}
-	line("rlktop args", shellJoin(r.RlktopArgs))
+	line("rlktop args", ShellJoin(r.RlktopArgs))
 	line("directory", r.Dir)
 	line("started", fmtTime(r.Start))
 	if r.Finished {
@@ -613,8 +613,9 @@ func kvs(m map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
-// shellJoin quotes args so that a POSIX shell would split them back.
-func shellJoin(args []string) string {
+// ShellJoin quotes args so that a POSIX shell would split them back
+// (run records, rlktop run's messages about the command).
+func ShellJoin(args []string) string {
 	var parts []string
 	for _, a := range args {
 		if a != "" && strings.IndexFunc(a, func(r rune) bool {
