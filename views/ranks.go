@@ -203,7 +203,7 @@ func (r *Ranks) details(first string) []string {
 	}
 	texts = append(texts, r.verdict(first))
 	if sp := r.widest(); sp != nil {
-		texts = append(texts, fmt.Sprintf("widest step: %d, slowest %s %s %s, fastest %s %s %s, spread %s", sp.Step,
+		texts = append(texts, fmt.Sprintf("widest step: %d, longest %s %s %s, shortest %s %s %s, spread %s", sp.Step,
 			first, r.labelOf(sp.SlowSource), FormatNs(sp.SlowNs), first, r.labelOf(sp.FastSource), FormatNs(sp.FastNs), FormatNs(sp.SpreadNs)))
 	}
 	var out []string

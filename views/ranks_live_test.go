@@ -67,3 +67,14 @@ func TestRanksViewLiveRun(t *testing.T) {
 		t.Errorf("want %q:\n%s", want, out)
 	}
 }
+
+// TestStepsInfoPerRank (user trial 5 item 6): the Steps view's title
+// counted the rows of both ranks ("798 steps"); it says the per-rank
+// count as the header does.
+func TestStepsInfoPerRank(t *testing.T) {
+	s := views.NewSteps(styles())
+	s.SetSnapshot(liveRankSnapshot())
+	if got := s.Info(); !strings.HasPrefix(got, "399 steps/rank · median") {
+		t.Errorf("Info %q, want '399 steps/rank · median …'", got)
+	}
+}

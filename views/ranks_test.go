@@ -44,7 +44,7 @@ func TestRanksView(t *testing.T) {
 			out := render(t, r.View(), w, 8)
 			golden.RequireEqual(t, out)
 			// The facts, independent of the layout.
-			for _, want := range []string{"late: rank 1 arrived last at 2 of 2 collectives", "rank 1: b.json", "widest step: 1, slowest rank 1 120 ns"} {
+			for _, want := range []string{"late: rank 1 arrived last at 2 of 2 collectives", "rank 1: b.json", "widest step: 1, longest rank 1 120 ns"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("missing %q:\n%s", want, out)
 				}
@@ -82,7 +82,7 @@ func TestRanksDetailsWrap(t *testing.T) {
 	}
 	flat := strings.Join(strings.Fields(out), " ")
 	for _, want := range []string{"rank 0: a.json · span 185 ns · compute 55 ns · comm overlapped 10 ns · 2 steps",
-		"widest step: 1, slowest rank 1 120 ns, fastest rank 0 100 ns, spread 20 ns", "›0", " 1 "} {
+		"widest step: 1, longest rank 1 120 ns, shortest rank 0 100 ns, spread 20 ns", "›0", " 1 "} {
 		if !strings.Contains(flat, want) && !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)
 		}

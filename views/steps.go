@@ -3,6 +3,7 @@ package views
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -46,6 +47,12 @@ func MedianNs(steps []attrib.StepRow) int64 {
 func (s *Steps) Info() string {
 	if s.snap == nil || len(s.snap.Steps) == 0 {
 		return ""
+	}
+	if label, n := stepsItem(s.snap); strings.Contains(label, "/") {
+		// Several sources: rows are per (source, step); say each one's
+		// count as the header does, not the rows summed (user trial 5
+		// item 6).
+		return fmt.Sprintf("%s %s · median %s", n, label, FormatNs(MedianNs(s.snap.Steps)))
 	}
 	return fmt.Sprintf("%d steps · median %s", len(s.snap.Steps), FormatNs(MedianNs(s.snap.Steps)))
 }
