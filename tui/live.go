@@ -353,8 +353,8 @@ func (m *Model) onLive(msg LiveMsg) {
 		if rs := l.state.RankSteps(); rs != nil {
 			// A distributed job: one step per step every rank finished
 			// (its slowest rank's time), as compare and run count them;
-			// the count per rank (ranks step together).
-			steps, count = rs, max(int64(len(rs)), count/int64(rankProcs(l.state)))
+			// the count per rank (ranks step together), as the header.
+			steps, count = rs, max(int64(len(rs)), l.state.StepsPerRank())
 		}
 		l.steps.SetSteps(steps, l.state.Marks, l.state.StepsPerSec, count)
 		l.steps.SetTracing(l.tracing())
@@ -543,7 +543,7 @@ func (m *Model) startCompare() tea.Cmd {
 		// second C (any other key cancels).
 		steps := ""
 		if l.state != nil && l.state.StepCount > 0 {
-			steps = fmt.Sprintf(" (%s steps so far)", views.FormatCount(l.state.StepCount))
+			steps = fmt.Sprintf(" (%s steps so far)", views.FormatCount(l.state.StepsPerRank()))
 		}
 		l.cmp.Confirm = fmt.Sprintf("Compare %s: %s? The live child stops now; a separate run interleaves the arms (A, B and A′, a second run of A for noise); "+
 			"then the live child restarts and its totals, step history%s and window start from zero. C again starts it · any other key cancels.",
@@ -864,16 +864,4 @@ func (m *Model) stopLive() {
 	if m.live != nil && m.live.cmpCancel != nil {
 		m.live.cmpCancel()
 	}
-}
-
-// rankProcs is the number of processes whose hello names a world of more
-// than one (the ranks of a distributed job); at least 1.
-func rankProcs(st *livestate.State) int {
-	n := 0
-	for _, c := range st.Children {
-		if c.Hello.World > 1 {
-			n++
-		}
-	}
-	return max(n, 1)
 }

@@ -143,3 +143,28 @@ func (st *State) RankStepsOf(keep func(pid int32) bool) []StepTime {
 	}
 	return out
 }
+
+// StepsPerRank is the step count to show for the run: StepCount (every
+// step received), or with several processes in the cumulative snapshot's
+// Ranks (the ranks of a job) the most steps one of them ran, its whole
+// run (attrib.SourceRow.Steps) — ranks step together, so StepCount counts
+// each step once per rank (user trial 5 item 6: "steps 798" for two ranks
+// of 399). Without that summary (no events of two processes in the window
+// yet), StepCount over the number of children whose hello names a world
+// of more than one.
+func (st *State) StepsPerRank() int64 {
+	if st.Cumulative != nil && st.Cumulative.Ranks != nil && len(st.Cumulative.Ranks.Sources) > 1 {
+		n := 0
+		for _, r := range st.Cumulative.Ranks.Sources {
+			n = max(n, r.Steps)
+		}
+		return int64(n)
+	}
+	ranks := 0
+	for _, c := range st.Children {
+		if c.Hello.World > 1 {
+			ranks++
+		}
+	}
+	return st.StepCount / int64(max(ranks, 1))
+}

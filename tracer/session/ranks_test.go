@@ -409,3 +409,23 @@ func TestTracedNs(t *testing.T) {
 		t.Errorf("traced %v, want map[0:240]", got)
 	}
 }
+
+// TestStepsPerRank (user trial 5 item 6): the run's step count per rank,
+// not the step events of all ranks summed: from the cumulative Ranks
+// (whole runs of 399 and 398 steps: 399, where StepCount is 797); without
+// them, StepCount over the children naming a world of 2 (40 / 2; the
+// launcher has none); one process: StepCount.
+func TestStepsPerRank(t *testing.T) {
+	st := &State{StepCount: 797, Cumulative: &attrib.Snapshot{Ranks: &attrib.RankSummary{Sources: []attrib.SourceRow{{Steps: 399}, {Steps: 398}}}}}
+	if got := st.StepsPerRank(); got != 399 {
+		t.Errorf("with Ranks: %d, want 399", got)
+	}
+	st = &State{StepCount: 40, Children: []Child{{Hello: wire.Hello{PID: 6}}, {Hello: wire.Hello{PID: 7, World: 2}}, {Hello: wire.Hello{PID: 8, Rank: 1, World: 2}}}}
+	if got := st.StepsPerRank(); got != 20 {
+		t.Errorf("children of world 2: %d, want 20", got)
+	}
+	st = &State{StepCount: 40, Children: []Child{{Hello: wire.Hello{PID: 6}}}}
+	if got := st.StepsPerRank(); got != 40 {
+		t.Errorf("one process: %d, want 40", got)
+	}
+}
