@@ -412,6 +412,8 @@ func (d *kdec) headerValue(key string) error {
 		for _, p := range props {
 			d.t.Devices = append(d.t.Devices, kDeviceFromProps(p))
 		}
+		// How many GPUs the profiler saw (0: a CPU-only run, nogpu.go).
+		d.t.Meta["deviceProperties.count"] = strconv.Itoa(len(props))
 	case "distributedInfo":
 		var info map[string]any
 		if err := dec.Decode(&info); err != nil {

@@ -40,7 +40,7 @@ func warnNoGPU(t *tracer.Trace, found string) {
 // Meta["skipped_events"]). Summary-only inputs with rows are left alone:
 // their rows are the GPU work.
 func checkGPUWork(t *tracer.Trace) {
-	if t == nil || hasGPUWork(t) || (t.SummaryOnly && len(t.Summary) > 0) {
+	if t == nil || hasGPUWork(t) || (t.SummaryOnly && len(t.Summary) > 0) || expectedCPUOnly(t) {
 		return
 	}
 	for _, w := range t.Warnings {
@@ -49,6 +49,22 @@ func checkGPUWork(t *tracer.Trace) {
 		}
 	}
 	warnNoGPU(t, eventsByKind(t))
+}
+
+// expectedCPUOnly reports whether t, a trace without GPU work, says
+// itself that it is a CPU run, so that no warning is due (trial 5 item 15:
+// every report of a gloo DDP job's rank files warned twice, asking the
+// user to report the files): a Kineto trace whose deviceProperties list no
+// GPU (Kineto lists every GPU the process could use), or that lists none
+// at all and whose distributedInfo backend is gloo (torch.distributed's CPU
+// backend). A trace that lists GPUs but holds no GPU work still warns: the
+// profiler may have left CUDA out, or rlktop misread a variant.
+func expectedCPUOnly(t *tracer.Trace) bool {
+	if t.Format != "kineto" {
+		return false
+	}
+	n, listed := t.Meta["deviceProperties.count"]
+	return (listed && n == "0") || (!listed && t.Meta["distributedInfo.backend"] == "gloo")
 }
 
 // eventsByKind describes t's events as "N events (cpu_op 12, range 3)",

@@ -221,7 +221,12 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 			checkGPUWork(t)
 			if n := t.CPUOpKernels(); n > 0 {
 				t.Link()
-				t.Warn(fmt.Sprintf("%s: no GPU work: the kernel tables show its CPU operators by self time (%d operator calls)", path, n))
+				// A CPU run that says so (expectedCPUOnly) needs no
+				// warning: the report's header says the rows are CPU
+				// operators.
+				if !expectedCPUOnly(t) {
+					t.Warn(fmt.Sprintf("%s: no GPU work: the kernel tables show its CPU operators by self time (%d operator calls)", path, n))
+				}
 			}
 			return t, nil
 		}
