@@ -247,12 +247,12 @@ wait:
 	}
 	warnConnErrors(stderr, st)
 	if len(o.Command) > 0 && !interrupted && !stoppedByUs {
-		if line := childEndLine(o.Command, exit, st.StepCount); line != "" {
+		if line := childEndLine(o.Command, exit, st.StepsPerRank()); line != "" {
 			fmt.Fprintln(stderr, "rlktop:", line)
 		}
 	}
 	if interrupted {
-		return fmt.Errorf("interrupted: the report above holds the %d steps received before the signal", st.StepCount)
+		return fmt.Errorf("interrupted: the report above holds the %d steps%s received before the signal", st.StepsPerRank(), perRank(st))
 	}
 	if len(o.Command) == 0 {
 		if err := loop.ChildError(exit); err != nil {
@@ -341,6 +341,15 @@ func summarizeSteps(st *session.State) attrib.StepSummary {
 		d = append(d, s.DurNs)
 	}
 	return attrib.SummarizeSteps(d)
+}
+
+// perRank is " per rank" when st's steps are a distributed job's
+// (State.RankSteps), whose StepsPerRank counts one rank's; else "".
+func perRank(st *session.State) string {
+	if st.RankSteps() != nil {
+		return " per rank"
+	}
+	return ""
 }
 
 // stepsDone is the steps --steps counts: with the ranks of a distributed
