@@ -146,6 +146,16 @@ func tabTitles(m *tui.Model) []string {
 	return titles
 }
 
+// liveTabs is a live run w×24 with a timeline (11 tabs) and the titles
+// tab visits.
+func liveTabs(t *testing.T, w int) (*tui.Model, []string) {
+	m := newLive(t, w, 24, &fakeCtl{})
+	msg := liveMsg("math", true)
+	msg.State.Timeline, _ = viewstest.Timeline()
+	m.Update(msg)
+	return m, tabTitles(m)
+}
+
 // tabBarRow returns the screen row holding the tab bar (the first row
 // with a "│" and title) and its index.
 func tabBarRow(m *tui.Model, title string) (string, int) {
@@ -165,11 +175,7 @@ func tabBarRow(m *tui.Model, title string) (string, int) {
 // label before it (the mouse uses the same layout, "‹+N│" included)
 // focuses that tab.
 func TestTabBarShowsFocusedTab(t *testing.T) {
-	m := newLive(t, 40, 24, &fakeCtl{})
-	msg := liveMsg("math", true)
-	msg.State.Timeline, _ = viewstest.Timeline()
-	m.Update(msg)
-	titles := tabTitles(m)
+	m, titles := liveTabs(t, 40)
 	press(m, "shift+tab") // from the first tab to the last
 	last := m.Focused().Title()
 	if last != titles[len(titles)-1] {
@@ -198,11 +204,7 @@ func TestTabBarShowsFocusedTab(t *testing.T) {
 // its title, the others by their title or its first letters, in the
 // order tab visits them, with no "+N" marker.
 func TestTabBarAllTabsAt80(t *testing.T) {
-	m := newLive(t, 80, 24, &fakeCtl{})
-	msg := liveMsg("math", true)
-	msg.State.Timeline, _ = viewstest.Timeline()
-	m.Update(msg)
-	titles := tabTitles(m)
+	m, titles := liveTabs(t, 80)
 	if len(titles) < 11 {
 		t.Fatalf("tabs %q: want the 11 or more of a live run", titles)
 	}
