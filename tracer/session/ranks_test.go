@@ -20,25 +20,8 @@ import (
 func TestLiveRanks(t *testing.T) {
 	sess := New(Options{LinkDelay: time.Millisecond})
 	defer sess.Close()
-	send := func(pid int64, rank int64, ks [][3]int64) {
-		a, b := net.Pipe()
-		sess.AddConn(a)
-		w := wire.NewWriter(b)
-		w.Hello(&wire.Hello{Source: "python", PID: pid, Rank: rank, World: 2})
-		step := w.Name("step")
-		names := []tracer.StrID{w.Name("gemm_k"), w.Name("ncclKernel_AllReduce_RING_LL_Sum_float")}
-		evs := []tracer.Event{
-			{Kind: tracer.KindStep, Name: step, Start: 0, Dur: 100, Value: 1, PID: int32(pid), Device: -1},
-			{Kind: tracer.KindStep, Name: step, Start: 100, Dur: 100, Value: 2, PID: int32(pid), Device: -1},
-		}
-		for _, k := range ks {
-			evs = append(evs, tracer.Event{Kind: tracer.KindKernel, Name: names[k[0]], Start: k[1], Dur: k[2] - k[1], PID: int32(pid), TID: -1})
-		}
-		if err := w.Events(evs); err != nil {
-			t.Fatal(err)
-		}
-		b.Close()
-	}
+	steps := [][2]int64{{0, 100}, {100, 100}}
+	send := func(pid, rank int64, ks [][3]int64) { sendRank(t, sess, pid, rank, steps, ks) }
 	send(10, 1, [][3]int64{{0, 5, 80}, {1, 80, 90}, {0, 105, 180}, {1, 180, 190}})
 	send(20, 0, [][3]int64{{0, 10, 40}, {1, 40, 90}, {0, 110, 130}, {1, 130, 190}})
 	if !sess.Wait(5 * time.Second) {
@@ -125,22 +108,11 @@ func TestLiveRankSteps(t *testing.T) {
 	sess := New(Options{LinkDelay: time.Millisecond})
 	defer sess.Close()
 	send := func(pid, rank int64, steps [][2]int64, ks [][2]int64) {
-		a, b := net.Pipe()
-		sess.AddConn(a)
-		w := wire.NewWriter(b)
-		w.Hello(&wire.Hello{Source: "python", PID: pid, Rank: rank, World: 2})
-		step, k := w.Name("step"), w.Name("gemm_k")
-		var evs []tracer.Event
-		for i, s := range steps {
-			evs = append(evs, tracer.Event{Kind: tracer.KindStep, Name: step, Start: s[0], Dur: s[1], Value: int64(i + 1), PID: int32(pid), TID: 1, Device: -1})
+		var gemms [][3]int64 // all gemm_k
+		for _, k := range ks {
+			gemms = append(gemms, [3]int64{0, k[0], k[1]})
 		}
-		for _, x := range ks {
-			evs = append(evs, tracer.Event{Kind: tracer.KindKernel, Name: k, Start: x[0], Dur: x[1] - x[0], PID: int32(pid), TID: 1, Device: -1})
-		}
-		if err := w.Events(evs); err != nil {
-			t.Fatal(err)
-		}
-		b.Close()
+		sendRank(t, sess, pid, rank, steps, gemms)
 	}
 	// Rank 1 (connects first): steps 1–3 of 100, 100, 50 ns; step 1 one
 	// kernel of 75, step 2 two (75 + 10), step 3 none.
@@ -162,10 +134,7 @@ func TestLiveRankSteps(t *testing.T) {
 		{1, 3, 200, 50, 0, 0},
 	}
 	st := sess.Snapshot()
-	for _, snap := range []struct {
-		name string
-		s    *attrib.Snapshot
-	}{{"cumulative", st.Cumulative}, {"window", st.Window}} {
+	for _, snap := range bothSnaps(st) {
 		r := snap.s.Ranks
 		if r == nil {
 			t.Fatalf("%s: no ranks", snap.name)
@@ -285,10 +254,7 @@ func TestLiveRanksTracedSteps(t *testing.T) {
 		t.Fatal("pipes did not end")
 	}
 	st := sess.Snapshot()
-	for _, snap := range []struct {
-		name string
-		s    *attrib.Snapshot
-	}{{"cumulative", st.Cumulative}, {"window", st.Window}} {
+	for _, snap := range bothSnaps(st) {
 		r := snap.s.Ranks
 		if r == nil || len(r.Sources) != 2 {
 			t.Fatalf("%s: ranks %+v", snap.name, r)
@@ -428,4 +394,15 @@ func TestStepsPerRank(t *testing.T) {
 	if got := st.StepsPerRank(); got != 40 {
 		t.Errorf("one process: %d, want 40", got)
 	}
+}
+
+// namedSnap is one of a State's snapshots and its name.
+type namedSnap struct {
+	name string
+	s    *attrib.Snapshot
+}
+
+// bothSnaps is st's cumulative and window snapshots.
+func bothSnaps(st *State) []namedSnap {
+	return []namedSnap{{"cumulative", st.Cumulative}, {"window", st.Window}}
 }
