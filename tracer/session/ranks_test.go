@@ -21,7 +21,7 @@ func TestLiveRanks(t *testing.T) {
 	sess := New(Options{LinkDelay: time.Millisecond})
 	defer sess.Close()
 	steps := [][2]int64{{0, 100}, {100, 100}}
-	send := func(pid, rank int64, ks [][3]int64) { sendRank(t, sess, pid, rank, steps, ks) }
+	send := func(pid, rank int64, ks [][3]int64) { sendRank(t, sess, pid, rank, 0, steps, ks) } // GPU kernels
 	send(10, 1, [][3]int64{{0, 5, 80}, {1, 80, 90}, {0, 105, 180}, {1, 180, 190}})
 	send(20, 0, [][3]int64{{0, 10, 40}, {1, 40, 90}, {0, 110, 130}, {1, 130, 190}})
 	if !sess.Wait(5 * time.Second) {
@@ -112,7 +112,7 @@ func TestLiveRankSteps(t *testing.T) {
 		for _, k := range ks {
 			gemms = append(gemms, [3]int64{0, k[0], k[1]})
 		}
-		sendRank(t, sess, pid, rank, steps, gemms)
+		sendRank(t, sess, pid, rank, -1, steps, gemms)
 	}
 	// Rank 1 (connects first): steps 1–3 of 100, 100, 50 ns; step 1 one
 	// kernel of 75, step 2 two (75 + 10), step 3 none.
@@ -202,8 +202,9 @@ func TestLiveRankStepsKept(t *testing.T) {
 
 // sendRank connects a process with a hello of rank (world 2) and sends
 // its steps ({start, dur}, numbered from 1) and kernels ({name index into
-// gemm_k, ncclKernel_AllReduce…; start; end}), all on thread 1.
-func sendRank(t *testing.T, sess *Session, pid, rank int64, steps [][2]int64, ks [][3]int64) {
+// gemm_k, ncclKernel_AllReduce…; start; end}) on device dev (-1: CPU
+// operators, as the Python agent's), all on thread 1.
+func sendRank(t *testing.T, sess *Session, pid, rank int64, dev int32, steps [][2]int64, ks [][3]int64) {
 	t.Helper()
 	a, b := net.Pipe()
 	sess.AddConn(a)
@@ -216,7 +217,7 @@ func sendRank(t *testing.T, sess *Session, pid, rank int64, steps [][2]int64, ks
 		evs = append(evs, tracer.Event{Kind: tracer.KindStep, Name: step, Start: s[0], Dur: s[1], Value: int64(i + 1), PID: int32(pid), TID: 1, Device: -1})
 	}
 	for _, k := range ks {
-		evs = append(evs, tracer.Event{Kind: tracer.KindKernel, Name: names[k[0]], Start: k[1], Dur: k[2] - k[1], PID: int32(pid), TID: 1, Device: -1})
+		evs = append(evs, tracer.Event{Kind: tracer.KindKernel, Name: names[k[0]], Start: k[1], Dur: k[2] - k[1], PID: int32(pid), TID: 1, Device: dev})
 	}
 	if err := w.Events(evs); err != nil {
 		t.Fatal(err)
@@ -248,8 +249,8 @@ func TestLiveRanksTracedSteps(t *testing.T) {
 		late = append(late, [3]int64{0, b + 5, b + 80}, [3]int64{1, b + 80, b + 90})
 		early = append(early, [3]int64{0, b + 10, b + 40}, [3]int64{1, b + 40, b + 90})
 	}
-	sendRank(t, sess, 10, 1, steps, late)
-	sendRank(t, sess, 20, 0, steps, early)
+	sendRank(t, sess, 10, 1, -1, steps, late)
+	sendRank(t, sess, 20, 0, -1, steps, early)
 	if !sess.Wait(5 * time.Second) {
 		t.Fatal("pipes did not end")
 	}
