@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,14 +21,7 @@ import (
 // together.
 func runExport(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newExportCmd()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	err := cmd.Execute()
-	return out.String(), err
+	return runCommand(newExportCmd(), args...)
 }
 
 func TestExportParquetNames(t *testing.T) {

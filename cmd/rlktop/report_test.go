@@ -10,13 +10,20 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
+
 	"github.com/rlktop/rlktop/internal/testutil"
 	"github.com/rlktop/rlktop/report"
 )
 
 func runReport(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := newReportCmd()
+	return runCommand(newReportCmd(), args...)
+}
+
+// runCommand runs a fresh command (newReportCmd, newExportCmd) with args
+// and returns its stdout and stderr together and its error.
+func runCommand(cmd *cobra.Command, args ...string) (string, error) {
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
