@@ -94,19 +94,8 @@ func TestDDPLiveRankCounts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run --headless: %v\n%s", err, tail(stderr.String(), 3000))
 	}
-	type rs struct{ rank, step int64 }
-	scriptMs := map[rs]float64{}
-	scriptEnd := map[rs]int64{}
-	lines := map[int64]int{}
-	for _, line := range strings.Split(stderr.String(), "\n") {
-		var k rs
-		var loss, ms float64
-		var at int64
-		if n, _ := fmt.Sscanf(line, "rank %d step %d loss %f %f ms at %d", &k.rank, &k.step, &loss, &ms, &at); n == 5 {
-			scriptMs[k], scriptEnd[k] = ms, at
-			lines[k.rank]++
-		}
-	}
+	type rs = rankStep
+	scriptMs, scriptEnd, lines := scriptSteps(stderr.String())
 	var doc struct {
 		Sources []source `json:"sources"`
 		Steps   []struct {
@@ -153,4 +142,25 @@ func TestDDPLiveRankCounts(t *testing.T) {
 	} else {
 		t.Logf("straggler share live %.1f%%, from the trace files %.1f%%", 100*got, 100*want)
 	}
+}
+
+// rankStep is one rank's step as examples/ddp_gloo.py numbers it.
+type rankStep struct{ rank, step int64 }
+
+// scriptSteps reads ddp_gloo.py --stamps lines from its stderr ("rank R
+// step N loss L MS ms at NS"): each step's time as the script measured it
+// (ms, from the previous step's end), its end (Unix ns) and the lines per
+// rank.
+func scriptSteps(stderr string) (ms map[rankStep]float64, end map[rankStep]int64, lines map[int64]int) {
+	ms, end, lines = map[rankStep]float64{}, map[rankStep]int64{}, map[int64]int{}
+	for _, line := range strings.Split(stderr, "\n") {
+		var k rankStep
+		var loss, t float64
+		var at int64
+		if n, _ := fmt.Sscanf(line, "rank %d step %d loss %f %f ms at %d", &k.rank, &k.step, &loss, &t, &at); n == 5 {
+			ms[k], end[k] = t, at
+			lines[k.rank]++
+		}
+	}
+	return ms, end, lines
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -246,17 +245,8 @@ func TestDDPLiveRankSteps(t *testing.T) {
 	}
 	// The script's own figures per (rank, step): ms, and the Unix ns of
 	// the step's end.
-	type rs struct{ rank, step int64 }
-	scriptMs := map[rs]float64{}
-	scriptEnd := map[rs]int64{}
-	for _, line := range strings.Split(stderr.String(), "\n") {
-		var k rs
-		var loss, ms float64
-		var at int64
-		if n, _ := fmt.Sscanf(line, "rank %d step %d loss %f %f ms at %d", &k.rank, &k.step, &loss, &ms, &at); n == 5 {
-			scriptMs[k], scriptEnd[k] = ms, at
-		}
-	}
+	type rs = rankStep
+	scriptMs, scriptEnd, _ := scriptSteps(stderr.String())
 	var doc struct {
 		Sources []struct {
 			Index int `json:"index"`
