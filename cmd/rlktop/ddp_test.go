@@ -80,8 +80,11 @@ func TestDDPGlooRanks(t *testing.T) {
 	// The deliberate straggler: rank 1 arrives last at most collectives,
 	// rank 0 waits for it (about 40 ms a step) and rank 1 hardly waits.
 	r0, r1 := got.Sources[0], got.Sources[1]
-	if r1["last_arrivals"].(float64) < 0.8*float64(got.Matched) {
-		t.Errorf("rank 1 arrived last at %v of %d collectives: want most (it sleeps 40 ms a step)", r1["last_arrivals"], got.Matched)
+	// A strict majority, not 80%: on a loaded machine rank 0 can be
+	// descheduled long enough to arrive last at a few (9 of 12 seen in a
+	// -short run of cmd/rlktop beside other engineers' Torch tests).
+	if l1, l0 := r1["last_arrivals"].(float64), r0["last_arrivals"].(float64); 2*l1 <= float64(got.Matched) || l1 <= l0 {
+		t.Errorf("rank 1 arrived last at %v of %d collectives (rank 0 at %v): want most (it sleeps 40 ms a step)", l1, got.Matched, l0)
 	}
 	if w0, w1 := r0["coll_wait_ns"].(float64), r1["coll_wait_ns"].(float64); w0 < 4*20e6 || w1 > w0/4 {
 		t.Errorf("collective wait: rank 0 %.0f ns, rank 1 %.0f ns: want rank 0 waiting (>= 20 ms a step), rank 1 much less", w0, w1)
@@ -108,9 +111,9 @@ func TestDDPGlooRanks(t *testing.T) {
 		t.Fatalf("findings %+v: no straggler-rank", fd.Findings)
 	}
 	ev := strings.Join(st.Evidence, "\n")
-	if late, others := st.Numbers["late_stage_ns"], st.Numbers["others_stage_ns"]; late < 40e6 || late > 48e6 || others != 0 ||
+	if late, others := st.Numbers["late_stage_ns"], st.Numbers["others_stage_ns"]; late < 40e6 || late > 80e6 || others != 0 ||
 		!strings.Contains(ev, `rank 1 spends`) || !strings.Contains(ev, `stage "straggle"`) {
-		t.Errorf("straggler: late stage %.0f ns per step, others %.0f (want 40-48 ms in \"straggle\", 0):\n%s", late, others, ev)
+		t.Errorf("straggler: late stage %.0f ns per step, others %.0f (want 40-80 ms in \"straggle\": a 40 ms sleep, overshot under load; 0):\n%s", late, others, ev)
 	}
 	for _, f := range fd.Findings {
 		if f.ID == "exposed-communication" && strings.Contains(strings.Join(f.Evidence, "\n"), "most exposed: rank 0") {
