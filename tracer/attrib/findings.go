@@ -1005,7 +1005,7 @@ func lateStageEvidence(f *Finding, rs *RankSummary, late int) {
 	if l == nil || len(l.Stages) == 0 {
 		return
 	}
-	perStep := func(s *SourceRow, ns int64) int64 { return ns / int64(max(s.Steps, 1)) }
+	perStep := func(s *SourceRow, ns int64) int64 { return ns / int64(max(s.StageSteps, 1)) }
 	best, bestLate, bestOthers := "", int64(0), int64(0)
 	for _, st := range l.Stages {
 		var others []int64

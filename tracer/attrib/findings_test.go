@@ -340,14 +340,17 @@ func TestFindingsDefaultTableDocumented(t *testing.T) {
 // 20 ms a step everywhere and is not. Exposed communication without the
 // waits: (40-30) + 30 + (30-10) = 60 ms of 600 ms span: 10% ≥ 10%, 40 ms
 // of waiting left out; most exposed after that: rank 1, 30 of 200 ms.
+// Per step is over the steps the stages were summed over (StageSteps 5),
+// not a live process's whole-run Steps (rank 1's 500 here: trial 6 saw
+// "3.51 ms per step" live for a 40 ms sleep).
 func TestFindingsRanks(t *testing.T) {
 	fwd := StageWall{Name: "fwd", Ns: 100e6, Count: 5}
 	rs := &RankSummary{ByRank: true, Collectives: 10, Sources: []SourceRow{
-		{Index: 0, Rank: 0, SpanNs: 200e6, CollWaitNs: 30e6, CommNs: 50e6, CommExposedNs: 40e6, StepMedianNs: 40e6, Steps: 5, LastArrivals: 1,
+		{Index: 0, Rank: 0, SpanNs: 200e6, CollWaitNs: 30e6, CommNs: 50e6, CommExposedNs: 40e6, StepMedianNs: 40e6, Steps: 5, StageSteps: 5, LastArrivals: 1,
 			Stages: []StageWall{fwd, {Name: "sync_loss", Ns: 10e6, Count: 5}}},
-		{Index: 1, Rank: 1, SpanNs: 200e6, CollWaitNs: 0, CommNs: 40e6, CommExposedNs: 30e6, StepMedianNs: 41e6, Steps: 5, LastArrivals: 9,
+		{Index: 1, Rank: 1, SpanNs: 200e6, CollWaitNs: 0, CommNs: 40e6, CommExposedNs: 30e6, StepMedianNs: 41e6, Steps: 500, StageSteps: 5, LastArrivals: 9,
 			Stages: []StageWall{fwd, {Name: "sync_loss", Ns: 60e6, Count: 5}}},
-		{Index: 2, Rank: 2, SpanNs: 200e6, CollWaitNs: 10e6, CommNs: 45e6, CommExposedNs: 30e6, StepMedianNs: 40e6, Steps: 5,
+		{Index: 2, Rank: 2, SpanNs: 200e6, CollWaitNs: 10e6, CommNs: 45e6, CommExposedNs: 30e6, StepMedianNs: 40e6, Steps: 5, StageSteps: 5,
 			Stages: []StageWall{fwd}},
 	}}
 	s := mathSnap()

@@ -77,8 +77,12 @@ type SourceRow struct {
 	// and count, largest first. The straggler finding compares them across
 	// sources to say what the late rank spends longer in. Not in the JSON
 	// report, and empty on report's window-by-window path (whose output
-	// has no findings).
-	Stages []StageWall
+	// has no findings). StageSteps is the number of steps of the events
+	// they were summed over (Steps of the trace scanned; a live process's
+	// Steps count its whole run, its Stages the session's window), for
+	// per-step figures.
+	Stages     []StageWall
+	StageSteps int
 	// CollWaitNs is how long this source waited for the last arrival in
 	// the collectives matched across all sources (see Ranks): in each, the
 	// first (own duration - shortest duration among the sources) ns of it,
@@ -492,7 +496,7 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 	slices.SortFunc(wins, func(a, b stepWin) int { return cmp.Compare(a.s, b.s) })
 	durs := slices.Collect(maps.Values(s.steps))
 	slices.Sort(durs)
-	r.Steps = len(durs)
+	r.Steps, r.StageSteps = len(durs), len(durs)
 	if len(durs) > 0 {
 		r.StepMedianNs = durs[(len(durs)-1)/2]
 	}

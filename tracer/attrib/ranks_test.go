@@ -78,12 +78,12 @@ func TestRanksHandCounted(t *testing.T) {
 			StartNs: 10, EndNs: 195, SpanNs: 185, KernelCount: 5, KernelNs: 30 + 60 + 25 + 60 + 3,
 			BusyNs: 80 + 25 + 60 + 3, IdleNs: 185 - 168, ComputeNs: 30 + 25,
 			CommNs: 60 + 60 + 3, CommOverlapNs: 10, CommExposedNs: 113,
-			Steps: 2, StepMedianNs: 100, CollWaitNs: 40 + 40, LastArrivals: 0},
+			Steps: 2, StageSteps: 2, StepMedianNs: 100, CollWaitNs: 40 + 40, LastArrivals: 0},
 		{Index: 1, Rank: 1, RankFrom: RankFromTrace, World: 2, Path: "/x/b.json", Name: "b.json", Format: "kineto",
 			StartNs: 1_000_000_005, EndNs: 1_000_000_200, SpanNs: 195, KernelCount: 4, KernelNs: 65 + 20 + 55 + 20,
 			BusyNs: 85 + 75, IdleNs: 35, ComputeNs: 120,
 			CommNs: 40, CommOverlapNs: 0, CommExposedNs: 40,
-			Steps: 2, StepMedianNs: 90, CollWaitNs: 0, LastArrivals: 2},
+			Steps: 2, StageSteps: 2, StepMedianNs: 90, CollWaitNs: 0, LastArrivals: 2},
 	}
 	for i, w := range want {
 		if !reflect.DeepEqual(r.Sources[i], w) {
