@@ -77,10 +77,11 @@ type SourceRow struct {
 	// and count, largest first. The straggler finding compares them across
 	// sources to say what the late rank spends longer in. Not in the JSON
 	// report, and empty on report's window-by-window path (whose output
-	// has no findings). StageSteps is the number of steps of the events
-	// they were summed over (Steps of the trace scanned; a live process's
-	// Steps count its whole run, its Stages the session's window), for
-	// per-step figures.
+	// has no findings). StageSteps is the number of steps in which one of
+	// those ranges starts, for per-step figures (a live process's Steps
+	// count its whole run, while its ranges come from the session's
+	// window, and in a Python run only from the steps torch.profiler
+	// traced).
 	Stages     []StageWall
 	StageSteps int
 	// CollWaitNs is how long this source waited for the last arrival in
@@ -496,12 +497,13 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 	slices.SortFunc(wins, func(a, b stepWin) int { return cmp.Compare(a.s, b.s) })
 	durs := slices.Collect(maps.Values(s.steps))
 	slices.Sort(durs)
-	r.Steps, r.StageSteps = len(durs), len(durs)
+	r.Steps = len(durs)
 	if len(durs) > 0 {
 		r.StepMedianNs = durs[(len(durs)-1)/2]
 	}
 
 	stages := map[tracer.StrID]*StageWall{}
+	stageSteps := map[int64]bool{} // steps in which a stage range starts
 	compute := map[int32][]ival{}
 	comms := map[int32][]ival{}
 	copies := map[int32][]ival{} // memcpy, memset: busy, not compute
@@ -516,6 +518,10 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 			r.KernelNs = addSat(r.KernelNs, d)
 		}
 		if e.Kind == tracer.KindRange && !comm(e.Name) {
+			if n := stepAtIn(wins, e.Start); n != -1 && !stageSteps[n] {
+				stageSteps[n] = true
+				r.StageSteps++
+			}
 			st := stages[e.Name]
 			if st == nil {
 				st = &StageWall{Name: t.Strings.Get(e.Name)}

@@ -58,13 +58,20 @@ func TestRanksStages(t *testing.T) {
 	}{{"forward", 0, 40}, {"forward", 5, 10}, {"straggle", 100, 70}, {"nccl:all_reduce", 130, 60}, {"backward", 50, 30}} {
 		a.Events = append(a.Events, tracer.Event{Kind: tracer.KindRange, Name: a.Strings.Intern(r.name), Start: r.start, Dur: r.dur, Device: -1})
 	}
-	got := Ranks(tr, nil).Source(0).Stages
+	src := Ranks(tr, nil).Source(0)
 	want := []StageWall{{"straggle", 70, 1}, {"forward", 50, 2}, {"backward", 30, 1}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("stages %+v, want %+v", got, want)
+	if !reflect.DeepEqual(src.Stages, want) {
+		t.Errorf("stages %+v, want %+v", src.Stages, want)
 	}
-	if s := Ranks(tr, nil).Source(1).Stages; len(s) != 0 {
-		t.Errorf("rank 1 has no ranges, stages %+v", s)
+	// Ranges start in step 1 (forward, backward) and step 2 (straggle).
+	if src.StageSteps != 2 {
+		t.Errorf("stage steps %d, want 2", src.StageSteps)
+	}
+	// Ranges in one step of two (a Python run's traced steps): 1.
+	b := tr[1]
+	b.Events = append(b.Events, tracer.Event{Kind: tracer.KindRange, Name: b.Strings.Intern("fwd"), Start: 1_000_000_130, Dur: 20, Device: -1})
+	if s := Ranks(tr, nil).Source(1); s.Steps != 2 || s.StageSteps != 1 {
+		t.Errorf("rank 1: %d steps, %d with stages; want 2, 1", s.Steps, s.StageSteps)
 	}
 }
 
@@ -78,12 +85,12 @@ func TestRanksHandCounted(t *testing.T) {
 			StartNs: 10, EndNs: 195, SpanNs: 185, KernelCount: 5, KernelNs: 30 + 60 + 25 + 60 + 3,
 			BusyNs: 80 + 25 + 60 + 3, IdleNs: 185 - 168, ComputeNs: 30 + 25,
 			CommNs: 60 + 60 + 3, CommOverlapNs: 10, CommExposedNs: 113,
-			Steps: 2, StageSteps: 2, StepMedianNs: 100, CollWaitNs: 40 + 40, LastArrivals: 0},
+			Steps: 2, StepMedianNs: 100, CollWaitNs: 40 + 40, LastArrivals: 0},
 		{Index: 1, Rank: 1, RankFrom: RankFromTrace, World: 2, Path: "/x/b.json", Name: "b.json", Format: "kineto",
 			StartNs: 1_000_000_005, EndNs: 1_000_000_200, SpanNs: 195, KernelCount: 4, KernelNs: 65 + 20 + 55 + 20,
 			BusyNs: 85 + 75, IdleNs: 35, ComputeNs: 120,
 			CommNs: 40, CommOverlapNs: 0, CommExposedNs: 40,
-			Steps: 2, StageSteps: 2, StepMedianNs: 90, CollWaitNs: 0, LastArrivals: 2},
+			Steps: 2, StepMedianNs: 90, CollWaitNs: 0, LastArrivals: 2},
 	}
 	for i, w := range want {
 		if !reflect.DeepEqual(r.Sources[i], w) {
