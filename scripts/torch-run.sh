@@ -16,6 +16,13 @@
 # with the terminal it was given (the TUI works). Paths are the root's:
 # /tmp/ddp above is ROOT/tmp/ddp on this machine, and a glob meant for the
 # root's files goes inside `sh -c '…'` (this shell would expand it here).
+#
+# Debian's PyTorch is built without libuv, which torchrun's TCP store asks
+# for by default; when the command mentions torchrun, the script puts
+# cmd/rlktop/testdata/nolibuv on PYTHONPATH (its sitecustomize.py makes
+# the store's default use_libuv=False; PyTorch from pip needs none):
+#
+#   scripts/torch-run.sh bin/rlktop run -- torchrun --nproc-per-node 2 examples/ddp_gloo.py
 set -euo pipefail
 
 [ $# -gt 0 ] || { echo "usage: scripts/torch-run.sh CMD [ARG…]  (e.g. bin/rlktop run -- python3 examples/selfplay_connect4.py)" >&2; exit 2; }
@@ -28,13 +35,16 @@ dst=$root/opt/rlktop
 mkdir -p "$dst/bin"
 (cd "$repo" && CGO_ENABLED=0 go build -o "$dst/bin/rlktop.new" ./cmd/rlktop)
 mv "$dst/bin/rlktop.new" "$dst/bin/rlktop"
-rm -rf "$dst/examples"
+rm -rf "$dst/examples" "$dst/nolibuv"
 cp -r "$repo/examples" "$dst/examples"
+cp -r "$repo/cmd/rlktop/testdata/nolibuv" "$dst/nolibuv"
+env=(HOME=/root TERM="${TERM:-xterm}" LANG=C.UTF-8 PATH=/opt/rlktop/bin:/usr/local/bin:/usr/bin:/bin)
+case " $* " in
+  *torchrun*) env+=(PYTHONPATH=/opt/rlktop/nolibuv) ;;
+esac
 
 if ! mountpoint -q "$root/proc"; then
   mount -t proc proc "$root/proc"
 fi
 
-exec chroot "$root" /usr/bin/env -C /opt/rlktop \
-  HOME=/root TERM="${TERM:-xterm}" LANG=C.UTF-8 \
-  PATH=/opt/rlktop/bin:/usr/local/bin:/usr/bin:/bin "$@"
+exec chroot "$root" /usr/bin/env -C /opt/rlktop "${env[@]}" "$@"

@@ -27,4 +27,16 @@ func TestTorchRunScript(t *testing.T) {
 			t.Errorf("torch-run.sh output lacks %q:\n%s", want, got)
 		}
 	}
+	// A command that mentions torchrun gets the no-libuv shim on
+	// PYTHONPATH (Debian's PyTorch lacks libuv; trial 6 could not run
+	// the README's torchrun line); others get no PYTHONPATH.
+	for cmd, want := range map[string]string{
+		`echo torchrun; echo "[$PYTHONPATH]"; test -f "$PYTHONPATH/sitecustomize.py" && echo shim`: "[/opt/rlktop/nolibuv]\nshim\n",
+		`echo "[$PYTHONPATH]"`: "[]\n",
+	} {
+		out, err := exec.Command("../../scripts/torch-run.sh", "sh", "-c", cmd).CombinedOutput()
+		if err != nil || !strings.HasSuffix(string(out), want) {
+			t.Errorf("torch-run.sh sh -c %q: %v\n%s\nwant it to end in %q", cmd, err, out, want)
+		}
+	}
 }
