@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -406,4 +407,58 @@ func assertLiveRanks(t *testing.T, cmd *exec.Cmd) {
 		}
 	}
 	t.Logf("collectives matched over the window: %d", doc.Matched)
+}
+
+// TestDDPRecordRanks: `rlktop record` of a two-rank DDP run, reported, has
+// the ranks apart as the live session and the ranks' trace files have them
+// (trial 6: "report --by rank" of such a recording showed one source, each
+// step N the two ranks' merged, and no straggler). The recording's hellos
+// carry each process's rank; tracefile.SplitProcesses makes one source per
+// process. Checked against the script's own stderr: each rank has its own
+// row with as many steps as it printed step lines less one (rlktop's step
+// 1 is the script's step 1: the first step's start is never seen), and
+// rank 1, which sleeps 40 ms a step (--slow-rank 1), arrived last at a
+// strict majority of the matched collectives.
+func TestDDPRecordRanks(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	rec := r.Dst + "/ddp.rlk"
+	cmd := r.Command(r.Bin, "record", "-o", rec, "--steps", "100", "--",
+		"python3", r.Dst+"/ddp_gloo.py", "--world", "2", "--steps", "8")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("record: %v\n%s", err, tail(string(out), 3000))
+	}
+	lines := map[int]int{}
+	for _, l := range strings.Split(string(out), "\n") {
+		var rank, step int
+		if n, _ := fmt.Sscanf(l, "rank %d step %d", &rank, &step); n == 2 {
+			lines[rank]++
+		}
+	}
+	rep, err := r.Command(r.Bin, "report", "--by", "rank", "--format", "json", rec).Output()
+	if err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	var doc struct {
+		Sources []struct {
+			Rank         int `json:"rank"`
+			Steps        int `json:"steps"`
+			LastArrivals int `json:"last_arrivals"`
+		} `json:"sources"`
+		Matched int `json:"collectives_matched"`
+	}
+	if err := json.Unmarshal(rep, &doc); err != nil {
+		t.Fatalf("report JSON: %v\n%s", err, tail(string(rep), 2000))
+	}
+	if len(doc.Sources) != 2 || doc.Sources[0].Rank != 0 || doc.Sources[1].Rank != 1 {
+		t.Fatalf("sources %+v: want ranks 0 and 1 apart", doc.Sources)
+	}
+	for _, s := range doc.Sources {
+		if s.Steps != lines[s.Rank]-1 {
+			t.Errorf("rank %d: %d steps, the script printed %d step lines (want one less)", s.Rank, s.Steps, lines[s.Rank])
+		}
+	}
+	if l1 := doc.Sources[1].LastArrivals; doc.Matched == 0 || 2*l1 <= doc.Matched {
+		t.Errorf("rank 1 (sleeps 40 ms a step) arrived last at %d of %d collectives: want a strict majority", l1, doc.Matched)
+	}
 }

@@ -10,7 +10,8 @@
 //
 //	column        type    meaning
 //	source        INT32   position of the source in the command's arguments (0-based; a
-//	                      rocprofv3 run's several CSV files are one source)
+//	                      rocprofv3 run's several CSV files are one source, a recording
+//	                      of several ranked processes one source per process)
 //	file          STRING  the source's file as given on the command line (a rocprofv3 run's
 //	                      files joined with ","; "" for a live source)
 //	rank          INT32   distributed rank (Kineto distributedInfo, the recording's hello); -1 unknown

@@ -207,6 +207,9 @@ func addHello(t *tracer.Trace, h *wire.Hello, n int) {
 	if len(h.Cmdline) > 0 {
 		t.Meta[p+"cmdline"] = strings.Join(h.Cmdline, " ")
 	}
+	if h.Rank >= 0 {
+		t.Meta[p+"rank"] = strconv.FormatInt(int64(h.Rank), 10)
+	}
 	if t.Rank < 0 && h.Rank >= 0 {
 		t.Rank = int(h.Rank)
 	}
