@@ -435,6 +435,10 @@ func TestDDPRecordRanks(t *testing.T) {
 			lines[rank]++
 		}
 	}
+	// The summary line counts steps per rank, as the report lists them.
+	if want := fmt.Sprintf(", %d steps per rank, ", lines[0]-1); !strings.Contains(string(out), want) {
+		t.Errorf("record's summary lacks %q:\n%s", want, tail(string(out), 600))
+	}
 	rep, err := r.Command(r.Bin, "report", "--by", "rank", "--format", "json", rec).Output()
 	if err != nil {
 		t.Fatalf("report: %v", err)
