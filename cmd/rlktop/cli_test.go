@@ -151,7 +151,7 @@ func TestCompletions(t *testing.T) {
 func TestHeadlessCSVIsOneTable(t *testing.T) {
 	st := &session.State{Cumulative: viewstest.Snapshot(), Steps: []session.StepTime{{Step: 1, DurNs: 100}, {Step: 2, DurNs: 200}}}
 	var b bytes.Buffer
-	if err := writeRunReport(&b, st, map[string]string{"attention": "math"}, &runFlags{format: "csv", by: "kernel"}); err != nil {
+	if err := writeRunReport(&b, st, map[string]string{"attention": "math"}, &runFlags{format: "csv", by: "kernel"}, false); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&b).ReadAll()

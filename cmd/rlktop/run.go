@@ -21,6 +21,7 @@ import (
 	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/session"
 )
 
@@ -50,7 +51,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&rf.headless, "headless", false, "no TUI: run --steps steps, then print the report")
 	f.Int64Var(&rf.steps, "steps", 20, "with --headless: steps to run")
 	f.StringVar(&rf.format, "format", "table", "with --headless: "+strings.Join(report.Formats(), "|"))
-	f.StringVar(&rf.by, "by", report.ByKernel, "with --headless: the table to print, "+strings.Join(report.Views(), "|")+" (json holds every view)")
+	f.StringVar(&rf.by, "by", report.ByKernel, "with --headless: the table to print, "+strings.Join(report.Views(), "|")+" (json holds every view), or "+report.ByFinding+" (the ranked findings)")
 	f.IntVar(&rf.top, "top", -1, "with --headless: rows to show (0 = all)")
 	f.StringVar(&rf.listen, "listen", "", "also accept ranks on other hosts over TCP on HOST:PORT (e.g. 0.0.0.0:29600); prints the address with its token for 'rlktop agent-env --connect'")
 	f.StringVar(&rf.listenFile, "listen-file", "", "with --listen: write the address (token included) to this file, mode 0600")
@@ -163,6 +164,10 @@ func runLive(cmd *cobra.Command, rf *runFlags, command []string) error {
 		return err
 	}
 	if rf.headless {
+		// A bad --by or --format is said before the run, not after it.
+		if err := checkHeadlessOptions(rf); err != nil {
+			return err
+		}
 		return runHeadless(cmd.OutOrStdout(), cmd.ErrOrStderr(), rf, o)
 	}
 	o.StderrCopy = nil // the TUI keeps the tail; nothing may write to the terminal
@@ -242,7 +247,7 @@ wait:
 	}
 	st := live.Session.Snapshot()
 	exit := live.Sup.Status()
-	if err := writeRunReport(stdout, st, live.FlagsIn(st), rf); err != nil {
+	if err := writeRunReport(stdout, st, live.FlagsIn(st), rf, len(o.Command) > 0); err != nil {
 		return err
 	}
 	warnConnErrors(stderr, st)
@@ -364,6 +369,25 @@ func stepsDone(st *session.State) int64 {
 
 // writeRunReport is report.WriteRun of st's cumulative snapshot and step
 // summary with run's --format, --by and --top.
-func writeRunReport(w io.Writer, st *session.State, flags map[string]string, rf *runFlags) error {
+func writeRunReport(w io.Writer, st *session.State, flags map[string]string, rf *runFlags, command bool) error {
+	if rf.by == report.ByFinding {
+		// The findings the live TUI shows, over the whole run
+		// (trial 6: run --headless --by finding was refused).
+		in := livestate.FindingInputOf(st, flags, command)
+		in.Snapshot = st.Cumulative
+		return report.WriteFindings(w, st.Cumulative, attrib.EvaluateFindings(attrib.DefaultFindings(), in), report.Options{Format: rf.format, Top: rf.top})
+	}
 	return report.WriteRun(w, st.Cumulative, summarizeSteps(st), flags, report.Options{By: rf.by, Format: rf.format, Top: rf.top})
+}
+
+// checkHeadlessOptions says what is wrong with run --headless's --by and
+// --format before anything runs.
+func checkHeadlessOptions(rf *runFlags) error {
+	if rf.by != report.ByFinding && !slices.Contains(report.Views(), rf.by) {
+		return fmt.Errorf("--by %q: use one of %s or %s", rf.by, strings.Join(report.Views(), ", "), report.ByFinding)
+	}
+	if !slices.Contains(report.Formats(), rf.format) {
+		return fmt.Errorf("--format %q: use one of %s", rf.format, strings.Join(report.Formats(), ", "))
+	}
+	return nil
 }

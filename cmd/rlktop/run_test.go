@@ -60,3 +60,36 @@ func TestRunHeadless(t *testing.T) {
 		t.Errorf("bad flag: err %v, output %s (want one error before any child)", err, msg)
 	}
 }
+
+// TestRunHeadlessByFinding: `run --headless --by finding` prints the ranked
+// findings of the run (trial 6: refused as an unknown view), here the
+// built-in loop with attention=math, whose attention runs the math
+// kernels by construction (attn_math_*): the attention-math-fallback finding is
+// listed. A bad --by is refused before anything runs (no step summary,
+// no child's output) and names finding among the choices.
+func TestRunHeadlessByFinding(t *testing.T) {
+	bin := needRecordBin(t)
+	out, err := exec.Command(bin, append([]string{"run", "--headless", "--steps", "6", "--by", "finding", "--format", "json", "--flag", "attention=math"}, tinyLoop...)...).Output()
+	if err != nil {
+		t.Fatalf("run --headless --by finding: %v\n%s", err, out)
+	}
+	var doc struct {
+		Findings []struct {
+			ID string `json:"id"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	found := false
+	for _, f := range doc.Findings {
+		found = found || f.ID == "attention-math-fallback"
+	}
+	if !found {
+		t.Errorf("findings %+v: want attention-math-fallback (attention=math)", doc.Findings)
+	}
+	msg, err := exec.Command(bin, "run", "--headless", "--steps", "2", "--by", "nosuch").CombinedOutput()
+	if err == nil || !strings.Contains(string(msg), `--by "nosuch"`) || !strings.Contains(string(msg), "finding") || strings.Contains(string(msg), "steps:") {
+		t.Errorf("--by nosuch: err %v, output %s (want one error before the run, naming finding)", err, msg)
+	}
+}
