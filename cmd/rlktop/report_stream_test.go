@@ -307,3 +307,39 @@ func TestReportStreamSources(t *testing.T) {
 		t.Logf("%d sources: %d collectives matched, %d step spreads", len(c.paths), doc.Collectives, len(doc.Spreads))
 	}
 }
+
+// TestReportDuplicateSteps: a Kineto file whose one thread holds step 1
+// twice (two windows, hand-written) is reported the same whole and window
+// by window, and both say that step 1 repeats and what its row then shows
+// (trial 6: repeated steps were merged silently).
+func TestReportDuplicateSteps(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"traceEvents": [`)
+	for w := range 2 {
+		o := w * 1000
+		if w > 0 {
+			b.WriteString(",\n")
+		}
+		fmt.Fprintf(&b, `{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":%d,"dur":100},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":%d,"dur":5,"args":{"correlation":%d}},
+{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":%d,"dur":20,"args":{"correlation":%d,"device":0,"stream":7}}`, o, o+10, w+1, o+20, w+1)
+	}
+	b.WriteString("]}\n")
+	p := filepath.Join(t.TempDir(), "dup.json")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := reportBothWays(t, p); err != nil || w != 2 {
+		t.Errorf("%d windows streamed (want 2), refused: %v", w, err)
+	}
+	var doc struct {
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal(reportJSON(t, p), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := "step 1 appears more than once on one thread (pid 1 tid 1, at 0 ns and 1000000 ns): such a step is one row"
+	if !strings.Contains(strings.Join(doc.Warnings, "\n"), want) {
+		t.Errorf("warnings %q lack %q", doc.Warnings, want)
+	}
+}

@@ -206,6 +206,7 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 				// has GPU work (else it is not streamed).
 				t, err := f.Read(sb, path, opts)
 				if t != nil {
+					warnDuplicateSteps(t, path)
 					nameWarnings(t, path)
 				}
 				return t, err
@@ -213,6 +214,7 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 			t, err := f.Read(sb, path, opts)
 			if t != nil {
 				finish(t)
+				warnDuplicateSteps(t, path)
 				nameWarnings(t, path)
 			}
 			if err != nil {
