@@ -257,7 +257,7 @@ func TestImportWarningsKey(t *testing.T) {
 	snap := viewstest.Snapshot()
 	snap.Source = "/traces/tracelens_h100_qwen15_sdpa_flash.json.gz"
 	warns := []string{
-		snap.Source + `: 1 events partly overlap an enclosing event on the same thread instead of nesting (first: "<built-in method _record_function_enter_new of PyCapsule object at 0x7d6a86ff5f20>" [1428625731786377, 1428625731905169) ns and "ProfilerStep#6" [1428625731896179, 1428625779047574) ns on pid 25286 tid 25286); kept as they are`,
+		snap.Source + `: 1 event partly overlaps an enclosing event on the same thread instead of nesting (first: "<built-in method _record_function_enter_new of PyCapsule object at 0x7d6a86ff5f20>" [1428625731786377, 1428625731905169) ns and "ProfilerStep#6" [1428625731896179, 1428625779047574) ns on pid 25286 tid 25286); kept as they are`,
 		snap.Source + ": 3 GPU ops have no launch; they count in no step",
 	}
 	snap.Warnings = warns
@@ -266,7 +266,7 @@ func TestImportWarningsKey(t *testing.T) {
 	if !strings.Contains(out, "2 import warnings (W)") {
 		t.Errorf("status bar does not name the key:\n%s", out)
 	}
-	if !strings.Contains(out, "warning: 1 events partly overlap") {
+	if !strings.Contains(out, "warning: 1 event partly overlaps") {
 		t.Errorf("status line does not start with the warning's own words:\n%s", out)
 	}
 	press(m, "W")
