@@ -86,16 +86,9 @@ func TestDDPLiveRankCounts(t *testing.T) {
 	}
 	want := share(files.Sources)
 
-	cmd := r.Command(r.Bin, "run", "--headless", "--steps", "100", "--by", "rank", "--format", "json", "--",
-		"python3", r.Dst+"/ddp_gloo.py", "--world", "2", "--steps", "25", "--slow-ms", "40", "--stamps")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("run --headless: %v\n%s", err, tail(stderr.String(), 3000))
-	}
+	out, stderr := runDDPHeadless(t, r, []string{"--steps", "100", "--by", "rank"}, "--world", "2", "--steps", "25", "--slow-ms", "40", "--stamps")
 	type rs = rankStep
-	scriptMs, scriptEnd, lines := scriptSteps(stderr.String())
+	scriptMs, scriptEnd, lines := scriptSteps(stderr)
 	var doc struct {
 		Sources []source `json:"sources"`
 		Steps   []struct {

@@ -217,6 +217,23 @@ func TestDDPLiveRanks(t *testing.T) {
 	assertLiveRanks(t, cmd)
 }
 
+// runDDPHeadless runs `rlktop run --headless --format json ARGS… --
+// python3 ddp_gloo.py SCRIPTARGS…` in the PyTorch root and returns its
+// report (stdout) and stderr (the script's own lines); a failed run fails
+// the test.
+func runDDPHeadless(t *testing.T, r *testutil.TorchRoot, args []string, scriptArgs ...string) ([]byte, string) {
+	t.Helper()
+	argv := append(append([]string{r.Bin, "run", "--headless", "--format", "json"}, args...), "--", "python3", r.Dst+"/ddp_gloo.py")
+	cmd := r.Command(append(argv, scriptArgs...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("run --headless: %v\n%s", err, tail(stderr.String(), 3000))
+	}
+	return out, stderr.String()
+}
+
 // TestDDPLiveRankSteps: the live step table of `rlktop run --headless
 // --by step -- python3 ddp_gloo.py --world 2` lists every rank's steps 1–7
 // apart (the session's aggregate keyed steps by number only, so one rank's
@@ -239,18 +256,11 @@ func TestDDPLiveRanks(t *testing.T) {
 // against 41.0).
 func TestDDPLiveRankSteps(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
-	cmd := r.Command(r.Bin, "run", "--headless", "--by", "step", "--format", "json", "--",
-		"python3", r.Dst+"/ddp_gloo.py", "--world", "2", "--steps", "8", "--stamps")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("run --headless: %v\n%s", err, tail(stderr.String(), 3000))
-	}
+	out, stderr := runDDPHeadless(t, r, []string{"--by", "step"}, "--world", "2", "--steps", "8", "--stamps")
 	// The script's own figures per (rank, step): ms, and the Unix ns of
 	// the step's end.
 	type rs = rankStep
-	scriptMs, scriptEnd, _ := scriptSteps(stderr.String())
+	scriptMs, scriptEnd, _ := scriptSteps(stderr)
 	var doc struct {
 		Sources []struct {
 			Index int `json:"index"`
@@ -304,7 +314,7 @@ func TestDDPLiveRankSteps(t *testing.T) {
 			prev, ok1 := scriptEnd[rs{rank, step - 1}]
 			this, ok2 := scriptEnd[k]
 			if !ok1 || !ok2 {
-				t.Fatalf("the script printed no stamped line for rank %d step %d or %d:\n%s", rank, step-1, step, tail(stderr.String(), 3000))
+				t.Fatalf("the script printed no stamped line for rank %d step %d or %d:\n%s", rank, step-1, step, tail(stderr, 3000))
 			}
 			if !(start < prev && prev < end && end < this) {
 				t.Errorf("rank %d step %d: rlktop [%d, %d], the script's step %d ended at %d and step %d at %d (want start < first < end < second)",
