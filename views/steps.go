@@ -48,13 +48,19 @@ func (s *Steps) Info() string {
 	if s.snap == nil || len(s.snap.Steps) == 0 {
 		return ""
 	}
+	info := fmt.Sprintf("%d steps · median %s", len(s.snap.Steps), FormatNs(MedianNs(s.snap.Steps)))
 	if label, n := stepsItem(s.snap); strings.Contains(label, "/") {
 		// Several sources: rows are per (source, step); say each one's
 		// count as the header does, not the rows summed (user trial 5
 		// item 6).
-		return fmt.Sprintf("%s %s · median %s", n, label, FormatNs(MedianNs(s.snap.Steps)))
+		info = fmt.Sprintf("%s %s · median %s", n, label, FormatNs(MedianNs(s.snap.Steps)))
 	}
-	return fmt.Sprintf("%d steps · median %s", len(s.snap.Steps), FormatNs(MedianNs(s.snap.Steps)))
+	// As report's note under its step table (trial 6: the TUI showed
+	// "wall 100 ms  gpu 151 ms" with nothing saying why).
+	if slices.ContainsFunc(s.snap.Steps, func(r attrib.StepRow) bool { return r.KernelNs > r.DurNs }) {
+		info += " · gpu > wall: launched ops summed"
+	}
+	return info
 }
 
 // SetSnapshot shows snap's steps. When the cursor is on the last step

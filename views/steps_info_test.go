@@ -1,0 +1,27 @@
+package views_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/views"
+)
+
+// TestStepsInfoGPUAboveWall: when a step's gpu time (its launched ops'
+// durations summed) exceeds its wall time, the Steps view says why, as
+// report's note does (trial 6); hand-made steps of 100 ms, gpu 151 ms in
+// one of them.
+func TestStepsInfoGPUAboveWall(t *testing.T) {
+	s := views.NewSteps(styles())
+	snap := &attrib.Snapshot{Steps: []attrib.StepRow{{Step: 1, DurNs: 100e6, KernelNs: 90e6, Count: 3}, {Step: 2, DurNs: 100e6, KernelNs: 151e6, Count: 3}}}
+	s.SetSnapshot(snap)
+	if got := s.Info(); !strings.Contains(got, "gpu > wall: launched ops summed") {
+		t.Errorf("Info %q: want the note", got)
+	}
+	snap.Steps[1].KernelNs = 99e6
+	s.SetSnapshot(snap)
+	if got := s.Info(); strings.Contains(got, "gpu > wall") {
+		t.Errorf("Info %q: no step exceeds, no note", got)
+	}
+}
