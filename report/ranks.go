@@ -166,6 +166,29 @@ func RankVerdict(s *attrib.Snapshot) string {
 		sourceKind(s), sourceLabel(s, late.Index), late.LastArrivals, s.Ranks.Collectives, len(s.Ranks.Sources), Duration(waited-late.CollWaitNs))
 }
 
+// rankWhy is the line under the verdict saying why the source that
+// arrived last at most matched collectives is late: the stage it spends
+// longer in per step than the others (attrib.RankSummary.LateStage), as
+// the straggler finding says; "" when none stands out.
+func rankWhy(s *attrib.Snapshot) string {
+	if !multiSource(s) || s.Ranks.Collectives == 0 || s.Ranks.NotOneJob != "" {
+		return ""
+	}
+	late := -1
+	for i := range s.Ranks.Sources {
+		r := &s.Ranks.Sources[i]
+		if r.LastArrivals > 0 && (late < 0 || r.LastArrivals > s.Ranks.Source(late).LastArrivals) {
+			late = r.Index
+		}
+	}
+	ls, ok := s.Ranks.LateStage(late)
+	if late < 0 || !ok {
+		return ""
+	}
+	return fmt.Sprintf("%s %s spends %s per step in stage %q, the others %s (median): that is where it falls behind",
+		sourceKind(s), sourceLabel(s, late), Duration(ls.LateNs), ls.Name, Duration(ls.OthersNs))
+}
+
 // writeRankSections adds, after the --by rank / file table, the step
 // spreads and the verdict (table and md formats).
 func writeRankSections(b *strings.Builder, s *attrib.Snapshot, o Options, md bool) {
@@ -188,8 +211,11 @@ func writeRankSections(b *strings.Builder, s *attrib.Snapshot, o Options, md boo
 		}
 	}
 	if v := RankVerdict(s); v != "" {
+		if why := rankWhy(s); why != "" {
+			v += "\n" + why
+		}
 		if md {
-			v = "_" + escape.Markdown(v) + "_"
+			v = "_" + escape.Markdown(strings.ReplaceAll(v, "\n", " ")) + "_"
 		}
 		fmt.Fprintf(b, "\n%s\n", v)
 	}

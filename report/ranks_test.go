@@ -105,3 +105,33 @@ func TestRankView(t *testing.T) {
 		t.Errorf("one source: steps %+v sources %+v", one.Steps, one.Sources)
 	}
 }
+
+// TestRankWhy: under --by rank's verdict, the stage the late rank spends
+// longer in per step (hand-made: rank 1 30 ns in "load" over 2 steps, 15
+// a step; rank 0 none) in text, and in Markdown on the verdict's line; no
+// line when no stage stands out.
+func TestRankWhy(t *testing.T) {
+	s := rankSnap()
+	s.Ranks.Sources[1].Stages = []attrib.StageWall{{Name: "load", Ns: 30, Count: 2}}
+	s.Ranks.Sources[1].StageSteps = 2
+	var b strings.Builder
+	if err := Write(&b, s, Options{By: ByRank, Format: "table"}); err != nil {
+		t.Fatal(err)
+	}
+	want := "\nrank 1 spends 15 ns per step in stage \"load\", the others 0 ns (median): that is where it falls behind\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
+	b.Reset()
+	if err := Write(&b, s, Options{By: ByRank, Format: "md"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "for it in all rank 1 spends 15 ns per step in stage") {
+		t.Errorf("md lacks the why on the verdict's line:\n%s", b.String())
+	}
+	s.Ranks.Sources[1].Stages = nil
+	b.Reset()
+	if err := Write(&b, s, Options{By: ByRank, Format: "table"}); err != nil || strings.Contains(b.String(), "per step in stage") {
+		t.Errorf("no stage: %v\n%s", err, b.String())
+	}
+}

@@ -242,7 +242,13 @@ func (r *Ranks) verdict(first string) string {
 			late = &rs.Sources[i]
 		}
 	}
-	return fmt.Sprintf("late: %s %s arrived last at %d of %d collectives", first, r.label(late), late.LastArrivals, rs.Collectives)
+	v := fmt.Sprintf("late: %s %s arrived last at %d of %d collectives", first, r.label(late), late.LastArrivals, rs.Collectives)
+	if ls, ok := rs.LateStage(late.Index); ok {
+		// Why it is late (as report --by rank and the straggler finding
+		// say it): the stage it spends longer in than the others.
+		v += fmt.Sprintf(" · it spends %s per step in stage %q, the others %s", FormatNs(ls.LateNs), ls.Name, FormatNs(ls.OthersNs))
+	}
+	return v
 }
 
 // widest is the step with the largest spread, or nil.

@@ -88,3 +88,19 @@ func TestRanksDetailsWrap(t *testing.T) {
 		}
 	}
 }
+
+// TestRanksViewLateStage: the Ranks view's late line also says what the
+// late rank spends longer in (attrib.RankSummary.LateStage; hand-made:
+// rank 1 30 ns of "load" over 2 steps, 15 ns a step, rank 0 none).
+func TestRanksViewLateStage(t *testing.T) {
+	s := rankSnapshot(true)
+	s.Ranks.Sources[1].Stages = []attrib.StageWall{{Name: "load", Ns: 30, Count: 2}}
+	s.Ranks.Sources[1].StageSteps = 2
+	r := views.NewRanks(styles())
+	r.SetSnapshot(s)
+	r.SetSize(200, 12)
+	out := render(t, r.View(), 200, 12)
+	if want := `late: rank 1 arrived last at 2 of 2 collectives · it spends 15 ns per step in stage "load", the others 0 ns`; !strings.Contains(out, want) {
+		t.Errorf("missing %q:\n%s", want, out)
+	}
+}

@@ -116,6 +116,10 @@ func TestDDPGlooRanks(t *testing.T) {
 		!strings.Contains(ev, `rank 1 spends`) || !strings.Contains(ev, `stage "straggle"`) {
 		t.Errorf("straggler: late stage %.0f ns per step, others %.0f (want 40-80 ms in \"straggle\": a 40 ms sleep, overshot under load; 0):\n%s", late, others, ev)
 	}
+	// report --by rank says the same under its verdict.
+	if txt, err := runReport(t, files[0], files[1], "--by", "rank"); err != nil || !strings.Contains(txt, "\nrank 1 spends ") || !strings.Contains(txt, `per step in stage "straggle", the others 0 ns`) {
+		t.Errorf("report --by rank: %v, no line on rank 1's straggle stage:\n%s", err, txt)
+	}
 	for _, f := range fd.Findings {
 		if f.ID == "exposed-communication" && strings.Contains(strings.Join(f.Evidence, "\n"), "most exposed: rank 0") {
 			t.Errorf("exposed communication blames rank 0, which waits for rank 1:\n%s", strings.Join(f.Evidence, "\n"))

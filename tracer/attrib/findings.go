@@ -993,51 +993,17 @@ func (r *FindingRule) straggler(rs *RankSummary) *Finding {
 	return f
 }
 
-// lateStageEvidence adds to a straggler finding the stage (SourceRow.
-// Stages) in which source late spends the most more wall time per step
-// than the other sources (their median; a source without the stage
-// counts 0), when that excess reaches 5% of late's step median: what the
-// late rank does while the others wait (user trial 5: the finding named
-// rank 1 but not its 40 ms "straggle" range per step). Numbers get
-// late_stage_ns and others_stage_ns (per step).
+// lateStageEvidence adds to a straggler finding the stage in which the
+// late source spends longer than the others (RankSummary.LateStage);
+// Numbers get late_stage_ns and others_stage_ns (per step).
 func lateStageEvidence(f *Finding, rs *RankSummary, late int) {
-	l := rs.Source(late)
-	if l == nil || len(l.Stages) == 0 {
+	ls, ok := rs.LateStage(late)
+	if !ok {
 		return
 	}
-	perStep := func(s *SourceRow, ns int64) int64 { return ns / int64(max(s.StageSteps, 1)) }
-	best, bestLate, bestOthers := "", int64(0), int64(0)
-	for _, st := range l.Stages {
-		var others []int64
-		for i := range rs.Sources {
-			o := &rs.Sources[i]
-			if o.Index == late {
-				continue
-			}
-			var ns int64
-			for _, ost := range o.Stages {
-				if ost.Name == st.Name {
-					ns = ost.Ns
-					break
-				}
-			}
-			others = append(others, perStep(o, ns))
-		}
-		if len(others) == 0 {
-			return
-		}
-		slices.Sort(others)
-		med := others[(len(others)-1)/2]
-		if mine := perStep(l, st.Ns); best == "" || mine-med > bestLate-bestOthers {
-			best, bestLate, bestOthers = st.Name, mine, med
-		}
-	}
-	if bestLate-bestOthers <= 0 || bestLate-bestOthers < l.StepMedianNs/20 {
-		return
-	}
-	f.Numbers["late_stage_ns"], f.Numbers["others_stage_ns"] = float64(bestLate), float64(bestOthers)
+	f.Numbers["late_stage_ns"], f.Numbers["others_stage_ns"] = float64(ls.LateNs), float64(ls.OthersNs)
 	f.Evidence = append(f.Evidence, fmt.Sprintf("%s spends %s per step in stage %q, the others %s (median): that is where it falls behind",
-		rs.Label(late), units.Duration(bestLate), best, units.Duration(bestOthers)))
+		rs.Label(late), units.Duration(ls.LateNs), ls.Name, units.Duration(ls.OthersNs)))
 }
 
 // kernelLabels are s.Kernels' display names told apart where they collide

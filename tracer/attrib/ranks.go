@@ -705,3 +705,57 @@ func SourceSteps(t *tracer.Trace, index int) []StepRow {
 	}
 	return out
 }
+
+// StageExcess is a stage a source spends longer in than the others
+// (RankSummary.LateStage): its name and the per-step wall time (ns) of
+// the source and the others' median.
+type StageExcess struct {
+	Name             string
+	LateNs, OthersNs int64
+}
+
+// LateStage returns the stage (SourceRow.Stages) in which source late
+// spends the most more wall time per step (over its StageSteps) than the
+// other sources (their median; a source without the stage counts 0), when
+// that excess reaches 5% of late's step median: what a late rank does
+// while the others wait (user trial 5: the straggler was named, not its
+// 40 ms "straggle" range per step). ok is false when there is no such
+// stage, or no other source.
+func (rs *RankSummary) LateStage(late int) (StageExcess, bool) {
+	l := rs.Source(late)
+	if l == nil || len(l.Stages) == 0 {
+		return StageExcess{}, false
+	}
+	perStep := func(s *SourceRow, ns int64) int64 { return ns / int64(max(s.StageSteps, 1)) }
+	var best StageExcess
+	found := false
+	for _, st := range l.Stages {
+		var others []int64
+		for i := range rs.Sources {
+			o := &rs.Sources[i]
+			if o.Index == late {
+				continue
+			}
+			var ns int64
+			for _, ost := range o.Stages {
+				if ost.Name == st.Name {
+					ns = ost.Ns
+					break
+				}
+			}
+			others = append(others, perStep(o, ns))
+		}
+		if len(others) == 0 {
+			return StageExcess{}, false
+		}
+		slices.Sort(others)
+		med := others[(len(others)-1)/2]
+		if mine := perStep(l, st.Ns); !found || mine-med > best.LateNs-best.OthersNs {
+			best, found = StageExcess{Name: st.Name, LateNs: mine, OthersNs: med}, true
+		}
+	}
+	if ex := best.LateNs - best.OthersNs; ex <= 0 || ex < l.StepMedianNs/20 {
+		return StageExcess{}, false
+	}
+	return best, true
+}
