@@ -27,8 +27,9 @@ import (
 //   - run_ns: between the script's stamps of steps 23 and 0 and those of
 //     24 and 0 (+50 ms: rlktop's step 1 begins a little before the
 //     script's step 0 ends);
-//   - span_ns (the traced time) is the sum of the script's own step times
-//     of the steps rlktop lists with operators for that rank (3 ms or 10%);
+//   - span_ns (the traced time) is 70%–110% of the sum of the script's
+//     own step times of the steps rlktop lists with operators for that
+//     rank (the script's include the agent's window edges; below);
 //   - the straggler share (the others' collective wait over their span, as
 //     attrib's straggler finding computes it) is above 50% and within 25
 //     points of the same share testdata/ddp_check.py computes from the
@@ -124,9 +125,17 @@ func TestDDPLiveRankCounts(t *testing.T) {
 		if s.RunNs <= lo || s.RunNs >= hi {
 			t.Errorf("rank %d: run %d ns, want between %d and %d (the script's stamps)", s.Rank, s.RunNs, lo, hi)
 		}
+		// The script's step times include the agent's torch.profiler
+		// start, stop and export at a window's edges, which rlktop's
+		// steps leave out (README): a few ms a window, more under load
+		// (50.8 ms over 3 windows, 385.7 against 436.5 ms, in a
+		// fresh-clone CI run). So the traced span may fall short of the
+		// script's sum by 30%, never exceed it by more than 10% (+3 ms a
+		// step); a span across the untraced steps, as before, is about
+		// four times it.
 		got, exp := float64(s.SpanNs)/1e6, traced[s.Rank]
-		if nTraced[s.Rank] < 2 || math.Abs(got-exp) > max(3*float64(nTraced[s.Rank]), 0.1*exp) {
-			t.Errorf("rank %d: traced span %.1f ms, the script's %d steps with operators %.1f ms", s.Rank, got, nTraced[s.Rank], exp)
+		if nTraced[s.Rank] < 2 || got > 1.1*exp+3*float64(nTraced[s.Rank]) || got < 0.7*exp {
+			t.Errorf("rank %d: traced span %.1f ms, the script's %d steps with operators %.1f ms (want 70%%–110%% of it)", s.Rank, got, nTraced[s.Rank], exp)
 		}
 	}
 	if got := share(doc.Sources); got < 0.5 || math.Abs(got-want) > 0.25 {
