@@ -153,14 +153,13 @@ func RankVerdict(s *attrib.Snapshot) string {
 	if !multiSource(s) || s.Ranks.Collectives == 0 {
 		return ""
 	}
-	var late *attrib.SourceRow
+	late := s.Ranks.Source(s.Ranks.LateSource())
+	if late == nil {
+		return ""
+	}
 	var waited int64
 	for i := range s.Ranks.Sources {
-		r := &s.Ranks.Sources[i]
-		if late == nil || r.LastArrivals > late.LastArrivals {
-			late = r
-		}
-		waited += r.CollWaitNs
+		waited += s.Ranks.Sources[i].CollWaitNs
 	}
 	return fmt.Sprintf("%s %s arrived last at %d of %d collectives matched across %d sources; the others waited %s for it in all",
 		sourceKind(s), sourceLabel(s, late.Index), late.LastArrivals, s.Ranks.Collectives, len(s.Ranks.Sources), Duration(waited-late.CollWaitNs))
@@ -174,15 +173,9 @@ func rankWhy(s *attrib.Snapshot) string {
 	if !multiSource(s) || s.Ranks.Collectives == 0 || s.Ranks.NotOneJob != "" {
 		return ""
 	}
-	late := -1
-	for i := range s.Ranks.Sources {
-		r := &s.Ranks.Sources[i]
-		if r.LastArrivals > 0 && (late < 0 || r.LastArrivals > s.Ranks.Source(late).LastArrivals) {
-			late = r.Index
-		}
-	}
+	late := s.Ranks.LateSource()
 	ls, ok := s.Ranks.LateStage(late)
-	if late < 0 || !ok {
+	if !ok {
 		return ""
 	}
 	return fmt.Sprintf("%s %s spends %s per step in stage %q, the others %s (median): that is where it falls behind",

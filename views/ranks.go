@@ -236,11 +236,9 @@ func (r *Ranks) verdict(first string) string {
 	if rs.Collectives == 0 {
 		return "no collectives matched across the sources"
 	}
-	late := &rs.Sources[0]
-	for i := range rs.Sources {
-		if rs.Sources[i].LastArrivals > late.LastArrivals {
-			late = &rs.Sources[i]
-		}
+	late := rs.Source(rs.LateSource())
+	if late == nil {
+		return "no collectives matched across the sources"
 	}
 	v := fmt.Sprintf("late: %s %s arrived last at %d of %d collectives", first, r.label(late), late.LastArrivals, rs.Collectives)
 	if ls, ok := rs.LateStage(late.Index); ok {

@@ -924,14 +924,7 @@ func (r *FindingRule) straggler(rs *RankSummary) *Finding {
 	if rs == nil || len(rs.Sources) < 2 || rs.NotOneJob != "" {
 		return nil // unrelated runs have no straggler
 	}
-	late := -1
-	for i := range rs.Sources {
-		s := &rs.Sources[i]
-		if s.LastArrivals > 0 && (late < 0 || s.LastArrivals > rs.Source(late).LastArrivals) {
-			late = s.Index
-		}
-	}
-	if late >= 0 && rs.Collectives > 0 {
+	if late := rs.LateSource(); late >= 0 && rs.Collectives > 0 {
 		// The others' wait for the last arrival, as a share of their span.
 		var wait, span int64
 		for i := range rs.Sources {

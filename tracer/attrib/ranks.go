@@ -706,6 +706,20 @@ func SourceSteps(t *tracer.Trace, index int) []StepRow {
 	return out
 }
 
+// LateSource returns the index (SourceRow.Index) of the source that
+// arrived last at the most matched collectives (the first in Sources
+// order on a tie), or -1 when none arrived last at any: the straggler
+// that the verdict, the Ranks view and the straggler finding name.
+func (rs *RankSummary) LateSource() int {
+	late, most := -1, 0
+	for i := range rs.Sources {
+		if s := &rs.Sources[i]; s.LastArrivals > most {
+			late, most = s.Index, s.LastArrivals
+		}
+	}
+	return late
+}
+
 // StageExcess is a stage a source spends longer in than the others
 // (RankSummary.LateStage): its name and the per-step wall time (ns) of
 // the source and the others' median.
