@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
+
+	"github.com/rlktop/rlktop/internal/extsort"
 )
 
 // StageRule says which rule gave a GPU op its annotation ranges (and so its
@@ -70,6 +72,13 @@ type Linker struct {
 	keyBuf []byte
 	ctx    Context
 
+	// Spill mode (linkspill.go): intervals go to an external sort until
+	// the first Resolve seals them into per-thread block files.
+	spill     *extsort.Sorter[spillSpan]
+	spillKeys []*linkThread
+	spool     *extsort.Spool[span]
+	spillErr  error
+
 	// The last answer and what it was computed from.
 	cacheOK          bool
 	cacheL, cacheS   *linkThread
@@ -93,10 +102,14 @@ type linkThread struct {
 	ivs     []span // sorted by start (outermost first on ties) up to sortedN
 	sortedN int
 	maxDur  int64
-	// Sweep state: ivs[:next] were considered; active holds the indices
-	// of those open at `at`, outermost first; ver changes when active does.
+	// disk, when set, holds the thread's intervals instead of ivs (a long
+	// window's, spilled: linkspill.go).
+	disk *spanDisk
+	idx  int32 // the thread's index in Linker.spillKeys (spill mode)
+	// Sweep state: intervals [0, next) were considered; active holds those
+	// open at `at`, outermost first; ver changes when active does.
 	next   int
-	active []int32
+	active []span
 	at     int64
 	valid  bool
 	ver    uint64
@@ -132,6 +145,10 @@ func (l *Linker) Add(e *Event) {
 	switch e.Kind {
 	case KindCPUOp, KindRange:
 		th := l.thread(threadKey{e.PID, e.TID})
+		if l.spill != nil {
+			l.spillAdd(th, span{e.Start, e.Start + max(e.Dur, 0), e.Name, e.Kind})
+			return
+		}
 		th.ivs = append(th.ivs, span{e.Start, e.Start + max(e.Dur, 0), e.Name, e.Kind})
 		th.maxDur = max(th.maxDur, e.Dur)
 	case KindStep:
@@ -184,6 +201,9 @@ func (p *linkProc) chooseTID() {
 // Resolve returns the context of GPU work launched at t ns on thread tid of
 // process pid (0 when nothing is open there and no step contains t).
 func (l *Linker) Resolve(pid, tid int32, t int64) CtxID {
+	if l.spill != nil {
+		l.seal()
+	}
 	step := int64(-1)
 	var sth *linkThread
 	p := l.procs[pid]
@@ -225,8 +245,8 @@ func (l *Linker) contextOf(th, sth *linkThread, step int64) CtxID {
 	c := &l.ctx
 	c.Ops, c.Ranges, c.Step, c.StageFrom = c.Ops[:0], c.Ranges[:0], step, StageNoRange
 	if th != nil {
-		for _, a := range th.active {
-			sp := &th.ivs[a]
+		for i := range th.active {
+			sp := &th.active[i]
 			if sp.kind == KindCPUOp {
 				c.Ops = append(c.Ops, sp.name)
 			} else {
@@ -238,8 +258,8 @@ func (l *Linker) contextOf(th, sth *linkThread, step int64) CtxID {
 		}
 	}
 	if len(c.Ranges) == 0 && sth != nil {
-		for _, a := range sth.active {
-			if sp := &sth.ivs[a]; sp.kind == KindRange {
+		for i := range sth.active {
+			if sp := &sth.active[i]; sp.kind == KindRange {
 				c.Ranges = append(c.Ranges, sp.name)
 			}
 		}
@@ -287,32 +307,48 @@ func cmpSpan(a, b span) int {
 
 // sweep moves th's open set to time t.
 func (th *linkThread) sweep(t int64) {
-	if th.sortedN != len(th.ivs) {
+	if th.disk == nil && th.sortedN != len(th.ivs) {
 		slices.SortStableFunc(th.ivs, cmpSpan)
 		th.sortedN = len(th.ivs)
 		th.valid = false
 	}
 	changed := false
 	if !th.valid || t < th.at {
-		lo := t - th.maxDur
-		if lo > t { // overflow
-			lo = -1 << 63
-		}
-		th.next, _ = slices.BinarySearchFunc(th.ivs, lo, func(s span, t int64) int { return cmp.Compare(s.s, t) })
 		th.active = th.active[:0]
+		if th.disk != nil {
+			th.next = th.disk.restart(t, &th.active)
+		} else {
+			lo := t - th.maxDur
+			if lo > t { // overflow
+				lo = -1 << 63
+			}
+			th.next, _ = slices.BinarySearchFunc(th.ivs, lo, func(s span, t int64) int { return cmp.Compare(s.s, t) })
+		}
 		th.valid = true
 		changed = true
 	}
 	th.at = t
-	for th.next < len(th.ivs) && th.ivs[th.next].s <= t {
-		th.active = append(th.active, int32(th.next))
-		th.next++
-		changed = true
+	if th.disk != nil {
+		for th.next < th.disk.n {
+			sp := th.disk.at(th.next)
+			if sp.s > t {
+				break
+			}
+			th.active = append(th.active, sp)
+			th.next++
+			changed = true
+		}
+	} else {
+		for th.next < len(th.ivs) && th.ivs[th.next].s <= t {
+			th.active = append(th.active, th.ivs[th.next])
+			th.next++
+			changed = true
+		}
 	}
 	w, ranges := 0, 0
-	for _, a := range th.active {
-		if sp := &th.ivs[a]; sp.contains(t) {
-			th.active[w] = a
+	for _, sp := range th.active {
+		if sp.contains(t) {
+			th.active[w] = sp
 			w++
 			if sp.kind == KindRange {
 				ranges++
@@ -371,7 +407,7 @@ func (l *Linker) LatestStepEnd(pid int32) (end int64, ok bool) {
 // kept whole (a few per second). Used by live sessions to bound memory.
 func (l *Linker) Prune(pid, tid int32, cut int64, maxKeep int) (forgotEnd int64, n int) {
 	th := l.threads[threadKey{pid, tid}]
-	if th == nil {
+	if th == nil || th.disk != nil {
 		return 0, 0
 	}
 	keep := 0
@@ -416,6 +452,9 @@ func (l *Linker) Prune(pid, tid int32, cut int64, maxKeep int) (forgotEnd int64,
 // Intervals returns how many operators and ranges thread (pid, tid) holds.
 func (l *Linker) Intervals(pid, tid int32) int {
 	if th := l.threads[threadKey{pid, tid}]; th != nil {
+		if th.disk != nil {
+			return th.disk.n
+		}
 		return len(th.ivs)
 	}
 	return 0

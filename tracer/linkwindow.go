@@ -1,10 +1,14 @@
 package tracer
 
 import (
+	"cmp"
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
+
+	"github.com/rlktop/rlktop/internal/extsort"
 )
 
 // WindowLinker links a trace that arrives as consecutive windows (a
@@ -87,13 +91,7 @@ func (w *WindowLinker) close(lo, hi int64, any bool) error {
 	// This window's intervals end before the next one starts: forget them
 	// now, not held while the caller aggregates (steps stay: the step
 	// thread is counted over the whole trace).
-	for _, th := range w.l.threads {
-		th.ivs, th.sortedN, th.maxDur, th.active, th.valid = th.ivs[:0], 0, 0, th.active[:0], false
-		if cap(th.ivs) > 1<<16 {
-			th.ivs = nil
-		}
-	}
-	w.l.cacheOK = false
+	w.l.DropIntervals()
 	if err == nil && w.b.launchMax != 0 && w.b.launchMin <= w.corrTop {
 		err = fmt.Errorf("window %d has a launch with correlation id %d, not above the earlier windows' %d", w.windows, w.b.launchMin, w.corrTop)
 	}
@@ -157,6 +155,7 @@ type incWindow struct {
 
 // Begin starts a window linked incrementally (Add, Op, Unlaunched, End).
 func (w *WindowLinker) Begin() {
+	w.l.SpillIntervals()
 	inc := &w.inc
 	inc.launch.reset()
 	inc.on, inc.resolved, inc.late = true, false, nil
@@ -227,8 +226,12 @@ func (w *WindowLinker) End() error {
 	inc := &w.inc
 	inc.on = false
 	w.b.launchMin, w.b.launchMax, w.b.unmatched = inc.launchMin, inc.launchMax, inc.unmatched
+	spillErr := cmp.Or(w.l.SpillErr(), inc.launch.err)
 	inc.launch.reset() // a long window's ids are not kept
 	err := w.close(inc.lo, inc.hi, inc.lo <= inc.hi)
+	if err == nil && spillErr != nil {
+		err = fmt.Errorf("window %d: %v", w.windows-1, spillErr)
+	}
 	if err == nil && inc.late != nil {
 		e := inc.late
 		err = fmt.Errorf("window %d has a %s at %d ns (pid %d tid %d) after launches that were linked without it", w.windows-1, e.Kind, e.Start, e.PID, e.TID)
@@ -239,13 +242,18 @@ func (w *WindowLinker) End() error {
 // launchIDs maps the correlation ids of a window's launch calls to their
 // contexts in about 12 bytes an id: the newest ids in a map of up to
 // launchRecent, the others in sorted runs (ids []uint64, contexts
-// []CtxID) merged as they grow, up to launchRunMax ids a run. Lookups look
-// in the map, then binary-search each run (a few). Any order of ids works
-// (one thread's ids increase, but threads interleave and one early large
-// id would spoil a single sorted array).
+// []CtxID) merged as they grow; a run of launchDiskMin ids or more goes
+// to a temporary file (diskRun), so a long window's ids are not held.
+// Lookups look in the map, then binary-search each run (a few), reading
+// one block of a disk run whose id range holds the id. Any order of ids
+// works (one thread's ids increase, but threads interleave and one early
+// large id would spoil a single sorted array). A GPU op is read soon after
+// its launch, so its id is nearly always in the map.
 type launchIDs struct {
 	recent map[uint64]CtxID
 	runs   []idRun // sorted, larger first
+	disk   []*diskRun
+	err    error // writing or reading a disk run
 }
 
 type idRun struct {
@@ -253,12 +261,18 @@ type idRun struct {
 	ctxs []CtxID
 }
 
-const (
-	launchRecent = 1 << 14
-	launchRunMax = 1 << 20
-)
+const launchRecent = 1 << 14
 
-func (m *launchIDs) reset() { m.recent, m.runs = nil, nil }
+// launchDiskMin: a run of this many ids or more goes to disk. A variable
+// for tests.
+var launchDiskMin = 1 << 18
+
+func (m *launchIDs) reset() {
+	for _, d := range m.disk {
+		d.sp.Close()
+	}
+	m.recent, m.runs, m.disk, m.err = nil, nil, nil, nil
+}
 
 // get returns the context of id; ok is false when it was not put.
 func (m *launchIDs) get(id uint64) (ctx CtxID, ok bool) {
@@ -269,6 +283,18 @@ func (m *launchIDs) get(id uint64) (ctx CtxID, ok bool) {
 		r := &m.runs[i]
 		if j, found := slices.BinarySearch(r.ids, id); found {
 			return r.ctxs[j], true
+		}
+	}
+	for _, d := range m.disk {
+		if id < d.lo || id > d.hi {
+			continue
+		}
+		ctx, ok, err := d.get(id)
+		if err != nil && m.err == nil {
+			m.err = err
+		}
+		if ok {
+			return ctx, true
 		}
 	}
 	return 0, false
@@ -291,15 +317,97 @@ func (m *launchIDs) put(id uint64, ctx CtxID) {
 	clear(m.recent)
 	m.runs = append(m.runs, r)
 	// Merge the two newest runs while the newer is at least half the
-	// older (a few runs of geometric sizes), below launchRunMax.
+	// older (a few runs of geometric sizes); a run grown to launchDiskMin
+	// goes to disk.
 	for n := len(m.runs); n >= 2; n = len(m.runs) {
 		a, b := &m.runs[n-2], &m.runs[n-1]
-		if 2*len(b.ids) < len(a.ids) || len(a.ids)+len(b.ids) > launchRunMax {
+		if 2*len(b.ids) < len(a.ids) {
 			break
 		}
 		m.runs[n-2] = mergeRuns(a, b)
 		m.runs = m.runs[:n-1]
 	}
+	if n := len(m.runs); len(m.runs[n-1].ids) >= launchDiskMin {
+		d, err := newDiskRun(&m.runs[n-1])
+		if err != nil {
+			if m.err == nil {
+				m.err = err
+			}
+			return // kept in memory
+		}
+		m.disk = append(m.disk, d)
+		m.runs = m.runs[:n-1]
+	}
+}
+
+// diskRun is a run of launch ids in a temporary file: records of id and
+// context sorted by id, every diskRunBlock-th id in memory, one block
+// cached.
+type diskRun struct {
+	sp     *extsort.Spool[idCtx]
+	lo, hi uint64   // smallest and largest id
+	index  []uint64 // ids at 0, diskRunBlock, 2*diskRunBlock, …
+	cur    int      // cached block, -1 none
+	buf    []idCtx
+}
+
+type idCtx struct {
+	id  uint64
+	ctx CtxID
+}
+
+const diskRunBlock = 512
+
+var idCtxCodec = extsort.Codec[idCtx]{
+	Size: 12,
+	Put: func(b []byte, x idCtx) {
+		binary.LittleEndian.PutUint64(b, x.id)
+		binary.LittleEndian.PutUint32(b[8:], uint32(x.ctx))
+	},
+	Get: func(b []byte) idCtx {
+		return idCtx{binary.LittleEndian.Uint64(b), CtxID(binary.LittleEndian.Uint32(b[8:]))}
+	},
+}
+
+func newDiskRun(r *idRun) (*diskRun, error) {
+	sp, err := extsort.NewSpool(idCtxCodec)
+	if err != nil {
+		return nil, err
+	}
+	d := &diskRun{sp: sp, lo: r.ids[0], hi: r.ids[len(r.ids)-1], cur: -1}
+	for i, id := range r.ids {
+		if i%diskRunBlock == 0 {
+			d.index = append(d.index, id)
+		}
+		if err := sp.Append(idCtx{id, r.ctxs[i]}); err != nil {
+			sp.Close()
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+func (d *diskRun) get(id uint64) (CtxID, bool, error) {
+	b, found := slices.BinarySearch(d.index, id)
+	if !found {
+		b--
+	}
+	if b < 0 {
+		return 0, false, nil
+	}
+	if b != d.cur {
+		var err error
+		if d.buf, err = d.sp.Read(int64(b*diskRunBlock), diskRunBlock, d.buf); err != nil {
+			d.cur = -1
+			return 0, false, err
+		}
+		d.cur = b
+	}
+	j, ok := slices.BinarySearchFunc(d.buf, id, func(x idCtx, id uint64) int { return cmp.Compare(x.id, id) })
+	if !ok {
+		return 0, false, nil
+	}
+	return d.buf[j].ctx, true, nil
 }
 
 // mergeRuns merges two sorted runs with no id in common.

@@ -6,10 +6,20 @@ import (
 )
 
 // TestLaunchIDs: ids put in increasing order, then in random order (runs
-// merged several times, the recent map flushed part way) are all found
-// with their contexts; ids never put are not, below, between and above
-// them; nothing is found after reset.
+// merged several times, the recent map flushed part way; runs kept in
+// memory, then moved to disk from 2*launchRecent ids) are all found with
+// their contexts; ids never put are not, below, between and above them;
+// nothing is found after reset.
 func TestLaunchIDs(t *testing.T) {
+	old := launchDiskMin
+	defer func() { launchDiskMin = old }()
+	for _, diskMin := range []int{old, 2 * launchRecent} {
+		launchDiskMin = diskMin
+		testLaunchIDs(t, diskMin < old)
+	}
+}
+
+func testLaunchIDs(t *testing.T, disk bool) {
 	var m launchIDs
 	want := map[uint64]CtxID{}
 	const n = 5*launchRecent + 77
@@ -24,8 +34,8 @@ func TestLaunchIDs(t *testing.T) {
 		m.put(id, CtxID(k%5+1))
 		want[id] = CtxID(k%5 + 1)
 	}
-	if len(m.runs) == 0 || len(m.runs[0].ids) <= launchRecent || len(m.recent) == 0 {
-		t.Fatalf("%d runs, %d recent: the merge path is not exercised", len(m.runs), len(m.recent))
+	if disk && len(m.disk) < 2 || !disk && (len(m.disk) > 0 || len(m.runs) == 0 || len(m.runs[0].ids) <= launchRecent) || len(m.recent) == 0 {
+		t.Fatalf("%d runs, %d on disk, %d recent: the merge (or disk) path is not exercised", len(m.runs), len(m.disk), len(m.recent))
 	}
 	for id := uint64(0); id < 10+3*n+2*3*launchRecent+5; id++ {
 		ctx, ok := m.get(id)

@@ -2,10 +2,10 @@ package tracefile
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
-	"math"
-	"slices"
 
+	"github.com/rlktop/rlktop/internal/extsort"
 	"github.com/rlktop/rlktop/tracer"
 )
 
@@ -186,7 +186,11 @@ func (ks *kstream) incEnd(d *kdec) {
 	if err := ks.link.End(); err != nil {
 		ks.fail(fmt.Errorf("%s: %v: %w", d.path, err, ErrNotStreamable))
 	}
-	if n, a, b := in.nest.scan(); n > 0 {
+	n, a, b, err := in.nest.scan()
+	if err != nil {
+		ks.fail(fmt.Errorf("%s: the nesting check: %v: %w", d.path, err, ErrNotStreamable))
+	}
+	if n > 0 {
 		ks.nested(n, a, b)
 	}
 	ks.handOut(true)
@@ -195,41 +199,61 @@ func (ks *kstream) incEnd(d *kdec) {
 }
 
 // nestRecs keeps, for nestingScan's check of a window read in parts, one
-// 16-byte record per interval event of a CPU thread (what nestingScan
-// looks at), in file order, in chunks that are never copied: its start,
-// its duration (when it fits in 32 bits; else its end is in long), and its
-// name and thread packed in 32 bits (when the name's id is below 2^24 and
-// the thread is one of the window's first 255; else both are in wide).
+// record per interval event of a CPU thread (what nestingScan looks at):
+// its thread, start, end, name and index in file order, in an external
+// sort (internal/extsort: a run of 2^17 records in memory, the rest on
+// disk), so that a long window's check holds no record per event.
 type nestRecs struct {
-	chunks  [][]nestRec
-	n       int
+	sort    *extsort.Sorter[nestRec]
+	n       uint32
 	threads map[[2]int32]uint32
 	keys    [][2]int32 // by thread index
 	lastKey [2]int32
 	lastTh  uint32
 	hasLast bool
-	long    map[uint32]int64     // record index → end, ns
-	wide    map[uint32][2]uint32 // record index → name, thread
 }
 
 type nestRec struct {
-	s  int64
-	d  uint32 // duration, ns, or nestLong
-	nt uint32 // name<<8 | thread, or nestWide
+	th, name, i uint32
+	s, e        int64
 }
 
-const (
-	nestChunk = 1 << 16
-	nestLong  = math.MaxUint32
-	nestWide  = math.MaxUint32
-)
+// nestCodec orders records as nestingScan's kMergeRuns does per thread:
+// earlier start, then longer (later end), then file order.
+var nestCodec = extsort.Codec[nestRec]{
+	Size: 28,
+	Put: func(b []byte, x nestRec) {
+		binary.LittleEndian.PutUint32(b, x.th)
+		binary.LittleEndian.PutUint32(b[4:], x.name)
+		binary.LittleEndian.PutUint32(b[8:], x.i)
+		binary.LittleEndian.PutUint64(b[12:], uint64(x.s))
+		binary.LittleEndian.PutUint64(b[20:], uint64(x.e))
+	},
+	Get: func(b []byte) nestRec {
+		return nestRec{binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint32(b[8:]),
+			int64(binary.LittleEndian.Uint64(b[12:])), int64(binary.LittleEndian.Uint64(b[20:]))}
+	},
+	Cmp: func(a, b nestRec) int {
+		if a.th != b.th {
+			return cmp.Compare(a.th, b.th)
+		}
+		if a.s != b.s {
+			return cmp.Compare(a.s, b.s)
+		}
+		if a.e != b.e {
+			return cmp.Compare(b.e, a.e)
+		}
+		return cmp.Compare(a.i, b.i)
+	},
+}
 
 func (r *nestRecs) reset() {
-	clear(r.chunks)
-	r.chunks, r.n, r.hasLast = r.chunks[:0], 0, false
+	if r.sort != nil {
+		r.sort.Close()
+	}
+	r.sort, r.n, r.hasLast = nil, 0, false
 	clear(r.threads)
 	r.keys = r.keys[:0]
-	r.long, r.wide = nil, nil
 }
 
 // add records e when nestingScan would look at it.
@@ -250,115 +274,50 @@ func (r *nestRecs) add(e *tracer.Event) {
 		}
 		r.lastKey, r.lastTh, r.hasLast = k, th, true
 	}
-	if r.n%nestChunk == 0 {
-		r.chunks = append(r.chunks, make([]nestRec, 0, nestChunk))
+	if r.sort == nil {
+		r.sort = extsort.New(nestCodec)
 	}
-	i := uint32(r.n)
-	x := nestRec{s: e.Start, d: nestLong, nt: nestWide}
-	if e.Dur < nestLong {
-		x.d = uint32(e.Dur)
-	} else {
-		if r.long == nil {
-			r.long = map[uint32]int64{}
-		}
-		r.long[i] = e.End()
-	}
-	if r.lastTh < 255 && e.Name < 1<<24 {
-		x.nt = uint32(e.Name)<<8 | r.lastTh
-	} else {
-		if r.wide == nil {
-			r.wide = map[uint32][2]uint32{}
-		}
-		r.wide[i] = [2]uint32{uint32(e.Name), r.lastTh}
-	}
-	c := &r.chunks[len(r.chunks)-1]
-	*c = append(*c, x)
+	r.sort.Add(nestRec{th: r.lastTh, name: uint32(e.Name), i: r.n, s: e.Start, e: e.End()})
 	r.n++
-}
-
-func (r *nestRecs) at(i uint32) *nestRec { return &r.chunks[i/nestChunk][i%nestChunk] }
-
-// end, name and thread of record i.
-func (r *nestRecs) end(i uint32) int64 {
-	if x := r.at(i); x.d != nestLong {
-		return x.s + int64(x.d)
-	}
-	return r.long[i]
-}
-
-func (r *nestRecs) nameTh(i uint32) (tracer.StrID, uint32) {
-	if x := r.at(i); x.nt != nestWide {
-		return tracer.StrID(x.nt >> 8), x.nt & 0xff
-	}
-	w := r.wide[i]
-	return tracer.StrID(w[0]), w[1]
 }
 
 // scan is nestingScan over the records: the number of intervals that
 // partly overlap an enclosing one on their thread, and the first example
-// (the one whose later event comes first in the file).
-func (r *nestRecs) scan() (n int, a, b tracer.Event) {
-	if r.n == 0 {
-		return 0, a, b
+// (the one whose later event comes first in the file). err is one of the
+// external sort's temporary file.
+func (r *nestRecs) scan() (n int, a, b tracer.Event, err error) {
+	if r.sort == nil {
+		return 0, a, b, nil
 	}
-	// Per thread, the record indices in file order, carved from one array.
-	off := make([]uint32, len(r.keys)+1)
-	for i := 0; i < r.n; i++ {
-		_, th := r.nameTh(uint32(i))
-		off[th+1]++
-	}
-	for i := 1; i < len(off); i++ {
-		off[i] += off[i-1]
-	}
-	all := make([]uint32, r.n)
-	fill := slices.Clone(off[:len(r.keys)])
-	for i := 0; i < r.n; i++ {
-		_, th := r.nameTh(uint32(i))
-		all[fill[th]] = uint32(i)
-		fill[th]++
-	}
-	var first [2]uint32
-	var stack []uint32
-	for th := range r.keys {
-		idx := all[off[th]:off[th+1]]
-		// kMergeRuns' order: earlier start, then longer (later end), then
-		// file order.
-		slices.SortFunc(idx, func(x, y uint32) int {
-			a, b := r.at(x), r.at(y)
-			if a.s != b.s {
-				return cmp.Compare(a.s, b.s)
-			}
-			if ea, eb := r.end(x), r.end(y); ea != eb {
-				return cmp.Compare(eb, ea)
-			}
-			return cmp.Compare(x, y)
-		})
-		stack = stack[:0]
-		for _, i := range idx {
-			s, e := r.at(i).s, r.end(i)
-			for len(stack) > 0 && r.end(stack[len(stack)-1]) <= s {
-				stack = stack[:len(stack)-1]
-			}
-			if len(stack) > 0 && e > r.end(stack[len(stack)-1]) {
-				if n == 0 || i < first[1] {
-					first = [2]uint32{stack[len(stack)-1], i}
-				}
-				n++
-				continue
-			}
-			stack = append(stack, i)
+	var first [2]nestRec
+	var stack []nestRec
+	th := uint32(1<<32 - 1)
+	err = r.sort.Each(func(x nestRec) bool {
+		if x.th != th {
+			th, stack = x.th, stack[:0]
 		}
+		for len(stack) > 0 && stack[len(stack)-1].e <= x.s {
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) > 0 && x.e > stack[len(stack)-1].e {
+			if n == 0 || x.i < first[1].i {
+				first = [2]nestRec{stack[len(stack)-1], x}
+			}
+			n++
+			return true // not pushed: it cannot nest under the top
+		}
+		stack = append(stack, x)
+		return true
+	})
+	r.sort = nil
+	if n == 0 || err != nil {
+		return n, a, b, err
 	}
-	if n == 0 {
-		return 0, a, b
+	ev := func(x nestRec) tracer.Event {
+		k := r.keys[x.th]
+		return tracer.Event{Name: tracer.StrID(x.name), Start: x.s, Dur: x.e - x.s, PID: k[0], TID: k[1]}
 	}
-	ev := func(i uint32) tracer.Event {
-		name, th := r.nameTh(i)
-		k := r.keys[th]
-		s := r.at(i).s
-		return tracer.Event{Name: name, Start: s, Dur: r.end(i) - s, PID: k[0], TID: k[1]}
-	}
-	return n, ev(first[0]), ev(first[1])
+	return n, ev(first[0]), ev(first[1]), nil
 }
 
 // SetPartWindow sets the number of events past which OpenStream reads a

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlktop/rlktop/internal/extsort"
 	"github.com/rlktop/rlktop/internal/testutil"
 	"github.com/rlktop/rlktop/tracer"
 )
@@ -128,6 +129,21 @@ func readAllMaybeGzip(t *testing.T, p string) []byte {
 // window. It fails when the parts path is off (a whole window has its CPU
 // operators; parts have none).
 func TestOpenStreamParts(t *testing.T) {
+	testOpenStreamParts(t)
+}
+
+// TestOpenStreamPartsSpilled is TestOpenStreamParts with the long
+// window's intervals spilled to disk (runs of 97 intervals, blocks of 13)
+// and its nesting records sorted on disk: the same events, contexts and
+// warnings as Open's.
+func TestOpenStreamPartsSpilled(t *testing.T) {
+	oldRun, oldBlock := extsort.RunRecs, tracer.SetSpillBlock(13)
+	extsort.RunRecs = 97
+	defer func() { extsort.RunRecs = oldRun; tracer.SetSpillBlock(oldBlock) }()
+	testOpenStreamParts(t)
+}
+
+func testOpenStreamParts(t *testing.T) {
 	old := partWindow
 	defer func() { partWindow = old }()
 	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
@@ -292,9 +308,9 @@ func TestOpenStreamPartsRefusesLateCPU(t *testing.T) {
 	}
 }
 
-// TestOpenStreamPartsNestingWide: the nesting records' wide paths (a
-// thread past the window's 255th, a duration past 2^32 ns) give Open's
-// count and first example. 300 threads each hold "outer" [1, 100) µs and
+// TestOpenStreamPartsNestingWide: the nesting records of many threads and
+// long durations, held in memory or sorted on disk, give Open's count and
+// first example. 300 threads each hold "outer" [1, 100) µs and
 // "inner" [10, 20) µs; thread 280 (written first) also holds "long"
 // [1000, 6,001,000) µs (6 s) and "late" [2000, 7,000,000) µs, which
 // partly overlaps it; thread 7 holds "over" [50, 150) µs, partly over
@@ -325,12 +341,18 @@ func TestOpenStreamPartsNestingWide(t *testing.T) {
 		t.Fatal(err)
 	}
 	partWindow = 0
-	st, err := OpenStream(p, Options{}, func(w *Window) error { return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `2 events partly overlap an enclosing event on the same thread instead of nesting (first: "long" [1000000, 6001000000) ns and "late" [2000000, 7000000000) ns on pid 1 tid 1280)`
-	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], want) || !slices.Equal(st.Warnings, whole.Warnings) {
-		t.Errorf("warnings:\nstream %q\nopen   %q\nwant %q", st.Warnings, whole.Warnings, want)
+	oldRun := extsort.RunRecs
+	defer func() { extsort.RunRecs = oldRun }()
+	// The records in memory, then sorted on disk in runs of 50.
+	for _, runRecs := range []int{oldRun, 50} {
+		extsort.RunRecs = runRecs
+		st, err := OpenStream(p, Options{}, func(w *Window) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `2 events partly overlap an enclosing event on the same thread instead of nesting (first: "long" [1000000, 6001000000) ns and "late" [2000000, 7000000000) ns on pid 1 tid 1280)`
+		if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], want) || !slices.Equal(st.Warnings, whole.Warnings) {
+			t.Errorf("runs of %d: warnings:\nstream %q\nopen   %q\nwant %q", runRecs, st.Warnings, whole.Warnings, want)
+		}
 	}
 }
