@@ -13,7 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rlktop/rlktop/internal/extsort"
 	"github.com/rlktop/rlktop/internal/testutil"
+	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
 
@@ -30,8 +32,9 @@ func reportBothWays(t *testing.T, paths ...string) (windows int, refused error) 
 // reportBothWaysParts is reportBothWays, returning the windows and the
 // parts they came in. The streamed report is made twice, with windows held
 // whole up to the default size and with every window read in parts
-// (tracefile.SetPartWindow(0)); both must equal the whole-trace one, and
-// the counts are the second's.
+// (tracefile.SetPartWindow(0)), the latter twice (what a long window sorts
+// on disk in memory, then in many runs); all must equal the whole-trace
+// one, and the counts are the second's.
 func reportBothWaysParts(t *testing.T, paths ...string) (n streamStats, refused error) {
 	t.Helper()
 	old := streamMinBytes
@@ -45,6 +48,14 @@ func reportBothWaysParts(t *testing.T, paths ...string) (n streamStats, refused 
 	defer tracefile.SetPartWindow(tracefile.SetPartWindow(0))
 	streamed = reportJSON(t, paths...)
 	sameReport(t, paths, whole, streamed, "windows read in parts")
+	// And with what a long window keeps on disk (intervals, nesting
+	// records, op intervals for busy time) sorted in many small runs.
+	oldRun, oldBlock := extsort.RunRecs, tracer.SetSpillBlock(61)
+	extsort.RunRecs = 997
+	streamed = reportJSON(t, paths...)
+	extsort.RunRecs = oldRun
+	tracer.SetSpillBlock(oldBlock)
+	sameReport(t, paths, whole, streamed, "windows read in parts, sorted on disk")
 	_, _, n, err := streamReport(paths, nil, nil)
 	if err != nil && !errors.Is(err, tracefile.ErrNotStreamable) {
 		t.Fatalf("%v: %v", paths, err)

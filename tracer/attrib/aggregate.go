@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rlktop/rlktop/internal/extsort"
 	"github.com/rlktop/rlktop/tracer"
 )
 
@@ -68,6 +70,104 @@ type Aggregator struct {
 	freeDurs      [][]int64 // recycled duration chunks (durChunk values)
 	durCap        int       // pctCap, or MaxInt when 0
 	sealLag       int64     // 0: keep the whole busy union
+	deferBusy     bool      // AddEvents leaves busy time to AddBusy
+	// SpillDurations: every duration goes to durSpill (row index in
+	// spillRows, ns) instead of its row.
+	durSpill  *extsort.Sorter[rowDur]
+	spillRows []*rowAcc
+}
+
+// rowDur is a spilled duration: its row's index in spillRows, ns.
+type rowDur struct {
+	row uint32
+	d   int64
+}
+
+// rowDurCodec orders spilled durations by row, then duration.
+var rowDurCodec = extsort.Codec[rowDur]{
+	Size: 12,
+	Put: func(b []byte, x rowDur) {
+		binary.LittleEndian.PutUint32(b, x.row)
+		binary.LittleEndian.PutUint64(b[4:], uint64(x.d))
+	},
+	Get: func(b []byte) rowDur {
+		return rowDur{binary.LittleEndian.Uint32(b), int64(binary.LittleEndian.Uint64(b[4:]))}
+	},
+	Cmp: func(a, b rowDur) int { return cmp.Or(cmp.Compare(a.row, b.row), cmp.Compare(a.d, b.d)) },
+}
+
+// SpillDurations makes the Aggregator keep the durations of GPU ops added
+// from now on (for exact p50 and p99) in an external sort (internal/extsort:
+// 2^17 in memory, the rest in a temporary file, 12 bytes each) instead of
+// 8 bytes each in memory; the first Snapshot consumes them, so call
+// Snapshot once, after every event (file reports: SourceStream). Call it
+// before adding events.
+func (a *Aggregator) SpillDurations() { a.durSpill = extsort.New(rowDurCodec) }
+
+// spillDur adds duration d of row r to durSpill.
+func (a *Aggregator) spillDur(r *rowAcc, d int64) {
+	if r.spillID == 0 {
+		a.spillRows = append(a.spillRows, r)
+		r.spillID = int32(len(a.spillRows))
+	}
+	r.nSpill++
+	if err := a.durSpill.Add(rowDur{uint32(r.spillID - 1), d}); err != nil && r.nSpill == 1 {
+		a.warnings = append(a.warnings, "kernel duration percentiles: "+err.Error())
+	}
+}
+
+// spilledPercentiles sets p50 and p99 of every row with spilled durations
+// (nearest rank, as durPercentiles) from durSpill, sorted by row and
+// duration.
+func (a *Aggregator) spilledPercentiles() {
+	if a.durSpill == nil || a.durSpill.Len() == 0 {
+		return
+	}
+	row, i := uint32(1<<32-1), 0
+	var k1, k2 int
+	var r *rowAcc
+	err := a.durSpill.Each(func(x rowDur) bool {
+		if x.row != row {
+			row, i, r = x.row, 0, a.spillRows[x.row]
+			k1, k2 = pctRank(50, r.nSpill), pctRank(99, r.nSpill)
+		}
+		i++
+		if i == k1 {
+			r.p50 = x.d
+		}
+		if i == k2 {
+			r.p99 = x.d
+		}
+		return true
+	})
+	if err != nil {
+		a.warnings = append(a.warnings, "kernel duration percentiles: "+err.Error())
+	}
+	a.durSpill = extsort.New(rowDurCodec)
+}
+
+// DeferBusy(true) makes AddEvents leave GPU ops out of the devices' busy
+// time until DeferBusy(false): the caller adds their intervals with
+// AddBusy instead, in start order (SourceStream does for a long window,
+// whose ops arrive out of time order, after sorting them on disk).
+func (a *Aggregator) DeferBusy(on bool) { a.deferBusy = on }
+
+// AddBusy adds the interval [s, e) ns of a GPU op (a kernel when kernel,
+// else a memcpy or memset) on device dev to its busy time, for the source
+// strs and ctxs name (as AddEvents binds them). The intervals of a device
+// must come in start order, each starting after every earlier interval
+// added for it other than by AddBusy: the union before s is then final
+// and kept only as its length, so memory stays constant.
+func (a *Aggregator) AddBusy(strs *tracer.Strings, ctxs []tracer.Context, dev int32, kernel bool, s, e int64) {
+	b := a.bindingFor(strs, ctxs)
+	db := a.busyFor(b, dev)
+	if !kernel || db.split {
+		a.addBusySplit(db, kernel, s, e)
+		db.kern.sealBefore(s)
+	} else {
+		db.all.add(s, e)
+	}
+	db.all.sealBefore(s)
 }
 
 // SetBusySeal lets busy-time bookkeeping forget the shape of the union more
@@ -175,6 +275,10 @@ type rowAcc struct {
 	// Summary-only contributions: no durations behind them.
 	sumRows int
 	sumP50  int64
+	// SpillDurations: the row's index+1 in spillRows (0: none) and its
+	// durations there (p50 and p99 are set from them at Snapshot).
+	spillID int32
+	nSpill  int
 }
 
 type stepAcc struct {
@@ -379,10 +483,15 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 		if n := len(r.durs); n < cap(r.durs) {
 			r.durs = r.durs[:n+1]
 			r.durs[n] = d
+		} else if a.durSpill != nil {
+			a.spillDur(r, d)
 		} else {
 			a.addDurSlow(r, d)
 		}
 
+		if a.deferBusy {
+			continue
+		}
 		s, end := e.Start, addSat(e.Start, d)
 		if e.Device != dev || db == nil {
 			dev, db = e.Device, a.busyFor(b, e.Device)
@@ -860,6 +969,7 @@ func (a *Aggregator) Snapshot() *Snapshot {
 		s.Warnings = append(s.Warnings, "some inputs hold only per-kernel sums: percentiles, busy time, stages and steps cover only the inputs with events")
 	}
 	a.flushCells()
+	a.spilledPercentiles()
 	t := a.totals()
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, b := range a.busy {
@@ -922,6 +1032,8 @@ func (a *Aggregator) Snapshot() *Snapshot {
 			kr.P50Ns = min(max(histPercentile(r.hist, 50), r.min), r.max)
 			kr.P99Ns = min(max(histPercentile(r.hist, 99), r.min), r.max)
 			kr.PercentilesApprox = true
+		} else if r.sumRows == 0 && r.nSpill > 0 {
+			kr.P50Ns, kr.P99Ns = r.p50, r.p99 // spilledPercentiles
 		} else if r.sumRows == 0 {
 			r.durPercentiles()
 			kr.P50Ns, kr.P99Ns = r.p50, r.p99

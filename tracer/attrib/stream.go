@@ -2,10 +2,12 @@ package attrib
 
 import (
 	"cmp"
+	"encoding/binary"
 	"maps"
 	"math"
 	"slices"
 
+	"github.com/rlktop/rlktop/internal/extsort"
 	"github.com/rlktop/rlktop/tracer"
 )
 
@@ -18,10 +20,11 @@ import (
 // (whose busy unions it seals before the window:
 // Aggregator.SealBusyBefore) and, at the window's end, the window's
 // per-device unions (compute, communication, copies) to the source's
-// sums. Memory: 8 bytes per kernel execution (exact percentiles), the
-// tables, one window's GPU op intervals (16 bytes each, kept to its end),
-// and per source its steps and (for matching across sources) one entry
-// per collective.
+// sums. Memory: the tables, one window's GPU op intervals (16 bytes each,
+// kept to its end; a long window's go to a temporary file), and per
+// source its steps and (for matching across sources) one entry per
+// collective; every kernel duration (for exact percentiles) goes to a
+// temporary file past 2^17 (Aggregator.SpillDurations).
 //
 // Exact when each source's windows do not overlap in time (each window's
 // events start after every earlier window's end, which
@@ -50,6 +53,40 @@ type streamSource struct {
 	// One window's intervals per device, and its collectives (scratch).
 	compute, comms, copies map[int32][]ival
 	commEvs                []commEv
+	// A window that comes in parts (a long one): its GPU op intervals go
+	// to an external sort instead (long), for the source's unions and the
+	// Aggregator's busy time at its end; strs and ctxs of its last part.
+	long     *extsort.Sorter[opIval]
+	longCtxs []tracer.Context
+}
+
+// opIval is a GPU op's interval in a long window: device, class (opCompute,
+// opComm, opCopy), start and end, ns.
+type opIval struct {
+	dev   int32
+	class uint8
+	s, e  int64
+}
+
+const (
+	opCompute = iota
+	opComm
+	opCopy
+)
+
+// opIvalCodec orders a long window's op intervals by device, then start.
+var opIvalCodec = extsort.Codec[opIval]{
+	Size: 21,
+	Put: func(b []byte, x opIval) {
+		binary.LittleEndian.PutUint32(b, uint32(x.dev))
+		b[4] = x.class
+		binary.LittleEndian.PutUint64(b[5:], uint64(x.s))
+		binary.LittleEndian.PutUint64(b[13:], uint64(x.e))
+	},
+	Get: func(b []byte) opIval {
+		return opIval{int32(binary.LittleEndian.Uint32(b)), b[4], int64(binary.LittleEndian.Uint64(b[5:])), int64(binary.LittleEndian.Uint64(b[13:]))}
+	},
+	Cmp: func(a, b opIval) int { return cmp.Or(cmp.Compare(a.dev, b.dev), cmp.Compare(a.s, b.s)) },
 }
 
 type stepWin struct{ s, e, n int64 }
@@ -58,6 +95,7 @@ type stepWin struct{ s, e, n int64 }
 // DefaultRules).
 func NewSourceStream(rules *Rules) *SourceStream {
 	a := NewAggregator(rules)
+	a.SpillDurations()
 	return &SourceStream{agg: a, rules: a.Rules()}
 }
 
@@ -102,8 +140,16 @@ func (s *SourceStream) AddPart(evs []tracer.Event, strs *tracer.Strings, ctxs []
 			}
 		}
 		src.commEvs = src.commEvs[:0]
+		if !last {
+			// A long window: its ops come out of time order (CUPTI
+			// buffers); their intervals are sorted on disk.
+			src.long = extsort.New(opIvalCodec)
+		}
 	}
+	s.agg.DeferBusy(src.long != nil)
 	s.agg.AddEvents(evs, strs, ctxs)
+	s.agg.DeferBusy(false)
+	src.longCtxs = ctxs
 	src.strs = strs
 	r := &src.scan.row
 	// Steps first (scanSource and SourceSteps read them before the ops):
@@ -147,19 +193,35 @@ func (s *SourceStream) AddPart(evs []tracer.Event, strs *tracer.Strings, ctxs []
 			r.KernelCount++
 			r.KernelNs = addSat(r.KernelNs, d)
 			if e.Device < 0 {
+				if src.long != nil { // busy time only
+					src.long.Add(opIval{e.Device, opCompute, e.Start, addSat(e.Start, d)})
+				}
 				continue
 			}
 			if src.comm(e.Name, s.rules) {
-				src.comms[e.Device] = append(src.comms[e.Device], ival{e.Start, addSat(e.Start, d)})
 				src.commEvs = append(src.commEvs, commEv{e.Name, e.Start, d})
+				if src.long != nil {
+					src.long.Add(opIval{e.Device, opComm, e.Start, addSat(e.Start, d)})
+				} else {
+					src.comms[e.Device] = append(src.comms[e.Device], ival{e.Start, addSat(e.Start, d)})
+				}
+			} else if src.long != nil {
+				src.long.Add(opIval{e.Device, opCompute, e.Start, addSat(e.Start, d)})
 			} else {
 				src.compute[e.Device] = append(src.compute[e.Device], ival{e.Start, addSat(e.Start, d)})
 			}
 		case tracer.KindMemcpy, tracer.KindMemset:
 			if e.Device < 0 {
+				if src.long != nil { // busy time only
+					src.long.Add(opIval{e.Device, opCopy, e.Start, addSat(e.Start, d)})
+				}
 				continue
 			}
-			src.copies[e.Device] = append(src.copies[e.Device], ival{e.Start, addSat(e.Start, d)})
+			if src.long != nil {
+				src.long.Add(opIval{e.Device, opCopy, e.Start, addSat(e.Start, d)})
+			} else {
+				src.copies[e.Device] = append(src.copies[e.Device], ival{e.Start, addSat(e.Start, d)})
+			}
 		default:
 			continue
 		}
@@ -174,6 +236,9 @@ func (s *SourceStream) AddPart(evs []tracer.Event, strs *tracer.Strings, ctxs []
 // source's sums.
 func (s *SourceStream) endWindow(src *streamSource, strs *tracer.Strings) {
 	r := &src.scan.row
+	if src.long != nil {
+		s.endLongWindow(src, strs)
+	}
 	devs := map[int32]bool{}
 	for _, m := range []map[int32][]ival{src.compute, src.comms, src.copies} {
 		for dev, v := range m {
@@ -203,6 +268,78 @@ func (s *SourceStream) endWindow(src *streamSource, strs *tracer.Strings) {
 		src.scan.colls[k] = ival{e.start, addSat(e.start, e.dur)}
 	}
 	src.commEvs = src.commEvs[:0]
+}
+
+// endLongWindow adds a long window's op intervals, sorted on disk by
+// device and start, to the Aggregator's busy time (AddBusy) and the
+// source's unions, with endWindow's numbers: per device the lengths of
+// the compute union, the communication union, their overlap (|compute| +
+// |comm| - |compute ∪ comm|) and the union of all. Memory is constant.
+func (s *SourceStream) endLongWindow(src *streamSource, strs *tracer.Strings) {
+	r := &src.scan.row
+	var cu, co, cc, all runUnion
+	dev, any := int32(0), false
+	end := func() {
+		if !any || dev < 0 {
+			return
+		}
+		c, m := cu.total(), co.total()
+		r.ComputeNs = addSat(r.ComputeNs, c)
+		r.CommNs = addSat(r.CommNs, m)
+		r.CommOverlapNs = addSat(r.CommOverlapNs, c+m-cc.total())
+		r.BusyNs = addSat(r.BusyNs, all.total())
+	}
+	err := src.long.Each(func(x opIval) bool {
+		if !any || x.dev != dev {
+			end()
+			dev, any = x.dev, true
+			cu, co, cc, all = runUnion{}, runUnion{}, runUnion{}, runUnion{}
+		}
+		s.agg.AddBusy(strs, src.longCtxs, x.dev, x.class != opCopy, x.s, x.e)
+		switch x.class {
+		case opCompute:
+			cu.add(x.s, x.e)
+			cc.add(x.s, x.e)
+		case opComm:
+			co.add(x.s, x.e)
+			cc.add(x.s, x.e)
+		}
+		all.add(x.s, x.e)
+		return true
+	})
+	end()
+	if err != nil {
+		s.agg.warnings = append(s.agg.warnings, "busy time of a long window: "+err.Error())
+	}
+	src.long, src.longCtxs = nil, nil
+}
+
+// runUnion is the length of the union of intervals added in start order:
+// the running interval and the summed length of those closed, ns.
+type runUnion struct {
+	on   bool
+	s, e int64
+	sum  int64
+}
+
+func (u *runUnion) add(s, e int64) {
+	switch {
+	case e <= s: // no length (unionOf drops these too)
+	case !u.on:
+		u.on, u.s, u.e = true, s, e
+	case s <= u.e:
+		u.e = max(u.e, e)
+	default:
+		u.sum = addSat(u.sum, u.e-u.s)
+		u.s, u.e = s, e
+	}
+}
+
+func (u *runUnion) total() int64 {
+	if !u.on {
+		return 0
+	}
+	return addSat(u.sum, u.e-u.s)
 }
 
 // commEv is a collective kernel of the window: name, start and duration
