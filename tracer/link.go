@@ -65,7 +65,13 @@ type Linker struct {
 	// Contexts is indexed by CtxID; it only grows (IDs keep their meaning).
 	Contexts []Context
 
-	intern  map[string]CtxID
+	// Contexts are interned in two levels: the operator and range stack
+	// with its StageFrom (stacks: ops and ranges shared by every context
+	// of the stack), then (stack, step): a long window has a few hundred
+	// contexts per step, so one costs a Context and a map entry.
+	stacks map[string]int32
+	stackV []stackIDs
+	intern map[[2]int64]CtxID
 	threads map[threadKey]*linkThread
 	procs   map[int32]*linkProc
 
@@ -132,7 +138,8 @@ type linkProc struct {
 func NewLinker() *Linker {
 	return &Linker{
 		Contexts: []Context{{Step: -1}},
-		intern:   map[string]CtxID{},
+		stacks:   map[string]int32{},
+		intern:   map[[2]int64]CtxID{},
 		threads:  map[threadKey]*linkThread{},
 		procs:    map[int32]*linkProc{},
 	}
@@ -278,24 +285,34 @@ func (l *Linker) contextOf(th, sth *linkThread, step int64) CtxID {
 	for _, s := range c.Ranges {
 		kb = binary.LittleEndian.AppendUint32(kb, uint32(s))
 	}
-	kb = binary.LittleEndian.AppendUint64(kb, uint64(step))
 	kb = append(kb, byte(c.StageFrom))
 	l.keyBuf = kb
-	if id, ok := l.intern[string(kb)]; ok {
+	st, ok := l.stacks[string(kb)]
+	if !ok {
+		st = int32(len(l.stackV))
+		l.stackV = append(l.stackV, stackIDs{cloneIDs(c.Ops), cloneIDs(c.Ranges)})
+		l.stacks[string(kb)] = st
+	}
+	key := [2]int64{int64(st), step}
+	if id, ok := l.intern[key]; ok {
 		return id
 	}
+	sv := &l.stackV[st]
 	id := CtxID(len(l.Contexts))
-	l.Contexts = append(l.Contexts, Context{Ops: cloneIDs(c.Ops), Ranges: cloneIDs(c.Ranges), Step: step, StageFrom: c.StageFrom})
-	l.intern[string(kb)] = id
+	l.Contexts = append(l.Contexts, Context{Ops: sv.ops, Ranges: sv.ranges, Step: step, StageFrom: c.StageFrom})
+	l.intern[key] = id
 	return id
 }
+
+// stackIDs is an interned operator and range stack (Context.Ops, Ranges).
+type stackIDs struct{ ops, ranges []StrID }
 
 // cloneIDs copies s; nil when empty, so equal contexts compare equal.
 func cloneIDs(s []StrID) []StrID {
 	if len(s) == 0 {
 		return nil
 	}
-	return slices.Clone(s)
+	return slices.Clip(slices.Clone(s)) // shared by contexts: no room to append into
 }
 
 func cmpSpan(a, b span) int {
@@ -583,4 +600,53 @@ func (b *linkBatch) link(l *Linker, evs []Event) {
 		qs, b.launch = nil, nil
 	}
 	b.qs = qs[:0]
+}
+
+// Stacks numbers the operator and range stacks of a trace's contexts: Of
+// gives contexts with equal Ops, Ranges and StageFrom (whatever their
+// Step) the same small index, so that what depends only on the stack (a
+// GPU op's category, its stage) is cached per stack, not per context: a
+// long capture has a few hundred stacks but a few hundred contexts per
+// step. Memory: 4 bytes per context seen, plus each stack's key. Contexts
+// must only grow (an ID keeps its meaning). Not safe for concurrent use.
+type Stacks struct {
+	byKey map[string]int32
+	of    []int32 // per CtxID: stack index + 1; 0 not seen
+	key   []byte
+	n     int32
+}
+
+// Of returns the stack index (0, 1, …) of context id of ctxs; context 0
+// and ids out of range share the empty stack's.
+func (s *Stacks) Of(ctxs []Context, id CtxID) int32 {
+	if int(id) >= len(ctxs) {
+		id = 0
+	}
+	if int(id) < len(s.of) && s.of[id] != 0 {
+		return s.of[id] - 1
+	}
+	if int(id) >= len(s.of) {
+		s.of = append(s.of, make([]int32, max(int(id)+1, len(ctxs))-len(s.of))...)
+	}
+	c := &ctxs[id]
+	kb := binary.LittleEndian.AppendUint32(s.key[:0], uint32(len(c.Ops)))
+	for _, x := range c.Ops {
+		kb = binary.LittleEndian.AppendUint32(kb, uint32(x))
+	}
+	for _, x := range c.Ranges {
+		kb = binary.LittleEndian.AppendUint32(kb, uint32(x))
+	}
+	kb = append(kb, byte(c.StageFrom))
+	s.key = kb
+	if s.byKey == nil {
+		s.byKey = map[string]int32{}
+	}
+	st, ok := s.byKey[string(kb)]
+	if !ok {
+		st = s.n
+		s.n++
+		s.byKey[string(kb)] = st
+	}
+	s.of[id] = st + 1
+	return st
 }

@@ -171,14 +171,14 @@ func (o *OpWriter) Add(evs []tracer.Event, strs *tracer.Strings, ctxs []tracer.C
 		if e.Kind != tracer.KindKernel && e.Kind != tracer.KindMemcpy && e.Kind != tracer.KindMemset {
 			continue
 		}
-		v := o.c.of(e)
+		v, step := o.c.of(e)
 		var bytes int64
 		if e.Kind != tracer.KindKernel {
 			bytes = e.Value
 		}
 		o.buf = append(o.buf, Op{
 			Source: o.src, File: o.file, Rank: o.rank, Device: e.Device, Stream: e.Stream,
-			Kind: v.kind, Name: v.name, DisplayName: v.disp, Category: v.cat, Stage: v.stage, Step: v.step,
+			Kind: v.kind, Name: v.name, DisplayName: v.disp, Category: v.cat, Stage: v.stage, Step: step,
 			StartNs: e.Start, EndNs: e.End(), DurNs: e.Dur, Correlation: int64(e.Corr), Bytes: bytes,
 		})
 		if len(o.buf) == opBatch {
@@ -260,25 +260,27 @@ func WriteStepSets(w io.Writer, sets []StepSet) (int64, error) {
 // opInfo is what an op's row takes from its name and launch context.
 type opInfo struct {
 	kind, name, disp, cat, stage string
-	step                         int64
 }
 
-// classifier caches opInfo per (name, context, kind), as BuildTimeline
-// does: a trace has few distinct names and contexts and many ops; the
-// category comes from an attrib.Classifier, which matches the rules once
-// per name and once per context.
+// classifier caches opInfo per (name, operator and range stack, kind): a
+// trace has few distinct names and stacks and many ops (a long capture
+// has a few hundred contexts per step, but they share a few hundred
+// stacks: tracer.Stacks); the category comes from an attrib.Classifier,
+// which matches the rules once per name and once per stack. The step is
+// the context's.
 type classifier struct {
-	strs  *tracer.Strings
-	ctxs  []tracer.Context
-	cats  *attrib.Classifier
-	cache map[classKey]*opInfo
-	disp  map[tracer.StrID]string // DisplayName per name
+	strs   *tracer.Strings
+	ctxs   []tracer.Context
+	cats   *attrib.Classifier
+	stacks tracer.Stacks
+	cache  map[classKey]*opInfo
+	disp   map[tracer.StrID]string // DisplayName per name
 }
 
 type classKey struct {
-	name tracer.StrID
-	ctx  tracer.CtxID
-	kind tracer.Kind
+	name  tracer.StrID
+	stack int32
+	kind  tracer.Kind
 }
 
 func newClassifier(strs *tracer.Strings, ctxs []tracer.Context, rules *attrib.Rules) *classifier {
@@ -292,15 +294,22 @@ func (c *classifier) setContexts(ctxs []tracer.Context) {
 	c.cats.SetContexts(ctxs)
 }
 
-func (c *classifier) of(e *tracer.Event) *opInfo {
-	k := classKey{e.Name, e.Ctx, e.Kind}
-	if v := c.cache[k]; v != nil {
-		return v
-	}
-	v := &opInfo{kind: e.Kind.String(), name: c.strs.Get(e.Name), step: -1}
+func (c *classifier) of(e *tracer.Event) (v *opInfo, step int64) {
+	step = -1
+	var ctx *tracer.Context
 	if e.Ctx != 0 && int(e.Ctx) < len(c.ctxs) {
-		ctx := &c.ctxs[e.Ctx]
-		v.step = ctx.Step
+		ctx = &c.ctxs[e.Ctx]
+		step = ctx.Step
+	}
+	k := classKey{e.Name, -1, e.Kind}
+	if len(c.ctxs) > 0 {
+		k.stack = c.stacks.Of(c.ctxs, e.Ctx)
+	}
+	if v := c.cache[k]; v != nil {
+		return v, step
+	}
+	v = &opInfo{kind: e.Kind.String(), name: c.strs.Get(e.Name)}
+	if ctx != nil {
 		if n := len(ctx.Ranges); n > 0 {
 			v.stage = c.strs.Get(ctx.Ranges[n-1])
 		}
@@ -313,5 +322,5 @@ func (c *classifier) of(e *tracer.Event) *opInfo {
 	}
 	v.disp = d
 	c.cache[k] = v
-	return v
+	return v, step
 }

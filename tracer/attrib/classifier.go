@@ -4,7 +4,8 @@ import "github.com/rlktop/rlktop/tracer"
 
 // Classifier is Rules.Classify for the GPU ops of one linked trace,
 // memoised as the Aggregator does: the rules' name conditions are matched
-// once per name id and the context conditions once per context id, so a
+// once per name id and the context conditions once per operator and range
+// stack (tracer.Stacks; contexts differing only in step share one), so a
 // trace of millions of ops with a few hundred names and a few thousand
 // contexts costs a few hundred thousand regexp matches, not one set per
 // op. Category(k, name, ctx) equals Classify(k, strs.Get(name), the
@@ -14,7 +15,8 @@ type Classifier struct {
 	strs  *tracer.Strings
 	ctxs  []tracer.Context
 	names map[tracer.StrID][]uint64
-	ctxm  map[tracer.CtxID][]uint64
+	stack tracer.Stacks
+	ctxm  [][]uint64 // per stack (tracer.Stacks): the context masks
 }
 
 // NewClassifier returns a Classifier over a trace's strings and contexts
@@ -23,7 +25,7 @@ func NewClassifier(r *Rules, strs *tracer.Strings, ctxs []tracer.Context) *Class
 	if r == nil {
 		r = DefaultRules()
 	}
-	return &Classifier{r: r, strs: strs, ctxs: ctxs, names: map[tracer.StrID][]uint64{}, ctxm: map[tracer.CtxID][]uint64{}}
+	return &Classifier{r: r, strs: strs, ctxs: ctxs, names: map[tracer.StrID][]uint64{}}
 }
 
 // Category returns the category of a GPU op of kind k named name launched
@@ -37,20 +39,28 @@ func (c *Classifier) Category(k tracer.Kind, name tracer.StrID, ctx tracer.CtxID
 	if int(ctx) >= len(c.ctxs) {
 		ctx = 0
 	}
-	cm, ok := c.ctxm[ctx]
-	if !ok {
-		var names []string
-		if ctx != 0 {
-			x := &c.ctxs[ctx]
-			for _, s := range x.Ops {
-				names = append(names, c.strs.Get(s))
-			}
-			for _, s := range x.Ranges {
-				names = append(names, c.strs.Get(s))
-			}
+	var cm []uint64
+	if len(c.ctxs) == 0 {
+		cm = c.r.ctxMasks(nil)
+	} else {
+		st := c.stack.Of(c.ctxs, ctx)
+		if int(st) >= len(c.ctxm) {
+			c.ctxm = append(c.ctxm, make([][]uint64, int(st)+1-len(c.ctxm))...)
 		}
-		cm = c.r.ctxMasks(names)
-		c.ctxm[ctx] = cm
+		if cm = c.ctxm[st]; cm == nil {
+			var names []string
+			if ctx != 0 {
+				x := &c.ctxs[ctx]
+				for _, s := range x.Ops {
+					names = append(names, c.strs.Get(s))
+				}
+				for _, s := range x.Ranges {
+					names = append(names, c.strs.Get(s))
+				}
+			}
+			cm = c.r.ctxMasks(names)
+			c.ctxm[st] = cm
+		}
 	}
 	return c.r.cats[c.r.pick(k, nm, cm)]
 }
