@@ -69,9 +69,9 @@ type Linker struct {
 	// with its StageFrom (stacks: ops and ranges shared by every context
 	// of the stack), then (stack, step): a long window has a few hundred
 	// contexts per step, so one costs a Context and a map entry.
-	stacks map[string]int32
-	stackV []stackIDs
-	intern map[[2]int64]CtxID
+	stacks  map[string]int32
+	stackV  []stackIDs
+	intern  map[[2]int64]CtxID
 	threads map[threadKey]*linkThread
 	procs   map[int32]*linkProc
 
