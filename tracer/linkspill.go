@@ -41,6 +41,7 @@ var spillCodec = extsort.Codec[spillSpan]{
 	Get: func(b []byte) spillSpan {
 		return spillSpan{binary.LittleEndian.Uint32(b), getSpan(b[4:])}
 	},
+	Stable: true, // equal intervals keep Add order, as SortStableFunc in memory
 	Cmp: func(a, b spillSpan) int {
 		if a.th != b.th {
 			return cmp.Compare(a.th, b.th)

@@ -135,11 +135,13 @@ func (w *WindowLinker) Finish() error {
 // end, then End. Kineto writes a window's CPU events (operators, ranges,
 // steps) before its launches and GPU ops, so every launch can be resolved
 // when it is read: the linker keeps the window's operator and range
-// intervals (24 bytes each), its steps, and one CtxID per correlation id
-// of a launch call, not the events. The result equals Window's (and so
-// Trace.Link's) when End says ok; besides Window's conditions it checks
-// that no operator, range or step comes after the window's first launch
-// (its launches were resolved without it).
+// intervals in a temporary file (Linker.SpillIntervals: sorted on disk,
+// read back a block at a time), its steps, and one CtxID per correlation
+// id of a launch call (runs past 2^18 ids in another file), not the
+// events. The result equals Window's (and so Trace.Link's) when End says
+// ok; besides Window's conditions it checks that no operator, range or
+// step comes after the window's first launch (its launches were resolved
+// without it) and that the temporary files were written and read back.
 
 // incWindow is the state of the window being linked incrementally.
 type incWindow struct {

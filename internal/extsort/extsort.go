@@ -25,13 +25,15 @@ import (
 )
 
 // Codec describes a record type T: Size bytes each, Put writes x into
-// b[:Size], Get reads it back, Cmp orders records (ties keep the order of
-// Add: the sort is stable).
+// b[:Size], Get reads it back, Cmp orders records. With Stable, records
+// that Cmp ties keep the order of Add; without it their order is
+// unspecified (faster: pdqsort instead of a stable sort within a run).
 type Codec[T any] struct {
-	Size int
-	Put  func(b []byte, x T)
-	Get  func(b []byte) T
-	Cmp  func(a, b T) int
+	Size   int
+	Put    func(b []byte, x T)
+	Get    func(b []byte) T
+	Cmp    func(a, b T) int
+	Stable bool
 }
 
 // RunRecs is the number of records a Sorter holds before it writes a run
@@ -82,9 +84,18 @@ func (s *Sorter[T]) Add(x T) error {
 	return s.err
 }
 
+// sortBuf sorts the buffered records.
+func (s *Sorter[T]) sortBuf() {
+	if s.c.Stable {
+		slices.SortStableFunc(s.buf, s.c.Cmp)
+	} else {
+		slices.SortFunc(s.buf, s.c.Cmp)
+	}
+}
+
 // spill sorts the buffered records and writes them as a run.
 func (s *Sorter[T]) spill() error {
-	slices.SortStableFunc(s.buf, s.c.Cmp)
+	s.sortBuf()
 	if s.f == nil {
 		f, err := os.CreateTemp("", "rlktop-sort-*")
 		if err != nil {
@@ -109,7 +120,7 @@ func (s *Sorter[T]) spill() error {
 	return nil
 }
 
-// Each calls fn with every record added, in Cmp order (stable), until fn
+// Each calls fn with every record added, in Cmp order, until fn
 // returns false. It may be called once; then the Sorter is empty and its
 // file closed (Close is then a no-op). The error is one of writing or
 // reading the temporary file.
@@ -119,7 +130,7 @@ func (s *Sorter[T]) Each(fn func(x T) bool) error {
 		return s.err
 	}
 	if len(s.runs) == 0 {
-		slices.SortStableFunc(s.buf, s.c.Cmp)
+		s.sortBuf()
 		for _, x := range s.buf {
 			if !fn(x) {
 				break
@@ -193,7 +204,7 @@ func (c *cursor[T]) next(codec Codec[T]) (bool, error) {
 }
 
 // mergeHeap orders the runs' cursors by their current record; ties go to
-// the earlier run (runs hold records in Add order), keeping the sort
+// the earlier run (runs hold records in Add order), keeping a Stable sort
 // stable.
 type mergeHeap[T any] struct {
 	cs  []*cursor[T]

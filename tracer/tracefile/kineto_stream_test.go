@@ -356,3 +356,28 @@ func TestOpenStreamPartsNestingWide(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenStreamPartsNoTempDir: a long window whose intervals must go to
+// disk, with no writable temporary directory, is refused as not
+// streamable (the caller reads the file whole) with a message naming
+// TMPDIR, not linked without them.
+func TestOpenStreamPartsNoTempDir(t *testing.T) {
+	old, oldRun := partWindow, extsort.RunRecs
+	defer func() { partWindow, extsort.RunRecs = old, oldRun }()
+	raw := readAllMaybeGzip(t, filepath.Join(testutil.SharedTraces(t), "kineto", "hta_diff_test_v100.json.gz"))
+	var buf bytes.Buffer
+	if _, err := ReplicateKinetoOneWindow(&buf, raw, 2); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "one.json")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	partWindow, extsort.RunRecs = 0, 100
+	_, err := OpenStream(p, Options{}, func(w *Window) error { return nil })
+	if !errors.Is(err, ErrNotStreamable) || !strings.Contains(err.Error(), "TMPDIR") {
+		t.Errorf("got %v, want a refusal naming TMPDIR", err)
+	}
+	t.Log(err)
+}
