@@ -62,7 +62,8 @@ func (r StageRule) String() string {
 // open set's size); a query earlier than the thread's previous one restarts
 // the sweep from t minus the longest interval seen.
 type Linker struct {
-	// Contexts is indexed by CtxID; it only grows (IDs keep their meaning).
+	// Contexts is indexed by CtxID; it only grows (IDs keep their
+	// meaning) until ResetContexts.
 	Contexts []Context
 
 	// Contexts are interned in two levels: the operator and range stack
@@ -71,7 +72,8 @@ type Linker struct {
 	// contexts per step, so one costs a Context and a map entry.
 	stacks  map[string]int32
 	stackV  []stackIDs
-	intern  map[[2]int64]CtxID
+	intern  map[ctxKey]CtxID
+	keys    []ctxKey // per CtxID: its stack and step (ResetContexts)
 	threads map[threadKey]*linkThread
 	procs   map[int32]*linkProc
 
@@ -139,7 +141,8 @@ func NewLinker() *Linker {
 	return &Linker{
 		Contexts: []Context{{Step: -1}},
 		stacks:   map[string]int32{},
-		intern:   map[[2]int64]CtxID{},
+		intern:   map[ctxKey]CtxID{},
+		keys:     []ctxKey{{-1, -1}},
 		threads:  map[threadKey]*linkThread{},
 		procs:    map[int32]*linkProc{},
 	}
@@ -290,22 +293,65 @@ func (l *Linker) contextOf(th, sth *linkThread, step int64) CtxID {
 	st, ok := l.stacks[string(kb)]
 	if !ok {
 		st = int32(len(l.stackV))
-		l.stackV = append(l.stackV, stackIDs{cloneIDs(c.Ops), cloneIDs(c.Ranges)})
+		l.stackV = append(l.stackV, stackIDs{cloneIDs(c.Ops), cloneIDs(c.Ranges), c.StageFrom})
 		l.stacks[string(kb)] = st
 	}
-	key := [2]int64{int64(st), step}
-	if id, ok := l.intern[key]; ok {
+	return l.internKey(ctxKey{st, step})
+}
+
+// ctxKey is a context by its stack (an index into Linker.stackV; -1 for
+// context 0) and step.
+type ctxKey struct {
+	stack int32
+	step  int64
+}
+
+// internKey returns the CtxID of k (not context 0's key), adding it.
+func (l *Linker) internKey(k ctxKey) CtxID {
+	if id, ok := l.intern[k]; ok {
 		return id
 	}
-	sv := &l.stackV[st]
+	sv := &l.stackV[k.stack]
 	id := CtxID(len(l.Contexts))
-	l.Contexts = append(l.Contexts, Context{Ops: sv.ops, Ranges: sv.ranges, Step: step, StageFrom: c.StageFrom})
-	l.intern[key] = id
+	l.Contexts = append(l.Contexts, Context{Ops: sv.ops, Ranges: sv.ranges, Step: k.step, StageFrom: sv.from})
+	l.keys = append(l.keys, k)
+	l.intern[k] = id
 	return id
 }
 
+// key returns what context id is made of, to intern it again after
+// ResetContexts.
+func (l *Linker) key(id CtxID) ctxKey { return l.keys[id] }
+
+// ctxOf returns the CtxID of k in the current contexts, adding it.
+func (l *Linker) ctxOf(k ctxKey) CtxID {
+	if k.stack < 0 {
+		return 0
+	}
+	return l.internKey(k)
+}
+
+// ResetContexts forgets every context but context 0: IDs handed out
+// before mean nothing after it (WindowLinker starts each window, and each
+// part of a long one, with fresh contexts, so that their number stays one
+// window's). The operator stacks are kept.
+func (l *Linker) ResetContexts() {
+	if len(l.Contexts) == 1 {
+		return
+	}
+	// New arrays: a caller may still read the old contexts (an aggregator
+	// adds its open cells when the next part comes).
+	l.Contexts = append(make([]Context, 0, len(l.Contexts)), l.Contexts[0])
+	l.keys = append(make([]ctxKey, 0, len(l.keys)), l.keys[0])
+	clear(l.intern)
+	l.cacheOK = false
+}
+
 // stackIDs is an interned operator and range stack (Context.Ops, Ranges).
-type stackIDs struct{ ops, ranges []StrID }
+type stackIDs struct {
+	ops, ranges []StrID
+	from        StageRule
+}
 
 // cloneIDs copies s; nil when empty, so equal contexts compare equal.
 func cloneIDs(s []StrID) []StrID {
@@ -608,13 +654,18 @@ func (b *linkBatch) link(l *Linker, evs []Event) {
 // GPU op's category, its stage) is cached per stack, not per context: a
 // long capture has a few hundred stacks but a few hundred contexts per
 // step. Memory: 4 bytes per context seen, plus each stack's key. Contexts
-// must only grow (an ID keeps its meaning). Not safe for concurrent use.
+// must only grow (an ID keeps its meaning) until Forget. Not safe for
+// concurrent use.
 type Stacks struct {
 	byKey map[string]int32
 	of    []int32 // per CtxID: stack index + 1; 0 not seen
 	key   []byte
 	n     int32
 }
+
+// Forget drops what Of learnt per context ID (the stack indices stay):
+// call it when context IDs restart (tracefile.Window.Contexts).
+func (s *Stacks) Forget() { s.of = s.of[:0] }
 
 // Of returns the stack index (0, 1, …) of context id of ctxs; context 0
 // and ids out of range share the empty stack's.

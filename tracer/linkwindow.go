@@ -56,10 +56,17 @@ func NewWindowLinker() *WindowLinker {
 	return &WindowLinker{l: NewLinker(), prevEnd: math.MinInt64, stepTIDs: map[int32]int32{}}
 }
 
-// Contexts returns the contexts so far, indexed by Event.Ctx; it only
-// grows (an ID keeps its meaning), as Trace.Contexts of the whole trace
-// would hold them once Finish has said ok.
+// Contexts returns the contexts of the window (or part) being linked,
+// indexed by Event.Ctx: each window starts with fresh contexts (Window,
+// Begin) and so does each part of a long one (NewPart), so that memory
+// holds one window's or part's contexts, not one per operator stack and
+// step of the whole trace. An ID means nothing in another window or part.
 func (w *WindowLinker) Contexts() []Context { return w.l.Contexts }
+
+// NewPart starts a new part of the long window being linked (Begin):
+// contexts handed out before are forgotten, and Op and Unlaunched answer
+// in fresh ones.
+func (w *WindowLinker) NewPart() { w.l.ResetContexts() }
 
 // Windows returns the number of windows linked.
 func (w *WindowLinker) Windows() int { return w.windows }
@@ -75,6 +82,7 @@ func (w *WindowLinker) Window(evs []Event) error {
 		e := &evs[i]
 		lo, hi = min(lo, e.Start), max(hi, e.Start+max(e.Dur, 0))
 	}
+	w.l.ResetContexts()
 	w.b.link(w.l, evs)
 	return w.close(lo, hi, len(evs) > 0)
 }
@@ -147,7 +155,7 @@ func (w *WindowLinker) Finish() error {
 type incWindow struct {
 	on       bool
 	lo, hi   int64
-	launch   launchIDs // correlation id → context of its first launch call
+	launch   launchIDs // correlation id → context (stack and step) of its first launch call
 	resolved bool      // a launch was resolved (CPU events now come too late)
 	late     *Event    // the first CPU event after that, for End's error
 	// As linkBatch's: the smallest and largest launch correlation id (0:
@@ -158,6 +166,7 @@ type incWindow struct {
 // Begin starts a window linked incrementally (Add, Op, Unlaunched, End).
 func (w *WindowLinker) Begin() {
 	w.l.SpillIntervals()
+	w.l.ResetContexts()
 	inc := &w.inc
 	inc.launch.reset()
 	inc.on, inc.resolved, inc.late = true, false, nil
@@ -185,7 +194,7 @@ func (w *WindowLinker) Add(e *Event) {
 		}
 		inc.launchMax = max(inc.launchMax, e.Corr)
 		if _, dup := inc.launch.get(e.Corr); !dup {
-			inc.launch.put(e.Corr, w.l.Resolve(e.PID, e.TID, e.Start))
+			inc.launch.put(e.Corr, w.l.key(w.l.Resolve(e.PID, e.TID, e.Start)))
 			inc.resolved = true
 		}
 	}
@@ -197,7 +206,11 @@ func (w *WindowLinker) Add(e *Event) {
 // window's end.
 func (w *WindowLinker) Op(e *Event) (ctx CtxID, ok bool) {
 	if e.Corr != 0 {
-		return w.inc.launch.get(e.Corr)
+		k, ok := w.inc.launch.get(e.Corr)
+		if !ok {
+			return 0, false
+		}
+		return w.l.ctxOf(k), true
 	}
 	return w.ownCtx(e), true
 }
@@ -252,7 +265,7 @@ func (w *WindowLinker) End() error {
 // large id would spoil a single sorted array). A GPU op is read soon after
 // its launch, so its id is nearly always in the map.
 type launchIDs struct {
-	recent map[uint64]CtxID
+	recent map[uint64]ctxKey
 	runs   []idRun // sorted, larger first
 	disk   []*diskRun
 	err    error // writing or reading a disk run
@@ -260,7 +273,7 @@ type launchIDs struct {
 
 type idRun struct {
 	ids  []uint64
-	ctxs []CtxID
+	ctxs []ctxKey
 }
 
 const launchRecent = 1 << 14
@@ -277,7 +290,7 @@ func (m *launchIDs) reset() {
 }
 
 // get returns the context of id; ok is false when it was not put.
-func (m *launchIDs) get(id uint64) (ctx CtxID, ok bool) {
+func (m *launchIDs) get(id uint64) (ctx ctxKey, ok bool) {
 	if ctx, ok = m.recent[id]; ok {
 		return ctx, ok
 	}
@@ -299,20 +312,20 @@ func (m *launchIDs) get(id uint64) (ctx CtxID, ok bool) {
 			return ctx, true
 		}
 	}
-	return 0, false
+	return ctxKey{}, false
 }
 
 // put adds id (not yet put) with its context.
-func (m *launchIDs) put(id uint64, ctx CtxID) {
+func (m *launchIDs) put(id uint64, ctx ctxKey) {
 	if m.recent == nil {
-		m.recent = make(map[uint64]CtxID, launchRecent)
+		m.recent = make(map[uint64]ctxKey, launchRecent)
 	}
 	m.recent[id] = ctx
 	if len(m.recent) < launchRecent {
 		return
 	}
 	ids := slices.Sorted(maps.Keys(m.recent))
-	r := idRun{ids: ids, ctxs: make([]CtxID, len(ids))}
+	r := idRun{ids: ids, ctxs: make([]ctxKey, len(ids))}
 	for i, id := range ids {
 		r.ctxs[i] = m.recent[id]
 	}
@@ -355,19 +368,20 @@ type diskRun struct {
 
 type idCtx struct {
 	id  uint64
-	ctx CtxID
+	ctx ctxKey
 }
 
 const diskRunBlock = 512
 
 var idCtxCodec = extsort.Codec[idCtx]{
-	Size: 12,
+	Size: 20,
 	Put: func(b []byte, x idCtx) {
 		binary.LittleEndian.PutUint64(b, x.id)
-		binary.LittleEndian.PutUint32(b[8:], uint32(x.ctx))
+		binary.LittleEndian.PutUint32(b[8:], uint32(x.ctx.stack))
+		binary.LittleEndian.PutUint64(b[12:], uint64(x.ctx.step))
 	},
 	Get: func(b []byte) idCtx {
-		return idCtx{binary.LittleEndian.Uint64(b), CtxID(binary.LittleEndian.Uint32(b[8:]))}
+		return idCtx{binary.LittleEndian.Uint64(b), ctxKey{int32(binary.LittleEndian.Uint32(b[8:])), int64(binary.LittleEndian.Uint64(b[12:]))}}
 	},
 }
 
@@ -389,25 +403,25 @@ func newDiskRun(r *idRun) (*diskRun, error) {
 	return d, nil
 }
 
-func (d *diskRun) get(id uint64) (CtxID, bool, error) {
+func (d *diskRun) get(id uint64) (ctxKey, bool, error) {
 	b, found := slices.BinarySearch(d.index, id)
 	if !found {
 		b--
 	}
 	if b < 0 {
-		return 0, false, nil
+		return ctxKey{}, false, nil
 	}
 	if b != d.cur {
 		var err error
 		if d.buf, err = d.sp.Read(int64(b*diskRunBlock), diskRunBlock, d.buf); err != nil {
 			d.cur = -1
-			return 0, false, err
+			return ctxKey{}, false, err
 		}
 		d.cur = b
 	}
 	j, ok := slices.BinarySearchFunc(d.buf, id, func(x idCtx, id uint64) int { return cmp.Compare(x.id, id) })
 	if !ok {
-		return 0, false, nil
+		return ctxKey{}, false, nil
 	}
 	return d.buf[j].ctx, true, nil
 }
@@ -415,7 +429,7 @@ func (d *diskRun) get(id uint64) (CtxID, bool, error) {
 // mergeRuns merges two sorted runs with no id in common.
 func mergeRuns(a, b *idRun) idRun {
 	n := len(a.ids) + len(b.ids)
-	r := idRun{ids: make([]uint64, 0, n), ctxs: make([]CtxID, 0, n)}
+	r := idRun{ids: make([]uint64, 0, n), ctxs: make([]ctxKey, 0, n)}
 	i, j := 0, 0
 	for i < len(a.ids) && j < len(b.ids) {
 		if a.ids[i] < b.ids[j] {

@@ -21,18 +21,18 @@ func TestLaunchIDs(t *testing.T) {
 
 func testLaunchIDs(t *testing.T, disk bool) {
 	var m launchIDs
-	want := map[uint64]CtxID{}
+	want := map[uint64]ctxKey{}
 	const n = 5*launchRecent + 77
 	for i := uint64(0); i < n; i++ {
 		id := 10 + 3*i // 10, 13, 16, …
-		m.put(id, CtxID(i%7))
-		want[id] = CtxID(i % 7)
+		m.put(id, ctxKey{int32(i % 7), int64(i) << 33})
+		want[id] = ctxKey{int32(i % 7), int64(i) << 33}
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, k := range r.Perm(3 * launchRecent) {
 		id := 10 + 3*n + 2*uint64(k) // above, in random order
-		m.put(id, CtxID(k%5+1))
-		want[id] = CtxID(k%5 + 1)
+		m.put(id, ctxKey{int32(k%5 + 1), -int64(k)})
+		want[id] = ctxKey{int32(k%5 + 1), -int64(k)}
 	}
 	if disk && len(m.disk) < 2 || !disk && (len(m.disk) > 0 || len(m.runs) == 0 || len(m.runs[0].ids) <= launchRecent) || len(m.recent) == 0 {
 		t.Fatalf("%d runs, %d on disk, %d recent: the merge (or disk) path is not exercised", len(m.runs), len(m.disk), len(m.recent))
@@ -41,7 +41,7 @@ func testLaunchIDs(t *testing.T, disk bool) {
 		ctx, ok := m.get(id)
 		w, in := want[id]
 		if ok != in || ctx != w {
-			t.Fatalf("id %d: got %d, %v; want %d, %v", id, ctx, ok, w, in)
+			t.Fatalf("id %d: got %v, %v; want %v, %v", id, ctx, ok, w, in)
 		}
 	}
 	m.reset()

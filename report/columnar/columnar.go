@@ -158,9 +158,10 @@ func (o *OpWriter) Source(index int, file string, rank int) {
 }
 
 // Add writes the GPU ops (kernel, memcpy, memset) of evs, the current
-// source's next events, linked against ctxs (which only grow from call
-// to call within a source, as tracefile.Window.Contexts) with names in
-// strs (the source's one table). Errors are the writer's, wrapped.
+// source's next events, linked against ctxs (theirs alone: context IDs
+// may restart from call to call, as each tracefile.Window has its own)
+// with names in strs (the source's one table). Errors are the writer's,
+// wrapped.
 func (o *OpWriter) Add(evs []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context) error {
 	if o.c == nil {
 		o.c = newClassifier(strs, ctxs, o.rules)
@@ -287,11 +288,13 @@ func newClassifier(strs *tracer.Strings, ctxs []tracer.Context, rules *attrib.Ru
 	return &classifier{strs: strs, ctxs: ctxs, cats: attrib.NewClassifier(rules, strs, ctxs), cache: map[classKey]*opInfo{}, disp: map[tracer.StrID]string{}}
 }
 
-// setContexts takes the source's contexts again: they only grow, so what
-// is cached stays right.
+// setContexts takes the contexts of the next events: new ones (IDs
+// restart: each window and part of a streamed trace has its own); what is
+// cached per stack stays.
 func (c *classifier) setContexts(ctxs []tracer.Context) {
 	c.ctxs = ctxs
 	c.cats.SetContexts(ctxs)
+	c.stacks.Forget()
 }
 
 func (c *classifier) of(e *tracer.Event) (v *opInfo, step int64) {

@@ -642,6 +642,26 @@ func (a *Aggregator) flushCells() {
 	}
 }
 
+// NewContexts tells the Aggregator that the events of the source named by
+// strs come with new contexts from now on: context IDs restart and mean
+// something else (each window and part of a streamed trace has its own,
+// tracefile.Window.Contexts). Open cells are added and what was worked out
+// per context ID is forgotten.
+func (a *Aggregator) NewContexts(strs *tracer.Strings) {
+	for _, b := range a.bindings {
+		if b.strs != strs {
+			continue
+		}
+		for _, r := range a.rows {
+			a.flushCell(r)
+			if r.pBind == b {
+				r.pBind = nil // a cell key of the old contexts
+			}
+		}
+		b.ctx, b.ctxMask = b.ctx[:0], b.ctxMask[:0]
+	}
+}
+
 func (a *Aggregator) bindingFor(strs *tracer.Strings, ctxs []tracer.Context) *binding {
 	if a.cur != nil && a.cur.strs == strs {
 		a.cur.ctxs = ctxs

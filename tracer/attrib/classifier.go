@@ -65,7 +65,10 @@ func (c *Classifier) Category(k tracer.Kind, name tracer.StrID, ctx tracer.CtxID
 	return c.r.cats[c.r.pick(k, nm, cm)]
 }
 
-// SetContexts replaces the contexts with ctxs, which must extend the old
-// ones (a streamed trace's contexts only grow: an ID keeps its meaning,
-// tracefile.Window.Contexts), so the memoised answers stay right.
-func (c *Classifier) SetContexts(ctxs []tracer.Context) { c.ctxs = ctxs }
+// SetContexts replaces the contexts with ctxs, new ones whose IDs restart
+// (each window and part of a streamed trace has its own,
+// tracefile.Window.Contexts): what was learnt per stack stays.
+func (c *Classifier) SetContexts(ctxs []tracer.Context) {
+	c.ctxs = ctxs
+	c.stack.Forget()
+}

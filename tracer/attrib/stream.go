@@ -149,6 +149,9 @@ func (s *SourceStream) AddPart(evs []tracer.Event, strs *tracer.Strings, ctxs []
 	s.agg.DeferBusy(src.long != nil)
 	s.agg.AddEvents(evs, strs, ctxs)
 	s.agg.DeferBusy(false)
+	// Each window's and part's contexts are its own (IDs restart): add
+	// the open cells now, while ctxs is valid, and forget them.
+	s.agg.NewContexts(strs)
 	src.longCtxs = ctxs
 	src.strs = strs
 	r := &src.scan.row

@@ -51,8 +51,10 @@ var ErrNotStreamable = errors.New("cannot be streamed window by window")
 // partWindow events comes whole (Part 0, Last) with every event; a longer
 // one comes in parts 0, 1, … (the last has Last set) that hold only its
 // steps (all in part 0, before any GPU op) and its GPU ops (kernel, memcpy,
-// memset). Contexts indexes Event.Ctx; it only grows from window to
-// window and part to part (an ID keeps its meaning). Every event of the
+// memset). Contexts indexes Event.Ctx: each window's (and each part's)
+// are its own, so an ID means nothing in another window or part (a trace
+// has one context per operator stack and step: holding them all grew
+// with the trace). Every event of the
 // window starts after After ns (the end of the earlier windows' events;
 // math.MinInt64 for the first), which OpenStream checks. Rank is the
 // trace's distributed rank as read so far (Kineto writes distributedInfo
@@ -73,10 +75,11 @@ type Window struct {
 // OpenStream reads the Kineto trace at path as Open does but hands its
 // events to fn window by window (see Window) instead of keeping them: the
 // returned trace has everything Open's has (Format, Path, Strings,
-// Contexts, Devices, Rank, World, StepRule, Meta, Warnings, Counters) except
-// Events, which holds only its steps (KindStep events, in file order).
-// fn's windows together are Open's Events with the same Ctx values, and
-// its error stops the reading and is returned.
+// Devices, Rank, World, StepRule, Meta, Warnings, Counters) except Events,
+// which holds only its steps (KindStep events, in file order), and
+// Contexts (nil: each window had its own). fn's windows together are
+// Open's Events, each GPU op's context (Window.Contexts[Ctx]) equal to its
+// Open context, and fn's error stops the reading and is returned.
 //
 // When the input cannot be streamed exactly, OpenStream returns an error
 // wrapping ErrNotStreamable, possibly after fn has seen some windows. A
@@ -292,7 +295,7 @@ func (ks *kstream) end(d *kdec) {
 	}
 	t := d.t
 	t.Events = ks.stepEvs
-	t.Contexts = ks.link.Contexts()
+	t.Contexts = nil // each window had its own (Window.Contexts)
 	t.StepRule = ks.steps.Rule()
 }
 

@@ -170,6 +170,7 @@ func (ks *kstream) handOut(last bool) {
 	if err := ks.fn(w); err != nil {
 		ks.fail(err)
 	}
+	ks.link.NewPart() // the next part's contexts are its own
 	in.part++
 	in.out = in.out[:0]
 }

@@ -39,6 +39,10 @@ func TestOpenStreamEqualsOpen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		one, err := Open(filepath.Join(dir, name), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		var got []tracer.Event
 		var ctxs []tracer.Context
 		windows := 0
@@ -46,9 +50,16 @@ func TestOpenStreamEqualsOpen(t *testing.T) {
 			if w.Index != windows {
 				t.Errorf("%s: window %d handed out as %d", name, windows, w.Index)
 			}
+			// Each window's contexts are its own: as many as one copy
+			// has, not the windows' so far.
+			if len(w.Contexts) != len(one.Contexts) {
+				t.Errorf("%s: window %d has %d contexts, one copy has %d", name, w.Index, len(w.Contexts), len(one.Contexts))
+			}
 			windows++
 			got = append(got, w.Events...)
-			ctxs = w.Contexts
+			for _, e := range w.Events { // each window's contexts are its own
+				ctxs = append(ctxs, w.Contexts[e.Ctx])
+			}
 			return nil
 		})
 		if err != nil {
@@ -62,7 +73,7 @@ func TestOpenStreamEqualsOpen(t *testing.T) {
 		}
 		for i := range got {
 			a, b := got[i], whole.Events[i]
-			ca, cb := ctxs[a.Ctx], whole.Contexts[b.Ctx]
+			ca, cb := ctxs[i], whole.Contexts[b.Ctx]
 			a.Ctx, b.Ctx = 0, 0
 			if a != b || ca.Step != cb.Step || ca.StageFrom != cb.StageFrom || !slices.Equal(ca.Ops, cb.Ops) || !slices.Equal(ca.Ranges, cb.Ranges) {
 				t.Fatalf("%s: event %d differs:\nstream %+v %+v\nopen   %+v %+v", name, i, a, ca, b, cb)
@@ -189,7 +200,7 @@ func testOpenStreamParts(t *testing.T) {
 		}
 		var got []tracer.Event
 		var ctxs []tracer.Context
-		windows, parts, part, cpu := 0, 0, 0, 0
+		windows, parts, part, cpu, lastCtxs := 0, 0, 0, 0, 0
 		st, err := OpenStream(p, Options{}, func(w *Window) error {
 			if w.Index != windows || w.Part != part {
 				t.Errorf("%s: window %d part %d handed out as %d part %d", c.name, windows, part, w.Index, w.Part)
@@ -201,11 +212,12 @@ func testOpenStreamParts(t *testing.T) {
 				switch e.Kind {
 				case tracer.KindStep, tracer.KindKernel, tracer.KindMemcpy, tracer.KindMemset:
 					got = append(got, e)
+					ctxs = append(ctxs, w.Contexts[e.Ctx]) // each part's contexts are its own
 				case tracer.KindCPUOp:
 					cpu++
 				}
 			}
-			ctxs = w.Contexts
+			lastCtxs = len(w.Contexts)
 			parts++
 			part++
 			if w.Last {
@@ -221,12 +233,17 @@ func testOpenStreamParts(t *testing.T) {
 			t.Errorf("%s (partWindow %d): %d windows in %d parts with %d CPU operators, want %d windows read in parts", c.name, c.at, windows, parts, cpu, c.windows)
 		}
 		t.Logf("%s (partWindow %d): %d windows in %d parts", c.name, c.at, windows, parts)
+		// Each part's contexts are its own: the last of several holds
+		// fewer than the whole trace has.
+		if parts > windows && lastCtxs >= len(whole.Contexts) {
+			t.Errorf("%s: the last part has %d contexts, the whole trace %d", c.name, lastCtxs, len(whole.Contexts))
+		}
 		if len(got) != len(want) {
 			t.Fatalf("%s: %d steps and GPU ops streamed, Open has %d", c.name, len(got), len(want))
 		}
 		for i := range got {
 			a, b := got[i], want[i]
-			ca, cb := ctxs[a.Ctx], whole.Contexts[b.Ctx]
+			ca, cb := ctxs[i], whole.Contexts[b.Ctx]
 			a.Ctx, b.Ctx = 0, 0
 			if a != b || ca.Step != cb.Step || ca.StageFrom != cb.StageFrom || !slices.Equal(ca.Ops, cb.Ops) || !slices.Equal(ca.Ranges, cb.Ranges) {
 				t.Fatalf("%s: event %d differs:\nstream %+v %+v\nopen   %+v %+v", c.name, i, a, ca, b, cb)
