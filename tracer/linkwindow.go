@@ -13,14 +13,17 @@ import (
 
 // WindowLinker links a trace that arrives as consecutive windows (a
 // streamed Kineto file: each torch.profiler window is its CPU events, then
-// its launches and GPU ops), one window at a time, with Trace.Link's rule
-// and the same Contexts numbering a caller can keep (contexts only grow).
-// Between windows it keeps the processes' step windows (a few per window),
-// a handful of numbers, and no operator or range interval: memory is one
-// window's intervals and launches, not the whole trace's.
+// its launches and GPU ops), one window at a time, with Trace.Link's rule;
+// each window gets its own contexts (Contexts; each part of a long window
+// too, NewPart), equal in content to the whole trace's. Between windows it
+// keeps the processes' step windows (a few per window), the operator
+// stacks seen, a handful of numbers, and no operator or range interval or
+// context: memory is one window's intervals, launches and contexts, not
+// the whole trace's.
 //
-// The result equals Trace.Link of the whole trace when the windows do not
-// overlap in time and their correlation ids do not reach back; Window and
+// The result equals Trace.Link of the whole trace (each GPU op's context
+// by content) when the windows do not overlap in time and their
+// correlation ids do not reach back; Window and
 // Finish check every condition that equality rests on and say which one
 // failed (the caller then links the whole trace instead):
 //

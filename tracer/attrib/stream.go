@@ -20,11 +20,14 @@ import (
 // (whose busy unions it seals before the window:
 // Aggregator.SealBusyBefore) and, at the window's end, the window's
 // per-device unions (compute, communication, copies) to the source's
-// sums. Memory: the tables, one window's GPU op intervals (16 bytes each,
-// kept to its end; a long window's go to a temporary file), and per
-// source its steps and (for matching across sources) one entry per
-// collective; every kernel duration (for exact percentiles) goes to a
-// temporary file past 2^17 (Aggregator.SpillDurations).
+// sums. Each window and part comes with its own contexts
+// (tracefile.Window.Contexts): AddPart adds its open cells at its end and
+// forgets them (Aggregator.NewContexts). Memory: the tables, one window's
+// GPU op intervals (16 bytes each, kept to its end; a long window's go to
+// a temporary file), and per source its steps and (for matching across
+// sources) one entry per collective; every kernel duration (for exact
+// percentiles) goes to a temporary file past 2^17
+// (Aggregator.SpillDurations).
 //
 // Exact when each source's windows do not overlap in time (each window's
 // events start after every earlier window's end, which
