@@ -280,15 +280,7 @@ func (l *Linker) contextOf(th, sth *linkThread, step int64) CtxID {
 	if len(c.Ops) == 0 && len(c.Ranges) == 0 && step < 0 {
 		return 0
 	}
-	kb := l.keyBuf[:0]
-	kb = binary.LittleEndian.AppendUint32(kb, uint32(len(c.Ops)))
-	for _, s := range c.Ops {
-		kb = binary.LittleEndian.AppendUint32(kb, uint32(s))
-	}
-	for _, s := range c.Ranges {
-		kb = binary.LittleEndian.AppendUint32(kb, uint32(s))
-	}
-	kb = append(kb, byte(c.StageFrom))
+	kb := appendStackKey(l.keyBuf[:0], c)
 	l.keyBuf = kb
 	st, ok := l.stacks[string(kb)]
 	if !ok {
@@ -297,6 +289,19 @@ func (l *Linker) contextOf(th, sth *linkThread, step int64) CtxID {
 		l.stacks[string(kb)] = st
 	}
 	return l.internKey(ctxKey{st, step})
+}
+
+// appendStackKey appends the key of c's stack (its Ops, Ranges and
+// StageFrom; not its step) to b.
+func appendStackKey(b []byte, c *Context) []byte {
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.Ops)))
+	for _, x := range c.Ops {
+		b = binary.LittleEndian.AppendUint32(b, uint32(x))
+	}
+	for _, x := range c.Ranges {
+		b = binary.LittleEndian.AppendUint32(b, uint32(x))
+	}
+	return append(b, byte(c.StageFrom))
 }
 
 // ctxKey is a context by its stack (an index into Linker.stackV; -1 for
@@ -679,15 +684,7 @@ func (s *Stacks) Of(ctxs []Context, id CtxID) int32 {
 	if int(id) >= len(s.of) {
 		s.of = append(s.of, make([]int32, max(int(id)+1, len(ctxs))-len(s.of))...)
 	}
-	c := &ctxs[id]
-	kb := binary.LittleEndian.AppendUint32(s.key[:0], uint32(len(c.Ops)))
-	for _, x := range c.Ops {
-		kb = binary.LittleEndian.AppendUint32(kb, uint32(x))
-	}
-	for _, x := range c.Ranges {
-		kb = binary.LittleEndian.AppendUint32(kb, uint32(x))
-	}
-	kb = append(kb, byte(c.StageFrom))
+	kb := appendStackKey(s.key[:0], &ctxs[id])
 	s.key = kb
 	if s.byKey == nil {
 		s.byKey = map[string]int32{}
