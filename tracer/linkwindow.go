@@ -147,8 +147,9 @@ func (w *WindowLinker) Finish() error {
 // steps) before its launches and GPU ops, so every launch can be resolved
 // when it is read: the linker keeps the window's operator and range
 // intervals in a temporary file (Linker.SpillIntervals: sorted on disk,
-// read back a block at a time), its steps, and one CtxID per correlation
-// id of a launch call (runs past 2^18 ids in another file), not the
+// read back a block at a time), its steps, and per correlation id of a
+// launch call its context as (stack, step), interned again in the part
+// its GPU op goes out in (runs past 2^18 ids in another file), not the
 // events. The result equals Window's (and so Trace.Link's) when End says
 // ok; besides Window's conditions it checks that no operator, range or
 // step comes after the window's first launch (its launches were resolved
