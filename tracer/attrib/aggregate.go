@@ -154,12 +154,22 @@ func (a *Aggregator) DeferBusy(on bool) { a.deferBusy = on }
 
 // AddBusy adds the interval [s, e) ns of a GPU op (a kernel when kernel,
 // else a memcpy or memset) on device dev to its busy time, for the source
-// strs and ctxs name (as AddEvents binds them). The intervals of a device
-// must come in start order, each starting after every earlier interval
-// added for it other than by AddBusy: the union before s is then final
-// and kept only as its length, so memory stays constant.
-func (a *Aggregator) AddBusy(strs *tracer.Strings, ctxs []tracer.Context, dev int32, kernel bool, s, e int64) {
-	b := a.bindingFor(strs, ctxs)
+// whose names are strs (its events were added with AddEvents). The
+// intervals of a device must come in start order, each starting after
+// every earlier interval added for it other than by AddBusy: the union
+// before s is then final and kept only as its length, so memory stays
+// constant.
+func (a *Aggregator) AddBusy(strs *tracer.Strings, dev int32, kernel bool, s, e int64) {
+	b := a.cur
+	if b == nil || b.strs != strs {
+		var ctxs []tracer.Context // contexts are not used here: keep the binding's
+		for _, x := range a.bindings {
+			if x.strs == strs {
+				ctxs = x.ctxs
+			}
+		}
+		b = a.bindingFor(strs, ctxs)
+	}
 	db := a.busyFor(b, dev)
 	if !kernel || db.split {
 		a.addBusySplit(db, kernel, s, e)

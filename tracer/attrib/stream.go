@@ -58,9 +58,8 @@ type streamSource struct {
 	commEvs                []commEv
 	// A window that comes in parts (a long one): its GPU op intervals go
 	// to an external sort instead (long), for the source's unions and the
-	// Aggregator's busy time at its end; strs and ctxs of its last part.
-	long     *extsort.Sorter[opIval]
-	longCtxs []tracer.Context
+	// Aggregator's busy time at its end.
+	long *extsort.Sorter[opIval]
 }
 
 // opIval is a GPU op's interval in a long window: device, class (opCompute,
@@ -155,7 +154,6 @@ func (s *SourceStream) AddPart(evs []tracer.Event, strs *tracer.Strings, ctxs []
 	// Each window's and part's contexts are its own (IDs restart): add
 	// the open cells now, while ctxs is valid, and forget them.
 	s.agg.NewContexts(strs)
-	src.longCtxs = ctxs
 	src.strs = strs
 	r := &src.scan.row
 	// Steps first (scanSource and SourceSteps read them before the ops):
@@ -301,7 +299,7 @@ func (s *SourceStream) endLongWindow(src *streamSource, strs *tracer.Strings) {
 			dev, any = x.dev, true
 			cu, co, cc, all = runUnion{}, runUnion{}, runUnion{}, runUnion{}
 		}
-		s.agg.AddBusy(strs, src.longCtxs, x.dev, x.class != opCopy, x.s, x.e)
+		s.agg.AddBusy(strs, x.dev, x.class != opCopy, x.s, x.e)
 		switch x.class {
 		case opCompute:
 			cu.add(x.s, x.e)
@@ -317,7 +315,7 @@ func (s *SourceStream) endLongWindow(src *streamSource, strs *tracer.Strings) {
 	if err != nil {
 		s.agg.warnings = append(s.agg.warnings, "busy time of a long window: "+err.Error())
 	}
-	src.long, src.longCtxs = nil, nil
+	src.long = nil
 }
 
 // runUnion is the length of the union of intervals added in start order:
