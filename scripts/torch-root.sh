@@ -17,7 +17,7 @@ set -euo pipefail
 root=${RLKTOP_TORCH_ROOT:-/var/cache/rlktop/torch-root-trixie}
 stamp=$root/.rlktop-ready
 # Bump when the package list changes so that cached roots are rebuilt.
-want="v1 python3-torch libtorch-dev python3-setuptools python3-dev g++ libopenblas0-pthread"
+want="v2 python3-torch libtorch-dev python3-setuptools python3-dev g++ libopenblas0-pthread gdb"
 
 log() { printf 'torch-root: %s\n' "$*" >&2; }
 
@@ -50,8 +50,8 @@ debootstrap --variant=minbase trixie "$root" http://deb.debian.org/debian >&2
 mount -t proc proc "$root/proc"
 trap 'umount "$root/proc" 2>/dev/null || true' EXIT
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
-log "apt-get install ${want#v1 } inside the root"
-chroot "$root" /usr/bin/env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${want#v1 } >&2
+log "apt-get install ${want#v? } inside the root"
+chroot "$root" /usr/bin/env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${want#v? } >&2
 chroot "$root" apt-get clean >&2
 chroot "$root" python3 -c 'import torch; print("torch", torch.__version__)' >&2
 echo "$want" > "$stamp"
