@@ -1,7 +1,9 @@
 package session
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -11,62 +13,95 @@ import (
 	"github.com/rlktop/rlktop/tracer/wire"
 )
 
-// BenchmarkIngest measures the session's work per event after decoding:
-// name mapping, clock shift, incremental launch linking (kernels held until
-// their step ends, then resolved against the thread's ranges) and
-// cumulative aggregation — on a stream shaped like the built-in loop's
-// (per step: 5 ranges of 99 kernels each, then the step).
+// BenchmarkIngest measures the session's work per event from the bytes of
+// a stream: frame reading and decoding, name mapping and clock shift
+// (wire.Decoder, as a connection's serving goroutine runs it), incremental
+// launch linking (kernels held until their step ends, then resolved
+// against the thread's ranges) and cumulative aggregation, on two stream
+// shapes, one frame per step:
+//
+//   - loop: the built-in loop's (gotrace): per step 5 ranges of 99 kernels
+//     each on the launching thread, then the step;
+//   - cupti: a CUDA process's (the injection library): per step 5 NVTX
+//     ranges of 99 launches each, every launch a runtime call and its
+//     kernel joined by correlation id (kernels on no thread), then the step.
+//
+// events/cpu-s is per CPU-second of the whole process (GC included).
 func BenchmarkIngest(b *testing.B) {
+	for _, shape := range []string{"loop", "cupti"} {
+		b.Run(shape, func(b *testing.B) {
+			data, events, kernels := ingestStream(shape)
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			cpu0 := cpuTime()
+			for b.Loop() {
+				s := New(Options{})
+				c := &conn{s: s, rw: nopRWC{bytes.NewReader(data)}}
+				if err := c.serve(); err != nil {
+					b.Fatal(err)
+				}
+				s.mu.Lock()
+				s.link.flush(0)
+				s.mu.Unlock()
+				if n := s.cum.Snapshot().Totals.KernelCount; n != int64(kernels) {
+					b.Fatalf("%d of %d kernels", n, kernels)
+				}
+				s.Close()
+			}
+			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(events)*float64(b.N)/(cpuTime()-cpu0).Seconds(), "events/cpu-s")
+		})
+	}
+}
+
+// ingestStream encodes the stream of BenchmarkIngest's shape (hello,
+// names, one Events frame per step) and returns its bytes, its event count
+// and its kernel count.
+func ingestStream(shape string) (data []byte, events, kernels int) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	const perRange, ranges = 99, 5
-	var batches [][]tracer.Event
+	const steps, perRange, ranges = 400, 99, 5
+	var buf bytes.Buffer
+	w := wire.NewWriter(&buf)
+	w.Hello(&wire.Hello{Source: "bench", PID: 1, ClockOffsetNs: 1_700_000_000_000_000_000})
 	names := make([]tracer.StrID, 60)
 	for i := range names {
-		names[i] = tracer.StrID(i + 1)
+		names[i] = w.Name(fmt.Sprintf("kernel_%02d", i))
 	}
-	t := int64(0)
-	for step := range 200 {
-		var batch []tracer.Event
+	launch := w.Name("cudaLaunchKernel")
+	var batch []tracer.Event
+	t, corr := int64(0), uint64(0)
+	for step := range steps {
+		batch = batch[:0]
 		st := t
 		for r := range ranges {
 			rs := t
 			for range perRange {
 				t += 2000
-				batch = append(batch, tracer.Event{Kind: tracer.KindKernel, Name: names[rng.IntN(len(names))], Start: t, Dur: 1500, PID: 1, TID: 1})
+				k := tracer.Event{Kind: tracer.KindKernel, Name: names[rng.IntN(len(names))], Start: t, Dur: 1500, PID: 1, TID: 1}
+				if shape == "cupti" {
+					corr++
+					batch = append(batch, tracer.Event{Kind: tracer.KindRuntime, Name: launch, Start: t - 1000, Dur: 800, PID: 1, TID: 1, Device: -1, Corr: corr})
+					k.TID, k.Stream, k.Corr = -1, 7, corr
+				}
+				batch = append(batch, k)
+				kernels++
 			}
 			t += 2000
 			batch = append(batch, tracer.Event{Kind: tracer.KindRange, Name: names[r], Start: rs, Dur: t - rs, PID: 1, TID: 1, Device: -1})
 		}
 		t += 1000
 		batch = append(batch, tracer.Event{Kind: tracer.KindStep, Name: names[59], Start: st, Dur: t - st, Value: int64(step), PID: 1, TID: 1, Device: -1})
-		batches = append(batches, batch)
+		w.Events(batch)
+		events += len(batch)
 	}
-	events := 0
-	for _, bt := range batches {
-		events += len(bt)
-	}
-	buf := make([]tracer.Event, 0, 1024)
-	cpu0 := cpuTime()
-	for b.Loop() {
-		s := New(Options{})
-		c := &conn{s: s}
-		names := wire.NewNames(s.strs)
-		for i := range 60 {
-			names.Define(uint32(i+1), fmt.Appendf(nil, "kernel_%02d", i))
-		}
-		for _, bt := range batches {
-			buf = append(buf[:0], bt...)
-			// What wire.Decoder does after decoding, then the sink.
-			c.Events(buf, names.MapEvents(buf))
-		}
-		if s.cum.Snapshot().Totals.KernelCount != int64(200*ranges*perRange) {
-			b.Fatal("kernels missing")
-		}
-		s.Close()
-	}
-	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
-	b.ReportMetric(float64(events)*float64(b.N)/(cpuTime()-cpu0).Seconds(), "events/cpu-s")
+	return buf.Bytes(), events, kernels
 }
+
+// nopRWC is a stream read by a connection that nobody writes to.
+type nopRWC struct{ io.Reader }
+
+func (nopRWC) Write(p []byte) (int, error) { return len(p), nil }
+func (nopRWC) Close() error                { return nil }
 
 // BenchmarkSocketEndToEnd sends loop-shaped batches through an AsyncSender
 // over a real Unix socket into a Session and waits until all were ingested
