@@ -87,6 +87,13 @@ type Linker struct {
 	spool     *extsort.Spool[span]
 	spillErr  error
 
+	// lastTh and lastP are the threads and process of the previous
+	// Resolve (most come from one or two threads): map lookups skipped.
+	lastTh  [2]*linkThread
+	lastTK  [2]threadKey
+	lastP   *linkProc
+	lastPID int32
+
 	// The last answer and what it was computed from.
 	cacheOK          bool
 	cacheL, cacheS   *linkThread
@@ -129,6 +136,7 @@ type stepWin struct{ s, e, value int64 }
 type linkProc struct {
 	steps   []stepWin
 	sortedN int
+	lastAt  int // index in steps of stepAt's previous answer
 	maxDur  int64
 	perTID  map[int32]int // steps per thread
 	stepTID int32
@@ -216,11 +224,16 @@ func (l *Linker) Resolve(pid, tid int32, t int64) CtxID {
 	}
 	step := int64(-1)
 	var sth *linkThread
-	p := l.procs[pid]
+	p := l.lastP
+	if p == nil || l.lastPID != pid {
+		if p = l.procs[pid]; p != nil {
+			l.lastP, l.lastPID = p, pid
+		}
+	}
 	if p != nil {
 		step = p.stepAt(t)
 	}
-	th := l.threads[threadKey{pid, tid}]
+	th := l.lookThread(threadKey{pid, tid})
 	if th != nil {
 		th.sweep(t)
 	}
@@ -228,7 +241,7 @@ func (l *Linker) Resolve(pid, tid int32, t int64) CtxID {
 		if p != nil {
 			p.chooseTID()
 			if p.hasTID && p.stepTID != tid {
-				if sth = l.threads[threadKey{pid, p.stepTID}]; sth != nil {
+				if sth = l.lookThread(threadKey{pid, p.stepTID}); sth != nil {
 					sth.sweep(t)
 				}
 			}
@@ -247,6 +260,22 @@ func (l *Linker) Resolve(pid, tid int32, t int64) CtxID {
 	id := l.contextOf(th, sth, step)
 	l.cacheOK, l.cacheL, l.cacheS, l.cacheLV, l.cacheSV, l.cacheStep, l.cacheCtx = true, th, sth, lv, sv, step, id
 	return id
+}
+
+// lookThread is l.threads[k], through a cache of the last two threads
+// found.
+func (l *Linker) lookThread(k threadKey) *linkThread {
+	for i := range l.lastTh {
+		if l.lastTh[i] != nil && l.lastTK[i] == k {
+			return l.lastTh[i]
+		}
+	}
+	th := l.threads[k]
+	if th != nil {
+		l.lastTh[1], l.lastTK[1] = l.lastTh[0], l.lastTK[0]
+		l.lastTh[0], l.lastTK[0] = th, k
+	}
+	return th
 }
 
 // contextOf interns the context made of th's open operators and ranges
@@ -376,7 +405,7 @@ func cmpSpan(a, b span) int {
 // sweep moves th's open set to time t.
 func (th *linkThread) sweep(t int64) {
 	if th.disk == nil && th.sortedN != len(th.ivs) {
-		slices.SortStableFunc(th.ivs, cmpSpan)
+		sortAppended(th.ivs, th.sortedN, cmpSpan)
 		th.sortedN = len(th.ivs)
 		th.valid = false
 	}
@@ -436,22 +465,72 @@ func (th *linkThread) sweep(t int64) {
 // stepAt returns the value of the innermost step window containing t, or -1.
 func (p *linkProc) stepAt(t int64) int64 {
 	if p.sortedN != len(p.steps) {
-		slices.SortStableFunc(p.steps, func(a, b stepWin) int {
-			if a.s != b.s {
-				return cmp.Compare(a.s, b.s)
-			}
-			return cmp.Compare(b.e, a.e)
-		})
+		sortAppended(p.steps, p.sortedN, cmpStep)
 		p.sortedN = len(p.steps)
+	}
+	// The previous answer's step, when t lies in it before the next
+	// step's start: the search below would find it first.
+	if j := p.lastAt; j < len(p.steps) {
+		if s := &p.steps[j]; s.s <= t && (t < s.e || (s.s == s.e && t == s.s)) && (j+1 == len(p.steps) || t < p.steps[j+1].s) {
+			return s.value
+		}
 	}
 	i, _ := slices.BinarySearchFunc(p.steps, t+1, func(s stepWin, t int64) int { return cmp.Compare(s.s, t) })
 	for j := i - 1; j >= 0 && p.steps[j].s >= t-p.maxDur; j-- {
 		s := &p.steps[j]
 		if s.s <= t && (t < s.e || (s.s == s.e && t == s.s)) {
+			p.lastAt = j
 			return s.value
 		}
 	}
 	return -1
+}
+
+func cmpStep(a, b stepWin) int {
+	if a.s != b.s {
+		return cmp.Compare(a.s, b.s)
+	}
+	return cmp.Compare(b.e, a.e)
+}
+
+// sortAppended stably sorts s, whose first n elements are sorted (by
+// cmp), as slices.SortStableFunc would: the appended rest is sorted and
+// merged in, moving only the elements of the prefix after the first
+// appended one's place — live sources send intervals as they end, so
+// that is the few enclosing ranges that ended last, not every interval
+// kept.
+func sortAppended[T any](s []T, n int, cmp func(a, b T) int) {
+	if n >= len(s) {
+		return
+	}
+	tail := s[n:]
+	slices.SortStableFunc(tail, cmp)
+	if n == 0 || cmp(s[n-1], tail[0]) <= 0 {
+		return
+	}
+	// The prefix from the first element after tail[0] (ties stay first).
+	lo, hi := 0, n-1 // s[n-1] is after tail[0]
+	for lo < hi {
+		if m := int(uint(lo+hi) >> 1); cmp(s[m], tail[0]) > 0 {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	i := lo
+	left := slices.Clone(s[i:n])
+	w, a, b := i, 0, n
+	for a < len(left) && b < len(s) {
+		if cmp(s[b], left[a]) < 0 {
+			s[w] = s[b]
+			b++
+		} else {
+			s[w] = left[a]
+			a++
+		}
+		w++
+	}
+	copy(s[w:], left[a:])
 }
 
 // LatestStepEnd returns the latest end (ns) of a step of pid; ok is false
@@ -488,7 +567,7 @@ func (l *Linker) Prune(pid, tid int32, cut int64, maxKeep int) (forgotEnd int64,
 		return 0, 0
 	}
 	if th.sortedN != len(th.ivs) {
-		slices.SortStableFunc(th.ivs, cmpSpan)
+		sortAppended(th.ivs, th.sortedN, cmpSpan)
 		th.sortedN = len(th.ivs)
 	}
 	out := th.ivs[:0]

@@ -1,7 +1,10 @@
 package tracer
 
 import (
+	"cmp"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -147,6 +150,29 @@ func TestLinkStepThreadFallback(t *testing.T) {
 		got := l.Contexts[l.Resolve(1, q.tid, q.t)]
 		if !reflect.DeepEqual(got, tr.Contexts[tr.Events[q.want].Ctx]) {
 			t.Errorf("Resolve(1, %d, %d) = %+v, want %+v", q.tid, q.t, got, tr.Contexts[tr.Events[q.want].Ctx])
+		}
+	}
+}
+
+// TestSortAppended: sorting a sorted prefix with elements appended gives
+// what slices.SortStableFunc gives over the whole slice (ties in order),
+// for appended runs that fall anywhere in the prefix.
+func TestSortAppended(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	type el struct{ k, seq int }
+	byK := func(a, b el) int { return cmp.Compare(a.k, b.k) }
+	for trial := range 2000 {
+		n, m := rng.IntN(40), rng.IntN(10)
+		s := make([]el, 0, n+m)
+		for i := range n + m {
+			s = append(s, el{rng.IntN(20), i})
+		}
+		slices.SortStableFunc(s[:n], byK)
+		want := slices.Clone(s)
+		slices.SortStableFunc(want, byK)
+		sortAppended(s, n, byK)
+		if !slices.Equal(s, want) {
+			t.Fatalf("trial %d (prefix %d, appended %d): got %v, want %v", trial, n, m, s, want)
 		}
 	}
 }

@@ -30,6 +30,21 @@ func (d *deque) push(e *tracer.Event) {
 	d.n++
 }
 
+// pushAll appends evs, a chunk at a time.
+func (d *deque) pushAll(evs []tracer.Event) {
+	for len(evs) > 0 {
+		end := d.head + d.n
+		if end == len(d.chunks)*chunkN {
+			d.push(&evs[0])
+			evs = evs[1:]
+			continue
+		}
+		k := copy(d.chunks[end/chunkN][end%chunkN:], evs)
+		d.n += k
+		evs = evs[k:]
+	}
+}
+
 func (d *deque) front() *tracer.Event { return &d.chunks[0][d.head] }
 
 func (d *deque) popFront() {

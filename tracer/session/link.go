@@ -27,29 +27,35 @@ type linker struct {
 	contexts []tracer.Context // core.Contexts, refreshed after each resolve
 	threads  map[tkey]*thread
 	procs    map[int32]*proc
+	// lastT and lastP are the previous event's thread and process: a
+	// stream's events come from one or two threads, so most lookups skip
+	// the maps.
+	lastT *thread
+	lastP *proc
 
-	launches  map[ckey]launch // corr → launch call
-	launchFIF []ckey          // insertion order, for bounded eviction
-	waiting   map[ckey][]waitGPU
-	waitFIF   []ckey
+	waiting map[ckey][]waitGPU // GPU events whose launch call has not come
+	waitFIF []ckey
 
 	// retainNs: intervals ending more than this before their process's
 	// latest step end are dropped (late GPU records older than that get
 	// less context).
 	retainNs int64
 	maxIvs   int // per thread
-	maxCorr  int // launches and waiting entries kept
+	maxCorr  int // launches kept per process (a span of correlation ids) and waiting entries kept
 	// maxPending bounds the GPU events one thread holds; beyond it the
 	// older half is linked early (counted in early).
 	maxPending int
 	early      uint64
 	prunes     uint64 // prunes that forgot intervals (tests)
-	emit       func(e *tracer.Event)
-	lateCount  uint64 // GPU events resolved against pruned history
-	evicted    uint64 // waiting GPU events given up on (no launch seen)
+	// emit receives each batch of linked GPU events (Ctx set), in the
+	// order resolved; the slice is reused after the call.
+	emit      func(evs []tracer.Event)
+	lateCount uint64 // GPU events resolved against pruned history
+	evicted   uint64 // waiting GPU events given up on (no launch seen)
 
-	readyT []*thread // threads with ready events
-	batch  []pendGPU // scratch: every ready event of a batch, by launch time
+	readyT []*thread      // threads with ready events
+	out    []tracer.Event // the batch emit gets: events linked without waiting, then the ready ones by launch time
+	heads  []int          // scratch: per ready thread, its next event (merge)
 }
 
 type tkey struct{ pid, tid int32 }
@@ -57,45 +63,43 @@ type ckey struct {
 	pid  int32
 	corr uint64
 }
-type launch struct {
-	pid, tid int32
-	t        int64
-}
 type waitGPU struct {
 	ev      tracer.Event
 	arrival int64 // wall ns
 }
 
 type pendGPU struct {
-	t        int64 // launch point, ns
-	arrival  int64 // wall ns when queued
-	pid, tid int32 // launching thread
-	ev       tracer.Event
+	t       int64 // launch point, ns
+	arrival int64 // wall ns when queued
+	ev      tracer.Event
 }
 
 // thread is a launching thread's queue of GPU events.
 type thread struct {
 	k         tkey
+	p         *proc
 	pending   []pendGPU // launch point not yet covered by a step
 	ready     []pendGPU // covered: resolved at the end of the batch
 	minIvsEnd int64     // intervals ending before this were pruned
 }
 
-// proc is what the linker knows of a process's steps.
+// proc is what the linker knows of a process: its steps, its launching
+// threads and its launch calls by correlation id.
 type proc struct {
+	pid     int32
 	stepEnd int64 // latest End of a step
 	hasStep bool
 	threads []*thread // its launching threads
+	corr    corrRing
 }
 
-func newLinker(_ *tracer.Strings, emit func(*tracer.Event)) *linker {
+func newLinker(emit func([]tracer.Event)) *linker {
 	core := tracer.NewLinker()
 	return &linker{
 		core:       core,
 		contexts:   core.Contexts,
 		threads:    map[tkey]*thread{},
 		procs:      map[int32]*proc{},
-		launches:   map[ckey]launch{},
 		waiting:    map[ckey][]waitGPU{},
 		retainNs:   30e9,
 		maxIvs:     1 << 18,
@@ -106,19 +110,22 @@ func newLinker(_ *tracer.Strings, emit func(*tracer.Event)) *linker {
 }
 
 func (l *linker) proc(pid int32) *proc {
+	if p := l.lastP; p != nil && p.pid == pid {
+		return p
+	}
 	p := l.procs[pid]
 	if p == nil {
-		p = &proc{}
+		p = &proc{pid: pid}
 		l.procs[pid] = p
 	}
+	l.lastP = p
 	return p
 }
 
 // queue holds p on th: ready when a step of its process already covers its
 // launch point, else pending.
 func (l *linker) queue(th *thread, p pendGPU) {
-	p.pid, p.tid = th.k.pid, th.k.tid
-	if pr := l.procs[th.k.pid]; pr != nil && pr.hasStep && p.t < pr.stepEnd {
+	if pr := th.p; pr.hasStep && p.t < pr.stepEnd {
 		l.markReady(th)
 		th.ready = append(th.ready, p)
 		return
@@ -142,59 +149,101 @@ func (l *linker) markReady(th *thread) {
 
 // endBatch resolves every ready event (call after each batch of add), in
 // launch-time order over all threads so that the core's sweeps (the
-// launching thread's and the step thread's) move forward.
+// launching thread's and the step thread's) move forward, and emits them
+// after the events linked at once (no thread to wait on) since the
+// previous endBatch.
 func (l *linker) endBatch() {
-	if len(l.readyT) == 0 {
-		return
-	}
-	b := l.batch[:0]
+	out := l.out
 	for _, th := range l.readyT {
 		for _, p := range th.ready {
 			if p.t < th.minIvsEnd {
 				l.lateCount++
 			}
 		}
-		b = append(b, th.ready...)
+		// Each thread's events by launch time (a stable sort, and none
+		// for a thread whose events came in order: most do).
+		if !slices.IsSortedFunc(th.ready, byLaunch) {
+			slices.SortStableFunc(th.ready, byLaunch)
+		}
+	}
+	if len(l.readyT) == 1 {
+		th := l.readyT[0]
+		for i := range th.ready {
+			out = l.resolve(out, th, &th.ready[i])
+		}
+	} else if len(l.readyT) > 1 {
+		// Merge the threads' sorted events; ties in thread order, so the
+		// order is a stable sort of their concatenation.
+		heads := l.heads[:0]
+		for range l.readyT {
+			heads = append(heads, 0)
+		}
+		for {
+			best := -1
+			for i, th := range l.readyT {
+				if h := heads[i]; h < len(th.ready) && (best < 0 || th.ready[h].t < l.readyT[best].ready[heads[best]].t) {
+					best = i
+				}
+			}
+			if best < 0 {
+				break
+			}
+			th := l.readyT[best]
+			out = l.resolve(out, th, &th.ready[heads[best]])
+			heads[best]++
+		}
+		l.heads = heads
+	}
+	for _, th := range l.readyT {
+		clear(th.ready) // no references, but keep the scratch clean
 		th.ready = th.ready[:0]
 	}
 	l.readyT = l.readyT[:0]
-	slices.SortStableFunc(b, func(x, y pendGPU) int { return cmp.Compare(x.t, y.t) })
-	for i := range b {
-		q := &b[i]
-		q.ev.Ctx = l.core.Resolve(q.pid, q.tid, q.t)
-		l.contexts = l.core.Contexts
-		l.emit(&q.ev)
+	l.contexts = l.core.Contexts
+	if len(out) > 0 {
+		l.emit(out)
 	}
-	clear(b) // drop references held by the events' copies (none, but keep the scratch clean)
-	l.batch = b[:0]
+	l.out = out[:0]
 }
 
+// resolve links q (launched on th) and appends it to out.
+func (l *linker) resolve(out []tracer.Event, th *thread, q *pendGPU) []tracer.Event {
+	q.ev.Ctx = l.core.Resolve(th.k.pid, th.k.tid, q.t)
+	return append(out, q.ev)
+}
+
+func byLaunch(x, y pendGPU) int { return cmp.Compare(x.t, y.t) }
+
 func (l *linker) thread(k tkey) *thread {
+	if th := l.lastT; th != nil && th.k == k {
+		return th
+	}
 	th := l.threads[k]
 	if th == nil {
-		th = &thread{k: k}
-		l.threads[k] = th
 		p := l.proc(k.pid)
+		th = &thread{k: k, p: p}
+		l.threads[k] = th
 		p.threads = append(p.threads, th)
 	}
+	l.lastT = th
 	return th
 }
 
 // add takes one event (names already in the session's table, times in
 // host ns). now is the wall clock in ns, for delays. GPU events come out
-// through emit with Ctx set, possibly later; other events are not emitted.
+// through emit with Ctx set at the next endBatch (possibly a later one);
+// other events are not emitted.
 func (l *linker) add(e *tracer.Event, now int64) {
 	switch {
 	case e.Kind.IsLaunch():
 		if e.Corr == 0 {
 			return
 		}
-		k := ckey{e.PID, e.Corr}
-		if _, dup := l.launches[k]; !dup {
-			l.launches[k] = launch{e.PID, e.TID, e.Start}
-			l.launchFIF = append(l.launchFIF, k)
-			l.evictLaunches()
+		l.proc(e.PID).corr.put(e.Corr, e.TID, e.Start, l.maxCorr)
+		if len(l.waiting) == 0 {
+			return
 		}
+		k := ckey{e.PID, e.Corr}
 		if ws, ok := l.waiting[k]; ok {
 			delete(l.waiting, k)
 			th := l.thread(tkey{e.PID, e.TID})
@@ -223,11 +272,11 @@ func (l *linker) add(e *tracer.Event, now int64) {
 		}
 	case e.Kind.IsGPU() && e.Kind != tracer.KindGPURange:
 		if e.Corr != 0 {
-			k := ckey{e.PID, e.Corr}
-			if la, ok := l.launches[k]; ok {
-				l.queue(l.thread(tkey{la.pid, la.tid}), pendGPU{t: la.t, arrival: now, ev: *e})
+			if tid, t, ok := l.proc(e.PID).corr.get(e.Corr); ok {
+				l.queue(l.thread(tkey{e.PID, tid}), pendGPU{t: t, arrival: now, ev: *e})
 				return
 			}
+			k := ckey{e.PID, e.Corr}
 			l.waiting[k] = append(l.waiting[k], waitGPU{*e, now})
 			l.waitFIF = append(l.waitFIF, k)
 			l.evictWaiting(now)
@@ -237,9 +286,8 @@ func (l *linker) add(e *tracer.Event, now int64) {
 			l.queue(l.thread(tkey{e.PID, e.TID}), pendGPU{t: e.Start, arrival: now, ev: *e})
 			return
 		}
-		ev := *e
-		ev.Ctx = 0
-		l.emit(&ev)
+		l.out = append(l.out, *e)
+		l.out[len(l.out)-1].Ctx = 0
 	}
 }
 
@@ -299,17 +347,7 @@ func (l *linker) giveUp(e tracer.Event, now int64) {
 		return
 	}
 	e.Ctx = 0
-	l.emit(&e)
-}
-
-func (l *linker) evictLaunches() {
-	for len(l.launches) > l.maxCorr && len(l.launchFIF) > 0 {
-		delete(l.launches, l.launchFIF[0])
-		l.launchFIF = l.launchFIF[1:]
-	}
-	if cap(l.launchFIF) > 4*l.maxCorr && len(l.launchFIF) < l.maxCorr {
-		l.launchFIF = slices.Clone(l.launchFIF)
-	}
+	l.out = append(l.out, e)
 }
 
 func (l *linker) evictWaiting(now int64) {
@@ -345,6 +383,13 @@ func (l *linker) resolveReady(th *thread, force bool) {
 	if !force && (p == nil || !p.hasStep) {
 		return
 	}
+	if len(th.ready) == 0 && (force || allBefore(th.pending, p.stepEnd)) {
+		// Every event is covered (the rule: a step ends after what was
+		// launched in it): hand the queue over without copying.
+		l.markReady(th)
+		th.ready, th.pending = th.pending, th.ready[:0]
+		return
+	}
 	keep := th.pending[:0]
 	for _, q := range th.pending {
 		if force || q.t < p.stepEnd {
@@ -355,6 +400,16 @@ func (l *linker) resolveReady(th *thread, force bool) {
 		}
 	}
 	th.pending = keep
+}
+
+// allBefore reports whether every event of ps was launched before t.
+func allBefore(ps []pendGPU, t int64) bool {
+	for i := range ps {
+		if ps[i].t >= t {
+			return false
+		}
+	}
+	return true
 }
 
 // resolveOld moves pending events that arrived before cutoff (wall ns) to
@@ -392,4 +447,100 @@ func (l *linker) prune(pid, tid int32) {
 		th := l.thread(tkey{pid, tid})
 		th.minIvsEnd = max(th.minIvsEnd, end)
 	}
+}
+
+// corrRing is a process's launch calls by correlation id: CUPTI and
+// rocprofiler number a process's API calls upwards, so the launches kept
+// are a span of ids, held in a ring indexed by id (no hashing). The span
+// holds at most Options-bound ids (linker.maxCorr) (the newest); a launch older than the span is
+// forgotten, as is every kept one when an id jumps past the span.
+type corrRing struct {
+	slots []corrSlot // len a power of two
+	base  uint64     // id of slots[head]
+	head  int
+	n     int // ids [base, base+n) are in the span
+}
+
+type corrSlot struct {
+	t   int64 // launch point, ns
+	tid int32
+	ok  bool
+}
+
+func (r *corrRing) mask() int { return len(r.slots) - 1 }
+
+func (r *corrRing) slot(id uint64) *corrSlot {
+	return &r.slots[(r.head+int(id-r.base))&r.mask()]
+}
+
+// get returns the launch with correlation id id.
+func (r *corrRing) get(id uint64) (tid int32, t int64, ok bool) {
+	if id < r.base || id-r.base >= uint64(r.n) {
+		return 0, 0, false
+	}
+	s := r.slot(id)
+	return s.tid, s.t, s.ok
+}
+
+// put keeps the launch with id (the first one when an id repeats); the
+// span grows to hold it, up to limit ids.
+func (r *corrRing) put(id uint64, tid int32, t int64, limit int) {
+	switch {
+	case r.n == 0:
+		r.grow(1)
+		r.base, r.head, r.n = id, 0, 1
+	case id >= r.base && id-r.base < uint64(r.n):
+	case id >= r.base: // past the span: extend it, dropping the oldest
+		want := id - r.base + 1
+		if want > uint64(limit) {
+			drop := want - uint64(limit)
+			if drop >= uint64(r.n) {
+				clear(r.slots)
+				r.base, r.head, r.n = id, 0, 1
+				break
+			}
+			r.dropFront(int(drop))
+			want = uint64(limit)
+		}
+		r.grow(int(want))
+		r.n = int(want)
+	default: // before the span (launches delivered slightly out of order)
+		want := uint64(r.n) + (r.base - id)
+		if want > uint64(limit) {
+			return // older than every kept launch: forgotten
+		}
+		r.grow(int(want))
+		back := int(r.base - id)
+		r.head = (r.head - back) & r.mask()
+		r.base, r.n = id, int(want)
+	}
+	if s := r.slot(id); !s.ok {
+		*s = corrSlot{t: t, tid: tid, ok: true}
+	}
+}
+
+// grow makes room for n ids in the ring.
+func (r *corrRing) grow(n int) {
+	if n <= len(r.slots) {
+		return
+	}
+	size := max(len(r.slots), 64)
+	for size < n {
+		size *= 2
+	}
+	slots := make([]corrSlot, size)
+	for i := range r.n {
+		slots[i] = r.slots[(r.head+i)&r.mask()]
+	}
+	r.slots, r.head = slots, 0
+}
+
+// dropFront forgets the oldest k ids of the span (k < n).
+func (r *corrRing) dropFront(k int) {
+	for i := range k {
+		r.slots[(r.head+i)&r.mask()] = corrSlot{}
+	}
+	r.head = (r.head + k) & r.mask()
+	r.base += uint64(k)
+	r.n -= k
 }

@@ -19,7 +19,7 @@ import (
 func TestLinkerWithoutSteps(t *testing.T) {
 	strs := tracer.NewStrings()
 	var out []tracer.Event
-	l := newLinker(strs, func(e *tracer.Event) { out = append(out, *e) })
+	l := newLinker(func(evs []tracer.Event) { out = append(out, evs...) })
 	k, r, op := strs.Intern("k"), strs.Intern("outer"), strs.Intern("aten::mm")
 	const delay = 1000
 	ev := func(kind tracer.Kind, name tracer.StrID, start, dur int64, tid int32) *tracer.Event {
@@ -67,7 +67,7 @@ func TestLinkerWithoutSteps(t *testing.T) {
 func TestLinkerLateGPU(t *testing.T) {
 	strs := tracer.NewStrings()
 	var out []tracer.Event
-	l := newLinker(strs, func(e *tracer.Event) { out = append(out, *e) })
+	l := newLinker(func(evs []tracer.Event) { out = append(out, evs...) })
 	k, r, st := strs.Intern("k"), strs.Intern("fwd"), strs.Intern("step")
 	l.add(&tracer.Event{Kind: tracer.KindRuntime, Name: strs.Intern("cudaLaunchKernel"), Start: 15, Dur: 2, Corr: 4, PID: 1, TID: 1}, 0)
 	l.add(&tracer.Event{Kind: tracer.KindRange, Name: r, Start: 10, Dur: 20, PID: 1, TID: 1}, 0)
@@ -87,9 +87,8 @@ func TestLinkerLateGPU(t *testing.T) {
 // TestLinkerPendingBound: a thread without steps holds at most maxPending
 // GPU events; the older half is linked early.
 func TestLinkerPendingBound(t *testing.T) {
-	strs := tracer.NewStrings()
 	n := 0
-	l := newLinker(strs, func(e *tracer.Event) { n++ })
+	l := newLinker(func(evs []tracer.Event) { n += len(evs) })
 	l.maxPending = 10
 	for i := range 11 {
 		l.add(&tracer.Event{Kind: tracer.KindKernel, Start: int64(i), Dur: 1, PID: 1, TID: 1}, 0)
@@ -131,7 +130,7 @@ func TestLinkerMatchesTraceLink(t *testing.T) {
 		gpu(4, -1, 5004),
 	}
 	var out []tracer.Event
-	l := newLinker(tr.Strings, func(e *tracer.Event) { out = append(out, *e) })
+	l := newLinker(func(evs []tracer.Event) { out = append(out, evs...) })
 	for i := range tr.Events {
 		l.add(&tr.Events[i], 0)
 		l.endBatch()
@@ -198,7 +197,7 @@ func TestLinkerMatchesTraceLinkOnKineto(t *testing.T) {
 	}
 	slices.SortStableFunc(evs, func(a, b tracer.Event) int { return cmp.Compare(a.End(), b.End()) })
 	var out []tracer.Event
-	l := newLinker(tr.Strings, func(e *tracer.Event) { out = append(out, *e) })
+	l := newLinker(func(evs []tracer.Event) { out = append(out, evs...) })
 	for i := range evs {
 		evs[i].Ctx = 0
 		l.add(&evs[i], 0)
@@ -221,5 +220,63 @@ func TestLinkerMatchesTraceLinkOnKineto(t *testing.T) {
 	}
 	if bad > 0 {
 		t.Errorf("%d of %d GPU ops differ", bad, len(out))
+	}
+}
+
+// TestCorrRing: the launches kept by correlation id are the newest span
+// of maxCorr ids, whatever order they come in: ids a little before the
+// first one are kept, an id far past the span forgets every older one,
+// and a repeated id keeps its first launch.
+func TestCorrRing(t *testing.T) {
+	var r corrRing
+	const limit = 8
+	put := func(id uint64) { r.put(id, int32(id%7), int64(id)*10, limit) }
+	has := func(id uint64) bool {
+		tid, ts, ok := r.get(id)
+		if ok && (tid != int32(id%7) || ts != int64(id)*10) {
+			t.Fatalf("id %d: tid %d t %d", id, tid, ts)
+		}
+		return ok
+	}
+	for _, id := range []uint64{100, 102, 99, 101, 97} {
+		put(id)
+	}
+	for id := uint64(95); id <= 104; id++ {
+		if want := id == 97 || (id >= 99 && id <= 102); has(id) != want {
+			t.Fatalf("after 97..102: id %d kept %v", id, !want)
+		}
+	}
+	put(106) // the span 97..106 is 10 ids: 97 and 98 leave
+	if has(97) || !has(99) || !has(106) || has(105) {
+		t.Fatalf("after 106: 97 %v 99 %v 106 %v 105 %v", has(97), has(99), has(106), has(105))
+	}
+	put(90) // older than the span allows: forgotten
+	if has(90) {
+		t.Fatal("id 90 kept past the span's bound")
+	}
+	r.put(106, 1, 1, limit) // a repeat keeps the first launch
+	if !has(106) {
+		t.Fatal("repeat replaced the first launch")
+	}
+	put(1000) // far past: only it is kept
+	for id := uint64(99); id <= 106; id++ {
+		if has(id) {
+			t.Fatalf("id %d kept after a jump to 1000", id)
+		}
+	}
+	if !has(1000) {
+		t.Fatal("1000 not kept")
+	}
+	for id := uint64(1001); id < 1100; id++ {
+		put(id)
+	}
+	n := 0
+	for id := uint64(990); id < 1110; id++ {
+		if has(id) {
+			n++
+		}
+	}
+	if n != limit || !has(1099) || has(1091) {
+		t.Fatalf("after 1000..1099: %d kept, want the newest %d", n, limit)
 	}
 }

@@ -211,7 +211,7 @@ func New(opts Options) *Session {
 	// A live session runs for hours: bound the cumulative aggregate's memory.
 	s.cum.SetPercentileCap(max(opts.PercentileCap, 0))
 	s.cum.SetBusySeal(max(opts.BusySealNs, 0))
-	s.link = newLinker(s.strs, s.resolved)
+	s.link = newLinker(s.resolved)
 	s.wg.Add(1)
 	go s.ticker()
 	return s
@@ -233,20 +233,26 @@ func (s *Session) ticker() {
 	}
 }
 
-// resolved receives linked GPU events from the linker (s.mu held).
-func (s *Session) resolved(e *tracer.Event) {
-	s.cum.Add(e, s.strs, s.link.contexts)
-	s.addProcGPU(e)
-	s.addWindow(e)
+// resolved receives a batch of linked GPU events from the linker (s.mu
+// held).
+func (s *Session) resolved(evs []tracer.Event) {
+	s.cum.AddEvents(evs, s.strs, s.link.contexts)
+	for i := range evs {
+		s.addProcGPU(&evs[i])
+	}
+	s.addWindow(evs)
 	s.version++
 }
 
-func (s *Session) addWindow(e *tracer.Event) {
-	s.win.push(e)
-	if end := e.End(); end > s.newest {
-		s.newest = end
+// addWindow keeps GPU events and steps for the window, dropping from the
+// front what left it (s.mu held).
+func (s *Session) addWindow(evs []tracer.Event) {
+	for i := range evs {
+		if end := evs[i].End(); end > s.newest {
+			s.newest = end
+		}
 	}
-	// Drop from the front what left the window.
+	s.win.pushAll(evs)
 	for s.win.len() > 0 && (s.win.len() > s.opts.WindowMaxEvents || s.win.front().Start < s.newest-s.opts.WindowNs) {
 		s.win.popFront()
 	}
@@ -272,7 +278,7 @@ func (s *Session) ingest(c *conn, evs []tracer.Event) {
 		e := &evs[i]
 		if e.Kind == tracer.KindStep {
 			s.cum.Add(e, s.strs, s.link.contexts)
-			s.addWindow(e)
+			s.addWindow(evs[i : i+1])
 			s.addStep(e)
 		}
 		if k := e.Kind; k == tracer.KindRange || k == tracer.KindRuntime || k == tracer.KindDriver {
