@@ -62,7 +62,7 @@ type launchAcc struct {
 	ctxs   []launchCtx
 	index  map[int32]int // name → index in ctxs, once len(ctxs) > launchIndexAt
 	last   int           // index of the context hit last
-	steps  []LaunchStep  // ascending by step, at most MaxLaunchSteps
+	steps  []LaunchStep  // ascending by step; all but the newest MaxLaunchSteps belong in older (folded lazily)
 	older  LaunchGroup
 	noStep LaunchGroup
 }
@@ -145,17 +145,30 @@ func (a *Aggregator) addLaunches(r *rowAcc, b *binding, ctx tracer.CtxID, cx *ct
 		l.steps[i].Count += n
 		l.steps[i].TotalNs = addSat(l.steps[i].TotalNs, d)
 		return
-	case i == 0 && len(l.steps) == MaxLaunchSteps:
-		l.older.Count += n // older than every step kept
+	case i <= len(l.steps)-MaxLaunchSteps:
+		l.older.Count += n // older than the newest MaxLaunchSteps steps
 		l.older.TotalNs = addSat(l.older.TotalNs, d)
 		return
 	}
 	l.steps = slices.Insert(l.steps, i, LaunchStep{Step: cx.step, Count: n, TotalNs: d})
-	if len(l.steps) > MaxLaunchSteps {
-		l.older.Count += l.steps[0].Count
-		l.older.TotalNs = addSat(l.older.TotalNs, l.steps[0].TotalNs)
-		l.steps = slices.Delete(l.steps, 0, 1)
+	// Steps past the newest MaxLaunchSteps are folded into older once
+	// they are as many again, not one by one: a shift of the list per
+	// new step and row was a tenth of a live session's ingest.
+	if len(l.steps) >= 2*MaxLaunchSteps {
+		l.older = l.foldOlder()
+		l.steps = slices.Delete(l.steps, 0, len(l.steps)-MaxLaunchSteps)
 	}
+}
+
+// foldOlder is older with the steps before the newest MaxLaunchSteps
+// added.
+func (l *launchAcc) foldOlder() LaunchGroup {
+	o := l.older
+	for _, s := range l.steps[:max(len(l.steps)-MaxLaunchSteps, 0)] {
+		o.Count += s.Count
+		o.TotalNs = addSat(o.TotalNs, s.TotalNs)
+	}
+	return o
 }
 
 // launchesOf is row r's KernelLaunches (nil when it has none: a
@@ -165,7 +178,7 @@ func (a *Aggregator) launchesOf(r *rowAcc) *KernelLaunches {
 	if l == nil || len(l.ctxs) == 0 {
 		return nil
 	}
-	out := &KernelLaunches{OlderSteps: l.older, NoStep: l.noStep}
+	out := &KernelLaunches{OlderSteps: l.foldOlder(), NoStep: l.noStep}
 	out.Contexts = make([]LaunchGroup, len(l.ctxs))
 	for i, c := range l.ctxs {
 		out.Contexts[i] = LaunchGroup{Key: a.launchNames[c.name-1], Count: c.n, TotalNs: c.ns}
@@ -178,9 +191,10 @@ func (a *Aggregator) launchesOf(r *rowAcc) *KernelLaunches {
 	}
 	slices.SortFunc(out.Contexts, byTime)
 	slices.SortFunc(out.Stages, byTime)
-	out.Steps = make([]LaunchStep, len(l.steps))
-	for i, s := range l.steps {
-		out.Steps[len(l.steps)-1-i] = s
+	steps := l.steps[max(len(l.steps)-MaxLaunchSteps, 0):]
+	out.Steps = make([]LaunchStep, len(steps))
+	for i, s := range steps {
+		out.Steps[len(steps)-1-i] = s
 	}
 	return out
 }

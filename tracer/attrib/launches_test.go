@@ -1,6 +1,7 @@
 package attrib
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -58,5 +59,41 @@ func TestKernelLaunchesOlderSteps(t *testing.T) {
 	a.Reset()
 	if ks := a.Snapshot().Kernels; len(ks) != 0 {
 		t.Errorf("after Reset: %d rows", len(ks))
+	}
+}
+
+// TestKernelLaunchesStepsOutOfOrder: launches of 3×MaxLaunchSteps steps
+// (step i launched i%5+1 times, i ns each) arriving in random order list
+// the MaxLaunchSteps largest steps with their own counts, newest first,
+// and sum every other step's launches in OlderSteps — counted here from
+// the steps themselves, not from the aggregator.
+func TestKernelLaunchesStepsOutOfOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	tr := tracer.NewTrace("test", "steps")
+	k := tr.Strings.Intern("k")
+	n := 3 * MaxLaunchSteps
+	for i := range n {
+		tr.Contexts = append(tr.Contexts, tracer.Context{Step: int64(i)})
+		for range i%5 + 1 {
+			tr.Events = append(tr.Events, tracer.Event{Kind: tracer.KindKernel, Name: k, Dur: int64(i), Ctx: tracer.CtxID(i + 1), TID: -1})
+		}
+	}
+	rng.Shuffle(len(tr.Events), func(i, j int) { tr.Events[i], tr.Events[j] = tr.Events[j], tr.Events[i] })
+	a := NewAggregator(nil)
+	a.AddEvents(tr.Events, tr.Strings, tr.Contexts)
+	l := a.Snapshot().Kernels[0].Launches
+	var want []LaunchStep
+	var older LaunchGroup
+	for i := n - 1; i >= 0; i-- {
+		c := int64(i%5 + 1)
+		if i >= n-MaxLaunchSteps {
+			want = append(want, LaunchStep{Step: int64(i), Count: c, TotalNs: c * int64(i)})
+		} else {
+			older.Count += c
+			older.TotalNs += c * int64(i)
+		}
+	}
+	if !slices.Equal(l.Steps, want) || l.OlderSteps != older {
+		t.Errorf("steps %v\nwant %v\nolder %+v, want %+v", l.Steps, want, l.OlderSteps, older)
 	}
 }
