@@ -3,6 +3,7 @@ package tracer
 import (
 	"cmp"
 	"encoding/binary"
+	"math"
 	"slices"
 
 	"github.com/rlktop/rlktop/internal/extsort"
@@ -219,10 +220,21 @@ func (p *linkProc) chooseTID() {
 // Resolve returns the context of GPU work launched at t ns on thread tid of
 // process pid (0 when nothing is open there and no step contains t).
 func (l *Linker) Resolve(pid, tid int32, t int64) CtxID {
+	id, _ := l.ResolveUntil(pid, tid, t)
+	return id
+}
+
+// ResolveUntil is Resolve, and the time until which the answer holds:
+// work launched on the same thread at any time in [t, until) has the same
+// context, as long as no operator, range or step is added or pruned in
+// between (math.MaxInt64: no end known). A live session resolves a
+// frame's launches of one thread in time order and calls it once per
+// change of the open set rather than once per launch.
+func (l *Linker) ResolveUntil(pid, tid int32, t int64) (CtxID, int64) {
 	if l.spill != nil {
 		l.seal()
 	}
-	step := int64(-1)
+	step, until := int64(-1), int64(math.MaxInt64)
 	var sth *linkThread
 	p := l.lastP
 	if p == nil || l.lastPID != pid {
@@ -231,11 +243,12 @@ func (l *Linker) Resolve(pid, tid int32, t int64) CtxID {
 		}
 	}
 	if p != nil {
-		step = p.stepAt(t)
+		step, until = p.stepAt(t)
 	}
 	th := l.lookThread(threadKey{pid, tid})
 	if th != nil {
 		th.sweep(t)
+		until = min(until, th.until(t))
 	}
 	if th == nil || th.ranges == 0 {
 		if p != nil {
@@ -243,6 +256,7 @@ func (l *Linker) Resolve(pid, tid int32, t int64) CtxID {
 			if p.hasTID && p.stepTID != tid {
 				if sth = l.lookThread(threadKey{pid, p.stepTID}); sth != nil {
 					sth.sweep(t)
+					until = min(until, sth.until(t))
 				}
 			}
 		}
@@ -255,11 +269,32 @@ func (l *Linker) Resolve(pid, tid int32, t int64) CtxID {
 		sv = sth.ver
 	}
 	if l.cacheOK && l.cacheL == th && l.cacheS == sth && l.cacheLV == lv && l.cacheSV == sv && l.cacheStep == step {
-		return l.cacheCtx
+		return l.cacheCtx, until
 	}
 	id := l.contextOf(th, sth, step)
 	l.cacheOK, l.cacheL, l.cacheS, l.cacheLV, l.cacheSV, l.cacheStep, l.cacheCtx = true, th, sth, lv, sv, step, id
-	return id
+	return id, until
+}
+
+// until is the time from which th's open set, swept to t, can differ:
+// the first end of an open interval or start of one not yet open (t+1
+// for a thread spilled to disk).
+func (th *linkThread) until(t int64) int64 {
+	if th.disk != nil {
+		return t + 1
+	}
+	u := int64(math.MaxInt64)
+	if th.next < len(th.ivs) {
+		u = th.ivs[th.next].s
+	}
+	for i := range th.active {
+		sp := &th.active[i]
+		if sp.s == sp.e { // holds t == s only
+			return t + 1
+		}
+		u = min(u, sp.e)
+	}
+	return max(u, t+1)
 }
 
 // lookThread is l.threads[k], through a cache of the last two threads
@@ -462,8 +497,10 @@ func (th *linkThread) sweep(t int64) {
 	}
 }
 
-// stepAt returns the value of the innermost step window containing t, or -1.
-func (p *linkProc) stepAt(t int64) int64 {
+// stepAt returns the value of the innermost step window containing t, or
+// -1, and the time until which that answer holds (the step's end, or the
+// next step's start).
+func (p *linkProc) stepAt(t int64) (value, until int64) {
 	if p.sortedN != len(p.steps) {
 		sortAppended(p.steps, p.sortedN, cmpStep)
 		p.sortedN = len(p.steps)
@@ -471,8 +508,8 @@ func (p *linkProc) stepAt(t int64) int64 {
 	// The previous answer's step, when t lies in it before the next
 	// step's start: the search below would find it first.
 	if j := p.lastAt; j < len(p.steps) {
-		if s := &p.steps[j]; s.s <= t && (t < s.e || (s.s == s.e && t == s.s)) && (j+1 == len(p.steps) || t < p.steps[j+1].s) {
-			return s.value
+		if s := &p.steps[j]; s.s <= t && t < s.e && (j+1 == len(p.steps) || t < p.steps[j+1].s) {
+			return s.value, p.stepUntil(j, j+1)
 		}
 	}
 	i, _ := slices.BinarySearchFunc(p.steps, t+1, func(s stepWin, t int64) int { return cmp.Compare(s.s, t) })
@@ -480,10 +517,26 @@ func (p *linkProc) stepAt(t int64) int64 {
 		s := &p.steps[j]
 		if s.s <= t && (t < s.e || (s.s == s.e && t == s.s)) {
 			p.lastAt = j
-			return s.value
+			if s.s == s.e {
+				return s.value, t + 1
+			}
+			return s.value, p.stepUntil(j, i)
 		}
 	}
-	return -1
+	if i < len(p.steps) {
+		return -1, p.steps[i].s
+	}
+	return -1, math.MaxInt64
+}
+
+// stepUntil is the end of step j, or the start of step i (the first to
+// start after the time step j was found for) when earlier.
+func (p *linkProc) stepUntil(j, i int) int64 {
+	u := p.steps[j].e
+	if i < len(p.steps) {
+		u = min(u, p.steps[i].s)
+	}
+	return u
 }
 
 func cmpStep(a, b stepWin) int {

@@ -176,3 +176,57 @@ func TestSortAppended(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveUntil: the context ResolveUntil gives at t is the one
+// Resolve gives at every time in [t, until), on the launching thread (with
+// operators and ranges) and on a thread without ranges (which takes the
+// step thread's), around steps with gaps between them and a zero-length
+// one and one nested in another, for random nested intervals.
+func TestResolveUntil(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	strs := NewStrings()
+	names := []StrID{strs.Intern("a"), strs.Intern("b"), strs.Intern("c")}
+	const span = 2000
+	var evs []Event
+	for range 60 {
+		s := rng.Int64N(span)
+		kind := KindRange
+		if rng.IntN(3) == 0 {
+			kind = KindCPUOp
+		}
+		evs = append(evs, Event{Kind: kind, Name: names[rng.IntN(3)], Start: s, Dur: rng.Int64N(200), PID: 1, TID: 1})
+	}
+	for i, s := range []int64{100, 400, 700, 700, 1500, 1600} {
+		d := int64(250)
+		switch i {
+		case 3:
+			d = 0
+		case 5:
+			d = 100 // nested in the step before: innermost from 1600 to 1700
+		}
+		evs = append(evs, Event{Kind: KindStep, Start: s, Dur: d, Value: int64(i), PID: 1, TID: 1},
+			Event{Kind: KindStep, Start: s, Dur: d, Value: int64(i), PID: 2, TID: 1}) // a process with steps only
+	}
+	fresh := func() *Linker {
+		l := NewLinker()
+		for i := range evs {
+			l.Add(&evs[i])
+		}
+		return l
+	}
+	for _, th := range [][2]int32{{1, 1}, {1, 2}, {2, 1}} {
+		pid, tid := th[0], th[1]
+		lu, lr := fresh(), fresh()
+		for at := int64(0); at < span; at += 7 {
+			ctx, until := lu.ResolveUntil(pid, tid, at)
+			if until <= at {
+				t.Fatalf("tid %d at %d: until %d", tid, at, until)
+			}
+			for t2 := at; t2 < min(until, span+300); t2++ {
+				if got := lr.Resolve(pid, tid, t2); !reflect.DeepEqual(lr.Contexts[got], lu.Contexts[ctx]) {
+					t.Fatalf("pid %d tid %d: at %d the context holds until %d, but at %d it is %+v, not %+v", pid, tid, at, until, t2, lr.Contexts[got], lu.Contexts[ctx])
+				}
+			}
+		}
+	}
+}

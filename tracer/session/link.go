@@ -53,6 +53,15 @@ type linker struct {
 	lateCount uint64 // GPU events resolved against pruned history
 	evicted   uint64 // waiting GPU events given up on (no launch seen)
 
+	// run is the previous resolve's answer and the launch times it holds
+	// for, [from, until) on thread th; endBatch forgets it (intervals may
+	// have come since).
+	run struct {
+		th          *thread
+		from, until int64
+		ctx         tracer.CtxID
+	}
+
 	readyT []*thread      // threads with ready events
 	out    []tracer.Event // the batch emit gets: events linked without waiting, then the ready ones by launch time
 	heads  []int          // scratch: per ready thread, its next event (merge)
@@ -154,6 +163,7 @@ func (l *linker) markReady(th *thread) {
 // previous endBatch.
 func (l *linker) endBatch() {
 	out := l.out
+	l.run.th = nil
 	for _, th := range l.readyT {
 		for _, p := range th.ready {
 			if p.t < th.minIvsEnd {
@@ -206,9 +216,15 @@ func (l *linker) endBatch() {
 	l.out = out[:0]
 }
 
-// resolve links q (launched on th) and appends it to out.
+// resolve links q (launched on th) and appends it to out. Launches of
+// one thread come in time order within a batch, and the context of the
+// previous one holds until its run's end (Linker.ResolveUntil).
 func (l *linker) resolve(out []tracer.Event, th *thread, q *pendGPU) []tracer.Event {
-	q.ev.Ctx = l.core.Resolve(th.k.pid, th.k.tid, q.t)
+	if r := &l.run; r.th != th || q.t < r.from || q.t >= r.until {
+		r.ctx, r.until = l.core.ResolveUntil(th.k.pid, th.k.tid, q.t)
+		r.th, r.from = th, q.t
+	}
+	q.ev.Ctx = l.run.ctx
 	return append(out, q.ev)
 }
 
