@@ -815,7 +815,10 @@ func (a *Aggregator) openCell(b *binding, r *rowAcc, e *tracer.Event, key uint64
 		b.nameRow[kindSlots[r.kind&15]][e.Name] = r
 	}
 	a.flushCell(r)
-	r.pBind, r.pKey, r.pCount, r.pNs = b, key, 1, d
+	if r.pBind != b { // a pointer store costs a write barrier while the GC runs
+		r.pBind = b
+	}
+	r.pKey, r.pCount, r.pNs = key, 1, d
 	return r
 }
 

@@ -36,9 +36,9 @@ type linker struct {
 	waiting map[ckey][]waitGPU // GPU events whose launch call has not come
 	waitFIF []ckey
 
-	// retainNs: intervals ending more than this before their process's
-	// latest step end are dropped (late GPU records older than that get
-	// less context).
+	// retainNs: intervals ending more than this (and up to a sixteenth
+	// more) before their process's latest step end are dropped (late GPU
+	// records older than that get less context).
 	retainNs int64
 	maxIvs   int // per thread
 	maxCorr  int // launches kept per process (a span of correlation ids) and waiting entries kept
@@ -95,11 +95,12 @@ type thread struct {
 // proc is what the linker knows of a process: its steps, its launching
 // threads and its launch calls by correlation id.
 type proc struct {
-	pid     int32
-	stepEnd int64 // latest End of a step
-	hasStep bool
-	threads []*thread // its launching threads
-	corr    corrRing
+	pid      int32
+	stepEnd  int64 // latest End of a step
+	prunedAt int64 // stepEnd when its threads' intervals were last pruned
+	hasStep  bool
+	threads  []*thread // its launching threads
+	corr     corrRing
 }
 
 func newLinker(emit func([]tracer.Event)) *linker {
@@ -281,10 +282,17 @@ func (l *linker) add(e *tracer.Event, now int64) {
 		p.hasStep = true
 		for _, th := range p.threads {
 			l.resolveReady(th, false)
-			l.prune(th.k.pid, th.k.tid)
 		}
-		if tid, ok := l.core.StepThread(e.PID); ok {
-			l.prune(e.PID, tid)
+		// Forgetting old intervals scans all a thread keeps: once the
+		// cut moved by a sixteenth of the retention, not at every step.
+		if p.stepEnd-p.prunedAt >= l.retainNs/16 {
+			p.prunedAt = p.stepEnd
+			for _, th := range p.threads {
+				l.prune(th.k.pid, th.k.tid)
+			}
+			if tid, ok := l.core.StepThread(e.PID); ok {
+				l.prune(e.PID, tid)
+			}
 		}
 	case e.Kind.IsGPU() && e.Kind != tracer.KindGPURange:
 		if e.Corr != 0 {
