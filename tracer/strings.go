@@ -11,9 +11,29 @@ func NewStrings() *Strings {
 	return &Strings{list: []string{""}, ids: map[string]StrID{"": 0}}
 }
 
+// Frozen returns a table holding the strings t holds now, with the same
+// IDs, that shares their storage: t may go on interning (in another
+// goroutine too) while the copy is read, as existing entries never change.
+// It costs no copy of the strings; the copy's own first Intern or Lookup
+// indexes them.
+func (t *Strings) Frozen() *Strings {
+	return &Strings{list: t.list[:len(t.list):len(t.list)]}
+}
+
+// index builds the lookup map of a Frozen table.
+func (t *Strings) index() {
+	t.ids = make(map[string]StrID, len(t.list))
+	for i, s := range t.list {
+		t.ids[s] = StrID(i)
+	}
+}
+
 // Intern returns s's ID, adding it if new. It copies nothing: callers that
 // pass a string aliasing a reused buffer must pass a copy.
 func (t *Strings) Intern(s string) StrID {
+	if t.ids == nil {
+		t.index()
+	}
 	if id, ok := t.ids[s]; ok {
 		return id
 	}
@@ -25,6 +45,9 @@ func (t *Strings) Intern(s string) StrID {
 
 // InternBytes is Intern for a byte slice; it allocates only for a new name.
 func (t *Strings) InternBytes(b []byte) StrID {
+	if t.ids == nil {
+		t.index()
+	}
 	if id, ok := t.ids[string(b)]; ok { // no allocation: compiler optimisation
 		return id
 	}
@@ -33,6 +56,9 @@ func (t *Strings) InternBytes(b []byte) StrID {
 
 // Lookup returns the ID of s and whether it is present.
 func (t *Strings) Lookup(s string) (StrID, bool) {
+	if t.ids == nil {
+		t.index()
+	}
 	id, ok := t.ids[s]
 	return id, ok
 }

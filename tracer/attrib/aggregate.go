@@ -391,6 +391,16 @@ func (a *Aggregator) SetSource(source, format string) {
 	a.formats = []string{format}
 }
 
+// SetLive sets what a live source says of itself beside its events (for
+// AddEvents; AddTrace takes them from the trace): the devices its hellos
+// describe (a live aggregate sees only device ids; a CPU-only run is named
+// so by them, Snapshot.TimeName) and the events it dropped. Each call
+// replaces the previous one's.
+func (a *Aggregator) SetLive(devices []tracer.Device, dropped uint64) {
+	a.devices = slices.Clone(devices)
+	a.dropped = dropped
+}
+
 // AddTrace aggregates every GPU event (kernel, memcpy, memset) and step of a
 // linked trace, with its metadata (path, format, devices, rank, warnings).
 // A SummaryOnly trace contributes its Summary rows instead (no busy time,

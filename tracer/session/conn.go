@@ -115,7 +115,7 @@ func (s *Session) AddConn(rw io.ReadWriteCloser) {
 		s.connected--
 		// The child's last events are in: the next Snapshot rebuilds the
 		// window at once instead of returning one up to 200 ms old.
-		s.forceWin = true
+		s.recent.stale = true
 		if err != nil {
 			c.info.Err = err.Error()
 			s.warn(fmt.Sprintf("child pid %d: %v", c.info.Hello.PID, err))
@@ -155,6 +155,7 @@ func (c *conn) Hello(h *wire.Hello, _ bool) error {
 	c.info.Hello = *h
 	c.pid = int32(h.PID)
 	c.hellos++
+	s.recent.stale = true // the window names the hellos' devices
 	if s.rec != nil {
 		s.rec.hello(h)
 	}

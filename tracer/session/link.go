@@ -315,6 +315,18 @@ func (l *linker) add(e *tracer.Event, now int64) {
 	}
 }
 
+// pending is how many GPU events wait for a step or a launch call.
+func (l *linker) pending() int {
+	n := 0
+	for _, th := range l.threads {
+		n += len(th.pending)
+	}
+	for _, ws := range l.waiting {
+		n += len(ws)
+	}
+	return n
+}
+
 // tick resolves GPU events that waited longer than delayNs (wall), and
 // gives up on correlation waits older than that (falling back to the
 // event's own thread when TID >= 0, else context 0).

@@ -10,7 +10,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-// Live ranks (issue 12 item 3): every process connected to the session
+// Live ranks: every process connected to the session
 // (each rank of `rlktop run -- torchrun …`, of a launcher that starts
 // ranks as children, or of another node over TCP) is a source of its
 // own, with the rank and world size its hello carried (tracer/wire
@@ -94,8 +94,8 @@ func liveRanks(buf []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context, 
 // RLKTOP_KINETO), and the first-to-last-operator span attrib.Ranks gives
 // would run across the 8 untraced steps between two windows, where no
 // wait in a collective is seen — the straggler share (others' wait over
-// their span) fell from 87.6% (the ranks' own trace files) to 17.9% live
-// (user trial 5, item 6). Over the traced steps it is the data a trace
+// their span) fell from 87.6% (the ranks' own trace files) to 17.9% live.
+// Over the traced steps it is the data a trace
 // file of those steps holds, whose span runs from its first traced
 // operator to its last.
 func tracedNs(traces []*tracer.Trace, steps []attrib.StepRow, rules *attrib.Rules) map[int]int64 {
@@ -155,28 +155,6 @@ func unionLen(iv [][2]int64) int64 {
 	return n
 }
 
-// procRun is one process's steps since the session began (or Reset):
-// the whole run, where the window and the kept step times hold only the
-// newest.
-type procRun struct {
-	steps       int64 // steps received
-	first, last int64 // its first step's start and its latest step end, ns
-}
-
-// addRun counts a step of its process (s.mu held).
-func (s *Session) addRun(e *tracer.Event) {
-	if s.runs == nil {
-		s.runs = map[int32]*procRun{}
-	}
-	r := s.runs[e.PID]
-	if r == nil {
-		r = &procRun{first: e.Start, last: e.End()}
-		s.runs[e.PID] = r
-	}
-	r.steps++
-	r.first, r.last = min(r.first, e.Start), max(r.last, e.End())
-}
-
 // wholeRun is the cumulative snapshot's Ranks: win (the window's summary,
 // liveRanks; pids its processes in source order) with each process's
 // Steps, StepMedianNs and RunNs over its whole run — steps received since
@@ -219,81 +197,10 @@ func wholeRun(win *attrib.RankSummary, pids []int32, runs map[int32]procRun, ste
 	return &out
 }
 
-// stepKey is one process's step: the per-process step sums of the
-// cumulative snapshot (Session.procGPU) are keyed by it.
-type stepKey struct {
-	pid  int32
-	step int64
-}
-
-// stepSums is the GPU work launched in one process's step: summed
-// duration (ns) and count of its kernels, memcpys and memsets.
-type stepSums struct{ ns, n int64 }
-
-// addProcGPU adds a linked GPU op to its process's step (s.mu held): the
-// cumulative aggregate keys steps by number only, so with several ranks
-// their step N would merge; procSteps keeps them apart.
-func (s *Session) addProcGPU(e *tracer.Event) {
-	if k := e.Kind; k != tracer.KindKernel && k != tracer.KindMemcpy && k != tracer.KindMemset {
-		return
-	}
-	if e.Ctx == 0 || int(e.Ctx) >= len(s.link.contexts) {
-		return
-	}
-	n := s.link.contexts[e.Ctx].Step
-	if n < 0 {
-		return
-	}
-	key := stepKey{e.PID, n}
-	if s.lastSums == nil || s.lastKey != key {
-		sm := s.procGPU[key]
-		if sm == nil {
-			s.seePID(e.PID)
-			if s.procGPU == nil {
-				s.procGPU = map[stepKey]*stepSums{}
-			}
-			sm = &stepSums{}
-			s.procGPU[key] = sm
-		}
-		s.lastKey, s.lastSums = key, sm
-	}
-	s.lastSums.ns += max(e.Dur, 0)
-	s.lastSums.n++
-}
-
-// seePID notes a process that sent a step or GPU op (s.mu held).
-func (s *Session) seePID(pid int32) {
-	switch {
-	case s.multiPID:
-	case !s.pidSeen:
-		s.onePID, s.pidSeen = pid, true
-	case pid != s.onePID:
-		s.multiPID = true
-	}
-}
-
-// pruneProcGPU forgets the step sums of steps older than every kept
-// step time of their process (s.mu held; after s.steps was trimmed), so
-// that procGPU holds about as many steps as s.steps.
-func (s *Session) pruneProcGPU() {
-	oldest := map[int32]int64{}
-	for _, st := range s.steps {
-		if o, ok := oldest[st.PID]; !ok || st.Step < o {
-			oldest[st.PID] = st.Step
-		}
-	}
-	for k := range s.procGPU {
-		if o, ok := oldest[k.pid]; !ok || k.step < o {
-			delete(s.procGPU, k)
-		}
-	}
-	s.lastSums = nil
-}
-
 // procStepRows is the cumulative snapshot's step rows once several
-// processes sent steps or GPU work (Session.multiPID; one process keeps
+// processes sent steps or GPU work (stepTable.multi; one process keeps
 // the aggregate's rows): one row per (process, step) from the kept step
-// times (steps, the first of each) and procGPU (less a process's steps
+// times (steps, the first of each) and gpu (less a process's steps
 // older than its oldest in steps, or of a process with none: their times
 // are gone), Source = the process's index in
 // pids (the live Ranks summary's order), then in procs' connection order,

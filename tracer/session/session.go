@@ -93,31 +93,24 @@ type Options struct {
 
 // Session is a live session. Create with New; feed with Serve, Listen or
 // AddConn; read with Snapshot.
+//
+// Its state, each fact kept once: the names (strs) and the linker's
+// contexts they index; the cumulative aggregate (cum); the window's events
+// and what was built from them (recent, recent.go); the processes' steps
+// (steps, steps.go); the connections (children, conn.go) with their
+// hellos, flags and drops; flag marks and refusals; the latest counter
+// samples and the agent's outputs; the recording (record.go). Everything
+// is guarded by mu but the built part of recent and the cached State,
+// which Snapshot builds under snapMu.
 type Session struct {
 	opts Options
 
-	mu     sync.Mutex
-	strs   *tracer.Strings
-	link   *linker
-	cum    *attrib.Aggregator
-	win    deque // resolved GPU events and steps, arrival order
-	cpuWin deque // CPU ranges and launch calls of the window (timeline)
-	newest int64
-	steps  []StepTime
-	stepN  int64
-	// procGPU is each process's GPU work per step (ranks.go addProcGPU),
-	// for the cumulative step rows of several ranks; lastKey/lastSums
-	// cache the entry of the previous op.
-	procGPU  map[stepKey]*stepSums
-	lastKey  stepKey
-	lastSums *stepSums
-	// onePID is the first process that sent a step or GPU op; multiPID
-	// is set once another did (only then are per-process rows built).
-	onePID   int32
-	pidSeen  bool
-	multiPID bool
-	// runs counts each process's steps since the start (ranks.go).
-	runs     map[int32]*procRun
+	mu       sync.Mutex
+	strs     *tracer.Strings
+	link     *linker
+	cum      *attrib.Aggregator
+	recent   recent
+	steps    stepTable
 	marks    []Mark
 	refusals []Refusal
 	children []*conn
@@ -125,37 +118,19 @@ type Session struct {
 	// MaxConns was reached (one warning).
 	connected int
 	connsFull bool
-
-	events   uint64
-	warnings []string
-	seq      uint64
-	sent     map[uint64]wire.Control // commands awaiting acks
-	rec      *recorder
-	meta     []wire.KV
-	counters map[counterKey]tracer.Counter // latest sample per track
-	// agent holds the Python agent's per-step output samples (metrics,
-	// NaN checks, torch.compile frames, input wait: isAgentOutput), the
-	// newest maxAgentSamples, for State.Outputs; their names are ids of
-	// agentStrs (a handful), so Snapshot summarises them outside mu from
-	// a copy of that table and a prefix of agent (elements below len are
-	// never written again: trimming makes a new array).
-	agent     []tracer.Counter
-	agentStrs *tracer.Strings
-	windows   int    // trace files (agent windows) merged
+	events    uint64
+	warnings  []string
+	seq       uint64
+	sent      map[uint64]wire.Control // commands awaiting acks
+	rec       *recorder
+	meta      []wire.KV
+	counters  map[counterKey]tracer.Counter // latest sample per track
+	outputs   agentSamples
 	version   uint64 // bumped on every change
-	winVer    uint64 // version the window snapshot was built at
-	forceWin  bool   // rebuild the window at the next Snapshot (Reset)
 
-	// Guarded by snapMu (Snapshot runs one at a time, mostly outside mu).
-	snapMu   sync.Mutex
+	snapMu   sync.Mutex // Snapshot runs one at a time, mostly outside mu
 	cache    *State
 	cacheVer uint64
-	winSnap  *attrib.Snapshot
-	winAt    time.Time
-	winBuf   []tracer.Event
-	tlSnap   *attrib.Timeline
-	ranks    *attrib.RankSummary // per process, of the window (ranks.go)
-	rankPIDs []int32             // the processes of ranks, in its source order
 
 	servers []*wire.Server
 	stop    chan struct{}
@@ -201,10 +176,11 @@ func New(opts Options) *Session {
 		opts.BusySealNs = 60e9
 	}
 	s := &Session{
-		opts: opts,
-		strs: tracer.NewStrings(),
-		sent: map[uint64]wire.Control{},
-		stop: make(chan struct{}),
+		opts:  opts,
+		strs:  tracer.NewStrings(),
+		steps: stepTable{keep: opts.MaxSteps},
+		sent:  map[uint64]wire.Control{},
+		stop:  make(chan struct{}),
 	}
 	s.cum = attrib.NewAggregator(opts.Rules)
 	s.cum.SetSource(opts.Source, "rlktop")
@@ -237,34 +213,14 @@ func (s *Session) ticker() {
 // held).
 func (s *Session) resolved(evs []tracer.Event) {
 	s.cum.AddEvents(evs, s.strs, s.link.contexts)
+	ctxs := s.link.contexts
 	for i := range evs {
-		s.addProcGPU(&evs[i])
-	}
-	s.addWindow(evs)
-	s.version++
-}
-
-// addWindow keeps GPU events and steps for the window, dropping from the
-// front what left it (s.mu held).
-func (s *Session) addWindow(evs []tracer.Event) {
-	for i := range evs {
-		if end := evs[i].End(); end > s.newest {
-			s.newest = end
+		if c := evs[i].Ctx; c != 0 && int(c) < len(ctxs) {
+			s.steps.addGPU(&evs[i], ctxs[c].Step)
 		}
 	}
-	s.win.pushAll(evs)
-	for s.win.len() > 0 && (s.win.len() > s.opts.WindowMaxEvents || s.win.front().Start < s.newest-s.opts.WindowNs) {
-		s.win.popFront()
-	}
-}
-
-// addCPUWindow keeps a CPU range or launch call for the timeline, as long
-// as GPU events are kept for the window (s.mu held).
-func (s *Session) addCPUWindow(e *tracer.Event) {
-	s.cpuWin.push(e)
-	for s.cpuWin.len() > 0 && (s.cpuWin.len() > s.opts.WindowMaxEvents || s.cpuWin.front().End() < s.newest-s.opts.WindowNs) {
-		s.cpuWin.popFront()
-	}
+	s.recent.addGPU(evs, &s.opts)
+	s.version++
 }
 
 // ingest records, links and aggregates a batch whose names are the
@@ -276,13 +232,13 @@ func (s *Session) ingest(c *conn, evs []tracer.Event) {
 	}
 	for i := range evs {
 		e := &evs[i]
-		if e.Kind == tracer.KindStep {
+		switch e.Kind {
+		case tracer.KindStep:
 			s.cum.Add(e, s.strs, s.link.contexts)
-			s.addWindow(evs[i : i+1])
-			s.addStep(e)
-		}
-		if k := e.Kind; k == tracer.KindRange || k == tracer.KindRuntime || k == tracer.KindDriver {
-			s.addCPUWindow(e)
+			s.recent.addGPU(evs[i:i+1], &s.opts)
+			s.steps.addStep(e)
+		case tracer.KindRange, tracer.KindRuntime, tracer.KindDriver:
+			s.recent.addCPU(e, &s.opts)
 		}
 		s.link.add(e, now)
 	}
@@ -290,17 +246,6 @@ func (s *Session) ingest(c *conn, evs []tracer.Event) {
 	c.info.Events += uint64(len(evs))
 	s.events += uint64(len(evs))
 	s.version++
-}
-
-func (s *Session) addStep(e *tracer.Event) {
-	s.seePID(e.PID)
-	s.addRun(e)
-	s.stepN++
-	s.steps = append(s.steps, StepTime{Step: e.Value, PID: e.PID, StartNs: e.Start, DurNs: e.Dur})
-	if len(s.steps) > 2*s.opts.MaxSteps {
-		s.steps = append(s.steps[:0], s.steps[len(s.steps)-s.opts.MaxSteps:]...)
-		s.pruneProcGPU()
-	}
 }
 
 func (s *Session) warn(msg string) {
@@ -317,174 +262,135 @@ func (s *Session) droppedLocked() uint64 {
 	return d
 }
 
-// minWindowRebuild is the least time between two rebuilds of the window
-// aggregate (it is rebuilt from the kept events, outside the session lock).
-const minWindowRebuild = 200 * time.Millisecond
-
 // Snapshot returns the session's state. Cheap when nothing changed since
-// the previous call. Otherwise it snapshots the cumulative aggregate (under
-// the session lock) and re-aggregates the window from copies outside the
-// lock, at most every 200 ms (in between, the previous window is returned
-// and the next call rebuilds it). Snapshots are serialised.
+// the previous call. Otherwise it snapshots the cumulative aggregate and
+// copies what the rest is made of under the session lock (snapshotLocked),
+// then rebuilds the window outside the lock, at most every 200 ms (in
+// between, the previous window is returned and the next call rebuilds
+// it). Snapshots are serialised.
 func (s *Session) Snapshot() *State {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	s.mu.Lock()
-	if s.cache != nil && s.cacheVer == s.version && s.winVer == s.version {
+	if s.cache != nil && s.cacheVer == s.version && s.recent.builtVer == s.version {
 		s.mu.Unlock()
 		return s.cache
 	}
-	ver := s.version
-	st := &State{
-		Cumulative: s.cum.Snapshot(),
-		WindowNs:   s.opts.WindowNs,
-		StepCount:  s.stepN,
-		Marks:      slices.Clone(s.marks),
-		Refusals:   slices.Clone(s.refusals),
-		Dropped:    s.droppedLocked(),
-		Events:     s.events,
-		Warnings:   slices.Clone(s.warnings),
-	}
-	st.Cumulative.Dropped = st.Dropped
 	now := s.opts.Now()
-	// The window is aggregated outside the lock from copies: the events
-	// (a bounded number), the string table and the context list (append
-	// only; existing entries never change).
-	rebuild := s.winSnap == nil || s.forceWin || (s.winVer != ver && now.Sub(s.winAt) >= minWindowRebuild)
-	s.forceWin = false
-	var strs *tracer.Strings
-	var ctxs []tracer.Context
-	gpuN := 0
-	if rebuild {
-		s.winBuf = s.winBuf[:0]
-		s.win.each(func(evs []tracer.Event) { s.winBuf = append(s.winBuf, evs...) })
-		nGPU := len(s.winBuf)
-		s.cpuWin.each(func(evs []tracer.Event) { s.winBuf = append(s.winBuf, evs...) })
-		gpuN = nGPU // the aggregate takes the GPU events and steps only
-		strs = tracer.NewStrings()
-		for id := 1; id < s.strs.Len(); id++ {
-			strs.Intern(s.strs.Get(tracer.StrID(id)))
-		}
-		ctxs = s.link.contexts[:len(s.link.contexts):len(s.link.contexts)]
+	ver := s.version
+	st, in := s.snapshotLocked(now)
+	s.mu.Unlock()
+
+	st.Outputs = in.outputs.summary(st.Steps)
+	if in.rebuild {
+		s.build(in.window, st.Dropped, now)
+		s.mu.Lock()
+		s.recent.builtVer = ver
+		s.mu.Unlock()
 	}
-	n := min(len(s.steps), s.opts.MaxSteps)
-	st.Steps = slices.Clone(s.steps[len(s.steps)-n:])
-	var procGPU map[stepKey]stepSums
-	var runs map[int32]procRun
-	multiPID := s.multiPID
-	if multiPID {
-		procGPU = make(map[stepKey]stepSums, len(s.procGPU))
-		for k, v := range s.procGPU {
-			procGPU[k] = *v
-		}
-		runs = make(map[int32]procRun, len(s.runs))
-		for pid, r := range s.runs {
-			runs[pid] = *r
-		}
+	w := &s.recent
+	st.Window, st.Timeline = w.snap, w.timeline
+	// Several processes: each one's numbers over the window, its steps
+	// counted over the whole run (wholeRun), and its step rows apart (the
+	// aggregate would merge the ranks' step N), numbered as Ranks numbers
+	// them.
+	st.Cumulative.Ranks = w.ranks
+	if in.gpu != nil {
+		st.Cumulative.Ranks = wholeRun(w.ranks, w.rankPIDs, in.runs, st.Steps)
+		st.Cumulative.Steps = procStepRows(st.Steps, in.gpu, w.rankPIDs, in.window.procs, w.ranks)
 	}
-	st.StepsPerSec = stepsPerSec(st.Steps, s.opts.WindowNs)
+	s.cache, s.cacheVer = st, ver
+	return st
+}
+
+// snapInput is what Snapshot reads under the session lock beside the
+// State it starts: whether and from what to rebuild the window, the
+// agent's outputs, and for several processes their GPU work per step and
+// whole runs.
+type snapInput struct {
+	rebuild bool
+	window  windowInput
+	outputs agentSamples
+	gpu     map[stepKey]stepSums
+	runs    map[int32]procRun
+}
+
+// snapshotLocked starts the State from the cumulative aggregate and
+// copies of the session's plain state, and copies what the rest needs
+// (s.mu and s.snapMu held).
+func (s *Session) snapshotLocked(now time.Time) (*State, snapInput) {
 	var procs []rankProc
+	var devs []tracer.Device // the devices the children's hellos describe
+	var children []Child
 	for _, c := range s.children {
 		ci := c.info
 		procs = append(procs, rankProc{pid: int32(ci.Hello.PID), rank: int(ci.Hello.Rank), world: int(ci.Hello.World)})
+		for _, d := range ci.Hello.Devices {
+			if !slices.ContainsFunc(devs, func(x tracer.Device) bool { return x.ID == d.ID }) {
+				devs = append(devs, d)
+			}
+		}
 		ci.Flags = slices.Clone(ci.Flags)
 		ci.Meta = slices.Clone(ci.Meta)
 		if ci.Bye != nil {
 			y := *ci.Bye
 			ci.Bye = &y
 		}
-		st.Children = append(st.Children, ci)
+		children = append(children, ci)
 	}
-	for _, th := range s.link.threads {
-		st.Pending += len(th.pending)
+	dropped := s.droppedLocked()
+	s.cum.SetLive(devs, dropped)
+	st := &State{
+		Cumulative: s.cum.Snapshot(),
+		WindowNs:   s.opts.WindowNs,
+		StepCount:  s.steps.count,
+		Steps:      s.steps.recent(),
+		Marks:      slices.Clone(s.marks),
+		Refusals:   slices.Clone(s.refusals),
+		Dropped:    dropped,
+		Events:     s.events,
+		Warnings:   slices.Clone(s.warnings),
+		Children:   children,
+		Pending:    s.link.pending(),
+		Counters:   s.counterValues(),
 	}
-	for _, ws := range s.link.waiting {
-		st.Pending += len(ws)
+	st.StepsPerSec = stepsPerSec(st.Steps, s.opts.WindowNs)
+	if n := s.link.lateCount; n > 0 {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("%d GPU events arrived after the ranges around their launch were forgotten; their stage may be missing", n))
 	}
-	if s.link.lateCount > 0 {
-		st.Warnings = append(st.Warnings, fmt.Sprintf("%d GPU events arrived after the ranges around their launch were forgotten; their stage may be missing", s.link.lateCount))
-	}
-	for _, c := range s.counters {
-		st.Counters = append(st.Counters, CounterValue{Name: s.strs.Get(c.Name), Device: c.Device, TS: c.TS, Value: c.Value})
-	}
-	slices.SortFunc(st.Counters, func(a, b CounterValue) int {
-		if a.Name != b.Name {
-			return strings.Compare(a.Name, b.Name)
-		}
-		return int(a.Device) - int(b.Device)
-	})
-	// The agent's outputs are summarised after the unlock, from a prefix
-	// of the samples and a copy of their (few) names.
-	agent := s.agent[:len(s.agent):len(s.agent)]
-	var agentStrs *tracer.Strings
-	if len(agent) > 0 {
-		agentStrs = tracer.NewStrings()
-		for id := 1; id < s.agentStrs.Len(); id++ {
-			agentStrs.Intern(s.agentStrs.Get(tracer.StrID(id)))
-		}
-	}
-	if s.link.early > 0 {
-		st.Warnings = append(st.Warnings, fmt.Sprintf("%d GPU events were linked before their step ended (too many waiting on one thread); their stage may be missing", s.link.early))
+	if n := s.link.early; n > 0 {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("%d GPU events were linked before their step ended (too many waiting on one thread); their stage may be missing", n))
 	}
 	if s.rec != nil {
 		ri := s.rec.info()
 		st.Recording = &ri
 	}
-	s.mu.Unlock()
-	st.Outputs = agentOutputs(agent, agentStrs, st.Steps)
+	in := snapInput{outputs: s.outputs.frozen()}
+	in.gpu, in.runs = s.steps.perProcess()
+	w := &s.recent
+	in.rebuild = w.snap == nil || w.stale || (w.builtVer != s.version && now.Sub(w.at) >= minWindowRebuild)
+	w.stale = false
+	in.window.procs = procs
+	if in.rebuild {
+		in.window = s.copyForBuild(procs, devs)
+	}
+	return st, in
+}
 
-	if rebuild {
-		a := attrib.NewAggregator(s.opts.Rules)
-		a.SetSource(s.opts.Source, "rlktop")
-		a.AddEvents(s.winBuf[:gpuN], strs, ctxs)
-		s.winSnap = a.Snapshot()
-		s.winSnap.Dropped = st.Dropped
-		s.tlSnap = attrib.BuildTimeline(s.winBuf, strs, ctxs, s.opts.Rules, s.opts.TimelineOps)
-		var winSteps []attrib.StepRow
-		s.ranks, winSteps, s.rankPIDs = liveRanks(s.winBuf, strs, ctxs, procs, s.opts.Rules)
-		s.winSnap.Ranks = s.ranks
-		if s.ranks != nil {
-			s.winSnap.Steps = winSteps // each process's steps apart
+// counterValues is the latest sample of each counter track, by name then
+// device (s.mu held).
+func (s *Session) counterValues() []CounterValue {
+	var out []CounterValue
+	for _, c := range s.counters {
+		out = append(out, CounterValue{Name: s.strs.Get(c.Name), Device: c.Device, TS: c.TS, Value: c.Value})
+	}
+	slices.SortFunc(out, func(a, b CounterValue) int {
+		if a.Name != b.Name {
+			return strings.Compare(a.Name, b.Name)
 		}
-		s.winAt = now
-		s.mu.Lock()
-		s.winVer = ver
-		s.mu.Unlock()
-	}
-	// The snapshots name the devices the children's hellos describe (a
-	// live aggregate sees only device ids), so that a CPU-only run says
-	// so (Snapshot.TimeName).
-	var devs []tracer.Device
-	for _, c := range st.Children {
-		for _, d := range c.Hello.Devices {
-			if !slices.ContainsFunc(devs, func(x tracer.Device) bool { return x.ID == d.ID }) {
-				devs = append(devs, d)
-			}
-		}
-	}
-	if len(st.Cumulative.Devices) == 0 {
-		st.Cumulative.Devices = devs
-	}
-	st.Window = s.winSnap
-	if st.Window != nil && len(st.Window.Devices) == 0 && len(devs) > 0 {
-		w := *st.Window
-		w.Devices = devs
-		st.Window = &w
-	}
-	st.Timeline = s.tlSnap
-	// Several processes: each one's numbers over the window; its steps
-	// counted over the whole run in the cumulative snapshot (wholeRun).
-	st.Cumulative.Ranks = s.ranks
-	if multiPID {
-		st.Cumulative.Ranks = wholeRun(s.ranks, s.rankPIDs, runs, st.Steps)
-	}
-	// Several processes: each one's steps apart (the aggregate would
-	// merge the ranks' step N), numbered as Ranks numbers them.
-	if multiPID {
-		st.Cumulative.Steps = procStepRows(st.Steps, procGPU, s.rankPIDs, procs, s.ranks)
-	}
-	s.cache, s.cacheVer = st, ver
-	return st
+		return int(a.Device) - int(b.Device)
+	})
+	return out
 }
 
 // stepsPerSec: the steps of the newest step's process that ended within
@@ -583,14 +489,7 @@ func (s *Session) addCounters(cs []tracer.Counter) {
 			s.counters[k] = c
 		}
 		if name := s.strs.Get(c.Name); isAgentOutput(name) {
-			if len(s.agent) >= maxAgentSamples {
-				s.agent = slices.Clone(s.agent[len(s.agent)-maxAgentSamples/2:])
-			}
-			if s.agentStrs == nil {
-				s.agentStrs = tracer.NewStrings()
-			}
-			c.Name = s.agentStrs.Intern(name)
-			s.agent = append(s.agent, c)
+			s.outputs.add(c, name)
 		}
 	}
 	if s.rec != nil {
@@ -606,16 +505,55 @@ func (s *Session) Reset() {
 	defer s.mu.Unlock()
 	s.cum.Reset()
 	s.cum.SetSource(s.opts.Source, "rlktop")
-	s.win = deque{}
-	s.cpuWin = deque{}
-	s.newest = 0
-	s.steps, s.stepN, s.marks = nil, 0, nil
-	s.procGPU, s.lastSums = nil, nil
-	s.onePID, s.pidSeen, s.multiPID = 0, false, false
-	s.runs = nil
-	s.agent, s.agentStrs = nil, nil
-	s.forceWin = true
+	s.recent.forget()
+	s.steps.reset()
+	s.marks = nil
+	s.outputs = agentSamples{}
 	s.version++
+}
+
+// agentSamples are the Python agent's per-step output samples (metrics,
+// NaN checks, torch.compile frames, input wait: isAgentOutput), the newest
+// maxAgentSamples, for State.Outputs. Their names are ids of their own
+// table (a handful), so that Snapshot summarises them outside s.mu from a
+// frozen copy: a prefix of the samples (elements below len are never
+// written again: trimming makes a new array) and of the names.
+type agentSamples struct {
+	samples []tracer.Counter
+	strs    *tracer.Strings
+}
+
+// add keeps sample c of track name (s.mu held).
+func (a *agentSamples) add(c tracer.Counter, name string) {
+	if len(a.samples) >= maxAgentSamples {
+		a.samples = slices.Clone(a.samples[len(a.samples)-maxAgentSamples/2:])
+	}
+	if a.strs == nil {
+		a.strs = tracer.NewStrings()
+	}
+	c.Name = a.strs.Intern(name)
+	a.samples = append(a.samples, c)
+}
+
+// frozen is a copy of a that a's later adds leave unchanged (s.mu held).
+func (a *agentSamples) frozen() agentSamples {
+	if len(a.samples) == 0 {
+		return agentSamples{}
+	}
+	return agentSamples{samples: a.samples[:len(a.samples):len(a.samples)], strs: a.strs.Frozen()}
+}
+
+// summary is the samples summarised over steps (attrib.Outputs of the
+// steps as step events and the samples); nil without either.
+func (a agentSamples) summary(steps []StepTime) []attrib.OutputRow {
+	if len(a.samples) == 0 || len(steps) == 0 {
+		return nil
+	}
+	t := &tracer.Trace{Strings: a.strs, Counters: a.samples, Events: make([]tracer.Event, 0, len(steps))}
+	for _, st := range steps {
+		t.Events = append(t.Events, tracer.Event{Kind: tracer.KindStep, Value: st.Step, PID: st.PID, Start: st.StartNs, Dur: st.DurNs})
+	}
+	return attrib.Outputs(t)
 }
 
 // maxAgentSamples bounds the agent output samples a session keeps (about
@@ -628,19 +566,4 @@ const maxAgentSamples = 1 << 16
 func isAgentOutput(name string) bool {
 	return strings.HasPrefix(name, "metric.") || (strings.HasPrefix(name, "check.") && strings.HasSuffix(name, ".rows")) ||
 		name == attrib.CompileFramesCounter || name == attrib.InputWaitCounter
-}
-
-// agentOutputs summarises agent output samples (names in strs) over
-// steps (attrib.Outputs of the steps as step events and the samples); nil
-// without either. It reads only its arguments: Snapshot calls it outside
-// mu.
-func agentOutputs(agent []tracer.Counter, strs *tracer.Strings, steps []StepTime) []attrib.OutputRow {
-	if len(agent) == 0 || len(steps) == 0 {
-		return nil
-	}
-	t := &tracer.Trace{Strings: strs, Counters: agent, Events: make([]tracer.Event, 0, len(steps))}
-	for _, st := range steps {
-		t.Events = append(t.Events, tracer.Event{Kind: tracer.KindStep, Value: st.Step, PID: st.PID, Start: st.StartNs, Dur: st.DurNs})
-	}
-	return attrib.Outputs(t)
 }

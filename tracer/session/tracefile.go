@@ -98,7 +98,6 @@ func (s *Session) importTraceFile(c *conn, tf wire.TraceFile) {
 	if !c.info.Connected {
 		s.link.flush(c.pid) // the child is gone: nothing more will come to link against
 	}
-	s.windows++
 	s.version++
 }
 
