@@ -50,11 +50,12 @@ func ParseFlags(cfg *Config, kvs []string) error {
 // RunChild is the body of the traced child process that runs the built-in
 // loop: it connects to rlktop, sends the hello (pid, host, the CPU device,
 // the gotrace clock offset) and the flags as meta, then steps the loop.
-// After every step, in the loop's goroutine, it drains the gotrace ring
-// into the wire sender (which never blocks: a slow rlktop costs dropped,
-// counted batches) and applies the control frames that arrived: set (at
-// the next step boundary, acknowledged with the step it takes effect at and
-// every flag in force), pause / resume tracing, stop. It returns nil after
+// The wire sender's writer drains the gotrace ring (which never blocks: a
+// slow rlktop costs dropped, counted events); after every step, in the
+// loop's goroutine, the child wakes it and applies the control frames
+// that arrived: set (at the next step boundary, acknowledged with the step
+// it takes effect at and every flag in force), pause / resume tracing,
+// stop. It returns nil after
 // Steps steps, a Stop, or ctx's end, each ending the stream with a Bye; a
 // loop error is returned after a Bye carrying it.
 func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
@@ -69,17 +70,15 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 			conn = c
 		}
 	}
+	// One ring between the loop and the socket: gotrace's, which the
+	// sender's writer drains, its names the stream's ids (NameWith).
 	tr := gotrace.New(o.RingEvents)
 	tr.SetThread(int32(os.Getpid()), gotrace.DefaultTID)
-	l, err := New(cfg, tr)
-	if err != nil {
-		return err
-	}
 	var s *wire.AsyncSender
 	if conn == nil {
 		tr.Enable(false)
 	} else {
-		s = wire.NewAsyncSender(conn, 0)
+		s = wire.NewAsyncSender(conn, senderCapacity)
 		host, _ := os.Hostname()
 		s.Hello(&wire.Hello{
 			Source: "gotrace", PID: int64(os.Getpid()), Rank: -1, Host: host,
@@ -87,14 +86,23 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 			ClockOffsetNs: tr.ClockOffset(), StartNs: time.Now().UnixNano(),
 			Cmdline: os.Args, Devices: []tracer.Device{tr.Device()},
 		})
+		if err := tr.NameWith(s); err != nil {
+			return err
+		}
+		s.AttachEvents(tr)
+	}
+	l, err := New(cfg, tr)
+	if err != nil {
+		if s != nil {
+			_ = s.Close(wire.Bye{Reason: "error: " + err.Error(), ExitCode: 1}, 2*time.Second)
+		}
+		return err
+	}
+	if s != nil {
 		s.Meta(flagKVs("flag.", l.Flags()))
 		// An unsolicited ack (sequence 0) tells rlktop every flag in force
 		// before any step, defaults included.
 		s.Ack(&wire.Control{Op: wire.ControlAck, Flags: flagKVs("", l.Flags()), Tracing: true, Step: 0})
-	}
-	var relay *wire.Relay // gotrace NameID → stream id
-	if s != nil {
-		relay = wire.NewRelay(s, 0)
 	}
 	var reportedDrops uint64
 	pump := func() {
@@ -102,7 +110,7 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 			tr.Drain(func([]tracer.Event) {})
 			return
 		}
-		tr.Drain(func(b []tracer.Event) { relay.Send(tr.Names(relay.Known()), b) })
+		s.Notify() // the writer drains the ring
 		// gotrace's own drops (ring full) join the sender's in Drops frames.
 		if d := tr.Dropped(); d > reportedDrops {
 			s.AddDropped(d - reportedDrops)
@@ -180,6 +188,10 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 	bye("exit", 0)
 	return nil
 }
+
+// senderCapacity is the sender's own ring (counters, and events sent
+// with Send: none, the loop's are drained from gotrace's ring).
+const senderCapacity = 1024
 
 func flagKVs(prefix string, m map[string]string) []wire.KV {
 	kv := make([]wire.KV, 0, len(m))

@@ -1,8 +1,11 @@
 // Package gotrace is rlktop's in-process tracer for Go code: the built-in RL
 // loop (loop/demo) records every backend op as a kernel-like event, every
 // stage as a range and every training step as a step, into a preallocated
-// single-producer / single-consumer ring of tracer.Event. A consumer (the wire
-// client in tracer/wire) drains the ring from another goroutine.
+// single-producer / single-consumer ring of tracer.Event. A consumer drains
+// the ring from another goroutine: a wire sender's writer
+// (tracer/wire.AsyncSender.AttachEvents), the names being the stream's
+// ids (NameWith), so that the loop's events go from this ring to the
+// socket with neither a second ring nor a remapping.
 //
 // Costs (measured by BenchmarkKernel / BenchmarkDisabled on the 2-core dev
 // machine; see the package tests): one traced event is one monotonic clock
@@ -28,10 +31,16 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 )
 
-// NameID is a registered event name. Its value is the name's index in
-// Names(), so a consumer's string table can use it directly as a
-// tracer.StrID (0 is the empty name).
+// NameID is a registered event name: the name's index in Names(), or,
+// once the tracer names with a Namer (NameWith), the id the Namer gave it
+// — the wire stream's, so that a sender takes the tracer's events as they
+// are (0 is the empty name).
 type NameID uint32
+
+// Namer hands out a stream's ids of names: tracer/wire.AsyncSender.Name.
+type Namer interface {
+	Name(name string) tracer.StrID
+}
 
 // DefaultTID is the thread id the tracer stamps on events (the built-in loop
 // runs in one goroutine).
@@ -80,6 +89,7 @@ type Tracer struct {
 	nmu   sync.Mutex
 	names []string
 	ids   map[string]NameID
+	namer Namer // once set (NameWith), names are its ids and names/ids stay as they were
 
 	drainMu sync.Mutex
 }
@@ -140,10 +150,31 @@ func (t *Tracer) Name(s string) NameID {
 	if id, ok := t.ids[s]; ok {
 		return id
 	}
+	if t.namer != nil {
+		return NameID(t.namer.Name(s))
+	}
 	id := NameID(len(t.names))
 	t.names = append(t.names, s)
 	t.ids[s] = id
 	return id
+}
+
+// NameWith makes n hand out the ids of names registered from now on (a
+// wire sender: the tracer's events are then in the stream's ids, sent
+// without remapping). The names registered so far ("step" at least) are
+// defined with n and must get the ids they have: call it on a new tracer
+// with a new sender, before other names are registered. Names and NameOf
+// know only the names registered before.
+func (t *Tracer) NameWith(n Namer) error {
+	t.nmu.Lock()
+	defer t.nmu.Unlock()
+	for i, s := range t.names[1:] {
+		if id := n.Name(s); id != tracer.StrID(i+1) {
+			return fmt.Errorf("gotrace: name %q is id %d here and %d in the stream; call NameWith on a new tracer and sender", s, i+1, id)
+		}
+	}
+	t.namer = n
+	return nil
 }
 
 // Names returns the registered names from index from on (Names(0)[0] is "").
@@ -327,6 +358,9 @@ func (t *Tracer) Drain(f func(batch []tracer.Event)) int {
 	t.tail.Store(h)
 	return n
 }
+
+// Pending returns how many published events are not drained yet.
+func (t *Tracer) Pending() int { return int(t.head.Load() - t.tail.Load()) }
 
 // Wake returns a channel that receives (without blocking the producer) when
 // the ring becomes half full; a consumer may select on it and on a ticker.

@@ -45,9 +45,23 @@ type AsyncSender struct {
 	sentEvents  atomic.Uint64
 	err         atomic.Pointer[error]
 
+	// src, when attached, is a ring the traced code writes events into
+	// itself (AttachEvents): the writer encodes them from there.
+	src EventSource
+
 	wake     chan struct{}
 	done     chan struct{}
 	controls chan Control
+}
+
+// EventSource is a single-consumer ring of events whose names are already
+// the stream's ids (tracer/gotrace.Tracer with NameWith): Drain hands every
+// published event to f in order, in contiguous batches that f must not
+// keep, then frees them; Pending is how many are published and not yet
+// drained.
+type EventSource interface {
+	Drain(f func(batch []tracer.Event)) int
+	Pending() int
 }
 
 // DefaultSenderCapacity is the ring size NewAsyncSender uses for
@@ -146,6 +160,20 @@ func (s *AsyncSender) Send(batch []tracer.Event) bool {
 	return true
 }
 
+// AttachEvents makes the sender's writer take events from src as well as
+// from Send: the traced code writes them into src's ring itself, and they
+// are encoded from there (no copy into the sender's ring; src counts what
+// does not fit, which the caller adds with AddDropped). Attach before
+// events are published; call Notify when some are.
+func (s *AsyncSender) AttachEvents(src EventSource) {
+	s.mu.Lock()
+	s.src = src
+	s.mu.Unlock()
+}
+
+// Notify wakes the writer to drain the attached source (never blocks).
+func (s *AsyncSender) Notify() { s.signal() }
+
 // Counters queues counter samples; like Send they are dropped (not counted
 // as event drops) when capacity is exceeded.
 func (s *AsyncSender) Counters(cs []tracer.Counter) bool {
@@ -218,7 +246,7 @@ func (s *AsyncSender) Flush(timeout time.Duration) error {
 	s.signal()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for (len(s.prio) > 0 || len(s.bye) > 0 || s.head != s.tail || len(s.counters) > 0 || s.pending > 0) && s.err.Load() == nil {
+	for (len(s.prio) > 0 || len(s.bye) > 0 || s.head != s.tail || len(s.counters) > 0 || s.pending > 0 || (s.src != nil && s.src.Pending() > 0)) && s.err.Load() == nil {
 		if !time.Now().Before(deadline) {
 			return errors.New("wire: flush timed out with frames still queued (reader too slow or gone)")
 		}
@@ -294,7 +322,11 @@ func (s *AsyncSender) writeLoop() {
 		bye := s.bye
 		s.bye = nil
 		head, tail := s.head, s.tail
+		src := s.src
 		s.pending = len(prio) + len(counters) + len(bye)
+		if src != nil {
+			s.pending += src.Pending() // written once bw is flushed, below
+		}
 		s.mu.Unlock()
 		if closing {
 			return
@@ -317,6 +349,19 @@ func (s *AsyncSender) writeLoop() {
 				s.tail = tail
 				s.mu.Unlock()
 			}
+		}
+		// The attached source's events, from its own ring.
+		if src != nil && err == nil {
+			src.Drain(func(b []tracer.Event) {
+				for len(b) > 0 && err == nil {
+					n := min(len(b), maxEventsPerFrame)
+					scratch = AppendEvents(scratch[:0], b[:n])
+					if err = write(TypeEvents, scratch); err == nil {
+						s.sentEvents.Add(uint64(n))
+					}
+					b = b[n:]
+				}
+			})
 		}
 		if err == nil && len(counters) > 0 {
 			scratch = AppendCounters(scratch[:0], counters)

@@ -7,8 +7,9 @@ import "github.com/rlktop/rlktop/tracer"
 // it defines each new name on the stream once, rewrites the batch's name
 // ids to the stream's in place, and sends it in chunks of at most Chunk
 // events, so that a full sender ring drops a chunk rather than a whole
-// decoded buffer. The CUPTI and rocprofiler libraries and the built-in
-// loop's child use it. Not safe for concurrent use.
+// decoded buffer. The CUPTI and rocprofiler libraries use it (the built-in
+// loop needs none: its tracer names with the sender, gotrace.NameWith).
+// Not safe for concurrent use.
 type Relay struct {
 	s     *AsyncSender
 	chunk int
