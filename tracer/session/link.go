@@ -77,19 +77,67 @@ type waitGPU struct {
 	arrival int64 // wall ns
 }
 
-type pendGPU struct {
-	t       int64 // launch point, ns
-	arrival int64 // wall ns when queued
-	ev      tracer.Event
+// pendQ is a queue of GPU events with their launch points and arrival
+// times, in parallel slices: its events are linked in place and handed to
+// the session as they lie, without a copy.
+type pendQ struct {
+	ev      []tracer.Event
+	t       []int64 // launch point, ns
+	arrival []int64 // wall ns when queued
+}
+
+func (q *pendQ) len() int { return len(q.ev) }
+
+func (q *pendQ) push(e *tracer.Event, t, arrival int64) {
+	q.ev = append(q.ev, *e)
+	q.t = append(q.t, t)
+	q.arrival = append(q.arrival, arrival)
+}
+
+// pushFrom appends src's events i.
+func (q *pendQ) pushFrom(src *pendQ, i int) { q.push(&src.ev[i], src.t[i], src.arrival[i]) }
+
+// truncate keeps the first n events.
+func (q *pendQ) truncate(n int) { q.ev, q.t, q.arrival = q.ev[:n], q.t[:n], q.arrival[:n] }
+
+// moveFirst moves the first n events to the end of dst.
+func (q *pendQ) moveFirst(n int, dst *pendQ) {
+	dst.ev = append(dst.ev, q.ev[:n]...)
+	dst.t = append(dst.t, q.t[:n]...)
+	dst.arrival = append(dst.arrival, q.arrival[:n]...)
+	k := copy(q.ev, q.ev[n:])
+	copy(q.t, q.t[n:])
+	copy(q.arrival, q.arrival[n:])
+	q.truncate(k)
+}
+
+// sortByLaunch orders the events by launch point, stably (none to do for
+// a thread whose events came in order: most do).
+func (q *pendQ) sortByLaunch() {
+	if slices.IsSorted(q.t) {
+		return
+	}
+	idx := make([]int, len(q.t))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(q.t[a], q.t[b]) })
+	var out pendQ
+	for _, i := range idx {
+		out.pushFrom(q, i)
+	}
+	copy(q.ev, out.ev)
+	copy(q.t, out.t)
+	copy(q.arrival, out.arrival)
 }
 
 // thread is a launching thread's queue of GPU events.
 type thread struct {
 	k         tkey
 	p         *proc
-	pending   []pendGPU // launch point not yet covered by a step
-	ready     []pendGPU // covered: resolved at the end of the batch
-	minIvsEnd int64     // intervals ending before this were pruned
+	pending   pendQ // launch point not yet covered by a step
+	ready     pendQ // covered: resolved at the end of the batch
+	minIvsEnd int64 // intervals ending before this were pruned
 }
 
 // proc is what the linker knows of a process: its steps, its launching
@@ -134,25 +182,24 @@ func (l *linker) proc(pid int32) *proc {
 
 // queue holds p on th: ready when a step of its process already covers its
 // launch point, else pending.
-func (l *linker) queue(th *thread, p pendGPU) {
-	if pr := th.p; pr.hasStep && p.t < pr.stepEnd {
+func (l *linker) queue(th *thread, e *tracer.Event, t, arrival int64) {
+	if pr := th.p; pr.hasStep && t < pr.stepEnd {
 		l.markReady(th)
-		th.ready = append(th.ready, p)
+		th.ready.push(e, t, arrival)
 		return
 	}
-	th.pending = append(th.pending, p)
-	if len(th.pending) > l.maxPending {
+	th.pending.push(e, t, arrival)
+	if th.pending.len() > l.maxPending {
 		// Bound memory: link the older half now with what is known.
-		half := len(th.pending) / 2
+		half := th.pending.len() / 2
 		l.markReady(th)
-		th.ready = append(th.ready, th.pending[:half]...)
-		th.pending = append(th.pending[:0], th.pending[half:]...)
+		th.pending.moveFirst(half, &th.ready)
 		l.early += uint64(half)
 	}
 }
 
 func (l *linker) markReady(th *thread) {
-	if len(th.ready) == 0 {
+	if th.ready.len() == 0 {
 		l.readyT = append(l.readyT, th)
 	}
 }
@@ -166,21 +213,18 @@ func (l *linker) endBatch() {
 	out := l.out
 	l.run.th = nil
 	for _, th := range l.readyT {
-		for _, p := range th.ready {
-			if p.t < th.minIvsEnd {
+		for _, t := range th.ready.t {
+			if t < th.minIvsEnd {
 				l.lateCount++
 			}
 		}
-		// Each thread's events by launch time (a stable sort, and none
-		// for a thread whose events came in order: most do).
-		if !slices.IsSortedFunc(th.ready, byLaunch) {
-			slices.SortStableFunc(th.ready, byLaunch)
-		}
+		th.ready.sortByLaunch()
 	}
+	var inPlace *thread // the one ready thread, linked in its queue
 	if len(l.readyT) == 1 {
-		th := l.readyT[0]
-		for i := range th.ready {
-			out = l.resolve(out, th, &th.ready[i])
+		inPlace = l.readyT[0]
+		for i := range inPlace.ready.ev {
+			l.resolve(inPlace, &inPlace.ready.ev[i], inPlace.ready.t[i])
 		}
 	} else if len(l.readyT) > 1 {
 		// Merge the threads' sorted events; ties in thread order, so the
@@ -192,44 +236,44 @@ func (l *linker) endBatch() {
 		for {
 			best := -1
 			for i, th := range l.readyT {
-				if h := heads[i]; h < len(th.ready) && (best < 0 || th.ready[h].t < l.readyT[best].ready[heads[best]].t) {
+				if h := heads[i]; h < th.ready.len() && (best < 0 || th.ready.t[h] < l.readyT[best].ready.t[heads[best]]) {
 					best = i
 				}
 			}
 			if best < 0 {
 				break
 			}
-			th := l.readyT[best]
-			out = l.resolve(out, th, &th.ready[heads[best]])
+			th, h := l.readyT[best], heads[best]
+			l.resolve(th, &th.ready.ev[h], th.ready.t[h])
+			out = append(out, th.ready.ev[h])
 			heads[best]++
 		}
 		l.heads = heads
 	}
-	for _, th := range l.readyT {
-		clear(th.ready) // no references, but keep the scratch clean
-		th.ready = th.ready[:0]
-	}
-	l.readyT = l.readyT[:0]
 	l.contexts = l.core.Contexts
 	if len(out) > 0 {
 		l.emit(out)
 	}
+	if inPlace != nil && inPlace.ready.len() > 0 {
+		l.emit(inPlace.ready.ev)
+	}
+	for _, th := range l.readyT {
+		th.ready.truncate(0)
+	}
+	l.readyT = l.readyT[:0]
 	l.out = out[:0]
 }
 
-// resolve links q (launched on th) and appends it to out. Launches of
-// one thread come in time order within a batch, and the context of the
-// previous one holds until its run's end (Linker.ResolveUntil).
-func (l *linker) resolve(out []tracer.Event, th *thread, q *pendGPU) []tracer.Event {
-	if r := &l.run; r.th != th || q.t < r.from || q.t >= r.until {
-		r.ctx, r.until = l.core.ResolveUntil(th.k.pid, th.k.tid, q.t)
-		r.th, r.from = th, q.t
+// resolve links e, launched on th at t. Launches of one thread come in
+// time order within a batch, and the context of the previous one holds
+// until its run's end (Linker.ResolveUntil).
+func (l *linker) resolve(th *thread, e *tracer.Event, t int64) {
+	if r := &l.run; r.th != th || t < r.from || t >= r.until {
+		r.ctx, r.until = l.core.ResolveUntil(th.k.pid, th.k.tid, t)
+		r.th, r.from = th, t
 	}
-	q.ev.Ctx = l.run.ctx
-	return append(out, q.ev)
+	e.Ctx = l.run.ctx
 }
-
-func byLaunch(x, y pendGPU) int { return cmp.Compare(x.t, y.t) }
 
 func (l *linker) thread(k tkey) *thread {
 	if th := l.lastT; th != nil && th.k == k {
@@ -265,7 +309,7 @@ func (l *linker) add(e *tracer.Event, now int64) {
 			delete(l.waiting, k)
 			th := l.thread(tkey{e.PID, e.TID})
 			for _, w := range ws {
-				l.queue(th, pendGPU{t: e.Start, arrival: w.arrival, ev: w.ev})
+				l.queue(th, &w.ev, e.Start, w.arrival)
 			}
 		}
 	case e.Kind == tracer.KindCPUOp || e.Kind == tracer.KindRange:
@@ -297,7 +341,7 @@ func (l *linker) add(e *tracer.Event, now int64) {
 	case e.Kind.IsGPU() && e.Kind != tracer.KindGPURange:
 		if e.Corr != 0 {
 			if tid, t, ok := l.proc(e.PID).corr.get(e.Corr); ok {
-				l.queue(l.thread(tkey{e.PID, tid}), pendGPU{t: t, arrival: now, ev: *e})
+				l.queue(l.thread(tkey{e.PID, tid}), e, t, now)
 				return
 			}
 			k := ckey{e.PID, e.Corr}
@@ -307,7 +351,7 @@ func (l *linker) add(e *tracer.Event, now int64) {
 			return
 		}
 		if e.TID >= 0 {
-			l.queue(l.thread(tkey{e.PID, e.TID}), pendGPU{t: e.Start, arrival: now, ev: *e})
+			l.queue(l.thread(tkey{e.PID, e.TID}), e, e.Start, now)
 			return
 		}
 		l.out = append(l.out, *e)
@@ -319,7 +363,7 @@ func (l *linker) add(e *tracer.Event, now int64) {
 func (l *linker) pending() int {
 	n := 0
 	for _, th := range l.threads {
-		n += len(th.pending)
+		n += th.pending.len()
 	}
 	for _, ws := range l.waiting {
 		n += len(ws)
@@ -348,7 +392,7 @@ func (l *linker) tick(now, delayNs int64) {
 	}
 	l.compactWaitFIF()
 	for _, th := range l.threads {
-		if len(th.pending) > 0 && now-th.pending[0].arrival >= delayNs {
+		if th.pending.len() > 0 && now-th.pending.arrival[0] >= delayNs {
 			l.resolveOld(th, now-delayNs)
 		}
 	}
@@ -379,7 +423,7 @@ func (l *linker) flush(pid int32) {
 func (l *linker) giveUp(e tracer.Event, now int64) {
 	l.evicted++
 	if e.TID >= 0 {
-		l.queue(l.thread(tkey{e.PID, e.TID}), pendGPU{t: e.Start, arrival: now, ev: e})
+		l.queue(l.thread(tkey{e.PID, e.TID}), &e, e.Start, now)
 		return
 	}
 	e.Ctx = 0
@@ -412,36 +456,44 @@ func (l *linker) compactWaitFIF() {
 // resolveReady moves th's pending GPU events whose launch point lies before
 // its process's latest step end (all when force) to ready.
 func (l *linker) resolveReady(th *thread, force bool) {
-	if len(th.pending) == 0 {
+	if th.pending.len() == 0 {
 		return
 	}
 	p := l.procs[th.k.pid]
 	if !force && (p == nil || !p.hasStep) {
 		return
 	}
-	if len(th.ready) == 0 && (force || allBefore(th.pending, p.stepEnd)) {
+	if th.ready.len() == 0 && (force || allBefore(th.pending.t, p.stepEnd)) {
 		// Every event is covered (the rule: a step ends after what was
 		// launched in it): hand the queue over without copying.
 		l.markReady(th)
-		th.ready, th.pending = th.pending, th.ready[:0]
+		th.ready, th.pending = th.pending, th.ready
 		return
 	}
-	keep := th.pending[:0]
-	for _, q := range th.pending {
-		if force || q.t < p.stepEnd {
-			l.markReady(th)
-			th.ready = append(th.ready, q)
-		} else {
-			keep = append(keep, q)
-		}
-	}
-	th.pending = keep
+	l.moveWhere(th, func(i int) bool { return force || th.pending.t[i] < p.stepEnd })
 }
 
-// allBefore reports whether every event of ps was launched before t.
-func allBefore(ps []pendGPU, t int64) bool {
-	for i := range ps {
-		if ps[i].t >= t {
+// moveWhere moves th's pending events i for which ready(i) to its ready
+// queue, keeping the others in order.
+func (l *linker) moveWhere(th *thread, ready func(i int) bool) {
+	q := &th.pending
+	w := 0
+	for i := range q.ev {
+		if ready(i) {
+			l.markReady(th)
+			th.ready.pushFrom(q, i)
+			continue
+		}
+		q.ev[w], q.t[w], q.arrival[w] = q.ev[i], q.t[i], q.arrival[i]
+		w++
+	}
+	q.truncate(w)
+}
+
+// allBefore reports whether every launch point ts is before t.
+func allBefore(ts []int64, t int64) bool {
+	for _, x := range ts {
+		if x >= t {
 			return false
 		}
 	}
@@ -451,16 +503,7 @@ func allBefore(ps []pendGPU, t int64) bool {
 // resolveOld moves pending events that arrived before cutoff (wall ns) to
 // ready.
 func (l *linker) resolveOld(th *thread, cutoff int64) {
-	keep := th.pending[:0]
-	for _, p := range th.pending {
-		if p.arrival <= cutoff {
-			l.markReady(th)
-			th.ready = append(th.ready, p)
-		} else {
-			keep = append(keep, p)
-		}
-	}
-	th.pending = keep
+	l.moveWhere(th, func(i int) bool { return th.pending.arrival[i] <= cutoff })
 }
 
 // prune drops the intervals of (pid, tid) that ended long before the

@@ -94,8 +94,8 @@ func TestLinkerPendingBound(t *testing.T) {
 		l.add(&tracer.Event{Kind: tracer.KindKernel, Start: int64(i), Dur: 1, PID: 1, TID: 1}, 0)
 	}
 	l.endBatch()
-	if n != 5 || len(l.threads[tkey{1, 1}].pending) != 6 || l.early != 5 {
-		t.Fatalf("emitted %d, pending %d, early %d", n, len(l.threads[tkey{1, 1}].pending), l.early)
+	if n != 5 || l.threads[tkey{1, 1}].pending.len() != 6 || l.early != 5 {
+		t.Fatalf("emitted %d, pending %d, early %d", n, l.threads[tkey{1, 1}].pending.len(), l.early)
 	}
 }
 
