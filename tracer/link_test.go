@@ -181,11 +181,12 @@ func TestSortAppended(t *testing.T) {
 // Resolve gives at every time in [t, until), on the launching thread (with
 // operators and ranges) and on a thread without ranges (which takes the
 // step thread's), around steps with gaps between them and a zero-length
-// one and one nested in another, for random nested intervals.
+// one and one nested in another, for random nested intervals, attention
+// operators among them.
 func TestResolveUntil(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	strs := NewStrings()
-	names := []StrID{strs.Intern("a"), strs.Intern("b"), strs.Intern("c")}
+	names := []StrID{strs.Intern("a"), strs.Intern("b"), strs.Intern("aten::scaled_dot_product_attention")}
 	const span = 2000
 	var evs []Event
 	for range 60 {
@@ -195,6 +196,13 @@ func TestResolveUntil(t *testing.T) {
 			kind = KindCPUOp
 		}
 		evs = append(evs, Event{Kind: kind, Name: names[rng.IntN(3)], Start: s, Dur: rng.Int64N(200), PID: 1, TID: 1})
+	}
+	// Attention modules: a range around an attention operator and a
+	// later one, launches after the first within the range.
+	for b := int64(50); b < span; b += 330 {
+		evs = append(evs, Event{Kind: KindRange, Name: names[0], Start: b, Dur: 300, PID: 1, TID: 1},
+			Event{Kind: KindCPUOp, Name: names[2], Start: b + 50, Dur: 40, PID: 1, TID: 1},
+			Event{Kind: KindCPUOp, Name: names[1], Start: b + 150, Dur: 30, PID: 1, TID: 1})
 	}
 	for i, s := range []int64{100, 400, 700, 700, 1500, 1600} {
 		d := int64(250)
@@ -209,16 +217,21 @@ func TestResolveUntil(t *testing.T) {
 	}
 	fresh := func() *Linker {
 		l := NewLinker()
+		l.SetStrings(strs) // attention operators mark what follows them (AfterAttention)
 		for i := range evs {
 			l.Add(&evs[i])
 		}
 		return l
 	}
+	after := 0
 	for _, th := range [][2]int32{{1, 1}, {1, 2}, {2, 1}} {
 		pid, tid := th[0], th[1]
 		lu, lr := fresh(), fresh()
 		for at := int64(0); at < span; at += 7 {
 			ctx, until := lu.ResolveUntil(pid, tid, at)
+			if lu.Contexts[ctx].AfterAttention {
+				after++
+			}
 			if until <= at {
 				t.Fatalf("tid %d at %d: until %d", tid, at, until)
 			}
@@ -227,6 +240,101 @@ func TestResolveUntil(t *testing.T) {
 					t.Fatalf("pid %d tid %d: at %d the context holds until %d, but at %d it is %+v, not %+v", pid, tid, at, until, t2, lr.Contexts[got], lu.Contexts[ctx])
 				}
 			}
+		}
+	}
+	if after == 0 {
+		t.Error("no launch after an attention operator: the test does not cover AfterAttention")
+	}
+}
+
+// TestLinkAfterAttention: in two attention modules of one thread, laid
+// out as Qwen2Attention is in tracelens_h100_qwen15_sdpa_flash (q/k/v
+// linears, aten::scaled_dot_product_attention, the output linear), a
+// launch is AfterAttention exactly when the SDPA operator of its own
+// module instance ended before it: module 1 without sub-ranges, module 2
+// with its projections in "nn.Module: Linear" ranges (at its q_proj the
+// last SDPA is module 1's, whose range is closed; at its o_proj, its own,
+// whose range is open). Launches inside SDPA are not after it. Without
+// SetStrings (a Linker that cannot tell operators apart) nothing is.
+func TestLinkAfterAttention(t *testing.T) {
+	tr := NewTrace("test", "")
+	s := tr.Strings.Intern
+	var evs []Event
+	add := func(k Kind, name string, start, dur int64) {
+		evs = append(evs, Event{Kind: k, Name: s(name), Start: start, Dur: dur, PID: 1, TID: 7, Device: -1})
+	}
+	corr := uint64(0)
+	launch := func(at int64) int {
+		corr++
+		evs = append(evs, Event{Kind: KindRuntime, Name: s("cudaLaunchKernel"), Start: at, Dur: 1, PID: 1, TID: 7, Corr: corr, Device: -1})
+		evs = append(evs, Event{Kind: KindKernel, Name: s("k"), Start: 10_000 + at, Dur: 1, PID: 1, TID: -1, Corr: corr})
+		return len(evs) - 1
+	}
+	sdpa := func(at int64) {
+		add(KindCPUOp, "aten::scaled_dot_product_attention", at, 20)
+		add(KindCPUOp, "aten::_scaled_dot_product_flash_attention", at+1, 18)
+		add(KindCPUOp, "aten::_flash_attention_forward", at+2, 16)
+	}
+	type want struct {
+		i     int
+		after bool
+		what  string
+	}
+	var ws []want
+	// Module 1 [0, 100).
+	add(KindRange, "nn.Module: Qwen2Attention", 0, 100)
+	add(KindCPUOp, "aten::linear", 5, 10)
+	ws = append(ws, want{launch(8), false, "module 1 q_proj"})
+	sdpa(30)
+	ws = append(ws, want{launch(40), false, "module 1 flash kernel (inside SDPA)"})
+	add(KindCPUOp, "aten::linear", 70, 10)
+	ws = append(ws, want{launch(75), true, "module 1 o_proj"})
+	// Module 2 [100, 200), projections in Linear ranges.
+	add(KindRange, "nn.Module: Qwen2Attention", 100, 100)
+	add(KindRange, "nn.Module: Linear", 105, 10)
+	ws = append(ws, want{launch(108), false, "module 2 q_proj in a Linear range"})
+	sdpa(130)
+	add(KindRange, "nn.Module: Linear", 170, 10)
+	ws = append(ws, want{launch(175), true, "module 2 o_proj in a Linear range"})
+	// Between modules: the last SDPA's range is closed.
+	ws = append(ws, want{launch(202), false, "after module 2, outside it"})
+	tr.Events = evs
+	tr.Link()
+	for _, w := range ws {
+		c := tr.Contexts[tr.Events[w.i].Ctx]
+		if c.AfterAttention != w.after {
+			t.Errorf("%s: AfterAttention %v, want %v", w.what, c.AfterAttention, w.after)
+		}
+	}
+	// The same events through a Linker without names.
+	l := NewLinker()
+	for i := range evs {
+		l.Add(&evs[i])
+	}
+	if id := l.Resolve(1, 7, 75); l.Contexts[id].AfterAttention {
+		t.Errorf("a Linker without SetStrings says AfterAttention")
+	}
+}
+
+func TestIsAttentionOp(t *testing.T) {
+	for name, want := range map[string]bool{
+		"aten::scaled_dot_product_attention":                true,
+		"aten::_scaled_dot_product_flash_attention":         true,
+		"aten::_scaled_dot_product_efficient_attention":     true,
+		"aten::_scaled_dot_product_flash_attention_for_cpu": true,
+		"aten::_flash_attention_forward":                    true,
+		"aten::_efficient_attention_forward":                true,
+		"aten::softmax":                                     true,
+		"aten::_softmax":                                    true,
+		"aten::log_softmax":                                 false,
+		"aten::_log_softmax":                                false,
+		"aten::_softmax_backward_data":                      false,
+		"aten::linear":                                      false,
+		"aten::bmm":                                         false,
+		"nn.Module: Qwen2Attention":                         false,
+	} {
+		if got := IsAttentionOp(name); got != want {
+			t.Errorf("IsAttentionOp(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

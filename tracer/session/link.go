@@ -151,8 +151,9 @@ type proc struct {
 	corr     corrRing
 }
 
-func newLinker(emit func([]tracer.Event)) *linker {
+func newLinker(strs *tracer.Strings, emit func([]tracer.Event)) *linker {
 	core := tracer.NewLinker()
+	core.SetStrings(strs)
 	return &linker{
 		core:       core,
 		contexts:   core.Contexts,

@@ -19,7 +19,7 @@ import (
 func TestLinkerWithoutSteps(t *testing.T) {
 	strs := tracer.NewStrings()
 	var out []tracer.Event
-	l := newLinker(func(evs []tracer.Event) { out = append(out, evs...) })
+	l := newLinker(strs, func(evs []tracer.Event) { out = append(out, evs...) })
 	k, r, op := strs.Intern("k"), strs.Intern("outer"), strs.Intern("aten::mm")
 	const delay = 1000
 	ev := func(kind tracer.Kind, name tracer.StrID, start, dur int64, tid int32) *tracer.Event {
@@ -67,7 +67,7 @@ func TestLinkerWithoutSteps(t *testing.T) {
 func TestLinkerLateGPU(t *testing.T) {
 	strs := tracer.NewStrings()
 	var out []tracer.Event
-	l := newLinker(func(evs []tracer.Event) { out = append(out, evs...) })
+	l := newLinker(strs, func(evs []tracer.Event) { out = append(out, evs...) })
 	k, r, st := strs.Intern("k"), strs.Intern("fwd"), strs.Intern("step")
 	l.add(&tracer.Event{Kind: tracer.KindRuntime, Name: strs.Intern("cudaLaunchKernel"), Start: 15, Dur: 2, Corr: 4, PID: 1, TID: 1}, 0)
 	l.add(&tracer.Event{Kind: tracer.KindRange, Name: r, Start: 10, Dur: 20, PID: 1, TID: 1}, 0)
@@ -88,7 +88,7 @@ func TestLinkerLateGPU(t *testing.T) {
 // GPU events; the older half is linked early.
 func TestLinkerPendingBound(t *testing.T) {
 	n := 0
-	l := newLinker(func(evs []tracer.Event) { n += len(evs) })
+	l := newLinker(nil, func(evs []tracer.Event) { n += len(evs) })
 	l.maxPending = 10
 	for i := range 11 {
 		l.add(&tracer.Event{Kind: tracer.KindKernel, Start: int64(i), Dur: 1, PID: 1, TID: 1}, 0)
@@ -130,7 +130,7 @@ func TestLinkerMatchesTraceLink(t *testing.T) {
 		gpu(4, -1, 5004),
 	}
 	var out []tracer.Event
-	l := newLinker(func(evs []tracer.Event) { out = append(out, evs...) })
+	l := newLinker(tr.Strings, func(evs []tracer.Event) { out = append(out, evs...) })
 	for i := range tr.Events {
 		l.add(&tr.Events[i], 0)
 		l.endBatch()
@@ -197,7 +197,7 @@ func TestLinkerMatchesTraceLinkOnKineto(t *testing.T) {
 	}
 	slices.SortStableFunc(evs, func(a, b tracer.Event) int { return cmp.Compare(a.End(), b.End()) })
 	var out []tracer.Event
-	l := newLinker(func(evs []tracer.Event) { out = append(out, evs...) })
+	l := newLinker(tr.Strings, func(evs []tracer.Event) { out = append(out, evs...) })
 	for i := range evs {
 		evs[i].Ctx = 0
 		l.add(&evs[i], 0)

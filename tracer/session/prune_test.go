@@ -12,7 +12,7 @@ import (
 // need about (20,000 − 1,000) / 250 = 76 prunes, not 19,000.
 func TestLinkerPruneAmortized(t *testing.T) {
 	strs := tracer.NewStrings()
-	l := newLinker(func([]tracer.Event) {})
+	l := newLinker(strs, func([]tracer.Event) {})
 	l.maxIvs = 1000
 	name := strs.Intern("aten::mm")
 	for i := range 20000 {

@@ -187,7 +187,7 @@ func New(opts Options) *Session {
 	// A live session runs for hours: bound the cumulative aggregate's memory.
 	s.cum.SetPercentileCap(max(opts.PercentileCap, 0))
 	s.cum.SetBusySeal(max(opts.BusySealNs, 0))
-	s.link = newLinker(s.resolved)
+	s.link = newLinker(s.strs, s.resolved)
 	s.wg.Add(1)
 	go s.ticker()
 	return s
