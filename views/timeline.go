@@ -87,13 +87,14 @@ type Timeline struct {
 	w, h    int
 	focused bool
 	letters map[string]rune
+	maxDur  int64          // the longest op's DurNs (-1: not yet known for tl)
 	cpuDev  map[int32]bool // devices that are the host CPU (the built-in loop)
 	note    string         // said when no op is in view (SetNote)
 }
 
 // NewTimeline returns an empty timeline view, following.
 func NewTimeline(st *Styles) *Timeline {
-	return &Timeline{st: st, keys: DefaultTimelineKeyMap(), follow: true, auto: true, sel: -1, dragX: -1}
+	return &Timeline{st: st, keys: DefaultTimelineKeyMap(), follow: true, auto: true, sel: -1, dragX: -1, maxDur: -1}
 }
 
 func (t *Timeline) Title() string { return "Timeline" }
@@ -127,7 +128,9 @@ func (t *Timeline) SetSnapshot(*attrib.Snapshot) {}
 func (t *Timeline) SetTimeline(tl *attrib.Timeline, marks []TimelineMark) {
 	old := t.tl
 	t.tl, t.marks = tl, marks
-	t.letters = nil
+	if tl != old {
+		t.letters, t.maxDur = nil, -1
+	}
 	if tl == nil {
 		t.sel = -1
 		return
@@ -609,8 +612,20 @@ func (t *Timeline) Letter(cat string) rune {
 
 func (t *Timeline) assignLetters() {
 	tot := map[string]int64{}
+	// Neighbouring ops mostly share a category: their time is summed
+	// before it goes into the map.
+	cat, ns := "", int64(0)
 	for i := range t.tl.Ops {
-		tot[t.tl.Ops[i].Category] += t.tl.Ops[i].DurNs
+		o := &t.tl.Ops[i]
+		if i > 0 && o.Category != cat {
+			tot[cat] += ns
+			ns = 0
+		}
+		cat = o.Category
+		ns += o.DurNs
+	}
+	if len(t.tl.Ops) > 0 {
+		tot[cat] += ns
 	}
 	cats := make([]string, 0, len(tot))
 	for c := range tot {
@@ -1065,9 +1080,7 @@ func (t *Timeline) laneRow(l, gw int, pc int64) string {
 		who[i] = -1
 	}
 	end := t.from + pc*int64(gw)
-	// Ops are sorted by start; ops ending before the range are skipped
-	// cheaply enough for the bounded sizes a timeline holds.
-	for i := range ops {
+	for i := t.opsFrom(t.from); i < len(ops); i++ {
 		o := &ops[i]
 		if int(o.Lane) != l {
 			continue
@@ -1174,9 +1187,24 @@ func (t *Timeline) legendLines() []string {
 	return lines
 }
 
+// opsFrom is the index of the first op that can reach from or later:
+// ops are sorted by start, and none starts more than the longest op's
+// duration before from and reaches it.
+func (t *Timeline) opsFrom(from int64) int {
+	ops := t.tl.Ops
+	if t.maxDur < 0 {
+		t.maxDur = 0
+		for i := range ops {
+			t.maxDur = max(t.maxDur, ops[i].DurNs)
+		}
+	}
+	i, _ := slices.BinarySearchFunc(ops, from-t.maxDur, func(o attrib.TimelineOp, s int64) int { return cmp.Compare(o.StartNs, s) })
+	return i
+}
+
 // opsInView reports whether any op overlaps the visible range.
 func (t *Timeline) opsInView() bool {
-	for i := range t.tl.Ops {
+	for i := t.opsFrom(t.from); i < len(t.tl.Ops); i++ {
 		o := &t.tl.Ops[i]
 		if o.StartNs >= t.from+t.span {
 			break
