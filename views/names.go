@@ -98,7 +98,8 @@ func (n *kernelNames) same(rows kernelRows, at []int32) bool {
 			// move by one place.
 			j := -1
 			for _, p := range [3]int{k, k - 1, k + 1} {
-				if p >= 0 && p < len(prev) && r.Name == prev[p].Name && r.DisplayName == prev[p].DisplayName {
+				// Display names, shorter, first: a mismatch costs less.
+				if p >= 0 && p < len(prev) && r.DisplayName == prev[p].DisplayName && r.Name == prev[p].Name {
 					j = i + p - k
 					break
 				}
