@@ -88,9 +88,10 @@ type Timeline struct {
 	w, h    int
 	focused bool
 	letters map[string]rune
-	maxDur  int64          // the longest op's DurNs (-1: not yet known for tl)
-	cpuDev  map[int32]bool // devices that are the host CPU (the built-in loop)
-	note    string         // said when no op is in view (SetNote)
+	maxDur  int64                // the longest op's DurNs (-1: not yet known for tl)
+	paints  map[string][2]string // per category: its style's escapes before and after the text (paint)
+	cpuDev  map[int32]bool       // devices that are the host CPU (the built-in loop)
+	note    string               // said when no op is in view (SetNote)
 }
 
 // NewTimeline returns an empty timeline view, following.
@@ -668,6 +669,24 @@ func (t *Timeline) catStyle(c string) lipgloss.Style {
 	return p[int(h.Sum32()%uint32(len(p)))]
 }
 
+// paint is catStyle(cat).Render(s) for s of one line without escapes,
+// from the style's escape sequences rendered once per category (a lane
+// row has a block per op: rendering each costs more than the rest of the
+// row).
+func (t *Timeline) paint(cat, s string) string {
+	p, ok := t.paints[cat]
+	if !ok {
+		r := t.catStyle(cat).Render("x")
+		i := strings.IndexByte(r, 'x')
+		p = [2]string{r[:i], r[i+1:]}
+		if t.paints == nil {
+			t.paints = map[string][2]string{}
+		}
+		t.paints[cat] = p
+	}
+	return p[0] + s + p[1]
+}
+
 func (t *Timeline) View() string {
 	st := t.st
 	if t.tl == nil || !t.Available() {
@@ -1144,7 +1163,7 @@ func (t *Timeline) laneRow(l, gw int, pc int64) string {
 		if len(seg) > e-c {
 			seg = seg[:e-c]
 		}
-		s := t.catStyle(o.Category).Render(string(seg))
+		s := t.paint(o.Category, string(seg))
 		if i == t.sel {
 			// The selected block shows without colour too: ▓ for its letters.
 			for k := range seg {

@@ -32,3 +32,17 @@ func FuzzWidth(f *testing.F) {
 		}
 	})
 }
+
+// paint gives what the category's style renders, escapes included, for
+// block text as laneRow draws it.
+func TestTimelinePaint(t *testing.T) {
+	st := DefaultStyles()
+	tl := NewTimeline(&st)
+	for _, cat := range []string{"gemm", "attention", "memcpy", "", "optimizer", "copy"} {
+		for _, s := range []string{"g", "GGgg", "Ggemm_nt…gg", "▓▓"} {
+			if got, want := tl.paint(cat, s), tl.catStyle(cat).Render(s); got != want {
+				t.Errorf("paint(%q, %q) = %q, Render gives %q", cat, s, got, want)
+			}
+		}
+	}
+}
