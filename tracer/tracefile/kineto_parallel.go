@@ -54,8 +54,9 @@ type kparChunk struct {
 
 func (c *kparChunk) clean() bool { return c.stop == c.base+int64(len(c.buf)) && !c.sepDue }
 
-// parWorkers is how many chunks are parsed at once for an input of the
-// given options (1: in one pass).
+// parWorkers is how many goroutines read an input of the given options,
+// the reading one included (1: one pass); the others parse chunks while
+// the reading one records (GOMAXPROCS of them: a core each).
 func parWorkers(opts Options) int {
 	n := opts.workers
 	if n == 0 {
@@ -137,7 +138,8 @@ func (c *kparChunk) parse(path string, free chan []kparEvent) {
 }
 
 // eventsParallel reads the event array whose '[' was just consumed with
-// workers goroutines parsing chunks (see above).
+// workers goroutines in all: this one reading and recording, the others
+// parsing chunks (see above).
 func (d *kdec) eventsParallel(workers int) error {
 	s := d.s
 	chunkSize := kParChunk
@@ -154,7 +156,7 @@ func (d *kdec) eventsParallel(workers int) error {
 	// Chunks' buffers and records are used again once recorded.
 	freeEvs := make(chan []kparEvent, cap(jobs)+workers)
 	var freeBufs [][]byte
-	for range workers {
+	for range max(workers-1, 1) {
 		go func() {
 			for c := range jobs {
 				c.parse(d.path, freeEvs)
