@@ -379,12 +379,18 @@ func (th *linkThread) lastMark(t int64) int {
 	if len(th.marks) == 0 {
 		return -1
 	}
-	if th.marksN != len(th.marks) {
-		slices.SortStableFunc(th.marks, func(a, b span) int { return cmp.Compare(a.e, b.e) })
-		th.marksN = len(th.marks)
-	}
+	th.sortMarks()
 	i, _ := slices.BinarySearchFunc(th.marks, t+1, func(s span, t int64) int { return cmp.Compare(s.e, t) })
 	return i - 1
+}
+
+// sortMarks sorts th.marks by end (those appended since the last call
+// merged in).
+func (th *linkThread) sortMarks() {
+	if th.marksN != len(th.marks) {
+		sortAppended(th.marks, th.marksN, func(a, b span) int { return cmp.Compare(a.e, b.e) })
+		th.marksN = len(th.marks)
+	}
 }
 
 // afterAttention reports whether the range innermost around attention
@@ -407,10 +413,11 @@ func (th *linkThread) afterAttention(m int, t int64) bool {
 	return false
 }
 
-// sortRanges sorts th.rngs by start and fills th.rngUp: for each range,
-// the index of the innermost earlier range open at its start (-1: none).
+// sortRanges sorts th.rngs by start (those appended since the last call
+// merged in) and fills th.rngUp: for each range, the index of the
+// innermost earlier range open at its start (-1: none).
 func (th *linkThread) sortRanges() {
-	slices.SortStableFunc(th.rngs, cmpSpan)
+	sortAppended(th.rngs, th.rngsN, cmpSpan)
 	th.rngsN = len(th.rngs)
 	th.rngUp = slices.Grow(th.rngUp[:0], len(th.rngs))[:len(th.rngs)]
 	var open []int32
@@ -764,9 +771,12 @@ func (l *Linker) Prune(pid, tid int32, cut int64, maxKeep int) (forgotEnd int64,
 	}
 	// Ranges and attention operators are pruned by the same cut, so
 	// that a launch after it sees the same AfterAttention.
+	th.sortMarks()
+	th.sortRanges()
 	th.rngs = slices.DeleteFunc(th.rngs, func(s span) bool { return s.e < cut })
 	th.marks = slices.DeleteFunc(th.marks, func(s span) bool { return s.e < cut })
-	th.rngsN, th.marksN = -1, -1
+	th.marksN = len(th.marks)
+	th.rngsN = 0 // sorted still, but rngUp's indices moved: refilled
 	th.sortedN = len(th.ivs)
 	th.valid = false
 	l.cacheOK = false
