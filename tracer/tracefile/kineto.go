@@ -512,8 +512,18 @@ func (d *kdec) events() error {
 			}
 		}
 		if c != '{' {
-			return d.errAt(s.off(), "", fmt.Sprintf("expected '{' starting trace event %d, found %s", idx, kQuoteByte(c)),
-				"each element of traceEvents must be an event object", nil)
+			if idx == 0 {
+				return d.errAt(s.off(), "", fmt.Sprintf("expected '{' starting trace event %d, found %s", idx, kQuoteByte(c)),
+					"each element of traceEvents must be an event object", nil)
+			}
+			// A stray value among events costs itself only.
+			at := s.off()
+			if _, _, _, _, err := s.value(); err != nil {
+				return d.wrap(err, "", fmt.Sprintf("element %d of the event array", idx))
+			}
+			d.skipBad(d.errAt(at, "", fmt.Sprintf("element %d of the event array is %s, not an event object", idx, kQuoteByte(c)), "", nil).Error())
+			d.nEvents++
+			continue
 		}
 		if err := d.event(); err != nil {
 			return err
@@ -1080,8 +1090,16 @@ func (d *kdec) record(start int64) error {
 		return nil
 	}
 	if ev.ph == 0 {
-		return d.errAt(start, "ph", fmt.Sprintf("event %d has no \"ph\" (phase) field", d.nEvents),
+		e := d.errAt(start, "ph", fmt.Sprintf("event %d has no \"ph\" (phase) field", d.nEvents),
 			"every trace event needs a phase such as \"X\"; the file may not be a trace", nil)
+		if d.nEvents == 0 {
+			return e
+		}
+		// After the first event the file is a trace: one event without
+		// a phase costs itself only.
+		e.Hint = ""
+		d.skipBad(e.Error())
+		return nil
 	}
 	ph := ev.ph
 	if ev.bad != nil && ph != 'M' {
