@@ -75,9 +75,10 @@ func limitFlags(c *cobra.Command) {
 	}
 	f := c.Flags()
 	if imports {
-		f.Uint64(tracefile.MaxRecordingEventsFlag, 0, "events and counters one recording import may hold (0 = no limit; default max(2,097,152, 32 per byte of the file); env "+tracefile.MaxRecordingEventsEnv+")")
+		f.Uint64(tracefile.MaxRecordingEventsFlag, 0, fmt.Sprintf("events and counters one recording import may hold (0 = no limit; default %d, about %d bytes each; env %s)", tracefile.MaxRecordingEvents, tracefile.RecordingEventBytes, tracefile.MaxRecordingEventsEnv))
+		f.Uint64(tracefile.MaxEventsFlag, 0, fmt.Sprintf("events one Kineto JSON import read whole may hold (report streams large ones; 0 = no limit; default %d, about %d bytes each; env %s)", tracefile.MaxKinetoEvents, tracefile.KinetoEventBytes, tracefile.MaxEventsEnv))
 		f.Duration(tracefile.SQLiteTimeoutFlag, 0, "how long the queries of one SQLite import may run (0 = no limit; default 10m; env "+tracefile.SQLiteTimeoutEnv+")")
-		f.Uint64(tracefile.MaxCSVRowsFlag, 0, "data rows one import of a gzipped CSV, and buffer records one import of a rocprofv3 JSON, may read (0 = no limit; default max(524,288, 1 per 2 bytes of the file; JSON: 1 per 16 bytes plain, 1 per 2 gzipped); env "+tracefile.MaxCSVRowsEnv+")")
+		f.Uint64(tracefile.MaxCSVRowsFlag, 0, fmt.Sprintf("data rows one CSV import, and buffer records one rocprofv3 JSON import, may read (0 = no limit; default %d rows, about %d bytes each; JSON %d records, about %d bytes each; env %s)", tracefile.MaxCSVRows, tracefile.CSVRowBytes, tracefile.MaxJSONRecords, tracefile.JSONRecordBytes, tracefile.MaxCSVRowsEnv))
 		f.Int64(tracefile.MaxSQLiteCopyFlag, 0, "bytes of the temporary uncompressed copy of a gzipped SQLite file (0 = no limit; default 8 GiB; env "+tracefile.MaxSQLiteCopyEnv+")")
 	}
 	if sessions {
@@ -104,6 +105,10 @@ func applyLimitFlags(c *cobra.Command) error {
 	if f.Changed(tracefile.MaxRecordingEventsFlag) {
 		n, _ := f.GetUint64(tracefile.MaxRecordingEventsFlag)
 		tracefile.SetMaxRecordingEvents(n)
+	}
+	if f.Changed(tracefile.MaxEventsFlag) {
+		n, _ := f.GetUint64(tracefile.MaxEventsFlag)
+		tracefile.SetMaxEvents(n)
 	}
 	if f.Changed(tracefile.MaxCSVRowsFlag) {
 		n, _ := f.GetUint64(tracefile.MaxCSVRowsFlag)

@@ -121,10 +121,13 @@ func ReadKineto(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 	}
 	if d.stream != nil {
 		d.stream.start(d, opts)
-	} else if n := kEstimateEvents(opts); n > 4096 {
-		// One array, sized from the file: pages past the real count are
-		// never touched, so they cost address space, not memory.
-		d.cur = make([]tracer.Event, 0, n)
+	} else {
+		d.maxEvents, d.maxWhy = kinetoBudget()
+		if n := kEstimateEvents(opts, d.maxEvents); n > 4096 {
+			// One array, sized from the file: pages past the real count
+			// are never touched, so they cost address space, not memory.
+			d.cur = make([]tracer.Event, 0, n)
+		}
 	}
 	err := d.run()
 	t := d.finish()
@@ -198,6 +201,11 @@ type kdec struct {
 	kGpuLabel map[int32]int32 // pid → device from process_labels "GPU N"
 	needDev   []int32         // GPU events whose device came from the pid
 	stream    *kstream        // non-nil: events go window by window to the stream (kineto_stream.go)
+	// maxEvents bounds the events a whole read keeps (kinetoBudget; 0:
+	// none); past it over stops the reading, the events before kept.
+	maxEvents int
+	maxWhy    string
+	over      *Error
 	sawEvents bool
 }
 
@@ -1082,6 +1090,9 @@ func (d *kdec) record(start int64) error {
 	if d.stream != nil && d.stream.err != nil {
 		return d.stream.err // the input cannot be streamed exactly: stop reading
 	}
+	if d.over != nil {
+		return d.over
+	}
 	ev := &d.ev
 	if d.nEvents == 0 && ev.ph == 0 && !ev.hasTs && !ev.hasDur && ev.name.kind == 0 && ev.cat.kind == 0 && ev.pid.kind == 0 && ev.tid.kind == 0 {
 		// rocprof v1 JSON starts its traceEvents with an empty object {};
@@ -1254,6 +1265,14 @@ func (d *kdec) add(e tracer.Event, fromPid bool) {
 		d.stream.add(d, e, fromPid)
 		return
 	}
+	if d.maxEvents > 0 && d.nOut >= d.maxEvents {
+		if d.over == nil {
+			d.over = d.errAt(d.s.off(), "", fmt.Sprintf("the file holds more than %d events (%s): the events before this point are kept", d.maxEvents, d.maxWhy),
+				fmt.Sprintf("`rlktop report` streams a Kineto file of %d MiB or more (decoded) without this limit; to read it whole, pass --%s N or set %s to a larger number (0: no limit; each event takes about %d bytes at a report's peak)",
+					StreamMinBytes>>20, MaxEventsFlag, MaxEventsEnv, KinetoEventBytes), nil)
+		}
+		return
+	}
 	if fromPid {
 		d.needDev = append(d.needDev, int32(d.nOut))
 	}
@@ -1280,12 +1299,16 @@ func (d *kdec) add(e tracer.Event, fromPid bool) {
 // skipped), so uncompressed/200 leaves room; gzip is taken to shrink
 // Kineto JSON 25-fold (they compress 12-20×). An estimate that proves low
 // only means the events continue in chunks.
-func kEstimateEvents(opts Options) int {
+func kEstimateEvents(opts Options, max int) int {
 	size := opts.FileSize
 	if opts.Gzipped {
 		size *= 25
 	}
-	return int(min(size/200, 64<<20))
+	n := int(min(size/200, 64<<20))
+	if max > 0 {
+		n = min(n, max)
+	}
+	return n
 }
 
 // joinEvents moves the chunks into Trace.Events (exact size).

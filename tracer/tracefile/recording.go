@@ -38,7 +38,7 @@ func sniffRecording(head []byte) bool { return bytes.HasPrefix(head, wire.Magic[
 // limit and RLKTOP_MAX_RECORDING_EVENTS.
 func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 	rs := &recSink{t: tracer.NewTrace("rlktop", path), path: path, dropped: map[int]uint64{}}
-	rs.budget, rs.budgetWhy = recordingBudget(opts.FileSize)
+	rs.budget, rs.budgetWhy = recordingBudget()
 	t := rs.t
 	dec := wire.NewDecoder(r)
 	bad := func(err error) error {
@@ -128,7 +128,7 @@ func (rs *recSink) Reserve(ty wire.Type, n uint64, off int64) error {
 	}
 	return &Error{Path: rs.path, Offset: off, Field: "count",
 		Msg:  fmt.Sprintf("the recording would hold more than %d events and counters (%s): kept the %d before a %s frame declaring %d", rs.budget, rs.budgetWhy, held, what, n),
-		Hint: fmt.Sprintf("a file this small holding that many is almost surely crafted or damaged; to read it anyway, pass --%s N or set %s to a larger number (each event takes 72 bytes of memory)", MaxRecordingEventsFlag, MaxRecordingEventsEnv)}
+		Hint: fmt.Sprintf("to read it all, pass --%s N or set %s to a larger number (0: no limit; each event takes about %d bytes at a report's peak)", MaxRecordingEventsFlag, MaxRecordingEventsEnv, RecordingEventBytes)}
 }
 
 func (rs *recSink) Hello(h *wire.Hello, relayed bool) error {
@@ -234,25 +234,11 @@ func addHello(t *tracer.Trace, h *wire.Hello, n int) {
 // of the default of recordingBudget; 0 means no limit.
 const MaxRecordingEventsEnv = "RLKTOP_MAX_RECORDING_EVENTS"
 
-// Default recording budget: MinRecordingEvents, or RecordingEventsPerByte
-// per byte of the file as stored (compressed), whichever is larger. An
-// event is 72 bytes in memory (about 180 bytes at the peak of a report),
-// so the floor is about 150 MB of events. A synthetic loop of identical
-// steps (1,000 kernels a step, no jitter, the BenchmarkReadRecording
-// stream) gzips to 12 events per byte; real recordings, with jittered
-// times, to far fewer. 32 per byte leaves a margin over that and still
-// stops a file of 16 MiB frames of zeros (gzip shrinks them about 1000
-// times), which held 4.5 GiB from an 82 KB file in the issue-16 trial.
-const (
-	MinRecordingEvents     = 2 << 20
-	RecordingEventsPerByte = 32
-)
-
 // recordingBudget returns how many events and counters one recording
 // import may hold, and why (for the message): --max-recording-events
-// (SetMaxRecordingEvents), else RLKTOP_MAX_RECORDING_EVENTS when set (0: no limit), else the default above for a file of fileSize
-// bytes as stored (0 unknown: the floor).
-func recordingBudget(fileSize int64) (uint64, string) {
+// (SetMaxRecordingEvents), else RLKTOP_MAX_RECORDING_EVENTS when set (0:
+// no limit), else MaxRecordingEvents (limits.go).
+func recordingBudget() (uint64, string) {
 	if p := setRecordingEvents.Load(); p != nil {
 		if *p == 0 {
 			return ^uint64(0), "--" + MaxRecordingEventsFlag + "=0"
@@ -267,13 +253,9 @@ func recordingBudget(fileSize int64) (uint64, string) {
 			return n, MaxRecordingEventsEnv + "=" + v
 		}
 	}
-	b := uint64(MinRecordingEvents)
-	if fileSize > 0 && uint64(fileSize) > b/RecordingEventsPerByte {
-		b = uint64(fileSize) * RecordingEventsPerByte
-	}
-	why := fmt.Sprintf("the default limit: the larger of %d and %d per byte of the %d-byte file", MinRecordingEvents, RecordingEventsPerByte, fileSize)
+	why := fmt.Sprintf("the default limit: %d MiB at about %d bytes an event", DefaultImportBytes>>20, RecordingEventBytes)
 	if v := os.Getenv(MaxRecordingEventsEnv); v != "" {
 		why = fmt.Sprintf("%s=%q is not a whole number, so %s", MaxRecordingEventsEnv, v, why)
 	}
-	return b, why
+	return MaxRecordingEvents, why
 }

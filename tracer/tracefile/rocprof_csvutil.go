@@ -29,7 +29,7 @@ type csvTable struct {
 	rowErr error // the last error about one row's values (errAt)
 	bad    int   // rows skipped for a bad value (readRows)
 	rows   int64 // data rows read
-	// maxRows bounds the data rows of a compressed file (csvRowBudget;
+	// maxRows bounds the data rows (csvRowBudget;
 	// 0: none); maxWhy says where the bound came from.
 	maxRows int64
 	maxWhy  string
@@ -43,9 +43,7 @@ func newCSVTable(r io.Reader, path string, skip int, opts Options) (*csvTable, e
 	cr.LazyQuotes = true
 	cr.ReuseRecord = false
 	t := &csvTable{path: path, r: cr, col: map[string]int{}}
-	if opts.Gzipped {
-		t.maxRows, t.maxWhy = csvRowBudget(opts.FileSize)
-	}
+	t.maxRows, t.maxWhy = csvRowBudget()
 	for i := 0; ; i++ {
 		rec, err := cr.Read()
 		if err != nil {
@@ -104,8 +102,8 @@ func (t *csvTable) next() (ok bool, err error) {
 			continue
 		}
 		if t.rows++; t.maxRows > 0 && t.rows > t.maxRows {
-			return false, &Error{Path: t.path, Offset: -1, Line: t.line, Msg: fmt.Sprintf("the compressed file holds more than %d rows (%s): the rows before this line are kept", t.maxRows, t.maxWhy),
-				Hint: fmt.Sprintf("a file this small holding that many is almost surely crafted or repeated rows; to read it anyway, pass --%s N or set %s to a larger number (0: no limit; each row takes about 72 bytes of memory, 300 at a report's peak)", MaxCSVRowsFlag, MaxCSVRowsEnv)}
+			return false, &Error{Path: t.path, Offset: -1, Line: t.line, Msg: fmt.Sprintf("the file holds more than %d rows (%s): the rows before this line are kept", t.maxRows, t.maxWhy),
+				Hint: fmt.Sprintf("to read it all, pass --%s N or set %s to a larger number (0: no limit; each row takes about %d bytes at a report's peak)", MaxCSVRowsFlag, MaxCSVRowsEnv, CSVRowBytes)}
 		}
 		t.rec = rec
 		return true, nil
