@@ -1,0 +1,118 @@
+package session
+
+import (
+	"encoding/binary"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rlktop/rlktop/tracer/wire"
+)
+
+// traceFileFrame is a TraceFile frame's payload (tracer/wire/FORMAT.md:
+// format, path as strings, first and last step as zigzag varints).
+func traceFileFrame(format, path string, first, last int64) []byte {
+	var p []byte
+	for _, s := range []string{format, path} {
+		p = binary.AppendUvarint(p, uint64(len(s)))
+		p = append(p, s...)
+	}
+	p = binary.AppendVarint(p, first)
+	p = binary.AppendVarint(p, last)
+	return p
+}
+
+// A client's TraceFile frame naming a FIFO, a symbolic link or a file
+// outside a private rlktop-kineto-* folder is refused with a warning, and
+// the session still closes at once (a FIFO at a window path blocked the
+// import for ever and rlktop never exited). A real window in the agent's
+// private folder is still imported and removed.
+func TestTraceFileOnlyRegularPrivate(t *testing.T) {
+	priv, err := os.MkdirTemp("", "rlktop-kineto-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(priv)
+	open, err := os.MkdirTemp("", "rlktop-kineto-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(open)
+	os.Chmod(open, 0o777)
+	fifo := filepath.Join(priv, "window-1.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Whatever happens, nothing stays blocked on the FIFO after the test.
+	defer func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	}()
+	window := `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":5}]}`
+	good := filepath.Join(priv, "window-2.json")
+	os.WriteFile(good, []byte(window), 0o600)
+	link := filepath.Join(priv, "window-3.json")
+	os.Symlink(good, link)
+	public := filepath.Join(open, "window-4.json")
+	os.WriteFile(public, []byte(window), 0o666)
+
+	sess := New(Options{})
+	a, b := net.Pipe()
+	sess.AddConn(a)
+	w := wire.NewWriter(b)
+	go func() {
+		w.Hello(&wire.Hello{Source: "python", PID: 7})
+		for i, p := range []string{fifo, link, public, good} {
+			w.WriteFrame(wire.TypeTraceFile, 0, traceFileFrame("kineto", p, int64(i), int64(i)))
+		}
+		w.Flush()
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	var warns []string
+	for time.Now().Before(deadline) {
+		st := sess.Snapshot()
+		warns = st.Warnings
+		if len(warns) >= 3 && sess.windowsImported() == 1 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, want := range []string{fifo + " not imported: not a regular file", link + " not imported", public + " not imported: its folder is not the agent's private directory"} {
+		found := false
+		for _, w := range warns {
+			found = found || strings.Contains(w, want)
+		}
+		if !found {
+			t.Errorf("no warning containing %q in %q", want, warns)
+		}
+	}
+	if n := sess.windowsImported(); n != 1 {
+		t.Errorf("%d windows imported, want the one real window", n)
+	}
+	if _, err := os.Stat(good); !os.IsNotExist(err) {
+		t.Errorf("the imported window is still there (%v)", err)
+	}
+	if _, err := os.Lstat(fifo); err != nil {
+		t.Errorf("the FIFO was removed: %v", err)
+	}
+	b.Close()
+	done := make(chan struct{})
+	go func() { sess.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the session does not close: an import is blocked")
+	}
+}
+
+// windowsImported is how many trace windows the session merged.
+func (s *Session) windowsImported() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.windows
+}
