@@ -224,10 +224,12 @@ func checkRunSteps(c *cobra.Command, args []string) error {
 func checkRecordOutput(c *cobra.Command, _ []string) error {
 	out, _ := c.Flags().GetString("output")
 	force, _ := c.Flags().GetBool("force")
-	if out == "" || force {
+	if out == "" {
 		return nil
 	}
-	st, err := os.Stat(out)
+	// Lstat: a symbolic link at the name (dangling or not) is what is
+	// there; the recording never writes through it.
+	st, err := os.Lstat(out)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
@@ -235,8 +237,21 @@ func checkRecordOutput(c *cobra.Command, _ []string) error {
 		return fmt.Errorf("record -o %s: %w", out, err)
 	case st.IsDir():
 		return fmt.Errorf("record -o %s: is a directory; give a file name (e.g. -o %s/run.rlk)", out, strings.TrimSuffix(out, "/"))
+	case !force && st.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("record -o %s: a symbolic link is there; pass --force to replace the link (its target is never written) or choose another name", out)
+	case !force:
+		return fmt.Errorf("record -o %s: the file exists (%s); pass --force to overwrite it or choose another name", out, units.Bytes(st.Size()))
+	case st.Mode().IsRegular() || st.Mode()&fs.ModeSymlink != 0:
+		// The recording creates a new file (session.RecordFile: O_EXCL):
+		// the old one, or the link, is removed, never written through.
+		if err := os.Remove(out); err != nil {
+			return fmt.Errorf("record -o %s --force: %w", out, err)
+		}
+		return nil
+	case st.Mode()&fs.ModeCharDevice != 0 || st.Mode().Type() == fs.ModeNamedPipe:
+		return nil // written in place (RecordFile)
 	}
-	return fmt.Errorf("record -o %s: the file exists (%s); pass --force to overwrite it or choose another name", out, units.Bytes(st.Size()))
+	return fmt.Errorf("record -o %s: not a regular file (%v); give a file name", out, st.Mode().Type())
 }
 
 // complete registers shell completion of the values of --by, --format,

@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlktop/rlktop/internal/fileout"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/cupti/launch"
 	"github.com/rlktop/rlktop/tracer/wire"
@@ -85,7 +85,9 @@ func (rf *runFlags) listenRanks(live *loop.Live) (string, error) {
 		return "", fmt.Errorf("--listen %s: %w", rf.listen, err)
 	}
 	if rf.listenFile != "" {
-		if err := os.WriteFile(rf.listenFile, []byte(addr+"\n"), 0o600); err != nil {
+		// A private temporary file renamed into place: a link or another
+		// user's file planted at the name is replaced, never written to.
+		if err := fileout.WritePrivate(rf.listenFile, []byte(addr+"\n")); err != nil {
 			return "", fmt.Errorf("--listen-file: %w", err)
 		}
 	}

@@ -104,3 +104,33 @@ func writeInPlace(path string, write func(io.Writer) error) error {
 	}
 	return nil
 }
+
+// WritePrivate writes data to path as a file of mode 0600 only its owner
+// can read: a private temporary file beside path, renamed over it. A
+// symbolic link or another user's file at path is replaced, never written
+// through (where the folder's sticky bit forbids replacing another user's
+// file, the rename's error is returned).
+func WritePrivate(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("cannot create a file in %s: %w", dir, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("cannot move the finished file to %s: %w", path, err)
+	}
+	return nil
+}

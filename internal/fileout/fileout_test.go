@@ -111,3 +111,37 @@ func TestWriteKeepsMode(t *testing.T) {
 		t.Errorf("mode %v (%v), want 0600 kept", fi.Mode().Perm(), err)
 	}
 }
+
+// TestWritePrivate: a symbolic link planted at the name is replaced by a
+// 0600 file and its target never written (os.WriteFile wrote the token
+// through it); a file of mode 0666 there becomes the 0600 file.
+func TestWritePrivate(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "victim")
+	link := filepath.Join(dir, "listen.txt")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := WritePrivate(link, []byte("secret\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(target); !os.IsNotExist(err) {
+		t.Errorf("the link's target was created (%v)", err)
+	}
+	fi, err := os.Lstat(link)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s is %v (%v), want a regular 0600 file", link, fi.Mode(), err)
+	}
+	open := filepath.Join(dir, "open.txt")
+	os.WriteFile(open, []byte("x"), 0o666)
+	os.Chmod(open, 0o666)
+	if err := WritePrivate(open, []byte("secret\n")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(open); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("pre-created 0666 file: mode %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+	if b, _ := os.ReadFile(open); string(b) != "secret\n" {
+		t.Errorf("holds %q", b)
+	}
+}

@@ -116,3 +116,36 @@ func (s *Session) windowsImported() int {
 	defer s.mu.Unlock()
 	return s.windows
 }
+
+// RecordFile never writes through a link or over a file already at the
+// name: a dangling link's target is not created (os.Create created it),
+// an existing file is left as it was; a device is written in place.
+func TestRecordFileRefusesLinks(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "victim")
+	link := filepath.Join(dir, "run.rlk")
+	os.Symlink(target, link)
+	sess := New(Options{})
+	defer sess.Close()
+	if err := sess.RecordFile(link); err == nil {
+		t.Error("a dangling link: no error")
+		sess.StopRecording()
+	}
+	if _, err := os.Lstat(target); !os.IsNotExist(err) {
+		t.Errorf("the link's target was created (%v)", err)
+	}
+	old := filepath.Join(dir, "old.rlk")
+	os.WriteFile(old, []byte("precious"), 0o644)
+	if err := sess.RecordFile(old); err == nil {
+		t.Error("an existing file: no error")
+		sess.StopRecording()
+	}
+	if b, _ := os.ReadFile(old); string(b) != "precious" {
+		t.Errorf("the existing file now holds %q", b)
+	}
+	if err := sess.RecordFile(os.DevNull); err != nil {
+		t.Errorf("%s: %v", os.DevNull, err)
+	} else if _, err := sess.StopRecording(); err != nil {
+		t.Errorf("%s: %v", os.DevNull, err)
+	}
+}

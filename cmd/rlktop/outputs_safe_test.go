@@ -1,0 +1,40 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRecordNeverFollowsLinks: `record -o` at a dangling symbolic link
+// fails without --force and creates nothing (the target was created);
+// with --force the link itself is replaced by the recording and its
+// target is still never created (it was truncated or created).
+func TestRecordNeverFollowsLinks(t *testing.T) {
+	bin := needRecordBin(t)
+	dir := t.TempDir()
+	target := filepath.Join(dir, "victim")
+	link := filepath.Join(dir, "run.rlk")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, append([]string{"record", "-o", link, "--steps", "2"}, tinyLoop...)...).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "a symbolic link is there") {
+		t.Errorf("without --force: %v\n%s", err, out)
+	}
+	if _, err := os.Lstat(target); !os.IsNotExist(err) {
+		t.Fatalf("the link's target was created (%v)", err)
+	}
+	out, err = exec.Command(bin, append([]string{"record", "--force", "-o", link, "--steps", "2"}, tinyLoop...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("with --force: %v\n%s", err, out)
+	}
+	if _, err := os.Lstat(target); !os.IsNotExist(err) {
+		t.Errorf("with --force the link's target was created (%v)", err)
+	}
+	if fi, err := os.Lstat(link); err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+		t.Errorf("%s after --force: %v (%v), want the recording", link, fi.Mode(), err)
+	}
+}
