@@ -39,7 +39,8 @@ to its --listen-file). Anyone who has the token can send events to the
 session: pass it the way you pass other secrets.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !strings.HasPrefix(connect, "tcp:") || !strings.Contains(connect, "#") {
+			hostport, token, hasToken := strings.Cut(strings.TrimPrefix(connect, "tcp:"), "#")
+			if !strings.HasPrefix(connect, "tcp:") || !hasToken || strings.TrimSpace(token) == "" || hostport == "" {
 				return fmt.Errorf("--connect %q: give the address 'rlktop run --listen' printed, tcp:HOST:PORT#TOKEN (%w)", connect, wire.ErrAuth)
 			}
 			plan, err := launch.Prepare(launch.Options{Socket: connect, Trace: !untraced, CacheDir: cacheDir, Env: []string{}})

@@ -38,3 +38,13 @@ func TestRecordNeverFollowsLinks(t *testing.T) {
 		t.Errorf("%s after --force: %v (%v), want the recording", link, fi.Mode(), err)
 	}
 }
+
+// TestAgentEnvRefusesEmptyToken: an address whose token is empty is
+// refused (it was accepted and printed).
+func TestAgentEnvRefusesEmptyToken(t *testing.T) {
+	for _, a := range []string{"tcp:127.0.0.1:29600#", "tcp:127.0.0.1:29600# ", "tcp:#abc"} {
+		if out, err := execRoot(t, "agent-env", "--connect", a); err == nil {
+			t.Errorf("--connect %q accepted:\n%s", a, out)
+		}
+	}
+}

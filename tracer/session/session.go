@@ -417,6 +417,12 @@ func (s *Session) Snapshot() *State {
 			agentStrs.Intern(s.agentStrs.Get(tracer.StrID(id)))
 		}
 	}
+	for _, srv := range s.servers {
+		if a := srv.AuthStats(); a.Refused() > 0 {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("--listen %s: %d connections refused (%d with a wrong token or handshake, %d sent no token within %v, %d evicted by newer ones past %d pending, %d from one address); %d authenticated",
+				srv.ListenAddr(), a.Refused(), a.BadToken, a.TimedOut, wire.AuthTimeout, a.Evicted, wire.MaxPendingAuth, wire.MaxPendingPerPeer, a.Accepted))
+		}
+	}
 	if s.link.early > 0 {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("%d GPU events were linked before their step ended (too many waiting on one thread); their stage may be missing", s.link.early))
 	}

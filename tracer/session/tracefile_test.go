@@ -149,3 +149,30 @@ func TestRecordFileRefusesLinks(t *testing.T) {
 		t.Errorf("%s: %v", os.DevNull, err)
 	}
 }
+
+// Connections refused by --listen (here one with a wrong token) are
+// counted and said in the session's warnings (nothing was logged).
+func TestListenRefusalsShown(t *testing.T) {
+	sess := New(Options{})
+	defer sess.Close()
+	addr, err := sess.ListenTCP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := addr[:len(addr)-32] + strings.Repeat("0", 32)
+	c, err := wire.Dial(bad, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, w := range sess.Snapshot().Warnings {
+			if strings.Contains(w, "1 connections refused (1 with a wrong token") {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("no warning about the refused connection: %q", sess.Snapshot().Warnings)
+}
