@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -279,6 +280,11 @@ func (l *Live) spec() (Spec, error) {
 		} else if banner != "" && !noTracer {
 			banner += "; a Python command still reports steps, stages and flags, and operators from torch.profiler windows (2 of every 10 steps)"
 		}
+	}
+	if filepath.IsAbs(l.addr) {
+		// The windows' folder inside the session's private socket
+		// directory, which Session.Close removes.
+		env = Environ(env, map[string]string{pyagent.EnvKinetoDir: filepath.Dir(l.addr)})
 	}
 	l.Banner = banner
 	l.env = diffEnv(os.Environ(), env)

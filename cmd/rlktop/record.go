@@ -131,6 +131,7 @@ wait:
 	exit := live.Sup.Status()
 	live.Finish(loop.ExitStatus(exit))
 	st := live.Session.Snapshot()
+	warnSession(stderr, st)
 	ri, recErr := live.Session.StopRecording()
 	var dur time.Duration
 	if !ri.Started.IsZero() {

@@ -251,6 +251,7 @@ wait:
 		return err
 	}
 	warnConnErrors(stderr, st)
+	warnSession(stderr, st)
 	if len(o.Command) > 0 && !interrupted && !stoppedByUs {
 		if line := childEndLine(o.Command, exit, st.StepsPerRank()); line != "" {
 			fmt.Fprintln(stderr, "rlktop:", line)
@@ -310,6 +311,14 @@ func warnConnErrors(w io.Writer, st *session.State) {
 		if c.Err != "" {
 			fmt.Fprintf(w, "rlktop: warning: %s\n", connErrText(c))
 		}
+	}
+}
+
+// warnSession prints the session's warnings (the agent's, a trace
+// window's import, --listen refusals), which the TUI lists under W.
+func warnSession(w io.Writer, st *session.State) {
+	for _, m := range st.Warnings {
+		fmt.Fprintf(w, "rlktop: warning: %s\n", escape.Control(m))
 	}
 }
 

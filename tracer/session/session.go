@@ -145,6 +145,8 @@ type Session struct {
 	version   uint64 // bumped on every change
 	winVer    uint64 // version the window snapshot was built at
 	forceWin  bool   // rebuild the window at the next Snapshot (Reset)
+	// refusedSeen: the --listen refusals the last Snapshot saw.
+	refusedSeen uint64
 
 	// Guarded by snapMu (Snapshot runs one at a time, mostly outside mu).
 	snapMu   sync.Mutex
@@ -324,6 +326,15 @@ func (s *Session) Snapshot() *State {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	s.mu.Lock()
+	var refused uint64
+	for _, srv := range s.servers {
+		refused += srv.AuthStats().Refused()
+	}
+	if refused != s.refusedSeen {
+		// Counted by the listener, not under mu: a new refusal is news.
+		s.refusedSeen = refused
+		s.version++
+	}
 	if s.cache != nil && s.cacheVer == s.version && s.winVer == s.version {
 		s.mu.Unlock()
 		return s.cache

@@ -61,6 +61,15 @@ func (s *Session) importTraceFile(c *conn, tf wire.TraceFile) {
 		return
 	}
 	var base int64
+	if len(tr.Warnings) > 0 {
+		s.mu.Lock()
+		for _, w := range tr.Warnings {
+			// The window's path changes window after window; the message
+			// is said once.
+			s.warnOnce(fmt.Sprintf("child pid %d: torch.profiler window: %s", c.info.Hello.PID, strings.ReplaceAll(w, tf.Path, filepath.Base(filepath.Dir(tf.Path))+"/window")))
+		}
+		s.mu.Unlock()
+	}
 	if v, ok := tr.Meta["baseTimeNanoseconds"]; ok {
 		base, _ = strconv.ParseInt(strings.TrimSuffix(v, ".0"), 10, 64)
 		if base == 0 {
