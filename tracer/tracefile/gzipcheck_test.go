@@ -116,3 +116,42 @@ func TestRecordingDamageIsAnError(t *testing.T) {
 		t.Fatalf("cut recording: err %v, trace %v", err, tr)
 	}
 }
+
+// Garbage after a whole gzip member is warned about and ignored, like
+// data after a JSON document (it was an error, exit 1, while the same
+// garbage after plain JSON warned): the 3 kernels are kept, for Kineto
+// and for a CSV.
+func TestGzipTrailingGarbageWarned(t *testing.T) {
+	gz := func(data []byte) []byte {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		zw.Write(data)
+		zw.Close()
+		return append(b.Bytes(), "garbage after the member\n"...)
+	}
+	csv := []byte("Kind,Agent_Id,Queue_Id,Kernel_Id,Kernel_Name,Correlation_Id,Start_Timestamp,End_Timestamp\n" +
+		"KERNEL_DISPATCH,1,1,1,k,1,1000,1500\nKERNEL_DISPATCH,1,1,1,k,2,2000,2500\nKERNEL_DISPATCH,1,1,1,k,3,3000,3500\n")
+	for name, in := range map[string][]byte{"k.json.gz": gz(kinetoKernels(3)), "kernel_trace.csv.gz": gz(csv)} {
+		tr, err := Read(bytes.NewReader(in), name, int64(len(in)), Options{})
+		if err != nil {
+			t.Errorf("%s: %v; want a warning", name, err)
+			continue
+		}
+		n := 0
+		for _, e := range tr.Events {
+			if e.Kind == tracer.KindKernel {
+				n++
+			}
+		}
+		if n != 3 {
+			t.Errorf("%s: %d kernels, want 3", name, n)
+		}
+		found := false
+		for _, w := range tr.Warnings {
+			found = found || strings.Contains(w, name+": data after the end of the gzip stream")
+		}
+		if !found {
+			t.Errorf("%s: warnings %q lack the trailing data", name, tr.Warnings)
+		}
+	}
+}

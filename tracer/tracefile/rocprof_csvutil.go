@@ -406,6 +406,15 @@ func hasAny(h map[string]bool, names ...string) bool {
 }
 
 // clampDur returns end-start, or 0 with ok=false when end < start.
+// durWhy says why clampDur refused start and end: the end is before the
+// start, or the duration is past 2^62 ns (146 years: not a measurement).
+func durWhy(start, end int64) string {
+	if end < start {
+		return "ends before it starts"
+	}
+	return fmt.Sprintf("lasts %d ns (over 146 years: not a real duration)", uint64(end)-uint64(start))
+}
+
 func clampDur(start, end int64) (int64, bool) {
 	if end < start {
 		return 0, false

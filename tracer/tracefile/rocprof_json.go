@@ -599,14 +599,26 @@ func rocprofJSONProcess(t *tracer.Trace, p *rpTool, corrSpace uint64, devSeen ma
 	for _, m := range p.Strings.MarkerAPI {
 		markers[m.Key] = m.Value
 	}
+	negStart := 0 // records starting before 0 ns (the first is warned, the count after)
+	defer func() {
+		if negStart > 1 {
+			t.Warn(fmt.Sprintf("%s: %d records start before 0 ns", t.Path, negStart))
+		}
+	}()
 	ev := func(kind tracer.Kind, name string, r *rpRecord) tracer.Event {
 		e := tracer.Event{Kind: kind, Start: r.Start, PID: pid, TID: int32Of(r.ThreadID), Device: -1, Name: t.Strings.Intern(name)}
 		if r.CorrelationID.Internal != 0 {
 			e.Corr = r.CorrelationID.Internal | corrSpace
 		}
+		if r.Start < 0 {
+			negStart++
+			if negStart == 1 {
+				t.Warn(fmt.Sprintf("%s: %s %q starts at %d ns, before the clock's origin (rocprofv3 writes CLOCK_BOOTTIME ns, never negative): the file is damaged or not rocprofv3's; kept as written", t.Path, kind, name, r.Start))
+			}
+		}
 		var ok bool
 		if e.Dur, ok = clampDur(r.Start, r.End); !ok {
-			t.Warn(fmt.Sprintf("%s: %s %q at %d ns ends before it starts; duration set to 0", t.Path, kind, name, r.Start))
+			t.Warn(fmt.Sprintf("%s: %s %q at %d ns %s; duration set to 0", t.Path, kind, name, r.Start, durWhy(r.Start, r.End)))
 		}
 		return e
 	}

@@ -113,3 +113,33 @@ func TestRocprofJSONCutKeepsRecords(t *testing.T) {
 		t.Errorf("%d kernels kept, want the 2 before the cut", n)
 	}
 }
+
+// A rocprofv3 record starting before 0 ns is warned about (it was taken
+// silently), and one lasting 5e18 ns is said to be no real duration (it
+// was called "ends before it starts"); both keep their event.
+func TestRocprofJSONOddTimesWarned(t *testing.T) {
+	fix, err := os.ReadFile("testdata/rocprofv3_tool.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(fix), `"start_timestamp": 1000, "end_timestamp": 1750`, `"start_timestamp": -5, "end_timestamp": 1750`, 1)
+	s = strings.Replace(s, `"start_timestamp": 2000, "end_timestamp": 2300`, `"start_timestamp": 2000, "end_timestamp": 5000000000000002000`, 1)
+	if s == string(fix) {
+		t.Fatal("fixture changed: the test edits nothing")
+	}
+	tr, err := readRocprofJSON(strings.NewReader(s), "odd.json", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var neg, long bool
+	for _, w := range tr.Warnings {
+		neg = neg || strings.Contains(w, "starts at -5 ns, before the clock's origin")
+		long = long || strings.Contains(w, "at 2000 ns lasts 5000000000000000000 ns (over 146 years: not a real duration)")
+	}
+	if !neg || !long {
+		t.Errorf("warnings %q: want the negative start and the 5e18 ns duration named", tr.Warnings)
+	}
+	if n := kinds(tr)[tracer.KindKernel]; n != 3 {
+		t.Errorf("%d kernels, want the fixture's 3 kept", n)
+	}
+}
