@@ -48,3 +48,27 @@ func TestAgentEnvRefusesEmptyToken(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffExportShowImportWarnings: the import warnings `report` shows
+// (here a stray value among a Kineto file's events) are shown by diff and
+// export too (they were dropped).
+func TestDiffExportShowImportWarnings(t *testing.T) {
+	dir := t.TempDir()
+	ev := `{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":%d,"dur":5,"args":{"device":0}}`
+	p := filepath.Join(dir, "stray.json")
+	js := `{"traceEvents":[` + strings.ReplaceAll(ev, "%d", "1") + `,42,` + strings.ReplaceAll(ev, "%d", "20") + `]}`
+	if err := os.WriteFile(p, []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const want = "element 1 of the event array is '4', not an event object"
+	rep, err := execRoot(t, "report", p)
+	if err != nil || !strings.Contains(rep, want) {
+		t.Fatalf("report: %v\n%s", err, rep)
+	}
+	for _, args := range [][]string{{"diff", p, p}, {"export", p, "-o", filepath.Join(dir, "out.json")}} {
+		out, err := execRoot(t, args...)
+		if err != nil || !strings.Contains(out, "rlktop: warning: ") || !strings.Contains(out, want) {
+			t.Errorf("%s: %v; want the import warning in\n%s", args[0], err, out)
+		}
+	}
+}
