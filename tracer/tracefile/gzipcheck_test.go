@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire"
 )
 
 // kinetoKernels is a Kineto trace of n kernels of 500 µs each: the kernel
@@ -153,5 +154,46 @@ func TestGzipTrailingGarbageWarned(t *testing.T) {
 		if !found {
 			t.Errorf("%s: warnings %q lack the trailing data", name, tr.Warnings)
 		}
+	}
+}
+
+// A recording whose gzip stream lacks only its trailer (the Bye frame
+// read whole) says exactly that, not that it lacks its Bye frame; one cut
+// before the Bye still says the Bye is missing.
+func TestRecordingTrailerCutSaidPrecisely(t *testing.T) {
+	var plain bytes.Buffer
+	w := wire.NewWriter(&plain)
+	w.Flags = wire.FlagRelayed
+	w.Hello(&wire.Hello{Source: "gotrace", PID: 9})
+	k := w.Name("k")
+	w.Events([]tracer.Event{{Kind: tracer.KindKernel, Name: k, Start: 20, Dur: 5, PID: 9, TID: 1}})
+	w.Flush()
+	beforeBye := plain.Len()
+	w.Bye(wire.Bye{Reason: "exit"})
+	w.Flush()
+	gzOf := func(b []byte) []byte {
+		var g bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&g, gzip.NoCompression)
+		zw.Write(b)
+		zw.Close()
+		return g.Bytes()
+	}
+	whole := gzOf(plain.Bytes())
+	cutTrailer := whole[:len(whole)-8] // CRC-32 and ISIZE gone
+	tr, err := Read(bytes.NewReader(cutTrailer), "r.rlk", int64(len(cutTrailer)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Warnings) != 1 || !strings.Contains(tr.Warnings[0], "cut after the recording's closing Bye frame") || !strings.Contains(tr.Warnings[0], "only the gzip trailer") {
+		t.Errorf("trailer cut: warnings %q", tr.Warnings)
+	}
+	cutBye := gzOf(plain.Bytes()[:beforeBye+3])
+	cutBye = cutBye[:len(cutBye)-8]
+	tr, err = Read(bytes.NewReader(cutBye), "r.rlk", int64(len(cutBye)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Warnings) != 1 || !strings.Contains(tr.Warnings[0], "without its closing Bye frame") {
+		t.Errorf("cut inside the Bye: warnings %q", tr.Warnings)
 	}
 }

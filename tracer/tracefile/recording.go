@@ -58,6 +58,8 @@ func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error
 	var damage error // the *Error that stopped the reading, nil when none
 	for {
 		whole := dec.Frames()
+		afterBye := rs.bye // the last whole frame was a Bye
+		rs.bye = false
 		err := dec.Next(rs)
 		if err == io.EOF {
 			break
@@ -73,6 +75,10 @@ func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error
 		}
 		if whole == 0 {
 			return nil, bad(err)
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) && afterBye && opts.Gzipped {
+			t.Warn(fmt.Sprintf("%s: the gzip stream is cut after the recording's closing Bye frame (byte %d): all %d frames are kept, only the gzip trailer (its CRC-32 check) is missing", t.Path, dec.Offset(), whole))
+			break
 		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Warn(fmt.Sprintf("%s: recording stops at byte %d without its closing Bye frame (the recorder was killed, or the file is cut): kept the %d whole frames before it", t.Path, dec.Offset(), whole))
@@ -114,6 +120,7 @@ type recSink struct {
 	dropped   map[int]uint64 // per hello (sender), cumulative
 	lastDrops uint64
 	relayed   bool
+	bye       bool // the frame just decoded was a Bye
 }
 
 // Reserve refuses a frame that would take the trace past the budget.
@@ -182,6 +189,7 @@ func (rs *recSink) Control(c *wire.Control) error {
 func (rs *recSink) TraceFile(wire.TraceFile) error { return nil }
 
 func (rs *recSink) Bye(y wire.Bye) error {
+	rs.bye = true
 	rs.t.Meta["end"] = y.Reason
 	if y.ExitCode >= 0 {
 		rs.t.Meta["exit_code"] = strconv.FormatInt(y.ExitCode, 10)
