@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // TestRecordNeverFollowsLinks: `record -o` at a dangling symbolic link
@@ -70,5 +73,55 @@ func TestDiffExportShowImportWarnings(t *testing.T) {
 		if err != nil || !strings.Contains(out, "rlktop: warning: ") || !strings.Contains(out, want) {
 			t.Errorf("%s: %v; want the import warning in\n%s", args[0], err, out)
 		}
+	}
+}
+
+// TestInterruptedSQLiteCopyRemoved: Ctrl-C (SIGINT) while `report` copies
+// a gzipped database to its temporary file removes that file (a 2.8 GB
+// copy was left in TMPDIR), and rlktop still ends by the signal.
+func TestInterruptedSQLiteCopyRemoved(t *testing.T) {
+	bin := needRecordBin(t)
+	db, err := os.ReadFile("/work/shared/traces/nsys/pipit_saxpy_mpi_nsys2022.sqlite")
+	if err != nil {
+		t.Skipf("real input missing: %v", err)
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "big.sqlite.gz")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	zw.Write(db)
+	zero := make([]byte, 1<<20)
+	for range 1024 { // 1 GiB after the database: the copy takes a while
+		zw.Write(zero)
+	}
+	zw.Close()
+	f.Close()
+	tmp := filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o700)
+	cmd := exec.Command(bin, "report", p)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	seen := false
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !seen; time.Sleep(5 * time.Millisecond) {
+		ents, _ := os.ReadDir(tmp)
+		seen = len(ents) > 0
+	}
+	if !seen {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("no temporary copy appeared")
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 {
+		t.Errorf("after SIGINT: %v, want ended by the signal", err)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("%s left in TMPDIR after Ctrl-C", ents[0].Name())
 	}
 }

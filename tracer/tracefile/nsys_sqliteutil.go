@@ -8,10 +8,12 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -68,7 +70,9 @@ func openSQLite(r io.Reader, path string) (db *sql.DB, cleanup func(), err error
 		if limit >= 0 {
 			src = io.LimitReader(r, limit+1)
 		}
+		stop := removeOnSignal(name)
 		n, err := io.Copy(tmp, src)
+		stop()
 		if err == nil && limit >= 0 && n > limit {
 			err = fmt.Errorf("the uncompressed database is over the %d-byte limit of the temporary copy (%s)", limit, why)
 		}
@@ -98,6 +102,32 @@ func openSQLite(r io.Reader, path string) (db *sql.DB, cleanup func(), err error
 	c := cleanup
 	cleanup = func() { db.Close(); c() }
 	return db, cleanup, nil
+}
+
+// removeOnSignal removes the file name when SIGINT or SIGTERM arrives
+// before stop is called, then delivers the signal again with the
+// handling it had (by default the process ends, as it would have): a
+// Ctrl-C during the copy of a large database left gigabytes in TMPDIR.
+// stop ends the watch.
+func removeOnSignal(name string) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case sig := <-ch:
+			os.Remove(name)
+			signal.Stop(ch)
+			if s, ok := sig.(syscall.Signal); ok {
+				syscall.Kill(os.Getpid(), s)
+			}
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+	}
 }
 
 // sqliteSchema lists tables and views, and the columns of each on demand.
