@@ -251,7 +251,6 @@ wait:
 		return err
 	}
 	warnConnErrors(stderr, st)
-	warnSession(stderr, st)
 	if len(o.Command) > 0 && !interrupted && !stoppedByUs {
 		if line := childEndLine(o.Command, exit, st.StepsPerRank()); line != "" {
 			fmt.Fprintln(stderr, "rlktop:", line)
@@ -315,7 +314,8 @@ func warnConnErrors(w io.Writer, st *session.State) {
 }
 
 // warnSession prints the session's warnings (the agent's, a trace
-// window's import, --listen refusals), which the TUI lists under W.
+// window's import, --listen refusals) for a command that prints no
+// report (record); a report carries them (session.State's snapshots).
 func warnSession(w io.Writer, st *session.State) {
 	for _, m := range st.Warnings {
 		fmt.Fprintf(w, "rlktop: warning: %s\n", escape.Control(m))

@@ -50,7 +50,7 @@ os._exit(0)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if !regexp.MustCompile(`rlktop: warning: child pid \d+: torch.profiler window of steps 2-2 not written \(OSError\(28, 'No space left on device'\)\)`).Match(out) {
+	if !regexp.MustCompile(`warning: child pid \d+: torch.profiler window of steps 2-2 not written \(OSError\(28, 'No space left on device'\)\)`).Match(out) {
 		t.Errorf("no warning about the window not written:\n%s", out)
 	}
 	ents, _ := os.ReadDir(filepath.Join(r.Dir, tmp))

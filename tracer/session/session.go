@@ -494,6 +494,17 @@ func (s *Session) Snapshot() *State {
 	if multiPID {
 		st.Cumulative.Steps = procStepRows(st.Steps, procGPU, s.rankPIDs, procs, s.ranks)
 	}
+	if len(st.Warnings) > 0 {
+		// The session's own warnings (the agent's, its windows' imports,
+		// --listen refusals) travel with the snapshots every view and
+		// report reads: the TUI's W list, run --headless's report.
+		st.Cumulative.Warnings = append(slices.Clip(st.Cumulative.Warnings), st.Warnings...)
+		if st.Window != nil {
+			w := *st.Window
+			w.Warnings = append(slices.Clip(w.Warnings), st.Warnings...)
+			st.Window = &w
+		}
+	}
 	s.cache, s.cacheVer = st, ver
 	return st
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -175,4 +176,36 @@ func TestListenRefusalsShown(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Errorf("no warning about the refused connection: %q", sess.Snapshot().Warnings)
+}
+
+// The session's warnings (an agent warning here) travel with its
+// snapshots, which the TUI's warnings list and run --headless's report
+// read (they reached neither).
+func TestSessionWarningsInSnapshots(t *testing.T) {
+	sess := New(Options{})
+	defer sess.Close()
+	a, b := net.Pipe()
+	sess.AddConn(a)
+	w := wire.NewWriter(b)
+	go func() {
+		w.Hello(&wire.Hello{Source: "pyagent", PID: 7})
+		w.Meta([]wire.KV{{Key: AgentWarningKey, Value: "torch.profiler window of steps 2-3 not written"}})
+		w.Flush()
+	}()
+	want := "child pid 7: torch.profiler window of steps 2-3 not written"
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		st := sess.Snapshot()
+		if slices.Contains(st.Warnings, want) {
+			if !slices.Contains(st.Cumulative.Warnings, want) {
+				t.Errorf("cumulative snapshot warnings %q lack it", st.Cumulative.Warnings)
+			}
+			if st.Window != nil && !slices.Contains(st.Window.Warnings, want) {
+				t.Errorf("window snapshot warnings %q lack it", st.Window.Warnings)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("the agent's warning never became a session warning: %q", sess.Snapshot().Warnings)
 }
