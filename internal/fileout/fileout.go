@@ -36,7 +36,7 @@ var ErrNotFile = errors.New("not a regular file, a character device or a FIFO")
 // socket or block device is refused with ErrNotFile. Errors name path:
 // "cannot create a file in DIR", write's error wrapped as "PATH: …", or
 // the rename's.
-func Write(path string, write func(io.Writer) error) (err error) {
+func Write(path string, write func(io.Writer) error) error {
 	mode := fs.FileMode(Mode)
 	if fi, err := os.Stat(path); err == nil {
 		switch t := fi.Mode().Type(); {
@@ -50,6 +50,13 @@ func Write(path string, write func(io.Writer) error) (err error) {
 			return fmt.Errorf("%s: %w (%v); give a file name", path, ErrNotFile, t)
 		}
 	}
+	return replace(path, mode, write)
+}
+
+// replace writes a temporary file of mode beside path with write (through
+// a 1 MiB buffer) and renames it to path; on any error the temporary file
+// is removed and path left as it was.
+func replace(path string, mode fs.FileMode, write func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -110,27 +117,9 @@ func writeInPlace(path string, write func(io.Writer) error) error {
 // symbolic link or another user's file at path is replaced, never written
 // through (where the folder's sticky bit forbids replacing another user's
 // file, the rename's error is returned).
-func WritePrivate(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("cannot create a file in %s: %w", dir, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("cannot move the finished file to %s: %w", path, err)
-	}
-	return nil
+func WritePrivate(path string, data []byte) error {
+	return replace(path, 0o600, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }
