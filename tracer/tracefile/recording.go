@@ -55,7 +55,10 @@ func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error
 		}
 		return &Error{Path: path, Offset: off, Field: field, Msg: "bad rlktop recording", Err: err, Hint: hint}
 	}
-	var damage error // the *Error that stopped the reading, nil when none
+	var damage error // the first *Error of damage, nil when none
+	// Frames that failed their check, and the bytes Resync skipped past
+	// to the next whole frame.
+	damagedFrames, skippedBytes := 0, int64(0)
 	for {
 		whole := dec.Frames()
 		afterBye := rs.bye // the last whole frame was a Bye
@@ -85,10 +88,29 @@ func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error
 			break
 		}
 		// Damage inside the stream (a frame whose CRC-32 or layout is
-		// wrong, or one past the budget) is an error, as in every format:
-		// the frames before it come back with it.
-		damage = bad(err)
-		break
+		// wrong) is an error, as in every format, but it costs the frames
+		// it touched only: the reading goes on at the next whole frame
+		// (a flipped bit in the compressed data damages the frames whose
+		// bytes, or back-references, it changed), and every intact frame
+		// after it comes back with the error.
+		if damage == nil {
+			damage = bad(err)
+		}
+		damagedFrames++
+		if !errors.Is(err, wire.ErrCorrupt) || damagedFrames > maxDamagedFrames {
+			break
+		}
+		skipped, ok := dec.Resync()
+		skippedBytes += skipped
+		if !ok {
+			break
+		}
+	}
+	if damagedFrames > 0 {
+		var re *Error
+		if errors.As(damage, &re) {
+			re.Hint = fmt.Sprintf("the file is damaged: %d damaged frames and %d bytes between frames were skipped; every intact frame before and after them is kept", damagedFrames, skippedBytes)
+		}
 	}
 	// A recording's Drops frames carry the recorder's total; a raw stream's
 	// are each sender's own cumulative count.
@@ -108,6 +130,10 @@ func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error
 	}
 	return t, damage
 }
+
+// maxDamagedFrames bounds the damaged frames one recording import skips
+// past before it stops: a file that is mostly damage is not a recording.
+const maxDamagedFrames = 10000
 
 // recSink builds a trace from the frames of a recording (wire.Sink).
 type recSink struct {

@@ -161,10 +161,44 @@ func (r *Reader) Next() (Frame, error) {
 	}
 	if c := Checksum(f.Payload); c != sum {
 		r.release()
-		return Frame{}, &FormatError{Offset: r.off, Frame: f.Type, Field: "crc32c", Msg: fmt.Sprintf("payload checksum %#08x, header says %#08x", c, sum), Err: ErrCorrupt}
+		err := &FormatError{Offset: r.off, Frame: f.Type, Field: "crc32c", Msg: fmt.Sprintf("payload checksum %#08x, header says %#08x", c, sum), Err: ErrCorrupt}
+		r.off += HeaderSize + int64(n) // consumed: Next goes on after it
+		return Frame{}, err
 	}
 	r.off += HeaderSize + int64(n)
 	return f, nil
+}
+
+// Resync skips to the next place in the stream that holds a whole frame
+// (sync bytes, a known type, a length within MaxPayload and, for a
+// payload the read buffer holds, a matching CRC-32C), after a Next that
+// failed with ErrCorrupt, so that damage costs the frames it touched
+// only. It returns the bytes skipped, and false at the end of the stream
+// with no frame found (or before the preamble was read).
+func (r *Reader) Resync() (int64, bool) {
+	if !r.started {
+		return 0, false
+	}
+	r.release()
+	var skipped int64
+	for {
+		hdr, err := r.br.Peek(HeaderSize)
+		if len(hdr) < HeaderSize || err != nil {
+			return skipped, false
+		}
+		n := binary.LittleEndian.Uint32(hdr[4:])
+		if hdr[2] == headerSync[0] && hdr[3] == headerSync[1] && hdr[0] >= byte(TypeHello) && hdr[0] <= byte(TypeTraceFile) && n <= MaxPayload {
+			if int(n)+HeaderSize > r.br.Size() {
+				return skipped, true // too large to check here: Next checks it
+			}
+			if p, err := r.br.Peek(HeaderSize + int(n)); err == nil && Checksum(p[HeaderSize:]) == binary.LittleEndian.Uint32(hdr[8:]) {
+				return skipped, true
+			}
+		}
+		r.br.Discard(1)
+		r.off++
+		skipped++
+	}
 }
 
 func (r *Reader) preamble() error {
