@@ -68,7 +68,7 @@ func TestDiffExportShowImportWarnings(t *testing.T) {
 	if err != nil || !strings.Contains(rep, want) {
 		t.Fatalf("report: %v\n%s", err, rep)
 	}
-	for _, args := range [][]string{{"diff", p, p}, {"export", p, "-o", filepath.Join(dir, "out.json")}} {
+	for _, args := range [][]string{{"diff", p, p}, {"export", p, "--format", "chrome", "-o", filepath.Join(dir, "out.json")}} {
 		out, err := execRoot(t, args...)
 		if err != nil || !strings.Contains(out, "rlktop: warning: ") || !strings.Contains(out, want) {
 			t.Errorf("%s: %v; want the import warning in\n%s", args[0], err, out)

@@ -179,7 +179,7 @@ func recordingHolds(path string, written int64) string {
 	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
 		return "not read back (not a regular file)"
 	}
-	t, err := tracefile.Open(path, tracefile.Options{})
+	t, err := tracefile.Open(path, tracefile.Options{Own: true})
 	if t == nil {
 		return fmt.Sprintf("nothing in it can be read back (%v)", err)
 	}

@@ -39,6 +39,9 @@ func sniffRecording(head []byte) bool { return bytes.HasPrefix(head, wire.Magic[
 func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 	rs := &recSink{t: tracer.NewTrace("rlktop", path), path: path, dropped: map[int]uint64{}}
 	rs.budget, rs.budgetWhy = recordingBudget()
+	if opts.Own {
+		rs.budget, rs.budgetWhy = ^uint64(0), "none: rlktop's own recording"
+	}
 	t := rs.t
 	dec := wire.NewDecoder(r)
 	bad := func(err error) error {

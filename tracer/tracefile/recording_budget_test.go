@@ -70,6 +70,12 @@ func TestRecordingEventBudget(t *testing.T) {
 		t.Errorf("kept %d events, want %d", n, 4*perFrame)
 	}
 
+	// rlktop's own recording read back (compare, record's summary): no
+	// limit (a comparison's recording of 2 M events could not be read).
+	if tr, err := Read(bytes.NewReader(data), "own.rlk.gz", 1<<30, Options{Own: true}); err != nil || len(tr.Events) != 5*perFrame {
+		t.Errorf("own recording: err %v; want all %d events", err, 5*perFrame)
+	}
+
 	t.Setenv(MaxRecordingEventsEnv, "750000")
 	n, err = read()
 	if err == nil || !strings.Contains(err.Error(), "RLKTOP_MAX_RECORDING_EVENTS=750000") || n != perFrame {

@@ -83,6 +83,10 @@ type Options struct {
 	// that an importer can pre-size its event array.
 	FileSize int64
 	Gzipped  bool
+	// Own marks a recording rlktop itself has just written and reads
+	// back (compare's, record's summary): trusted input, read without
+	// the recording event limit, which bounds files of unknown origin.
+	Own bool
 
 	stream *kstream // OpenStream's: Kineto events go window by window
 	resync bool     // Open's second reading of a recording with damaged deflate data (resyncGzip)
