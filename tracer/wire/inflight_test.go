@@ -13,14 +13,17 @@ import (
 // TestHalfSentFramesBounded: 20 connections each start a 16 MiB frame,
 // send 12 MiB of it and stall. Together they hold at most MaxInFlight
 // (here 64 MiB; 20 such frames pinned 20 × 16 MiB and more): the frames
-// past the bound fail with ErrInFlight, the heap stays under the bound
-// plus a margin, and once the senders close nothing is held.
+// past the bound fail with ErrInFlight, the heap grows less than 3 times
+// the bound, and once the senders close nothing is held.
 func TestHalfSentFramesBounded(t *testing.T) {
 	const bound = 64 << 20
 	old := MaxInFlight
 	MaxInFlight = bound
 	defer func() { MaxInFlight = old }()
 	const conns, sent = 20, 12 << 20
+	runtime.GC()
+	var m0 runtime.MemStats
+	runtime.ReadMemStats(&m0)
 	zeros := make([]byte, 1<<20) // the senders' one buffer, read only
 	var peers []net.Conn
 	var wg sync.WaitGroup
@@ -73,8 +76,10 @@ func TestHalfSentFramesBounded(t *testing.T) {
 	if n := InFlight(); n > MaxInFlight {
 		t.Errorf("%d bytes in flight, over the %d bound", n, MaxInFlight)
 	}
-	if m.HeapAlloc > bound+48<<20 {
-		t.Errorf("heap %d MiB with 20 half-sent frames, want under the bound plus 48 MiB", m.HeapAlloc>>20)
+	// Without the bound the frames hold 20 × 16 MiB (325 MiB measured);
+	// other tests of the package running alongside leave some noise.
+	if grown := int64(m.HeapAlloc) - int64(m0.HeapAlloc); grown > 3*bound {
+		t.Errorf("heap grew %d MiB with 20 half-sent frames, want under %d", grown>>20, 3*bound>>20)
 	}
 	for _, p := range peers {
 		p.Close()
