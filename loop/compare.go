@@ -82,7 +82,7 @@ func (r *runner) run(ctx context.Context) (*CompareResult, error) {
 		armsOut[i] = attrib.Arm{Name: a.name, Flags: a.flags, Valid: a.invalid == "", Reason: a.invalid}
 	}
 	if rec != nil {
-		t, err := tracefile.Open(rec.Name(), tracefile.Options{})
+		t, err := tracefile.Open(rec.Name(), tracefile.Options{Own: true})
 		if err != nil {
 			return nil, fmt.Errorf("compare: reading the session's recording back: %w", err)
 		}

@@ -76,12 +76,24 @@ func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResu
 		armIdx[a.name] = i
 	}
 
-	// NaN validity: any step of an arm with NaN/Inf rows.
-	nanSteps := map[int][]string{}
+	// NaN validity: any step of an arm with NaN/Inf rows, or with a NaN
+	// or infinite logged metric (a metric never logged in a step is
+	// missing, not NaN: agentMetrics pads those).
+	type nanAt struct {
+		step int64
+		what string
+	}
+	nanSteps := map[int][]nanAt{}
 	checks := map[[2]string]*CheckSummary{}
 	lastSpan := map[[2]string]int{} // 1 + the span index last counted
 	for i, cs := range per {
 		for _, c := range cs {
+			if m, ok := strings.CutPrefix(c.name, "metric."); ok && (math.IsNaN(c.v) || math.IsInf(c.v, 0)) {
+				if ai, ok := armIdx[spans[i].label.Arm]; ok {
+					nanSteps[ai] = append(nanSteps[ai], nanAt{spans[i].s.Step, fmt.Sprintf("%d (metric %s: %v)", spans[i].s.Step, m, c.v)})
+				}
+				continue
+			}
 			if !strings.HasPrefix(c.name, "check.") || !strings.HasSuffix(c.name, ".rows") {
 				continue
 			}
@@ -102,7 +114,7 @@ func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResu
 			}
 			if c.v > 0 {
 				cs.NaNSteps = append(cs.NaNSteps, spans[i].s.Step)
-				nanSteps[ai] = append(nanSteps[ai], fmt.Sprintf("%d (%s: %.0f rows)", spans[i].s.Step, chk, c.v))
+				nanSteps[ai] = append(nanSteps[ai], nanAt{spans[i].s.Step, fmt.Sprintf("%d (%s: %.0f rows)", spans[i].s.Step, chk, c.v)})
 			}
 		}
 	}
@@ -114,9 +126,14 @@ func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResu
 	slices.SortFunc(res.Checks, func(a, b CheckSummary) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(armIdx[a.Arm], armIdx[b.Arm]))
 	})
-	for ai, ss := range nanSteps {
-		slices.Sort(ss)
-		r.invalidate(out, ai, "NaN or Inf in checked outputs at steps "+strings.Join(ss, ", "))
+	for ai, ns := range nanSteps {
+		// In step order (as text, step 10 came before step 2).
+		slices.SortStableFunc(ns, func(a, b nanAt) int { return cmp.Compare(a.step, b.step) })
+		ss := make([]string, len(ns))
+		for i, n := range ns {
+			ss[i] = n.what
+		}
+		r.invalidate(out, ai, "NaN or Inf in checked outputs or logged metrics at steps "+strings.Join(ss, ", "))
 	}
 
 	r.agentCompiles(spans, per, armIdx, out)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -279,6 +280,11 @@ func (l *Live) spec() (Spec, error) {
 		} else if banner != "" && !noTracer {
 			banner += "; a Python command still reports steps, stages and flags, and operators from torch.profiler windows (2 of every 10 steps)"
 		}
+	}
+	if filepath.IsAbs(l.addr) {
+		// The windows' folder inside the session's private socket
+		// directory, which Session.Close removes.
+		env = Environ(env, map[string]string{pyagent.EnvKinetoDir: filepath.Dir(l.addr)})
 	}
 	l.Banner = banner
 	l.env = diffEnv(os.Environ(), env)
@@ -554,11 +560,42 @@ func (l *Live) StopChild(ctx context.Context, ask, grace time.Duration) {
 func (l *Live) Close() error {
 	if l.Sup != nil {
 		l.StopChild(context.Background(), 2*time.Second, 2*time.Second)
+		l.Sup.Stop(2 * time.Second) // the processes the command left running
+		if msg := LeftoverNote(l.Sup.Ended()); msg != "" {
+			l.Session.Warn(msg)
+			w := l.opts.StderrCopy
+			if w == nil {
+				w = os.Stderr
+			}
+			fmt.Fprintf(w, "rlktop: %s\n", msg)
+		}
 		l.Session.Wait(time.Second)
 		l.Finish(ExitStatus(l.Sup.Status()))
 	}
 	l.tel.close()
 	return l.Session.Close()
+}
+
+// LeftoverNote says which processes the command left running were ended
+// ("" for none): "ended 2 processes the command left running: 4242
+// (python3), 4250 (sleep)", at most 10 named.
+func LeftoverNote(ended []Leftover) string {
+	if len(ended) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "ended %d processes the command left running:", len(ended))
+	for i, p := range ended {
+		if i == 10 {
+			fmt.Fprintf(&b, " and %d more", len(ended)-10)
+			break
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %d (%s)", p.PID, p.Comm)
+	}
+	return b.String()
 }
 
 // ErrChildFailed is returned when the child ended with a non-zero status.

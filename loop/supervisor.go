@@ -7,10 +7,14 @@ package loop
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -38,6 +42,11 @@ type Supervisor struct {
 	out      *outputLog
 	done     chan struct{}
 	stopping bool
+	// mark is the environment line ("RLKTOP_RUN=<random>") the current
+	// child and everything it starts inherit, by which Stop finds the
+	// processes it left (leftovers_linux.go); ended lists those Stop ended.
+	mark  string
+	ended []Leftover
 	// Exits receives the final Status each time the child ends (buffered;
 	// a slow reader loses old notifications, never blocks the supervisor).
 	Exits chan Status
@@ -76,7 +85,14 @@ func (s *Supervisor) Start() error {
 		return errors.New("no command to run")
 	}
 	cmd := exec.Command(s.spec.Argv[0], s.spec.Argv[1:]...)
-	cmd.Env = s.spec.Env
+	env := s.spec.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	var id [8]byte
+	rand.Read(id[:])
+	s.mark = RunMarkEnv + "=" + hex.EncodeToString(id[:])
+	cmd.Env = append(slices.Clip(env), s.mark)
 	cmd.Dir = s.spec.Dir
 	// Own process group, so Stop reaches the child's children (torchrun ranks).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -152,10 +168,19 @@ func (s *Supervisor) Status() Status {
 // Stop ends the child: SIGTERM to its process group, SIGKILL after grace.
 // It returns when the child has exited. Stopping a child that is not
 // running does nothing.
+//
+// Then, running or not, the processes the child started that are still
+// running (its DataLoader workers, a setsid daemon, a fork that outlived
+// it: each carries the child's RunMarkEnv line) get SIGTERM and, grace
+// later, SIGKILL, and Stop waits for them; Ended lists them. Only
+// processes this supervisor launched, and their descendants, carry the
+// mark: a process rlktop attached to is never signalled.
 func (s *Supervisor) Stop(grace time.Duration) {
 	s.mu.Lock()
+	mark := s.mark
 	if s.status.State != Running {
 		s.mu.Unlock()
+		s.endLeftovers(mark, grace)
 		return
 	}
 	s.stopping = true
@@ -164,11 +189,34 @@ func (s *Supervisor) Stop(grace time.Duration) {
 	_ = syscall.Kill(-pid, syscall.SIGTERM)
 	select {
 	case <-done:
-		return
 	case <-time.After(grace):
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-done
 	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	<-done
+	s.endLeftovers(mark, grace)
+}
+
+// RunMarkEnv is the variable whose random value marks one child and the
+// processes it starts (Supervisor.Stop).
+const RunMarkEnv = "RLKTOP_RUN"
+
+func (s *Supervisor) endLeftovers(mark string, grace time.Duration) {
+	if mark == "" {
+		return
+	}
+	if ended := endMarked(mark, grace); len(ended) > 0 {
+		s.mu.Lock()
+		s.ended = append(s.ended, ended...)
+		s.mu.Unlock()
+	}
+}
+
+// Ended returns the processes Stop ended that the command had left
+// running, oldest first.
+func (s *Supervisor) Ended() []Leftover {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.ended)
 }
 
 // Restart stops the child (if running) and starts it again.

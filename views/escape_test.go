@@ -57,3 +57,31 @@ func TestChildStderrEscaped(t *testing.T) {
 		t.Errorf("escaped line missing: %q", out)
 	}
 }
+
+// The kernel detail panel (name, launch operators and ranges, stage)
+// escapes names as the tables do: SGR, C1 CSI (U+009B) and bidi
+// overrides (U+202E) from a trace reach it as text, not as controls
+// (they passed to the terminal).
+func TestKernelDetailEscapesNames(t *testing.T) {
+	const evil = "\x1b[5;31mblink\u009b2J\u202eevil"
+	s := viewstest.Snapshot()
+	s.Kernels[0].Name = "kern" + evil
+	s.Kernels[0].DisplayName = "kern"
+	s.Kernels[0].Ops = []string{"aten::op" + evil}
+	s.Kernels[0].Ranges = []string{"range" + evil}
+	s.Kernels[0].Stage = "stage" + evil
+	k := views.NewKernels(styles())
+	k.SetSize(200, 30)
+	k.SetSnapshot(s)
+	out := k.View()
+	for _, raw := range []string{"\x1b[5;31m", "\u009b", "\u202e"} {
+		if strings.Contains(out, raw) {
+			t.Errorf("%q from a name reaches the terminal in the detail panel:\n%q", raw, out)
+		}
+	}
+	for _, want := range []string{`kern\x1b[5;31mblink`, `aten::op\x1b[5;31m`, `range\x1b[5;31m`, `stage\x1b[5;31m`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the detail panel lacks the escaped %s", want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -689,7 +690,9 @@ func (k *Kernels) detail(n int) []string {
 	}
 	lw := 7 // "launch " width
 	var nl []string
-	wrapped := strings.Split(ansi.Hardwrap(r.Name, max(k.w-lw, 8), true), "\n")
+	// Names are data: escaped (SGR, C1 CSI, bidi) before any cut, as in
+	// the tables.
+	wrapped := strings.Split(ansi.Hardwrap(escape.Control(r.Name), max(k.w-lw, 8), true), "\n")
 	for i := 0; i < nameLines && i < len(wrapped); i++ {
 		s := wrapped[i]
 		if i == nameLines-1 && len(wrapped) > nameLines {
@@ -701,18 +704,18 @@ func (k *Kernels) detail(n int) []string {
 		}
 		nl = append(nl, prefix+st.Detail.Name.Render(s))
 	}
-	ctx := append(append([]string{}, r.Ops...), r.Ranges...)
-	launch := strings.Join(ctx, " › ")
+	ops, ranges := escapeAll(r.Ops), escapeAll(r.Ranges)
+	launch := strings.Join(append(append([]string{}, ops...), ranges...), " › ")
 	if r.StageRule == "step thread" && len(r.Ranges) > 0 {
 		// No range was open on the launching thread (autograd's): the
 		// stage is the step thread's range open at the launch.
-		launch = strings.Join(r.Ops, " › ") + " · stage from the step thread: " + strings.Join(r.Ranges, " › ")
+		launch = strings.Join(ops, " › ") + " · stage from the step thread: " + strings.Join(ranges, " › ")
 	}
 	if launch == "" {
 		launch = "(no operator or range recorded)"
 	}
 	launchLine := label(fit("launch", lw)) + st.Detail.Value.Render(fitLeftCut(launch, k.w-lw))
-	stage := r.Stage
+	stage := escape.Control(r.Stage)
 	if stage == "" {
 		stage = "(none)"
 	}
@@ -733,6 +736,15 @@ func (k *Kernels) detail(n int) []string {
 	}
 	if len(out) > n {
 		out = out[:n]
+	}
+	return out
+}
+
+// escapeAll is escape.Control of each of names.
+func escapeAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, s := range names {
+		out[i] = escape.Control(s)
 	}
 	return out
 }

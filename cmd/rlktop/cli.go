@@ -75,9 +75,10 @@ func limitFlags(c *cobra.Command) {
 	}
 	f := c.Flags()
 	if imports {
-		f.Uint64(tracefile.MaxRecordingEventsFlag, 0, "events and counters one recording import may hold (0 = no limit; default max(2,097,152, 32 per byte of the file); env "+tracefile.MaxRecordingEventsEnv+")")
+		f.Uint64(tracefile.MaxRecordingEventsFlag, 0, fmt.Sprintf("events and counters one recording import may hold (0 = no limit; default %d, about %d bytes each; env %s)", tracefile.MaxRecordingEvents, tracefile.RecordingEventBytes, tracefile.MaxRecordingEventsEnv))
+		f.Uint64(tracefile.MaxEventsFlag, 0, fmt.Sprintf("events one Kineto JSON import read whole may hold (report streams large ones; 0 = no limit; default %d, about %d bytes each; env %s)", tracefile.MaxKinetoEvents, tracefile.KinetoEventBytes, tracefile.MaxEventsEnv))
 		f.Duration(tracefile.SQLiteTimeoutFlag, 0, "how long the queries of one SQLite import may run (0 = no limit; default 10m; env "+tracefile.SQLiteTimeoutEnv+")")
-		f.Uint64(tracefile.MaxCSVRowsFlag, 0, "data rows one import of a gzipped CSV, and buffer records one import of a rocprofv3 JSON, may read (0 = no limit; default max(524,288, 1 per 2 bytes of the file; JSON: 1 per 16 bytes plain, 1 per 2 gzipped); env "+tracefile.MaxCSVRowsEnv+")")
+		f.Uint64(tracefile.MaxCSVRowsFlag, 0, fmt.Sprintf("data rows one CSV import, and buffer records one rocprofv3 JSON import, may read (0 = no limit; default %d rows, about %d bytes each; JSON %d records, about %d bytes each; env %s)", tracefile.MaxCSVRows, tracefile.CSVRowBytes, tracefile.MaxJSONRecords, tracefile.JSONRecordBytes, tracefile.MaxCSVRowsEnv))
 		f.Int64(tracefile.MaxSQLiteCopyFlag, 0, "bytes of the temporary uncompressed copy of a gzipped SQLite file (0 = no limit; default 8 GiB; env "+tracefile.MaxSQLiteCopyEnv+")")
 	}
 	if sessions {
@@ -104,6 +105,10 @@ func applyLimitFlags(c *cobra.Command) error {
 	if f.Changed(tracefile.MaxRecordingEventsFlag) {
 		n, _ := f.GetUint64(tracefile.MaxRecordingEventsFlag)
 		tracefile.SetMaxRecordingEvents(n)
+	}
+	if f.Changed(tracefile.MaxEventsFlag) {
+		n, _ := f.GetUint64(tracefile.MaxEventsFlag)
+		tracefile.SetMaxEvents(n)
 	}
 	if f.Changed(tracefile.MaxCSVRowsFlag) {
 		n, _ := f.GetUint64(tracefile.MaxCSVRowsFlag)
@@ -219,10 +224,12 @@ func checkRunSteps(c *cobra.Command, args []string) error {
 func checkRecordOutput(c *cobra.Command, _ []string) error {
 	out, _ := c.Flags().GetString("output")
 	force, _ := c.Flags().GetBool("force")
-	if out == "" || force {
+	if out == "" {
 		return nil
 	}
-	st, err := os.Stat(out)
+	// Lstat: a symbolic link at the name (dangling or not) is what is
+	// there; the recording never writes through it.
+	st, err := os.Lstat(out)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
@@ -230,8 +237,21 @@ func checkRecordOutput(c *cobra.Command, _ []string) error {
 		return fmt.Errorf("record -o %s: %w", out, err)
 	case st.IsDir():
 		return fmt.Errorf("record -o %s: is a directory; give a file name (e.g. -o %s/run.rlk)", out, strings.TrimSuffix(out, "/"))
+	case !force && st.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("record -o %s: a symbolic link is there; pass --force to replace the link (its target is never written) or choose another name", out)
+	case !force:
+		return fmt.Errorf("record -o %s: the file exists (%s); pass --force to overwrite it or choose another name", out, units.Bytes(st.Size()))
+	case st.Mode().IsRegular() || st.Mode()&fs.ModeSymlink != 0:
+		// The recording creates a new file (session.RecordFile: O_EXCL):
+		// the old one, or the link, is removed, never written through.
+		if err := os.Remove(out); err != nil {
+			return fmt.Errorf("record -o %s --force: %w", out, err)
+		}
+		return nil
+	case st.Mode()&fs.ModeCharDevice != 0 || st.Mode().Type() == fs.ModeNamedPipe:
+		return nil // written in place (RecordFile)
 	}
-	return fmt.Errorf("record -o %s: the file exists (%s); pass --force to overwrite it or choose another name", out, units.Bytes(st.Size()))
+	return fmt.Errorf("record -o %s: not a regular file (%v); give a file name", out, st.Mode().Type())
 }
 
 // complete registers shell completion of the values of --by, --format,

@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/tracefile"
@@ -56,6 +58,7 @@ the kernels' busy time, gpu_busy_ns with memcpy/memset), "only_a", "only_b", "ke
 				// say so, exit 1 (README, "Damaged input").
 				fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: the diff below covers what the damaged input held before the damage\n", err)
 			}
+			warnImports(cmd.ErrOrStderr(), d.Warnings)
 			if werr := report.WriteDiff(cmd.OutOrStdout(), d, report.Options{By: by, Format: format, Top: top}); werr != nil {
 				return werr
 			}
@@ -105,6 +108,14 @@ func diffFiles(pathA, pathB string, rules *attrib.Rules) (*attrib.Diff, error) {
 		return attrib.Compare(a, b), damaged
 	}
 	return attrib.Compare(a, b), nil
+}
+
+// warnImports prints the warnings `report` would show of the inputs
+// (their importers' among them), escaped, on w.
+func warnImports(w io.Writer, warnings []string) {
+	for _, m := range warnings {
+		fmt.Fprintf(w, "rlktop: warning: %s\n", escape.Control(m))
+	}
 }
 
 // damagedInputs are the importers' errors of inputs whose start was kept.

@@ -113,6 +113,7 @@ func exportChrome(cmd *cobra.Command, in, out string, opts tracefile.ExportOptio
 	if t == nil {
 		return fmt.Errorf("%w; nothing was written to %s", damage, out)
 	}
+	warnImports(cmd.ErrOrStderr(), t.Warnings)
 	if damage != nil {
 		// A damaged input: export what its reader kept, say so,
 		// exit 1 (README, "Damaged input").
@@ -156,6 +157,9 @@ func exportParquet(cmd *cobra.Command, ins []string, out, stepsOut string, rules
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting what was read before the damage: %s\n", errs[i], keptEvents(t))
 		damaged = true
+	}
+	for _, t := range read {
+		warnImports(cmd.ErrOrStderr(), t.Warnings)
 	}
 	// A rocprofv3 run's several CSV files link only when merged: one source.
 	sources := tracefile.GroupRuns(read)

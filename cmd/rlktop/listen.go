@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlktop/rlktop/internal/fileout"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/cupti/launch"
 	"github.com/rlktop/rlktop/tracer/wire"
@@ -39,7 +39,8 @@ to its --listen-file). Anyone who has the token can send events to the
 session: pass it the way you pass other secrets.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !strings.HasPrefix(connect, "tcp:") || !strings.Contains(connect, "#") {
+			hostport, token, hasToken := strings.Cut(strings.TrimPrefix(connect, "tcp:"), "#")
+			if !strings.HasPrefix(connect, "tcp:") || !hasToken || strings.TrimSpace(token) == "" || hostport == "" {
 				return fmt.Errorf("--connect %q: give the address 'rlktop run --listen' printed, tcp:HOST:PORT#TOKEN (%w)", connect, wire.ErrAuth)
 			}
 			plan, err := launch.Prepare(launch.Options{Socket: connect, Trace: !untraced, CacheDir: cacheDir, Env: []string{}})
@@ -85,7 +86,9 @@ func (rf *runFlags) listenRanks(live *loop.Live) (string, error) {
 		return "", fmt.Errorf("--listen %s: %w", rf.listen, err)
 	}
 	if rf.listenFile != "" {
-		if err := os.WriteFile(rf.listenFile, []byte(addr+"\n"), 0o600); err != nil {
+		// A private temporary file renamed into place: a link or another
+		// user's file planted at the name is replaced, never written to.
+		if err := fileout.WritePrivate(rf.listenFile, []byte(addr+"\n")); err != nil {
 			return "", fmt.Errorf("--listen-file: %w", err)
 		}
 	}

@@ -131,6 +131,7 @@ wait:
 	exit := live.Sup.Status()
 	live.Finish(loop.ExitStatus(exit))
 	st := live.Session.Snapshot()
+	warnSession(stderr, st)
 	ri, recErr := live.Session.StopRecording()
 	var dur time.Duration
 	if !ri.Started.IsZero() {
@@ -178,7 +179,7 @@ func recordingHolds(path string, written int64) string {
 	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
 		return "not read back (not a regular file)"
 	}
-	t, err := tracefile.Open(path, tracefile.Options{})
+	t, err := tracefile.Open(path, tracefile.Options{Own: true})
 	if t == nil {
 		return fmt.Sprintf("nothing in it can be read back (%v)", err)
 	}

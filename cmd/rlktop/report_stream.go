@@ -99,15 +99,16 @@ func streamFiles(paths []string, progress func(int64, int64), part func(i int, w
 }
 
 // streamable reports whether report should stream paths: regular files
-// of at least streamMinBytes together.
+// of at least streamMinBytes together, decoded (a small .gz can hold
+// gigabytes of events).
 func streamable(paths []string) bool {
 	var total int64
 	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil || !st.Mode().IsRegular() {
+		n, err := tracefile.DecodedSize(p)
+		if err != nil {
 			return false
 		}
-		total += st.Size()
+		total += n
 	}
 	return len(paths) > 0 && total >= streamMinBytes
 }

@@ -313,6 +313,15 @@ func warnConnErrors(w io.Writer, st *session.State) {
 	}
 }
 
+// warnSession prints the session's warnings (the agent's, a trace
+// window's import, --listen refusals) for a command that prints no
+// report (record); a report carries them (session.State's snapshots).
+func warnSession(w io.Writer, st *session.State) {
+	for _, m := range st.Warnings {
+		fmt.Fprintf(w, "rlktop: warning: %s\n", escape.Control(m))
+	}
+}
+
 // connErrText says which connection rlktop closed and why.
 func connErrText(c session.Child) string {
 	who := fmt.Sprintf("the connection of pid %d", c.Hello.PID)

@@ -2,6 +2,7 @@ package attrib
 
 import (
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -35,13 +36,17 @@ type Diff struct {
 	Stages     []DiffRow
 	OnlyA      int // kernel names only in A (one row per category each)
 	OnlyB      int
+	// Warnings are A's snapshot warnings, then B's (their importers'
+	// among them): what `report` of each would say.
+	Warnings []string
 }
 
 // Compare diffs snapshot b against a: kernels matched by exact name, and the
 // rest by display name (so kernels whose template arguments differ between
 // the two builds still pair up); categories and stages by key.
 func Compare(a, b *Snapshot) *Diff {
-	d := &Diff{A: a.Source, B: b.Source, TotalsA: a.Totals, TotalsB: b.Totals}
+	d := &Diff{A: a.Source, B: b.Source, TotalsA: a.Totals, TotalsB: b.Totals,
+		Warnings: append(slices.Clone(a.Warnings), b.Warnings...)}
 	d.Kernels = diffKernels(a.Kernels, b.Kernels)
 	onlyA, onlyB := map[string]bool{}, map[string]bool{}
 	for _, r := range d.Kernels {

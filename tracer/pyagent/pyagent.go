@@ -35,7 +35,11 @@ const Source = "pyagent"
 const (
 	EnvFlags  = "RLKTOP_FLAGS"  // "k=v,k=v": flags in force at start
 	EnvKineto = "RLKTOP_KINETO" // "EVERY:LEN": a torch.profiler window of LEN steps every EVERY steps; "0" off
-	EnvAgent  = "RLKTOP_AGENT"  // "0": do not start the agent
+	// EnvKinetoDir is the folder the agent makes its private
+	// rlktop-kineto-* folder of windows in: rlktop's socket directory,
+	// which rlktop removes however the process ends (os._exit too).
+	EnvKinetoDir = "RLKTOP_KINETO_DIR"
+	EnvAgent     = "RLKTOP_AGENT" // "0": do not start the agent
 )
 
 // Files returns the agent's files, slash-separated paths relative to the

@@ -226,6 +226,13 @@ func (c *conn) Meta(kv []wire.KV) error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, e := range kv {
+		// The Python agent's warnings (a window it could not write, a
+		// refused flag name): said with the session's own.
+		if e.Key == AgentWarningKey {
+			s.warnOnce(fmt.Sprintf("child pid %d: %s", c.info.Hello.PID, e.Value))
+		}
+	}
 	if len(c.info.Meta) < 1000 {
 		c.info.Meta = append(c.info.Meta, kv...)
 	}

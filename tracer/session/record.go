@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -130,10 +132,17 @@ func (s *Session) Record(w io.Writer) error {
 	return r.err
 }
 
-// RecordFile is Record into a new file at path (created with mode 0644,
-// truncating any file there); StopRecording and Close close it.
+// RecordFile is Record into a new file at path, created with mode 0644;
+// StopRecording and Close close it. Anything already at path, a symbolic
+// link included, is an error (O_EXCL, O_NOFOLLOW): a planted link or file
+// is never written through; the caller removes an old file it may replace.
+// A character device or FIFO at path (/dev/null) is written in place.
 func (s *Session) RecordFile(path string) error {
-	f, err := os.Create(path)
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL | syscall.O_NOFOLLOW
+	if fi, err := os.Lstat(path); err == nil && (fi.Mode()&fs.ModeCharDevice != 0 || fi.Mode().Type() == fs.ModeNamedPipe) {
+		flags = os.O_WRONLY | syscall.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}

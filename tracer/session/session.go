@@ -127,6 +127,9 @@ type Session struct {
 	counters  map[counterKey]tracer.Counter // latest sample per track
 	outputs   agentSamples
 	version   uint64 // bumped on every change
+	// refusedSeen: the --listen refusals the last Snapshot saw.
+	refusedSeen uint64
+	windows     int // trace files (agent windows) merged
 
 	snapMu   sync.Mutex // Snapshot runs one at a time, mostly outside mu
 	cache    *State
@@ -272,6 +275,15 @@ func (s *Session) Snapshot() *State {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	s.mu.Lock()
+	var refused uint64
+	for _, srv := range s.servers {
+		refused += srv.AuthStats().Refused()
+	}
+	if refused != s.refusedSeen {
+		// Counted by the listener, not under mu: a new refusal is news.
+		s.refusedSeen = refused
+		s.version++
+	}
 	if s.cache != nil && s.cacheVer == s.version && s.recent.builtVer == s.version {
 		s.mu.Unlock()
 		return s.cache
@@ -298,6 +310,17 @@ func (s *Session) Snapshot() *State {
 	if in.gpu != nil {
 		st.Cumulative.Ranks = wholeRun(w.ranks, w.rankPIDs, in.runs, st.Steps)
 		st.Cumulative.Steps = procStepRows(st.Steps, in.gpu, w.rankPIDs, in.window.procs, w.ranks)
+	}
+	if len(st.Warnings) > 0 {
+		// The session's own warnings (the agent's, its windows' imports,
+		// --listen refusals) travel with the snapshots every view and
+		// report reads: the TUI's W list, run --headless's report.
+		st.Cumulative.Warnings = append(slices.Clip(st.Cumulative.Warnings), st.Warnings...)
+		if st.Window != nil {
+			w := *st.Window
+			w.Warnings = append(slices.Clip(w.Warnings), st.Warnings...)
+			st.Window = &w
+		}
 	}
 	s.cache, s.cacheVer = st, ver
 	return st
@@ -360,6 +383,12 @@ func (s *Session) snapshotLocked(now time.Time) (*State, snapInput) {
 	}
 	if n := s.link.early; n > 0 {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("%d GPU events were linked before their step ended (too many waiting on one thread); their stage may be missing", n))
+	}
+	for _, srv := range s.servers {
+		if a := srv.AuthStats(); a.Refused() > 0 {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("--listen %s: %d connections refused (%d with a wrong token or handshake, %d sent no token within %v, %d evicted by newer ones past %d pending, %d from one address); %d authenticated",
+				srv.ListenAddr(), a.Refused(), a.BadToken, a.TimedOut, wire.AuthTimeout, a.Evicted, wire.MaxPendingAuth, wire.MaxPendingPerPeer, a.Accepted))
+		}
 	}
 	if s.rec != nil {
 		ri := s.rec.info()

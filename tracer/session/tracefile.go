@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/tracefile"
@@ -37,14 +38,22 @@ func (s *Session) importTraceFile(c *conn, tf wire.TraceFile) {
 		s.mu.Unlock()
 		return
 	}
+	f, fi, err := openAgentWindow(tf.Path)
+	if err != nil {
+		s.mu.Lock()
+		s.warn(fmt.Sprintf("child pid %d: trace file %s not imported: %v", c.info.Hello.PID, tf.Path, err))
+		s.mu.Unlock()
+		return
+	}
+	defer f.Close()
 	defer os.Remove(tf.Path)
-	if fi, err := os.Stat(tf.Path); err == nil && fi.Size() > MaxTraceFileBytes {
+	if fi.Size() > MaxTraceFileBytes {
 		s.mu.Lock()
 		s.warn(fmt.Sprintf("child pid %d: trace window %s is %d MB, over the %d MB limit: steps %d–%d have no operators", c.info.Hello.PID, tf.Path, fi.Size()>>20, MaxTraceFileBytes>>20, tf.FirstStep, tf.LastStep))
 		s.mu.Unlock()
 		return
 	}
-	tr, err := tracefile.Open(tf.Path, tracefile.Options{})
+	tr, err := tracefile.Read(f, tf.Path, fi.Size(), tracefile.Options{})
 	if err != nil || tr == nil {
 		s.mu.Lock()
 		s.warn(fmt.Sprintf("child pid %d: trace window of steps %d–%d not imported: %v", c.info.Hello.PID, tf.FirstStep, tf.LastStep, err))
@@ -52,6 +61,15 @@ func (s *Session) importTraceFile(c *conn, tf wire.TraceFile) {
 		return
 	}
 	var base int64
+	if len(tr.Warnings) > 0 {
+		s.mu.Lock()
+		for _, w := range tr.Warnings {
+			// The window's path changes window after window; the message
+			// is said once.
+			s.warnOnce(fmt.Sprintf("child pid %d: torch.profiler window: %s", c.info.Hello.PID, strings.ReplaceAll(w, tf.Path, filepath.Base(filepath.Dir(tf.Path))+"/window")))
+		}
+		s.mu.Unlock()
+	}
 	if v, ok := tr.Meta["baseTimeNanoseconds"]; ok {
 		base, _ = strconv.ParseInt(strings.TrimSuffix(v, ".0"), 10, 64)
 		if base == 0 {
@@ -98,6 +116,7 @@ func (s *Session) importTraceFile(c *conn, tf wire.TraceFile) {
 	if !c.info.Connected {
 		s.link.flush(c.pid) // the child is gone: nothing more will come to link against
 	}
+	s.windows++
 	s.version++
 }
 
@@ -113,4 +132,43 @@ func agentWindowPath(path string) (bool, string) {
 		return false, "not a torch.profiler window written by rlktop's Python agent (rlktop-kineto-*/window-N.json)"
 	}
 	return true, ""
+}
+
+// openAgentWindow opens a window file the way only the agent's own files
+// pass: its folder a real directory (not a link) that only its owner can
+// enter (mkdtemp's 0700) and owned by rlktop's user, the file itself a
+// regular file of that user, opened without following a link and without
+// blocking (a FIFO or device named by a client would hang the import).
+// The caller reads f and closes it.
+func openAgentWindow(path string) (*os.File, os.FileInfo, error) {
+	dir := filepath.Dir(path)
+	di, err := os.Lstat(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	uid := uint32(os.Geteuid())
+	if !di.IsDir() || di.Mode().Perm()&0o077 != 0 || ownerOf(di) != uid {
+		return nil, nil, fmt.Errorf("its folder is not the agent's private directory (a directory of uid %d with mode 0700; it is %v, uid %d)", uid, di.Mode(), ownerOf(di))
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && (!fi.Mode().IsRegular() || ownerOf(fi) != uid) {
+		err = fmt.Errorf("not a regular file of uid %d (%v, uid %d)", uid, fi.Mode(), ownerOf(fi))
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// ownerOf returns the uid owning fi's file (MaxUint32 when unknown).
+func ownerOf(fi os.FileInfo) uint32 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Uid
+	}
+	return ^uint32(0)
 }

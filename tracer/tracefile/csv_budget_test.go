@@ -3,7 +3,6 @@ package tracefile
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -11,13 +10,14 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 )
 
-// TestCSVRowBudget: a gzipped nsys stats trace of n identical kernel rows
+// TestCSVRowBudget: a gzipped nsys stats trace of identical kernel rows
 // (the issue-16 trial's shape: 2.3 MB of gzip held 1.7 GiB) stops at the
 // row budget with the rows before it kept and an *Error naming the file,
-// the limit and how to raise it. 700,000 rows gzip to well under 1 MB, so
-// the default is the MinCSVRows (524,288) floor; with RLKTOP_MAX_CSV_ROWS or
-// SetMaxCSVRows at 1,000 a 3,000-row file keeps 1,000; at 0 all. The
-// same rows uncompressed have no limit.
+// the limit and how to raise it. The default, MaxCSVRows, counts rows
+// decoded whatever the file's stored size (the old rule allowed 1 row per
+// 2 stored bytes: 5 M rows from 10 MB); with RLKTOP_MAX_CSV_ROWS or
+// SetMaxCSVRows at 1,000 a 3,000-row file keeps 1,000, plain or gzipped
+// (a plain file had no limit: 5 M rows took 1.6 GB); at 0 all.
 func TestCSVRowBudget(t *testing.T) {
 	t.Cleanup(ResetLimits)
 	const hdr = "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DynSMem (MB),Bytes (MB),Throughput (MBps),SrcMemKd,DstMemKd,Device,Ctx,Strm,Name\n"
@@ -48,23 +48,16 @@ func TestCSVRowBudget(t *testing.T) {
 		return Read(bytes.NewReader(b), "stats.csv.gz", int64(len(b)), Options{})
 	}
 
-	big := file(700_000, true)
-	if int64(len(big))/CSVBytesPerRow > MinCSVRows {
-		t.Fatalf("%d bytes: the test needs the floor to apply", len(big))
-	}
-	tr, err := read(big)
-	var fe *Error
-	if !errors.As(err, &fe) || fe.Path != "stats.csv.gz" || !strings.Contains(err.Error(), fmt.Sprintf("more than %d rows", MinCSVRows)) || !strings.Contains(err.Error(), MaxCSVRowsEnv) {
-		t.Fatalf("err = %v, want an *Error naming the file, the %d-row limit and %s", err, MinCSVRows, MaxCSVRowsEnv)
-	}
-	if n := kernels(tr); n != MinCSVRows {
-		t.Errorf("kept %d kernels, want the %d rows before the limit", n, MinCSVRows)
+	ResetLimits()
+	if n, _ := csvRowBudget(); n != MaxCSVRows {
+		t.Errorf("default budget %d, want %d", n, MaxCSVRows)
 	}
 
 	small := file(3000, true)
 	t.Setenv(MaxCSVRowsEnv, "1000")
-	if tr, err := read(small); err == nil || !strings.Contains(err.Error(), MaxCSVRowsEnv+"=1000") || kernels(tr) != 1000 {
-		t.Errorf("%s=1000: %d kernels, err %v", MaxCSVRowsEnv, kernels(tr), err)
+	var fe *Error
+	if tr, err := read(small); !errors.As(err, &fe) || fe.Path != "stats.csv.gz" || !strings.Contains(err.Error(), MaxCSVRowsEnv+"=1000") || kernels(tr) != 1000 {
+		t.Errorf("%s=1000: %d kernels, err %v; want 1000 and an *Error naming the file and the setting", MaxCSVRowsEnv, kernels(tr), err)
 	}
 	t.Setenv(MaxCSVRowsEnv, "0")
 	if tr, err := read(small); err != nil || kernels(tr) != 3000 {
@@ -74,9 +67,9 @@ func TestCSVRowBudget(t *testing.T) {
 	if tr, err := read(small); err == nil || !strings.Contains(err.Error(), "--max-csv-rows=1000") || kernels(tr) != 1000 {
 		t.Errorf("--max-csv-rows 1000: %d kernels, err %v", kernels(tr), err)
 	}
-	// Uncompressed: no row limit.
+	// Uncompressed: the same limit.
 	plain := file(3000, false)
-	if tr, err := Read(bytes.NewReader(plain), "stats.csv", int64(len(plain)), Options{}); err != nil || kernels(tr) != 3000 {
-		t.Errorf("plain file under --max-csv-rows 1000: %d kernels, err %v", kernels(tr), err)
+	if tr, err := Read(bytes.NewReader(plain), "stats.csv", int64(len(plain)), Options{}); err == nil || !strings.Contains(err.Error(), "--max-csv-rows=1000") || kernels(tr) != 1000 {
+		t.Errorf("plain file under --max-csv-rows 1000: %d kernels, err %v; want 1000 and the limit", kernels(tr), err)
 	}
 }

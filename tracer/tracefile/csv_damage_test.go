@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/rlktop/rlktop/tracer"
 )
 
 // rocprofKernelCSV is a rocprofv3 kernel_trace.csv of n rows, row i
@@ -108,5 +110,40 @@ func TestCSVMissingColumnMessage(t *testing.T) {
 	// error must not call the JSON file a CSV with a bad header.)
 	if _, err := Read(strings.NewReader(`{"foo": 1, "bar": 2}`), "x.json", 0, Options{}); err == nil || strings.Contains(err.Error(), "a CSV file whose header") {
 		t.Errorf("JSON called CSV: %v", err)
+	}
+}
+
+// TestCSVUnterminatedQuote: a quote opened on line 3 and never closed
+// costs line 3 only, named by its line: the rows after it are read (the
+// CSV reader swallowed them into the quoted field: k3 and k4 lost, and
+// the warning named a row of 5 fields), and a bad value on line 5, among
+// the swallowed lines, is named by its own line.
+func TestCSVUnterminatedQuote(t *testing.T) {
+	in := "Kind,Agent_Id,Queue_Id,Kernel_Id,Kernel_Name,Correlation_Id,Start_Timestamp,End_Timestamp\n" +
+		"KERNEL_DISPATCH,1,1,1,k1,1,1000,1500\n" +
+		"KERNEL_DISPATCH,1,1,1,\"k2,2,2000,2500\n" +
+		"KERNEL_DISPATCH,1,1,1,k3,3,3000,3500\n" +
+		"KERNEL_DISPATCH,1,1,1,k5,5,x,5500\n" +
+		"KERNEL_DISPATCH,1,1,1,k4,4,4000,4500\n"
+	tr, err := Read(strings.NewReader(in), "kernel_trace.csv", int64(len(in)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range tr.Events {
+		if e.Kind == tracer.KindKernel {
+			names = append(names, tr.Strings.Get(e.Name))
+		}
+	}
+	if strings.Join(names, " ") != "k1 k3 k4" {
+		t.Errorf("kernels %q, want k1 k3 k4", names)
+	}
+	var quote, bad bool
+	for _, w := range tr.Warnings {
+		quote = quote || strings.HasPrefix(w, "kernel_trace.csv:3: a quote opened in column \"Kernel_Name\" is not closed")
+		bad = bad || strings.HasPrefix(w, "kernel_trace.csv:5: ")
+	}
+	if !quote || !bad {
+		t.Errorf("warnings %q: want line 3's open quote and line 5's bad value named", tr.Warnings)
 	}
 }

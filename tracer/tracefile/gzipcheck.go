@@ -24,11 +24,17 @@ import (
 //     keeps the trace with a warning saying it is unverified (none for a
 //     recording: a killed recorder always leaves one so, and its reader
 //     warns about the missing Bye frame).
+//   - Data that is not gzip after the last member (two writes into one
+//     file, a cut rewrite) is ignored with a warning, as after a JSON
+//     document.
 //   - When the format itself failed, its error gets a hint if the gzip
 //     stream is cut or damaged, so a cut file is not called a format error
 //     alone.
 func checkGzipEnd(zsrc *bufio.Reader, zc *gzipCounter, path string, t *tracer.Trace, err error) (*tracer.Trace, error) {
 	_, derr := io.Copy(io.Discard, zsrc)
+	if zc.trailing && t != nil {
+		t.Warn(fmt.Sprintf("%s: data after the end of the gzip stream (after %d decompressed bytes) ignored", path, zc.n))
+	}
 	if err != nil {
 		var e *Error
 		if derr != nil && errors.As(err, &e) && !errors.Is(err, derr) {
@@ -67,9 +73,10 @@ func checkGzipEnd(zsrc *bufio.Reader, zc *gzipCounter, path string, t *tracer.Tr
 // error other than io.EOF, returning it to every later Read (the gzip
 // reader reports a checksum mismatch once, then io.EOF).
 type gzipCounter struct {
-	r   io.Reader
-	n   int64
-	err error
+	r        io.Reader
+	n        int64
+	err      error
+	trailing bool // data that is not gzip after the last member
 }
 
 func (c *gzipCounter) Read(p []byte) (int, error) {
@@ -78,6 +85,14 @@ func (c *gzipCounter) Read(p []byte) (int, error) {
 	}
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	if errors.Is(err, gzip.ErrHeader) {
+		// The reader looks for a next member only after a whole one
+		// (its CRC-32 checked): what follows is not gzip. Like data after
+		// a JSON document, it ends the input and is warned about
+		// (checkGzipEnd), not an error.
+		c.trailing = true
+		err = io.EOF
+	}
 	if err != nil && err != io.EOF {
 		c.err = err
 	}

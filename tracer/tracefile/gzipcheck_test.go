@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire"
 )
 
 // kinetoKernels is a Kineto trace of n kernels of 500 µs each: the kernel
@@ -114,5 +115,85 @@ func TestRecordingDamageIsAnError(t *testing.T) {
 	tr, err = Read(bytes.NewReader(cut), "cut.rlk", 0, Options{})
 	if err != nil || tr == nil || len(tr.Warnings) == 0 {
 		t.Fatalf("cut recording: err %v, trace %v", err, tr)
+	}
+}
+
+// Garbage after a whole gzip member is warned about and ignored, like
+// data after a JSON document (it was an error, exit 1, while the same
+// garbage after plain JSON warned): the 3 kernels are kept, for Kineto
+// and for a CSV.
+func TestGzipTrailingGarbageWarned(t *testing.T) {
+	gz := func(data []byte) []byte {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		zw.Write(data)
+		zw.Close()
+		return append(b.Bytes(), "garbage after the member\n"...)
+	}
+	csv := []byte("Kind,Agent_Id,Queue_Id,Kernel_Id,Kernel_Name,Correlation_Id,Start_Timestamp,End_Timestamp\n" +
+		"KERNEL_DISPATCH,1,1,1,k,1,1000,1500\nKERNEL_DISPATCH,1,1,1,k,2,2000,2500\nKERNEL_DISPATCH,1,1,1,k,3,3000,3500\n")
+	for name, in := range map[string][]byte{"k.json.gz": gz(kinetoKernels(3)), "kernel_trace.csv.gz": gz(csv)} {
+		tr, err := Read(bytes.NewReader(in), name, int64(len(in)), Options{})
+		if err != nil {
+			t.Errorf("%s: %v; want a warning", name, err)
+			continue
+		}
+		n := 0
+		for _, e := range tr.Events {
+			if e.Kind == tracer.KindKernel {
+				n++
+			}
+		}
+		if n != 3 {
+			t.Errorf("%s: %d kernels, want 3", name, n)
+		}
+		found := false
+		for _, w := range tr.Warnings {
+			found = found || strings.Contains(w, name+": data after the end of the gzip stream")
+		}
+		if !found {
+			t.Errorf("%s: warnings %q lack the trailing data", name, tr.Warnings)
+		}
+	}
+}
+
+// A recording whose gzip stream lacks only its trailer (the Bye frame
+// read whole) says exactly that, not that it lacks its Bye frame; one cut
+// before the Bye still says the Bye is missing.
+func TestRecordingTrailerCutSaidPrecisely(t *testing.T) {
+	var plain bytes.Buffer
+	w := wire.NewWriter(&plain)
+	w.Flags = wire.FlagRelayed
+	w.Hello(&wire.Hello{Source: "gotrace", PID: 9})
+	k := w.Name("k")
+	w.Events([]tracer.Event{{Kind: tracer.KindKernel, Name: k, Start: 20, Dur: 5, PID: 9, TID: 1}})
+	w.Flush()
+	beforeBye := plain.Len()
+	w.Bye(wire.Bye{Reason: "exit"})
+	w.Flush()
+	gzOf := func(b []byte) []byte {
+		var g bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&g, gzip.NoCompression)
+		zw.Write(b)
+		zw.Close()
+		return g.Bytes()
+	}
+	whole := gzOf(plain.Bytes())
+	cutTrailer := whole[:len(whole)-8] // CRC-32 and ISIZE gone
+	tr, err := Read(bytes.NewReader(cutTrailer), "r.rlk", int64(len(cutTrailer)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Warnings) != 1 || !strings.Contains(tr.Warnings[0], "cut after the recording's closing Bye frame") || !strings.Contains(tr.Warnings[0], "only the gzip trailer") {
+		t.Errorf("trailer cut: warnings %q", tr.Warnings)
+	}
+	cutBye := gzOf(plain.Bytes()[:beforeBye+3])
+	cutBye = cutBye[:len(cutBye)-8]
+	tr, err = Read(bytes.NewReader(cutBye), "r.rlk", int64(len(cutBye)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Warnings) != 1 || !strings.Contains(tr.Warnings[0], "without its closing Bye frame") {
+		t.Errorf("cut inside the Bye: warnings %q", tr.Warnings)
 	}
 }

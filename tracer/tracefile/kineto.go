@@ -123,10 +123,13 @@ func ReadKineto(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 	}
 	if d.stream != nil {
 		d.stream.start(d, opts)
-	} else if n := kEstimateEvents(opts); n > 4096 {
-		// One array, sized from the file: pages past the real count are
-		// never touched, so they cost address space, not memory.
-		d.cur = make([]tracer.Event, 0, n)
+	} else {
+		d.maxEvents, d.maxWhy = kinetoBudget()
+		if n := kEstimateEvents(opts, d.maxEvents); n > 4096 {
+			// One array, sized from the file: pages past the real count
+			// are never touched, so they cost address space, not memory.
+			d.cur = make([]tracer.Event, 0, n)
+		}
 	}
 	err := d.run()
 	t := d.finish()
@@ -200,6 +203,11 @@ type kdec struct {
 	kGpuLabel map[int32]int32 // pid → device from process_labels "GPU N"
 	needDev   []int32         // GPU events whose device came from the pid
 	stream    *kstream        // non-nil: events go window by window to the stream (kineto_stream.go)
+	// maxEvents bounds the events a whole read keeps (kinetoBudget; 0:
+	// none); past it over stops the reading, the events before kept.
+	maxEvents int
+	maxWhy    string
+	over      *Error
 	sawEvents bool
 
 	parWorkers int // event arrays are parsed by this many goroutines when > 1 (kineto_parallel.go)
@@ -527,8 +535,18 @@ func (d *kdec) eventsFrom(idx int, sepDue bool) error {
 			}
 		}
 		if c != '{' {
-			return d.errAt(s.off(), "", fmt.Sprintf("expected '{' starting trace event %d, found %s", idx, kQuoteByte(c)),
-				"each element of traceEvents must be an event object", nil)
+			if idx == 0 {
+				return d.errAt(s.off(), "", fmt.Sprintf("expected '{' starting trace event %d, found %s", idx, kQuoteByte(c)),
+					"each element of traceEvents must be an event object", nil)
+			}
+			// A stray value among events costs itself only.
+			at := s.off()
+			if _, _, _, _, err := s.value(); err != nil {
+				return d.wrap(err, "", fmt.Sprintf("element %d of the event array", idx))
+			}
+			d.skipBad(d.errAt(at, "", fmt.Sprintf("element %d of the event array is %s, not an event object", idx, kQuoteByte(c)), "", nil).Error())
+			d.nEvents++
+			continue
 		}
 		if err := d.event(); err != nil {
 			return err
@@ -1087,6 +1105,9 @@ func (d *kdec) record(start int64) error {
 	if d.stream != nil && d.stream.err != nil {
 		return d.stream.err // the input cannot be streamed exactly: stop reading
 	}
+	if d.over != nil {
+		return d.over
+	}
 	ev := &d.ev
 	if d.nEvents == 0 && ev.ph == 0 && !ev.hasTs && !ev.hasDur && ev.name.kind == 0 && ev.cat.kind == 0 && ev.pid.kind == 0 && ev.tid.kind == 0 {
 		// rocprof v1 JSON starts its traceEvents with an empty object {};
@@ -1095,8 +1116,16 @@ func (d *kdec) record(start int64) error {
 		return nil
 	}
 	if ev.ph == 0 {
-		return d.errAt(start, "ph", fmt.Sprintf("event %d has no \"ph\" (phase) field", d.nEvents),
+		e := d.errAt(start, "ph", fmt.Sprintf("event %d has no \"ph\" (phase) field", d.nEvents),
 			"every trace event needs a phase such as \"X\"; the file may not be a trace", nil)
+		if d.nEvents == 0 {
+			return e
+		}
+		// After the first event the file is a trace: one event without
+		// a phase costs itself only.
+		e.Hint = ""
+		d.skipBad(e.Error())
+		return nil
 	}
 	ph := ev.ph
 	if ev.bad != nil && ph != 'M' {
@@ -1251,6 +1280,14 @@ func (d *kdec) add(e tracer.Event, fromPid bool) {
 		d.stream.add(d, e, fromPid)
 		return
 	}
+	if d.maxEvents > 0 && d.nOut >= d.maxEvents {
+		if d.over == nil {
+			d.over = d.errAt(d.s.off(), "", fmt.Sprintf("the file holds more than %d events (%s): the events before this point are kept", d.maxEvents, d.maxWhy),
+				fmt.Sprintf("`rlktop report` streams a Kineto file of %d MiB or more (decoded) without this limit; to read it whole, pass --%s N or set %s to a larger number (0: no limit; each event takes about %d bytes at a report's peak)",
+					StreamMinBytes>>20, MaxEventsFlag, MaxEventsEnv, KinetoEventBytes), nil)
+		}
+		return
+	}
 	if fromPid {
 		d.needDev = append(d.needDev, int32(d.nOut))
 	}
@@ -1277,12 +1314,16 @@ func (d *kdec) add(e tracer.Event, fromPid bool) {
 // skipped), so uncompressed/200 leaves room; gzip is taken to shrink
 // Kineto JSON 25-fold (they compress 12-20×). An estimate that proves low
 // only means the events continue in chunks.
-func kEstimateEvents(opts Options) int {
+func kEstimateEvents(opts Options, max int) int {
 	size := opts.FileSize
 	if opts.Gzipped {
 		size *= 25
 	}
-	return int(min(size/200, 64<<20))
+	n := int(min(size/200, 64<<20))
+	if max > 0 {
+		n = min(n, max)
+	}
+	return n
 }
 
 // joinEvents moves the chunks into Trace.Events (exact size).

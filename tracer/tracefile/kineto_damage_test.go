@@ -30,6 +30,8 @@ func TestKinetoBadValuesSkipped(t *testing.T) {
 		{"missing ts", `{"ph":"X","name":"a","dur":1}`, 0, "ts", `has no "ts"`},
 		{"missing ts on B", `{"ph":"B","name":"a"}`, 0, "ts", `has no "ts"`},
 		{"negative dur", `{"ph":"X","name":"a","ts":5,"dur":-1.5}`, 34, "dur", "negative duration -1500 ns"},
+		{"no ph", `{"name":"a","ts":5,"dur":1}`, 0, "ph", `has no "ph"`},
+		{"empty object", `{}`, 0, "ph", `has no "ph"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in := pre + c.bad + `,` + good + `]`
@@ -48,6 +50,26 @@ func TestKinetoBadValuesSkipped(t *testing.T) {
 				t.Errorf("skipped_bad_events = %q, want 1", tr.Meta["skipped_bad_events"])
 			}
 		})
+	}
+}
+
+// A stray value among the events (a bare number, a string, an array)
+// costs itself only: skipped with a warning naming its byte and index.
+func TestKinetoStrayValueSkipped(t *testing.T) {
+	good := `{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":2}`
+	for _, bad := range []string{`42`, `"x"`, `[1,{"ph":"X"}]`, `null`} {
+		in := `{"traceEvents":[` + good + `,` + bad + `,` + good + `,` + good + `]}`
+		tr, err := ReadKineto(strings.NewReader(in), "stray.json", Options{})
+		if err != nil {
+			t.Fatalf("%s: err = %v, want the value skipped", bad, err)
+		}
+		if len(tr.Events) != 3 {
+			t.Errorf("%s: %d events kept, want the 3 good ones", bad, len(tr.Events))
+		}
+		want := fmt.Sprintf("stray.json (byte %d): element 1 of the event array is", len(`{"traceEvents":[`+good+`,`))
+		if len(tr.Warnings) == 0 || !strings.HasPrefix(tr.Warnings[0], want) {
+			t.Errorf("%s: warnings %q, want one starting %q", bad, tr.Warnings, want)
+		}
 	}
 }
 

@@ -14,10 +14,11 @@ import (
 // environment is: set them before the first import.
 //
 //	flag                    variable                        default
-//	--max-recording-events  RLKTOP_MAX_RECORDING_EVENTS     recordingBudget (events+counters; 0 = none)
+//	--max-recording-events  RLKTOP_MAX_RECORDING_EVENTS     MaxRecordingEvents (events+counters; 0 = none)
 //	--sqlite-timeout        RLKTOP_SQLITE_TIMEOUT           DefaultSQLiteTimeout (Go duration; 0 = none)
 //	--max-sqlite-copy       RLKTOP_MAX_SQLITE_COPY_BYTES    MaxSQLiteCopyBytes (bytes; 0 = none)
-//	--max-csv-rows          RLKTOP_MAX_CSV_ROWS             csvRowBudget, rocprofJSONBudget (rows of a gzipped CSV, records of a rocprofv3 JSON; 0 = none)
+//	--max-csv-rows          RLKTOP_MAX_CSV_ROWS             MaxCSVRows, MaxJSONRecords (rows of a CSV, records of a rocprofv3 JSON; 0 = none)
+//	--max-events            RLKTOP_MAX_EVENTS               MaxKinetoEvents (events of a Kineto JSON read whole; 0 = none)
 const (
 	MaxCSVRowsFlag         = "max-csv-rows"
 	MaxCSVRowsEnv          = "RLKTOP_MAX_CSV_ROWS"
@@ -50,67 +51,60 @@ func SetSQLiteTimeout(d time.Duration) { setSQLiteTimeout.Store(&d) }
 // and MaxSQLiteCopyBytes; 0 means no limit.
 func SetMaxSQLiteCopyBytes(n int64) { setSQLiteCopy.Store(&n) }
 
-// Default budgets of the record formats, as the larger of a floor and a
-// number per byte of the file as stored (compressed when gzipped): about
-// 200 MB at a report's peak for each floor (a CSV row or rocprofv3 JSON
-// record is 72 bytes as an event, 300-400 at a report's peak).
+// Default budgets. Memory is bounded by what an import decodes, never by
+// the size of the file as stored: a 7 MB gzip can hold 20 M events, and
+// 135 KB of a recording 4 M. Each default is DefaultImportBytes divided
+// by what one event of that format costs at the peak of `rlktop report`
+// (RSS of /usr/bin/time -f %M over a file of millions of the smallest
+// records, less the ~25 MB of an empty report):
 //
-// Rates, from record sizes: real profiler CSVs in the shared traces gzip
-// to 0.005-0.04 rows per byte; synthetic nsys gpu_trace rows with one
-// kernel name gzip to 0.10 rows per byte with jittered times and 0.19 with
-// perfectly regular ones, so one row per CSVBytesPerRow = 2 bytes keeps a
-// margin of 2.7 over the most compressible case and 12 over real files.
-// A rocprofv3 JSON record is 166 bytes (an API call, compact) to 460 (a
-// kernel dispatch) as written; one per JSONBytesPerRecord = 16 bytes of a
-// plain file keeps a margin of 10, and those records (hip_api, jittered
-// or regular times) gzip to 0.08-0.11 records per byte, so one per
-// JSONGzBytesPerRecord = 2 bytes of a gzipped file keeps 4.5. Repeated
-// identical rows gzip about 3,000 times (1 MB held 3,000,000 nsys stats
-// rows, 872 MB at a report's peak) and 4.7 MB of plain JSON held 1.5 M
-// records `{}` (634 MB): the issue-16 trial's inputs.
+//	format                    bytes per event   default events
+//	Kineto JSON (whole read)  KinetoEventBytes  MaxKinetoEvents
+//	rlktop recording          RecordingEventBytes MaxRecordingEvents
+//	CSV (plain or gzipped)    CSVRowBytes       MaxCSVRows
+//	rocprofv3 JSON            JSONRecordBytes   MaxJSONRecords
+//
+// so that any input stays under 500 MB by default. A Kineto file whose
+// decoded size reaches the streaming threshold is streamed window by
+// window by `report` and `export --format parquet` and needs no event
+// limit (kineto_stream.go).
 const (
-	MinCSVRows           = 1 << 19
-	CSVBytesPerRow       = 2
-	MinJSONRecords       = 1 << 19
-	JSONBytesPerRecord   = 16
-	JSONGzBytesPerRecord = 2
+	DefaultImportBytes  = 400 << 20
+	KinetoEventBytes    = 160
+	RecordingEventBytes = 256
+	CSVRowBytes         = 320
+	JSONRecordBytes     = 400
+
+	MaxKinetoEvents    = DefaultImportBytes / KinetoEventBytes    // 2,621,440
+	MaxRecordingEvents = DefaultImportBytes / RecordingEventBytes // 1,638,400
+	MaxCSVRows         = DefaultImportBytes / CSVRowBytes         // 1,310,720
+	MaxJSONRecords     = DefaultImportBytes / JSONRecordBytes     // 1,048,576
 )
 
-// SetMaxCSVRows sets how many data rows one import of a gzipped CSV, and
-// how many records one import of a rocprofv3 JSON, may read, over
-// RLKTOP_MAX_CSV_ROWS and the defaults (csvRowBudget, rocprofJSONBudget);
+// SetMaxCSVRows sets how many data rows one CSV import, and how many
+// records one import of a rocprofv3 JSON, may read, over
+// RLKTOP_MAX_CSV_ROWS and the defaults (MaxCSVRows, MaxJSONRecords);
 // 0 means no limit.
 func SetMaxCSVRows(n uint64) { setCSVRows.Store(&n) }
 
-// csvRowBudget returns how many rows one import of a gzipped CSV file of
-// fileSize bytes (as stored) may read, and why (for the message): the
-// flag, else RLKTOP_MAX_CSV_ROWS, else the larger of MinCSVRows and one
-// row per CSVBytesPerRow stored bytes. An uncompressed file cannot hold
-// more rows than its bytes allow (a row costs about its size), so plain
-// files have no row limit. 0 means no limit.
-func csvRowBudget(fileSize int64) (int64, string) {
-	return recordBudget(fileSize, MinCSVRows, CSVBytesPerRow, "a gzipped CSV")
+// csvRowBudget returns how many rows one CSV import may read, and why
+// (for the message): the flag, else RLKTOP_MAX_CSV_ROWS, else MaxCSVRows.
+// 0 means no limit.
+func csvRowBudget() (int64, string) {
+	return recordBudget(MaxCSVRows, CSVRowBytes, "a CSV")
 }
 
 // rocprofJSONBudget returns how many buffer records (each one event) one
-// import of a rocprofv3 JSON file of fileSize bytes (as stored) may read,
-// and why: the flag, else RLKTOP_MAX_CSV_ROWS, else the larger of
-// MinJSONRecords and one per JSONBytesPerRecord stored bytes
-// (JSONGzBytesPerRecord when gzipped). Unlike CSV, plain files are
-// bounded too: a record as small as `{}` is still an event of 72 bytes
-// plus the record held before conversion. 0 means no limit.
-func rocprofJSONBudget(fileSize int64, gzipped bool) (int64, string) {
-	if gzipped {
-		return recordBudget(fileSize, MinJSONRecords, JSONGzBytesPerRecord, "a gzipped rocprofv3 JSON")
-	}
-	return recordBudget(fileSize, MinJSONRecords, JSONBytesPerRecord, "a rocprofv3 JSON")
+// import of a rocprofv3 JSON may read, and why: the flag, else
+// RLKTOP_MAX_CSV_ROWS, else MaxJSONRecords. 0 means no limit.
+func rocprofJSONBudget() (int64, string) {
+	return recordBudget(MaxJSONRecords, JSONRecordBytes, "a rocprofv3 JSON")
 }
 
 // recordBudget is the budget rule shared by csvRowBudget and
-// rocprofJSONBudget: the flag, else the variable, else the larger of
-// floor and fileSize/bytesPer, with the reason naming what (the kind of
-// file).
-func recordBudget(fileSize, floor, bytesPer int64, what string) (int64, string) {
+// rocprofJSONBudget: the flag, else the variable, else def, with the
+// reason naming what (the kind of file) and its cost per record.
+func recordBudget(def, bytesPer int64, what string) (int64, string) {
 	if p := setCSVRows.Load(); p != nil {
 		return int64(min(*p, 1<<62)), fmt.Sprintf("--%s=%d", MaxCSVRowsFlag, *p)
 	}
@@ -119,17 +113,46 @@ func recordBudget(fileSize, floor, bytesPer int64, what string) (int64, string) 
 			return int64(n), MaxCSVRowsEnv + "=" + v
 		}
 	}
-	b := max(floor, fileSize/bytesPer)
-	why := fmt.Sprintf("the default limit for %s: the larger of %d and 1 per %d bytes of the %d-byte file", what, floor, bytesPer, fileSize)
+	why := fmt.Sprintf("the default limit for %s: %d MiB at about %d bytes a record", what, DefaultImportBytes>>20, bytesPer)
 	if v := os.Getenv(MaxCSVRowsEnv); v != "" {
 		why = fmt.Sprintf("%s=%q is not a whole number, so %s", MaxCSVRowsEnv, v, why)
 	}
-	return b, why
+	return def, why
+}
+
+// MaxEventsFlag and MaxEventsEnv set how many events one Kineto JSON
+// import read whole (not streamed) may hold; 0 means no limit.
+const (
+	MaxEventsFlag = "max-events"
+	MaxEventsEnv  = "RLKTOP_MAX_EVENTS"
+)
+
+var setEvents atomic.Pointer[uint64]
+
+// SetMaxEvents sets how many events one Kineto JSON import read whole
+// may hold, over RLKTOP_MAX_EVENTS and MaxKinetoEvents; 0 means no limit.
+func SetMaxEvents(n uint64) { setEvents.Store(&n) }
+
+// kinetoBudget returns how many events one whole Kineto import may hold
+// (0: no limit) and why.
+func kinetoBudget() (int, string) {
+	if p := setEvents.Load(); p != nil {
+		return int(min(*p, 1<<62)), fmt.Sprintf("--%s=%d", MaxEventsFlag, *p)
+	}
+	why := fmt.Sprintf("the default limit: %d MiB at about %d bytes an event", DefaultImportBytes>>20, KinetoEventBytes)
+	if v := os.Getenv(MaxEventsEnv); v != "" {
+		if n, err := strconv.ParseUint(v, 10, 62); err == nil {
+			return int(n), MaxEventsEnv + "=" + v
+		}
+		why = fmt.Sprintf("%s=%q is not a whole number, so %s", MaxEventsEnv, v, why)
+	}
+	return MaxKinetoEvents, why
 }
 
 // ResetLimits forgets what the Set functions set (for tests).
 func ResetLimits() {
 	setCSVRows.Store(nil)
+	setEvents.Store(nil)
 	setRecordingEvents.Store(nil)
 	setSQLiteTimeout.Store(nil)
 	setSQLiteCopy.Store(nil)
@@ -154,4 +177,44 @@ func maxSQLiteCopy() (int64, string) {
 		return MaxSQLiteCopyBytes, fmt.Sprintf("%s=%q is not a whole number of bytes, so the default", MaxSQLiteCopyEnv, v)
 	}
 	return MaxSQLiteCopyBytes, "the default"
+}
+
+// StreamMinBytes is the decoded size (DecodedSize) from which `rlktop
+// report` and `export --format parquet` stream Kineto inputs window by
+// window instead of reading them whole.
+const StreamMinBytes = 256 << 20
+
+// DecodedSize returns the bytes path decodes to: its size, or for a gzip
+// file the larger of that and the size its trailer records (ISIZE, the
+// uncompressed length modulo 2^32, RFC 1952 §2.3.1; of the last member
+// only). It is an estimate for choosing how to read a file, never a
+// bound: a file whose trailer lies is still held to the import limits.
+// A path that is not a regular file is an error.
+func DecodedSize(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if !st.Mode().IsRegular() {
+		return 0, fmt.Errorf("%s: not a regular file", path)
+	}
+	size := st.Size()
+	var magic [2]byte
+	if size < 18 {
+		return size, nil
+	}
+	if _, err := f.ReadAt(magic[:], 0); err != nil || magic != [2]byte{0x1f, 0x8b} {
+		return size, nil
+	}
+	var tail [4]byte
+	if _, err := f.ReadAt(tail[:], size-4); err != nil {
+		return size, nil
+	}
+	isize := int64(tail[0]) | int64(tail[1])<<8 | int64(tail[2])<<16 | int64(tail[3])<<24
+	return max(size, isize), nil
 }

@@ -116,7 +116,7 @@ func readNsys(s *sqliteSchema) (*tracer.Trace, error) {
 		}
 		var ok bool
 		if e.Dur, ok = clampDur(start.Int64, end.Int64); !ok {
-			t.Warn(fmt.Sprintf("%s: %s at %d ends before it starts; duration set to 0", s.path, name, start.Int64))
+			t.Warn(fmt.Sprintf("%s: %s at %d %s; duration set to 0", s.path, name, start.Int64, durWhy(start.Int64, end.Int64)))
 		}
 		t.Events = append(t.Events, e)
 	}
@@ -310,7 +310,7 @@ func nsysNVTX(s *sqliteSchema, t *tracer.Trace, strs map[int64]string) error {
 		if kind == tracer.KindRange {
 			var ok bool
 			if e.Dur, ok = clampDur(start.Int64, end.Int64); !ok {
-				t.Warn(fmt.Sprintf("%s: NVTX range %q at %d ends before it starts; duration set to 0", s.path, name, start.Int64))
+				t.Warn(fmt.Sprintf("%s: NVTX range %q at %d %s; duration set to 0", s.path, name, start.Int64, durWhy(start.Int64, end.Int64)))
 			}
 		}
 		asStep(&e, name)

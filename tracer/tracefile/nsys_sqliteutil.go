@@ -8,10 +8,12 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -55,7 +57,13 @@ func openSQLite(r io.Reader, path string) (db *sql.DB, cleanup func(), err error
 		}
 	}
 	if file == "" {
+		// Watched from before the file exists: a signal between its
+		// creation and the copy still removes it.
+		watch := watchSignals()
 		tmp, err := os.CreateTemp("", "rlktop-*.sqlite")
+		if err != nil {
+			watch("")()
+		}
 		if err != nil {
 			return nil, cleanup, &Error{Path: path, Offset: -1, Msg: "cannot create a temporary copy of the SQLite database", Err: err,
 				Hint: "set TMPDIR to a writable directory with room for the uncompressed file"}
@@ -68,7 +76,9 @@ func openSQLite(r io.Reader, path string) (db *sql.DB, cleanup func(), err error
 		if limit >= 0 {
 			src = io.LimitReader(r, limit+1)
 		}
+		stop := watch(name)
 		n, err := io.Copy(tmp, src)
+		stop()
 		if err == nil && limit >= 0 && n > limit {
 			err = fmt.Errorf("the uncompressed database is over the %d-byte limit of the temporary copy (%s)", limit, why)
 		}
@@ -98,6 +108,38 @@ func openSQLite(r io.Reader, path string) (db *sql.DB, cleanup func(), err error
 	c := cleanup
 	cleanup = func() { db.Close(); c() }
 	return db, cleanup, nil
+}
+
+// watchSignals starts catching SIGINT and SIGTERM; the function it
+// returns names the file to remove when one arrives (before the stop
+// function it returns in turn is called), after which the signal is
+// delivered again with the handling it had (by default the process ends,
+// as it would have): a Ctrl-C during the copy of a large database left
+// gigabytes in TMPDIR. A signal caught before the name is given is held
+// until then.
+func watchSignals() func(name string) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	return func(name string) func() {
+		done := make(chan struct{})
+		go func() {
+			select {
+			case sig := <-ch:
+				if name != "" {
+					os.Remove(name)
+				}
+				signal.Stop(ch)
+				if s, ok := sig.(syscall.Signal); ok {
+					syscall.Kill(os.Getpid(), s)
+				}
+			case <-done:
+			}
+		}()
+		return func() {
+			signal.Stop(ch)
+			close(done)
+		}
+	}
 }
 
 // sqliteSchema lists tables and views, and the columns of each on demand.

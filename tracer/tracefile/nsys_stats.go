@@ -182,7 +182,7 @@ func readNsysStatsTrace(tab *csvTable, t *tracer.Trace) error {
 			}
 			var ok bool
 			if e.Dur, ok = clampDur(e.Start, end); !ok {
-				return tab.errAt(ei, fmt.Sprintf("end %d before start %d", end, e.Start), "", nil)
+				return tab.errAt(ei, fmt.Sprintf("start %d, end %d: %s", e.Start, end, durWhy(e.Start, end)), "", nil)
 			}
 			if di >= 0 && tab.field(di) != "" {
 				d, err := tab.int64At(di)

@@ -78,7 +78,7 @@ func TestNsysStatsBadInput(t *testing.T) {
 	good := "20,30,10,main,1,1\n"
 	sum := "Time (%),Total Time (ns),Instances,Name\n"
 	for _, c := range []struct{ in, field, msg string }{
-		{hdr + good + "10,5,0,main,1,1\n" + good, "End (ns)", "before start"},
+		{hdr + good + "10,5,0,main,1,1\n" + good, "End (ns)", "ends before it starts"},
 		{hdr + good + "10,x,0,main,1,1\n" + good, "End (ns)", "expected an integer"},
 		{sum + "1,2,3,a\n" + "1,2,many,k\n" + "1,2,3,b\n", "Instances", "expected an integer"},
 	} {

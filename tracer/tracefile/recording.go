@@ -38,7 +38,10 @@ func sniffRecording(head []byte) bool { return bytes.HasPrefix(head, wire.Magic[
 // limit and RLKTOP_MAX_RECORDING_EVENTS.
 func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 	rs := &recSink{t: tracer.NewTrace("rlktop", path), path: path, dropped: map[int]uint64{}}
-	rs.budget, rs.budgetWhy = recordingBudget(opts.FileSize)
+	rs.budget, rs.budgetWhy = recordingBudget()
+	if opts.Own {
+		rs.budget, rs.budgetWhy = ^uint64(0), "none: rlktop's own recording"
+	}
 	t := rs.t
 	dec := wire.NewDecoder(r)
 	bad := func(err error) error {
@@ -55,9 +58,14 @@ func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error
 		}
 		return &Error{Path: path, Offset: off, Field: field, Msg: "bad rlktop recording", Err: err, Hint: hint}
 	}
-	var damage error // the *Error that stopped the reading, nil when none
+	var damage error // the first *Error of damage, nil when none
+	// Frames that failed their check, and the bytes Resync skipped past
+	// to the next whole frame.
+	damagedFrames, skippedBytes := 0, int64(0)
 	for {
 		whole := dec.Frames()
+		afterBye := rs.bye // the last whole frame was a Bye
+		rs.bye = false
 		err := dec.Next(rs)
 		if err == io.EOF {
 			break
@@ -74,15 +82,38 @@ func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error
 		if whole == 0 {
 			return nil, bad(err)
 		}
+		if errors.Is(err, io.ErrUnexpectedEOF) && afterBye && opts.Gzipped {
+			t.Warn(fmt.Sprintf("%s: the gzip stream is cut after the recording's closing Bye frame (byte %d): all %d frames are kept, only the gzip trailer (its CRC-32 check) is missing", t.Path, dec.Offset(), whole))
+			break
+		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			t.Warn(fmt.Sprintf("%s: recording stops at byte %d without its closing Bye frame (the recorder was killed, or the file is cut): kept the %d whole frames before it", t.Path, dec.Offset(), whole))
 			break
 		}
 		// Damage inside the stream (a frame whose CRC-32 or layout is
-		// wrong, or one past the budget) is an error, as in every format:
-		// the frames before it come back with it.
-		damage = bad(err)
-		break
+		// wrong) is an error, as in every format, but it costs the frames
+		// it touched only: the reading goes on at the next whole frame
+		// (a flipped bit in the compressed data damages the frames whose
+		// bytes, or back-references, it changed), and every intact frame
+		// after it comes back with the error.
+		if damage == nil {
+			damage = bad(err)
+		}
+		damagedFrames++
+		if !errors.Is(err, wire.ErrCorrupt) || damagedFrames > maxDamagedFrames {
+			break
+		}
+		skipped, ok := dec.Resync()
+		skippedBytes += skipped
+		if !ok {
+			break
+		}
+	}
+	if damagedFrames > 0 {
+		var re *Error
+		if errors.As(damage, &re) {
+			re.Hint = fmt.Sprintf("the file is damaged: %d damaged frames and %d bytes between frames were skipped; every intact frame before and after them is kept", damagedFrames, skippedBytes)
+		}
 	}
 	// A recording's Drops frames carry the recorder's total; a raw stream's
 	// are each sender's own cumulative count.
@@ -103,6 +134,10 @@ func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error
 	return t, damage
 }
 
+// maxDamagedFrames bounds the damaged frames one recording import skips
+// past before it stops: a file that is mostly damage is not a recording.
+const maxDamagedFrames = 10000
+
 // recSink builds a trace from the frames of a recording (wire.Sink).
 type recSink struct {
 	t         *tracer.Trace
@@ -114,6 +149,7 @@ type recSink struct {
 	dropped   map[int]uint64 // per hello (sender), cumulative
 	lastDrops uint64
 	relayed   bool
+	bye       bool // the frame just decoded was a Bye
 }
 
 // Reserve refuses a frame that would take the trace past the budget.
@@ -128,7 +164,7 @@ func (rs *recSink) Reserve(ty wire.Type, n uint64, off int64) error {
 	}
 	return &Error{Path: rs.path, Offset: off, Field: "count",
 		Msg:  fmt.Sprintf("the recording would hold more than %d events and counters (%s): kept the %d before a %s frame declaring %d", rs.budget, rs.budgetWhy, held, what, n),
-		Hint: fmt.Sprintf("a file this small holding that many is almost surely crafted or damaged; to read it anyway, pass --%s N or set %s to a larger number (each event takes 72 bytes of memory)", MaxRecordingEventsFlag, MaxRecordingEventsEnv)}
+		Hint: fmt.Sprintf("to read it all, pass --%s N or set %s to a larger number (0: no limit; each event takes about %d bytes at a report's peak)", MaxRecordingEventsFlag, MaxRecordingEventsEnv, RecordingEventBytes)}
 }
 
 func (rs *recSink) Hello(h *wire.Hello, relayed bool) error {
@@ -182,6 +218,7 @@ func (rs *recSink) Control(c *wire.Control) error {
 func (rs *recSink) TraceFile(wire.TraceFile) error { return nil }
 
 func (rs *recSink) Bye(y wire.Bye) error {
+	rs.bye = true
 	rs.t.Meta["end"] = y.Reason
 	if y.ExitCode >= 0 {
 		rs.t.Meta["exit_code"] = strconv.FormatInt(y.ExitCode, 10)
@@ -234,25 +271,11 @@ func addHello(t *tracer.Trace, h *wire.Hello, n int) {
 // of the default of recordingBudget; 0 means no limit.
 const MaxRecordingEventsEnv = "RLKTOP_MAX_RECORDING_EVENTS"
 
-// Default recording budget: MinRecordingEvents, or RecordingEventsPerByte
-// per byte of the file as stored (compressed), whichever is larger. An
-// event is 72 bytes in memory (about 180 bytes at the peak of a report),
-// so the floor is about 150 MB of events. A synthetic loop of identical
-// steps (1,000 kernels a step, no jitter, the BenchmarkReadRecording
-// stream) gzips to 12 events per byte; real recordings, with jittered
-// times, to far fewer. 32 per byte leaves a margin over that and still
-// stops a file of 16 MiB frames of zeros (gzip shrinks them about 1000
-// times), which held 4.5 GiB from an 82 KB file in the issue-16 trial.
-const (
-	MinRecordingEvents     = 2 << 20
-	RecordingEventsPerByte = 32
-)
-
 // recordingBudget returns how many events and counters one recording
 // import may hold, and why (for the message): --max-recording-events
-// (SetMaxRecordingEvents), else RLKTOP_MAX_RECORDING_EVENTS when set (0: no limit), else the default above for a file of fileSize
-// bytes as stored (0 unknown: the floor).
-func recordingBudget(fileSize int64) (uint64, string) {
+// (SetMaxRecordingEvents), else RLKTOP_MAX_RECORDING_EVENTS when set (0:
+// no limit), else MaxRecordingEvents (limits.go).
+func recordingBudget() (uint64, string) {
 	if p := setRecordingEvents.Load(); p != nil {
 		if *p == 0 {
 			return ^uint64(0), "--" + MaxRecordingEventsFlag + "=0"
@@ -267,13 +290,9 @@ func recordingBudget(fileSize int64) (uint64, string) {
 			return n, MaxRecordingEventsEnv + "=" + v
 		}
 	}
-	b := uint64(MinRecordingEvents)
-	if fileSize > 0 && uint64(fileSize) > b/RecordingEventsPerByte {
-		b = uint64(fileSize) * RecordingEventsPerByte
-	}
-	why := fmt.Sprintf("the default limit: the larger of %d and %d per byte of the %d-byte file", MinRecordingEvents, RecordingEventsPerByte, fileSize)
+	why := fmt.Sprintf("the default limit: %d MiB at about %d bytes an event", DefaultImportBytes>>20, RecordingEventBytes)
 	if v := os.Getenv(MaxRecordingEventsEnv); v != "" {
 		why = fmt.Sprintf("%s=%q is not a whole number, so %s", MaxRecordingEventsEnv, v, why)
 	}
-	return b, why
+	return MaxRecordingEvents, why
 }

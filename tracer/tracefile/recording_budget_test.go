@@ -39,19 +39,18 @@ func zeroEventsRecording(t *testing.T, frames, perFrame int) []byte {
 }
 
 // TestRecordingEventBudget: 5 frames of 500,000 events in a file of a few
-// KB. The default budget is max(2,097,152, 32 × file size) =
-// 2,097,152 here, so the first 4 frames (2,000,000 events) are kept and the
-// 5th (which would make 2,500,000) is refused with an error naming the
-// file and RLKTOP_MAX_RECORDING_EVENTS; with that variable at 750,000
-// one frame is kept, at 2,500,000 all five.
+// KB. The default budget, MaxRecordingEvents = 1,638,400, counts events
+// decoded whatever the stored size: read with a stored size of 1 GiB
+// (which the old rule of 32 events per stored byte turned into 34 G), the
+// first 3 frames (1,500,000 events) are kept and the 4th (which would make
+// 2,000,000) is refused with an error naming the file and
+// RLKTOP_MAX_RECORDING_EVENTS; with that variable at 750,000 one frame is
+// kept, at 2,500,000 all five.
 func TestRecordingEventBudget(t *testing.T) {
 	const perFrame = 500_000
 	data := zeroEventsRecording(t, 5, perFrame)
-	if len(data)*RecordingEventsPerByte > MinRecordingEvents {
-		t.Fatalf("file of %d bytes: the test needs the floor to apply", len(data))
-	}
 	read := func() (int, error) {
-		tr, err := Read(bytes.NewReader(data), "crafted.rlk.gz", int64(len(data)), Options{})
+		tr, err := Read(bytes.NewReader(data), "crafted.rlk.gz", 1<<30, Options{})
 		if tr == nil {
 			return -1, err
 		}
@@ -62,13 +61,19 @@ func TestRecordingEventBudget(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Path != "crafted.rlk.gz" {
 		t.Fatalf("err = %v, want an *Error naming crafted.rlk.gz", err)
 	}
-	for _, want := range []string{"2097152", "RLKTOP_MAX_RECORDING_EVENTS", "kept the 2000000", "declaring 500000"} {
+	for _, want := range []string{"1638400", "RLKTOP_MAX_RECORDING_EVENTS", "kept the 1500000", "declaring 500000"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
 	}
-	if n != 4*perFrame {
+	if n != 3*perFrame {
 		t.Errorf("kept %d events, want %d", n, 4*perFrame)
+	}
+
+	// rlktop's own recording read back (compare, record's summary): no
+	// limit (a comparison's recording of 2 M events could not be read).
+	if tr, err := Read(bytes.NewReader(data), "own.rlk.gz", 1<<30, Options{Own: true}); err != nil || len(tr.Events) != 5*perFrame {
+		t.Errorf("own recording: err %v; want all %d events", err, 5*perFrame)
 	}
 
 	t.Setenv(MaxRecordingEventsEnv, "750000")

@@ -572,7 +572,7 @@ func rocpdEvent(t *tracer.Trace, kind tracer.Kind, name string, start, end, corr
 	}
 	var ok bool
 	if e.Dur, ok = clampDur(start.Int64, end.Int64); !ok {
-		t.Warn(fmt.Sprintf("%s: %s %q at %d ends before it starts; duration set to 0", t.Path, kind, name, start.Int64))
+		t.Warn(fmt.Sprintf("%s: %s %q at %d %s; duration set to 0", t.Path, kind, name, start.Int64, durWhy(start.Int64, end.Int64)))
 	}
 	return e
 }

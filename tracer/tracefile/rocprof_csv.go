@@ -178,7 +178,7 @@ func (t *csvTable) times(tr *tracer.Trace, si, ei int) (start, dur int64, err er
 	}
 	dur, ok := clampDur(start, end)
 	if !ok {
-		tr.Warn(fmt.Sprintf("%s:%d: end %d before start %d; duration set to 0", t.path, t.line, end, start))
+		tr.Warn(fmt.Sprintf("%s:%d: start %d, end %d: %s; duration set to 0", t.path, t.line, start, end, durWhy(start, end)))
 	}
 	if err := t.checkTimes(si, start, dur); err != nil {
 		return 0, 0, err

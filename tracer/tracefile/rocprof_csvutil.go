@@ -29,10 +29,18 @@ type csvTable struct {
 	rowErr error // the last error about one row's values (errAt)
 	bad    int   // rows skipped for a bad value (readRows)
 	rows   int64 // data rows read
-	// maxRows bounds the data rows of a compressed file (csvRowBudget;
+	// maxRows bounds the data rows (csvRowBudget;
 	// 0: none); maxWhy says where the bound came from.
 	maxRows int64
 	maxWhy  string
+	// sub reads again the lines a quote left open swallowed (next);
+	// subBase is the file line before its first, fromSub whether the
+	// current record came from it, quoteCol the column of the open quote
+	// in the current record (-1: none).
+	sub      *csv.Reader
+	subBase  int
+	fromSub  bool
+	quoteCol int
 }
 
 // newCSVTable reads the header. skip is the number of records before the
@@ -42,10 +50,8 @@ func newCSVTable(r io.Reader, path string, skip int, opts Options) (*csvTable, e
 	cr.FieldsPerRecord = -1
 	cr.LazyQuotes = true
 	cr.ReuseRecord = false
-	t := &csvTable{path: path, r: cr, col: map[string]int{}}
-	if opts.Gzipped {
-		t.maxRows, t.maxWhy = csvRowBudget(opts.FileSize)
-	}
+	t := &csvTable{path: path, r: cr, col: map[string]int{}, quoteCol: -1}
+	t.maxRows, t.maxWhy = csvRowBudget()
 	for i := 0; ; i++ {
 		rec, err := cr.Read()
 		if err != nil {
@@ -90,22 +96,60 @@ func (t *csvTable) find(names ...string) int {
 }
 
 // next reads the next non-empty record; ok is false at EOF.
+//
+// A quote opened in a field and not closed on its line swallows the
+// lines after it into that field (the CSV reader, with LazyQuotes, reads
+// on until a closing quote or the end of the file). Such a record, with
+// fewer fields than the header, is cut at the field's first line break
+// (the row then fails with a message naming the quote and its line) and
+// the lines it swallowed are read again as rows of their own: one bad
+// quote costs its row only.
 func (t *csvTable) next() (ok bool, err error) {
 	for {
-		rec, err := t.r.Read()
-		if err == io.EOF {
-			return false, nil
+		var rec []string
+		t.quoteCol = -1
+		if t.sub != nil {
+			rec, err = t.sub.Read()
+			if err != nil {
+				t.sub = nil // the swallowed lines are read; back to the file
+				continue
+			}
+		} else {
+			rec, err = t.r.Read()
+			if err == io.EOF {
+				return false, nil
+			}
+			if err != nil {
+				return false, t.csvErr(err)
+			}
 		}
-		if err != nil {
-			return false, t.csvErr(err)
+		t.fromSub = t.sub != nil
+		t.line = t.fieldLine(0)
+		if !t.fromSub && len(rec) != len(t.header) {
+			for i, f := range rec {
+				j := strings.IndexByte(f, '\n')
+				if j < 0 {
+					continue
+				}
+				rest := f[j+1:]
+				if i+1 < len(rec) {
+					rest += "," + strings.Join(rec[i+1:], ",")
+				}
+				t.subBase = t.fieldLine(i) + strings.Count(f[:j], "\n")
+				t.sub = csv.NewReader(strings.NewReader(rest))
+				t.sub.FieldsPerRecord = -1
+				t.sub.LazyQuotes = true
+				t.quoteCol = i
+				rec = append(rec[:i:i], strings.TrimRight(f[:j], "\r"))
+				break
+			}
 		}
-		t.line, _ = t.r.FieldPos(0)
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
 		if t.rows++; t.maxRows > 0 && t.rows > t.maxRows {
-			return false, &Error{Path: t.path, Offset: -1, Line: t.line, Msg: fmt.Sprintf("the compressed file holds more than %d rows (%s): the rows before this line are kept", t.maxRows, t.maxWhy),
-				Hint: fmt.Sprintf("a file this small holding that many is almost surely crafted or repeated rows; to read it anyway, pass --%s N or set %s to a larger number (0: no limit; each row takes about 72 bytes of memory, 300 at a report's peak)", MaxCSVRowsFlag, MaxCSVRowsEnv)}
+			return false, &Error{Path: t.path, Offset: -1, Line: t.line, Msg: fmt.Sprintf("the file holds more than %d rows (%s): the rows before this line are kept", t.maxRows, t.maxWhy),
+				Hint: fmt.Sprintf("to read it all, pass --%s N or set %s to a larger number (0: no limit; each row takes about %d bytes at a report's peak)", MaxCSVRowsFlag, MaxCSVRowsEnv, CSVRowBytes)}
 		}
 		t.rec = rec
 		return true, nil
@@ -121,6 +165,17 @@ func (t *csvTable) field(i int) string {
 	return strings.TrimSpace(t.rec[i])
 }
 
+// fieldLine is the line (from 1) where field i of the current record
+// starts: in the file, or in the lines a bad quote swallowed.
+func (t *csvTable) fieldLine(i int) int {
+	if t.sub != nil && t.fromSub {
+		l, _ := t.sub.FieldPos(i)
+		return t.subBase + l
+	}
+	l, _ := t.r.FieldPos(i)
+	return l
+}
+
 func (t *csvTable) errAt(i int, msg, hint string, err error) error {
 	name := ""
 	if i >= 0 && i < len(t.header) {
@@ -128,7 +183,7 @@ func (t *csvTable) errAt(i int, msg, hint string, err error) error {
 	}
 	line := t.line
 	if i >= 0 && i < len(t.rec) {
-		line, _ = t.r.FieldPos(i)
+		line = t.fieldLine(i)
 	}
 	e := &Error{Path: t.path, Offset: -1, Line: line, Field: name, Msg: msg, Hint: hint, Err: err}
 	t.rowErr = e
@@ -217,6 +272,10 @@ func (t *csvTable) readRows(tr *tracer.Trace, read func() error) error {
 // from this row.
 func (t *csvTable) need(i int) (string, error) {
 	if i >= len(t.rec) {
+		if q := t.quoteCol; q >= 0 && q < len(t.header) {
+			return "", t.errAt(-1, fmt.Sprintf("a quote opened in column %q is not closed on this line (column %q missing)", t.header[q], t.header[i]),
+				"the lines after it are read as rows of their own", nil)
+		}
 		return "", t.errAt(-1, fmt.Sprintf("row has %d fields, the header has %d (column %q missing)", len(t.rec), len(t.header), t.header[i]),
 			"the file may be truncated", nil)
 	}
@@ -408,6 +467,15 @@ func hasAny(h map[string]bool, names ...string) bool {
 }
 
 // clampDur returns end-start, or 0 with ok=false when end < start.
+// durWhy says why clampDur refused start and end: the end is before the
+// start, or the duration is past 2^62 ns (146 years: not a measurement).
+func durWhy(start, end int64) string {
+	if end < start {
+		return "ends before it starts"
+	}
+	return fmt.Sprintf("lasts %d ns (over 146 years: not a real duration)", uint64(end)-uint64(start))
+}
+
 func clampDur(start, end int64) (int64, bool) {
 	if end < start {
 		return 0, false

@@ -163,6 +163,7 @@ func jsonErr(path string, base int64, err error) error {
 // process's records and the trace, never the document.
 type rpStream struct {
 	dec  *json.Decoder
+	sq   *jsonSqueeze // under dec: offsets given out are sq's until readRocprofJSON maps them
 	path string
 	// nRecords counts the buffer records read (each one event); past
 	// maxRecords (rocprofJSONBudget; 0: none) records returns over, an
@@ -171,6 +172,13 @@ type rpStream struct {
 	maxRecords int64
 	maxWhy     string
 	over       *Error
+}
+
+// at marks the start of a value (jsonSqueeze bounds the bytes read until
+// the next mark) and returns the Decoder's offset.
+func (s *rpStream) at() int64 {
+	s.sq.mark()
+	return s.dec.InputOffset()
 }
 
 // err turns a Decoder error into an *Error. field names where the
@@ -185,7 +193,11 @@ func (s *rpStream) err(err error, field string, base int64) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return jsonErr(s.path, 0, err)
+		return &Error{Path: s.path, Offset: s.sq.out, Field: field, Msg: "JSON ends early, inside the value starting at byte " + fmt.Sprint(s.sq.orig(base)), Err: err,
+			Hint: "the file is truncated; what was read before this point is kept (rerun rocprofv3 or use its CSV/rocpd output for the rest)"}
+	case errors.Is(err, errValueTooLarge):
+		return &Error{Path: s.path, Offset: base, Field: field, Msg: "a value too large to be a rocprofv3 record", Err: err,
+			Hint: "the file is damaged or not rocprofv3 output; what was read before this point is kept"}
 	case errors.As(err, &se):
 		// The decoder's syntax offsets inside Decode are not stream
 		// offsets: report where the value holding the error starts.
@@ -205,7 +217,7 @@ func (s *rpStream) err(err error, field string, base int64) error {
 // '['. ok is false for null (an empty value, as encoding/json reads null
 // into a struct or slice); another value is an error.
 func (s *rpStream) open(want json.Delim, field string) (ok bool, err error) {
-	at := s.dec.InputOffset()
+	at := s.at()
 	tok, err := s.dec.Token()
 	if err != nil {
 		return false, s.err(err, field, at)
@@ -232,7 +244,7 @@ func (s *rpStream) open(want json.Delim, field string) (ok bool, err error) {
 
 // close reads the closing '}' or ']' after the last member.
 func (s *rpStream) close(field string) error {
-	at := s.dec.InputOffset()
+	at := s.at()
 	if _, err := s.dec.Token(); err != nil {
 		return s.err(err, field, at)
 	}
@@ -241,7 +253,7 @@ func (s *rpStream) close(field string) error {
 
 // key reads the next object key (the caller checked More).
 func (s *rpStream) key(field string) (string, error) {
-	at := s.dec.InputOffset()
+	at := s.at()
 	tok, err := s.dec.Token()
 	if err != nil {
 		return "", s.err(err, field, at)
@@ -291,7 +303,7 @@ func (s *rpStream) array(field string, elem func(i int) error) error {
 
 // decode decodes the next value into v.
 func (s *rpStream) decode(v any, field string) error {
-	at := s.dec.InputOffset()
+	at := s.at()
 	if err := s.dec.Decode(v); err != nil {
 		return s.err(err, field, at)
 	}
@@ -303,7 +315,7 @@ func (s *rpStream) decode(v any, field string) error {
 func (s *rpStream) skip(field string) error {
 	depth := 0
 	for {
-		at := s.dec.InputOffset()
+		at := s.at()
 		tok, err := s.dec.Token()
 		if err != nil {
 			return s.err(err, field, at)
@@ -326,7 +338,7 @@ func (s *rpStream) records(field string, list *[]rpRecord) error {
 		if s.nRecords++; s.maxRecords > 0 && s.nRecords > s.maxRecords {
 			s.over = &Error{Path: s.path, Offset: s.dec.InputOffset(), Field: fmt.Sprintf("%s[%d]", field, i),
 				Msg:  fmt.Sprintf("the file holds more than %d buffer records (%s): the records before this one are kept", s.maxRecords, s.maxWhy),
-				Hint: fmt.Sprintf("a file this small holding that many is almost surely crafted or repeated records; to read it anyway, pass --%s N or set %s to a larger number (0: no limit; each record takes about 72 bytes of memory as an event, 400 at a report's peak)", MaxCSVRowsFlag, MaxCSVRowsEnv)}
+				Hint: fmt.Sprintf("to read it all, pass --%s N or set %s to a larger number (0: no limit; each record takes about %d bytes at a report's peak)", MaxCSVRowsFlag, MaxCSVRowsEnv, JSONRecordBytes)}
 			return s.over
 		}
 		var r rpRecord
@@ -436,10 +448,24 @@ func (s *rpStream) process(p *rpTool, field string, opened bool) error {
 // At most rocprofJSONBudget records are read: past it, the records before
 // (those of the current process too) come back as events with the *Error.
 func readRocprofJSON(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
-	dec := json.NewDecoder(r)
+	sq := newJSONSqueeze(r)
+	t, err := readRocprofJSONSqueezed(sq, path)
+	var fe *Error
+	if errors.As(err, &fe) && fe.Path == path {
+		fe.Offset = sq.orig(fe.Offset)
+	}
+	return t, err
+}
+
+// readRocprofJSONSqueezed is readRocprofJSON over the squeezed stream; the
+// offsets of its errors are sq's. A document cut short or damaged keeps
+// the records read before the damage (those of the process it cuts
+// too): the trace comes back with the error.
+func readRocprofJSONSqueezed(sq *jsonSqueeze, path string) (*tracer.Trace, error) {
+	dec := json.NewDecoder(sq)
 	dec.UseNumber() // skipped numbers are not parsed
-	s := &rpStream{dec: dec, path: path}
-	s.maxRecords, s.maxWhy = rocprofJSONBudget(opts.FileSize, opts.Gzipped)
+	s := &rpStream{dec: dec, sq: sq, path: path}
+	s.maxRecords, s.maxWhy = rocprofJSONBudget()
 	t := tracer.NewTrace("rocprofv3-json", path)
 	devSeen := map[int32]bool{}
 	var n [6]int
@@ -448,9 +474,6 @@ func readRocprofJSON(r io.Reader, path string, opts Options) (*tracer.Trace, err
 	one := func(pi int, opened bool) error {
 		var p rpTool
 		err := s.process(&p, fmt.Sprintf("rocprofiler-sdk-tool[%d]", pi), opened)
-		if err != nil && (s.over == nil || err != error(s.over)) {
-			return err
-		}
 		if err := rocprofJSONProcess(t, &p, uint64(pi)<<48, devSeen); err != nil {
 			return &Error{Path: path, Offset: -1, Field: fmt.Sprintf("rocprofiler-sdk-tool[%d]", pi), Msg: err.Error()}
 		}
@@ -467,11 +490,11 @@ func readRocprofJSON(r io.Reader, path string, opts Options) (*tracer.Trace, err
 			return s.skip(k)
 		}
 		if found {
-			return &Error{Path: path, Offset: dec.InputOffset(), Field: k, Msg: "key repeated", Hint: "a rocprofv3 JSON file has one"}
+			return &Error{Path: path, Offset: s.at(), Field: k, Msg: "key repeated", Hint: "a rocprofv3 JSON file has one"}
 		}
 		found = true
 		// A list of processes; a single process object is accepted too.
-		at := dec.InputOffset()
+		at := s.at()
 		tok, err := dec.Token()
 		if err != nil {
 			return s.err(err, k, at)
@@ -492,11 +515,11 @@ func readRocprofJSON(r io.Reader, path string, opts Options) (*tracer.Trace, err
 		return &Error{Path: path, Offset: dec.InputOffset(), Field: k, Msg: "expected a list of processes, found a scalar",
 			Hint: "not the rocprofv3 JSON layout rlktop knows (rocprofiler-sdk 0.5–1.x)"}
 	})
-	if s.over != nil && err == error(s.over) {
-		return t, err
-	}
 	if err != nil {
-		return nil, err
+		if len(t.Events) == 0 && len(t.Counters) == 0 {
+			return nil, err
+		}
+		return t, err
 	}
 	if !found {
 		return nil, &Error{Path: path, Offset: 0, Field: "rocprofiler-sdk-tool", Msg: "key missing", Hint: "not a rocprofv3 --output-format json file"}
@@ -576,14 +599,26 @@ func rocprofJSONProcess(t *tracer.Trace, p *rpTool, corrSpace uint64, devSeen ma
 	for _, m := range p.Strings.MarkerAPI {
 		markers[m.Key] = m.Value
 	}
+	negStart := 0 // records starting before 0 ns (the first is warned, the count after)
+	defer func() {
+		if negStart > 1 {
+			t.Warn(fmt.Sprintf("%s: %d records start before 0 ns", t.Path, negStart))
+		}
+	}()
 	ev := func(kind tracer.Kind, name string, r *rpRecord) tracer.Event {
 		e := tracer.Event{Kind: kind, Start: r.Start, PID: pid, TID: int32Of(r.ThreadID), Device: -1, Name: t.Strings.Intern(name)}
 		if r.CorrelationID.Internal != 0 {
 			e.Corr = r.CorrelationID.Internal | corrSpace
 		}
+		if r.Start < 0 {
+			negStart++
+			if negStart == 1 {
+				t.Warn(fmt.Sprintf("%s: %s %q starts at %d ns, before the clock's origin (rocprofv3 writes CLOCK_BOOTTIME ns, never negative): the file is damaged or not rocprofv3's; kept as written", t.Path, kind, name, r.Start))
+			}
+		}
 		var ok bool
 		if e.Dur, ok = clampDur(r.Start, r.End); !ok {
-			t.Warn(fmt.Sprintf("%s: %s %q at %d ns ends before it starts; duration set to 0", t.Path, kind, name, r.Start))
+			t.Warn(fmt.Sprintf("%s: %s %q at %d ns %s; duration set to 0", t.Path, kind, name, r.Start, durWhy(r.Start, r.End)))
 		}
 		return e
 	}

@@ -15,9 +15,10 @@ import (
 // records `{}` (the issue-16 trial's shape: 4.7 MB held 1.5 M records,
 // 634 MB at a report's peak) stops at the record budget with the records
 // before it kept as events and an *Error naming the file, the limit, the
-// flag and the variable. 600,000 records are 1.8 MB, whose 1 per 16 bytes
-// is under the MinJSONRecords floor, so the floor applies; unlike the CSV
-// budget it applies to a plain file. RLKTOP_MAX_CSV_ROWS and SetMaxCSVRows
+// flag and the variable. The default, MaxJSONRecords, counts records
+// decoded whatever the file's size as stored: read with a stored size of
+// 1 GiB (which the old per-stored-byte rule turned into 64 M records),
+// 1,098,576 records keep 1,048,576. RLKTOP_MAX_CSV_ROWS and SetMaxCSVRows
 // raise or lower it (0: none), the records of a process cut by the limit
 // are kept, and the real-layout fixture (10 buffer records, counted by
 // hand: 3 kernel_dispatch, 1 memory_copy, 4 hip_api, 2 marker_api) reads
@@ -54,18 +55,15 @@ func TestRocprofJSONRecordBudget(t *testing.T) {
 		return Read(bytes.NewReader(b), "rp.json", int64(len(b)), Options{})
 	}
 
-	big := doc(600_000)
-	if int64(len(big))/JSONBytesPerRecord > MinJSONRecords {
-		t.Fatalf("%d bytes: the test needs the floor to apply", len(big))
-	}
-	tr, err := read(big)
+	big := doc(MaxJSONRecords + 50_000)
+	tr, err := Read(bytes.NewReader(big), "rp.json", 1<<30, Options{})
 	var fe *Error
-	if !errors.As(err, &fe) || fe.Path != "rp.json" || !strings.Contains(err.Error(), fmt.Sprintf("more than %d buffer records", MinJSONRecords)) ||
+	if !errors.As(err, &fe) || fe.Path != "rp.json" || !strings.Contains(err.Error(), fmt.Sprintf("more than %d buffer records", MaxJSONRecords)) ||
 		!strings.Contains(err.Error(), MaxCSVRowsEnv) || !strings.Contains(err.Error(), "--"+MaxCSVRowsFlag) {
-		t.Fatalf("err = %v, want an *Error naming the file, the %d-record limit, --%s and %s", err, MinJSONRecords, MaxCSVRowsFlag, MaxCSVRowsEnv)
+		t.Fatalf("err = %v, want an *Error naming the file, the %d-record limit, --%s and %s", err, MaxJSONRecords, MaxCSVRowsFlag, MaxCSVRowsEnv)
 	}
-	if n := runtime(tr); n != MinJSONRecords {
-		t.Errorf("kept %d events, want the %d records before the limit", n, MinJSONRecords)
+	if n := runtime(tr); n != MaxJSONRecords {
+		t.Errorf("kept %d events, want the %d records before the limit", n, MaxJSONRecords)
 	}
 
 	small := doc(3000)
@@ -74,7 +72,7 @@ func TestRocprofJSONRecordBudget(t *testing.T) {
 		t.Errorf("%s=1000: %d events, err %v", MaxCSVRowsEnv, runtime(tr), err)
 	}
 	t.Setenv(MaxCSVRowsEnv, "0")
-	if tr, err := read(big); err != nil || runtime(tr) != 600_000 {
+	if tr, err := read(big); err != nil || runtime(tr) != MaxJSONRecords+50_000 {
 		t.Errorf("%s=0: %d events, err %v", MaxCSVRowsEnv, runtime(tr), err)
 	}
 	SetMaxCSVRows(1000)
@@ -107,13 +105,9 @@ func TestRocprofJSONRecordBudget(t *testing.T) {
 		t.Errorf("fixture (10 records) under --max-csv-rows 9: err %v, want the limit", err)
 	}
 
-	// Gzipped files get 1 per JSONGzBytesPerRecord bytes, plain ones 1 per
-	// JSONBytesPerRecord: 16 MiB as stored gives 8 Mi and 1 Mi records.
+	// Gzipped or not, the default is the same count.
 	ResetLimits()
-	if n, _ := rocprofJSONBudget(16<<20, true); n != 8<<20 {
-		t.Errorf("gzipped 16 MiB: budget %d, want %d", n, 8<<20)
-	}
-	if n, _ := rocprofJSONBudget(16<<20, false); n != 1<<20 {
-		t.Errorf("plain 16 MiB: budget %d, want %d", n, 1<<20)
+	if n, _ := rocprofJSONBudget(); n != MaxJSONRecords {
+		t.Errorf("budget %d, want %d", n, MaxJSONRecords)
 	}
 }

@@ -100,7 +100,7 @@ func readRocprofV1DB(r io.Reader, path string, _ Options) (*tracer.Trace, error)
 			e := tracer.Event{Start: begin.Int64, Name: t.Strings.Intern(n), PID: int32Of(pid.Int64), TID: int32Of(tid.Int64), Device: -1}
 			var ok bool
 			if e.Dur, ok = clampDur(begin.Int64, end.Int64); !ok {
-				t.Warn(fmt.Sprintf("%s: %s row %q at %d ns ends before it starts; duration set to 0", path, tb, nm.String, begin.Int64))
+				t.Warn(fmt.Sprintf("%s: %s row %q at %d ns %s; duration set to 0", path, tb, nm.String, begin.Int64, durWhy(begin.Int64, end.Int64)))
 			}
 			corr := uint64(uint32(pid.Int64))<<32 | uint64(uint32(index.Int64))
 			switch tb {

@@ -339,7 +339,7 @@ func (b *v1Builder) add(e *v1Event) {
 		start = bg
 		var okc bool
 		if dur, okc = clampDur(bg, en); !okc {
-			t.Warn(fmt.Sprintf("%s: %s %q at %d ns ends before it starts; duration set to 0", t.Path, kind, name, bg))
+			t.Warn(fmt.Sprintf("%s: %s %q at %d ns %s; duration set to 0", t.Path, kind, name, bg, durWhy(bg, en)))
 		}
 	case okB && okD && dn >= 0:
 		start, dur = bg, dn

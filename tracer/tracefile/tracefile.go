@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/steps"
@@ -82,8 +83,13 @@ type Options struct {
 	// that an importer can pre-size its event array.
 	FileSize int64
 	Gzipped  bool
+	// Own marks a recording rlktop itself has just written and reads
+	// back (compare's, record's summary): trusted input, read without
+	// the recording event limit, which bounds files of unknown origin.
+	Own bool
 
 	stream *kstream // OpenStream's: Kineto events go window by window
+	resync bool     // Open's second reading of a recording with damaged deflate data (resyncGzip)
 
 	// workers parse a Kineto event array at once (0: one per core for a
 	// large input, kineto_parallel.go; 1: one pass); chunk is their chunk
@@ -132,7 +138,21 @@ func Open(path string, opts Options) (*tracer.Trace, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(f, path, size, opts)
+	t, err := Read(f, path, size, opts)
+	var ce flate.CorruptInputError
+	if err != nil && errors.As(err, &ce) && opts.stream == nil {
+		// The deflate data is damaged. A recording's frames carry their
+		// own CRC-32C: read it again past the damage (resyncGzip), and
+		// keep that reading if it is one.
+		if _, serr := f.Seek(0, io.SeekStart); serr == nil {
+			ro := opts
+			ro.resync = true
+			if t2, err2 := Read(f, path, size, ro); t2 != nil && t2.Format == "rlktop" && (t == nil || len(t2.Events) > len(t.Events)) {
+				return t2, err2
+			}
+		}
+	}
+	return t, err
 }
 
 // openFile opens path for Open and OpenStream: the file and its size
@@ -164,11 +184,17 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 	magic, _ := br.Peek(2)
 	var src io.Reader = br
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, zerr := gzip.NewReader(br)
-		if zerr != nil {
-			return nil, &Error{Path: path, Offset: 0, Msg: "gzip header unreadable", Err: zerr}
+		var zr io.Reader
+		if opts.resync {
+			zr = newResyncGzip(br)
+		} else {
+			gr, zerr := gzip.NewReader(br)
+			if zerr != nil {
+				return nil, &Error{Path: path, Offset: 0, Msg: "gzip header unreadable", Err: zerr}
+			}
+			defer gr.Close()
+			zr = gr
 		}
-		defer zr.Close()
 		zc := &gzipCounter{r: zr}
 		zsrc := bufio.NewReaderSize(zc, 1<<20)
 		src = zsrc

@@ -69,6 +69,11 @@ func NewDecoder(r io.Reader) *Decoder {
 // Offset returns the number of stream bytes consumed so far.
 func (d *Decoder) Offset() int64 { return d.r.Offset() }
 
+// Resync is Reader.Resync: after a Next that failed with ErrCorrupt it
+// skips to the next whole frame and reports the bytes skipped, false when
+// none is left.
+func (d *Decoder) Resync() (int64, bool) { return d.r.Resync() }
+
 // Frames returns how many frames were read whole (checksum and header
 // good) so far, whether or not their payload then decoded.
 func (d *Decoder) Frames() int { return d.frames }

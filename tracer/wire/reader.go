@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/rlktop/rlktop/tracer"
 )
@@ -29,9 +30,36 @@ type Frame struct {
 type Reader struct {
 	br           *bufio.Reader
 	buf          []byte
+	held         int64 // bytes of buf counted in inFlight
 	off          int64
 	started      bool
 	major, minor uint16
+}
+
+// MaxInFlight bounds the memory (bytes) every Reader of the process
+// together holds for payloads larger than the read buffer (256 KiB) while
+// they arrive and until the next Next: a sender that starts 16 MiB frames
+// and never finishes them pins no more than this in all (60 half-sent
+// frames pinned 1.8 GB). A frame that would go past it fails with
+// ErrInFlight, and its connection is closed like one with a corrupt frame.
+var MaxInFlight int64 = 256 << 20
+
+var inFlight atomic.Int64
+
+// ErrInFlight is the error of a frame refused for MaxInFlight.
+var ErrInFlight = errors.New("wire: large frames of all connections together over the in-flight memory bound")
+
+// InFlight returns the bytes large frames hold now (MaxInFlight's count).
+func InFlight() int64 { return inFlight.Load() }
+
+// release gives back the large buffer's bytes to the process-wide bound
+// and drops the buffer.
+func (r *Reader) release() {
+	if r.held > 0 {
+		inFlight.Add(-r.held)
+		r.held = 0
+	}
+	r.buf = nil
 }
 
 // readerBuf is the bufio size; payloads up to this size are returned
@@ -62,6 +90,7 @@ func (r *Reader) Offset() int64 { return r.off }
 // ErrCorrupt. Payloads larger than MaxPayload are rejected before any
 // allocation.
 func (r *Reader) Next() (Frame, error) {
+	r.release() // the previous large payload is no longer valid
 	if !r.started {
 		if err := r.preamble(); err != nil {
 			return Frame{}, err
@@ -100,14 +129,30 @@ func (r *Reader) Next() (Frame, error) {
 	} else {
 		// Large payload: grow the buffer as data arrives so that a lying
 		// length costs no more memory than the bytes actually present.
-		r.buf = r.buf[:0]
 		for len(r.buf) < int(n) {
 			chunk := min(int(n)-len(r.buf), readerBuf)
-			r.buf = append(r.buf, make([]byte, chunk)...)
+			if len(r.buf)+chunk > cap(r.buf) {
+				// Grow by doubling, never past n, each byte of capacity
+				// counted against MaxInFlight before it is allocated.
+				nc := min(max(2*cap(r.buf), len(r.buf)+chunk), int(n))
+				grow := int64(nc - cap(r.buf))
+				if inFlight.Add(grow) > MaxInFlight {
+					inFlight.Add(-grow)
+					r.release()
+					return Frame{}, &FormatError{Offset: r.off, Frame: f.Type, Field: "length", Msg: fmt.Sprintf("a %d-byte payload would take the large frames of all connections past %d bytes in memory", n, MaxInFlight), Err: ErrInFlight}
+				}
+				r.held += grow
+				nb := make([]byte, len(r.buf), nc)
+				copy(nb, r.buf)
+				r.buf = nb
+			}
+			r.buf = r.buf[:len(r.buf)+chunk]
 			got, err := io.ReadFull(r.br, r.buf[len(r.buf)-chunk:])
 			if err != nil {
+				have := len(r.buf) - chunk + got
+				r.release()
 				if err == io.EOF || err == io.ErrUnexpectedEOF {
-					return Frame{}, &FormatError{Offset: r.off, Frame: f.Type, Msg: fmt.Sprintf("%d of %d payload bytes", len(r.buf)-chunk+got, n), Err: ErrTruncated}
+					return Frame{}, &FormatError{Offset: r.off, Frame: f.Type, Msg: fmt.Sprintf("%d of %d payload bytes", have, n), Err: ErrTruncated}
 				}
 				return Frame{}, err
 			}
@@ -115,10 +160,45 @@ func (r *Reader) Next() (Frame, error) {
 		f.Payload = r.buf
 	}
 	if c := Checksum(f.Payload); c != sum {
-		return Frame{}, &FormatError{Offset: r.off, Frame: f.Type, Field: "crc32c", Msg: fmt.Sprintf("payload checksum %#08x, header says %#08x", c, sum), Err: ErrCorrupt}
+		r.release()
+		err := &FormatError{Offset: r.off, Frame: f.Type, Field: "crc32c", Msg: fmt.Sprintf("payload checksum %#08x, header says %#08x", c, sum), Err: ErrCorrupt}
+		r.off += HeaderSize + int64(n) // consumed: Next goes on after it
+		return Frame{}, err
 	}
 	r.off += HeaderSize + int64(n)
 	return f, nil
+}
+
+// Resync skips to the next place in the stream that holds a whole frame
+// (sync bytes, a known type, a length within MaxPayload and, for a
+// payload the read buffer holds, a matching CRC-32C), after a Next that
+// failed with ErrCorrupt, so that damage costs the frames it touched
+// only. It returns the bytes skipped, and false at the end of the stream
+// with no frame found (or before the preamble was read).
+func (r *Reader) Resync() (int64, bool) {
+	if !r.started {
+		return 0, false
+	}
+	r.release()
+	var skipped int64
+	for {
+		hdr, err := r.br.Peek(HeaderSize)
+		if len(hdr) < HeaderSize || err != nil {
+			return skipped, false
+		}
+		n := binary.LittleEndian.Uint32(hdr[4:])
+		if hdr[2] == headerSync[0] && hdr[3] == headerSync[1] && hdr[0] >= byte(TypeHello) && hdr[0] <= byte(TypeTraceFile) && n <= MaxPayload {
+			if int(n)+HeaderSize > r.br.Size() {
+				return skipped, true // too large to check here: Next checks it
+			}
+			if p, err := r.br.Peek(HeaderSize + int(n)); err == nil && Checksum(p[HeaderSize:]) == binary.LittleEndian.Uint32(hdr[8:]) {
+				return skipped, true
+			}
+		}
+		r.br.Discard(1)
+		r.off++
+		skipped++
+	}
 }
 
 func (r *Reader) preamble() error {

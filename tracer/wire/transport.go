@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,17 +36,111 @@ type Server struct {
 	token []byte // TCP: the secret every client must present first
 
 	// TCP: connections are authenticated off the accept path, each in its
-	// own goroutine (at most MaxPendingAuth at once), so a client that
-	// sends nothing delays no other rank.
-	authOnce sync.Once
-	authed   chan net.Conn // authenticated connections for Accept
-	done     chan struct{} // closed when the listener fails or closes
-	err      error         // the listener's error, set before done closes
+	// own goroutine (at most MaxPendingAuth at once, the oldest evicted
+	// past it), so a client that sends nothing delays no other rank.
+	authOnce                              sync.Once
+	authed                                chan net.Conn // authenticated connections for Accept
+	done                                  chan struct{} // closed when the listener fails or closes
+	err                                   error         // the listener's error, set before done closes
+	pending                               pendingSet
+	accepted, badToken, timedOut, evicted atomic.Uint64
+}
+
+// AuthStats returns the counts of the TCP server's connections so far
+// (zero for a Unix socket server).
+func (s *Server) AuthStats() AuthStats {
+	return AuthStats{Accepted: s.accepted.Load(), BadToken: s.badToken.Load(), TimedOut: s.timedOut.Load(), Evicted: s.evicted.Load()}
 }
 
 // MaxPendingAuth bounds the TCP connections waiting to present their token
-// (each for at most 5 s); more are closed at once.
-const MaxPendingAuth = 64
+// (each for at most AuthTimeout), MaxPendingPerPeer those from one remote
+// address. A connection past either bound does not wait for a slot and is
+// not refused: it evicts the oldest pending connection (of its own peer
+// when that peer is at its bound). A real rank sends its token with its
+// first packet and is checked within a round trip, so the oldest pending
+// connections are the ones that send nothing: reconnecting clients that
+// never authenticate cannot keep a rank out (64 of them did).
+const (
+	MaxPendingAuth    = 64
+	MaxPendingPerPeer = 16
+	AuthTimeout       = 2 * time.Second
+)
+
+// AuthStats counts a TCP server's connections: authenticated, and refused
+// for a wrong token (or handshake), for no token within AuthTimeout, or
+// evicted by newer ones while pending.
+type AuthStats struct {
+	Accepted, BadToken, TimedOut, Evicted uint64
+}
+
+// Refused is the connections refused, for whatever reason.
+func (a AuthStats) Refused() uint64 { return a.BadToken + a.TimedOut + a.Evicted }
+
+// pendingSet holds the connections waiting for their token check.
+type pendingSet struct {
+	mu      sync.Mutex
+	seq     uint64
+	conns   map[net.Conn]pendingConn
+	perPeer map[string]int
+}
+
+type pendingConn struct {
+	peer string
+	seq  uint64
+}
+
+// add registers c from peer and returns the connection it evicts (nil
+// when there is room).
+func (p *pendingSet) add(c net.Conn, peer string) net.Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var victim net.Conn
+	if p.perPeer[peer] >= MaxPendingPerPeer || len(p.conns) >= MaxPendingAuth {
+		same := p.perPeer[peer] >= MaxPendingPerPeer
+		var oldest uint64
+		for vc, e := range p.conns {
+			if (!same || e.peer == peer) && (victim == nil || e.seq < oldest) {
+				victim, oldest = vc, e.seq
+			}
+		}
+		p.removeLocked(victim)
+	}
+	p.seq++
+	p.conns[c] = pendingConn{peer: peer, seq: p.seq}
+	p.perPeer[peer]++
+	return victim
+}
+
+// remove forgets c; it reports whether c was still pending (not evicted).
+func (p *pendingSet) remove(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.removeLocked(c)
+}
+
+func (p *pendingSet) removeLocked(c net.Conn) bool {
+	e, ok := p.conns[c]
+	if !ok {
+		return false
+	}
+	delete(p.conns, c)
+	if p.perPeer[e.peer]--; p.perPeer[e.peer] == 0 {
+		delete(p.perPeer, e.peer)
+	}
+	return true
+}
+
+// peerOf is c's remote host (no port): the unit of MaxPendingPerPeer.
+func peerOf(c net.Conn) string {
+	a := c.RemoteAddr()
+	if a == nil {
+		return ""
+	}
+	if h, _, err := net.SplitHostPort(a.String()); err == nil {
+		return h
+	}
+	return a.String()
+}
 
 // authMagic starts a TCP client's handshake: "RLKA", u16 LE token length,
 // the token; then the wire stream proper.
@@ -57,7 +152,8 @@ var ErrAuth = errors.New("wire: tcp address has no token (expected tcp:HOST:PORT
 // ListenTCP listens on hostport (e.g. "0.0.0.0:0" for ranks on other hosts)
 // and returns the address to put in RLKTOP_SOCKET: "tcp:HOST:PORT#TOKEN"
 // with a fresh random 128-bit token. Accept returns only connections whose
-// first bytes present the token (checked in constant time within 5 s);
+// first bytes present the token (checked in constant time within
+// AuthTimeout);
 // others are closed. Anyone who can read the child's environment can
 // connect: prefer Listen (Unix socket, 0700 directory) on one host.
 func ListenTCP(hostport string) (*Server, string, error) {
@@ -99,6 +195,10 @@ func Listen() (*Server, string, error) {
 // Addr returns the socket path (the value for RLKTOP_SOCKET).
 func (s *Server) Addr() string { return s.addr }
 
+// ListenAddr is the address listened on (HOST:PORT, or the socket path),
+// without the token: what may be shown.
+func (s *Server) ListenAddr() string { return s.ln.Addr().String() }
+
 // Dir returns the per-run directory holding the socket.
 func (s *Server) Dir() string { return s.dir }
 
@@ -122,9 +222,10 @@ func (s *Server) Accept() (net.Conn, error) {
 }
 
 // acceptAuth accepts TCP connections and checks each one's token in a
-// goroutine of its own.
+// goroutine of its own, evicting the oldest pending ones past the bounds.
 func (s *Server) acceptAuth() {
-	pending := make(chan struct{}, MaxPendingAuth)
+	s.pending.conns = map[net.Conn]pendingConn{}
+	s.pending.perPeer = map[string]int{}
 	for {
 		c, err := s.ln.Accept()
 		if err != nil {
@@ -132,18 +233,27 @@ func (s *Server) acceptAuth() {
 			close(s.done)
 			return
 		}
-		select {
-		case pending <- struct{}{}:
-		default:
-			c.Close() // MaxPendingAuth clients already hold a slot
-			continue
+		if v := s.pending.add(c, peerOf(c)); v != nil {
+			s.evicted.Add(1)
+			v.Close()
 		}
 		go func() {
-			defer func() { <-pending }()
-			if !s.checkToken(c) {
+			res := s.checkToken(c)
+			if !s.pending.remove(c) {
+				c.Close() // evicted while it waited: counted then
+				return
+			}
+			switch res {
+			case authBad:
+				s.badToken.Add(1)
+			case authTimeout:
+				s.timedOut.Add(1)
+			}
+			if res != authOK {
 				c.Close()
 				return
 			}
+			s.accepted.Add(1)
 			select {
 			case s.authed <- c:
 			case <-s.done:
@@ -153,22 +263,42 @@ func (s *Server) acceptAuth() {
 	}
 }
 
-func (s *Server) checkToken(c net.Conn) bool {
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+// Results of checkToken.
+const (
+	authOK = iota
+	authBad
+	authTimeout
+)
+
+func (s *Server) checkToken(c net.Conn) int {
+	c.SetReadDeadline(time.Now().Add(AuthTimeout))
 	defer c.SetReadDeadline(time.Time{})
+	fail := func(err error) int {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return authTimeout
+		}
+		return authBad
+	}
 	var hdr [6]byte
-	if _, err := io.ReadFull(c, hdr[:]); err != nil || [4]byte(hdr[:4]) != authMagic {
-		return false
+	if _, err := io.ReadFull(c, hdr[:]); err != nil {
+		return fail(err)
+	}
+	if [4]byte(hdr[:4]) != authMagic {
+		return authBad
 	}
 	n := int(hdr[4]) | int(hdr[5])<<8
 	if n != len(s.token) {
-		return false
+		return authBad
 	}
 	got := make([]byte, n)
 	if _, err := io.ReadFull(c, got); err != nil {
-		return false
+		return fail(err)
 	}
-	return subtle.ConstantTimeCompare(got, s.token) == 1
+	if subtle.ConstantTimeCompare(got, s.token) != 1 {
+		return authBad
+	}
+	return authOK
 }
 
 // Close stops listening and removes the per-run directory. Accepted

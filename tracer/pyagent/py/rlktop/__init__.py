@@ -109,14 +109,25 @@ _user_flags = {}
 def flag(name, default, choices=None):
     """Declares a flag rlktop may flip between steps; returns a Flag whose
     .value is a str (default at first, or the value rlktop started the
-    process with). choices, when given, lists the accepted values."""
+    process with). choices, when given, lists the accepted values. The name
+    of a built-in flag (sdpa, compile, ...) is refused with a warning: the
+    Flag returned keeps its default."""
     name = str(name)
     f = _user_flags.get(name)
     if f is not None:
         return f
     f = Flag(name, str(default), [str(c) for c in choices] if choices else None)
-    _user_flags[name] = f
     a = _agent
+    if a is not None:
+        from . import _core, _flags
+
+        if name in _flags.BUILTIN or name == "arm":
+            # Refused: rlktop flips its own flag of that name, never this
+            # one; the Flag keeps its default and is never changed.
+            _core._warn("rlktop.flag(%r): refused, %r is the name of a built-in flag (built-in: %s); declare it under another name" % (
+                name, name, ", ".join(_flags.BUILTIN)))
+            return f
+    _user_flags[name] = f
     if a is not None:
         a.declared(f)
     return f

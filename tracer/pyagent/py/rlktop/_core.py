@@ -22,11 +22,18 @@ QUEUE_CAP = int(os.environ.get("RLKTOP_AGENT_QUEUE", "65536") or "65536")
 AUDIT_SAMPLE = int(os.environ.get("RLKTOP_AUDIT_SAMPLE", "16") or "16")
 
 
+_live = None  # the started Agent: warnings also go to rlktop
+WARN_MAX = 100  # warnings sent to rlktop per process (all go to stderr)
+
+
 def _warn(msg):
     try:
         sys.stderr.write("rlktop agent: %s\n" % msg)
     except Exception:
         pass
+    a = _live
+    if a is not None:
+        a.warn_rlktop(msg)
 
 
 def _connect(addr):
@@ -92,6 +99,9 @@ class Agent:
         self.compile_frames = None  # dynamo frames compiled so far (_compiles)
         self.input_wait = 0  # ns in DataLoader next() since the last boundary
         self.input_seen = False  # a DataLoader iterator was used
+        self.window_thread = None  # the thread whose boundaries run windows
+        self.state_dirty = False  # the flags in force changed: the sender acks once
+        self.warned = 0
 
     # ---- start ----
     def start(self, user_flags):
@@ -106,6 +116,8 @@ class Agent:
         for f in user_flags.values():
             self.declared(f)
         self._send_ack(0, -1, "")
+        global _live
+        _live = self
         threading.Thread(target=self._sender, name="rlktop-agent-send", daemon=True).start()
         threading.Thread(target=self._receiver, name="rlktop-agent-recv", daemon=True).start()
         atexit.register(self.close)
@@ -124,7 +136,9 @@ class Agent:
             return
         ev = (kind, name, start, dur, value, threading.get_native_id())
         with self.lock:
-            if len(self.queue) >= QUEUE_CAP:
+            # A step boundary is never dropped (one per step): without it
+            # every event of the step loses its step.
+            if len(self.queue) >= QUEUE_CAP and kind != _wire.K_STEP:
                 self.dropped += 1
                 self.dropped_batches += 1
                 return
@@ -274,7 +288,7 @@ class Agent:
                     self.values[k] = v
                 del self.pending[i]
                 break
-        self._send_ack(0, -1, "")
+        self._state_changed()
 
     def _profiler_stepped(self):
         if not self.explicit and self.opt_id is None:
@@ -316,7 +330,14 @@ class Agent:
             if self.pending:
                 self._apply_pending(self.step_n)
             if self.kineto_every > 0 and self.torch is not None:
-                self._window(self.step_n)
+                # torch.profiler windows start and stop on one thread only
+                # (the first to reach a boundary): a window started on
+                # another thread records none of the training thread's ops.
+                me = threading.get_ident()
+                if self.window_thread is None:
+                    self.window_thread = me
+                if me == self.window_thread:
+                    self._window(self.step_n)
         except Exception as e:
             _warn("step boundary: %r" % (e,))
         # Window start/stop and flag changes happen between steps.
@@ -425,9 +446,34 @@ class Agent:
         self._send_ack(0, -1, "")
 
     def _send_ack(self, seq, step, err):
+        if seq == 0 and step == -1 and not err:
+            self._state_changed()
+            return
         fr = _wire.control_ack(seq, dict(self.values), self.tracing, step, err)
         with self.lock:
             self.out.append(fr)
+            self.cond.notify()
+
+    def _state_changed(self):
+        """The flags in force changed without a request to answer: the
+        sender thread sends one acknowledgement with the state then in
+        force, however many changes came (2,000 declared flags cost one
+        ack of 2,000 values, not 2,000 of them: O(N) not O(N^2) on the
+        training thread)."""
+        with self.lock:
+            self.state_dirty = True
+            self.cond.notify()
+
+    def warn_rlktop(self, msg):
+        """Sends msg to rlktop as a warning (Meta "agent.warning"), at most
+        WARN_MAX of them."""
+        if self.dead or self.warned >= WARN_MAX:
+            return
+        self.warned += 1
+        if self.warned == WARN_MAX:
+            msg += " (further agent warnings only on stderr)"
+        with self.lock:
+            self.out.append(_wire.meta([("agent.warning", msg)]))
             self.cond.notify()
 
     # ---- Kineto windows ----
@@ -439,10 +485,22 @@ class Agent:
                 return
             self.window = None
             prof.__exit__(None, None, None)
-            if self.tmpdir is None:
-                self.tmpdir = tempfile.mkdtemp(prefix="rlktop-kineto-")
-            path = os.path.join(self.tmpdir, "window-%d.json" % first)
-            prof.export_chrome_trace(path)
+            path = None
+            try:
+                if self.tmpdir is None:
+                    # Inside rlktop's own folder when it gives one, which it
+                    # removes however this process ends (os._exit too).
+                    self.tmpdir = tempfile.mkdtemp(prefix="rlktop-kineto-", dir=os.environ.get("RLKTOP_KINETO_DIR") or None)
+                path = os.path.join(self.tmpdir, "window-%d.json" % first)
+                prof.export_chrome_trace(path)
+            except Exception as e:
+                _warn("torch.profiler window of steps %d-%d not written (%r): those steps have no operators" % (first, n - 1, e))
+                if path:
+                    try:
+                        os.remove(path)
+                    except OSError:
+                        pass
+                return
             self.last_window = path
             with self.lock:
                 self.out.append(_wire.tracefile("kineto", path, first, n - 1))
@@ -470,11 +528,14 @@ class Agent:
         try:
             while True:
                 with self.lock:
-                    if not self.queue and not self.out:
+                    if not self.queue and not self.out and not self.state_dirty:
                         self.cond.wait(0.05)
                     q, self.queue = self.queue, []
                     frames = list(self.out)
                     self.out.clear()
+                    if self.state_dirty:
+                        self.state_dirty = False
+                        frames.append(_wire.control_ack(0, dict(self.values), self.tracing, -1, ""))
                     dropped, batches = self.dropped, self.dropped_batches
                 buf = bytearray()
                 if q:
@@ -562,7 +623,7 @@ class Agent:
             deadline = time.time() + 1.0
             while time.time() < deadline:
                 with self.lock:
-                    if not self.queue and not self.out:
+                    if not self.queue and not self.out and not self.state_dirty:
                         break
                 time.sleep(0.01)
             time.sleep(0.02)

@@ -50,8 +50,15 @@ def uvarint(out, v):
     out.append(v)
 
 
+_M64 = (1 << 64) - 1
+
+
 def varint(out, v):
-    uvarint(out, (v << 1) ^ (v >> 63) if v < 0 else v << 1)
+    # Wrapped to int64 first, as Go's int64 arithmetic wraps: a delta of
+    # two far-apart times stays one 64-bit zigzag value (unwrapped, it was
+    # longer than a Go uvarint and the whole frame was refused).
+    v = ((v + (1 << 63)) & _M64) - (1 << 63)
+    uvarint(out, ((v << 1) ^ (v >> 63)) & _M64)
 
 
 def string(out, s):
@@ -123,7 +130,7 @@ def events(evs):
         uvarint(out, name)
         varint(out, s - start)
         start = s
-        uvarint(out, d if d > 0 else 0)
+        uvarint(out, min(d, (1 << 63) - 1) if d > 0 else 0)
         if h & 1:
             out.append(k)
             kind = k

@@ -1,0 +1,111 @@
+package loop
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Leftover is a process the command started that was still running after
+// it (a DataLoader worker, a setsid daemon, a fork outliving its parent).
+type Leftover struct {
+	PID  int
+	Comm string // its /proc/PID/comm
+}
+
+// findMarked returns the live processes (not zombies, not rlktop itself)
+// whose environment holds the line mark ("RLKTOP_RUN=…"): every process a
+// child of this supervisor started inherits it, even one that left the
+// process group with setsid. A process that is not rlktop's descendant
+// (one `rlktop attach` traces) never has it.
+func findMarked(mark string) []Leftover {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	want := []byte(mark)
+	var out []Leftover
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		dir := "/proc/" + e.Name()
+		if procState(dir) == 'Z' || procState(dir) == 0 {
+			continue
+		}
+		env, err := os.ReadFile(dir + "/environ")
+		if err != nil || !hasEnvLine(env, want) {
+			continue
+		}
+		comm, _ := os.ReadFile(dir + "/comm")
+		out = append(out, Leftover{PID: pid, Comm: strings.TrimSpace(string(comm))})
+	}
+	return out
+}
+
+// hasEnvLine reports whether the NUL-separated environment env holds line.
+func hasEnvLine(env, line []byte) bool {
+	for len(env) > 0 {
+		i := bytes.IndexByte(env, 0)
+		if i < 0 {
+			i = len(env)
+		}
+		if bytes.Equal(env[:i], line) {
+			return true
+		}
+		env = env[min(i+1, len(env)):]
+	}
+	return false
+}
+
+// procState is the state letter of /proc/PID/stat (0 when gone).
+func procState(dir string) byte {
+	b, err := os.ReadFile(dir + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	return b[i+2]
+}
+
+// endMarked ends the processes carrying mark: SIGTERM, then SIGKILL to
+// those still running after grace, and waits (up to 2 s more) until each
+// is gone or a zombie. It returns the processes it signalled.
+func endMarked(mark string, grace time.Duration) []Leftover {
+	left := findMarked(mark)
+	if len(left) == 0 {
+		return nil
+	}
+	for _, p := range left {
+		_ = syscall.Kill(p.PID, syscall.SIGTERM)
+	}
+	alive := func() []Leftover {
+		var a []Leftover
+		for _, p := range left {
+			if s := procState("/proc/" + strconv.Itoa(p.PID)); s != 0 && s != 'Z' {
+				a = append(a, p)
+			}
+		}
+		return a
+	}
+	deadline := time.Now().Add(grace)
+	for len(alive()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, p := range alive() {
+		_ = syscall.Kill(p.PID, syscall.SIGKILL)
+	}
+	deadline = time.Now().Add(2 * time.Second)
+	for len(alive()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return left
+}
