@@ -118,6 +118,7 @@ func ReadKineto(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 		skipped:   map[byte]int{},
 		kGpuLabel: map[int32]int32{},
 		stream:    opts.stream,
+		noShapes:  opts.NoShapes,
 	}
 	if d.stream != nil {
 		d.stream.start(d, opts)
@@ -167,7 +168,8 @@ type kev struct {
 	hasBytes, hasStream     bool
 	hasDevice               bool
 	nums                    []kNumArg
-	bad                     error // first bad ts/dur value: the event is skipped
+	shapes                  kShapeArgs // record_shapes args of a cpu_op (kineto_shapes.go)
+	bad                     error      // first bad ts/dur value: the event is skipped
 }
 
 type kdec struct {
@@ -194,6 +196,7 @@ type kdec struct {
 	cur      []tracer.Event
 	nOut     int    // events added
 	field    string // field being parsed, for truncation errors
+	noShapes bool   // Options.NoShapes
 
 	kGpuLabel map[int32]int32 // pid → device from process_labels "GPU N"
 	needDev   []int32         // GPU events whose device came from the pid
@@ -707,10 +710,10 @@ func (d *kdec) argsNeeded(w *kwin) bool {
 	}
 	cb := w.b[ev.cat.a-w.base : ev.cat.b-w.base]
 	switch string(cb) {
-	case "cpu_op", "python_function", "user_annotation":
+	case "python_function", "user_annotation":
 		return false
 	}
-	return true
+	return true // a cpu_op's record_shapes args: kineto_shapes.go
 }
 
 // parseArgs reads the args object of an event (parseMembers), or skips
@@ -815,6 +818,8 @@ func (d *kdec) parseMembers(w *kwin, start int64, inArgs bool) error {
 				if kind == kvString {
 					ev.argLabels = kspan{a: w.base + int64(a), b: w.base + int64(b), esc: esc, kind: kind}
 				}
+			default:
+				ev.shapes.take(key, kspan{a: w.base + int64(a), b: w.base + int64(b), esc: esc, kind: kind})
 			}
 			if kind == kvNumber && (ev.ph == 'C' || ev.ph == 0) { // counter values
 				ev.nums = append(ev.nums, kNumArg{key: kspan{a: w.base + int64(ka), b: w.base + int64(kb), kind: kvString}, val: kspan{a: w.base + int64(a), b: w.base + int64(b), kind: kvNumber}})
@@ -1133,6 +1138,9 @@ func (d *kdec) record(start int64) error {
 		if n, ok := kProfilerStep(name); ok {
 			e.Kind, e.Value = tracer.KindStep, n
 		}
+	}
+	if e.Kind == tracer.KindCPUOp && ev.shapes.any() && !d.noShapes {
+		d.addCall(&e)
 	}
 	if e.Kind == tracer.KindPython {
 		if m, ok := kModule(name); ok {

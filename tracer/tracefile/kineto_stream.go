@@ -92,6 +92,7 @@ func OpenStream(path string, opts Options, fn func(w *Window) error) (*tracer.Tr
 	}
 	defer f.Close()
 	ks := &kstream{fn: fn, link: tracer.NewWindowLinker()}
+	ks.work.model = opts.OpModel
 	opts.stream = ks
 	t, err := Read(f, path, size, opts)
 	if ks.err != nil {
@@ -134,6 +135,7 @@ type kstream struct {
 	nestA, nestB tracer.Event // the first partly overlapping pair
 
 	inc  incStream       // the window read in parts, past partWindow events
+	work streamWork      // the window's operator calls (kineto_shapes.go)
 	strs *tracer.Strings // the trace's
 	t    *tracer.Trace   // the trace being read (its header: Rank)
 }
@@ -176,6 +178,7 @@ func (ks *kstream) add(d *kdec, e tracer.Event, fromPid bool) {
 	ks.maxEnd = max(ks.maxEnd, e.Start+max(e.Dur, 0))
 	ks.n++
 	d.nOut++
+	ks.work.take(ks, d, &e)
 	if ks.inc.on {
 		ks.incAdd(d, e)
 		return
@@ -250,10 +253,14 @@ func (ks *kstream) flush(d *kdec) {
 	if n, a, b, _ := nestingScan(evs); n > 0 {
 		ks.nested(n, *a, *b)
 	}
-	if err := ks.link.Window(evs); err != nil {
+	ks.link.SetCalls(ks.work.calls)
+	err := ks.link.Window(evs)
+	ks.link.SetCalls(nil)
+	if err != nil {
 		ks.fail(fmt.Errorf("%s: %v: %w", d.path, err, ErrNotStreamable))
 		return
 	}
+	ks.work.assign(d, wt)
 	for i := range evs {
 		switch e := &evs[i]; e.Kind {
 		case tracer.KindStep:

@@ -1,0 +1,246 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/rlktop/rlktop/internal/escape"
+	"github.com/rlktop/rlktop/internal/units"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/opmodel"
+)
+
+// Modelled work in reports: every row of a source that carries work
+// (attrib.Snapshot.HasWork: recorded shapes, or the built-in loop) gets
+// its FLOPs, bytes, achieved rates and roofline bound; reports of other
+// sources are unchanged.
+
+// WorkDoc is a row's modelled work in JSON (kernel, category and stage
+// rows; absent when the source carries none). FLOPs follow the
+// convention in Doc.Work.
+type WorkDoc struct {
+	Flops *float64 `json:"flops,omitempty"`
+	Bytes *float64 `json:"bytes,omitempty"`
+	// Intensity is FLOPs per byte.
+	Intensity         *float64 `json:"arithmetic_intensity,omitempty"`
+	AchievedFlopsPerS *float64 `json:"achieved_flops_per_s,omitempty"`
+	AchievedBytesPerS *float64 `json:"achieved_bytes_per_s,omitempty"`
+	// Bound ("compute" or "memory") and OfPeak (the share of that roof
+	// reached) need the device's peak (Doc.Work.Device).
+	Bound  string   `json:"bound,omitempty"`
+	OfPeak *float64 `json:"of_peak,omitempty"`
+	// WorkNs: time of the row's kernels with modelled work (the rates'
+	// denominator); UnmodelledNs: time of those without.
+	WorkNs       *int64 `json:"work_ns,omitempty"`
+	UnmodelledNs *int64 `json:"unmodelled_ns,omitempty"`
+}
+
+// WorkSummaryDoc is Doc.Work: the totals, the convention, the device's
+// limits and the steps' FLOPs and MFU.
+type WorkSummaryDoc struct {
+	Convention string `json:"convention"`
+	// Device is the device table row the peaks come from, PeakSource its
+	// datasheet (or the measurement), PeakNote why there is none.
+	Device        string  `json:"device,omitempty"`
+	PeakSource    string  `json:"peak_source,omitempty"`
+	PeakMeasured  bool    `json:"peak_measured,omitempty"`
+	PeakNote      string  `json:"peak_note,omitempty"`
+	DType         string  `json:"dtype,omitempty"` // the dtype most FLOPs run at
+	PeakFlopsPerS float64 `json:"peak_flops_per_s,omitempty"`
+	PeakBytesPerS float64 `json:"peak_bytes_per_s,omitempty"`
+	WorkDoc
+	// FlopsMedian and MFU: the median over steps of their FLOPs and of
+	// their model FLOPs utilisation (FLOPs at peak over the step's wall
+	// time).
+	FlopsMedian *float64 `json:"flops_median,omitempty"`
+	MFU         *float64 `json:"mfu,omitempty"`
+	// Unmodelled: kernel time without modelled work by the innermost
+	// operator open at launch.
+	Unmodelled []OpTimeDoc `json:"unmodelled"`
+}
+
+// OpTimeDoc is an operator's kernel time without modelled work.
+type OpTimeDoc struct {
+	Op    string `json:"op"`
+	Count int64  `json:"count"`
+	Ns    int64  `json:"ns"`
+}
+
+func f64(v float64) *float64 { return &v }
+func i64(v int64) *int64     { return &v }
+
+// workDoc returns w's JSON fields (the zero WorkDoc when s carries no work).
+func workDoc(s *attrib.Snapshot, w attrib.Work) WorkDoc {
+	if !s.HasWork() {
+		return WorkDoc{}
+	}
+	r := attrib.RatesOf(w, s.Peak)
+	d := WorkDoc{Flops: f64(w.Flops), Bytes: f64(w.Bytes), WorkNs: i64(w.Ns), UnmodelledNs: i64(w.UnmodelledNs)}
+	if w.Bytes > 0 {
+		d.Intensity = f64(r.Intensity)
+	}
+	if w.Ns > 0 {
+		d.AchievedFlopsPerS, d.AchievedBytesPerS = f64(r.FlopsPerS), f64(r.BytesPerS)
+	}
+	if r.Bound != "" {
+		d.Bound, d.OfPeak = string(r.Bound), f64(r.OfPeak)
+	}
+	return d
+}
+
+// workSummary returns Doc.Work (nil when s carries no work).
+func workSummary(s *attrib.Snapshot) *WorkSummaryDoc {
+	if !s.HasWork() {
+		return nil
+	}
+	d := &WorkSummaryDoc{Convention: opmodel.Convention, WorkDoc: workDoc(s, s.Work), Unmodelled: []OpTimeDoc{}, PeakNote: s.PeakNote}
+	dt := s.Work.DType()
+	d.DType = dt.String()
+	if p := s.Peak; p != nil {
+		d.Device, d.PeakSource, d.PeakMeasured = p.Device, p.Source, p.Measured
+		d.PeakFlopsPerS, d.PeakBytesPerS = p.FlopsFor(dt), p.BytesPerS
+	}
+	if fm, mfu, n := s.StepWork(); n > 0 {
+		d.FlopsMedian = f64(fm)
+		if s.Peak != nil {
+			d.MFU = f64(mfu)
+		}
+	}
+	for _, o := range s.Unmodelled {
+		d.Unmodelled = append(d.Unmodelled, OpTimeDoc{Op: o.Op, Count: o.Count, Ns: o.Ns})
+	}
+	return d
+}
+
+// workHeader is the table and md header's work lines: the totals with
+// their convention, the device's limits (or why none), the steps' MFU and
+// the largest unmodelled operators.
+func workHeader(b *strings.Builder, s *attrib.Snapshot, prefix string) {
+	if !s.HasWork() {
+		return
+	}
+	w := s.Work
+	r := attrib.RatesOf(w, s.Peak)
+	fmt.Fprintf(b, "%swork: %s, %s moved", prefix, units.SI(w.Flops, "FLOP"), units.SI(w.Bytes, "B"))
+	if w.Ns > 0 {
+		fmt.Fprintf(b, "; over its kernels' %s: %s, %s", Duration(w.Ns), units.SI(r.FlopsPerS, "FLOP/s"), units.SI(r.BytesPerS, "B/s"))
+	}
+	fmt.Fprintf(b, " (%s)\n", opmodel.Convention)
+	if p := s.Peak; p != nil {
+		dt := w.DType()
+		label := "datasheet"
+		if p.Measured {
+			label = "measured"
+		}
+		fmt.Fprintf(b, "%speak: %s, %s %s, %s (%s: %s)\n", prefix, escape.Control(p.Device), units.SI(p.FlopsFor(dt), "FLOP/s"), dtName(dt), units.SI(p.BytesPerS, "B/s"), label, escape.Control(p.Source))
+		if fm, mfu, n := s.StepWork(); n > 0 {
+			fmt.Fprintf(b, "%ssteps: median %s per step, MFU %s\n", prefix, units.SI(fm, "FLOP"), units.Share(mfu))
+		}
+	} else {
+		note := s.PeakNote
+		if note == "" {
+			note = "unknown device"
+		}
+		fmt.Fprintf(b, "%speak: none (%s): FLOPs and bytes without shares of peak\n", prefix, escape.Control(note))
+	}
+	if n := len(s.Unmodelled); n > 0 {
+		var total int64
+		var parts []string
+		for i, o := range s.Unmodelled {
+			total += o.Ns
+			if i < 3 {
+				parts = append(parts, fmt.Sprintf("%s %s", escape.Control(o.Op), Duration(o.Ns)))
+			}
+		}
+		more := ""
+		if n > 3 {
+			more = fmt.Sprintf(", %d more", n-3)
+		}
+		fmt.Fprintf(b, "%sunmodelled: %s of kernel time (%s%s)\n", prefix, Duration(total), strings.Join(parts, ", "), more)
+	}
+}
+
+func dtName(d fmt.Stringer) string {
+	if n := d.String(); n != "" {
+		return n
+	}
+	return "fp32"
+}
+
+// workColumns are the work columns a grid gets when s carries work.
+func workColumns(s *attrib.Snapshot, human bool) []string {
+	if !s.HasWork() {
+		return nil
+	}
+	if human {
+		return []string{"FLOPs", "FLOP/s", "B/s", "FLOP/B", "bound", "of peak"}
+	}
+	return []string{"flops", "bytes", "achieved_flops_per_s", "achieved_bytes_per_s", "bound", "of_peak"}
+}
+
+// workCells are w's cells under workColumns.
+func workCells(s *attrib.Snapshot, w attrib.Work, human bool) []string {
+	if !s.HasWork() {
+		return nil
+	}
+	r := attrib.RatesOf(w, s.Peak)
+	if human {
+		if !w.Known() {
+			return []string{"-", "-", "-", "-", "-", "-"}
+		}
+		ai, of := "-", "-"
+		if w.Bytes > 0 {
+			ai = units.Sig3(r.Intensity)
+		}
+		if r.Bound != "" {
+			of = units.Share(r.OfPeak)
+		}
+		bound := string(r.Bound)
+		if bound == "" {
+			bound = "-"
+		}
+		return []string{units.SI(w.Flops, ""), units.SI(r.FlopsPerS, ""), units.SI(r.BytesPerS, ""), ai, bound, of}
+	}
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	of := ""
+	if r.Bound != "" {
+		of = g(r.OfPeak)
+	}
+	return []string{g(w.Flops), g(w.Bytes), g(r.FlopsPerS), g(r.BytesPerS), string(r.Bound), of}
+}
+
+// stepWorkColumns are the step grid's work columns.
+func stepWorkColumns(s *attrib.Snapshot, human bool) []string {
+	if !s.HasWork() {
+		return nil
+	}
+	if human {
+		return []string{"FLOPs", "FLOP/s", "MFU"}
+	}
+	return []string{"flops", "bytes", "mfu"}
+}
+
+func stepWorkCells(s *attrib.Snapshot, st attrib.StepRow, human bool) []string {
+	if !s.HasWork() {
+		return nil
+	}
+	mfu := attrib.MFU(st.Work, s.Peak, st.DurNs)
+	if human {
+		m := "-"
+		if s.Peak != nil && st.DurNs > 0 {
+			m = units.Share(mfu)
+		}
+		rate := "-"
+		if st.DurNs > 0 {
+			rate = units.SI(st.Work.Flops/(float64(st.DurNs)/1e9), "")
+		}
+		return []string{units.SI(st.Work.Flops, ""), rate, m}
+	}
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	m := ""
+	if s.Peak != nil {
+		m = g(mfu)
+	}
+	return []string{g(st.Work.Flops), g(st.Work.Bytes), m}
+}

@@ -1,0 +1,170 @@
+package opmodel
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rlktop/rlktop/tracer"
+)
+
+// Compute returns the work of one call of operator name with shape args
+// args (tracer.OpCall.Args); ok is false when name has no model. An error
+// says what the recorded shapes lack for the formula.
+func (m *Model) Compute(name, args string) (w tracer.Work, ok bool, err error) {
+	e := m.byName[name]
+	if e == nil {
+		return tracer.Work{}, false, nil
+	}
+	in, err := ParseArgs(args)
+	if err != nil {
+		return tracer.Work{}, true, err
+	}
+	w, err = e.fn(e, name, in)
+	if err != nil {
+		return tracer.Work{}, true, err
+	}
+	if e.Backward {
+		w.Flops *= 2
+	}
+	return w, true, nil
+}
+
+// Stats says what Assign did.
+type Stats struct {
+	Kernels    int // kernels given work (modelled, unmodelled or covered)
+	Modelled   int // of them, with the work of a modelled call
+	Covered    int // of them, launched by a modelled call that holds modelled calls (counted through those: 0 work)
+	Unmodelled int // of them, launched by calls none of which is modelled, or whose shapes the formula could not use
+}
+
+// Assign gives every kernel of a linked trace (Event.Call set by
+// tracer.Trace.Link) the work of the innermost modelled operator call
+// open at its launch, packed in its Event.Value (tracer.PackWork):
+//
+//   - Counted once: a call's work is split over the kernels that take it,
+//     in proportion to their durations (equally when all are 0 ns); a
+//     modelled call that encloses another modelled call that took a
+//     kernel counts 0 itself (its work is counted by the calls inside it:
+//     the math attention fallback's bmm and softmax, not the SDPA
+//     operator around them).
+//   - A kernel none of whose calls is modelled, or whose call's shapes
+//     the formula cannot use, is marked unmodelled (its time is reported,
+//     never taken as 0 FLOPs); a warning names each such operator whose
+//     shapes were not understood.
+//   - A kernel with no call (launched outside every recorded operator)
+//     keeps Value 0.
+//
+// It does nothing to a trace without calls.
+func (m *Model) Assign(t *tracer.Trace) Stats {
+	var st Stats
+	if len(t.Calls) < 2 {
+		return st
+	}
+	entry := map[tracer.StrID]bool{}
+	modelled := func(c tracer.CallID) bool {
+		n := t.Calls[c].Name
+		v, ok := entry[n]
+		if !ok {
+			v = m.byName[t.Strings.Get(n)] != nil
+			entry[n] = v
+		}
+		return v
+	}
+	type inst struct {
+		durNs   int64
+		kernels int
+		covered bool
+	}
+	insts := map[tracer.CallID]*inst{}
+	take := make([]tracer.CallID, 0, 1024) // per kernel with a call, in order: its modelled call (0 none)
+	var idx []int32
+	for i := range t.Events {
+		e := &t.Events[i]
+		if e.Kind != tracer.KindKernel || e.Call == 0 || int(e.Call) >= len(t.Calls) {
+			continue
+		}
+		c := e.Call
+		for c != 0 && !modelled(c) {
+			c = t.Calls[c].Parent
+		}
+		idx = append(idx, int32(i))
+		take = append(take, c)
+		if c == 0 {
+			continue
+		}
+		in := insts[c]
+		if in == nil {
+			in = &inst{}
+			insts[c] = in
+		}
+		in.durNs += max(e.Dur, 0)
+		in.kernels++
+		for p := t.Calls[c].Parent; p != 0; p = t.Calls[p].Parent {
+			if modelled(p) {
+				if pi := insts[p]; pi != nil {
+					pi.covered = true
+				} else {
+					insts[p] = &inst{covered: true}
+				}
+			}
+		}
+	}
+	type key struct{ name, args tracer.StrID }
+	type result struct {
+		w   tracer.Work
+		err error
+	}
+	cache := map[key]result{}
+	bad := map[string]string{}
+	for j, i := range idx {
+		e := &t.Events[i]
+		st.Kernels++
+		c := take[j]
+		if c == 0 {
+			e.Value = tracer.PackWork(tracer.Work{})
+			st.Unmodelled++
+			continue
+		}
+		in := insts[c]
+		if in.covered {
+			e.Value = tracer.PackWork(tracer.Work{Modelled: true})
+			st.Covered++
+			continue
+		}
+		call := &t.Calls[c]
+		k := key{call.Name, call.Args}
+		r, ok := cache[k]
+		if !ok {
+			name := t.Strings.Get(call.Name)
+			r.w, _, r.err = m.Compute(name, t.Strings.Get(call.Args))
+			cache[k] = r
+			if r.err != nil && bad[name] == "" {
+				bad[name] = r.err.Error()
+			}
+		}
+		if r.err != nil {
+			e.Value = tracer.PackWork(tracer.Work{})
+			st.Unmodelled++
+			continue
+		}
+		f := 1 / float64(in.kernels)
+		if in.durNs > 0 {
+			f = float64(max(e.Dur, 0)) / float64(in.durNs)
+		}
+		w := r.w
+		w.Flops *= f
+		w.Bytes *= f
+		e.Value = tracer.PackWork(w)
+		st.Modelled++
+	}
+	if len(bad) > 0 {
+		names := make([]string, 0, len(bad))
+		for n := range bad {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		t.Warn(fmt.Sprintf("operator model: the recorded shapes of %s do not fit their formulas (%s: %s); their kernels count as unmodelled", strings.Join(names, ", "), names[0], bad[names[0]]))
+	}
+	return st
+}

@@ -1,0 +1,141 @@
+package tracefile
+
+import (
+	"fmt"
+
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/opmodel"
+)
+
+// Shapes of operator calls: torch.profiler with record_shapes=True writes
+// in each cpu_op's args
+//
+//	"Input Dims":[[16,559,1024],[1024,1024],[]], "Input type":["c10::BFloat16",…],
+//	"Input Strides":[[…],…], "Concrete Inputs":["","","1"]
+//
+// (torch 2.x; checked on the shared TraceLens traces and on torch 2.6's
+// own output). The importer keeps the four values' bytes as written,
+// joined into one interned string per distinct signature
+// (tracer.OpCall.Args), and parses nothing else: tracer/opmodel reads them
+// once per signature. A trace without these args costs one failed key
+// match per cpu_op arg.
+
+// kShapeArgs are the spans of a cpu_op's shape args (kind 0: absent).
+type kShapeArgs struct {
+	dims, types, strides, concrete kspan
+}
+
+// take keeps sp when key is one of the shape args, reporting whether it was.
+func (s *kShapeArgs) take(key []byte, sp kspan) bool {
+	if len(key) < 10 || (key[0] != 'I' && key[0] != 'C') {
+		return false
+	}
+	switch string(key) {
+	case "Input Dims":
+		s.dims = sp
+	case "Input type":
+		s.types = sp
+	case "Input Strides":
+		s.strides = sp
+	case "Concrete Inputs":
+		s.concrete = sp
+	default:
+		return false
+	}
+	return true
+}
+
+func (s *kShapeArgs) any() bool {
+	return s.dims.kind|s.types.kind|s.strides.kind|s.concrete.kind != 0
+}
+
+// addCall records e's call with its shape args (tracer.OpCall) and sets
+// e.Call.
+func (d *kdec) addCall(e *tracer.Event) {
+	sh := &d.ev.shapes
+	b := d.scratch2[:0]
+	for _, sp := range [...]kspan{sh.dims, sh.types, sh.strides, sh.concrete} {
+		if sp.kind != 0 {
+			b = append(b, d.s.bytes(sp.a, sp.b)...)
+		}
+		b = append(b, tracer.ArgSep)
+	}
+	d.scratch2 = b
+	args := d.t.Strings.InternBytes(b)
+	if d.stream != nil {
+		if d.ev.ph != 'X' {
+			return // a B event is added at its E, after others
+		}
+		// The window this event belongs to is known only once the
+		// stream takes it (a CPU event can close the previous one).
+		d.stream.work.pend, d.stream.work.pending = tracer.OpCall{Name: e.Name, Args: args}, true
+		return
+	}
+	e.Call = d.t.AddCall(e.Name, args)
+}
+
+// streamWork is a streamed trace's operator calls: each window's own
+// (Event.Call IDs restart per window, as contexts do), linked and
+// modelled with the window; a window read in parts (past partWindow
+// events) with recorded shapes is not streamed, so that every report of
+// the file carries the same modelled work.
+type streamWork struct {
+	model   *opmodel.Model
+	calls   []tracer.OpCall
+	pend    tracer.OpCall
+	pending bool
+	warned  map[string]bool
+}
+
+// take gives e (just taken into the window) its pending call.
+func (w *streamWork) take(ks *kstream, d *kdec, e *tracer.Event) {
+	if !w.pending || e.Kind != tracer.KindCPUOp || e.Name != w.pend.Name {
+		return
+	}
+	w.pending = false
+	if ks.inc.on {
+		w.calls = append(w.calls[:0], tracer.OpCall{}, w.pend)
+		w.refuseParts(ks, d)
+		return
+	}
+	if len(w.calls) == 0 {
+		w.calls = append(w.calls, tracer.OpCall{})
+	}
+	w.calls = append(w.calls, w.pend)
+	e.Call = tracer.CallID(len(w.calls) - 1)
+}
+
+// refuseParts fails the stream when a window to be read in parts has
+// recorded shapes, reporting whether it did.
+func (w *streamWork) refuseParts(ks *kstream, d *kdec) bool {
+	if len(w.calls) < 2 {
+		return false
+	}
+	ks.fail(fmt.Errorf("%s: a torch.profiler window of more than %d events with recorded shapes (modelled work is computed on whole windows): %w", d.path, partWindow, ErrNotStreamable))
+	return true
+}
+
+// assign models the linked window wt's kernels (opmodel.Model.Assign)
+// and starts the next window's calls.
+func (w *streamWork) assign(d *kdec, wt *tracer.Trace) {
+	if len(w.calls) < 2 {
+		return
+	}
+	wt.Calls = w.calls
+	m := w.model
+	if m == nil {
+		m = opmodel.Default()
+	}
+	m.Assign(wt)
+	for _, msg := range wt.Warnings {
+		if !w.warned[msg] {
+			if w.warned == nil {
+				w.warned = map[string]bool{}
+			}
+			w.warned[msg] = true
+			d.t.Warn(msg)
+		}
+	}
+	wt.Warnings = nil
+	w.calls = w.calls[:1]
+}
