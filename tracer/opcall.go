@@ -12,7 +12,8 @@ type OpCall struct {
 	Name StrID // the operator, as its KindCPUOp event names it ("aten::mm")
 	// Args holds the call's "Input Dims", "Input type", "Input Strides"
 	// and "Concrete Inputs" JSON values, in that order, each ended by
-	// ArgSep; a missing one is empty.
+	// ArgSep; a missing one is empty (Kineto's importer leaves "Input
+	// Strides" empty: no formula needs them).
 	Args StrID
 	// Parent is the innermost call enclosing this one on its thread
 	// (0: none). Link fills it for the calls open at a GPU op's launch

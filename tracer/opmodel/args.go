@@ -1,7 +1,6 @@
 package opmodel
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -36,34 +35,35 @@ func ParseArgs(args string) ([]Input, error) {
 		}
 		return ""
 	}
-	var dims []json.RawMessage
+	var dims []jval
 	var types, concrete []string
 	if s := get(0); s != "" {
-		if err := json.Unmarshal([]byte(s), &dims); err != nil {
-			return nil, fmt.Errorf("\"Input Dims\" %s: %w", clip(s), err)
+		v, err := parseJSON(s)
+		if err != nil || v.list == nil && !v.isList {
+			return nil, fmt.Errorf("\"Input Dims\" %s: not a JSON array (%v)", clip(s), err)
 		}
+		dims = v.list
 	}
-	if s := get(1); s != "" {
-		if err := json.Unmarshal([]byte(s), &types); err != nil {
-			return nil, fmt.Errorf("\"Input type\" %s: %w", clip(s), err)
+	strs := func(name, s string) ([]string, error) {
+		if s == "" {
+			return nil, nil
 		}
+		v, err := parseJSON(s)
+		if err != nil || !v.isList {
+			return nil, fmt.Errorf("\"%s\" %s: not a JSON array (%v)", name, clip(s), err)
+		}
+		out := make([]string, len(v.list))
+		for i, x := range v.list {
+			out[i] = x.text // strings as their text; numbers and literals as written
+		}
+		return out, nil
 	}
-	if s := get(3); s != "" {
-		// Concrete Inputs are strings; a few exporters write numbers.
-		var raw []any
-		if err := json.Unmarshal([]byte(s), &raw); err != nil {
-			return nil, fmt.Errorf("\"Concrete Inputs\" %s: %w", clip(s), err)
-		}
-		for _, v := range raw {
-			switch x := v.(type) {
-			case string:
-				concrete = append(concrete, x)
-			case nil:
-				concrete = append(concrete, "")
-			default:
-				concrete = append(concrete, fmt.Sprint(x))
-			}
-		}
+	types, err := strs("Input type", get(1))
+	if err != nil {
+		return nil, err
+	}
+	if concrete, err = strs("Concrete Inputs", get(3)); err != nil {
+		return nil, err
 	}
 	n := max(len(dims), len(types), len(concrete))
 	in := make([]Input, n)
@@ -76,21 +76,147 @@ func ParseArgs(args string) ([]Input, error) {
 			x.Concrete = concrete[i]
 		}
 		if i < len(dims) {
-			var flat []int64
-			if json.Unmarshal(dims[i], &flat) == nil {
-				x.Dims = flat
-			} else {
-				var list [][]int64
-				if err := json.Unmarshal(dims[i], &list); err != nil {
-					return nil, fmt.Errorf("\"Input Dims\" argument %d %s: neither a shape nor a list of shapes", i, clip(string(dims[i])))
+			d := dims[i]
+			if !d.isList {
+				return nil, fmt.Errorf("\"Input Dims\" argument %d is %q, not a shape", i, d.text)
+			}
+			nested := len(d.list) > 0 && d.list[0].isList
+			if !nested {
+				x.Dims = make([]int64, len(d.list))
+				for k, e := range d.list {
+					if e.isList || !e.isNum {
+						return nil, fmt.Errorf("\"Input Dims\" argument %d: %q is not a dimension", i, e.text)
+					}
+					x.Dims[k] = e.num
 				}
-				x.List = list
+			} else {
+				for _, t := range d.list {
+					var dd []int64
+					for _, e := range t.list {
+						if !e.isNum {
+							return nil, fmt.Errorf("\"Input Dims\" argument %d: neither a shape nor a list of shapes", i)
+						}
+						dd = append(dd, e.num)
+					}
+					x.List = append(x.List, dd)
+				}
 			}
 		}
 		_, isDType := dtypes[x.Type]
 		x.Tensor = isDType && x.List == nil
 	}
 	return in, nil
+}
+
+// jval is a parsed JSON value of the shape args: an array (isList,
+// list), an integer (isNum, num; text as written), a string (text
+// unescaped) or another literal (text as written).
+type jval struct {
+	isList, isNum bool
+	list          []jval
+	num           int64
+	text          string
+}
+
+// parseJSON parses the JSON values record_shapes writes: arrays, numbers,
+// strings, literals. An error says at which byte it stopped.
+func parseJSON(s string) (jval, error) {
+	p := jparser{s: s}
+	v, err := p.value()
+	if err != nil {
+		return v, err
+	}
+	p.ws()
+	if p.i != len(s) {
+		return v, fmt.Errorf("trailing bytes at %d", p.i)
+	}
+	return v, nil
+}
+
+type jparser struct {
+	s string
+	i int
+}
+
+func (p *jparser) ws() {
+	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\n' || p.s[p.i] == '\t' || p.s[p.i] == '\r') {
+		p.i++
+	}
+}
+
+func (p *jparser) value() (jval, error) {
+	p.ws()
+	if p.i >= len(p.s) {
+		return jval{}, fmt.Errorf("unexpected end at %d", p.i)
+	}
+	switch c := p.s[p.i]; {
+	case c == '[':
+		p.i++
+		v := jval{isList: true, list: []jval{}}
+		p.ws()
+		if p.i < len(p.s) && p.s[p.i] == ']' {
+			p.i++
+			return v, nil
+		}
+		for {
+			e, err := p.value()
+			if err != nil {
+				return v, err
+			}
+			v.list = append(v.list, e)
+			p.ws()
+			if p.i >= len(p.s) {
+				return v, fmt.Errorf("unexpected end at %d", p.i)
+			}
+			if p.s[p.i] == ',' {
+				p.i++
+				continue
+			}
+			if p.s[p.i] == ']' {
+				p.i++
+				return v, nil
+			}
+			return v, fmt.Errorf("expected ',' or ']' at %d", p.i)
+		}
+	case c == '"':
+		start := p.i
+		p.i++
+		esc := false
+		for p.i < len(p.s) && p.s[p.i] != '"' {
+			if p.s[p.i] == '\\' {
+				esc = true
+				p.i++
+			}
+			p.i++
+		}
+		if p.i >= len(p.s) {
+			return jval{}, fmt.Errorf("unterminated string at %d", start)
+		}
+		p.i++
+		raw := p.s[start:p.i]
+		if !esc {
+			return jval{text: raw[1 : len(raw)-1]}, nil
+		}
+		t, err := strconv.Unquote(raw)
+		if err != nil {
+			return jval{text: raw[1 : len(raw)-1]}, nil // kept as written
+		}
+		return jval{text: t}, nil
+	default:
+		start := p.i
+		for p.i < len(p.s) && !strings.ContainsRune(",] \n\t\r", rune(p.s[p.i])) {
+			p.i++
+		}
+		t := p.s[start:p.i]
+		if t == "" {
+			return jval{}, fmt.Errorf("unexpected %q at %d", c, start)
+		}
+		v := jval{text: t}
+		if n, err := strconv.ParseInt(t, 10, 64); err == nil {
+			v.isNum, v.num = true, n
+		}
+		return v, nil
+	}
 }
 
 func clip(s string) string {

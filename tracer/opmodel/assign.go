@@ -42,15 +42,18 @@ type Stats struct {
 // tracer.Trace.Link) the work of the innermost modelled operator call
 // open at its launch, packed in its Event.Value (tracer.PackWork):
 //
-//   - Counted once: a call's work is split over the kernels that take it,
-//     in proportion to their durations (equally when all are 0 ns); a
-//     modelled call that encloses another modelled call that took a
-//     kernel counts 0 itself (its work is counted by the calls inside it:
-//     the math attention fallback's bmm and softmax, not the SDPA
-//     operator around them).
-//   - A kernel none of whose calls is modelled, or whose call's shapes
-//     the formula cannot use, is marked unmodelled (its time is reported,
-//     never taken as 0 FLOPs); a warning names each such operator whose
+//   - Counted once: a call's work is split over the kernels that take it
+//     (those it launched with no modelled call between), in proportion to
+//     their durations (equally when all are 0 ns). A modelled call that
+//     encloses modelled calls is covered — counts 0 itself, its work being
+//     counted by the calls inside it — when it launched no kernel of its
+//     own, or when the calls inside it count at least half its FLOPs (half
+//     its bytes for a call of 0 FLOPs): the math attention fallback's bmm
+//     and softmax, not the SDPA operator around them; addmm, not the
+//     linear around it; but addmm's own GEMM, not the bias copy inside it.
+//   - A kernel none of whose calls is modelled, or whose call's shapes the
+//     formula cannot use, is marked unmodelled (its time is reported,
+//     never taken as 0 FLOPs); one warning names the operators whose
 //     shapes were not understood.
 //   - A kernel with no call (launched outside every recorded operator)
 //     keeps Value 0.
@@ -71,12 +74,37 @@ func (m *Model) Assign(t *tracer.Trace) Stats {
 		}
 		return v
 	}
+	// up returns the nearest modelled call enclosing c (0: none).
+	up := func(c tracer.CallID) tracer.CallID {
+		for p := t.Calls[c].Parent; p != 0; p = t.Calls[p].Parent {
+			if modelled(p) {
+				return p
+			}
+		}
+		return 0
+	}
 	type inst struct {
 		durNs   int64
-		kernels int
+		kernels int // kernels it launched with no modelled call between
+		up      tracer.CallID
+		depth   int
+		w       tracer.Work
+		err     error
+		below   tracer.Work // counted work of the modelled calls inside it
 		covered bool
 	}
 	insts := map[tracer.CallID]*inst{}
+	var order []tracer.CallID
+	get := func(c tracer.CallID) (*inst, bool) {
+		in := insts[c]
+		if in != nil {
+			return in, false
+		}
+		in = &inst{up: up(c)}
+		insts[c] = in
+		order = append(order, c)
+		return in, true
+	}
 	take := make([]tracer.CallID, 0, 1024) // per kernel with a call, in order: its modelled call (0 none)
 	var idx []int32
 	for i := range t.Events {
@@ -93,23 +121,18 @@ func (m *Model) Assign(t *tracer.Trace) Stats {
 		if c == 0 {
 			continue
 		}
-		in := insts[c]
-		if in == nil {
-			in = &inst{}
-			insts[c] = in
-		}
+		in, _ := get(c)
 		in.durNs += max(e.Dur, 0)
 		in.kernels++
-		for p := t.Calls[c].Parent; p != 0; p = t.Calls[p].Parent {
-			if modelled(p) {
-				if pi := insts[p]; pi != nil {
-					pi.covered = true
-				} else {
-					insts[p] = &inst{covered: true}
-				}
+		for p := in.up; p != 0; {
+			pi, fresh := get(p)
+			if !fresh {
+				break
 			}
+			p = pi.up
 		}
 	}
+	// Each call's work, once per distinct (name, shapes).
 	type key struct{ name, args tracer.StrID }
 	type result struct {
 		w   tracer.Work
@@ -117,21 +140,7 @@ func (m *Model) Assign(t *tracer.Trace) Stats {
 	}
 	cache := map[key]result{}
 	bad := map[string]string{}
-	for j, i := range idx {
-		e := &t.Events[i]
-		st.Kernels++
-		c := take[j]
-		if c == 0 {
-			e.Value = tracer.PackWork(tracer.Work{})
-			st.Unmodelled++
-			continue
-		}
-		in := insts[c]
-		if in.covered {
-			e.Value = tracer.PackWork(tracer.Work{Modelled: true})
-			st.Covered++
-			continue
-		}
+	for _, c := range order {
 		call := &t.Calls[c]
 		k := key{call.Name, call.Args}
 		r, ok := cache[k]
@@ -143,20 +152,65 @@ func (m *Model) Assign(t *tracer.Trace) Stats {
 				bad[name] = r.err.Error()
 			}
 		}
-		if r.err != nil {
+		in := insts[c]
+		in.w, in.err = r.w, r.err
+		for p := in.up; p != 0; p = insts[p].up {
+			in.depth++
+		}
+	}
+	// Innermost first: what the calls inside a call count decides
+	// whether it is covered, and what it passes up.
+	slices.SortStableFunc(order, func(a, b tracer.CallID) int { return insts[b].depth - insts[a].depth })
+	for _, c := range order {
+		in := insts[c]
+		counted := in.below
+		switch {
+		case in.kernels == 0:
+			in.covered = true
+		case in.err != nil:
+		case in.w.Flops > 0:
+			in.covered = in.below.Flops >= in.w.Flops/2
+		case in.w.Bytes > 0:
+			in.covered = in.below.Bytes >= in.w.Bytes/2
+		}
+		if !in.covered && in.err == nil {
+			counted.Flops += in.w.Flops
+			counted.Bytes += in.w.Bytes
+		}
+		if in.up != 0 {
+			u := insts[in.up]
+			u.below.Flops += counted.Flops
+			u.below.Bytes += counted.Bytes
+		}
+	}
+	for j, i := range idx {
+		e := &t.Events[i]
+		st.Kernels++
+		c := take[j]
+		if c == 0 {
 			e.Value = tracer.PackWork(tracer.Work{})
 			st.Unmodelled++
 			continue
 		}
-		f := 1 / float64(in.kernels)
-		if in.durNs > 0 {
-			f = float64(max(e.Dur, 0)) / float64(in.durNs)
+		in := insts[c]
+		switch {
+		case in.covered:
+			e.Value = tracer.PackWork(tracer.Work{Modelled: true, DType: in.w.DType})
+			st.Covered++
+		case in.err != nil:
+			e.Value = tracer.PackWork(tracer.Work{})
+			st.Unmodelled++
+		default:
+			f := 1 / float64(in.kernels)
+			if in.durNs > 0 {
+				f = float64(max(e.Dur, 0)) / float64(in.durNs)
+			}
+			w := in.w
+			w.Flops *= f
+			w.Bytes *= f
+			e.Value = tracer.PackWork(w)
+			st.Modelled++
 		}
-		w := r.w
-		w.Flops *= f
-		w.Bytes *= f
-		e.Value = tracer.PackWork(w)
-		st.Modelled++
 	}
 	if len(bad) > 0 {
 		names := make([]string, 0, len(bad))

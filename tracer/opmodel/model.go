@@ -44,7 +44,8 @@ type Entry struct {
 // Model maps operator names to their entries. Safe for concurrent use
 // once built.
 type Model struct {
-	byName map[string]*Entry
+	byName  map[string]*Entry
+	replace bool // the file said replace = true (Load)
 }
 
 var defaultModel = func() *Model {
@@ -59,7 +60,8 @@ var defaultModel = func() *Model {
 func Default() *Model { return defaultModel }
 
 // Load returns the built-in model with the entries of the TOML file at
-// path on top (an operator named there takes that entry). Errors name the
+// path on top (an operator named there takes that entry; `replace =
+// true` at the file's top drops the built-in entries). Errors name the
 // file and the entry.
 func Load(path string) (*Model, error) {
 	data, err := os.ReadFile(path)
@@ -71,8 +73,10 @@ func Load(path string) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{byName: map[string]*Entry{}}
-	for k, v := range defaultModel.byName {
-		m.byName[k] = v
+	if !user.replace {
+		for k, v := range defaultModel.byName {
+			m.byName[k] = v
+		}
 	}
 	for k, v := range user.byName {
 		m.byName[k] = v
@@ -82,16 +86,17 @@ func Load(path string) (*Model, error) {
 
 func parse(text, where string) (*Model, error) {
 	var f struct {
-		Op []*Entry `toml:"op"`
+		Replace bool     `toml:"replace"`
+		Op      []*Entry `toml:"op"`
 	}
 	md, err := toml.Decode(text, &f)
 	if err != nil {
 		return nil, fmt.Errorf("operator model %s: %w", where, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return nil, fmt.Errorf("operator model %s: unknown key %q (known: names, formula, source, per_element, layout, causal, args, backward)", where, und[0].String())
+		return nil, fmt.Errorf("operator model %s: unknown key %q (known: replace; in [[op]]: names, formula, source, per_element, layout, causal, args, backward)", where, und[0].String())
 	}
-	m := &Model{byName: map[string]*Entry{}}
+	m := &Model{byName: map[string]*Entry{}, replace: f.Replace}
 	for i, e := range f.Op {
 		fn, ok := formulas[e.Formula]
 		if !ok {

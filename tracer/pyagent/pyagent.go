@@ -35,7 +35,10 @@ const Source = "pyagent"
 const (
 	EnvFlags  = "RLKTOP_FLAGS"  // "k=v,k=v": flags in force at start
 	EnvKineto = "RLKTOP_KINETO" // "EVERY:LEN": a torch.profiler window of LEN steps every EVERY steps; "0" off
-	EnvAgent  = "RLKTOP_AGENT"  // "0": do not start the agent
+	// EnvKinetoShapes "0": the windows record no input shapes
+	// (record_shapes=False), so no FLOPs or bytes; default on.
+	EnvKinetoShapes = "RLKTOP_KINETO_SHAPES"
+	EnvAgent        = "RLKTOP_AGENT" // "0": do not start the agent
 )
 
 // Files returns the agent's files, slash-separated paths relative to the

@@ -710,10 +710,10 @@ func (d *kdec) argsNeeded(w *kwin) bool {
 	}
 	cb := w.b[ev.cat.a-w.base : ev.cat.b-w.base]
 	switch string(cb) {
-	case "python_function", "user_annotation":
-		return false
+	case "cpu_op", "python_function", "user_annotation":
+		return false // a cpu_op's shapes are found in the skipped args (kineto_shapes.go)
 	}
-	return true // a cpu_op's record_shapes args: kineto_shapes.go
+	return true
 }
 
 // parseArgs reads the args object of an event (parseMembers), or skips
@@ -725,9 +725,12 @@ func (d *kdec) parseArgs(w *kwin, start int64) error {
 		return errKMore
 	}
 	if c != '{' || !d.argsNeeded(w) {
-		_, _, _, _, err := w.value(&d.brackets)
+		kind, a, b, _, err := w.value(&d.brackets)
 		if err != nil && err != errKMore {
 			return d.wrap(err, "args", d.objCtx(true, start))
+		}
+		if err == nil && kind == kvObject && !d.noShapes {
+			d.ev.shapes.scan(w, a, b)
 		}
 		return err
 	}
@@ -818,8 +821,6 @@ func (d *kdec) parseMembers(w *kwin, start int64, inArgs bool) error {
 				if kind == kvString {
 					ev.argLabels = kspan{a: w.base + int64(a), b: w.base + int64(b), esc: esc, kind: kind}
 				}
-			default:
-				ev.shapes.take(key, kspan{a: w.base + int64(a), b: w.base + int64(b), esc: esc, kind: kind})
 			}
 			if kind == kvNumber && (ev.ph == 'C' || ev.ph == 0) { // counter values
 				ev.nums = append(ev.nums, kNumArg{key: kspan{a: w.base + int64(ka), b: w.base + int64(kb), kind: kvString}, val: kspan{a: w.base + int64(a), b: w.base + int64(b), kind: kvNumber}})

@@ -1,6 +1,7 @@
 package tracefile
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -14,39 +15,79 @@ import (
 //	"Input Strides":[[…],…], "Concrete Inputs":["","","1"]
 //
 // (torch 2.x; checked on the shared TraceLens traces and on torch 2.6's
-// own output). The importer keeps the four values' bytes as written,
-// joined into one interned string per distinct signature
-// (tracer.OpCall.Args), and parses nothing else: tracer/opmodel reads them
-// once per signature. A trace without these args costs one failed key
-// match per cpu_op arg.
+// own output). The importer keeps the dims, types and concrete inputs'
+// bytes as written, joined into one interned string per distinct
+// signature (tracer.OpCall.Args), and parses nothing else: tracer/opmodel
+// reads them once per signature. A cpu_op's args are skipped whole as
+// before; the keys are then found by a byte search in what was skipped,
+// so a trace without them costs one search per cpu_op.
 
 // kShapeArgs are the spans of a cpu_op's shape args (kind 0: absent).
+// "Input Strides" are not kept: no formula needs them.
 type kShapeArgs struct {
-	dims, types, strides, concrete kspan
+	dims, types, concrete kspan
 }
 
-// take keeps sp when key is one of the shape args, reporting whether it was.
-func (s *kShapeArgs) take(key []byte, sp kspan) bool {
-	if len(key) < 10 || (key[0] != 'I' && key[0] != 'C') {
-		return false
+var (
+	kDimsKey     = []byte(`"Input Dims"`)
+	kTypesKey    = []byte(`"Input type"`)
+	kConcreteKey = []byte(`"Concrete Inputs"`)
+)
+
+// scan finds the shape args in a cpu_op's args object, w.b[a:b] (just
+// skipped whole, as cpu_op args are): a key as JSON writes it cannot
+// occur inside a string value, whose quotes are escaped, so a byte
+// search finds it; its value is an array read up to its closing bracket.
+func (s *kShapeArgs) scan(w *kwin, a, b int) {
+	obj := w.b[a:b]
+	if bytes.IndexByte(obj, 'I') < 0 {
+		return // no "Input …" key: the usual cpu_op of a trace without shapes
 	}
-	switch string(key) {
-	case "Input Dims":
-		s.dims = sp
-	case "Input type":
-		s.types = sp
-	case "Input Strides":
-		s.strides = sp
-	case "Concrete Inputs":
-		s.concrete = sp
-	default:
-		return false
+	find := func(key []byte) kspan {
+		i := bytes.Index(obj, key)
+		if i < 0 {
+			return kspan{}
+		}
+		i += len(key)
+		for i < len(obj) && (obj[i] == ' ' || obj[i] == ':' || obj[i] == '\n' || obj[i] == '\t' || obj[i] == '\r') {
+			i++
+		}
+		if i >= len(obj) || obj[i] != '[' {
+			return kspan{}
+		}
+		end, ok := kArrayEnd(obj, i)
+		if !ok {
+			return kspan{}
+		}
+		return kspan{a: w.base + int64(a+i), b: w.base + int64(a+end), kind: kvArray}
 	}
-	return true
+	s.dims, s.types, s.concrete = find(kDimsKey), find(kTypesKey), find(kConcreteKey)
+}
+
+// kArrayEnd returns the index just past the array opening at b[i] ('[').
+func kArrayEnd(b []byte, i int) (int, bool) {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '[':
+			depth++
+		case ']':
+			if depth--; depth == 0 {
+				return i + 1, true
+			}
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+	return 0, false
 }
 
 func (s *kShapeArgs) any() bool {
-	return s.dims.kind|s.types.kind|s.strides.kind|s.concrete.kind != 0
+	return s.dims.kind|s.types.kind|s.concrete.kind != 0
 }
 
 // addCall records e's call with its shape args (tracer.OpCall) and sets
@@ -54,7 +95,7 @@ func (s *kShapeArgs) any() bool {
 func (d *kdec) addCall(e *tracer.Event) {
 	sh := &d.ev.shapes
 	b := d.scratch2[:0]
-	for _, sp := range [...]kspan{sh.dims, sh.types, sh.strides, sh.concrete} {
+	for _, sp := range [...]kspan{sh.dims, sh.types, {}, sh.concrete} {
 		if sp.kind != 0 {
 			b = append(b, d.s.bytes(sp.a, sp.b)...)
 		}
@@ -70,6 +111,9 @@ func (d *kdec) addCall(e *tracer.Event) {
 		// stream takes it (a CPU event can close the previous one).
 		d.stream.work.pend, d.stream.work.pending = tracer.OpCall{Name: e.Name, Args: args}, true
 		return
+	}
+	if d.t.Calls == nil {
+		d.t.Calls = make([]tracer.OpCall, 0, 4096)
 	}
 	e.Call = d.t.AddCall(e.Name, args)
 }
