@@ -244,3 +244,42 @@ func stepWorkCells(s *attrib.Snapshot, st attrib.StepRow, human bool) []string {
 	}
 	return []string{g(st.Work.Flops), g(st.Work.Bytes), m}
 }
+
+// writeCompareWork writes, for a comparison whose category rows carry
+// modelled work (attrib.RowComparison.AWork/BWork), each such category's
+// bytes and FLOPs per step and achieved rates in both arms: a flip of the
+// attention backend moves the bytes, not the FLOPs.
+func writeCompareWork(b *strings.Builder, c *attrib.Comparison, md bool) {
+	if len(c.Arms) < 2 {
+		return
+	}
+	an, bn := c.Arms[0].Name, c.Arms[1].Name
+	header := []string{"category", an + " bytes/step", bn + " bytes/step", "bytes " + bn + "/" + an, an + " FLOPs/step", bn + " FLOPs/step", an + " FLOP/s", bn + " FLOP/s", an + " B/s", bn + " B/s"}
+	var rows [][]string
+	cell := func(w *attrib.ArmWork, f func(*attrib.ArmWork) float64, unit string) string {
+		if w == nil {
+			return "-"
+		}
+		return units.SI(f(w), unit)
+	}
+	for _, r := range c.Rows {
+		if r.AWork == nil && r.BWork == nil {
+			continue
+		}
+		ratio := "-"
+		if r.AWork != nil && r.BWork != nil && r.AWork.BytesPerStep > 0 {
+			ratio = units.Times(r.BWork.BytesPerStep / r.AWork.BytesPerStep)
+		}
+		bytes := func(w *attrib.ArmWork) float64 { return w.BytesPerStep }
+		flops := func(w *attrib.ArmWork) float64 { return w.FlopsPerStep }
+		fps := func(w *attrib.ArmWork) float64 { return w.FlopsPerS }
+		bps := func(w *attrib.ArmWork) float64 { return w.BytesPerS }
+		rows = append(rows, []string{r.Key, cell(r.AWork, bytes, "B"), cell(r.BWork, bytes, "B"), ratio,
+			cell(r.AWork, flops, "FLOP"), cell(r.BWork, flops, "FLOP"), cell(r.AWork, fps, "FLOP/s"), cell(r.BWork, fps, "FLOP/s"),
+			cell(r.AWork, bps, "B/s"), cell(r.BWork, bps, "B/s")})
+	}
+	if len(rows) == 0 {
+		return
+	}
+	writeSmallTable(b, "modelled work per category and arm ("+opmodel.Convention+")", header, rows, md)
+}

@@ -120,7 +120,7 @@ func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
 		Untraced:    rf.untraced,
 		StepRange:   rf.stepRange,
 		Telemetry:   rf.telemetry,
-		Session:     session.Options{Rules: rules, Source: src},
+		Session:     session.Options{Rules: rules, Source: src, Peak: livePeak},
 		RunRecord:   &runrecord.Options{Flags: rf.flags, Fingerprint: rf.fingerprint},
 	}, nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"sync"
+
 	"github.com/spf13/pflag"
 
 	"github.com/rlktop/rlktop/internal/cpupeak"
@@ -50,11 +52,14 @@ func applyPeak(s *attrib.Snapshot, t *attrib.PeakTable) {
 	s.Peak, s.PeakNote = t.PeakFor(s)
 }
 
-// cpuPeak is this machine's measured CPU peak.
-func cpuPeak() *attrib.Peak {
+// livePeak sets a live snapshot's device limits (session.Options.Peak).
+func livePeak(s *attrib.Snapshot) { applyPeak(s, attrib.DefaultPeaks()) }
+
+// cpuPeak is this machine's measured CPU peak (measured or read once).
+var cpuPeak = sync.OnceValue(func() *attrib.Peak {
 	r := cpupeak.Get()
 	p := &attrib.Peak{Device: "CPU " + r.Machine, Match: r.Machine, Measured: true, BytesPerS: r.BytesPerS,
 		Source: "measured on this machine at " + r.At + ": " + r.Method}
 	p.FlopsPerS[tracer.DTypeFP32] = r.FlopsPerS
 	return p
-}
+})

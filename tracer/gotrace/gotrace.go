@@ -230,6 +230,32 @@ func (t *Tracer) Kernel(name NameID, start int64) int64 {
 	return end
 }
 
+// KernelWork is Kernel for a kernel whose work the caller knows: it
+// carries flops (a multiply-add = 2) and bytes (read + written) at fp32
+// in its Value (tracer.PackWork), for the roofline.
+func (t *Tracer) KernelWork(name NameID, start int64, flops, bytes float64) int64 {
+	if !t.enabled.Load() {
+		return 0
+	}
+	end := t.clock()
+	if start <= 0 {
+		return end
+	}
+	e := tracer.Event{
+		Start:  start,
+		Dur:    end - start,
+		Value:  tracer.PackWork(tracer.Work{Flops: flops, Bytes: bytes, DType: tracer.DTypeFP32, Modelled: true}),
+		Name:   tracer.StrID(name),
+		PID:    t.pid,
+		TID:    t.tid,
+		Device: t.device,
+		Stream: t.stream,
+		Kind:   tracer.KindKernel,
+	}
+	t.push(&e)
+	return end
+}
+
 // Instant records a zero-length KindInstant marker (e.g. "flag attention=fused").
 func (t *Tracer) Instant(name NameID) {
 	if !t.enabled.Load() {

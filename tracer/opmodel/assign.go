@@ -64,15 +64,19 @@ func (m *Model) Assign(t *tracer.Trace) Stats {
 	if len(t.Calls) < 2 {
 		return st
 	}
-	entry := map[tracer.StrID]bool{}
+	entry := make([]int8, t.Strings.Len()) // per name: 0 unknown, 1 modelled, -1 not
 	modelled := func(c tracer.CallID) bool {
 		n := t.Calls[c].Name
-		v, ok := entry[n]
-		if !ok {
-			v = m.byName[t.Strings.Get(n)] != nil
-			entry[n] = v
+		if int(n) >= len(entry) {
+			return m.byName[t.Strings.Get(n)] != nil
 		}
-		return v
+		if entry[n] == 0 {
+			entry[n] = -1
+			if m.byName[t.Strings.Get(n)] != nil {
+				entry[n] = 1
+			}
+		}
+		return entry[n] > 0
 	}
 	// up returns the nearest modelled call enclosing c (0: none).
 	up := func(c tracer.CallID) tracer.CallID {
@@ -93,18 +97,21 @@ func (m *Model) Assign(t *tracer.Trace) Stats {
 		below   tracer.Work // counted work of the modelled calls inside it
 		covered bool
 	}
-	insts := map[tracer.CallID]*inst{}
+	// The calls reached from kernels, in slot order; slot[c] is c's index
+	// + 1 (0: not reached).
+	var insts []inst
 	var order []tracer.CallID
+	slot := make([]int32, len(t.Calls))
 	get := func(c tracer.CallID) (*inst, bool) {
-		in := insts[c]
-		if in != nil {
-			return in, false
+		if j := slot[c]; j != 0 {
+			return &insts[j-1], false
 		}
-		in = &inst{up: up(c)}
-		insts[c] = in
+		insts = append(insts, inst{up: up(c)})
 		order = append(order, c)
-		return in, true
+		slot[c] = int32(len(insts))
+		return &insts[len(insts)-1], true
 	}
+	at := func(c tracer.CallID) *inst { return &insts[slot[c]-1] }
 	take := make([]tracer.CallID, 0, 1024) // per kernel with a call, in order: its modelled call (0 none)
 	var idx []int32
 	for i := range t.Events {
@@ -152,17 +159,17 @@ func (m *Model) Assign(t *tracer.Trace) Stats {
 				bad[name] = r.err.Error()
 			}
 		}
-		in := insts[c]
+		in := at(c)
 		in.w, in.err = r.w, r.err
-		for p := in.up; p != 0; p = insts[p].up {
+		for p := in.up; p != 0; p = at(p).up {
 			in.depth++
 		}
 	}
 	// Innermost first: what the calls inside a call count decides
 	// whether it is covered, and what it passes up.
-	slices.SortStableFunc(order, func(a, b tracer.CallID) int { return insts[b].depth - insts[a].depth })
+	slices.SortStableFunc(order, func(a, b tracer.CallID) int { return at(b).depth - at(a).depth })
 	for _, c := range order {
-		in := insts[c]
+		in := at(c)
 		counted := in.below
 		switch {
 		case in.kernels == 0:
@@ -178,7 +185,7 @@ func (m *Model) Assign(t *tracer.Trace) Stats {
 			counted.Bytes += in.w.Bytes
 		}
 		if in.up != 0 {
-			u := insts[in.up]
+			u := at(in.up)
 			u.below.Flops += counted.Flops
 			u.below.Bytes += counted.Bytes
 		}
@@ -192,7 +199,7 @@ func (m *Model) Assign(t *tracer.Trace) Stats {
 			st.Unmodelled++
 			continue
 		}
-		in := insts[c]
+		in := at(c)
 		switch {
 		case in.covered:
 			e.Value = tracer.PackWork(tracer.Work{Modelled: true, DType: in.w.DType})

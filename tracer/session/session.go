@@ -51,6 +51,9 @@ import (
 type Options struct {
 	// Rules classify kernels (nil: attrib.DefaultRules()).
 	Rules *attrib.Rules
+	// Peak, when set, gives each snapshot that carries modelled work its
+	// device limits (Snapshot.Peak, PeakNote), for the roofline.
+	Peak func(*attrib.Snapshot)
 	// Source is shown as the snapshots' Source ("live: <command>").
 	Source string
 	// WindowNs is the span of the "current window" aggregate, ns of trace
@@ -476,6 +479,14 @@ func (s *Session) Snapshot() *State {
 	// merge the ranks' step N), numbered as Ranks numbers them.
 	if multiPID {
 		st.Cumulative.Steps = procStepRows(st.Steps, procGPU, s.rankPIDs, procs, s.ranks)
+	}
+	if p := s.opts.Peak; p != nil {
+		p(st.Cumulative)
+		if st.Window != nil && st.Window.HasWork() {
+			w := *st.Window // shared with earlier States
+			p(&w)
+			st.Window = &w
+		}
 	}
 	s.cache, s.cacheVer = st, ver
 	return st
