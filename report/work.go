@@ -137,6 +137,9 @@ func workHeader(b *strings.Builder, s *attrib.Snapshot, prefix string) {
 		if fm, mfu, n := s.StepWork(); n > 0 {
 			fmt.Fprintf(b, "%ssteps: median %s per step, MFU %s\n", prefix, units.SI(fm, "FLOP"), units.Share(mfu))
 		}
+		if p.Measured && aboveRoof(s) {
+			fmt.Fprintf(b, "%snote: some rows run above the measured roof: the run's own kernels (a vendor BLAS) outpace the microbenchmark, so its shares of peak overstate\n", prefix)
+		}
 	} else {
 		note := s.PeakNote
 		if note == "" {
@@ -282,4 +285,14 @@ func writeCompareWork(b *strings.Builder, c *attrib.Comparison, md bool) {
 		return
 	}
 	writeSmallTable(b, "modelled work per category and arm ("+opmodel.Convention+")", header, rows, md)
+}
+
+// aboveRoof reports whether a category of s reaches more than its roof.
+func aboveRoof(s *attrib.Snapshot) bool {
+	for _, g := range s.Categories {
+		if r := attrib.RatesOf(g.Work, s.Peak); r.Bound != "" && r.OfPeak > 1 {
+			return true
+		}
+	}
+	return false
 }

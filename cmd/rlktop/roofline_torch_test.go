@@ -178,3 +178,75 @@ func TestTorchFlopsMatchFlopCounter(t *testing.T) {
 		}
 	}
 }
+
+// TestTorchRunShapes: a live run of the example under `run --headless`:
+// the agent's torch.profiler windows record shapes by default, so the
+// profiled steps carry FLOPs (against FlopCounterMode-checked formulas),
+// steps has flops_median and mfu (a measured CPU peak); --no-shapes
+// turns them off.
+func TestTorchRunShapes(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	run := func(extra ...string) map[string]json.RawMessage {
+		t.Helper()
+		args := append(append([]string{r.Bin, "run", "--headless", "--steps", "4", "--format", "json"}, extra...), exampleCmd(r)...)
+		cmd := r.Command(args...)
+		cmd.Env = append(cmd.Env, "RLKTOP_KINETO=3:1")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("run --headless %v: %v\n%s", extra, err, tail(stderr.String(), 3000))
+		}
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal(out, &doc); err != nil {
+			t.Fatalf("run JSON: %v", err)
+		}
+		return doc
+	}
+	doc := run()
+	var steps struct {
+		FlopsMedian *float64 `json:"flops_median"`
+		MFU         *float64 `json:"mfu"`
+		Convention  string   `json:"convention"`
+	}
+	if err := json.Unmarshal(doc["steps"], &steps); err != nil {
+		t.Fatal(err)
+	}
+	if steps.FlopsMedian == nil || *steps.FlopsMedian <= 0 || steps.MFU == nil || *steps.MFU <= 0 || steps.Convention == "" {
+		t.Errorf("steps: %s", doc["steps"])
+	}
+	var rows []struct {
+		Step  int64    `json:"step"`
+		Flops *float64 `json:"flops"`
+	}
+	if err := json.Unmarshal(doc["step_rows"], &rows); err != nil {
+		t.Fatal(err)
+	}
+	profiled := 0
+	for _, s := range rows {
+		if s.Flops != nil && *s.Flops > 0 {
+			profiled++
+		}
+	}
+	if profiled == 0 {
+		t.Errorf("no step carries FLOPs: %s", doc["step_rows"])
+	}
+	var cats []struct {
+		Category string   `json:"category"`
+		Flops    *float64 `json:"flops"`
+		Bound    string   `json:"bound"`
+	}
+	if err := json.Unmarshal(doc["categories"], &cats); err != nil {
+		t.Fatal(err)
+	}
+	gemm := false
+	for _, c := range cats {
+		gemm = gemm || (c.Category == "gemm" && c.Flops != nil && *c.Flops > 0 && c.Bound != "")
+	}
+	if !gemm {
+		t.Errorf("no gemm category with FLOPs and a bound: %s", doc["categories"])
+	}
+	if doc := run("--no-shapes"); doc["work"] != nil {
+		t.Errorf("--no-shapes: the report carries work %s", doc["work"])
+	}
+}

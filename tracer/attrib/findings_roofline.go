@@ -118,16 +118,14 @@ func (r *FindingRule) mfu(s *Snapshot) *Finding {
 	}}
 	fm, mfu, n := s.StepWork()
 	var wall int64
-	for _, st := range s.Steps {
-		wall += max(st.DurNs, 0)
+	var fl float64
+	for _, st := range s.Steps { // the steps StepWork counts
+		if st.DurNs > 0 && (st.Work.Ns > 0 || st.Work.UnmodelledNs > 0) {
+			wall += st.DurNs
+			fl += st.Work.Flops
+		}
 	}
 	if n > 0 && wall > 0 {
-		var fl float64
-		for _, st := range s.Steps {
-			if st.DurNs > 0 {
-				fl += st.Work.Flops
-			}
-		}
 		rate := fl / (float64(wall) / 1e9)
 		f.Numbers["flops_per_s"], f.Numbers["mfu"], f.Numbers["flops_median"] = rate, mfu, fm
 		f.Evidence = append(f.Evidence, fmt.Sprintf("the step reaches %s, %s MFU against %s's %s (median of %d steps; %s)",

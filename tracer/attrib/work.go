@@ -152,11 +152,12 @@ func (s *Snapshot) HasWork() bool { return s.Work.Known() || len(s.Unmodelled) >
 
 // StepWork summarises the steps' work: the median of their FLOPs and of
 // their MFU against s.Peak (0 without a peak), over the steps with a wall
-// time.
+// time and kernels of a source that carries work (a Python command's
+// agent profiles 2 steps of every 10: the others have no kernels).
 func (s *Snapshot) StepWork() (flopsMedian, mfuMedian float64, n int) {
 	var fl, mf []float64
 	for _, st := range s.Steps {
-		if st.DurNs <= 0 {
+		if st.DurNs <= 0 || (st.Work.Ns <= 0 && st.Work.UnmodelledNs <= 0) {
 			continue
 		}
 		fl = append(fl, st.Work.Flops)
