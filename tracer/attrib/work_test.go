@@ -160,7 +160,7 @@ func TestFindingsRoofline(t *testing.T) {
 			{Name: "softmax_warp_forward", DisplayName: "softmax_warp_forward", Category: "attention", TotalNs: 60, Count: 1, Ops: []string{"aten::scaled_dot_product_attention"}, Work: bf16(1e6, 1e9, 60)},
 			{Name: "sm90_gemm", DisplayName: "sm90_gemm", Category: "attention", TotalNs: 40, Count: 1, Ops: []string{"aten::scaled_dot_product_attention", "aten::bmm"}, Work: bf16(1e10, 1e6, 40)},
 		},
-		Steps: []StepRow{{Step: 1, DurNs: 1000, Work: bf16(1e10+1e6, 1e9+1e6, 100)}},
+		Steps:  []StepRow{{Step: 1, DurNs: 1000, Work: bf16(1e10+1e6, 1e9+1e6, 100)}},
 		Totals: Totals{GPUTotalNs: 100, KernelTotalNs: 100},
 	}
 	s.Work = bf16(1e10+1e6, 1e9+1e6, 100)
