@@ -253,6 +253,7 @@ func (ks *kstream) flush(d *kdec) {
 	if n, a, b, _ := nestingScan(evs); n > 0 {
 		ks.nested(n, *a, *b)
 	}
+	ks.link.SetStrings(d.t.Strings)
 	ks.link.SetCalls(ks.work.calls)
 	err := ks.link.Window(evs)
 	ks.link.SetCalls(nil)

@@ -36,6 +36,7 @@ func (ks *kstream) toParts(d *kdec) {
 	}
 	in := &ks.inc
 	in.on, in.switched, in.index, in.part = true, false, ks.link.Windows(), 0
+	ks.link.SetStrings(d.t.Strings)
 	ks.link.Begin()
 	for i, c := range ks.chunks {
 		for _, e := range c {
