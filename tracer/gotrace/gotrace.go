@@ -208,27 +208,7 @@ func (t *Tracer) push(e *tracer.Event) {
 // returns now (ns) so that back-to-back ops can chain: s = tr.Kernel(a, s)
 // costs one clock read per event instead of two. A start of 0 (Now was
 // called while disabled) records nothing and returns Now().
-func (t *Tracer) Kernel(name NameID, start int64) int64 {
-	if !t.enabled.Load() {
-		return 0
-	}
-	end := t.clock()
-	if start <= 0 {
-		return end
-	}
-	e := tracer.Event{
-		Start:  start,
-		Dur:    end - start,
-		Name:   tracer.StrID(name),
-		PID:    t.pid,
-		TID:    t.tid,
-		Device: t.device,
-		Stream: t.stream,
-		Kind:   tracer.KindKernel,
-	}
-	t.push(&e)
-	return end
-}
+func (t *Tracer) Kernel(name NameID, start int64) int64 { return t.kernel(name, start, 0) }
 
 // KernelWork is Kernel for a kernel whose work the caller knows: it
 // carries flops (a multiply-add = 2) and bytes (read + written) at fp32
@@ -237,6 +217,13 @@ func (t *Tracer) KernelWork(name NameID, start int64, flops, bytes float64) int6
 	if !t.enabled.Load() {
 		return 0
 	}
+	return t.kernel(name, start, tracer.PackWork(tracer.Work{Flops: flops, Bytes: bytes, DType: tracer.DTypeFP32, Modelled: true}))
+}
+
+func (t *Tracer) kernel(name NameID, start, value int64) int64 {
+	if !t.enabled.Load() {
+		return 0
+	}
 	end := t.clock()
 	if start <= 0 {
 		return end
@@ -244,7 +231,7 @@ func (t *Tracer) KernelWork(name NameID, start int64, flops, bytes float64) int6
 	e := tracer.Event{
 		Start:  start,
 		Dur:    end - start,
-		Value:  tracer.PackWork(tracer.Work{Flops: flops, Bytes: bytes, DType: tracer.DTypeFP32, Modelled: true}),
+		Value:  value,
 		Name:   tracer.StrID(name),
 		PID:    t.pid,
 		TID:    t.tid,
