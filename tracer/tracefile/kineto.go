@@ -169,7 +169,9 @@ type kev struct {
 	hasDevice               bool
 	nums                    []kNumArg
 	shapes                  kShapeArgs // record_shapes args of a cpu_op (kineto_shapes.go)
-	bad                     error      // first bad ts/dur value: the event is skipped
+	work                    int64      // a kernel's packed work, as rlktop's export writes it
+	hasWork                 bool
+	bad                     error // first bad ts/dur value: the event is skipped
 }
 
 type kdec struct {
@@ -809,6 +811,8 @@ func (d *kdec) parseMembers(w *kwin, start int64, inArgs bool) error {
 				ev.extID, ev.hasExt = kNumUint(kind, val)
 			case "bytes", "Bytes":
 				ev.bytesV, ev.hasBytes = kNumInt(kind, val)
+			case kWorkArg:
+				ev.work, ev.hasWork = kNumInt(kind, val)
 			case "stream":
 				ev.stream, ev.hasStream = kNumInt(kind, val)
 			case "device":
@@ -1172,6 +1176,9 @@ func (d *kdec) record(start int64) error {
 	fromPid := e.Kind.IsGPU() && !ev.hasDevice
 	if (e.Kind == tracer.KindMemcpy || e.Kind == tracer.KindMemset) && ev.hasBytes {
 		e.Value = ev.bytesV
+	}
+	if e.Kind == tracer.KindKernel && ev.hasWork {
+		e.Value = ev.work
 	}
 	switch {
 	case ev.hasCorr:

@@ -22,6 +22,11 @@ import (
 // before; the keys are then found by a byte search in what was skipped,
 // so a trace without them costs one search per cpu_op.
 
+// kWorkArg is the kernel arg in which rlktop's Chrome export keeps a
+// kernel's modelled work (tracer.PackWork), so that a report of the
+// export has the recording's FLOPs and bytes.
+const kWorkArg = "rlktop work"
+
 // kShapeArgs are the spans of a cpu_op's shape args (kind 0: absent).
 // "Input Strides" are not kept: no formula needs them.
 type kShapeArgs struct {
