@@ -4,7 +4,10 @@ package tracer
 type CallID uint32
 
 // OpCall is one operator call whose input shapes the source recorded:
-// Kineto's record_shapes args of a cpu_op event. The shapes are kept as
+// Kineto's record_shapes args of a cpu_op event of an operator the
+// operator model knows (tracer/opmodel: calls of others would only be
+// passed over on the way to the innermost modelled call, so they are not
+// kept). The shapes are kept as
 // the source wrote them (tracer/opmodel parses them once per distinct
 // text): most calls of a training loop repeat a few hundred signatures,
 // so one interned string per signature is all a call costs.

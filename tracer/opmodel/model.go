@@ -121,6 +121,13 @@ func parse(text, where string) (*Model, error) {
 	return m, nil
 }
 
+// Has reports whether operator name (as bytes: the importer's) has an
+// entry.
+func (m *Model) Has(name []byte) bool {
+	_, ok := m.byName[string(name)]
+	return ok
+}
+
 // Lookup returns the entry of operator name, or nil.
 func (m *Model) Lookup(name string) *Entry { return m.byName[name] }
 

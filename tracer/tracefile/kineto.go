@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/opmodel"
 )
 
 func init() {
@@ -119,6 +120,10 @@ func ReadKineto(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 		kGpuLabel: map[int32]int32{},
 		stream:    opts.stream,
 		noShapes:  opts.NoShapes,
+		model:     opts.OpModel,
+	}
+	if d.model == nil {
+		d.model = opmodel.Default()
 	}
 	if d.stream != nil {
 		d.stream.start(d, opts)
@@ -199,6 +204,7 @@ type kdec struct {
 	nOut     int    // events added
 	field    string // field being parsed, for truncation errors
 	noShapes bool   // Options.NoShapes
+	model    *opmodel.Model
 
 	kGpuLabel map[int32]int32 // pid → device from process_labels "GPU N"
 	needDev   []int32         // GPU events whose device came from the pid
@@ -731,7 +737,7 @@ func (d *kdec) parseArgs(w *kwin, start int64) error {
 		if err != nil && err != errKMore {
 			return d.wrap(err, "args", d.objCtx(true, start))
 		}
-		if err == nil && kind == kvObject && !d.noShapes {
+		if err == nil && kind == kvObject && d.wantShapes() {
 			d.ev.shapes.scan(w, a, b)
 		}
 		return err
@@ -1144,7 +1150,7 @@ func (d *kdec) record(start int64) error {
 			e.Kind, e.Value = tracer.KindStep, n
 		}
 	}
-	if e.Kind == tracer.KindCPUOp && ev.shapes.any() && !d.noShapes {
+	if e.Kind == tracer.KindCPUOp && ev.shapes.any() && !d.noShapes && d.model.Has(name) {
 		d.addCall(&e)
 	}
 	if e.Kind == tracer.KindPython {

@@ -77,6 +77,18 @@ func (s *kShapeArgs) scan(w *kwin, a, b int) {
 	}
 }
 
+// wantShapes reports whether the shapes of the event being parsed are
+// wanted: its operator has a model (calls of others would only be
+// skipped over on the way to the innermost modelled one), or its name
+// is not read yet (it may come after args).
+func (d *kdec) wantShapes() bool {
+	if d.noShapes {
+		return false
+	}
+	n := d.ev.name
+	return n.kind == 0 || n.esc || d.model.Has(d.s.bytes(n.a, n.b))
+}
+
 // kArrayEnd returns the index just past the array opening at b[i] ('[').
 func kArrayEnd(b []byte, i int) (int, bool) {
 	depth := 0
