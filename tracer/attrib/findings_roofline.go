@@ -61,6 +61,13 @@ func (r *FindingRule) rooflineBound(s *Snapshot) *Finding {
 	if share < r.MinShare {
 		return nil
 	}
+	// A rule that names a math fallback fires only on it: a fused kernel
+	// below the ridge (flash at short sequences, bytes being a lower
+	// bound) has no better backend to try.
+	math := r.mathKernels(s)
+	if (r.kernel != nil || r.context != nil) && math == 0 {
+		return nil
+	}
 	mr, ar := RatesOf(mem, s.Peak), RatesOf(all, s.Peak)
 	dt := all.DType()
 	f := &Finding{Share: share, ShareOf: r.Category + " kernel time", Top: top, Numbers: map[string]float64{
@@ -74,7 +81,7 @@ func (r *FindingRule) rooflineBound(s *Snapshot) *Finding {
 			units.SI(mr.BytesPerS, "B/s"), units.SI(s.Peak.BytesPerS, "B/s"), s.Peak.Device),
 		fmt.Sprintf("%s moves %s for %s: %s FLOP/B against the ridge point's %s (%s)", r.Category, units.SI(all.Bytes, "B"),
 			units.SI(all.Flops, "FLOP"), units.Sig3(ar.Intensity), units.Sig3(s.Peak.Ridge(dt)), opmodel.Convention))
-	if math := r.mathKernels(s); math > 0 {
+	if math > 0 {
 		f.Numbers["math_ns"] = float64(math)
 		f.Evidence = append(f.Evidence, fmt.Sprintf("the math fallback (%s of it) writes and reads the [batch, heads, T, T] scores that a fused kernel keeps on chip", units.Duration(math)))
 	}

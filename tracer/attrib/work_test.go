@@ -188,6 +188,17 @@ func TestFindingsRoofline(t *testing.T) {
 	if mfu == nil || !nearRel(mfu.Numbers["mfu"], (1e10+1e6)/989.4e12/1e-6) || !nearRel(mfu.Share, 0.6) {
 		t.Fatalf("step-mfu: %+v", mfu)
 	}
+	// The same bytes from a fused kernel: nothing better to try.
+	fused := *s
+	fused.Kernels = []KernelRow{s.Kernels[0], s.Kernels[1]}
+	for i := range fused.Kernels {
+		fused.Kernels[i].Name, fused.Kernels[i].DisplayName, fused.Kernels[i].Ops = "pytorch_flash::flash_fwd_kernel", "flash_fwd_kernel", []string{"aten::_flash_attention_forward"}
+	}
+	for _, f := range EvaluateFindings(nil, FindingInput{Snapshot: &fused}) {
+		if f.ID == "attention-memory-bound" {
+			t.Errorf("attention-memory-bound fired on fused kernels: %v", f.Evidence)
+		}
+	}
 	s.Peak = nil
 	for _, f := range EvaluateFindings(nil, FindingInput{Snapshot: s}) {
 		if f.ID == "attention-memory-bound" || f.ID == "step-mfu" {

@@ -138,7 +138,7 @@ func (d *kdec) addCall(e *tracer.Event) {
 		return
 	}
 	if d.t.Calls == nil {
-		d.t.Calls = make([]tracer.OpCall, 0, 4096)
+		d.t.Calls = make([]tracer.OpCall, 0, 1024)
 	}
 	e.Call = d.t.AddCall(e.Name, args)
 }
