@@ -157,6 +157,10 @@ type (
 		Flops *float64 `json:"flops,omitempty"`
 		Bytes *float64 `json:"bytes,omitempty"`
 		MFU   *float64 `json:"mfu,omitempty"`
+		// WorkNs, UnmodelledNs and FlopsByDType as in WorkDoc (MergeDocs).
+		WorkNs       *int64             `json:"work_ns,omitempty"`
+		UnmodelledNs *int64             `json:"unmodelled_ns,omitempty"`
+		FlopsByDType map[string]float64 `json:"flops_by_dtype,omitempty"`
 	}
 	// DeviceDoc is one device.
 	DeviceDoc struct {
@@ -224,6 +228,7 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 		}
 		if s.HasWork() {
 			sd.Flops, sd.Bytes = f64(st.Work.Flops), f64(st.Work.Bytes)
+			sd.WorkNs, sd.UnmodelledNs, sd.FlopsByDType = i64(st.Work.Ns), i64(st.Work.UnmodelledNs), flopsByDType(st.Work)
 			if s.Peak != nil && st.DurNs > 0 {
 				sd.MFU = f64(attrib.MFU(st.Work, s.Peak, st.DurNs))
 			}

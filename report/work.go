@@ -1,12 +1,15 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/internal/units"
+	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/opmodel"
 )
@@ -34,6 +37,50 @@ type WorkDoc struct {
 	// denominator); UnmodelledNs: time of those without.
 	WorkNs       *int64 `json:"work_ns,omitempty"`
 	UnmodelledNs *int64 `json:"unmodelled_ns,omitempty"`
+	// FlopsByDType splits flops by the dtype they run at ("bf16", …), so
+	// that merged reports weigh them by their own peaks (MergeDocs).
+	FlopsByDType map[string]float64 `json:"flops_by_dtype,omitempty"`
+}
+
+// flopsByDType is w's FLOPs by dtype name (nil when all are unknown).
+func flopsByDType(w attrib.Work) map[string]float64 {
+	var m map[string]float64
+	for i, f := range w.FlopsByDType {
+		if f == 0 {
+			continue
+		}
+		if m == nil {
+			m = map[string]float64{}
+		}
+		name := tracer.DType(i).String()
+		if name == "" {
+			name = "unknown"
+		}
+		m[name] = f
+	}
+	return m
+}
+
+// work is the attrib.Work a row's JSON describes (MergeDocs).
+func (d WorkDoc) work() attrib.Work {
+	var w attrib.Work
+	if d.Flops != nil {
+		w.Flops = *d.Flops
+	}
+	if d.Bytes != nil {
+		w.Bytes = *d.Bytes
+	}
+	if d.WorkNs != nil {
+		w.Ns = *d.WorkNs
+	}
+	if d.UnmodelledNs != nil {
+		w.UnmodelledNs = *d.UnmodelledNs
+	}
+	for k, f := range d.FlopsByDType {
+		dt, _ := tracer.ParseDType(k)
+		w.FlopsByDType[dt] += f
+	}
+	return w
 }
 
 // WorkSummaryDoc is Doc.Work: the totals, the convention, the device's
@@ -76,7 +123,7 @@ func workDoc(s *attrib.Snapshot, w attrib.Work) WorkDoc {
 		return WorkDoc{}
 	}
 	r := attrib.RatesOf(w, s.Peak)
-	d := WorkDoc{Flops: f64(w.Flops), Bytes: f64(w.Bytes), WorkNs: i64(w.Ns), UnmodelledNs: i64(w.UnmodelledNs)}
+	d := WorkDoc{Flops: f64(w.Flops), Bytes: f64(w.Bytes), WorkNs: i64(w.Ns), UnmodelledNs: i64(w.UnmodelledNs), FlopsByDType: flopsByDType(w)}
 	if w.Bytes > 0 {
 		d.Intensity = f64(r.Intensity)
 	}
@@ -295,4 +342,23 @@ func aboveRoof(s *attrib.Snapshot) bool {
 		}
 	}
 	return false
+}
+
+// mergeWork adds a report's work totals and unmodelled operators to s
+// (MergeDocs), keeping the operators sorted as attrib does.
+func mergeWork(s *attrib.Snapshot, d *Doc) {
+	if d.Work == nil {
+		return
+	}
+	s.Work.Add(d.Work.WorkDoc.work())
+	for _, o := range d.Work.Unmodelled {
+		i := slices.IndexFunc(s.Unmodelled, func(x attrib.OpTime) bool { return x.Op == o.Op })
+		if i < 0 {
+			s.Unmodelled = append(s.Unmodelled, attrib.OpTime{Op: o.Op})
+			i = len(s.Unmodelled) - 1
+		}
+		s.Unmodelled[i].Count += o.Count
+		s.Unmodelled[i].Ns += o.Ns
+	}
+	slices.SortFunc(s.Unmodelled, func(x, y attrib.OpTime) int { return cmp.Or(cmp.Compare(y.Ns, x.Ns), strings.Compare(x.Op, y.Op)) })
 }

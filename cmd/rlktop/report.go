@@ -100,7 +100,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 				}
 			}
 			if !meta && opts.By != report.ByFinding && streamable(args) {
-				if snap, ts, ok := tryStreamReport(cmd.ErrOrStderr(), args, rules, progress); ok {
+				if snap, ts, ok := tryStreamReport(cmd.ErrOrStderr(), args, rules, progress, wf.noShapes); ok {
 					for _, t := range ts {
 						opts.Outputs = append(opts.Outputs, attrib.Outputs(t)...)
 					}
@@ -112,7 +112,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 			partial := false
 			// Several files are read in parallel (one worker per core);
 			// the results come back in argument order.
-			read, errs := tracefile.OpenAll(args, tracefile.Options{Progress: progress, OpModel: model})
+			read, errs := tracefile.OpenAll(args, tracefile.Options{Progress: progress, OpModel: model, NoShapes: wf.noShapes})
 			for i := range args {
 				t, err := read[i], errs[i]
 				if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/spf13/pflag"
@@ -15,10 +16,12 @@ import (
 // commands that show modelled work (report, open).
 type workFlags struct {
 	opModel, peaks string
+	noShapes       bool
 }
 
 func (w *workFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&w.opModel, "op-model", "", "TOML file of operator FLOP/byte models layered on the built-in ones (see tracer/opmodel/model.toml)")
+	f.BoolVar(&w.noShapes, "no-shapes", false, "ignore the shapes a trace recorded: no FLOPs, bytes or roofline (a file of one long torch.profiler window with shapes then streams in bounded memory)")
 	f.StringVar(&w.peaks, "device-peaks", "", "TOML file of device peaks (FLOP/s per dtype, bandwidth) tried before the built-in table (see tracer/attrib/devices.toml)")
 }
 
@@ -49,7 +52,23 @@ func applyPeak(s *attrib.Snapshot, t *attrib.PeakTable) {
 		s.Peak = cpuPeak()
 		return
 	}
-	s.Peak, s.PeakNote = t.PeakFor(s)
+	if s.Peak, s.PeakNote = t.PeakFor(s); s.Peak == nil && cpuNamed(s) {
+		// A CPU device that lost its vendor on the way (the built-in
+		// loop's recording exported to Chrome JSON and read back).
+		s.Peak, s.PeakNote = cpuPeak(), ""
+	}
+}
+
+// cpuNamed reports whether every device of s that ran work is named as a
+// CPU ("Go CPU (in-process gotrace)").
+func cpuNamed(s *attrib.Snapshot) bool {
+	devs := s.WorkingDevices()
+	for _, d := range devs {
+		if !strings.Contains(strings.ToUpper(d.Name), "CPU") {
+			return false
+		}
+	}
+	return len(devs) > 0
 }
 
 // livePeak sets a live snapshot's device limits (session.Options.Peak).

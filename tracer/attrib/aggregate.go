@@ -417,7 +417,7 @@ func (a *Aggregator) AddTrace(t *tracer.Trace) {
 		return
 	}
 	a.eventTraces++
-	if len(t.Calls) > 1 {
+	if len(t.Calls) > 1 || traceHasWork(t) {
 		a.hasWork = true
 	}
 	a.addEvents(b, t.Events)

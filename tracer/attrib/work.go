@@ -145,6 +145,15 @@ func (a *Aggregator) snapshotWork(s *Snapshot) {
 	s.Unmodelled = unmodelledRows(a.unmod)
 }
 
+// ExpectWork tells the Aggregator that its source carries work (a
+// streamed trace with recorded shapes, before its first window), so that
+// kernels without work are counted as unmodelled from the first one on,
+// as AddTrace does for a trace with operator calls.
+func (a *Aggregator) ExpectWork() { a.hasWork = true }
+
+// ExpectWork is Aggregator.ExpectWork for the stream's aggregator.
+func (s *SourceStream) ExpectWork() { s.agg.ExpectWork() }
+
 // HasWork reports whether a source of s carried modelled work (recorded
 // shapes, or a source that counts its own): the FLOP and byte columns,
 // rates and MFU are shown only then.
@@ -178,4 +187,36 @@ func medianF(v []float64) float64 {
 		return v[m]
 	}
 	return (v[m-1] + v[m]) / 2
+}
+
+// addWork adds GPU op e to the step's work as the Aggregator's flushWork
+// does: a modelled kernel's work and time, another kernel's time as
+// unmodelled (transfers: neither).
+func (st *StepRow) addWork(e *tracer.Event) {
+	if e.Kind != tracer.KindKernel {
+		return
+	}
+	d := max(e.Dur, 0)
+	if isModelled(e.Value) {
+		st.Work.addPacked(e.Value, d)
+	} else {
+		st.Work.UnmodelledNs = addSat(st.Work.UnmodelledNs, d)
+	}
+}
+
+// isModelled reports whether a kernel's packed work is modelled.
+func isModelled(v int64) bool {
+	w, ok := tracer.UnpackWork(v)
+	return ok && w.Modelled
+}
+
+// traceHasWork reports whether a kernel of t carries work (a source that
+// counts its own: the built-in loop's recordings and their exports).
+func traceHasWork(t *tracer.Trace) bool {
+	for i := range t.Events {
+		if e := &t.Events[i]; e.Kind == tracer.KindKernel && e.Value != 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -70,6 +70,10 @@ type Window struct {
 	Events   []tracer.Event
 	Strings  *tracer.Strings
 	Contexts []tracer.Context
+	// Shapes: the window's operators recorded shapes, so its kernels
+	// carry modelled work (an aggregator should then count kernels without
+	// it as unmodelled: attrib.SourceStream.ExpectWork).
+	Shapes bool
 }
 
 // OpenStream reads the Kineto trace at path as Open does but hands its
@@ -261,6 +265,7 @@ func (ks *kstream) flush(d *kdec) {
 		ks.fail(fmt.Errorf("%s: %v: %w", d.path, err, ErrNotStreamable))
 		return
 	}
+	shapes := len(ks.work.calls) > 1
 	ks.work.assign(d, wt)
 	for i := range evs {
 		switch e := &evs[i]; e.Kind {
@@ -270,7 +275,7 @@ func (ks *kstream) flush(d *kdec) {
 			ks.gpuWork = true
 		}
 	}
-	w := &Window{Index: ks.link.Windows() - 1, Last: true, After: ks.after, Rank: d.t.Rank, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts()}
+	w := &Window{Index: ks.link.Windows() - 1, Last: true, After: ks.after, Rank: d.t.Rank, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts(), Shapes: shapes}
 	if err := ks.fn(w); err != nil {
 		ks.fail(err)
 	}
