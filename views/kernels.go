@@ -550,8 +550,9 @@ func (k *Kernels) nameWidth() int {
 }
 
 // showWork: the source carries modelled work and the table is wide
-// enough for its columns (FLOP/s, roofline bound).
-func (k *Kernels) showWork() bool { return k.snap != nil && k.snap.HasWork() && k.w >= 120 }
+// enough for its columns (FLOP/s, roofline bound) beside names of about
+// 50 cells.
+func (k *Kernels) showWork() bool { return k.snap != nil && k.snap.HasWork() && k.w >= 150 }
 
 func (k *Kernels) View() string {
 	if k.drill && k.snap != nil {
