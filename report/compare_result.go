@@ -58,6 +58,9 @@ func WriteCompareResult(w io.Writer, res *livestate.CompareResult, o Options) er
 	}
 	var b strings.Builder
 	b.WriteString("\n")
+	for _, p := range pairs {
+		writeCompareWork(&b, p, md)
+	}
 	writeConsistency(&b, res.Consistency, md)
 	writeChecks(&b, res.Checks, md)
 	writeMetrics(&b, res.Metrics, md)

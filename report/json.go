@@ -40,6 +40,10 @@ type (
 		StepSpreads          []StepSpreadDoc `json:"step_spreads,omitempty"`
 		CollectivesMatched   int             `json:"collectives_matched,omitempty"`
 		CollectivesUnmatched int             `json:"collectives_unmatched,omitempty"`
+		// Work: modelled FLOPs and bytes, the device's limits, the
+		// steps' FLOPs and MFU (work.go); absent when no source carries
+		// work.
+		Work *WorkSummaryDoc `json:"work,omitempty"`
 	}
 	// SourceDoc is one source (attrib.SourceRow; times ns on its own clock).
 	SourceDoc struct {
@@ -119,6 +123,7 @@ type (
 		Ops               []string `json:"ops,omitempty"`
 		Ranges            []string `json:"ranges,omitempty"`
 		StageRule         string   `json:"stage_rule,omitempty"` // where ranges came from: launching thread, step thread
+		WorkDoc
 	}
 	// GroupDoc is one category row.
 	GroupDoc struct {
@@ -126,6 +131,7 @@ type (
 		Count    int64   `json:"count"`
 		TotalNs  int64   `json:"total_ns"`
 		Share    float64 `json:"share"`
+		WorkDoc
 	}
 	// StageDoc is one stage row.
 	StageDoc struct {
@@ -133,6 +139,7 @@ type (
 		Count   int64   `json:"count"`
 		TotalNs int64   `json:"total_ns"`
 		Share   float64 `json:"share"`
+		WorkDoc
 	}
 	// StepDoc is one step.
 	StepDoc struct {
@@ -144,6 +151,16 @@ type (
 		// Source is SourceDoc.Index of the step's source; absent with one
 		// source.
 		Source *int `json:"source,omitempty"`
+		// Flops, Bytes and MFU: the modelled work of the step's kernels
+		// and its model FLOPs utilisation (absent without work; MFU
+		// without a device peak).
+		Flops *float64 `json:"flops,omitempty"`
+		Bytes *float64 `json:"bytes,omitempty"`
+		MFU   *float64 `json:"mfu,omitempty"`
+		// WorkNs, UnmodelledNs and FlopsByDType as in WorkDoc (MergeDocs).
+		WorkNs       *int64             `json:"work_ns,omitempty"`
+		UnmodelledNs *int64             `json:"unmodelled_ns,omitempty"`
+		FlopsByDType map[string]float64 `json:"flops_by_dtype,omitempty"`
 	}
 	// DeviceDoc is one device.
 	DeviceDoc struct {
@@ -190,22 +207,31 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 		d.Devices = append(d.Devices, DeviceDoc{ID: dv.ID, Name: dv.Name, Vendor: dv.Vendor, TotalMemory: dv.TotalMemory, ComputeCap: dv.ComputeCap})
 	}
 	for _, k := range top(s.Kernels, topN) {
-		d.Kernels = append(d.Kernels, kernelDoc(k))
+		kd := kernelDoc(k)
+		kd.WorkDoc = workDoc(s, k.Work)
+		d.Kernels = append(d.Kernels, kd)
 	}
 	for _, k := range top(s.Transfers, topN) {
 		d.Transfers = append(d.Transfers, kernelDoc(k))
 	}
 	for _, g := range s.Categories {
-		d.Categories = append(d.Categories, GroupDoc{Category: g.Key, Count: g.Count, TotalNs: g.TotalNs, Share: g.Share})
+		d.Categories = append(d.Categories, GroupDoc{Category: g.Key, Count: g.Count, TotalNs: g.TotalNs, Share: g.Share, WorkDoc: workDoc(s, g.Work)})
 	}
 	for _, g := range s.Stages {
-		d.Stages = append(d.Stages, StageDoc{Stage: g.Key, Count: g.Count, TotalNs: g.TotalNs, Share: g.Share})
+		d.Stages = append(d.Stages, StageDoc{Stage: g.Key, Count: g.Count, TotalNs: g.TotalNs, Share: g.Share, WorkDoc: workDoc(s, g.Work)})
 	}
 	multi := multiSource(s)
 	for _, st := range s.Steps {
 		sd := StepDoc{Step: st.Step, StartNs: st.StartNs, DurNs: st.DurNs, KernelNs: st.KernelNs, Count: st.Count}
 		if multi {
 			sd.Source = &st.Source
+		}
+		if s.HasWork() {
+			sd.Flops, sd.Bytes = f64(st.Work.Flops), f64(st.Work.Bytes)
+			sd.WorkNs, sd.UnmodelledNs, sd.FlopsByDType = i64(st.Work.Ns), i64(st.Work.UnmodelledNs), flopsByDType(st.Work)
+			if s.Peak != nil && st.DurNs > 0 {
+				sd.MFU = f64(attrib.MFU(st.Work, s.Peak, st.DurNs))
+			}
 		}
 		d.Steps = append(d.Steps, sd)
 	}
@@ -229,6 +255,7 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 		}
 		d.CollectivesMatched, d.CollectivesUnmatched = s.Ranks.Collectives, s.Ranks.CollectivesUnmatched
 	}
+	d.Work = workSummary(s)
 	return d
 }
 

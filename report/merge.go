@@ -120,11 +120,13 @@ func MergeDocs(docs []*Doc, names []string) (*attrib.Snapshot, error) {
 		if n != dt.KernelCount+dt.TransferCount {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: its kernel and transfer rows count %d ops of %d (written with --top?): the merged kernel table lacks the rest; totals, categories and stages are whole", name, n, dt.KernelCount+dt.TransferCount))
 		}
-		addGroups(cats, d.Categories, func(g GroupDoc) (string, int64, int64) { return g.Category, g.Count, g.TotalNs })
-		addGroups(stages, d.Stages, func(g StageDoc) (string, int64, int64) { return g.Stage, g.Count, g.TotalNs })
+		addGroups(cats, d.Categories, func(g GroupDoc) (string, int64, int64, attrib.Work) { return g.Category, g.Count, g.TotalNs, g.work() })
+		addGroups(stages, d.Stages, func(g StageDoc) (string, int64, int64, attrib.Work) { return g.Stage, g.Count, g.TotalNs, g.work() })
+		mergeWork(s, d)
 		durs := map[int64]int64{}
 		for _, st := range d.Steps {
-			s.Steps = append(s.Steps, attrib.StepRow{Step: st.Step, StartNs: st.StartNs, DurNs: st.DurNs, KernelNs: st.KernelNs, Count: st.Count, Source: i})
+			s.Steps = append(s.Steps, attrib.StepRow{Step: st.Step, StartNs: st.StartNs, DurNs: st.DurNs, KernelNs: st.KernelNs, Count: st.Count, Source: i,
+				Work: WorkDoc{Flops: st.Flops, Bytes: st.Bytes, WorkNs: st.WorkNs, UnmodelledNs: st.UnmodelledNs, FlopsByDType: st.FlopsByDType}.work()})
 			if _, ok := durs[st.Step]; !ok {
 				durs[st.Step] = st.DurNs
 			}
@@ -247,6 +249,7 @@ func addKernel(m map[kernelKey]*mergedKernel, k KernelDoc) {
 	r.Count += k.Count
 	r.TotalNs = addSat(r.TotalNs, k.TotalNs)
 	r.MinNs, r.MaxNs = min(r.MinNs, k.MinNs), max(r.MaxNs, k.MaxNs)
+	r.Work.Add(k.WorkDoc.work())
 	r.PercentilesApprox = r.PercentilesApprox || k.PercentilesApprox
 	mk.parts = append(mk.parts, k)
 	if mk.inputs == 1 {
@@ -260,9 +263,9 @@ func addKernel(m map[kernelKey]*mergedKernel, k KernelDoc) {
 	}
 }
 
-func addGroups[G any](m map[string]*attrib.GroupRow, gs []G, kv func(G) (string, int64, int64)) {
+func addGroups[G any](m map[string]*attrib.GroupRow, gs []G, kv func(G) (string, int64, int64, attrib.Work)) {
 	for _, g := range gs {
-		key, n, ns := kv(g)
+		key, n, ns, w := kv(g)
 		r := m[key]
 		if r == nil {
 			r = &attrib.GroupRow{Key: key}
@@ -270,6 +273,7 @@ func addGroups[G any](m map[string]*attrib.GroupRow, gs []G, kv func(G) (string,
 		}
 		r.Count += n
 		r.TotalNs = addSat(r.TotalNs, ns)
+		r.Work.Add(w)
 	}
 }
 

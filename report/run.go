@@ -17,13 +17,25 @@ import (
 // (K=V, sorted by key). Errors: Write's, write errors.
 func WriteRun(w io.Writer, snap *attrib.Snapshot, steps attrib.StepSummary, flags map[string]string, o Options) error {
 	if o.Format == "json" {
+		type stepsDoc struct {
+			attrib.StepSummary
+			// FlopsMedian and MFU: the median over the steps with
+			// modelled work of their FLOPs and MFU (work.go); absent
+			// without work (MFU: without a device peak).
+			FlopsMedian *float64 `json:"flops_median,omitempty"`
+			MFU         *float64 `json:"mfu,omitempty"`
+			Convention  string   `json:"convention,omitempty"`
+		}
 		doc := struct {
 			*Doc
-			Steps    attrib.StepSummary `json:"steps"`
-			StepRows []StepDoc          `json:"step_rows"`
-			Flags    map[string]string  `json:"flags"`
-		}{Flags: flags, Steps: steps}
+			Steps    stepsDoc          `json:"steps"`
+			StepRows []StepDoc         `json:"step_rows"`
+			Flags    map[string]string `json:"flags"`
+		}{Flags: flags, Steps: stepsDoc{StepSummary: steps}}
 		doc.Doc = NewDoc(snap, o.Top)
+		if w := doc.Doc.Work; w != nil {
+			doc.Steps.FlopsMedian, doc.Steps.MFU, doc.Steps.Convention = w.FlopsMedian, w.MFU, w.Convention
+		}
 		doc.StepRows = doc.Doc.Steps
 		return encodeJSON(w, doc)
 	}

@@ -51,6 +51,7 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 		if !human {
 			g.header = []string{"name", "display_name", "kind", "category", "count", "total_ns", "mean_ns", "min_ns", "max_ns", "p50_ns", "p99_ns", "share"}
 		}
+		g.header = append(g.header, workColumns(s, human)...)
 		rows := append(append([]attrib.KernelRow{}, s.Kernels...), s.Transfers...)
 		if human {
 			// Kernels first, then transfers, each already sorted.
@@ -75,11 +76,13 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 					p50 = "-"
 				}
 			}
+			var row []string
 			if human {
-				g.rows = append(g.rows, []string{shown[i], k.Category, num(k.Count), ns(k.TotalNs), ns(k.MeanNs), ns(k.MinNs), ns(k.MaxNs), p50, p99, pct(k.Share)})
+				row = []string{shown[i], k.Category, num(k.Count), ns(k.TotalNs), ns(k.MeanNs), ns(k.MinNs), ns(k.MaxNs), p50, p99, pct(k.Share)}
 			} else {
-				g.rows = append(g.rows, []string{k.Name, k.DisplayName, k.Kind.String(), k.Category, num(k.Count), ns(k.TotalNs), ns(k.MeanNs), ns(k.MinNs), ns(k.MaxNs), p50, p99, pct(k.Share)})
+				row = []string{k.Name, k.DisplayName, k.Kind.String(), k.Category, num(k.Count), ns(k.TotalNs), ns(k.MeanNs), ns(k.MinNs), ns(k.MaxNs), p50, p99, pct(k.Share)}
 			}
+			g.rows = append(g.rows, append(row, workCells(s, k.Work, human)...))
 		}
 	case ByCategory, ByStage:
 		src := s.Categories
@@ -91,12 +94,13 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 		} else {
 			g.header = []string{by, "count", "total_ns", "share"}
 		}
+		g.header = append(g.header, workColumns(s, human)...)
 		for _, r := range top(src, topN) {
 			row := []string{r.Key, num(r.Count), ns(r.TotalNs), pct(r.Share)}
 			if human {
 				row = append(row, bar(r.Share, 20))
 			}
-			g.rows = append(g.rows, row)
+			g.rows = append(g.rows, append(row, workCells(s, r.Work, human)...))
 		}
 	case ByStep:
 		if human {
@@ -113,6 +117,7 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 		if multi {
 			g.header = append([]string{sourceKind(s)}, g.header...)
 		}
+		g.header = append(g.header, stepWorkColumns(s, human)...)
 		t0 := map[int]int64{}
 		for _, st := range s.Steps {
 			if _, ok := t0[st.Source]; !ok {
@@ -128,7 +133,7 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 			if multi {
 				row = append([]string{sourceLabel(s, st.Source)}, row...)
 			}
-			g.rows = append(g.rows, row)
+			g.rows = append(g.rows, append(row, stepWorkCells(s, st, human)...))
 		}
 	case ByRank, ByFile:
 		return rankGrid(s, by, human, topN)
@@ -136,7 +141,7 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 	g.right = make([]bool, len(g.header))
 	for i, h := range g.header {
 		switch h {
-		case "name", "kernel", "operator", "display_name", "kind", "category", "stage", "":
+		case "name", "kernel", "operator", "display_name", "kind", "category", "stage", "", "bound":
 		default:
 			g.right[i] = true
 		}
@@ -212,6 +217,7 @@ func header(w io.Writer, s *attrib.Snapshot, prefix string) error {
 	if s.SummaryOnly {
 		fmt.Fprintf(&b, "%ssummary-only input: per-kernel sums without events; no busy time, stages, steps or p99\n", prefix)
 	}
+	workHeader(&b, s, prefix)
 	for _, wmsg := range s.Warnings {
 		fmt.Fprintf(&b, "%swarning: %s\n", prefix, escape.Control(wmsg))
 	}

@@ -59,6 +59,7 @@ func (t *Trace) CPUOpKernels() int {
 			parent := stack[len(stack)-1]
 			pe := &t.Events[ops[parent]]
 			self[parent] -= min(e.End(), pe.End()) - e.Start
+			t.setParent(e.Call, pe.Call)
 		}
 		stack = append(stack, p)
 	}
@@ -69,8 +70,15 @@ func (t *Trace) CPUOpKernels() int {
 		}
 		e := t.Events[i]
 		t.Events = append(t.Events, Event{Start: e.Start, Dur: self[p], Name: e.Name, PID: e.PID, TID: e.TID,
-			Device: -1, Stream: e.TID, Kind: KindKernel})
+			Device: -1, Stream: e.TID, Kind: KindKernel, Call: e.Call})
 		n++
 	}
 	return n
+}
+
+// setParent makes parent the enclosing call of c when c has none yet.
+func (t *Trace) setParent(c, parent CallID) {
+	if c != 0 && int(c) < len(t.Calls) && t.Calls[c].Parent == 0 && c != parent {
+		t.Calls[c].Parent = parent
+	}
 }

@@ -84,7 +84,7 @@ type StrID uint32
 type CtxID uint32
 
 // Event is one record: a GPU operation, an API call, an operator, a range.
-// It is a flat value (72 bytes) so that millions fit in a slice.
+// It is a flat value (64 bytes) so that millions fit in a slice.
 type Event struct {
 	Start  int64  // ns, trace timebase
 	Dur    int64  // ns, >= 0
@@ -96,7 +96,11 @@ type Event struct {
 	Device int32  // GPU index for GPU kinds; -1 for CPU events
 	Stream int32  // stream / queue id for GPU kinds
 	Ctx    CtxID  // for GPU kinds, filled by Link: what was open at launch
-	Kind   Kind
+	// Call indexes Trace.Calls (0: none). For KindCPUOp, the operator's
+	// own call with its recorded shapes; for GPU kinds, filled by Link:
+	// the innermost call open at launch on the launching thread.
+	Call CallID
+	Kind Kind
 }
 
 // End returns Start+Dur in ns.

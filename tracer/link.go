@@ -119,7 +119,31 @@ type threadKey struct{ pid, tid int32 }
 type span struct {
 	s, e int64
 	name StrID
-	kind Kind
+	// tag: spanRange for a range, else an operator and its call (the
+	// Event.Call of its KindCPUOp event; 0 none) in the low 31 bits.
+	tag uint32
+}
+
+// spanRange tags a range's span (an operator's has the bit clear).
+const spanRange = 1 << 31
+
+// spanOf returns the span of an operator or range event.
+func spanOf(e *Event) span {
+	sp := span{e.Start, e.Start + max(e.Dur, 0), e.Name, uint32(e.Call) &^ spanRange}
+	if e.Kind == KindRange {
+		sp.tag = spanRange
+	}
+	return sp
+}
+
+func (s *span) isRange() bool { return s.tag&spanRange != 0 }
+
+// call returns the operator call of an operator's span (0: none or a range).
+func (s *span) call() CallID {
+	if s.isRange() {
+		return 0
+	}
+	return CallID(s.tag)
 }
 
 func (s *span) contains(t int64) bool { return s.s <= t && (t < s.e || (s.s == s.e && t == s.s)) }
@@ -185,15 +209,15 @@ func (l *Linker) Add(e *Event) {
 	case KindCPUOp, KindRange:
 		th := l.thread(threadKey{e.PID, e.TID})
 		if e.Kind == KindRange {
-			th.rngs = append(th.rngs, span{e.Start, e.Start + max(e.Dur, 0), e.Name, e.Kind})
+			th.rngs = append(th.rngs, spanOf(e))
 		} else if l.isAttention(e.Name) {
-			th.marks = append(th.marks, span{e.Start, e.Start + max(e.Dur, 0), e.Name, e.Kind})
+			th.marks = append(th.marks, spanOf(e))
 		}
 		if l.spill != nil {
-			l.spillAdd(th, span{e.Start, e.Start + max(e.Dur, 0), e.Name, e.Kind})
+			l.spillAdd(th, spanOf(e))
 			return
 		}
-		th.ivs = append(th.ivs, span{e.Start, e.Start + max(e.Dur, 0), e.Name, e.Kind})
+		th.ivs = append(th.ivs, spanOf(e))
 		th.maxDur = max(th.maxDur, e.Dur)
 	case KindStep:
 		p := l.procs[e.PID]
@@ -442,7 +466,7 @@ func (l *Linker) contextOf(th, sth *linkThread, step int64, after bool) CtxID {
 	if th != nil {
 		for i := range th.active {
 			sp := &th.active[i]
-			if sp.kind == KindCPUOp {
+			if !sp.isRange() {
 				c.Ops = append(c.Ops, sp.name)
 			} else {
 				c.Ranges = append(c.Ranges, sp.name)
@@ -454,7 +478,7 @@ func (l *Linker) contextOf(th, sth *linkThread, step int64, after bool) CtxID {
 	}
 	if len(c.Ranges) == 0 && sth != nil {
 		for i := range sth.active {
-			if sp := &sth.active[i]; sp.kind == KindRange {
+			if sp := &sth.active[i]; sp.isRange() {
 				c.Ranges = append(c.Ranges, sp.name)
 			}
 		}
@@ -608,7 +632,7 @@ func (th *linkThread) sweep(t int64) {
 		if sp.contains(t) {
 			th.active[w] = sp
 			w++
-			if sp.kind == KindRange {
+			if sp.isRange() {
 				ranges++
 			}
 		}
@@ -807,14 +831,43 @@ func (t *Trace) Link() {
 	l := NewLinker()
 	l.SetStrings(t.Strings)
 	var b linkBatch
+	b.calls = t.Calls
 	b.link(l, t.Events)
 	t.Contexts = l.Contexts
+}
+
+// callAt returns the innermost operator call open on thread (pid, tid) at
+// the time of the last Resolve there (0: none), and sets the Parent of
+// each call of that open stack to the call enclosing it. calls is
+// Trace.Calls.
+func (l *Linker) callAt(pid, tid int32, calls []OpCall) CallID {
+	th := l.threads[threadKey{pid, tid}]
+	if th == nil {
+		return 0
+	}
+	var prev CallID
+	for i := range th.active {
+		c := th.active[i].call()
+		if c == 0 || int(c) >= len(calls) {
+			continue
+		}
+		if calls[c].Parent == 0 && prev != c {
+			calls[c].Parent = prev
+		}
+		prev = c
+	}
+	return prev
 }
 
 // linkBatch is Link's work on one array of events with a given Linker
 // (Trace.Link: the whole trace; WindowLinker: one window), with scratch
 // kept between calls.
 type linkBatch struct {
+	// calls, when not nil, is Trace.Calls: each GPU op gets the innermost
+	// call open at its launch (Event.Call), unless it has no correlation
+	// id and a call already (CPUOpKernels' operators by self time: their
+	// own call, which an operator starting at the same time would hide).
+	calls  []OpCall
 	launch map[uint64]int32
 	qs     []linkQuery
 	per    map[threadKey]int
@@ -890,6 +943,7 @@ func (b *linkBatch) link(l *Linker, evs []Event) {
 		}
 		e.Ctx = 0
 		if e.Corr != 0 {
+			e.Call = 0
 			if li, ok := launch[e.Corr]; ok {
 				la := &evs[li]
 				qs = append(qs, linkQuery{la.Start, la.PID, la.TID, int32(i)})
@@ -910,7 +964,11 @@ func (b *linkBatch) link(l *Linker, evs []Event) {
 		return int(a.gpu - b.gpu)
 	})
 	for _, q := range qs {
-		evs[q.gpu].Ctx = l.Resolve(q.pid, q.tid, q.t)
+		e := &evs[q.gpu]
+		e.Ctx = l.Resolve(q.pid, q.tid, q.t)
+		if b.calls != nil && (e.Call == 0 || e.Corr != 0) {
+			e.Call = l.callAt(q.pid, q.tid, b.calls)
+		}
 	}
 	if cap(qs) > 1<<16 {
 		// A large window's scratch is not kept for the next (nor held

@@ -52,17 +52,17 @@ var spillCodec = extsort.Codec[spillSpan]{
 	},
 }
 
-const spanSize = 8 + 8 + 4 + 1
+const spanSize = 8 + 8 + 4 + 4
 
 func putSpan(b []byte, x span) {
 	binary.LittleEndian.PutUint64(b, uint64(x.s))
 	binary.LittleEndian.PutUint64(b[8:], uint64(x.e))
 	binary.LittleEndian.PutUint32(b[16:], uint32(x.name))
-	b[20] = byte(x.kind)
+	binary.LittleEndian.PutUint32(b[20:], x.tag)
 }
 
 func getSpan(b []byte) span {
-	return span{int64(binary.LittleEndian.Uint64(b)), int64(binary.LittleEndian.Uint64(b[8:])), StrID(binary.LittleEndian.Uint32(b[16:])), Kind(b[20])}
+	return span{int64(binary.LittleEndian.Uint64(b)), int64(binary.LittleEndian.Uint64(b[8:])), StrID(binary.LittleEndian.Uint32(b[16:])), binary.LittleEndian.Uint32(b[20:])}
 }
 
 var spanCodec = extsort.Codec[span]{Size: spanSize, Put: putSpan, Get: getSpan, Cmp: cmpSpan}

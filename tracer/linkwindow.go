@@ -78,6 +78,11 @@ func (w *WindowLinker) NewPart() { w.l.ResetContexts() }
 // Windows returns the number of windows linked.
 func (w *WindowLinker) Windows() int { return w.windows }
 
+// SetCalls gives the next Window the operator calls its events index
+// (Event.Call; the window's own), so that its GPU ops get theirs (as
+// Trace.Link does); nil: none.
+func (w *WindowLinker) SetCalls(calls []OpCall) { w.b.calls = calls }
+
 // Window links evs, the next window's events in file order: it fills
 // Event.Ctx of its GPU ops (kernel, memcpy, memset). It returns a non-nil
 // error naming the condition when the windows so far might link

@@ -11,10 +11,14 @@ type Trace struct {
 	// Contexts is indexed by Event.Ctx; Contexts[0] is the empty context.
 	// Link fills it.
 	Contexts []Context
-	Devices  []Device
-	Rank     int // distributed rank; -1 unknown
-	World    int // distributed world size; 0 unknown
-	Dropped  uint64
+	// Calls are the operator calls whose shapes the source recorded
+	// (Kineto record_shapes), indexed by Event.Call; Calls[0] is no call
+	// and the slice is nil when the source recorded none.
+	Calls   []OpCall
+	Devices []Device
+	Rank    int // distributed rank; -1 unknown
+	World   int // distributed world size; 0 unknown
+	Dropped uint64
 	// StepRule says which rule cut the steps (tracer/steps.ApplyTrace's
 	// Rule* texts); "" when no rule ran.
 	StepRule string

@@ -149,6 +149,12 @@ func (g *Groups) View() string {
 	lw = min(lw, max(g.w-29-20, 10)) // keep at least 20 cells of bar
 	const sw, tw, cw = 6, 9, 9
 	bw := g.w - 1 - lw - 1 - 1 - sw - 1 - tw - 1 - cw
+	// Modelled work: achieved FLOP/s and the roofline bound with its
+	// share of the roof, where there is room.
+	showWork := g.snap.HasWork() && bw-workCols >= 10
+	if showWork {
+		bw -= workCols
+	}
 	showCount := true
 	if bw < 10 {
 		showCount = false
@@ -167,6 +173,9 @@ func (g *Groups) View() string {
 			st.Bar.Value.Render(fitRight(FormatShare(r.Share), sw)) + " " + fitRight(FormatNs(r.TotalNs), tw)
 		if showCount {
 			line += " " + st.Table.Dim.Render(fitRight(FormatCount(r.Count)+"×", cw))
+		}
+		if showWork {
+			line += workCells(r.Work, g.snap.Peak)
 		}
 		lines = append(lines, line)
 	}

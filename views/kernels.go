@@ -571,8 +571,16 @@ func (k *Kernels) nameWidth() int {
 	if k.wide() {
 		fixed += 2 * (1 + kwTime)
 	}
+	if k.showWork() {
+		fixed += workCols
+	}
 	return max(k.w-fixed, 8)
 }
+
+// showWork: the source carries modelled work and the table is wide
+// enough for its columns (FLOP/s, roofline bound) beside names of about
+// 50 cells.
+func (k *Kernels) showWork() bool { return k.snap != nil && k.snap.HasWork() && k.w >= 150 }
 
 func (k *Kernels) View() string {
 	if k.drill && k.snap != nil {
@@ -613,6 +621,9 @@ func (k *Kernels) View() string {
 		shareHead = "of GPU"
 	}
 	hdr += " " + head(shareHead, SortShare, kwShare, true)
+	if k.showWork() {
+		hdr += " " + st.Table.Header.Render(fitRight("FLOP/s", 9)) + " " + st.Table.Header.Render(fitRight("roof", 11))
+	}
 	lines = append(lines, hdr)
 
 	from, to := k.list.visible()
@@ -632,6 +643,9 @@ func (k *Kernels) View() string {
 			share = float64(r.TotalNs) / float64(k.snap.Totals.GPUTotalNs)
 		}
 		row += " " + fitRight(FormatShare(share), kwShare)
+		if k.showWork() {
+			row += workCells(r.Work, k.snap.Peak)
+		}
 		if i == k.list.cursor {
 			row = "›" + row
 			if k.focused {

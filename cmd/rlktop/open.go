@@ -117,8 +117,12 @@ func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partia
 	// view shows each).
 	runs := tracefile.GroupRuns(traces)
 	snap := attrib.CombineSources(runs, rules)
+	applyPeak(snap, attrib.DefaultPeaks())
 	tl := timelineOf(runs, snap, rules)
 	steps := stepSnapshots(runs, rules, maxStepSnapshots)
+	for _, st := range steps {
+		applyPeak(st.Snapshot, attrib.DefaultPeaks())
+	}
 	// The Findings view sees what `report --by finding` sees: the agent
 	// outputs of every file and, for one run, its counters and flags; its
 	// timeline is tl (the idle finding covers the ops tl holds: all of

@@ -24,6 +24,7 @@ func newReportCmd() *cobra.Command {
 	var opts report.Options
 	var rulesPath, findingsPath string
 	var meta bool
+	var wf workFlags
 	cmd := &cobra.Command{
 		Use:   "report FILE...",
 		Short: "print kernel, category, stage or step tables of trace files",
@@ -61,6 +62,10 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 			if err != nil {
 				return err
 			}
+			model, peaks, err := wf.load()
+			if err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
 			// JSON reports of separate ranks (report --format json
 			// outputs) merge into what reporting their traces gives.
@@ -77,6 +82,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 					// counters or agent outputs travel in a JSON report.
 					return findingsWriter(nil, rules, findingsPath)(out, snap, opts)
 				}
+				applyPeak(snap, peaks)
 				return report.Write(out, snap, opts)
 			}
 			progress := loadProgress(cmd.ErrOrStderr(), args)
@@ -94,10 +100,11 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 				}
 			}
 			if !meta && opts.By != report.ByFinding && streamable(args) {
-				if snap, ts, ok := tryStreamReport(cmd.ErrOrStderr(), args, rules, progress); ok {
+				if snap, ts, ok := tryStreamReport(cmd.ErrOrStderr(), args, rules, progress, wf.noShapes); ok {
 					for _, t := range ts {
 						opts.Outputs = append(opts.Outputs, attrib.Outputs(t)...)
 					}
+					applyPeak(snap, peaks)
 					return report.Write(out, snap, opts)
 				}
 			}
@@ -105,7 +112,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 			partial := false
 			// Several files are read in parallel (one worker per core);
 			// the results come back in argument order.
-			read, errs := tracefile.OpenAll(args, tracefile.Options{Progress: progress})
+			read, errs := tracefile.OpenAll(args, tracefile.Options{Progress: progress, OpModel: model, NoShapes: wf.noShapes})
 			for i := range args {
 				t, err := read[i], errs[i]
 				if err != nil {
@@ -132,6 +139,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 			// each run (file) is then one source: its steps and span stay
 			// its own, and --by rank / file shows its numbers.
 			snap := attrib.CombineSources(tracefile.GroupRuns(traces), rules)
+			applyPeak(snap, peaks)
 			for _, t := range traces {
 				opts.Outputs = append(opts.Outputs, attrib.Outputs(t)...)
 			}
@@ -156,6 +164,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 	f.StringVar(&opts.Filter, "filter", "", "keep kernel rows matching: a regular expression on the name (an invalid one is an error), cat:NAME, stage:NAME (as / in the TUI)")
 	f.BoolVar(&meta, "meta", false, "print each file's metadata (the run record of rlktop recordings) instead of the tables")
 	f.StringVar(&rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones (see tracer/attrib/rules.toml)")
+	wf.add(f)
 	f.StringVar(&findingsPath, "findings", "", "with --by finding: TOML file of findings rules layered on the built-in ones (see tracer/attrib/findings.toml)")
 	cmd.SetErr(os.Stderr)
 	return cmd

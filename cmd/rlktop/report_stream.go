@@ -30,11 +30,14 @@ type streamStats struct{ windows, parts int }
 // wrapping tracefile.ErrNotStreamable, or any read error, means the caller
 // should read the files whole (OpenAll), which also reports damage as
 // usual. progress, when set, gets the bytes read summed over the files.
-func streamReport(paths []string, rules *attrib.Rules, progress func(int64, int64)) (*attrib.Snapshot, []*tracer.Trace, streamStats, error) {
+func streamReport(paths []string, rules *attrib.Rules, progress func(int64, int64), noShapes bool) (*attrib.Snapshot, []*tracer.Trace, streamStats, error) {
 	ss := attrib.NewSourceStream(rules)
 	var n streamStats
 	var traces []*tracer.Trace
-	err := streamFiles(paths, progress, func(_ int, w *tracefile.Window) error {
+	err := streamFiles(paths, noShapes, progress, func(_ int, w *tracefile.Window) error {
+		if w.Shapes {
+			ss.ExpectWork()
+		}
 		ss.AddPart(w.Events, w.Strings, w.Contexts, w.Part == 0, w.Last, w.After+1)
 		n.parts++
 		if w.Last {
@@ -58,7 +61,7 @@ func streamReport(paths []string, rules *attrib.Rules, progress func(int64, int6
 // damaged or not Kineto) sends the caller to the whole-file path, which
 // says what is wrong.
 func streamMeta(paths []string, progress func(int64, int64)) (ts []*tracer.Trace, ok bool) {
-	err := streamFiles(paths, progress, func(int, *tracefile.Window) error { return nil },
+	err := streamFiles(paths, true, progress, func(int, *tracefile.Window) error { return nil },
 		func(_ int, t *tracer.Trace) error {
 			ts = append(ts, t)
 			return nil
@@ -71,7 +74,10 @@ func streamMeta(paths []string, progress func(int64, int64)) (ts []*tracer.Trace
 // The first error (OpenStream's, part's or done's) stops the reading and
 // is returned. progress, when set, gets the bytes read summed over the
 // files and their total size.
-func streamFiles(paths []string, progress func(int64, int64), part func(i int, w *tracefile.Window) error, done func(i int, t *tracer.Trace) error) error {
+// noShapes ignores recorded shapes (tracefile.Options.NoShapes): what
+// needs no modelled work (export, --meta) streams a long window with
+// shapes, which a report with work reads whole.
+func streamFiles(paths []string, noShapes bool, progress func(int64, int64), part func(i int, w *tracefile.Window) error, done func(i int, t *tracer.Trace) error) error {
 	var total, base int64
 	sizes := make([]int64, len(paths))
 	for i, p := range paths {
@@ -81,7 +87,7 @@ func streamFiles(paths []string, progress func(int64, int64), part func(i int, w
 		}
 	}
 	for i, p := range paths {
-		var opts tracefile.Options
+		opts := tracefile.Options{NoShapes: noShapes}
 		if progress != nil {
 			from := base
 			opts.Progress = func(read, _ int64) { progress(from+read, total) }
@@ -116,8 +122,8 @@ func streamable(paths []string) bool {
 // tryStreamReport is report's large-input path: ok false (after a line on
 // errw when a file could not be streamed) sends the caller to the
 // whole-trace path.
-func tryStreamReport(errw io.Writer, paths []string, rules *attrib.Rules, progress func(int64, int64)) (*attrib.Snapshot, []*tracer.Trace, bool) {
-	snap, traces, _, err := streamReport(paths, rules, progress)
+func tryStreamReport(errw io.Writer, paths []string, rules *attrib.Rules, progress func(int64, int64), noShapes bool) (*attrib.Snapshot, []*tracer.Trace, bool) {
+	snap, traces, _, err := streamReport(paths, rules, progress, noShapes)
 	if err != nil {
 		if errors.Is(err, tracefile.ErrNotStreamable) {
 			fmt.Fprintf(errw, "rlktop: %v; reading the input whole (memory grows with the files)\n", err)

@@ -22,6 +22,7 @@ import (
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/livestate"
+	"github.com/rlktop/rlktop/tracer/pyagent"
 	"github.com/rlktop/rlktop/tracer/session"
 )
 
@@ -41,6 +42,7 @@ type runFlags struct {
 	telemetry   time.Duration // --telemetry-every: sampling period (<0 off)
 	tracer      string        // --tracer auto|kineto|none (a command)
 	noAgent     bool          // --no-agent
+	noShapes    bool          // --no-shapes
 	listen      string        // --listen HOST:PORT: ranks on other hosts (listen.go)
 	listenFile  string        // --listen-file FILE: the address written there
 }
@@ -68,10 +70,15 @@ func (rf *runFlags) registerCommon(cmd *cobra.Command) {
 	f.StringArrayVar(&rf.fingerprint, "fingerprint", nil, "PATH: record the file's SHA-256 in the run record (repeatable)")
 	f.StringVar(&rf.tracer, "tracer", "auto", "a command: auto (CUPTI / rocprofiler-sdk when they attach, else torch.profiler windows from the Python agent), kineto (torch.profiler windows only), none (the agent's steps, stages and flags only)")
 	f.BoolVar(&rf.noAgent, "no-agent", false, "a command: do not put rlktop's Python agent on PYTHONPATH")
+	f.BoolVar(&rf.noShapes, "no-shapes", false, "a command: torch.profiler windows record no input shapes (no FLOPs, bytes or roofline; "+pyagent.EnvKinetoShapes+"=0)")
 	f.DurationVar(&rf.telemetry, "telemetry-every", gpu.DefaultInterval, "GPU and child CPU/RSS sampling period, recorded as counter tracks (min 20ms; negative: off)")
 }
 
 func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
+	if rf.noShapes {
+		// The child inherits rlktop's environment (loop.Live).
+		os.Setenv(pyagent.EnvKinetoShapes, "0")
+	}
 	flags := map[string]string{}
 	for _, s := range rf.flags {
 		sp, err := loop.ParseFlagSpec(s)
@@ -113,7 +120,7 @@ func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
 		Untraced:    rf.untraced,
 		StepRange:   rf.stepRange,
 		Telemetry:   rf.telemetry,
-		Session:     session.Options{Rules: rules, Source: src},
+		Session:     session.Options{Rules: rules, Source: src, Peak: livePeak},
 		RunRecord:   &runrecord.Options{Flags: rf.flags, Fingerprint: rf.fingerprint},
 	}, nil
 }

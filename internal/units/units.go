@@ -213,3 +213,27 @@ func Bytes(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
 }
+
+// SI formats v with a decimal SI prefix and three significant digits
+// before unit: SI(8.52e12, "FLOP/s") = "8.52 TFLOP/s", SI(3.35e12, "B/s")
+// = "3.35 TB/s", SI(512, "B") = "512 B". Rates and work counts (FLOPs,
+// bytes moved) are quoted in powers of 1000, as datasheets quote them;
+// memory sizes are Bytes' powers of 1024.
+func SI(v float64, unit string) string {
+	if v < 0 {
+		return "-" + SI(-v, unit)
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'g', -1, 64) + " " + unit
+	}
+	const prefixes = " kMGTPE"
+	i := 0
+	for v >= 999.5 && i < len(prefixes)-1 {
+		v /= 1000
+		i++
+	}
+	if i == 0 {
+		return Sig3(v) + " " + unit
+	}
+	return Sig3(v) + " " + string(prefixes[i]) + unit
+}

@@ -211,28 +211,31 @@ func (m *Model) forward(a *acts, attention, qkv string, tr *gotrace.Tracer, nm *
 			xr[i] = e[i] + p[i]
 		}
 	}
-	s = tr.Kernel(nm.embed, s)
+	s = tr.KernelWork(nm.embed, s, float64(N*D), 4*float64(N+3*N*D))
 	sh := attnShape{nb: a.nb, T: T, H: m.H, dh: m.Dh, scale: 1 / sqrt32(float32(m.Dh))}
+	nf, nT := float64(N), float64(a.nb*m.H*T*T) // tokens; attention scores [nb, H, T, T]
 	for l, b := range m.blocks {
 		x := a.xs[l]
 		rmsnorm(a.a[l], a.r1[l], x, b.n1.W, N, D)
-		s = tr.Kernel(nm.rmsnorm, s)
+		s = tr.KernelWork(nm.rmsnorm, s, 5*nf*float64(D), 4*(2*nf*float64(D)+float64(D)))
 		var q, k, v []float32
 		if qkv == "fused" {
 			gemm(a.qkv[l], a.a[l], b.wqkv.W, N, D, 3*D, false, false)
-			s = tr.Kernel(nm.qkvFused, s)
+			f, by := gemmWork(N, D, 3*D)
+			s = tr.KernelWork(nm.qkvFused, s, f, by)
 			a.ld[l] = 3 * D
 			q, k, v = a.qkv[l][0:], a.qkv[l][D:], a.qkv[l][2*D:]
 		} else {
 			m.refreshSplit()
 			buf := a.qkv[l]
 			q, k, v = buf[:N*D], buf[N*D:2*N*D], buf[2*N*D:3*N*D]
+			fq, bq := gemmWork(N, D, D)
 			gemm(q, a.a[l], m.split[l][0], N, D, D, false, false)
-			s = tr.Kernel(nm.qkvSepQ, s)
+			s = tr.KernelWork(nm.qkvSepQ, s, fq, bq)
 			gemm(k, a.a[l], m.split[l][1], N, D, D, false, false)
-			s = tr.Kernel(nm.qkvSepK, s)
+			s = tr.KernelWork(nm.qkvSepK, s, fq, bq)
 			gemm(v, a.a[l], m.split[l][2], N, D, D, false, false)
-			s = tr.Kernel(nm.qkvSepV, s)
+			s = tr.KernelWork(nm.qkvSepV, s, fq, bq)
 			a.ld[l] = D
 		}
 		sh.ld = a.ld[l]
@@ -240,15 +243,18 @@ func (m *Model) forward(a *acts, attention, qkv string, tr *gotrace.Tracer, nm *
 			if len(a.s) < a.nb*m.H*T*T {
 				a.s = make([]float32, a.nb*m.H*T*T)
 			}
+			// The math path writes and reads the [nb, H, T, T] scores.
 			attnMathQK(a.s, q, k, sh)
-			s = tr.Kernel(nm.attnQK, s)
+			s = tr.KernelWork(nm.attnQK, s, 2*nT*float64(m.Dh), 4*(2*nf*float64(D)+nT))
 			attnMathSoftmax(a.s, a.lse[l], sh)
-			s = tr.Kernel(nm.attnSoftmax, s)
+			s = tr.KernelWork(nm.attnSoftmax, s, 3*nT, 4*2*nT) // 3 FLOPs per score, as tracer/opmodel's softmax
 			attnMathPV(a.o[l], a.s, v, D, sh)
-			s = tr.Kernel(nm.attnPV, s)
+			s = tr.KernelWork(nm.attnPV, s, 2*nT*float64(m.Dh), 4*(nT+2*nf*float64(D)))
 		} else {
+			// Fused: the same Q·Kᵀ and P·V FLOPs, only Q, K, V read and
+			// the output written (softmax uncounted, as for SDPA).
 			attnFused(a.o[l], a.lse[l], q, k, v, a.qp, a.kp, a.vp, D, sh)
-			s = tr.Kernel(nm.attnFused, s)
+			s = tr.KernelWork(nm.attnFused, s, 4*nT*float64(m.Dh), 4*4*nf*float64(D))
 		}
 		y := a.tmp[:N*D]
 		gemm(y, a.o[l], b.wo.W, N, D, D, false, false)
@@ -256,27 +262,31 @@ func (m *Model) forward(a *acts, attention, qkv string, tr *gotrace.Tracer, nm *
 		for i := range x1 {
 			x1[i] = x[i] + y[i]
 		}
-		s = tr.Kernel(nm.outProj, s)
+		fo, bo := gemmWork(N, D, D)
+		s = tr.KernelWork(nm.outProj, s, fo+nf*float64(D), bo+4*2*nf*float64(D))
 		rmsnorm(a.bn[l], a.r2[l], x1, b.n2.W, N, D)
-		s = tr.Kernel(nm.rmsnorm, s)
+		s = tr.KernelWork(nm.rmsnorm, s, 5*nf*float64(D), 4*(2*nf*float64(D)+float64(D)))
 		gemm(a.u[l], a.bn[l], b.w1.W, N, D, F, false, false)
 		gemm(a.g[l], a.bn[l], b.w3.W, N, D, F, false, false)
-		s = tr.Kernel(nm.mlpUp, s)
+		fu, bu := gemmWork(N, D, F)
+		s = tr.KernelWork(nm.mlpUp, s, 2*fu, 2*bu)
 		swiglu(a.h[l], a.u[l], a.g[l])
-		s = tr.Kernel(nm.swiglu, s)
+		s = tr.KernelWork(nm.swiglu, s, nf*float64(F), 4*3*nf*float64(F))
 		md := a.tmp[:N*D]
 		gemm(md, a.h[l], b.w2.W, N, F, D, false, false)
 		x2 := a.xs[l+1]
 		for i := range x2 {
 			x2[i] = x1[i] + md[i]
 		}
-		s = tr.Kernel(nm.mlpDown, s)
+		fd, bd := gemmWork(N, F, D)
+		s = tr.KernelWork(nm.mlpDown, s, fd+nf*float64(D), bd+4*2*nf*float64(D))
 	}
 	rmsnorm(a.z, a.rf, a.xs[m.L], m.nf.W, N, D)
-	s = tr.Kernel(nm.rmsnorm, s)
+	s = tr.KernelWork(nm.rmsnorm, s, 5*nf*float64(D), 4*(2*nf*float64(D)+float64(D)))
 	gemm(a.fp, a.z, m.wf.W, N, D, m.Dk, false, false)
 	gemm(a.gp, a.z, m.wt.W, N, D, m.Dk, false, false)
-	s = tr.Kernel(nm.headProj, s)
+	fh, bh := gemmWork(N, D, m.Dk)
+	s = tr.KernelWork(nm.headProj, s, 2*fh, 2*bh)
 	for b := 0; b < a.nb; b++ {
 		zc := a.z[(b*T+T-1)*D : (b*T+T)*D]
 		p := dot(zc, m.wv.W) + m.bv.W[0]
@@ -324,4 +334,10 @@ func (m *Model) headGather(logits []float32, moves []int32, nmoves []int32, a *a
 			lr[i] = dot(a.fp[(b*T+f)*Dk:(b*T+f+1)*Dk], a.gp[(b*T+t)*Dk:(b*T+t+1)*Dk]) * sc
 		}
 	}
+}
+
+// gemmWork is the work of an [m,k]×[k,n] fp32 product (gemm): 2·m·k·n
+// FLOPs, the two inputs read and the output written once (4 bytes each).
+func gemmWork(m, k, n int) (flops, bytes float64) {
+	return 2 * float64(m) * float64(k) * float64(n), 4 * float64(m*k+k*n+m*n)
 }

@@ -75,6 +75,12 @@ type Aggregator struct {
 	// spillRows, ns) instead of its row.
 	durSpill  *extsort.Sorter[rowDur]
 	spillRows []*rowAcc
+	// Modelled work (work.go): set once a source carries it; then per
+	// category and stage id, and the unmodelled time by operator.
+	hasWork   bool
+	catWork   []Work
+	stageWork []Work
+	unmod     map[string]*OpTime
 }
 
 // rowDur is a spilled duration: its row's index in spillRows, ns.
@@ -289,12 +295,15 @@ type rowAcc struct {
 	// durations there (p50 and p99 are set from them at Snapshot).
 	spillID int32
 	nSpill  int
+	// pw is the open cell's modelled work, w the row's (work.go).
+	pw, w Work
 }
 
 type stepAcc struct {
 	start, dur     int64
 	seen           bool
 	kernelNs, gpus int64
+	work           Work
 }
 
 // devBusy is one device's busy time: the union of all its GPU ops (kernel,
@@ -352,6 +361,7 @@ type ctxInfo struct {
 	step    int64
 	stepAcc *stepAcc // cached a.step(step); valid while stepGen == a.gen
 	stepGen uint32
+	innerOp tracer.StrID // the innermost operator of the context (0: none)
 }
 
 // NewAggregator returns an empty aggregator classifying with rules (nil:
@@ -417,6 +427,9 @@ func (a *Aggregator) AddTrace(t *tracer.Trace) {
 		return
 	}
 	a.eventTraces++
+	if len(t.Calls) > 1 || traceHasWork(t) {
+		a.hasWork = true
+	}
 	a.addEvents(b, t.Events)
 }
 
@@ -491,6 +504,10 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 		} else {
 			r = a.openCell(b, r, e, key, d)
 			kern = b.nameRow[0]
+		}
+		if e.Value != 0 && e.Kind == tracer.KindKernel {
+			r.pw.addPacked(e.Value, d)
+			a.hasWork = true
 		}
 		// Count and total are the cells' sums (rowAcc.sums); min and max
 		// are stored only when they change.
@@ -652,6 +669,9 @@ func (a *Aggregator) flushCell(r *rowAcc) {
 		}
 		cx.stepAcc.kernelNs = addSat(cx.stepAcc.kernelNs, d)
 		cx.stepAcc.gpus += n
+	}
+	if a.hasWork && r.kind == tracer.KindKernel {
+		a.flushWork(r, b, cx, n, d)
 	}
 }
 
@@ -870,7 +890,7 @@ func (a *Aggregator) resolveCtx(b *binding, id tracer.CtxID) {
 		b.ctx = append(b.ctx, make([]ctxInfo, n-len(b.ctx))...)
 	}
 	ci := &b.ctx[id]
-	ci.done, ci.stage, ci.step, ci.launch = true, 0, -1, 0 // stage 0 is StageNone; the launch name is looked up again
+	ci.done, ci.stage, ci.step, ci.launch, ci.innerOp = true, 0, -1, 0, 0 // stage 0 is StageNone; the launch name is looked up again
 	acc := make([]uint64, 4*b.words)
 	after := false
 	if int(id) < len(b.ctxs) {
@@ -885,6 +905,9 @@ func (a *Aggregator) resolveCtx(b *binding, id tracer.CtxID) {
 		}
 		if n := len(c.Ranges); n > 0 {
 			ci.stage = a.stageID(b.strs.Get(c.Ranges[n-1]))
+		}
+		if n := len(c.Ops); n > 0 {
+			ci.innerOp = c.Ops[n-1]
 		}
 	}
 	copy(b.ctxMask[int(id)*2*b.words:], a.rules.ctxCombine(acc, after))
@@ -978,7 +1001,11 @@ func (a *Aggregator) Reset() {
 		}
 		r.sumRows, r.sumP50 = 0, 0
 		r.pCount, r.pNs = 0, 0
+		r.pw, r.w = Work{}, Work{}
 	}
+	clear(a.catWork)
+	clear(a.stageWork)
+	clear(a.unmod)
 	clear(a.steps)
 	for _, db := range a.busy {
 		db.reset() // in place: bindings cache these pointers
@@ -1072,6 +1099,7 @@ func (a *Aggregator) Snapshot() *Snapshot {
 			Ranges:      slices.Clone(r.ranges),
 			StageRule:   r.stageRule,
 			Launches:    a.launchesOf(r),
+			Work:        r.w,
 		}
 		if r.hist != nil {
 			kr.P50Ns = min(max(histPercentile(r.hist, 50), r.min), r.max)
@@ -1103,13 +1131,13 @@ func (a *Aggregator) Snapshot() *Snapshot {
 
 	for id, g := range cats {
 		if g.count > 0 || g.ns > 0 {
-			s.Categories = append(s.Categories, GroupRow{Key: a.rules.cats[id], Count: g.count, TotalNs: g.ns, Share: ratio(g.ns, t.GPUTotalNs)})
+			s.Categories = append(s.Categories, GroupRow{Key: a.rules.cats[id], Count: g.count, TotalNs: g.ns, Share: ratio(g.ns, t.GPUTotalNs), Work: workAt(a.catWork, id)})
 		}
 	}
 	if !s.SummaryOnly {
 		for id, g := range stages {
 			if g.count > 0 || g.ns > 0 {
-				s.Stages = append(s.Stages, GroupRow{Key: a.stageKey[id], Count: g.count, TotalNs: g.ns, Share: ratio(g.ns, t.GPUTotalNs)})
+				s.Stages = append(s.Stages, GroupRow{Key: a.stageKey[id], Count: g.count, TotalNs: g.ns, Share: ratio(g.ns, t.GPUTotalNs), Work: workAt(a.stageWork, id)})
 			}
 		}
 	}
@@ -1118,9 +1146,10 @@ func (a *Aggregator) Snapshot() *Snapshot {
 	slices.SortFunc(s.Stages, byGroup)
 
 	for n, st := range a.steps {
-		s.Steps = append(s.Steps, StepRow{Step: n, StartNs: st.start, DurNs: st.dur, KernelNs: st.kernelNs, Count: st.gpus})
+		s.Steps = append(s.Steps, StepRow{Step: n, StartNs: st.start, DurNs: st.dur, KernelNs: st.kernelNs, Count: st.gpus, Work: st.work})
 	}
 	slices.SortFunc(s.Steps, func(x, y StepRow) int { return cmp.Compare(x.Step, y.Step) })
+	a.snapshotWork(s)
 	if w := s.overflowed(); len(w) > 0 {
 		s.Warnings = append(s.Warnings, overflowWarning(w))
 	}

@@ -97,11 +97,11 @@ func TestAggregateHandCounts(t *testing.T) {
 	if tr.Name != kCopy || tr.Category != "memcpy" || tr.Count != 1 || tr.TotalNs != 50 || tr.Share != 1 || tr.Kind != tracer.KindMemcpy {
 		t.Errorf("memcpy row %+v", tr)
 	}
-	wantCats := []GroupRow{{"gemm", 4, 70, 70.0 / 135}, {"memcpy", 1, 50, 50.0 / 135}, {"attention", 2, 15, 15.0 / 135}}
+	wantCats := []GroupRow{{"gemm", 4, 70, 70.0 / 135, Work{}}, {"memcpy", 1, 50, 50.0 / 135, Work{}}, {"attention", 2, 15, 15.0 / 135, Work{}}}
 	if !slices.Equal(s.Categories, wantCats) {
 		t.Errorf("categories\n got %+v\nwant %+v", s.Categories, wantCats)
 	}
-	wantStages := []GroupRow{{"forward", 3, 60, 60.0 / 135}, {StageNone, 1, 50, 50.0 / 135}, {"attn", 2, 15, 15.0 / 135}, {"backward", 1, 10, 10.0 / 135}}
+	wantStages := []GroupRow{{"forward", 3, 60, 60.0 / 135, Work{}}, {StageNone, 1, 50, 50.0 / 135, Work{}}, {"attn", 2, 15, 15.0 / 135, Work{}}, {"backward", 1, 10, 10.0 / 135, Work{}}}
 	if !slices.Equal(s.Stages, wantStages) {
 		t.Errorf("stages\n got %+v\nwant %+v", s.Stages, wantStages)
 	}
@@ -381,7 +381,7 @@ func TestAggregateSummaryOnly(t *testing.T) {
 	if len(s.Stages) != 0 || len(s.Steps) != 0 {
 		t.Errorf("summary-only has stages/steps: %v %v", s.Stages, s.Steps)
 	}
-	want := []GroupRow{{"attention", 2, 3000, 3000.0 / 4600}, {"gemm", 10, 1000, 1000.0 / 4600}, {"memcpy", 3, 600, 600.0 / 4600}}
+	want := []GroupRow{{"attention", 2, 3000, 3000.0 / 4600, Work{}}, {"gemm", 10, 1000, 1000.0 / 4600, Work{}}, {"memcpy", 3, 600, 600.0 / 4600, Work{}}}
 	if !slices.Equal(s.Categories, want) {
 		t.Errorf("categories %+v", s.Categories)
 	}

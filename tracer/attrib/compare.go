@@ -57,6 +57,9 @@ type Arm struct {
 	// longer step kind would otherwise get intervals as wide as the gap
 	// between the kinds.
 	Strata []int32
+	// Work sums the modelled work of each category over the arm's steps
+	// (compare_work.go); nil when the steps carried none.
+	Work map[string]Work
 
 	rowIdx map[rowKeyS]int
 }
@@ -108,6 +111,7 @@ func (a *Arm) AddStep(stepNs int64, s *Snapshot) {
 		for _, c := range s.Categories {
 			add(GroupCategory, c.Key, c.TotalNs)
 		}
+		a.addWork(s)
 		for _, st := range s.Stages {
 			add(GroupStage, st.Key, st.TotalNs)
 		}
@@ -196,6 +200,12 @@ type RowComparison struct {
 	Verdict string  `json:"verdict"`
 	// Noise is the row's A/A′ envelope half-width in ln units (0 = no A′).
 	NoiseLn float64 `json:"noise_ln,omitempty"`
+	// A and B, for a category row whose arms carry modelled work: its
+	// bytes and FLOPs per step and achieved FLOP/s and bytes/s (the
+	// flipped category: math attention moves far more bytes than flash
+	// for the same FLOPs); nil otherwise.
+	AWork *ArmWork `json:"a_work,omitempty"`
+	BWork *ArmWork `json:"b_work,omitempty"`
 }
 
 // Comparison is the result of CompareArms: the JSON of `rlktop compare`
@@ -296,6 +306,7 @@ func CompareArms(a, b Arm, noise *Arm, o CompareOptions) *Comparison {
 		ra := padSteps(p.a, len(a.StepNs))
 		rb := padSteps(p.b, len(b.StepNs))
 		rc := RowComparison{Group: k.group, Key: k.key}
+		rc.setWork(a, b)
 		ma, mb := mean(ra), mean(rb)
 		rc.ANs, rc.BNs = int64(math.Round(ma)), int64(math.Round(mb))
 		rc.DeltaNs = rc.BNs - rc.ANs

@@ -52,6 +52,7 @@ const (
 	// next() (the Python agent's InputWaitCounter) as a share of the wall
 	// time of the same steps.
 	FindInputBound = "input-bound"
+	// FindRooflineBound and FindMFU: findings_roofline.go.
 )
 
 //go:embed findings.toml
@@ -85,14 +86,17 @@ type FindingFlag struct {
 // file given with --findings). Kind picks the measure; see findings.toml
 // for the fields each kind reads.
 type FindingRule struct {
-	ID        string  `toml:"id"`
-	Kind      string  `toml:"kind"`
-	Title     string  `toml:"title"`
-	MinShare  float64 `toml:"min_share"`
-	Kernel    string  `toml:"kernel"`
-	Context   string  `toml:"context"`
-	Fused     string  `toml:"fused"`
-	Group     string  `toml:"group"`
+	ID       string  `toml:"id"`
+	Kind     string  `toml:"kind"`
+	Title    string  `toml:"title"`
+	MinShare float64 `toml:"min_share"`
+	Kernel   string  `toml:"kernel"`
+	Context  string  `toml:"context"`
+	Fused    string  `toml:"fused"`
+	Group    string  `toml:"group"`
+	// Category (roofline-bound): the kernel category whose roofline bound
+	// is judged.
+	Category  string  `toml:"category"`
 	Counter   string  `toml:"counter"`
 	Threshold float64 `toml:"threshold"`
 	CPU       bool    `toml:"cpu"`
@@ -228,7 +232,11 @@ func (r *FindingRule) compile(file string, idx int) error {
 		if r.Group != GroupCategory && r.Group != GroupStage {
 			return fail("group", fmt.Sprintf("%q: use \"category\" or \"stage\"", r.Group))
 		}
-	case FindIdle, FindInvalidOutputs, FindExposedComm, FindStraggler, FindInputBound:
+	case FindIdle, FindInvalidOutputs, FindExposedComm, FindStraggler, FindInputBound, FindMFU:
+	case FindRooflineBound:
+		if r.Category == "" {
+			return fail("category", "roofline-bound needs the category to judge (e.g. \"attention\")")
+		}
 	case FindRecompiles:
 		if r.Warmup < 0 {
 			return fail("warmup", fmt.Sprintf("%d: a number of steps, 0 or more", r.Warmup))
@@ -238,8 +246,8 @@ func (r *FindingRule) compile(file string, idx int) error {
 			return fail("counter", "missing (a counter track name, e.g. \"gpu.mem_util_pct\")")
 		}
 	default:
-		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s, %s, %s, %s, %s or %s)", r.Kind,
-			FindMathAttention, FindDominant, FindIdle, FindCounter, FindCoTenant, FindInvalidOutputs, FindExposedComm, FindStraggler, FindRecompiles, FindInputBound))
+		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s or %s)", r.Kind,
+			FindMathAttention, FindDominant, FindIdle, FindCounter, FindCoTenant, FindInvalidOutputs, FindExposedComm, FindStraggler, FindRecompiles, FindInputBound, FindRooflineBound, FindMFU))
 	}
 	if r.MinShare < 0 || r.MinShare > 1 {
 		return fail("min_share", fmt.Sprintf("%g is not a share in [0, 1]", r.MinShare))
@@ -384,6 +392,10 @@ func EvaluateFindings(rules *FindingRules, in FindingInput) []Finding {
 			f = r.exposedComm(s.Ranks)
 		case FindStraggler:
 			f = r.straggler(s.Ranks)
+		case FindRooflineBound:
+			f = r.rooflineBound(s)
+		case FindMFU:
+			f = r.mfu(s)
 		}
 		if f == nil {
 			continue

@@ -674,6 +674,7 @@ func sourceDevices(traces []*tracer.Trace) ([]tracer.Device, []bool) {
 // window (one trace per process) use it so that sources' steps never merge.
 func SourceSteps(t *tracer.Trace, index int) []StepRow {
 	by := map[int64]*StepRow{}
+	work := len(t.Calls) > 1 || traceHasWork(t)
 	for i := range t.Events {
 		e := &t.Events[i]
 		if e.Kind == tracer.KindStep {
@@ -698,6 +699,9 @@ func SourceSteps(t *tracer.Trace, index int) []StepRow {
 		}
 		st.KernelNs = addSat(st.KernelNs, max(e.Dur, 0))
 		st.Count++
+		if work {
+			st.addWork(e)
+		}
 	}
 	out := make([]StepRow, 0, len(by))
 	for _, n := range slices.Sorted(maps.Keys(by)) {

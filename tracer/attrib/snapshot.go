@@ -55,6 +55,16 @@ type Snapshot struct {
 	// SummaryOnly: the source had sums but no events (no busy time, steps,
 	// stages or percentiles).
 	SummaryOnly bool
+	// Work is the modelled work of every kernel (work.go); Unmodelled
+	// the kernel time without it by innermost operator, largest first.
+	// Both empty when no source carried work.
+	Work       Work
+	Unmodelled []OpTime
+	// Peak is the device's limits the rates are read against
+	// (roofline.go); nil until a caller sets it, and PeakNote then says
+	// why there is none ("device \"X\" is not in the device table").
+	Peak     *Peak
+	PeakNote string
 }
 
 // Totals over the whole snapshot.
@@ -114,6 +124,9 @@ type KernelRow struct {
 	// Launches: every launch of this row by launch context, stage and
 	// step (KernelLaunches); nil for summary-only rows.
 	Launches *KernelLaunches
+	// Work is the row's modelled FLOPs and bytes (zero when the source
+	// recorded no shapes).
+	Work Work
 }
 
 // GroupRow is one category's or stage's total.
@@ -122,6 +135,7 @@ type GroupRow struct {
 	Count   int64
 	TotalNs int64
 	Share   float64 // TotalNs / Totals.GPUTotalNs
+	Work    Work    // modelled FLOPs and bytes of its kernels
 }
 
 // StepRow is one training step.
@@ -134,6 +148,9 @@ type StepRow struct {
 	// Source is the index (input order) of the source the step belongs
 	// to: steps of different sources are never merged (ranks.go).
 	Source int
+	// Work is the modelled FLOPs and bytes of the kernels launched in
+	// the step.
+	Work Work
 }
 
 // WorkingDevices returns the devices of s that ran GPU work

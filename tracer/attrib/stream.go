@@ -190,6 +190,9 @@ func (s *SourceStream) AddPart(evs []tracer.Event, strs *tracer.Strings, ctxs []
 				}
 				st.KernelNs = addSat(st.KernelNs, d)
 				st.Count++
+				if s.agg.hasWork {
+					st.addWork(e)
+				}
 			}
 		}
 		switch e.Kind {

@@ -239,7 +239,19 @@ func (t *Tracer) push(e *tracer.Event) {
 // returns now (ns) so that back-to-back ops can chain: s = tr.Kernel(a, s)
 // costs one clock read per event instead of two. A start of 0 (Now was
 // called while disabled) records nothing and returns Now().
-func (t *Tracer) Kernel(name NameID, start int64) int64 {
+func (t *Tracer) Kernel(name NameID, start int64) int64 { return t.kernel(name, start, 0) }
+
+// KernelWork is Kernel for a kernel whose work the caller knows: it
+// carries flops (a multiply-add = 2) and bytes (read + written) at fp32
+// in its Value (tracer.PackWork), for the roofline.
+func (t *Tracer) KernelWork(name NameID, start int64, flops, bytes float64) int64 {
+	if !t.enabled.Load() {
+		return 0
+	}
+	return t.kernel(name, start, tracer.PackWork(tracer.Work{Flops: flops, Bytes: bytes, DType: tracer.DTypeFP32, Modelled: true}))
+}
+
+func (t *Tracer) kernel(name NameID, start, value int64) int64 {
 	if !t.enabled.Load() {
 		return 0
 	}
@@ -250,6 +262,7 @@ func (t *Tracer) Kernel(name NameID, start int64) int64 {
 	e := tracer.Event{
 		Start:  start,
 		Dur:    end - start,
+		Value:  value,
 		Name:   tracer.StrID(name),
 		PID:    t.pid,
 		TID:    t.tid,

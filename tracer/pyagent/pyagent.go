@@ -39,7 +39,10 @@ const (
 	// rlktop-kineto-* folder of windows in: rlktop's socket directory,
 	// which rlktop removes however the process ends (os._exit too).
 	EnvKinetoDir = "RLKTOP_KINETO_DIR"
-	EnvAgent     = "RLKTOP_AGENT" // "0": do not start the agent
+	// EnvKinetoShapes "0": the windows record no input shapes
+	// (record_shapes=False), so no FLOPs or bytes; default on.
+	EnvKinetoShapes = "RLKTOP_KINETO_SHAPES"
+	EnvAgent        = "RLKTOP_AGENT" // "0": do not start the agent
 )
 
 // Files returns the agent's files, slash-separated paths relative to the

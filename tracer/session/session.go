@@ -51,6 +51,9 @@ import (
 type Options struct {
 	// Rules classify kernels (nil: attrib.DefaultRules()).
 	Rules *attrib.Rules
+	// Peak, when set, gives each snapshot that carries modelled work its
+	// device limits (Snapshot.Peak, PeakNote), for the roofline.
+	Peak func(*attrib.Snapshot)
 	// Source is shown as the snapshots' Source ("live: <command>").
 	Source string
 	// WindowNs is the span of the "current window" aggregate, ns of trace
@@ -310,6 +313,14 @@ func (s *Session) Snapshot() *State {
 	if in.gpu != nil {
 		st.Cumulative.Ranks = wholeRun(w.ranks, w.rankPIDs, in.runs, st.Steps)
 		st.Cumulative.Steps = procStepRows(st.Steps, in.gpu, w.rankPIDs, in.window.procs, w.ranks)
+	}
+	if p := s.opts.Peak; p != nil {
+		p(st.Cumulative)
+		if st.Window != nil && st.Window.HasWork() {
+			w := *st.Window // shared with earlier States
+			p(&w)
+			st.Window = &w
+		}
 	}
 	if len(st.Warnings) > 0 {
 		// The session's own warnings (the agent's, its windows' imports,

@@ -726,6 +726,13 @@ func (x *exporter) writeEvent(i int) {
 		b = strconv.AppendUint(b, corr, 10)
 	}
 	switch e.Kind {
+	case tracer.KindKernel:
+		if e.Value != 0 {
+			// Its modelled FLOPs and bytes (tracer.PackWork), for
+			// rlktop's importer to read back.
+			arg(kWorkArg)
+			b = strconv.AppendInt(b, e.Value, 10)
+		}
 	case tracer.KindMemcpy, tracer.KindMemset:
 		arg("bytes")
 		b = strconv.AppendInt(b, e.Value, 10)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/opmodel"
 )
 
 func init() {
@@ -120,6 +121,11 @@ func ReadKineto(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 		stream:     opts.stream,
 		parWorkers: parWorkers(opts),
 		parChunk:   opts.chunk,
+		noShapes:   opts.NoShapes,
+		model:      opts.OpModel,
+	}
+	if d.model == nil {
+		d.model = opmodel.Default()
 	}
 	if d.stream != nil {
 		d.stream.start(d, opts)
@@ -172,6 +178,9 @@ type kev struct {
 	hasBytes, hasStream     bool
 	hasDevice               bool
 	nums                    []kNumArg
+	shapes                  kShapeArgs // record_shapes args of a cpu_op (kineto_shapes.go)
+	work                    int64      // a kernel's packed work, as rlktop's export writes it
+	hasWork                 bool
 	bad                     error // first bad ts/dur value: the event is skipped
 }
 
@@ -199,6 +208,8 @@ type kdec struct {
 	cur      []tracer.Event
 	nOut     int    // events added
 	field    string // field being parsed, for truncation errors
+	noShapes bool   // Options.NoShapes
+	model    *opmodel.Model
 
 	kGpuLabel map[int32]int32 // pid → device from process_labels "GPU N"
 	needDev   []int32         // GPU events whose device came from the pid
@@ -741,7 +752,7 @@ func (d *kdec) argsNeeded(w *kwin) bool {
 	cb := w.b[ev.cat.a-w.base : ev.cat.b-w.base]
 	switch string(cb) {
 	case "cpu_op", "python_function", "user_annotation":
-		return false
+		return false // a cpu_op's shapes are found in the skipped args (kineto_shapes.go)
 	}
 	return true
 }
@@ -755,9 +766,12 @@ func (d *kdec) parseArgs(w *kwin, start int64) error {
 		return errKMore
 	}
 	if c != '{' || !d.argsNeeded(w) {
-		_, _, _, _, err := w.value(&d.brackets)
+		kind, a, b, _, err := w.value(&d.brackets)
 		if err != nil && err != errKMore {
 			return d.wrap(err, "args", d.objCtx(true, start))
+		}
+		if err == nil && kind == kvObject && d.wantShapes() {
+			d.ev.shapes.scan(w, a, b)
 		}
 		return err
 	}
@@ -836,6 +850,8 @@ func (d *kdec) parseMembers(w *kwin, start int64, inArgs bool) error {
 				ev.extID, ev.hasExt = kNumUint(kind, val)
 			case "bytes", "Bytes":
 				ev.bytesV, ev.hasBytes = kNumInt(kind, val)
+			case kWorkArg:
+				ev.work, ev.hasWork = kNumInt(kind, val)
 			case "stream":
 				ev.stream, ev.hasStream = kNumInt(kind, val)
 			case "device":
@@ -1178,6 +1194,9 @@ func (d *kdec) record(start int64) error {
 			e.Kind, e.Value = tracer.KindStep, n
 		}
 	}
+	if e.Kind == tracer.KindCPUOp && ev.shapes.any() && !d.noShapes && d.model.Has(name) {
+		d.addCall(&e)
+	}
 	if e.Kind == tracer.KindPython {
 		if m, ok := kModule(name); ok {
 			e.Kind, e.Name = tracer.KindRange, d.t.Strings.InternBytes(m)
@@ -1207,6 +1226,9 @@ func (d *kdec) record(start int64) error {
 	fromPid := e.Kind.IsGPU() && !ev.hasDevice
 	if (e.Kind == tracer.KindMemcpy || e.Kind == tracer.KindMemset) && ev.hasBytes {
 		e.Value = ev.bytesV
+	}
+	if e.Kind == tracer.KindKernel && ev.hasWork {
+		e.Value = ev.work
 	}
 	switch {
 	case ev.hasCorr:

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"runtime"
+
+	"github.com/rlktop/rlktop/tracer/opmodel"
 )
 
 // Reading one large event array on every core.
@@ -74,14 +76,14 @@ func parWorkers(opts Options) int {
 
 // parse parses the chunk's events (run by a worker) into c.evs, which
 // it takes from free when there is one.
-func (c *kparChunk) parse(path string, free chan []kparEvent) {
+func (c *kparChunk) parse(path string, free chan []kparEvent, noShapes bool, model *opmodel.Model) {
 	defer close(c.done)
 	select {
 	case c.evs = <-free:
 	default:
 		c.evs = make([]kparEvent, 0, len(c.buf)/256)
 	}
-	d := &kdec{s: &jscan{buf: c.buf, end: len(c.buf), base: c.base, keep: -1, eof: true}, path: path}
+	d := &kdec{s: &jscan{buf: c.buf, end: len(c.buf), base: c.base, keep: -1, eof: true}, path: path, noShapes: noShapes, model: model}
 	b := c.buf
 	i := 0
 	sepDue := false
@@ -159,7 +161,7 @@ func (d *kdec) eventsParallel(workers int) error {
 	for range max(workers-1, 1) {
 		go func() {
 			for c := range jobs {
-				c.parse(d.path, freeEvs)
+				c.parse(d.path, freeEvs, d.noShapes, d.model)
 			}
 		}()
 	}

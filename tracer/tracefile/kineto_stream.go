@@ -70,6 +70,10 @@ type Window struct {
 	Events   []tracer.Event
 	Strings  *tracer.Strings
 	Contexts []tracer.Context
+	// Shapes: the window's operators recorded shapes, so its kernels
+	// carry modelled work (an aggregator should then count kernels without
+	// it as unmodelled: attrib.SourceStream.ExpectWork).
+	Shapes bool
 }
 
 // OpenStream reads the Kineto trace at path as Open does but hands its
@@ -92,6 +96,7 @@ func OpenStream(path string, opts Options, fn func(w *Window) error) (*tracer.Tr
 	}
 	defer f.Close()
 	ks := &kstream{fn: fn, link: tracer.NewWindowLinker()}
+	ks.work.model = opts.OpModel
 	opts.stream = ks
 	t, err := Read(f, path, size, opts)
 	if ks.err != nil {
@@ -134,6 +139,7 @@ type kstream struct {
 	nestA, nestB tracer.Event // the first partly overlapping pair
 
 	inc  incStream       // the window read in parts, past partWindow events
+	work streamWork      // the window's operator calls (kineto_shapes.go)
 	strs *tracer.Strings // the trace's
 	t    *tracer.Trace   // the trace being read (its header: Rank)
 }
@@ -176,6 +182,7 @@ func (ks *kstream) add(d *kdec, e tracer.Event, fromPid bool) {
 	ks.maxEnd = max(ks.maxEnd, e.Start+max(e.Dur, 0))
 	ks.n++
 	d.nOut++
+	ks.work.take(ks, d, &e)
 	if ks.inc.on {
 		ks.incAdd(d, e)
 		return
@@ -251,10 +258,15 @@ func (ks *kstream) flush(d *kdec) {
 		ks.nested(n, *a, *b)
 	}
 	ks.link.SetStrings(d.t.Strings)
-	if err := ks.link.Window(evs); err != nil {
+	ks.link.SetCalls(ks.work.calls)
+	err := ks.link.Window(evs)
+	ks.link.SetCalls(nil)
+	if err != nil {
 		ks.fail(fmt.Errorf("%s: %v: %w", d.path, err, ErrNotStreamable))
 		return
 	}
+	shapes := len(ks.work.calls) > 1
+	ks.work.assign(d, wt)
 	for i := range evs {
 		switch e := &evs[i]; e.Kind {
 		case tracer.KindStep:
@@ -263,7 +275,7 @@ func (ks *kstream) flush(d *kdec) {
 			ks.gpuWork = true
 		}
 	}
-	w := &Window{Index: ks.link.Windows() - 1, Last: true, After: ks.after, Rank: d.t.Rank, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts()}
+	w := &Window{Index: ks.link.Windows() - 1, Last: true, After: ks.after, Rank: d.t.Rank, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts(), Shapes: shapes}
 	if err := ks.fn(w); err != nil {
 		ks.fail(err)
 	}

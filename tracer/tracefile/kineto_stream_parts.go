@@ -31,6 +31,9 @@ type incStream struct {
 // toParts turns the window held so far into a window read in parts: its
 // events are replayed, then dropped.
 func (ks *kstream) toParts(d *kdec) {
+	if ks.work.refuseParts(ks, d) {
+		return
+	}
 	in := &ks.inc
 	in.on, in.switched, in.index, in.part = true, false, ks.link.Windows(), 0
 	ks.link.SetStrings(d.t.Strings)

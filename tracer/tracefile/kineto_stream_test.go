@@ -75,6 +75,7 @@ func TestOpenStreamEqualsOpen(t *testing.T) {
 			a, b := got[i], whole.Events[i]
 			ca, cb := ctxs[i], whole.Contexts[b.Ctx]
 			a.Ctx, b.Ctx = 0, 0
+			a.Call, b.Call = 0, 0 // per window, as contexts
 			if a != b || ca.Step != cb.Step || ca.StageFrom != cb.StageFrom || !slices.Equal(ca.Ops, cb.Ops) || !slices.Equal(ca.Ranges, cb.Ranges) {
 				t.Fatalf("%s: event %d differs:\nstream %+v %+v\nopen   %+v %+v", name, i, a, ca, b, cb)
 			}
@@ -187,7 +188,7 @@ func testOpenStreamParts(t *testing.T) {
 		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		whole, err := Open(p, Options{})
+		whole, err := Open(p, Options{NoShapes: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +202,7 @@ func testOpenStreamParts(t *testing.T) {
 		var got []tracer.Event
 		var ctxs []tracer.Context
 		windows, parts, part, cpu, lastCtxs := 0, 0, 0, 0, 0
-		st, err := OpenStream(p, Options{}, func(w *Window) error {
+		st, err := OpenStream(p, Options{NoShapes: true}, func(w *Window) error {
 			if w.Index != windows || w.Part != part {
 				t.Errorf("%s: window %d part %d handed out as %d part %d", c.name, windows, part, w.Index, w.Part)
 			}
@@ -245,6 +246,7 @@ func testOpenStreamParts(t *testing.T) {
 			a, b := got[i], want[i]
 			ca, cb := ctxs[i], whole.Contexts[b.Ctx]
 			a.Ctx, b.Ctx = 0, 0
+			a.Call, b.Call = 0, 0 // per window, as contexts
 			if a != b || ca.Step != cb.Step || ca.StageFrom != cb.StageFrom || !slices.Equal(ca.Ops, cb.Ops) || !slices.Equal(ca.Ranges, cb.Ranges) {
 				t.Fatalf("%s: event %d differs:\nstream %+v %+v\nopen   %+v %+v", c.name, i, a, ca, b, cb)
 			}
@@ -283,13 +285,13 @@ func TestOpenStreamPartsNesting(t *testing.T) {
 	if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	whole, err := Open(p, Options{})
+	whole, err := Open(p, Options{NoShapes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	partWindow = 0
 	parts := 0
-	st, err := OpenStream(p, Options{}, func(w *Window) error { parts++; return nil })
+	st, err := OpenStream(p, Options{NoShapes: true}, func(w *Window) error { parts++; return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,12 +317,12 @@ func TestOpenStreamPartsRefusesLateCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	partWindow = 0
-	_, err := OpenStream(p, Options{}, func(w *Window) error { return nil })
+	_, err := OpenStream(p, Options{NoShapes: true}, func(w *Window) error { return nil })
 	if !errors.Is(err, ErrNotStreamable) || !strings.Contains(err.Error(), "comes after launches or GPU ops") {
 		t.Errorf("got %v, want a refusal of the late operator", err)
 	}
 	partWindow = 1 << 18 // held whole: linked with the operator
-	if _, err := OpenStream(p, Options{}, func(w *Window) error { return nil }); err != nil {
+	if _, err := OpenStream(p, Options{NoShapes: true}, func(w *Window) error { return nil }); err != nil {
 		t.Errorf("held whole: %v", err)
 	}
 }
@@ -353,7 +355,7 @@ func TestOpenStreamPartsNestingWide(t *testing.T) {
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	whole, err := Open(p, Options{})
+	whole, err := Open(p, Options{NoShapes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +365,7 @@ func TestOpenStreamPartsNestingWide(t *testing.T) {
 	// The records in memory, then sorted on disk in runs of 50.
 	for _, runRecs := range []int{oldRun, 50} {
 		extsort.RunRecs = runRecs
-		st, err := OpenStream(p, Options{}, func(w *Window) error { return nil })
+		st, err := OpenStream(p, Options{NoShapes: true}, func(w *Window) error { return nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,7 +394,7 @@ func TestOpenStreamPartsNoTempDir(t *testing.T) {
 	}
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
 	partWindow, extsort.RunRecs = 0, 100
-	_, err := OpenStream(p, Options{}, func(w *Window) error { return nil })
+	_, err := OpenStream(p, Options{NoShapes: true}, func(w *Window) error { return nil })
 	if !errors.Is(err, ErrNotStreamable) || !strings.Contains(err.Error(), "TMPDIR") {
 		t.Errorf("got %v, want a refusal naming TMPDIR", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/gzip"
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/opmodel"
 	"github.com/rlktop/rlktop/tracer/steps"
 )
 
@@ -87,6 +88,14 @@ type Options struct {
 	// back (compare's, record's summary): trusted input, read without
 	// the recording event limit, which bounds files of unknown origin.
 	Own bool
+	// OpModel gives kernels the FLOPs and bytes of the operators that
+	// launched them, from the shapes the trace recorded (nil:
+	// opmodel.Default()).
+	OpModel *opmodel.Model
+	// NoShapes ignores the shapes a trace recorded (no operator calls, no
+	// modelled work): a long torch.profiler window with shapes is then
+	// streamed (OpenStream) in parts like one without.
+	NoShapes bool
 
 	stream *kstream // OpenStream's: Kineto events go window by window
 	resync bool     // Open's second reading of a recording with damaged deflate data (resyncGzip)
@@ -261,6 +270,7 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 					t.Warn(fmt.Sprintf("%s: no GPU work: the kernel tables show its CPU operators by self time (%d operator calls)", path, n))
 				}
 			}
+			assignWork(t, opts)
 			return t, nil
 		}
 	}
@@ -300,6 +310,20 @@ func nameWarnings(t *tracer.Trace, path string) {
 			t.Warnings[i] = path + ": " + w
 		}
 	}
+}
+
+// assignWork gives the kernels of a trace with recorded shapes their
+// modelled FLOPs and bytes (opmodel.Model.Assign).
+func assignWork(t *tracer.Trace, opts Options) {
+	if len(t.Calls) < 2 {
+		return
+	}
+	m := opts.OpModel
+	if m == nil {
+		m = opmodel.Default()
+	}
+	m.Assign(t)
+	nameWarnings(t, t.Path)
 }
 
 // finish runs what every importer's trace needs, once, here: the step rule

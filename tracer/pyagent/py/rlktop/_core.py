@@ -518,7 +518,11 @@ class Agent:
         from torch.profiler import ProfilerActivity, profile
 
         acts = [ProfilerActivity.CPU]
-        prof = profile(activities=acts, record_shapes=False, with_stack=False)
+        # Shapes give rlktop the FLOPs and bytes of each operator;
+        # RLKTOP_KINETO_SHAPES=0 turns them off (they cost each operator
+        # call a few µs of bookkeeping inside the window).
+        shapes = os.environ.get("RLKTOP_KINETO_SHAPES", "1") != "0"
+        prof = profile(activities=acts, record_shapes=shapes, with_stack=False)
         prof.__enter__()
         self.window = (prof, n)
 

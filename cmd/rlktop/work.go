@@ -1,0 +1,84 @@
+package main
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/spf13/pflag"
+
+	"github.com/rlktop/rlktop/internal/cpupeak"
+	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/opmodel"
+)
+
+// workFlags are the operator model and device table files of the
+// commands that show modelled work (report, open).
+type workFlags struct {
+	opModel, peaks string
+	noShapes       bool
+}
+
+func (w *workFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&w.opModel, "op-model", "", "TOML file of operator FLOP/byte models layered on the built-in ones (see tracer/opmodel/model.toml)")
+	f.BoolVar(&w.noShapes, "no-shapes", false, "ignore the shapes a trace recorded: no FLOPs, bytes or roofline (a file of one long torch.profiler window with shapes then streams in bounded memory)")
+	f.StringVar(&w.peaks, "device-peaks", "", "TOML file of device peaks (FLOP/s per dtype, bandwidth) tried before the built-in table (see tracer/attrib/devices.toml)")
+}
+
+// load returns the operator model (nil: the built-in one) and device table.
+func (w *workFlags) load() (*opmodel.Model, *attrib.PeakTable, error) {
+	var m *opmodel.Model
+	if w.opModel != "" {
+		var err error
+		if m, err = opmodel.Load(w.opModel); err != nil {
+			return nil, nil, err
+		}
+	}
+	t, err := attrib.LoadPeaks(w.peaks)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, t, nil
+}
+
+// applyPeak sets s's device limits when s carries work: a CPU run's
+// measured here (internal/cpupeak, cached per machine), a GPU's from the
+// table (or why none).
+func applyPeak(s *attrib.Snapshot, t *attrib.PeakTable) {
+	if !s.HasWork() {
+		return
+	}
+	if s.CPUOnly() {
+		s.Peak = cpuPeak()
+		return
+	}
+	if s.Peak, s.PeakNote = t.PeakFor(s); s.Peak == nil && cpuNamed(s) {
+		// A CPU device that lost its vendor on the way (the built-in
+		// loop's recording exported to Chrome JSON and read back).
+		s.Peak, s.PeakNote = cpuPeak(), ""
+	}
+}
+
+// cpuNamed reports whether every device of s that ran work is named as a
+// CPU ("Go CPU (in-process gotrace)").
+func cpuNamed(s *attrib.Snapshot) bool {
+	devs := s.WorkingDevices()
+	for _, d := range devs {
+		if !strings.Contains(strings.ToUpper(d.Name), "CPU") {
+			return false
+		}
+	}
+	return len(devs) > 0
+}
+
+// livePeak sets a live snapshot's device limits (session.Options.Peak).
+func livePeak(s *attrib.Snapshot) { applyPeak(s, attrib.DefaultPeaks()) }
+
+// cpuPeak is this machine's measured CPU peak (measured or read once).
+var cpuPeak = sync.OnceValue(func() *attrib.Peak {
+	r := cpupeak.Get()
+	p := &attrib.Peak{Device: "CPU " + r.Machine, Match: r.Machine, Measured: true, BytesPerS: r.BytesPerS,
+		Source: "measured on this machine at " + r.At + ": " + r.Method}
+	p.FlopsPerS[tracer.DTypeFP32] = r.FlopsPerS
+	return p
+})

@@ -1,0 +1,167 @@
+// Package cpupeak measures this machine's CPU limits for the roofline of
+// CPU runs (the built-in loop, torch.profiler windows without GPU work):
+// a float32 GEMM and a memory copy microbenchmark on every core, about
+// 600 ms together, cached per machine in the user's cache directory
+// (rlktop/cpu-peak.json, keyed by CPU model and core count). The GEMM
+// rate is gonum's (the built-in loop's BLAS), below what a vendor BLAS
+// with wide vector units reaches (PyTorch's OpenBLAS); the figures are
+// labelled "measured" wherever they are shown. A machine busy with other
+// work when it is measured gets low figures: delete the file to measure
+// again.
+package cpupeak
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// Result is one measurement.
+type Result struct {
+	Machine   string  `json:"machine"`     // CPU model name and core count
+	FlopsPerS float64 `json:"flops_per_s"` // float32 GEMM, all cores
+	BytesPerS float64 `json:"bytes_per_s"` // copy: bytes read + written per s, all cores
+	At        string  `json:"measured_at"` // RFC 3339
+	TookMs    int64   `json:"took_ms"`
+	Method    string  `json:"method"`
+}
+
+// machine names this machine for the cache: the CPU model from
+// /proc/cpuinfo (else GOARCH) and GOMAXPROCS.
+func machine() string {
+	model := runtime.GOARCH
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+		f.Close()
+	}
+	return fmt.Sprintf("%s × %d", model, runtime.GOMAXPROCS(0))
+}
+
+// cachePath is the cache file ("" when the user has no cache directory).
+func cachePath() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "rlktop", "cpu-peak.json")
+}
+
+// Get returns this machine's cached measurement, measuring (and caching)
+// it when there is none for this machine. A cache that cannot be written
+// only means the next call measures again.
+func Get() Result {
+	m := machine()
+	p := cachePath()
+	if p != "" {
+		if b, err := os.ReadFile(p); err == nil {
+			var r Result
+			if json.Unmarshal(b, &r) == nil && r.Machine == m && r.Method == method && r.FlopsPerS > 0 && r.BytesPerS > 0 {
+				return r
+			}
+		}
+	}
+	r := Measure()
+	r.Machine = m
+	if p != "" {
+		if b, err := json.MarshalIndent(r, "", "  "); err == nil {
+			_ = os.MkdirAll(filepath.Dir(p), 0o755)
+			tmp := p + ".tmp"
+			if os.WriteFile(tmp, b, 0o644) == nil {
+				_ = os.Rename(tmp, p)
+			}
+		}
+	}
+	return r
+}
+
+// Measure runs the microbenchmarks now: float32 products of 512×512
+// matrices through gonum's Sgemm (2·512³ FLOPs each; the BLAS the
+// built-in loop's tensors run on, which spreads one product over every
+// core) and a 32 MiB copy on every core, about 100 ms each; the best of
+// three rounds is kept.
+func Measure() Result {
+	t0 := time.Now()
+	n := runtime.GOMAXPROCS(0)
+	var fl, by float64
+	for range 3 {
+		fl = max(fl, gemmRate())
+		by = max(by, parallel(n, copyRate))
+	}
+	return Result{FlopsPerS: fl, BytesPerS: by, At: time.Now().UTC().Format(time.RFC3339), TookMs: time.Since(t0).Milliseconds(),
+		Method: method}
+}
+
+// method names the microbenchmarks; a cached result of others is measured again.
+const method = "gonum Sgemm (512×512 float32, all cores) and copy (32 MiB per core)"
+
+func parallel(n int, f func() float64) float64 {
+	var mu sync.Mutex
+	var sum float64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := f()
+			mu.Lock()
+			sum += r
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return sum
+}
+
+const gemmN = 512
+
+var sink float32
+
+// gemmRate returns FLOP/s of repeated 512×512 products for about 100 ms.
+func gemmRate() float64 {
+	a, b, c := make([]float32, gemmN*gemmN), make([]float32, gemmN*gemmN), make([]float32, gemmN*gemmN)
+	for i := range a {
+		a[i], b[i] = float32(i%7)*0.5, float32(i%5)*0.25
+	}
+	var impl gonum.Implementation
+	reps := 0
+	t0 := time.Now()
+	for reps == 0 || time.Since(t0) < 100*time.Millisecond {
+		impl.Sgemm(blas.NoTrans, blas.NoTrans, gemmN, gemmN, gemmN, 1, a, gemmN, b, gemmN, 0, c, gemmN)
+		reps++
+	}
+	sink += c[gemmN+1]
+	return float64(reps) * 2 * gemmN * gemmN * gemmN / time.Since(t0).Seconds()
+}
+
+// copyRate returns bytes read + written per second copying 32 MiB for
+// about 50 ms.
+func copyRate() float64 {
+	const size = 32 << 20
+	src, dst := make([]byte, size), make([]byte, size)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	reps := 0
+	t0 := time.Now()
+	for time.Since(t0) < 50*time.Millisecond {
+		copy(dst, src)
+		reps++
+	}
+	sink += float32(dst[size-1])
+	return float64(reps) * 2 * size / time.Since(t0).Seconds()
+}

@@ -1,0 +1,147 @@
+package attrib
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/rlktop/rlktop/internal/units"
+	"github.com/rlktop/rlktop/tracer/opmodel"
+)
+
+// Findings over modelled work (Snapshot.Work) and the device's limits
+// (Snapshot.Peak); neither fires without both.
+const (
+	// FindRooflineBound: the share of a category's modelled kernel time
+	// spent in memory-bound kernels (each kernel row's roofline bound),
+	// with how far below the memory roof they run.
+	FindRooflineBound = "roofline-bound"
+	// FindMFU: the step's FLOP rate and MFU, and the share of the modelled
+	// kernel time in memory-bound kernels.
+	FindMFU = "mfu"
+)
+
+// memoryBound sums the rows' modelled work and the part of it in
+// memory-bound rows (keep: the rows to count).
+func memoryBound(s *Snapshot, keep func(*KernelRow) bool) (all, mem Work, top []string) {
+	type row struct {
+		i  int
+		ns int64
+	}
+	var rows []row
+	for i := range s.Kernels {
+		k := &s.Kernels[i]
+		if k.Work.Ns <= 0 || !keep(k) {
+			continue
+		}
+		all.add(&k.Work)
+		if RatesOf(k.Work, s.Peak).Bound == BoundMemory {
+			mem.add(&k.Work)
+			rows = append(rows, row{i, k.Work.Ns})
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b row) int { return int(min(max(b.ns-a.ns, -1), 1)) })
+	labels := kernelLabels(s)
+	for _, r := range rows[:min(3, len(rows))] {
+		k := &s.Kernels[r.i]
+		rt := RatesOf(k.Work, s.Peak)
+		top = append(top, fmt.Sprintf("%s %s, %s at %s of the memory roof", labels[r.i], units.Duration(k.Work.Ns), units.SI(rt.BytesPerS, "B/s"), units.Share(rt.OfPeak)))
+	}
+	return all, mem, top
+}
+
+func (r *FindingRule) rooflineBound(s *Snapshot) *Finding {
+	if s.Peak == nil || !s.HasWork() {
+		return nil
+	}
+	all, mem, top := memoryBound(s, func(k *KernelRow) bool { return k.Category == r.Category })
+	if all.Ns <= 0 || mem.Ns <= 0 {
+		return nil
+	}
+	share := float64(mem.Ns) / float64(all.Ns)
+	if share < r.MinShare {
+		return nil
+	}
+	// A rule that names a math fallback fires only on it: a fused kernel
+	// below the ridge (flash at short sequences, bytes being a lower
+	// bound) has no better backend to try.
+	math := r.mathKernels(s)
+	if (r.kernel != nil || r.context != nil) && math == 0 {
+		return nil
+	}
+	mr, ar := RatesOf(mem, s.Peak), RatesOf(all, s.Peak)
+	dt := all.DType()
+	f := &Finding{Share: share, ShareOf: r.Category + " kernel time", Top: top, Numbers: map[string]float64{
+		"memory_bound_ns": float64(mem.Ns), "modelled_ns": float64(all.Ns), "memory_bound_share": share,
+		"of_memory_roof": mr.OfPeak, "bytes": all.Bytes, "flops": all.Flops, "intensity": ar.Intensity,
+		"ridge": s.Peak.Ridge(dt), "bytes_per_s": mr.BytesPerS, "peak_bytes_per_s": s.Peak.BytesPerS,
+	}}
+	f.Evidence = append(f.Evidence,
+		fmt.Sprintf("%s: %.0f%% of its modelled kernel time (%s of %s) in memory-bound kernels, at %s of the memory roof (%s of %s, %s)",
+			r.Category, 100*share, units.Duration(mem.Ns), units.Duration(all.Ns), units.Share(mr.OfPeak),
+			units.SI(mr.BytesPerS, "B/s"), units.SI(s.Peak.BytesPerS, "B/s"), s.Peak.Device),
+		fmt.Sprintf("%s moves %s for %s: %s FLOP/B against the ridge point's %s (%s)", r.Category, units.SI(all.Bytes, "B"),
+			units.SI(all.Flops, "FLOP"), units.Sig3(ar.Intensity), units.Sig3(s.Peak.Ridge(dt)), opmodel.Convention))
+	if math > 0 {
+		f.Numbers["math_ns"] = float64(math)
+		f.Evidence = append(f.Evidence, fmt.Sprintf("the math fallback (%s of it) writes and reads the [batch, heads, T, T] scores that a fused kernel keeps on chip", units.Duration(math)))
+	}
+	return f
+}
+
+// mathKernels is the time of the rule's category's kernels that its
+// kernel / context regexes name as the math fallback (0 without them).
+func (r *FindingRule) mathKernels(s *Snapshot) int64 {
+	if r.kernel == nil && r.context == nil {
+		return 0
+	}
+	var ns int64
+	for i := range s.Kernels {
+		k := &s.Kernels[i]
+		if k.Category != r.Category || (r.fused != nil && (r.fused.MatchString(k.Name) || slices.ContainsFunc(k.Ops, r.fused.MatchString))) {
+			continue
+		}
+		if (r.kernel != nil && (r.kernel.MatchString(k.Name) || r.kernel.MatchString(k.DisplayName))) ||
+			(r.context != nil && (slices.ContainsFunc(k.Ops, r.context.MatchString) || slices.ContainsFunc(k.Ranges, r.context.MatchString))) {
+			ns += k.TotalNs
+		}
+	}
+	return ns
+}
+
+func (r *FindingRule) mfu(s *Snapshot) *Finding {
+	if s.Peak == nil || !s.HasWork() {
+		return nil
+	}
+	all, mem, top := memoryBound(s, func(*KernelRow) bool { return true })
+	if all.Ns <= 0 {
+		return nil
+	}
+	share := float64(mem.Ns) / float64(all.Ns)
+	if share < r.MinShare {
+		return nil
+	}
+	f := &Finding{Share: share, ShareOf: "modelled kernel time", Top: top, Numbers: map[string]float64{
+		"memory_bound_share": share, "flops": s.Work.Flops, "bytes": s.Work.Bytes,
+	}}
+	fm, mfu, n := s.StepWork()
+	var wall int64
+	var fl float64
+	for _, st := range s.Steps { // the steps StepWork counts
+		if st.DurNs > 0 && (st.Work.Ns > 0 || st.Work.UnmodelledNs > 0) {
+			wall += st.DurNs
+			fl += st.Work.Flops
+		}
+	}
+	if n > 0 && wall > 0 {
+		rate := fl / (float64(wall) / 1e9)
+		f.Numbers["flops_per_s"], f.Numbers["mfu"], f.Numbers["flops_median"] = rate, mfu, fm
+		f.Evidence = append(f.Evidence, fmt.Sprintf("the step reaches %s, %s MFU against %s's %s (median of %d steps; %s)",
+			units.SI(rate, "FLOP/s"), units.Share(mfu), s.Peak.Device, units.SI(s.Peak.FlopsFor(s.Work.DType()), "FLOP/s"), n, opmodel.Convention))
+	} else {
+		rt := RatesOf(s.Work, s.Peak)
+		f.Evidence = append(f.Evidence, fmt.Sprintf("the kernels reach %s over their %s, %s of %s's %s (no steps: no MFU)",
+			units.SI(rt.FlopsPerS, "FLOP/s"), units.Duration(all.Ns), units.Share(RatesOf(all, s.Peak).OfPeak), s.Peak.Device, units.SI(s.Peak.FlopsFor(s.Work.DType()), "FLOP/s")))
+	}
+	f.Evidence = append(f.Evidence, fmt.Sprintf("%.0f%% of the modelled kernel time (%s of %s) is in memory-bound kernels", 100*share, units.Duration(mem.Ns), units.Duration(all.Ns)))
+	return f
+}
