@@ -40,6 +40,9 @@ type (
 		StepSpreads          []StepSpreadDoc `json:"step_spreads,omitempty"`
 		CollectivesMatched   int             `json:"collectives_matched,omitempty"`
 		CollectivesUnmatched int             `json:"collectives_unmatched,omitempty"`
+		// Memory: the memory model (memory.go); absent when the input
+		// recorded no allocations.
+		Memory *MemoryDoc `json:"memory,omitempty"`
 	}
 	// SourceDoc is one source (attrib.SourceRow; times ns on its own clock).
 	SourceDoc struct {
@@ -185,6 +188,7 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 		StepRule:    s.StepRule,
 		Dropped:     s.Dropped,
 		Warnings:    append([]string{}, s.Warnings...),
+		Memory:      NewMemoryDoc(s.Memory, 0),
 	}
 	for _, dv := range s.Devices {
 		d.Devices = append(d.Devices, DeviceDoc{ID: dv.ID, Name: dv.Name, Vendor: dv.Vendor, TotalMemory: dv.TotalMemory, ComputeCap: dv.ComputeCap})

@@ -55,6 +55,9 @@ type Snapshot struct {
 	// SummaryOnly: the source had sums but no events (no busy time, steps,
 	// stages or percentiles).
 	SummaryOnly bool
+	// Memory is the memory model (memory.go) of the sources' allocations
+	// and frees; nil when they recorded none.
+	Memory *Memory
 }
 
 // Totals over the whole snapshot.
