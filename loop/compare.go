@@ -156,13 +156,14 @@ func (r *runner) execute(ctx context.Context, rec *os.File) error {
 		src = "compare: " + strings.Join(o.Command, " ")
 	}
 	lo := LiveOptions{
-		Command:     o.Command,
-		Exe:         o.Exe,
-		Flags:       r.startFlags(first),
-		TorchRanges: o.TorchRanges,
-		Untraced:    o.Untraced,
-		Tracer:      o.Tracer,
-		NoAgent:     o.NoAgent,
+		Command:         o.Command,
+		Exe:             o.Exe,
+		Flags:           r.startFlags(first),
+		TorchRanges:     o.TorchRanges,
+		Untraced:        o.Untraced,
+		Tracer:          o.Tracer,
+		NoAgent:         o.NoAgent,
+		NoProfileMemory: o.NoProfileMemory,
 		Session: session.Options{Rules: o.Rules, Source: src, MaxSteps: 1 << 20,
 			WindowNs: int64(time.Second), WindowMaxEvents: 1 << 12},
 		Stdout:     o.Stdout,

@@ -228,7 +228,11 @@ func (r *FindingRule) compile(file string, idx int) error {
 		if r.Group != GroupCategory && r.Group != GroupStage {
 			return fail("group", fmt.Sprintf("%q: use \"category\" or \"stage\"", r.Group))
 		}
-	case FindIdle, FindInvalidOutputs, FindExposedComm, FindStraggler, FindInputBound:
+	case FindIdle, FindInvalidOutputs, FindExposedComm, FindStraggler, FindInputBound, FindMemTemporary, FindMemGrowth:
+	case FindMemPeak:
+		if r.context == nil {
+			return fail("context", "memory-peak needs context (the operator the peak is set inside)")
+		}
 	case FindRecompiles:
 		if r.Warmup < 0 {
 			return fail("warmup", fmt.Sprintf("%d: a number of steps, 0 or more", r.Warmup))
@@ -238,8 +242,9 @@ func (r *FindingRule) compile(file string, idx int) error {
 			return fail("counter", "missing (a counter track name, e.g. \"gpu.mem_util_pct\")")
 		}
 	default:
-		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s, %s, %s, %s, %s or %s)", r.Kind,
-			FindMathAttention, FindDominant, FindIdle, FindCounter, FindCoTenant, FindInvalidOutputs, FindExposedComm, FindStraggler, FindRecompiles, FindInputBound))
+		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s or %s)", r.Kind,
+			FindMathAttention, FindDominant, FindIdle, FindCounter, FindCoTenant, FindInvalidOutputs, FindExposedComm, FindStraggler, FindRecompiles, FindInputBound,
+			FindMemTemporary, FindMemPeak, FindMemGrowth))
 	}
 	if r.MinShare < 0 || r.MinShare > 1 {
 		return fail("min_share", fmt.Sprintf("%g is not a share in [0, 1]", r.MinShare))
@@ -384,6 +389,8 @@ func EvaluateFindings(rules *FindingRules, in FindingInput) []Finding {
 			f = r.exposedComm(s.Ranks)
 		case FindStraggler:
 			f = r.straggler(s.Ranks)
+		case FindMemTemporary, FindMemPeak, FindMemGrowth:
+			f = r.memory(s.Memory, s) // findings_memory.go
 		}
 		if f == nil {
 			continue

@@ -66,7 +66,10 @@ type MemRecord struct {
 	tracer.MemEvent
 	Op    string // see the package rule above; "" none
 	Stage string // innermost range; "" none
-	Step  int64  // -1: in no step window
+	// Ops are the operators open at it, outermost first (shared between
+	// records of one stack: never modified).
+	Ops  []string
+	Step int64 // -1: in no step window
 	// Source is the index of the input (file or process) it came from.
 	Source int
 }
@@ -129,6 +132,7 @@ type MemStep struct {
 // MemAtPeak is what ran when a step reached its peak.
 type MemAtPeak struct {
 	Op    string
+	Ops   []string // operators open at the peak, outermost first (read only)
 	Stage string
 	Live  []MemAlloc // largest first
 }
@@ -154,6 +158,7 @@ type MemAlloc struct {
 	Source  int
 	Device  int32
 	Op      string
+	Ops     []string // the operators open at it, outermost first (shared: read only)
 	Stage   string
 	Step    int64
 	Bytes   int64
@@ -232,9 +237,20 @@ func AttributeMemory(l *tracer.Linker, strs *tracer.Strings, ms []tracer.MemEven
 		out[i] = MemRecord{MemEvent: ms[i], Source: source}
 	}
 	slices.SortStableFunc(out, func(a, b MemRecord) int { return cmp.Compare(a.TS, b.TS) })
+	stacks := map[tracer.CtxID][]string{}
 	for i := range out {
 		r := &out[i]
-		c := &l.Contexts[l.Resolve(r.PID, r.TID, r.TS)]
+		id := l.Resolve(r.PID, r.TID, r.TS)
+		c := &l.Contexts[id]
+		ops, ok := stacks[id]
+		if !ok && len(c.Ops) > 0 {
+			ops = make([]string, len(c.Ops))
+			for j, o := range c.Ops {
+				ops[j] = strs.Get(o)
+			}
+			stacks[id] = ops
+		}
+		r.Ops = ops
 		r.Op = memOpIDs(c.Ops, strs)
 		if len(c.Ranges) > 0 {
 			r.Stage = strs.Get(c.Ranges[len(c.Ranges)-1])
@@ -452,14 +468,14 @@ func BuildMemory(recs []MemRecord, windows []MemStepWindow) *Memory {
 		}
 		a.st.PeakReservedBytes = max(a.st.PeakReservedBytes, 0)
 		if a.peakIdx >= 0 {
-			a.st.AtPeak.Op, a.st.AtPeak.Stage = recs[a.peakIdx].Op, recs[a.peakIdx].Stage
+			a.st.AtPeak.Op, a.st.AtPeak.Ops, a.st.AtPeak.Stage = recs[a.peakIdx].Op, recs[a.peakIdx].Ops, recs[a.peakIdx].Stage
 		}
 	}
 
 	// Allocations, temporaries, operator and stage rows.
 	allocOf := func(i int) MemAlloc {
 		r := &recs[i]
-		al := MemAlloc{Source: r.Source, Device: r.Device, Op: r.Op, Stage: r.Stage, Step: r.Step, Bytes: r.Bytes, StartNs: r.TS, LifetimeNs: -1, FreeStep: -1}
+		al := MemAlloc{Source: r.Source, Device: r.Device, Op: r.Op, Ops: r.Ops, Stage: r.Stage, Step: r.Step, Bytes: r.Bytes, StartNs: r.TS, LifetimeNs: -1, FreeStep: -1}
 		if f := free[i]; f >= 0 {
 			al.LifetimeNs = recs[f].TS - r.TS
 			al.FreedBy = recs[f].Op

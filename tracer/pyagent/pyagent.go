@@ -36,6 +36,9 @@ const (
 	EnvFlags  = "RLKTOP_FLAGS"  // "k=v,k=v": flags in force at start
 	EnvKineto = "RLKTOP_KINETO" // "EVERY:LEN": a torch.profiler window of LEN steps every EVERY steps; "0" off
 	EnvAgent  = "RLKTOP_AGENT"  // "0": do not start the agent
+	// EnvProfileMemory "0" turns torch.profiler's profile_memory off in
+	// the windows (on by default: the memory model's allocations).
+	EnvProfileMemory = "RLKTOP_PROFILE_MEMORY"
 )
 
 // Files returns the agent's files, slash-separated paths relative to the

@@ -141,10 +141,11 @@ type Session struct {
 	// never written again: trimming makes a new array).
 	agent     []tracer.Counter
 	agentStrs *tracer.Strings
-	windows   int    // trace files (agent windows) merged
-	version   uint64 // bumped on every change
-	winVer    uint64 // version the window snapshot was built at
-	forceWin  bool   // rebuild the window at the next Snapshot (Reset)
+	mem       memState // allocations and frees (memory.go)
+	windows   int      // trace files (agent windows) merged
+	version   uint64   // bumped on every change
+	winVer    uint64   // version the window snapshot was built at
+	forceWin  bool     // rebuild the window at the next Snapshot (Reset)
 
 	// Guarded by snapMu (Snapshot runs one at a time, mostly outside mu).
 	snapMu   sync.Mutex
@@ -424,7 +425,18 @@ func (s *Session) Snapshot() *State {
 		ri := s.rec.info()
 		st.Recording = &ri
 	}
+	memRecs, memSteps, memNew := s.memoryInput()
+	memVer := s.mem.ver
+	if w := s.mem.warning(); w != "" {
+		st.Warnings = append(st.Warnings, w)
+	}
 	s.mu.Unlock()
+	if memNew {
+		m := attrib.BuildMemory(memRecs, memSteps)
+		s.mu.Lock()
+		s.mem.model, s.mem.builtAt = m, memVer
+		s.mu.Unlock()
+	}
 	st.Outputs = agentOutputs(agent, agentStrs, st.Steps)
 
 	if rebuild {
@@ -464,6 +476,14 @@ func (s *Session) Snapshot() *State {
 		w := *st.Window
 		w.Devices = devs
 		st.Window = &w
+	}
+	if m := s.memModel(); m != nil {
+		st.Cumulative.Memory = m
+		if st.Window != nil {
+			w := *st.Window
+			w.Memory = m
+			st.Window = &w
+		}
 	}
 	st.Timeline = s.tlSnap
 	// Several processes: each one's numbers over the window; its steps
@@ -608,6 +628,7 @@ func (s *Session) Reset() {
 	s.onePID, s.pidSeen, s.multiPID = 0, false, false
 	s.runs = nil
 	s.agent, s.agentStrs = nil, nil
+	s.mem = memState{}
 	s.forceWin = true
 	s.version++
 }

@@ -460,7 +460,9 @@ class Agent:
         from torch.profiler import ProfilerActivity, profile
 
         acts = [ProfilerActivity.CPU]
-        prof = profile(activities=acts, record_shapes=False, with_stack=False)
+        # profile_memory: the allocations and frees of the window ([memory]
+        # events) for rlktop's memory model; RLKTOP_PROFILE_MEMORY=0 off.
+        prof = profile(activities=acts, record_shapes=False, with_stack=False, profile_memory=_profile_memory())
         prof.__enter__()
         self.window = (prof, n)
 
@@ -613,6 +615,12 @@ def _compare(torch, a, b):
         out["nan_rows"] = 0.0
         out["bitwise"] = 1.0 if torch.equal(a, b) else 0.0
     return out
+
+
+def _profile_memory():
+    """RLKTOP_PROFILE_MEMORY: "0" turns torch.profiler's profile_memory off
+    in the windows (default on)."""
+    return os.environ.get("RLKTOP_PROFILE_MEMORY", "1") != "0"
 
 
 def _kineto_schedule():
