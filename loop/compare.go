@@ -87,6 +87,7 @@ func (r *runner) run(ctx context.Context) (*CompareResult, error) {
 			return nil, fmt.Errorf("compare: reading the session's recording back: %w", err)
 		}
 		profiled = r.addRows(t, armsOut)
+		res.Memory = r.armMemory(t) // compare_memory.go
 		if !r.builtin {
 			r.agentChecks(t, armsOut, res)
 		}

@@ -174,6 +174,7 @@ type MemAlloc struct {
 type MemTemp struct {
 	Device  int32
 	Op      string
+	Ops     []string // the operators open at its first allocation (read only)
 	Stage   string
 	FreedBy string
 	Bytes   int64 // of each
@@ -544,7 +545,7 @@ func BuildMemory(recs []MemRecord, windows []MemStepWindow) *Memory {
 			k := tempKey{r.Device, r.Op, r.Stage, al.FreedBy, r.Bytes}
 			t := temps[k]
 			if t == nil {
-				t = &tempAcc{t: MemTemp{Device: r.Device, Op: r.Op, Stage: r.Stage, FreedBy: al.FreedBy, Bytes: r.Bytes}, steps: map[memStepKey]bool{}}
+				t = &tempAcc{t: MemTemp{Device: r.Device, Op: r.Op, Ops: r.Ops, Stage: r.Stage, FreedBy: al.FreedBy, Bytes: r.Bytes}, steps: map[memStepKey]bool{}}
 				temps[k] = t
 			}
 			t.t.Count++
