@@ -64,3 +64,31 @@ func TestMemoryView(t *testing.T) {
 		}
 	})
 }
+
+// TestTimelineMemoryLane: the memory lane under the lanes of a timeline
+// of memSnapshot's two steps: low before the first allocation, high
+// while the 64 MiB temporary lives, the peak (step 2's) drawn as ▲.
+func TestTimelineMemoryLane(t *testing.T) {
+	tv := views.NewTimeline(styles())
+	tv.SetTimeline(&attrib.Timeline{StartNs: 10e6, EndNs: 30e6, Steps: []attrib.TimelineStep{{Step: 1, StartNs: 10e6, DurNs: 10e6}, {Step: 2, StartNs: 20e6, DurNs: 10e6}}}, nil)
+	tv.SetSnapshot(memSnapshot())
+	tv.SetSize(80, 14)
+	tv.ShowRange(10e6, 20e6)
+	out := render(t, tv.View(), 80, 14)
+	var lane string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "memory") {
+			lane = l
+		}
+	}
+	if lane == "" {
+		t.Fatalf("no memory lane:\n%s", out)
+	}
+	// Levels in eighths of the 165 MiB peak: 164 MiB during step 1's
+	// temporary (▇), 101–102 MiB held between (▅), the peak at step 2's
+	// temporary (▲) after it.
+	i, j := strings.Index(lane, "▇"), strings.Index(lane, "▲")
+	if strings.Count(lane, "▲") != 1 || strings.Count(lane, "▇") != 1 || !strings.Contains(lane, "▅") || i < 0 || j < i {
+		t.Errorf("lane %q: want step 1's temporary ▇, the held ▅, then one peak ▲", lane)
+	}
+}

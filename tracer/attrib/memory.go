@@ -106,7 +106,23 @@ type Memory struct {
 	// Allocations lists single allocations, largest first (at most
 	// MemAllocsKept): the drill-down of an operator.
 	Allocations []MemAlloc
+	// Levels is the level (bytes allocated) after each event, per source
+	// and device in time order; past MemLevelsKept points of one device
+	// they are thinned to the largest of each run (peaks stay): the
+	// Timeline's memory lane.
+	Levels []MemLevel
 }
+
+// MemLevel is the level of one device at a time.
+type MemLevel struct {
+	Source int
+	Device int32
+	TS     int64 // ns
+	Bytes  int64
+}
+
+// MemLevelsKept bounds Memory.Levels per device.
+const MemLevelsKept = 1 << 15
 
 // MemStep is one step on one device.
 type MemStep struct {
@@ -657,7 +673,42 @@ func BuildMemory(recs []MemRecord, windows []MemStepWindow) *Memory {
 	if len(m.Allocations) > MemAllocsKept {
 		m.Allocations = slices.Clip(m.Allocations[:MemAllocsKept])
 	}
+	m.Levels = memLevels(recs, level)
 	return m
+}
+
+// memLevels is each device's level series, thinned to MemLevelsKept
+// points (the largest of each run of n).
+func memLevels(recs []MemRecord, level []int64) []MemLevel {
+	per := map[memDevKey][]MemLevel{}
+	var order []memDevKey
+	for i := range recs {
+		r := &recs[i]
+		k := memDevKey{r.Source, r.PID, r.Device}
+		if per[k] == nil {
+			order = append(order, k)
+		}
+		per[k] = append(per[k], MemLevel{Source: r.Source, Device: r.Device, TS: r.TS, Bytes: level[i]})
+	}
+	var out []MemLevel
+	for _, k := range order {
+		ls := per[k]
+		if n := (len(ls) + MemLevelsKept - 1) / MemLevelsKept; n > 1 {
+			var thin []MemLevel
+			for i := 0; i < len(ls); i += n {
+				best := ls[i]
+				for _, l := range ls[i:min(i+n, len(ls))] {
+					if l.Bytes > best.Bytes {
+						best = l
+					}
+				}
+				thin = append(thin, best)
+			}
+			ls = thin
+		}
+		out = append(out, ls...)
+	}
+	return out
 }
 
 // TemporariesByByteNs returns the temporaries ranked by bytes × lifetime.
