@@ -275,6 +275,9 @@ func writeJSON(w io.Writer, s *attrib.Snapshot, o Options) error {
 		Compiles []attrib.OutputRow `json:"compiles,omitempty"`
 		// InputWait: ns per step waiting in DataLoader next() (one row).
 		InputWait []attrib.OutputRow `json:"input_wait,omitempty"`
+		// MemoryCounters: the agent's per-step allocator counters
+		// (attrib.MemoryCounterPrefix), bytes.
+		MemoryCounters []attrib.OutputRow `json:"memory_counters,omitempty"`
 	}{Doc: d}
 	for _, r := range o.Outputs {
 		switch r.Kind {
@@ -284,6 +287,8 @@ func writeJSON(w io.Writer, s *attrib.Snapshot, o Options) error {
 			out.Compiles = append(out.Compiles, r)
 		case "input":
 			out.InputWait = append(out.InputWait, r)
+		case "memory":
+			out.MemoryCounters = append(out.MemoryCounters, r)
 		default:
 			out.Checks = append(out.Checks, r)
 		}

@@ -78,3 +78,17 @@ func TestBuildMemoryHand(t *testing.T) {
 		t.Errorf("live at step 1's peak %+v", live)
 	}
 }
+
+// TestOutputsMemoryCounters: the agent's per-step allocator counters
+// become Outputs rows of kind memory, one per track, per step.
+func TestOutputsMemoryCounters(t *testing.T) {
+	tr := tracer.NewTrace("rlktop", "")
+	for s := int64(1); s <= 2; s++ {
+		tr.Events = append(tr.Events, tracer.Event{Kind: tracer.KindStep, Start: s * 100, Dur: 100, Value: s})
+		tr.Counters = append(tr.Counters, tracer.Counter{TS: s*100 + 99, Name: tr.Strings.Intern("memory.gpu0.peak_allocated_bytes"), Value: float64(s << 20)})
+	}
+	rows := Outputs(tr)
+	if len(rows) != 1 || rows[0].Kind != "memory" || rows[0].Name != "gpu0.peak_allocated_bytes" || rows[0].Steps != 2 || rows[0].Max != 2<<20 || rows[0].First != 1<<20 {
+		t.Errorf("rows %+v", rows)
+	}
+}

@@ -642,7 +642,7 @@ const maxAgentSamples = 1 << 16
 // "check.NAME.rows", attrib.CompileFramesCounter, attrib.InputWaitCounter).
 func isAgentOutput(name string) bool {
 	return strings.HasPrefix(name, "metric.") || (strings.HasPrefix(name, "check.") && strings.HasSuffix(name, ".rows")) ||
-		name == attrib.CompileFramesCounter || name == attrib.InputWaitCounter
+		name == attrib.CompileFramesCounter || name == attrib.InputWaitCounter || strings.HasPrefix(name, attrib.MemoryCounterPrefix)
 }
 
 // agentOutputs summarises agent output samples (names in strs) over
