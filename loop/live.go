@@ -512,6 +512,7 @@ func (l *Live) Finish(exit int) {
 	rec.Finish(exit)
 	m := rec.Meta()
 	l.mu.Unlock()
+	maps.Copy(m, memoryMeta(l.Session.Snapshot().Cumulative.Memory)) // live_memory.go
 	l.Session.Meta(metaKV(m))
 }
 

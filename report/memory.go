@@ -69,6 +69,7 @@ type (
 		PeakAllocatedBytes int64   `json:"peak_allocated_bytes"`
 		PeakReservedBytes  int64   `json:"peak_reserved_bytes"`
 		GrowthBytesPerStep float64 `json:"growth_bytes_per_step"`
+		StepPairs          int     `json:"step_pairs"`
 		RisingSteps        int     `json:"rising_steps"`
 		FragmentationBytes int64   `json:"fragmentation_bytes"`
 	}
@@ -119,7 +120,7 @@ func NewMemoryDoc(m *attrib.Memory, topN int) *MemoryDoc {
 	}
 	for _, v := range m.Devices {
 		d.Devices = append(d.Devices, MemDeviceDoc{Source: v.Source, Device: v.Device, Steps: v.Steps, PeakAllocatedBytes: v.PeakAllocatedBytes,
-			PeakReservedBytes: v.PeakReservedBytes, GrowthBytesPerStep: v.GrowthBytesPerStep, RisingSteps: v.RisingSteps, FragmentationBytes: v.FragmentationBytes})
+			PeakReservedBytes: v.PeakReservedBytes, GrowthBytesPerStep: v.GrowthBytesPerStep, StepPairs: v.StepPairs, RisingSteps: v.RisingSteps, FragmentationBytes: v.FragmentationBytes})
 	}
 	for _, t := range top(m.Temporaries, topN) {
 		d.Temporaries = append(d.Temporaries, MemTempDoc{Device: t.Device, Operator: t.Op, Stage: t.Stage, FreedBy: t.FreedBy, Bytes: t.Bytes,
@@ -241,8 +242,8 @@ func memDeviceLines(m *attrib.Memory) []string {
 	var out []string
 	for _, d := range m.Devices {
 		l := fmt.Sprintf("%s: peak %s allocated, %s reserved over %s", MemDevice(d.Device), units.Bytes(d.PeakAllocatedBytes), units.Bytes(d.PeakReservedBytes), plural(d.Steps, "step"))
-		if d.Steps > 1 {
-			l += fmt.Sprintf("; held at step end grows %s a step (%d of %d steps rising)", SignedBytes(int64(d.GrowthBytesPerStep)), d.RisingSteps, d.Steps-1)
+		if d.StepPairs > 0 {
+			l += fmt.Sprintf("; held at step end grows %s a step (rising in %d of %d pairs of consecutive steps)", SignedBytes(int64(d.GrowthBytesPerStep)), d.RisingSteps, d.StepPairs)
 		}
 		if d.FragmentationBytes > 0 {
 			l += fmt.Sprintf("; reserved minus allocated up to %s", units.Bytes(d.FragmentationBytes))

@@ -155,7 +155,7 @@ func (v *Memory) View() string {
 	var lines []string
 	for _, d := range v.m.Devices {
 		l := fmt.Sprintf("%-6s peak %s allocated · %s reserved", deviceLabel(d.Device), FormatBytes(d.PeakAllocatedBytes), FormatBytes(d.PeakReservedBytes))
-		if d.Steps > 1 {
+		if d.StepPairs > 0 {
 			g := int64(d.GrowthBytesPerStep)
 			sign := "+"
 			if g < 0 {

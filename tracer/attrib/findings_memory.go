@@ -152,15 +152,15 @@ func (r *FindingRule) memPeak(m *Memory) *Finding {
 
 func (r *FindingRule) memGrowth(m *Memory) *Finding {
 	for _, d := range m.Devices {
-		if d.Steps < 3 || d.GrowthBytesPerStep < r.Threshold || float64(d.RisingSteps) < r.MinShare*float64(d.Steps-1) {
+		if d.StepPairs < 2 || d.GrowthBytesPerStep < r.Threshold || float64(d.RisingSteps) < r.MinShare*float64(d.StepPairs) {
 			continue
 		}
-		share := float64(d.RisingSteps) / float64(d.Steps-1)
+		share := float64(d.RisingSteps) / float64(d.StepPairs)
 		f := &Finding{Share: share, ShareOf: "steps", Numbers: map[string]float64{
-			"growth_bytes_per_step": d.GrowthBytesPerStep, "steps": float64(d.Steps), "rising_steps": float64(d.RisingSteps), "device": float64(d.Device),
+			"growth_bytes_per_step": d.GrowthBytesPerStep, "steps": float64(d.Steps), "rising_steps": float64(d.RisingSteps), "step_pairs": float64(d.StepPairs), "device": float64(d.Device),
 		}}
-		f.Evidence = append(f.Evidence, fmt.Sprintf("memory held at step end grows %s a step on %s (%d of %d steps rising)",
-			units.Bytes(int64(d.GrowthBytesPerStep)), memDeviceName(d.Device), d.RisingSteps, d.Steps-1))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("memory held at step end grows %s a step on %s (rising in %d of %d pairs of consecutive steps)",
+			units.Bytes(int64(d.GrowthBytesPerStep)), memDeviceName(d.Device), d.RisingSteps, d.StepPairs))
 		held := slices.Clone(m.Operators)
 		slices.SortStableFunc(held, func(a, b MemOpRow) int { return cmp.Compare(b.HeldBytes, a.HeldBytes) })
 		for _, o := range held {

@@ -45,8 +45,12 @@ import (
 //   - Held at step end: an allocation of step s not freed by the end of s
 //     (freed later, or never). Step HeldBytes: the level after the
 //     device's last event before the step ends.
-//   - Growth per step: (HeldBytes of the last step − of the first) / (steps
-//     − 1), per device over the steps with memory events, in step order.
+//   - Growth per step: the mean of HeldBytes(s+1) − HeldBytes(s) over the
+//     pairs of consecutive steps s, s+1 that both have memory events on the
+//     device. Only such pairs: a torch.profiler window's host totals count
+//     only the blocks it saw allocated, so a block freed between windows
+//     never leaves them, and steps of different windows cannot be
+//     compared.
 
 // MemHelperOps are operators that only allocate for the operator that
 // calls them; allocations made inside them belong to the caller.
@@ -160,9 +164,12 @@ type MemDevice struct {
 	Steps              int
 	PeakAllocatedBytes int64 // over all steps
 	PeakReservedBytes  int64
-	// GrowthBytesPerStep: how much HeldBytes grows a step (see the rule);
-	// RisingSteps: steps whose HeldBytes is above the previous step's.
+	// GrowthBytesPerStep: how much HeldBytes grows a step, the mean over
+	// StepPairs, the pairs of consecutive step numbers both with memory
+	// events (see the rule); RisingSteps: the pairs whose second step
+	// holds more.
 	GrowthBytesPerStep float64
+	StepPairs          int
 	RisingSteps        int
 	// FragmentationBytes: the largest reserved minus allocated at a step's
 	// end.
@@ -616,8 +623,8 @@ func BuildMemory(recs []MemRecord, windows []MemStepWindow) *Memory {
 	})
 	devs := map[[2]int]*MemDevice{}
 	var devOrder [][2]int
-	prevHeld := map[[2]int]int64{}
-	firstHeld := map[[2]int]int64{}
+	prev := map[[2]int]MemStep{}
+	growth := map[[2]int]int64{}
 	for _, s := range m.Steps {
 		k := [2]int{s.Source, int(s.Device)}
 		d := devs[k]
@@ -625,11 +632,14 @@ func BuildMemory(recs []MemRecord, windows []MemStepWindow) *Memory {
 			d = &MemDevice{Source: s.Source, Device: s.Device}
 			devs[k] = d
 			devOrder = append(devOrder, k)
-			firstHeld[k] = s.HeldBytes
-		} else if s.HeldBytes > prevHeld[k] {
-			d.RisingSteps++
+		} else if p := prev[k]; p.Step+1 == s.Step {
+			d.StepPairs++
+			growth[k] += s.HeldBytes - p.HeldBytes
+			if s.HeldBytes > p.HeldBytes {
+				d.RisingSteps++
+			}
 		}
-		prevHeld[k] = s.HeldBytes
+		prev[k] = s
 		d.Steps++
 		d.PeakAllocatedBytes = max(d.PeakAllocatedBytes, s.PeakAllocatedBytes)
 		d.PeakReservedBytes = max(d.PeakReservedBytes, s.PeakReservedBytes)
@@ -639,8 +649,8 @@ func BuildMemory(recs []MemRecord, windows []MemStepWindow) *Memory {
 	}
 	for _, k := range devOrder {
 		d := devs[k]
-		if d.Steps > 1 {
-			d.GrowthBytesPerStep = float64(prevHeld[k]-firstHeld[k]) / float64(d.Steps-1)
+		if d.StepPairs > 0 {
+			d.GrowthBytesPerStep = float64(growth[k]) / float64(d.StepPairs)
 		}
 		m.Devices = append(m.Devices, *d)
 	}

@@ -71,7 +71,7 @@ func TestBuildMemoryHand(t *testing.T) {
 	}
 	d := m.Devices[0]
 	// (2 MiB − 1 KiB − (1 MiB − 1 KiB)) / 2 = 512 KiB a step.
-	if d.Steps != 3 || d.GrowthBytesPerStep != 512*Ki || d.RisingSteps != 1 {
+	if d.Steps != 3 || d.GrowthBytesPerStep != 512*Ki || d.RisingSteps != 1 || d.StepPairs != 2 {
 		t.Errorf("device %+v", d)
 	}
 	if live := m.Steps[0].AtPeak.Live; len(live) != 1 || live[0].Bytes != 64*Mi {
@@ -90,5 +90,26 @@ func TestOutputsMemoryCounters(t *testing.T) {
 	rows := Outputs(tr)
 	if len(rows) != 1 || rows[0].Kind != "memory" || rows[0].Name != "gpu0.peak_allocated_bytes" || rows[0].Steps != 2 || rows[0].Max != 2<<20 || rows[0].First != 1<<20 {
 		t.Errorf("rows %+v", rows)
+	}
+}
+
+// TestMemoryGrowthConsecutiveOnly: steps 2, 3 and 12, 13 (two profiled
+// windows of two steps): held bytes 1, 1, 5, 5 MiB; the jump between
+// windows (a host block freed outside them never leaves the profiler's
+// total) is not growth: two pairs, no growth.
+func TestMemoryGrowthConsecutiveOnly(t *testing.T) {
+	var recs []MemRecord
+	var wins []MemStepWindow
+	for i, s := range []int64{2, 3, 12, 13} {
+		level := int64(1 << 20)
+		if i >= 2 {
+			level = 5 << 20
+		}
+		wins = append(wins, MemStepWindow{PID: 1, Step: s, StartNs: s * 100, EndNs: s*100 + 100})
+		recs = append(recs, MemRecord{MemEvent: tracer.MemEvent{TS: s*100 + 10, Bytes: 8, Addr: uint64(s), Allocated: level, Device: -1, PID: 1}, Step: s})
+	}
+	d := BuildMemory(recs, wins).Devices[0]
+	if d.StepPairs != 2 || d.GrowthBytesPerStep != 0 || d.RisingSteps != 0 {
+		t.Errorf("%+v: want 2 pairs, no growth", d)
 	}
 }
