@@ -122,3 +122,28 @@ func (d *Decoder) memory(sink Sink, f *Frame) error {
 	}
 	return ms.Memory(d.ms)
 }
+
+// maxQueuedMemory bounds the bytes of frames an AsyncSender holds for
+// sending (Memory's are queued with them); past it Memory drops.
+const maxQueuedMemory = 8 << 20
+
+// Memory queues ms as Memory frames for the writer and returns true, or
+// drops them (returns false) when the sender is ending, broken or already
+// holds maxQueuedMemory bytes of frames: like Send, it never waits on I/O.
+func (s *AsyncSender) Memory(ms []tracer.MemEvent) bool {
+	if len(ms) == 0 {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ending || s.err.Load() != nil || len(s.prio) > maxQueuedMemory {
+		return false
+	}
+	for len(ms) > 0 {
+		n := min(len(ms), maxEventsPerFrame)
+		s.queueFrame(TypeMemory, 0, AppendMemory(nil, ms[:n]))
+		ms = ms[n:]
+	}
+	s.signal()
+	return true
+}
