@@ -157,8 +157,8 @@ func drain() {
 // source is the pump's view of the C layer (rlk.c) and the decoder.
 type source struct {
 	dec  *cupti.Decoder
-	b    *C.rlk_batch   // its own allocation: cgo checks the whole object a pointer argument points into
-	last C.rlk_counters // counters last sent
+	b    *C.rlk_batch      // its own allocation: cgo checks the whole object a pointer argument points into
+	last C.rlk_counters    // counters last sent
 	mem  []tracer.MemEvent // MEMORY2 records not yet taken (TakeMemory)
 }
 
