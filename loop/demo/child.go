@@ -103,6 +103,7 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 			return
 		}
 		tr.Drain(func(b []tracer.Event) { relay.Send(tr.Names(relay.Known()), b) })
+		s.Memory(tr.TakeMemory())
 		// gotrace's own drops (ring full) join the sender's in Drops frames.
 		if d := tr.Dropped(); d > reportedDrops {
 			s.AddDropped(d - reportedDrops)

@@ -17,6 +17,7 @@ const maxMemRecords = 1 << 19
 // arrived (the kernels' rule: the operators and stage open on its thread,
 // the step of its process), and the model built from them.
 type memState struct {
+	pending []tracer.MemEvent  // a tracer's records waiting for their step (conn.Memory)
 	recs    []attrib.MemRecord // appended; trimming makes a new array
 	dropped int
 	model   *attrib.Memory // built at modelVer
@@ -83,13 +84,44 @@ func (s *Session) memModel() *attrib.Memory {
 }
 
 // Memory takes a child's Memory frame (wire.MemorySink): the allocation
-// records of a tracer. They are resolved on arrival, so an operator or
-// range that ends after them (sources send intervals when they end) is
-// not seen yet: their stage is known only when it was already closed.
+// records of a tracer (CUPTI, rocprofiler-sdk, the built-in loop).
+// Sources send an interval when it ends, so the ranges around an
+// allocation arrive after it: the records wait, as GPU work does, until
+// a step of their process has ended after them (resolveMemory, from
+// ingest), or the process disconnects, or more than maxMemPending wait.
 func (c *conn) Memory(ms []tracer.MemEvent) error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.addMemory(ms)
+	s.mem.pending = append(s.mem.pending, ms...)
+	if len(s.mem.pending) > maxMemPending {
+		s.resolveMemory(-1, true)
+	}
 	return nil
+}
+
+// maxMemPending bounds the memory records waiting for their step.
+const maxMemPending = 1 << 16
+
+// resolveMemory resolves and adds the pending records of process pid
+// (-1: every process) whose time a step of their process has ended after,
+// or all of them with force. Called with s.mu held.
+func (s *Session) resolveMemory(pid int32, force bool) {
+	if len(s.mem.pending) == 0 {
+		return
+	}
+	var ready, keep []tracer.MemEvent
+	for _, m := range s.mem.pending {
+		p := s.link.procs[m.PID]
+		switch {
+		case pid >= 0 && m.PID != pid:
+			keep = append(keep, m)
+		case force || (p != nil && p.hasStep && p.stepEnd > m.TS):
+			ready = append(ready, m)
+		default:
+			keep = append(keep, m)
+		}
+	}
+	s.mem.pending = keep
+	s.addMemory(ready)
 }

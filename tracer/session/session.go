@@ -282,6 +282,7 @@ func (s *Session) ingest(c *conn, evs []tracer.Event) {
 		s.link.add(e, now)
 	}
 	s.link.endBatch()
+	s.resolveMemory(-1, false) // memory.go
 	c.info.Events += uint64(len(evs))
 	s.events += uint64(len(evs))
 	s.version++
