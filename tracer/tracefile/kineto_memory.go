@@ -1,6 +1,10 @@
 package tracefile
 
-import "github.com/rlktop/rlktop/tracer"
+import (
+	"strconv"
+
+	"github.com/rlktop/rlktop/tracer"
+)
 
 // kMemArgs holds the args of a torch.profiler `[memory]` instant event
 // (profile_memory=True) that the importer reads besides Bytes (kev.bytesV):
@@ -68,4 +72,42 @@ func (d *kdec) memory(name []byte, e *tracer.Event) bool {
 	}
 	d.t.Memory = append(d.t.Memory, me)
 	return true
+}
+
+// writeMemory writes m as torch.profiler writes its memory events (an
+// "i" event named "[memory]", cat cpu_instant_event, with Bytes, Addr,
+// Total Allocated, Total Reserved, Device Type 0 host / 1 device, Device
+// Id), so that reading the export back gives the same Trace.Memory.
+// Unknown totals (-1) are left out.
+func (x *exporter) writeMemory(m *tracer.MemEvent) {
+	x.sep()
+	b := append(x.buf, `{"ph":"i","s":"t","cat":"cpu_instant_event","name":"[memory]","pid":`...)
+	b = strconv.AppendInt(b, x.cpuPID(m.PID), 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, int64(m.TID), 10)
+	b = append(b, `,"ts":`...)
+	b = AppendMicros(b, m.TS)
+	b = append(b, `,"args":{"Bytes":`...)
+	b = strconv.AppendInt(b, m.Bytes, 10)
+	b = append(b, `,"Addr":`...)
+	b = strconv.AppendUint(b, m.Addr, 10)
+	if m.Allocated >= 0 {
+		b = append(b, `,"Total Allocated":`...)
+		b = strconv.AppendInt(b, m.Allocated, 10)
+	}
+	if m.Reserved >= 0 {
+		b = append(b, `,"Total Reserved":`...)
+		b = strconv.AppendInt(b, m.Reserved, 10)
+	}
+	typ := 1
+	if m.Device < 0 {
+		typ = 0
+	}
+	b = append(b, `,"Device Type":`...)
+	b = strconv.AppendInt(b, int64(typ), 10)
+	b = append(b, `,"Device Id":`...)
+	b = strconv.AppendInt(b, int64(m.Device), 10)
+	b = append(b, "}}"...)
+	x.buf = b
+	x.flushIfBig()
 }
