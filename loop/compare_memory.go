@@ -70,7 +70,11 @@ func armMemoryOf(am *livestate.ArmMemory, m *attrib.Memory, rules *attrib.Rules)
 	}
 	cats := map[string]*livestate.ArmMemCategory{}
 	for _, t := range m.Temporaries { // largest first
-		cat := rules.Classify(tracer.KindKernel, t.Op, t.Ops)
+		l := attrib.Launch{Ops: t.Ops}
+		if t.Stage != "" {
+			l.Ranges = []string{t.Stage}
+		}
+		cat := rules.Classify(tracer.KindKernel, t.Op, l)
 		c := cats[cat]
 		if c == nil {
 			c = &livestate.ArmMemCategory{Category: cat, LargestBytes: t.Bytes, LargestOperator: t.Op}

@@ -260,7 +260,7 @@ func writeMemory(w io.Writer, s *attrib.Snapshot, o Options) error {
 	m := s.Memory
 	if o.Format == "csv" {
 		if m == nil {
-			return fmt.Errorf("%w: %s", ErrOption, NoMemoryText)
+			m = &attrib.Memory{} // the header, no rows: as other views without rows
 		}
 		_, _, ops := memGrids(m, false, o.Top)
 		ops = escapeGrid(ops)
