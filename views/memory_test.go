@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/views"
 )
 
@@ -90,5 +91,30 @@ func TestTimelineMemoryLane(t *testing.T) {
 	i, j := strings.Index(lane, "▇"), strings.Index(lane, "▲")
 	if strings.Count(lane, "▲") != 1 || strings.Count(lane, "▇") != 1 || !strings.Contains(lane, "▅") || i < 0 || j < i {
 		t.Errorf("lane %q: want step 1's temporary ▇, the held ▅, then one peak ▲", lane)
+	}
+}
+
+// TestCompareMemoryLines: a finished comparison with memory per arm says
+// each arm's peak, temporaries per step and its largest attention
+// temporary (the math arm's 32 MiB scores, the flash arm's 128 KiB).
+func TestCompareMemoryLines(t *testing.T) {
+	r := explainFixture()
+	r.Memory = []livestate.ArmMemory{
+		{Arm: "sdpa=math", Steps: 2, PeakAllocatedBytes: 74 << 20, TempBytesPerStep: 76 << 20,
+			Categories: []livestate.ArmMemCategory{{Category: "attention", TempBytesPerStep: 76 << 20, LargestBytes: 32 << 20, LargestOperator: "aten::bmm"}}},
+		{Arm: "sdpa=flash", Steps: 2, PeakAllocatedBytes: 6 << 20, TempBytesPerStep: 128 << 10,
+			Categories: []livestate.ArmMemCategory{{Category: "attention", TempBytesPerStep: 128 << 10, LargestBytes: 128 << 10, LargestOperator: "aten::_scaled_dot_product_flash_attention_for_cpu"}}},
+	}
+	v := views.NewCompare(styles())
+	v.SetSize(160, 60)
+	v.SetState(views.CompareState{Phase: views.CompareDone, What: "sdpa: math vs flash", Flag: "sdpa", Result: r})
+	out := render(t, v.View(), 160, 60)
+	for _, want := range []string{
+		"memory sdpa=math   : peak 74.0 MiB · temporaries 76.0 MiB/step · attention largest 32.0 MiB (aten::bmm)",
+		"memory sdpa=flash  : peak 6.0 MiB · temporaries 128.0 KiB/step · attention largest 128.0 KiB (aten::_scaled_dot_product_flash_attention_for_cpu)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no line %q in\n%s", want, out)
+		}
 	}
 }
