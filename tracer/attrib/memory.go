@@ -315,7 +315,11 @@ func MemoryOf(traces []*tracer.Trace) *Memory {
 	var steps []MemStepWindow
 	for i, t := range traces {
 		r, s := TraceMemory(t, i)
-		recs = append(recs, r...)
+		if recs == nil {
+			recs = r // one source: no copy
+		} else {
+			recs = append(recs, r...)
+		}
 		steps = append(steps, s...)
 	}
 	if len(recs) == 0 {
@@ -352,10 +356,11 @@ type memLive struct {
 // BuildMemory computes the model from attributed records (any order;
 // sorted here by time, stably) and the sources' step windows.
 func BuildMemory(recs []MemRecord, windows []MemStepWindow) *Memory {
-	recs = slices.Clone(recs)
-	slices.SortStableFunc(recs, func(a, b MemRecord) int {
-		return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.TS, b.TS))
-	})
+	byTime := func(a, b MemRecord) int { return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.TS, b.TS)) }
+	if !slices.IsSortedFunc(recs, byTime) { // sorted already (files, the session): not copied
+		recs = slices.Clone(recs)
+		slices.SortStableFunc(recs, byTime)
+	}
 	m := &Memory{Events: len(recs)}
 	// Step ends per (source, pid, step): the latest end of its windows.
 	type spKey struct {
