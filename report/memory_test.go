@@ -12,6 +12,7 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/tracefile"
+	"github.com/rlktop/rlktop/views/viewstest"
 )
 
 // TestMemorySharedTraces: the two shared traces with torch.profiler
@@ -54,28 +55,10 @@ func TestMemorySharedTraces(t *testing.T) {
 	}
 }
 
-// memSnap is a hand-made run on gpu 0: two steps of 10 ms, each with a
-// 64 MiB temporary of aten::index in stage policy_head freed by aten::sum
-// 0.3 ms later, and 1 MiB of aten::zeros held across steps; 100 MiB held
-// before (the allocator's totals given).
+// memSnap is the hand snapshot with viewstest.Memory's model.
 func memSnap() *attrib.Snapshot {
-	var recs []attrib.MemRecord
-	var wins []attrib.MemStepWindow
-	level := int64(100 << 20)
-	for s := int64(1); s <= 2; s++ {
-		t0 := s * 10e6
-		wins = append(wins, attrib.MemStepWindow{PID: 1, Step: s, StartNs: t0, EndNs: t0 + 10e6})
-		add := func(ts, bytes int64, addr uint64, op, stage string) {
-			level += bytes
-			recs = append(recs, attrib.MemRecord{MemEvent: tracer.MemEvent{TS: ts, Bytes: bytes, Addr: addr, Allocated: level, Reserved: 256 << 20, PID: 1, Device: 0},
-				Op: op, Ops: []string{op}, Stage: stage, Step: s})
-		}
-		add(t0+1e6, 64<<20, 0x1000, "aten::index", "policy_head")
-		add(t0+1.3e6, -(64 << 20), 0x1000, "aten::sum", "policy_head")
-		add(t0+2e6, 1<<20, uint64(0x9000+s), "aten::zeros", "rollout")
-	}
 	s := snap()
-	s.Memory = attrib.BuildMemory(recs, wins)
+	s.Memory = viewstest.Memory()
 	return s
 }
 
@@ -91,20 +74,7 @@ func TestMemoryGolden(t *testing.T) {
 			if err := Write(&b, memSnap(), Options{By: ByMemory, Format: f, Top: -1}); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", name)
-			if *update {
-				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if !bytes.Equal(b.Bytes(), want) {
-				t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, b.String(), want)
-			}
+			checkGolden(t, name, b.Bytes())
 		})
 	}
 }

@@ -262,6 +262,22 @@ static void mline(const char *kind, const char *name, uint64_t start, uint64_t e
  * number of records placed. */
 static uint64_t mem_records; /* MEMORY2 records placed (fake_summary) */
 
+/* put_memory places one MEMORY2 record (an allocation or a release) on
+ * stream 0, now, for device 0 of this process. Called with mu held. */
+static void put_memory(CUpti_ActivityMemoryOperationType op, uint64_t addr, uint64_t bytes) {
+	CUpti_ActivityMemory3 *mr = reserve(0, sizeof *mr);
+	if (!mr) return;
+	mr->kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+	mr->memoryOperationType = op;
+	mr->memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	mr->address = addr;
+	mr->bytes = bytes;
+	mr->timestamp = mono() + FAKE_OFFSET_NS;
+	mr->processId = (uint32_t)getpid();
+	mr->deviceId = 0;
+	mem_records++;
+}
+
 int fake_round(int step, int nkernels, int markers) {
 	pthread_mutex_lock(&mu);
 	uint32_t tid = (uint32_t)pthread_self();
@@ -303,18 +319,7 @@ int fake_round(int step, int nkernels, int markers) {
 	static int mem_env = -1;
 	if (mem_env < 0) mem_env = getenv("FAKE_MEMORY") && !strcmp(getenv("FAKE_MEMORY"), "1");
 	int mem_on = mem_env && ((enabled_mask >> CUPTI_ACTIVITY_KIND_MEMORY2) & 1);
-	CUpti_ActivityMemory3 *mr;
-	if (mem_on && (mr = reserve(0, sizeof *mr))) {
-		mr->kind = CUPTI_ACTIVITY_KIND_MEMORY2;
-		mr->memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
-		mr->memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-		mr->address = mem_addr;
-		mr->bytes = mem_bytes;
-		mr->timestamp = mono() + FAKE_OFFSET_NS;
-		mr->processId = (uint32_t)getpid();
-		mr->deviceId = 0;
-		mem_records++;
-	}
+	if (mem_on) put_memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, mem_addr, mem_bytes);
 	for (int k = 0; k < nkernels; k++) {
 		uint32_t corr = next_corr++;
 		uint64_t a0 = mono() + FAKE_OFFSET_NS, a1 = a0 + 3000 + (uint64_t)k * 10;
@@ -406,17 +411,7 @@ int fake_round(int step, int nkernels, int markers) {
 			mline("memcpy", "Memcpy HtoD (Pinned -> Device)", c0, c1, corr, (uint32_t)-1, 0, 7, c->bytes);
 		}
 	}
-	if (mem_on && (mr = reserve(0, sizeof *mr))) {
-		mr->kind = CUPTI_ACTIVITY_KIND_MEMORY2;
-		mr->memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
-		mr->memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-		mr->address = mem_addr;
-		mr->bytes = mem_bytes;
-		mr->timestamp = mono() + FAKE_OFFSET_NS;
-		mr->processId = (uint32_t)getpid();
-		mr->deviceId = 0;
-		mem_records++;
-	}
+	if (mem_on) put_memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, mem_addr, mem_bytes);
 	uint64_t t_fwd_end = mono() + FAKE_OFFSET_NS;
 	if (ok_fwd && (m = reserve(0, sizeof *m))) {
 		m->kind = CUPTI_ACTIVITY_KIND_MARKER;
