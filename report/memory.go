@@ -172,15 +172,6 @@ func memGrids(m *attrib.Memory, human bool, topN int) (steps, temps, ops grid) {
 		}
 		return strconv.FormatInt(v, 10)
 	}
-	ns := func(v int64) string {
-		if human {
-			if v < 0 {
-				return "not freed"
-			}
-			return Duration(v)
-		}
-		return strconv.FormatInt(v, 10)
-	}
 	num := func(v int) string { return strconv.Itoa(v) }
 	name := func(s string) string {
 		if human {
@@ -202,17 +193,7 @@ func memGrids(m *attrib.Memory, human bool, topN int) (steps, temps, ops grid) {
 		steps.rows = append(steps.rows, []string{strconv.FormatInt(s.Step, 10), dev(s.Device), b(s.PeakAllocatedBytes), b(s.PeakReservedBytes),
 			b(s.HeldBytes), b(s.AllocBytes), b(s.TempBytes), name(s.AtPeak.Op), name(s.AtPeak.Stage)})
 	}
-	temps.header = []string{"temporary", "device", "count", "lifetime", "allocated by", "freed by", "stage"}
-	if !human {
-		temps.header = []string{"bytes", "device", "count", "lifetime_ns", "operator", "freed_by", "stage", "byte_ns"}
-	}
-	for _, t := range top(m.Temporaries, topN) {
-		r := []string{b(t.Bytes), dev(t.Device), num(t.Count), ns(t.LifetimeNs), name(t.Op), name(t.FreedBy), name(t.Stage)}
-		if !human {
-			r = append(r, strconv.FormatFloat(t.ByteNs, 'f', 0, 64))
-		}
-		temps.rows = append(temps.rows, r)
-	}
+	temps = tempGrid(top(m.Temporaries, topN), human)
 	ops.header = []string{"operator", "stage", "device", "allocated", "allocs", "temporaries", "temps", "held at step end"}
 	if !human {
 		ops.header = []string{"operator", "stage", "device", "alloc_bytes", "allocs", "temp_bytes", "temps", "held_bytes", "steps"}
@@ -235,6 +216,35 @@ func memGrids(m *attrib.Memory, human bool, topN int) (steps, temps, ops grid) {
 		}
 	}
 	return steps, temps, ops
+}
+
+// tempGrid is the temporaries table of ts: size, device, count, median
+// lifetime, allocating and freeing operator, stage, and bytes × lifetime
+// summed (table: bytes·ms; csv: byte_ns).
+func tempGrid(ts []attrib.MemTemp, human bool) grid {
+	var g grid
+	g.header = []string{"temporary", "device", "count", "lifetime", "allocated by", "freed by", "stage", "bytes×lifetime"}
+	if !human {
+		g.header = []string{"bytes", "device", "count", "lifetime_ns", "operator", "freed_by", "stage", "byte_ns"}
+	}
+	for _, t := range ts {
+		if !human {
+			g.rows = append(g.rows, []string{strconv.FormatInt(t.Bytes, 10), strconv.Itoa(int(t.Device)), strconv.Itoa(t.Count),
+				strconv.FormatInt(t.LifetimeNs, 10), t.Op, t.FreedBy, t.Stage, strconv.FormatFloat(t.ByteNs, 'f', 0, 64)})
+			continue
+		}
+		g.rows = append(g.rows, []string{units.Bytes(t.Bytes), MemDevice(t.Device), strconv.Itoa(t.Count), Duration(t.LifetimeNs),
+			orNone(t.Op), orNone(t.FreedBy), orNone(t.Stage), units.Bytes(int64(t.ByteNs/1e6)) + "·ms"})
+	}
+	g.right = make([]bool, len(g.header))
+	for i, h := range g.header {
+		switch h {
+		case "device", "allocated by", "freed by", "stage", "operator", "freed_by":
+		default:
+			g.right[i] = true
+		}
+	}
+	return g
 }
 
 // memDeviceLines says each device's peak, growth and fragmentation.
@@ -337,6 +347,9 @@ func writeMemory(w io.Writer, s *attrib.Snapshot, o Options) error {
 	}
 	section("peak per step", steps, 0)
 	section("temporaries (allocated and freed inside one step), largest first", temps, cut(len(m.Temporaries)))
+	if len(m.Temporaries) > 1 {
+		section("temporaries by bytes × lifetime (the memory they keep from others)", tempGrid(top(m.TemporariesByByteNs(), 5), true), 0)
+	}
 	section("per operator and stage", ops, cut(len(m.Operators)))
 	_, err := io.WriteString(w, b.String())
 	return err

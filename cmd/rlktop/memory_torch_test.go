@@ -63,7 +63,8 @@ func checkMem64(t *testing.T, what string, m *report.MemoryDoc) {
 // TestTorchMemoryLive: torch_memory.py under `run --headless` (the Python
 // agent's torch.profiler windows with profile_memory) and under `record`
 // then `report`: the 64 MiB temporary is found exactly, live and from the
-// recording, and both give the same temporaries.
+// recording, both give the same temporaries, and the recording's model
+// equals report/testdata/check_memory.py's over its Chrome export.
 func TestTorchMemoryLive(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
 	script := testutil.CopyIntoRoot(t, r, "testdata/torch_memory.py")
@@ -82,8 +83,27 @@ func TestTorchMemoryLive(t *testing.T) {
 	checkMem64(t, "live", live)
 	rec := r.Dst + "/mem.rlk"
 	run(r.Bin, "record", "-o", rec, "--steps", "7", "--", "python3", script, "12")
-	fromRec := readMemDoc(t, run(r.Bin, "report", "--format", "json", rec))
+	recJSON := run(r.Bin, "report", "--format", "json", rec)
+	fromRec := readMemDoc(t, recJSON)
 	checkMem64(t, "recording", fromRec)
+	// The recording's report against the independent script, over the
+	// recording exported as Chrome JSON (the agent's steps as
+	// ProfilerStep#N, its stages, the windows' operators and [memory]
+	// events): the rule applied to the raw events gives the same peaks,
+	// temporaries and held bytes.
+	if py, err := exec.LookPath("python3"); err == nil {
+		run(r.Bin, "export", rec, "-o", r.Dst+"/mem.export.json")
+		repPath := filepath.Join(t.TempDir(), "report.json")
+		if err := os.WriteFile(repPath, recJSON, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		host := filepath.Join(r.Dir, strings.TrimPrefix(r.Dst+"/mem.export.json", "/"))
+		res, err := exec.Command(py, filepath.Join(testutil.RepoRoot(t), "report", "testdata", "check_memory.py"), host, repPath).CombinedOutput()
+		if err != nil || !strings.HasPrefix(string(res), "OK ") {
+			t.Errorf("independent check of the recording: %v\n%s", err, res)
+		}
+		t.Logf("%s", res)
+	}
 	key := func(m *report.MemoryDoc) map[string]int {
 		out := map[string]int{}
 		for _, tp := range m.Temporaries {
