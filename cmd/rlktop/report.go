@@ -93,8 +93,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 					return nil
 				}
 			}
-			// --by memory needs Trace.Memory, which windows do not carry.
-			if !meta && opts.By != report.ByFinding && opts.By != report.ByMemory && streamable(args) {
+			if !meta && opts.By != report.ByFinding && streamable(args) {
 				if snap, ts, ok := tryStreamReport(cmd.ErrOrStderr(), args, rules, progress); ok {
 					for _, t := range ts {
 						opts.Outputs = append(opts.Outputs, attrib.Outputs(t)...)

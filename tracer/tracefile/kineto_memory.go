@@ -45,8 +45,9 @@ const kMemoryName = "[memory]"
 // tracer.MemEvent of Trace.Memory (and reports true: it is no Event).
 // Host memory (Device Type 0) gets Device -1; a device event without a
 // Device Id, or one whose Bytes or Addr is missing, stays an instant
-// event and is counted in Meta["memory_events_skipped"]. Events of a
-// streamed read (OpenStream) are dropped: the windows carry no memory.
+// event and is counted (a warning). A streamed read (OpenStream) drops
+// them and counts them in Window.MemoryEvents, so that a caller needing
+// the memory model can stop and read the input whole.
 func (d *kdec) memory(name []byte, e *tracer.Event) bool {
 	ev := &d.ev
 	if !ev.mem.anyMem || string(name) != kMemoryName {
@@ -58,6 +59,7 @@ func (d *kdec) memory(name []byte, e *tracer.Event) bool {
 		return false
 	}
 	if d.stream != nil {
+		d.stream.memEvents++ // Window.MemoryEvents: windows carry none
 		return true
 	}
 	me := tracer.MemEvent{TS: e.Start, Bytes: ev.bytesV, Addr: m.addr, Allocated: -1, Reserved: -1, PID: e.PID, TID: e.TID, Device: -1}

@@ -70,6 +70,9 @@ type Window struct {
 	Events   []tracer.Event
 	Strings  *tracer.Strings
 	Contexts []tracer.Context
+	// MemoryEvents counts the torch.profiler [memory] events read so far,
+	// which windows do not carry (kineto_memory.go).
+	MemoryEvents int
 }
 
 // OpenStream reads the Kineto trace at path as Open does but hands its
@@ -111,7 +114,9 @@ type kstream struct {
 	fn   func(w *Window) error
 	link *tracer.WindowLinker
 	err  error // set once: ErrNotStreamable's reason, or fn's error
-	ran  bool  // the Kineto reader used it
+
+	memEvents int  // [memory] events read (Window.MemoryEvents)
+	ran       bool // the Kineto reader used it
 
 	// The window's events: full chunks, then cur (as Open's reader keeps
 	// them, so that a window is not grown by copying); joined at the
@@ -263,7 +268,7 @@ func (ks *kstream) flush(d *kdec) {
 			ks.gpuWork = true
 		}
 	}
-	w := &Window{Index: ks.link.Windows() - 1, Last: true, After: ks.after, Rank: d.t.Rank, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts()}
+	w := &Window{Index: ks.link.Windows() - 1, Last: true, After: ks.after, Rank: d.t.Rank, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts(), MemoryEvents: ks.memEvents}
 	if err := ks.fn(w); err != nil {
 		ks.fail(err)
 	}
