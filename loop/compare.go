@@ -87,6 +87,7 @@ func (r *runner) run(ctx context.Context) (*CompareResult, error) {
 			return nil, fmt.Errorf("compare: reading the session's recording back: %w", err)
 		}
 		profiled = r.addRows(t, armsOut)
+		res.Memory = r.armMemory(t) // compare_memory.go
 		if !r.builtin {
 			r.agentChecks(t, armsOut, res)
 		}
@@ -156,13 +157,14 @@ func (r *runner) execute(ctx context.Context, rec *os.File) error {
 		src = "compare: " + strings.Join(o.Command, " ")
 	}
 	lo := LiveOptions{
-		Command:     o.Command,
-		Exe:         o.Exe,
-		Flags:       r.startFlags(first),
-		TorchRanges: o.TorchRanges,
-		Untraced:    o.Untraced,
-		Tracer:      o.Tracer,
-		NoAgent:     o.NoAgent,
+		Command:         o.Command,
+		Exe:             o.Exe,
+		Flags:           r.startFlags(first),
+		TorchRanges:     o.TorchRanges,
+		Untraced:        o.Untraced,
+		Tracer:          o.Tracer,
+		NoAgent:         o.NoAgent,
+		NoProfileMemory: o.NoProfileMemory,
 		Session: session.Options{Rules: o.Rules, Source: src, MaxSteps: 1 << 20,
 			WindowNs: int64(time.Second), WindowMaxEvents: 1 << 12},
 		Stdout:     o.Stdout,

@@ -45,6 +45,10 @@ type LiveOptions struct {
 	TorchRanges bool
 	// Untraced launches a command without the injection library.
 	Untraced bool
+	// NoProfileMemory turns torch.profiler's profile_memory off in the
+	// Python agent's windows (RLKTOP_PROFILE_MEMORY=0): no memory model,
+	// and windows without its cost.
+	NoProfileMemory bool
 	// StepRange is `--step-range REGEX` for a command: the NVTX ranges
 	// whose ends cut training steps (tracer/cupti/launch.Options.StepRange;
 	// "" = ranges named like step/iteration, else ProfilerStep#N). The
@@ -266,6 +270,9 @@ func (l *Live) spec() (Spec, error) {
 			what = "steps, stages and flags (no operators: --tracer none)"
 		}
 		banner = "no GPU tracer on this machine: a Python command reports " + what + ", any other runs untraced; " + banner
+	}
+	if o.NoProfileMemory {
+		env = Environ(env, map[string]string{pyagent.EnvProfileMemory: "0"})
 	}
 	if o.Untraced || o.Tracer == TracerNone {
 		env = Environ(env, map[string]string{pyagent.EnvKineto: "0"})
@@ -511,6 +518,7 @@ func (l *Live) Finish(exit int) {
 	rec.Finish(exit)
 	m := rec.Meta()
 	l.mu.Unlock()
+	maps.Copy(m, memoryMeta(l.Session.Snapshot().Cumulative.Memory)) // live_memory.go
 	l.Session.Meta(metaKV(m))
 }
 

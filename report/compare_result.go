@@ -65,6 +65,7 @@ func WriteCompareResult(w io.Writer, res *livestate.CompareResult, o Options) er
 	writeChecks(&b, res.Checks, md)
 	writeMetrics(&b, res.Metrics, md)
 	writeAudits(&b, res.Audits, md)
+	writeArmMemory(&b, res.Memory, md) // memory_compare.go
 	var steps int
 	for _, s := range res.Schedule {
 		if s.Phase != livestate.PhaseCounted {

@@ -26,21 +26,28 @@ func TestGolden(t *testing.T) {
 				if err := Write(&b, snap(), Options{By: by, Format: f, Top: -1}); err != nil {
 					t.Fatal(err)
 				}
-				path := filepath.Join("testdata", name)
-				if *update {
-					if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run with -update to create)", err)
-				}
-				if !bytes.Equal(b.Bytes(), want) {
-					t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, b.String(), want)
-				}
+				checkGolden(t, name, b.Bytes())
 			})
 		}
+	}
+}
+
+// checkGolden compares got with testdata/name, or writes it there with
+// -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
 }

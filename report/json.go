@@ -44,6 +44,9 @@ type (
 		// steps' FLOPs and MFU (work.go); absent when no source carries
 		// work.
 		Work *WorkSummaryDoc `json:"work,omitempty"`
+		// Memory: the memory model (memory.go); absent when the input
+		// recorded no allocations.
+		Memory *MemoryDoc `json:"memory,omitempty"`
 	}
 	// SourceDoc is one source (attrib.SourceRow; times ns on its own clock).
 	SourceDoc struct {
@@ -202,6 +205,7 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 		StepRule:    s.StepRule,
 		Dropped:     s.Dropped,
 		Warnings:    append([]string{}, s.Warnings...),
+		Memory:      NewMemoryDoc(s.Memory, 0),
 	}
 	for _, dv := range s.Devices {
 		d.Devices = append(d.Devices, DeviceDoc{ID: dv.ID, Name: dv.Name, Vendor: dv.Vendor, TotalMemory: dv.TotalMemory, ComputeCap: dv.ComputeCap})
@@ -298,6 +302,9 @@ func writeJSON(w io.Writer, s *attrib.Snapshot, o Options) error {
 		Compiles []attrib.OutputRow `json:"compiles,omitempty"`
 		// InputWait: ns per step waiting in DataLoader next() (one row).
 		InputWait []attrib.OutputRow `json:"input_wait,omitempty"`
+		// MemoryCounters: the agent's per-step allocator counters
+		// (attrib.MemoryCounterPrefix), bytes.
+		MemoryCounters []attrib.OutputRow `json:"memory_counters,omitempty"`
 	}{Doc: d}
 	for _, r := range o.Outputs {
 		switch r.Kind {
@@ -307,6 +314,8 @@ func writeJSON(w io.Writer, s *attrib.Snapshot, o Options) error {
 			out.Compiles = append(out.Compiles, r)
 		case "input":
 			out.InputWait = append(out.InputWait, r)
+		case "memory":
+			out.MemoryCounters = append(out.MemoryCounters, r)
 		default:
 			out.Checks = append(out.Checks, r)
 		}

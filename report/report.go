@@ -69,7 +69,9 @@ func Formats() []string {
 }
 
 // Views lists the --by values.
-func Views() []string { return []string{ByKernel, ByCategory, ByStage, ByStep, ByRank, ByFile} }
+func Views() []string {
+	return []string{ByKernel, ByCategory, ByStage, ByStep, ByRank, ByFile, ByMemory}
+}
 
 // Write writes s to w in o.Format grouped by o.By. Errors: ErrOption for an
 // unknown format or view; write errors from w.
@@ -101,6 +103,9 @@ func Write(w io.Writer, s *attrib.Snapshot, o Options) error {
 		default:
 			o.Top = 0
 		}
+	}
+	if o.By == ByMemory && o.Format != "json" { // memory.go
+		wr = writeMemory
 	}
 	if err := wr(w, s, o); err != nil {
 		return err

@@ -8,6 +8,9 @@ type Trace struct {
 	Strings  *Strings
 	Events   []Event
 	Counters []Counter
+	// Memory holds the allocations and frees the source recorded
+	// (MemEvent), in source order; nil when it recorded none.
+	Memory []MemEvent
 	// Contexts is indexed by Event.Ctx; Contexts[0] is the empty context.
 	// Link fills it.
 	Contexts []Context

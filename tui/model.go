@@ -165,6 +165,7 @@ func New(opts Options) *Model {
 		m.tabs = append(m.tabs, m.live.lateTabs()...)
 		m.tabs = append(m.tabs, Tab{View: views.NewRanks(st)})    // several ranks only (Available)
 		m.tabs = append(m.tabs, Tab{View: views.NewRoofline(st)}) // modelled work only (Available)
+		m.tabs = append(m.tabs, Tab{View: views.NewMemory(st)})   // memory events only (Available)
 	} else {
 		m.tabs = []Tab{
 			{View: m.kernels},
@@ -174,6 +175,7 @@ func New(opts Options) *Model {
 			{View: views.NewSteps(st), Side: true},
 			{View: views.NewRanks(st)},    // several files only (Available)
 			{View: views.NewRoofline(st)}, // modelled work only (Available)
+			{View: views.NewMemory(st)},   // memory events only (Available)
 		}
 	}
 	m.fnd = newFindingsUI(st, opts)

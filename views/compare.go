@@ -413,6 +413,7 @@ func (c *Compare) header() []string {
 		out = append(out, wrapStyled(l, max(c.w-1, 20), func(s ...string) string { return strings.Join(s, "") })...)
 	}
 	out = append(out, c.metricLines(r)...)
+	out = append(out, c.memoryLines(r)...) // compare_memory.go
 	out = append(out, c.schedule(r)...)
 	return out
 }

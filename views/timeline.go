@@ -69,6 +69,7 @@ const timelineLabelW = 9
 // timeline shown (origin), so its labels do not slide as a live window
 // moves.
 type Timeline struct {
+	mem     memLane // the memory lane (timeline_memory.go)
 	st      *Styles
 	keys    TimelineKeyMap
 	tl      *attrib.Timeline
@@ -123,7 +124,7 @@ func (t *Timeline) SetNote(s string) { t.note = s }
 // Available reports whether there is anything to draw.
 func (t *Timeline) Available() bool { return t.tl != nil && (len(t.tl.Ops) > 0 || len(t.tl.Steps) > 0) }
 
-func (t *Timeline) SetSnapshot(*attrib.Snapshot) {}
+func (t *Timeline) SetSnapshot(s *attrib.Snapshot) { t.setMemory(s) } // timeline_memory.go
 
 // SetTimeline replaces the data drawn and the flag switches marked. The
 // timeline is never mutated.
@@ -579,7 +580,7 @@ func (t *Timeline) layout() tlLayout {
 	if t.h < 12 {
 		lay.legend = 1
 	}
-	rows := t.h - 2 /*axis, steps*/ - lay.legend - lay.detail
+	rows := t.h - 2 /*axis, steps*/ - lay.legend - lay.detail - t.memRows()
 	// CPU rows give way to GPU lanes on short screens.
 	need := len(t.tl.Lanes)
 	if lay.launch && rows-lay.cpuRows-1 >= min(need, 2) {
@@ -746,6 +747,9 @@ func (t *Timeline) View() string {
 		if n := len(lines); lay.lanes > 0 {
 			lines[n-1] = ansi.Truncate(lines[n-1], t.w-14, "") + st.Table.Dim.Render(fmt.Sprintf(" +%d lanes ↓", more))
 		}
+	}
+	if t.memRows() > 0 {
+		lines = append(lines, label("memory")+t.memRow(gw, pc))
 	}
 	leg := t.legendLines()
 	if len(leg) > lay.legend {

@@ -41,6 +41,7 @@ type compareFlags struct {
 	seed        uint64
 	rulesPath   string
 	torchRanges bool
+	noProfMem   bool // --no-profile-memory
 	untraced    bool
 	tracer      string
 	noAgent     bool
@@ -128,6 +129,7 @@ Times are integer ns.`,
 	f.Uint64Var(&cf.seed, "seed", 1, "bootstrap seed; a command's RLKTOP_SEED (A′ gets seed+1)")
 	f.StringVar(&cf.rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones")
 	f.BoolVar(&cf.torchRanges, "torch-ranges", false, "a command: wrap nn.Module.forward and SDPA in NVTX ranges")
+	f.BoolVar(&cf.noProfMem, "no-profile-memory", false, "a command: torch.profiler windows without profile_memory (no memory columns)")
 	f.StringVar(&cf.tracer, "tracer", "auto", "a command: auto|kineto|none (as in run)")
 	f.BoolVar(&cf.noAgent, "no-agent", false, "a command: no Python agent (its flags then restart the command with environment variables)")
 	f.BoolVar(&cf.untraced, "untraced", false, "a command: run without the injection library (step times only if the command reports steps another way)")
@@ -212,7 +214,7 @@ func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
 	stderr := cmd.ErrOrStderr()
 	o := loop.CompareOptions{
 		Arms: arms, Command: command, Steps: cf.steps, Warmup: cf.warmup, Block: cf.block,
-		Noise: !cf.noNoise, Seed: cf.seed, Rules: rules, TorchRanges: cf.torchRanges, Untraced: cf.untraced, Tracer: tracer, NoAgent: cf.noAgent, Restart: cf.restart,
+		Noise: !cf.noNoise, Seed: cf.seed, Rules: rules, TorchRanges: cf.torchRanges, Untraced: cf.untraced, Tracer: tracer, NoAgent: cf.noAgent, Restart: cf.restart, NoProfileMemory: cf.noProfMem,
 		Stdout: stderr, // a command's stdout must not mix with the report
 	}
 	if cf.verbose {

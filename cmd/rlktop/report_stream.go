@@ -34,9 +34,13 @@ func streamReport(paths []string, rules *attrib.Rules, progress func(int64, int6
 	ss := attrib.NewSourceStream(rules)
 	var n streamStats
 	var traces []*tracer.Trace
-	err := streamFiles(paths, noShapes, progress, func(_ int, w *tracefile.Window) error {
+	memFiles := map[int]bool{} // files with torch.profiler memory events
+	err := streamFiles(paths, noShapes, progress, func(i int, w *tracefile.Window) error {
 		if w.Shapes {
 			ss.ExpectWork()
+		}
+		if w.MemoryEvents > 0 {
+			memFiles[i] = true
 		}
 		ss.AddPart(w.Events, w.Strings, w.Contexts, w.Part == 0, w.Last, w.After+1)
 		n.parts++
@@ -52,7 +56,34 @@ func streamReport(paths []string, rules *attrib.Rules, progress func(int64, int6
 	if err != nil {
 		return nil, nil, n, err
 	}
-	return ss.Snapshot(), traces, n, nil
+	snap := ss.Snapshot()
+	if len(memFiles) > 0 {
+		m, err := streamMemory(paths, memFiles)
+		if err != nil {
+			return nil, nil, n, err
+		}
+		snap.Memory = m
+	}
+	return snap, traces, n, nil
+}
+
+// streamMemory is the memory model of the files (sources in order) that
+// hold torch.profiler memory events, read whole a second time: windows
+// carry no memory events, and each needs the operators around it. The
+// files without memory events count as empty sources.
+func streamMemory(paths []string, memFiles map[int]bool) (*attrib.Memory, error) {
+	ts := make([]*tracer.Trace, len(paths))
+	for i, p := range paths {
+		ts[i] = tracer.NewTrace("kineto", p)
+		if memFiles[i] {
+			t, err := tracefile.Open(p, tracefile.Options{})
+			if err != nil {
+				return nil, err
+			}
+			ts[i] = t
+		}
+	}
+	return attrib.MemoryOf(ts), nil
 }
 
 // streamMeta reads paths (report --meta of large Kineto files) with

@@ -37,6 +37,7 @@ type runFlags struct {
 	rulesPath   string
 	torchRanges bool
 	untraced    bool
+	noProfMem   bool // --no-profile-memory
 	stepRange   string
 	fingerprint []string      // --fingerprint PATH: SHA-256 into the run record
 	telemetry   time.Duration // --telemetry-every: sampling period (<0 off)
@@ -66,6 +67,7 @@ func (rf *runFlags) registerCommon(cmd *cobra.Command) {
 	f.StringVar(&rf.rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones")
 	f.BoolVar(&rf.torchRanges, "torch-ranges", false, "a command: wrap nn.Module.forward and scaled_dot_product_attention in NVTX ranges (Python shim on PYTHONPATH)")
 	f.BoolVar(&rf.untraced, "untraced", false, "a command: run without the injection library")
+	f.BoolVar(&rf.noProfMem, "no-profile-memory", false, "a command: torch.profiler windows without profile_memory (no memory view; saves its cost)")
 	f.StringVar(&rf.stepRange, "step-range", "", "a command: regex of the NVTX range names whose ends cut training steps (default: ranges named like step/iteration, else ProfilerStep#N)")
 	f.StringArrayVar(&rf.fingerprint, "fingerprint", nil, "PATH: record the file's SHA-256 in the run record (repeatable)")
 	f.StringVar(&rf.tracer, "tracer", "auto", "a command: auto (CUPTI / rocprofiler-sdk when they attach, else torch.profiler windows from the Python agent), kineto (torch.profiler windows only), none (the agent's steps, stages and flags only)")
@@ -112,16 +114,17 @@ func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
 		return loop.LiveOptions{}, err
 	}
 	return loop.LiveOptions{
-		Tracer:      tr,
-		NoAgent:     rf.noAgent,
-		Command:     command,
-		Flags:       flags,
-		TorchRanges: rf.torchRanges,
-		Untraced:    rf.untraced,
-		StepRange:   rf.stepRange,
-		Telemetry:   rf.telemetry,
-		Session:     session.Options{Rules: rules, Source: src, Peak: livePeak},
-		RunRecord:   &runrecord.Options{Flags: rf.flags, Fingerprint: rf.fingerprint},
+		Tracer:          tr,
+		NoAgent:         rf.noAgent,
+		Command:         command,
+		Flags:           flags,
+		TorchRanges:     rf.torchRanges,
+		Untraced:        rf.untraced,
+		NoProfileMemory: rf.noProfMem,
+		StepRange:       rf.stepRange,
+		Telemetry:       rf.telemetry,
+		Session:         session.Options{Rules: rules, Source: src, Peak: livePeak},
+		RunRecord:       &runrecord.Options{Flags: rf.flags, Fingerprint: rf.fingerprint},
 	}, nil
 }
 

@@ -111,6 +111,7 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 			return
 		}
 		s.Notify() // the writer drains the ring
+		s.Memory(tr.TakeMemory())
 		// gotrace's own drops (ring full) join the sender's in Drops frames.
 		if d := tr.Dropped(); d > reportedDrops {
 			s.AddDropped(d - reportedDrops)

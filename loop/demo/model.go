@@ -199,6 +199,10 @@ func registerNames(tr *gotrace.Tracer) names {
 
 // forward runs the trunk and the value head on a.tok (nb boards), keeping
 // every activation in a. attention/qkv select the backends.
+// memScoresAddr is the address the math attention scores of layer 0 are
+// reported at (gotrace.Tracer.Memory); layer l's at +l.
+const memScoresAddr = 0x5c0000
+
 func (m *Model) forward(a *acts, attention, qkv string, tr *gotrace.Tracer, nm *names) {
 	N, D, F, T := a.N, m.D, m.F, m.T
 	s := tr.Now()
@@ -243,13 +247,18 @@ func (m *Model) forward(a *acts, attention, qkv string, tr *gotrace.Tracer, nm *
 			if len(a.s) < a.nb*m.H*T*T {
 				a.s = make([]float32, a.nb*m.H*T*T)
 			}
-			// The math path writes and reads the [nb, H, T, T] scores.
+			// The scores are a temporary of the math path (the fused
+			// kernel never writes them): reported as allocated for the
+			// layer's attention, freed after P·V, at one address per layer.
+			scores := int64(a.nb*m.H*T*T) * 4
+			tr.Memory(scores, memScoresAddr+uint64(l))
 			attnMathQK(a.s, q, k, sh)
 			s = tr.KernelWork(nm.attnQK, s, 2*nT*float64(m.Dh), 4*(2*nf*float64(D)+nT))
 			attnMathSoftmax(a.s, a.lse[l], sh)
 			s = tr.KernelWork(nm.attnSoftmax, s, 3*nT, 4*2*nT) // 3 FLOPs per score, as tracer/opmodel's softmax
 			attnMathPV(a.o[l], a.s, v, D, sh)
 			s = tr.KernelWork(nm.attnPV, s, 2*nT*float64(m.Dh), 4*(nT+2*nf*float64(D)))
+			tr.Memory(-scores, memScoresAddr+uint64(l))
 		} else {
 			// Fused: the same Q·Kᵀ and P·V FLOPs, only Q, K, V read and
 			// the output written (softmax uncounted, as for SDPA).

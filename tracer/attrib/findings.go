@@ -232,10 +232,14 @@ func (r *FindingRule) compile(file string, idx int) error {
 		if r.Group != GroupCategory && r.Group != GroupStage {
 			return fail("group", fmt.Sprintf("%q: use \"category\" or \"stage\"", r.Group))
 		}
-	case FindIdle, FindInvalidOutputs, FindExposedComm, FindStraggler, FindInputBound, FindMFU:
+	case FindIdle, FindInvalidOutputs, FindExposedComm, FindStraggler, FindInputBound, FindMFU, FindMemTemporary, FindMemGrowth:
 	case FindRooflineBound:
 		if r.Category == "" {
 			return fail("category", "roofline-bound needs the category to judge (e.g. \"attention\")")
+		}
+	case FindMemPeak:
+		if r.context == nil {
+			return fail("context", "memory-peak needs context (the operator the peak is set inside)")
 		}
 	case FindRecompiles:
 		if r.Warmup < 0 {
@@ -246,8 +250,9 @@ func (r *FindingRule) compile(file string, idx int) error {
 			return fail("counter", "missing (a counter track name, e.g. \"gpu.mem_util_pct\")")
 		}
 	default:
-		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s or %s)", r.Kind,
-			FindMathAttention, FindDominant, FindIdle, FindCounter, FindCoTenant, FindInvalidOutputs, FindExposedComm, FindStraggler, FindRecompiles, FindInputBound, FindRooflineBound, FindMFU))
+		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s or %s)", r.Kind,
+			FindMathAttention, FindDominant, FindIdle, FindCounter, FindCoTenant, FindInvalidOutputs, FindExposedComm, FindStraggler, FindRecompiles, FindInputBound,
+			FindRooflineBound, FindMFU, FindMemTemporary, FindMemPeak, FindMemGrowth))
 	}
 	if r.MinShare < 0 || r.MinShare > 1 {
 		return fail("min_share", fmt.Sprintf("%g is not a share in [0, 1]", r.MinShare))
@@ -396,6 +401,8 @@ func EvaluateFindings(rules *FindingRules, in FindingInput) []Finding {
 			f = r.rooflineBound(s)
 		case FindMFU:
 			f = r.mfu(s)
+		case FindMemTemporary, FindMemPeak, FindMemGrowth:
+			f = r.memory(s.Memory, s) // findings_memory.go
 		}
 		if f == nil {
 			continue

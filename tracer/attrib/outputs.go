@@ -16,7 +16,7 @@ import (
 // a NaN/Inf check, over the steps of the trace that hold a sample (a
 // sample belongs to the step whose [start, end) holds its time).
 type OutputRow struct {
-	Kind  string  `json:"kind"` // "metric", "check", "compile" or "input"
+	Kind  string  `json:"kind"` // "metric", "check", "compile", "input" or "memory"
 	Name  string  `json:"name"`
 	Steps int     `json:"steps"` // steps with a sample
 	First float64 `json:"first"` // metric: value in the first such step
@@ -40,6 +40,15 @@ const CompileFramesCounter = "compile.frames"
 // training thread spent in next() of a torch.utils.data DataLoader
 // iterator: waiting for its batch (py/rlktop/_core.py).
 const InputWaitCounter = "input.wait_ns"
+
+// MemoryCounterPrefix starts the Python agent's per-step allocator
+// counters on CUDA and ROCm: "memory.gpuN.peak_allocated_bytes"
+// (torch.cuda.max_memory_allocated since the previous step, the peak
+// reset each step), "memory.gpuN.allocated_bytes" and
+// "memory.gpuN.reserved_bytes" at the step's end (memory_allocated,
+// memory_reserved); Outputs rows of kind "memory", every step, windows
+// or not.
+const MemoryCounterPrefix = "memory."
 
 // Outputs returns t's agent outputs, metrics, then the "input" row
 // (InputWaitCounter: per step the ns spent waiting for a batch), the
@@ -73,6 +82,8 @@ func Outputs(t *tracer.Trace) []OutputRow {
 			kind, key = "compile", "torch.compile frames"
 		case name == InputWaitCounter:
 			kind, key = "input", "DataLoader wait ns"
+		case strings.HasPrefix(name, MemoryCounterPrefix):
+			kind, key = "memory", strings.TrimPrefix(name, MemoryCounterPrefix)
 		default:
 			continue
 		}

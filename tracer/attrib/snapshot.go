@@ -65,6 +65,9 @@ type Snapshot struct {
 	// why there is none ("device \"X\" is not in the device table").
 	Peak     *Peak
 	PeakNote string
+	// Memory is the memory model (memory.go) of the sources' allocations
+	// and frees; nil when they recorded none.
+	Memory *Memory
 }
 
 // Totals over the whole snapshot.

@@ -56,6 +56,9 @@ type Batch struct {
 	// order; the first has id FirstString.
 	NewStrings  []string
 	FirstString tracer.StrID
+	// Memory holds the allocations and releases of MEMORY2 records
+	// (memory.go), times as Events'.
+	Memory []tracer.MemEvent
 }
 
 const maxOpenRanges = 1 << 16
@@ -77,6 +80,9 @@ type Decoder struct {
 	open  map[uint32]openRange
 	b     Batch
 	stats Stats
+	// corrTID: the thread of recent API calls by correlation id, for
+	// memory records (memory.go).
+	corrTID map[uint32]int32
 }
 
 // NewDecoder returns a decoder for process pid reading pointers through mem.
@@ -177,6 +183,8 @@ func (d *Decoder) record(r []byte) {
 		d.overhead(r)
 	case KindMarker:
 		d.marker(r)
+	case KindMemory2:
+		d.memory(r) // memory.go
 	default:
 		d.stats.Unknown++
 	}
@@ -274,6 +282,7 @@ func (d *Decoder) api(r []byte, domain int, kind tracer.Kind) {
 		return
 	}
 	s, dur := d.span(u64(r, L.Start), u64(r, L.End))
+	d.noteCall(u32(r, L.Correlation), int32(u32(r, L.Thread)))
 	d.add(tracer.Event{
 		Kind: kind, Start: s, Dur: dur,
 		Corr: uint64(u32(r, L.Correlation)),

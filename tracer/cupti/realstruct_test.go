@@ -3,6 +3,7 @@
 package cupti
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 // TestLayoutsMatchHeaders checks every offset the decoder reads against
 // offsetof in the CUPTI headers it was built with.
 func TestLayoutsMatchHeaders(t *testing.T) {
-	K, M, S, A, Y, O, R := &LayoutKernel, &LayoutMemcpy, &LayoutMemset, &LayoutAPI, &LayoutSync, &LayoutOverhead, &LayoutMarker
+	K, M, S, A, Y, O, R, Q := &LayoutKernel, &LayoutMemcpy, &LayoutMemset, &LayoutAPI, &LayoutSync, &LayoutOverhead, &LayoutMarker, &LayoutMemory
 	ours := []int{
 		-1, K.Registers, K.Start, K.End, K.Device, K.Context, K.Stream,
 		K.GridX, K.GridY, K.GridZ, K.BlockX, K.BlockY, K.BlockZ,
@@ -26,6 +27,7 @@ func TestLayoutsMatchHeaders(t *testing.T) {
 		-1, Y.Type, Y.Start, Y.End, Y.Correlation, Y.Context, Y.Stream,
 		-1, O.OverheadKind, O.ObjectKind, O.ThreadID, O.Start, O.End,
 		-1, R.Flags, R.Timestamp, R.ID, R.ObjectKind, R.ThreadID, R.Name,
+		-1, Q.OperationType, Q.MemoryKind, Q.Correlation, Q.Address, Q.Bytes, Q.Timestamp, Q.Process, Q.Device,
 	}
 	real := realstruct.Offsets()
 	if len(real) != len(ours) || len(realstruct.OffsetNames) != len(ours) {
@@ -47,7 +49,7 @@ func TestLayoutsMatchHeaders(t *testing.T) {
 			sizes[strings.TrimSuffix(s, "hronization")] = real[i]
 		}
 	}
-	mins := map[string]int{"Kernel8": K.MinGraph, "Memcpy5": M.MinGraph, "Memset4": S.MinGraph, "API": A.Min, "Sync": Y.Min, "Overhead": O.Min, "Marker2": R.Min}
+	mins := map[string]int{"Kernel8": K.MinGraph, "Memcpy5": M.MinGraph, "Memset4": S.MinGraph, "API": A.Min, "Sync": Y.Min, "Overhead": O.Min, "Marker2": R.Min, "Memory3": Q.Min}
 	for k, m := range mins {
 		if m > sizes[k] {
 			t.Errorf("%s: decoder needs %d bytes, struct has %d", k, m, sizes[k])
@@ -78,6 +80,8 @@ func TestDecodeRealStructs(t *testing.T) {
 	b.AddOverhead(1<<16, 7, 5100, 5200)
 	b.AddMarker(4, 5300, 5, 7, "")
 	b.AddMarker(1, 5400, 6, 8, "checkpoint")
+	b.AddMemory(false, 0x7f0000000000, 64<<20, 1550, 4242, 1, 32) // cudaMalloc under the driver call of thread 8
+	b.AddMemory(true, 0x7f0000000000, 64<<20, 5450, 4242, 1, 99)  // its release, correlation never seen
 
 	mem := CMemory{APINames: func(domain int, cbid uint32) string {
 		switch {
@@ -138,7 +142,14 @@ func TestDecodeRealStructs(t *testing.T) {
 	if g := got.Attrs[1]; g.GraphID != 17 || g.GraphNodeID != 1<<40 {
 		t.Errorf("graph kernel attrs %+v", g)
 	}
-	if st := d.Stats(); st.Records != 11 || st.Short != 0 || st.Unpaired != 0 || st.OpenRanges != 0 {
+	wantMem := []tracer.MemEvent{
+		{TS: 1550, Bytes: 64 << 20, Addr: 0x7f0000000000, Allocated: -1, Reserved: -1, PID: 4242, TID: 8, Device: 1},
+		{TS: 5450, Bytes: -64 << 20, Addr: 0x7f0000000000, Allocated: -1, Reserved: -1, PID: 4242, TID: -1, Device: 1},
+	}
+	if !slices.Equal(got.Memory, wantMem) {
+		t.Errorf("memory\n got  %+v\n want %+v", got.Memory, wantMem)
+	}
+	if st := d.Stats(); st.Records != 13 || st.Short != 0 || st.Unpaired != 0 || st.OpenRanges != 0 {
 		t.Errorf("stats %+v", st)
 	}
 }

@@ -63,6 +63,7 @@ type openRange struct {
 // call New.
 type Tracer struct {
 	enabled atomic.Bool
+	mem     memLog // memory events (memory.go)
 
 	// ring: producer writes at head, consumer reads at tail; len is a power
 	// of two. head/tail are free-running counters.

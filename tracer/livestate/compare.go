@@ -78,8 +78,11 @@ type CompareResult struct {
 	Notes []string `json:"notes,omitempty"`
 	// CoTenant: another process shared a GPU while the arms ran (the
 	// notes name it); the timings are not the command's alone.
-	CoTenant bool  `json:"cotenant,omitempty"`
-	WallNs   int64 `json:"wall_ns"` // wall time of the whole comparison
+	CoTenant bool `json:"cotenant,omitempty"`
+	// Memory: each arm's peak and temporaries (memory.go); absent when
+	// the recording holds no memory events.
+	Memory []ArmMemory `json:"memory,omitempty"`
+	WallNs int64       `json:"wall_ns"` // wall time of the whole comparison
 }
 
 // Valid reports whether every arm (A′ included) is valid.

@@ -63,6 +63,14 @@ type Source interface {
 	Done(st State)
 }
 
+// MemorySource is a Source whose tool records allocations (CUPTI's
+// MEMORY2, rocprofiler-sdk's memory allocation tracing): TakeMemory
+// returns those decoded since the previous call; Run sends them as wire
+// Memory frames after each buffer's events.
+type MemorySource interface {
+	TakeMemory() []tracer.MemEvent
+}
+
 // Config names the library in messages and sets the loop's figures.
 type Config struct {
 	// Name prefixes stderr lines: "rlktop <Name>[pid]: …" ("cupti",
@@ -148,6 +156,9 @@ func Run(cfg Config, src Source, s *wire.AsyncSender) {
 			}
 			if relay != nil {
 				relay.Send(strs, evs)
+			}
+			if ms, ok := src.(MemorySource); ok && s != nil {
+				s.Memory(ms.TakeMemory())
 			}
 		}
 		if s != nil && s.Err() != nil {

@@ -43,6 +43,9 @@ const (
 	// (record_shapes=False), so no FLOPs or bytes; default on.
 	EnvKinetoShapes = "RLKTOP_KINETO_SHAPES"
 	EnvAgent        = "RLKTOP_AGENT" // "0": do not start the agent
+	// EnvProfileMemory "0" turns torch.profiler's profile_memory off in
+	// the windows (on by default: the memory model's allocations).
+	EnvProfileMemory = "RLKTOP_PROFILE_MEMORY"
 )
 
 // Files returns the agent's files, slash-separated paths relative to the

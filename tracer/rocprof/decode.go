@@ -53,6 +53,8 @@ type Decoder struct {
 	stacks  map[uint64][]open // thread → roctx push stack
 	started map[uint64]open   // roctx range id → start
 	events  []tracer.Event
+	mem     []tracer.MemEvent // memory allocation records (memory.go)
+	sizes   map[uint64]int64  // live allocations' sizes by address (memory.go)
 	stats   Stats
 	sdk     uint32 // rocprofiler-sdk version (major*10000+minor*100+patch); 0 unknown
 }
@@ -153,6 +155,8 @@ func (d *Decoder) Decode(chunk []byte) error {
 			d.copyRec(p)
 		case TagAPI:
 			d.api(p)
+		case TagMemory:
+			d.memory(p) // memory.go
 		case TagSymbol:
 			if len(p) < 8 {
 				d.stats.Short++

@@ -125,6 +125,11 @@ func (s *Session) AddConn(rw io.ReadWriteCloser) {
 		} else {
 			s.link.flush(c.pid)
 		}
+		if c.hellos > 1 {
+			s.resolveMemory(-1, true) // memory.go
+		} else {
+			s.resolveMemory(c.pid, true)
+		}
 		s.version++
 		s.mu.Unlock()
 		rw.Close()

@@ -132,7 +132,8 @@ type Session struct {
 	version   uint64 // bumped on every change
 	// refusedSeen: the --listen refusals the last Snapshot saw.
 	refusedSeen uint64
-	windows     int // trace files (agent windows) merged
+	windows     int      // trace files (agent windows) merged
+	mem         memState // allocations and frees (memory.go)
 
 	snapMu   sync.Mutex // Snapshot runs one at a time, mostly outside mu
 	cache    *State
@@ -249,6 +250,7 @@ func (s *Session) ingest(c *conn, evs []tracer.Event) {
 		s.link.add(e, now)
 	}
 	s.link.endBatch()
+	s.resolveMemory(-1, false) // memory.go
 	c.info.Events += uint64(len(evs))
 	s.events += uint64(len(evs))
 	s.version++
@@ -297,6 +299,12 @@ func (s *Session) Snapshot() *State {
 	s.mu.Unlock()
 
 	st.Outputs = in.outputs.summary(st.Steps)
+	if in.memNew {
+		m := attrib.BuildMemory(in.memRecs, in.memSteps)
+		s.mu.Lock()
+		s.mem.model, s.mem.builtAt = m, in.memVer
+		s.mu.Unlock()
+	}
 	if in.rebuild {
 		s.build(in.window, st.Dropped, now)
 		s.mu.Lock()
@@ -305,6 +313,14 @@ func (s *Session) Snapshot() *State {
 	}
 	w := &s.recent
 	st.Window, st.Timeline = w.snap, w.timeline
+	if m := s.memModel(); m != nil {
+		st.Cumulative.Memory = m
+		if st.Window != nil {
+			w := *st.Window // shared with earlier States
+			w.Memory = m
+			st.Window = &w
+		}
+	}
 	// Several processes: each one's numbers over the window, its steps
 	// counted over the whole run (wholeRun), and its step rows apart (the
 	// aggregate would merge the ranks' step N), numbered as Ranks numbers
@@ -347,6 +363,12 @@ type snapInput struct {
 	outputs agentSamples
 	gpu     map[stepKey]stepSums
 	runs    map[int32]procRun
+	// The memory model's input when it is to be rebuilt (memNew): the
+	// records and step windows, and the version they are.
+	memRecs  []attrib.MemRecord
+	memSteps []attrib.MemStepWindow
+	memNew   bool
+	memVer   uint64
 }
 
 // snapshotLocked starts the State from the cumulative aggregate and
@@ -407,6 +429,11 @@ func (s *Session) snapshotLocked(now time.Time) (*State, snapInput) {
 	}
 	in := snapInput{outputs: s.outputs.frozen()}
 	in.gpu, in.runs = s.steps.perProcess()
+	in.memRecs, in.memSteps, in.memNew = s.memoryInput()
+	in.memVer = s.mem.ver
+	if w := s.mem.warning(); w != "" {
+		st.Warnings = append(st.Warnings, w)
+	}
 	w := &s.recent
 	in.rebuild = w.snap == nil || w.stale || (w.builtVer != s.version && now.Sub(w.at) >= minWindowRebuild)
 	w.stale = false
@@ -549,6 +576,7 @@ func (s *Session) Reset() {
 	s.steps.reset()
 	s.marks = nil
 	s.outputs = agentSamples{}
+	s.mem = memState{}
 	s.version++
 }
 
@@ -605,5 +633,5 @@ const maxAgentSamples = 1 << 16
 // "check.NAME.rows", attrib.CompileFramesCounter, attrib.InputWaitCounter).
 func isAgentOutput(name string) bool {
 	return strings.HasPrefix(name, "metric.") || (strings.HasPrefix(name, "check.") && strings.HasSuffix(name, ".rows")) ||
-		name == attrib.CompileFramesCounter || name == attrib.InputWaitCounter
+		name == attrib.CompileFramesCounter || name == attrib.InputWaitCounter || strings.HasPrefix(name, attrib.MemoryCounterPrefix)
 }

@@ -113,6 +113,12 @@ func (s *Session) importTraceFile(c *conn, tf wire.TraceFile) {
 		e.PID = c.pid
 	}
 	s.ingest(c, evs)
+	mem := tr.Memory
+	for i := range mem {
+		mem[i].TS += base
+		mem[i].PID = c.pid
+	}
+	s.addMemory(mem) // memory.go
 	if !c.info.Connected {
 		s.link.flush(c.pid) // the child is gone: nothing more will come to link against
 	}

@@ -98,6 +98,9 @@ func WriteChrome(w io.Writer, t *tracer.Trace, opts ExportOptions) error {
 	for i := range t.Events {
 		x.writeEvent(i)
 	}
+	for i := range t.Memory {
+		x.writeMemory(&t.Memory[i]) // kineto_memory.go
+	}
 	if !opts.NoCounters {
 		for i := range t.Counters {
 			x.writeCounter(&t.Counters[i])

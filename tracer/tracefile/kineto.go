@@ -181,7 +181,8 @@ type kev struct {
 	shapes                  kShapeArgs // record_shapes args of a cpu_op (kineto_shapes.go)
 	work                    int64      // a kernel's packed work, as rlktop's export writes it
 	hasWork                 bool
-	bad                     error // first bad ts/dur value: the event is skipped
+	mem                     kMemArgs // a [memory] instant's args (kineto_memory.go)
+	bad                     error    // first bad ts/dur value: the event is skipped
 }
 
 type kdec struct {
@@ -221,6 +222,7 @@ type kdec struct {
 	over      *Error
 	sawEvents bool
 
+	memSkipped int // [memory] instants without bytes, address or device (kineto_memory.go)
 	parWorkers int // event arrays are parsed by this many goroutines when > 1 (kineto_parallel.go)
 	parChunk   int // chunk size, bytes (0: kParChunk)
 }
@@ -864,6 +866,8 @@ func (d *kdec) parseMembers(w *kwin, start int64, inArgs bool) error {
 				if kind == kvString {
 					ev.argLabels = kspan{a: w.base + int64(a), b: w.base + int64(b), esc: esc, kind: kind}
 				}
+			case "Addr", "Total Allocated", "Total Reserved", "Device Id", "Device Type":
+				ev.mem.arg(string(key), kind, val)
 			}
 			if kind == kvNumber && (ev.ph == 'C' || ev.ph == 0) { // counter values
 				ev.nums = append(ev.nums, kNumArg{key: kspan{a: w.base + int64(ka), b: w.base + int64(kb), kind: kvString}, val: kspan{a: w.base + int64(a), b: w.base + int64(b), kind: kvNumber}})
@@ -1267,6 +1271,9 @@ func (d *kdec) record(start int64) error {
 		}
 		d.add(e, fromPid)
 	case 'i', 'I', 'n':
+		if d.memory(name, &e) {
+			return nil
+		}
 		d.add(e, fromPid)
 	case 'B':
 		k := [2]int32{e.PID, e.TID}
@@ -1464,6 +1471,9 @@ func (d *kdec) finish() *tracer.Trace {
 		d.stream.nestingWarning(d)
 	} else {
 		d.checkNesting()
+	}
+	if d.memSkipped > 0 {
+		t.Warn(fmt.Sprintf("%s: %d [memory] events lack Bytes, Addr or Device Id; kept as instants, not in the memory model", d.path, d.memSkipped))
 	}
 	if d.badN > kBadShown {
 		t.Warn(fmt.Sprintf("%s: %d more events with a bad ts or dur skipped (%d in all)", d.path, d.badN-kBadShown, d.badN))

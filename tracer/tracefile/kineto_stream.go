@@ -74,6 +74,9 @@ type Window struct {
 	// carry modelled work (an aggregator should then count kernels without
 	// it as unmodelled: attrib.SourceStream.ExpectWork).
 	Shapes bool
+	// MemoryEvents counts the torch.profiler [memory] events read so far,
+	// which windows do not carry (kineto_memory.go).
+	MemoryEvents int
 }
 
 // OpenStream reads the Kineto trace at path as Open does but hands its
@@ -116,7 +119,9 @@ type kstream struct {
 	fn   func(w *Window) error
 	link *tracer.WindowLinker
 	err  error // set once: ErrNotStreamable's reason, or fn's error
-	ran  bool  // the Kineto reader used it
+
+	memEvents int  // [memory] events read (Window.MemoryEvents)
+	ran       bool // the Kineto reader used it
 
 	// The window's events: full chunks, then cur (as Open's reader keeps
 	// them, so that a window is not grown by copying); joined at the
@@ -275,7 +280,7 @@ func (ks *kstream) flush(d *kdec) {
 			ks.gpuWork = true
 		}
 	}
-	w := &Window{Index: ks.link.Windows() - 1, Last: true, After: ks.after, Rank: d.t.Rank, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts(), Shapes: shapes}
+	w := &Window{Index: ks.link.Windows() - 1, Last: true, After: ks.after, Rank: d.t.Rank, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts(), Shapes: shapes, MemoryEvents: ks.memEvents}
 	if err := ks.fn(w); err != nil {
 		ks.fail(err)
 	}

@@ -154,13 +154,16 @@ type recSink struct {
 
 // Reserve refuses a frame that would take the trace past the budget.
 func (rs *recSink) Reserve(ty wire.Type, n uint64, off int64) error {
-	held := uint64(len(rs.t.Events) + len(rs.t.Counters))
+	held := uint64(len(rs.t.Events) + len(rs.t.Counters) + len(rs.t.Memory))
 	if n <= rs.budget && held <= rs.budget-n {
 		return nil
 	}
 	what := "events"
-	if ty == wire.TypeCounters {
+	switch ty {
+	case wire.TypeCounters:
 		what = "counters"
+	case wire.TypeMemory:
+		what = "memory"
 	}
 	return &Error{Path: rs.path, Offset: off, Field: "count",
 		Msg:  fmt.Sprintf("the recording would hold more than %d events and counters (%s): kept the %d before a %s frame declaring %d", rs.budget, rs.budgetWhy, held, what, n),
@@ -210,6 +213,12 @@ func (rs *recSink) Control(c *wire.Control) error {
 		rs.t.Meta["flags"] = strings.Join(fl, ",")
 		rs.t.Meta["flags_changes"] = strconv.Itoa(atoi(rs.t.Meta["flags_changes"]) + 1)
 	}
+	return nil
+}
+
+// Memory takes the allocations and frees (Trace.Memory).
+func (rs *recSink) Memory(ms []tracer.MemEvent) error {
+	rs.t.Memory = append(rs.t.Memory, ms...)
 	return nil
 }
 

@@ -59,6 +59,7 @@ type Decoder struct {
 	frames int
 	evs    []tracer.Event
 	cs     []tracer.Counter
+	ms     []tracer.MemEvent
 }
 
 // NewDecoder returns a Decoder reading r (buffered by its Reader).
@@ -167,6 +168,8 @@ func (d *Decoder) Next(sink Sink) error {
 			return err
 		}
 		return sink.TraceFile(tf)
+	case TypeMemory:
+		return d.memory(sink, &f) // memory.go
 	case TypeBye:
 		y, err := f.Bye()
 		if err != nil {

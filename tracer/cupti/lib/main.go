@@ -157,8 +157,9 @@ func drain() {
 // source is the pump's view of the C layer (rlk.c) and the decoder.
 type source struct {
 	dec  *cupti.Decoder
-	b    *C.rlk_batch   // its own allocation: cgo checks the whole object a pointer argument points into
-	last C.rlk_counters // counters last sent
+	b    *C.rlk_batch      // its own allocation: cgo checks the whole object a pointer argument points into
+	last C.rlk_counters    // counters last sent
+	mem  []tracer.MemEvent // MEMORY2 records not yet taken (TakeMemory)
 }
 
 func (src *source) Next(wait time.Duration) (pump.State, error) {
@@ -180,7 +181,16 @@ func (src *source) Next(wait time.Duration) (pump.State, error) {
 
 func (src *source) Take() ([]string, []tracer.Event) {
 	bt := src.dec.Take()
+	src.mem = append(src.mem, bt.Memory...)
 	return bt.NewStrings, bt.Events
+}
+
+// TakeMemory returns the MEMORY2 records decoded since the previous call
+// (pump.MemorySource).
+func (src *source) TakeMemory() []tracer.MemEvent {
+	m := src.mem
+	src.mem = nil
+	return m
 }
 
 func (src *source) Name(id tracer.StrID) string { return src.dec.Strings().Get(id) }

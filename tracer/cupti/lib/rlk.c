@@ -78,6 +78,7 @@ static const CUpti_ActivityKind kinds[] = {
 	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
 	CUPTI_ACTIVITY_KIND_OVERHEAD,
 	CUPTI_ACTIVITY_KIND_MARKER,
+	CUPTI_ACTIVITY_KIND_MEMORY2, /* cudaMalloc/cudaFree and pools: the memory model's device allocations */
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 

@@ -39,7 +39,8 @@ type Received struct {
 	Drops  wire.Drops
 	Bye    *wire.Bye
 	Acks   []wire.Control
-	Err    error // a read or decoding error; nil at a clean end (EOF)
+	Memory []tracer.MemEvent // Memory frames' allocations and frees
+	Err    error             // a read or decoding error; nil at a clean end (EOF)
 }
 
 // ReadConn reads conn's frames until the stream ends. onFrame, when not
@@ -85,6 +86,8 @@ func ReadConn(conn net.Conn, onFrame func(*Received, net.Conn)) Received {
 			var c wire.Control
 			c, err = f.Control()
 			r.Acks = append(r.Acks, c)
+		case wire.TypeMemory:
+			r.Memory, err = f.Memory(r.Memory)
 		}
 		if err != nil {
 			r.Err = err

@@ -44,6 +44,7 @@ typedef int rlk_rp_status_t; /* rocprofiler_status_t; 0 = success */
 #define RLK_RP_BUFFER_TRACING_HIP_RUNTIME_API 5
 #define RLK_RP_BUFFER_TRACING_MEMORY_COPY 10
 #define RLK_RP_BUFFER_TRACING_KERNEL_DISPATCH 11
+#define RLK_RP_BUFFER_TRACING_MEMORY_ALLOCATION 17 /* rocprofiler-sdk 0.6.0 and later */
 
 /* rocprofiler_callback_tracing_kind_t */
 #define RLK_RP_CALLBACK_TRACING_MARKER_CORE_API 7

@@ -187,6 +187,10 @@ func (src *source) Take() ([]string, []tracer.Event) {
 
 func (src *source) Name(id tracer.StrID) string { return src.dec.Name(id) }
 
+// TakeMemory returns the memory allocation records decoded since the
+// previous call (pump.MemorySource).
+func (src *source) TakeMemory() []tracer.MemEvent { return src.dec.TakeMemory() }
+
 func (src *source) Counters(force bool) []wire.KV {
 	if src.b.counters == src.last && !force {
 		return nil

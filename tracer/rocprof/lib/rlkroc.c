@@ -35,7 +35,7 @@
 extern void rlkrocGoStart(void); /* exported by main.go */
 
 /* Entry tags (../abi.go). */
-enum { TAG_DISPATCH = 1, TAG_COPY = 2, TAG_SYMBOL = 3, TAG_MARKER = 4, TAG_API = 6 };
+enum { TAG_DISPATCH = 1, TAG_COPY = 2, TAG_SYMBOL = 3, TAG_MARKER = 4, TAG_API = 6, TAG_MEMORY = 7 };
 
 static struct {
 	rlk_rp_create_context_fn create_context;
@@ -134,6 +134,7 @@ static void buffer_cb(rlk_rp_context_id_t c, rlk_rp_buffer_id_t b, rlk_rp_record
 		case RLK_RP_BUFFER_TRACING_KERNEL_DISPATCH: tag = TAG_DISPATCH; break;
 		case RLK_RP_BUFFER_TRACING_MEMORY_COPY: tag = TAG_COPY; break;
 		case RLK_RP_BUFFER_TRACING_HIP_RUNTIME_API: tag = TAG_API; break;
+		case RLK_RP_BUFFER_TRACING_MEMORY_ALLOCATION: tag = TAG_MEMORY; break;
 		default: continue;
 		}
 		uint64_t size;
@@ -339,6 +340,9 @@ static int tool_init(rlk_rp_client_finalize_t fini, void *tool_data) {
 	for (int i = 0; i < (info.hip_api ? 3 : 2) && !info.error[0]; i++)
 		if ((st = S.configure_buffer(ctx, kinds[i], NULL, 0, buf_id)) != RLK_RP_SUCCESS)
 			fail("rocprofiler_configure_buffer_tracing_service", st);
+	/* Memory allocations are optional: an SDK before 0.6.0 has no such
+	 * kind and refuses it; tracing goes on without them. */
+	if (!info.error[0]) S.configure_buffer(ctx, RLK_RP_BUFFER_TRACING_MEMORY_ALLOCATION, NULL, 0, buf_id);
 	int32_t sym_op = RLK_RP_CODE_OBJECT_DEVICE_KERNEL_SYMBOL_REGISTER;
 	if (!info.error[0] &&
 	    (st = S.configure_callback(ctx, RLK_RP_CALLBACK_TRACING_CODE_OBJECT, &sym_op, 1, code_object_cb, NULL)) != RLK_RP_SUCCESS)

@@ -85,6 +85,15 @@ static int off_table(int *o) {
 	o[i++] = OFF(CUpti_ActivityMarker2, objectKind);
 	o[i++] = OFF(CUpti_ActivityMarker2, objectId.pt.threadId);
 	o[i++] = OFF(CUpti_ActivityMarker2, name);
+	o[i++] = sizeof(CUpti_ActivityMemory3);
+	o[i++] = OFF(CUpti_ActivityMemory3, memoryOperationType);
+	o[i++] = OFF(CUpti_ActivityMemory3, memoryKind);
+	o[i++] = OFF(CUpti_ActivityMemory3, correlationId);
+	o[i++] = OFF(CUpti_ActivityMemory3, address);
+	o[i++] = OFF(CUpti_ActivityMemory3, bytes);
+	o[i++] = OFF(CUpti_ActivityMemory3, timestamp);
+	o[i++] = OFF(CUpti_ActivityMemory3, processId);
+	o[i++] = OFF(CUpti_ActivityMemory3, deviceId);
 	return i;
 }
 
@@ -170,6 +179,17 @@ static size_t add_overhead(rbuf *b, uint32_t kind, uint32_t tid, uint64_t start,
 	return at;
 }
 
+static size_t add_memory(rbuf *b, int release, uint64_t addr, uint64_t bytes, uint64_t ts, uint32_t pid, uint32_t dev, uint32_t corr) {
+	size_t at = b->len;
+	CUpti_ActivityMemory3 *m = grow(b, sizeof *m);
+	m->kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+	m->memoryOperationType = release ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+	m->memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m->correlationId = corr; m->address = addr; m->bytes = bytes; m->timestamp = ts; m->PC = 0x1234;
+	m->processId = pid; m->deviceId = dev; m->contextId = 1; m->streamId = 7; m->name = NULL;
+	return at;
+}
+
 static size_t add_marker(rbuf *b, uint32_t flags, uint64_t ts, uint32_t id, uint32_t tid, const char *name) {
 	size_t at = b->len;
 	CUpti_ActivityMarker2 *m = grow(b, sizeof *m);
@@ -210,6 +230,8 @@ var OffsetNames = []string{
 	"sizeof Synchronization", "Sync.type", "Sync.start", "Sync.end", "Sync.correlationId", "Sync.contextId", "Sync.streamId",
 	"sizeof Overhead", "Overhead.overheadKind", "Overhead.objectKind", "Overhead.objectId.pt.threadId", "Overhead.start", "Overhead.end",
 	"sizeof Marker2", "Marker2.flags", "Marker2.timestamp", "Marker2.id", "Marker2.objectKind", "Marker2.objectId.pt.threadId", "Marker2.name",
+	"sizeof Memory3", "Memory3.memoryOperationType", "Memory3.memoryKind", "Memory3.correlationId", "Memory3.address", "Memory3.bytes",
+	"Memory3.timestamp", "Memory3.processId", "Memory3.deviceId",
 }
 
 // Buffer is a C-allocated buffer of records built with the real structs.
@@ -295,6 +317,16 @@ func (b *Buffer) AddSync(typ uint32, start, end uint64, corr, ctx, stream uint32
 // AddOverhead appends an OVERHEAD record on thread tid.
 func (b *Buffer) AddOverhead(kind, tid uint32, start, end uint64) {
 	b.at(C.add_overhead(&b.b, C.uint32_t(kind), C.uint32_t(tid), C.uint64_t(start), C.uint64_t(end)))
+}
+
+// AddMemory appends a MEMORY2 record (CUpti_ActivityMemory3): an
+// allocation, or with release a release, of bytes at addr.
+func (b *Buffer) AddMemory(release bool, addr, bytes, ts uint64, pid, dev, corr uint32) {
+	r := C.int(0)
+	if release {
+		r = 1
+	}
+	b.at(C.add_memory(&b.b, r, C.uint64_t(addr), C.uint64_t(bytes), C.uint64_t(ts), C.uint32_t(pid), C.uint32_t(dev), C.uint32_t(corr)))
 }
 
 // AddMarker appends a MARKER record (flags: 1 instantaneous, 2 start, 4 end).

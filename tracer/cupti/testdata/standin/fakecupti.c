@@ -110,6 +110,7 @@ static size_t record_size(uint32_t kind) {
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
 	case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
 	case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
+	case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory3);
 	}
 	return 0;
 }
@@ -259,6 +260,24 @@ static void mline(const char *kind, const char *name, uint64_t start, uint64_t e
  * nkernels launches (runtime API record + kernel record, correlated), one
  * driver-API launch of a CUDA-graph kernel, and one H2D memcpy. Returns the
  * number of records placed. */
+static uint64_t mem_records; /* MEMORY2 records placed (fake_summary) */
+
+/* put_memory places one MEMORY2 record (an allocation or a release) on
+ * stream 0, now, for device 0 of this process. Called with mu held. */
+static void put_memory(CUpti_ActivityMemoryOperationType op, uint64_t addr, uint64_t bytes) {
+	CUpti_ActivityMemory3 *mr = reserve(0, sizeof *mr);
+	if (!mr) return;
+	mr->kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+	mr->memoryOperationType = op;
+	mr->memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	mr->address = addr;
+	mr->bytes = bytes;
+	mr->timestamp = mono() + FAKE_OFFSET_NS;
+	mr->processId = (uint32_t)getpid();
+	mr->deviceId = 0;
+	mem_records++;
+}
+
 int fake_round(int step, int nkernels, int markers) {
 	pthread_mutex_lock(&mu);
 	uint32_t tid = (uint32_t)pthread_self();
@@ -292,6 +311,15 @@ int fake_round(int step, int nkernels, int markers) {
 		ok_fwd = 1;
 		placed++;
 	}
+	/* A (step+1) MiB cudaMalloc at the start of "forward", released at
+	 * its end (below), when MEMORY2 is enabled and FAKE_MEMORY=1; address
+	 * 0x7f00_0000_0000 + step MiB. Neither in the manifest nor in placed
+	 * (the other tests count events): memory_records counts them. */
+	uint64_t mem_addr = 0x7f0000000000ull + ((uint64_t)step << 20), mem_bytes = (uint64_t)(step + 1) << 20;
+	static int mem_env = -1;
+	if (mem_env < 0) mem_env = getenv("FAKE_MEMORY") && !strcmp(getenv("FAKE_MEMORY"), "1");
+	int mem_on = mem_env && ((enabled_mask >> CUPTI_ACTIVITY_KIND_MEMORY2) & 1);
+	if (mem_on) put_memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, mem_addr, mem_bytes);
 	for (int k = 0; k < nkernels; k++) {
 		uint32_t corr = next_corr++;
 		uint64_t a0 = mono() + FAKE_OFFSET_NS, a1 = a0 + 3000 + (uint64_t)k * 10;
@@ -383,6 +411,7 @@ int fake_round(int step, int nkernels, int markers) {
 			mline("memcpy", "Memcpy HtoD (Pinned -> Device)", c0, c1, corr, (uint32_t)-1, 0, 7, c->bytes);
 		}
 	}
+	if (mem_on) put_memory(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, mem_addr, mem_bytes);
 	uint64_t t_fwd_end = mono() + FAKE_OFFSET_NS;
 	if (ok_fwd && (m = reserve(0, sizeof *m))) {
 		m->kind = CUPTI_ACTIVITY_KIND_MARKER;
@@ -416,8 +445,9 @@ void fake_inject_dropped(uint64_t n) { __atomic_fetch_add(&dropped_pending[0], n
 void fake_summary(FILE *f) {
 	if (manifest) fflush(manifest);
 	fprintf(f, "register_calls=%llu\nenable_calls=%llu\ndisable_calls=%llu\nfinalize_calls=%llu\nflush_calls=%llu\n"
-	           "max_callback_ns=%llu\ncallback_calls=%llu\nnull_buffers=%llu\nenabled_mask=%llu\nsubscribed=%d\n",
+	           "max_callback_ns=%llu\ncallback_calls=%llu\nnull_buffers=%llu\nenabled_mask=%llu\nsubscribed=%d\nmemory_records=%llu\n",
 	        (unsigned long long)register_calls, (unsigned long long)enable_calls, (unsigned long long)disable_calls,
 	        (unsigned long long)finalize_calls, (unsigned long long)flush_calls, (unsigned long long)max_cb_ns,
-	        (unsigned long long)cb_calls, (unsigned long long)null_buffers, (unsigned long long)enabled_mask, subscribed);
+	        (unsigned long long)cb_calls, (unsigned long long)null_buffers, (unsigned long long)enabled_mask, subscribed,
+	        (unsigned long long)mem_records);
 }

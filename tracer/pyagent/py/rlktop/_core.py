@@ -322,6 +322,7 @@ class Agent:
             if self.step_n >= 0:
                 self.emit(_wire.K_STEP, "step", self.step_t0, t - self.step_t0, self.step_n)
             self._compiles(t)
+            self._memory(t)
             if self.input_seen:
                 if self.step_n >= 0:
                     self.counter("input.wait_ns", self.input_wait, t - 1)
@@ -393,6 +394,32 @@ class Agent:
         self.compile_frames = total
         if self.step_n >= 0 and total > 0:  # nothing until dynamo compiled
             self.counter("compile.frames", total - (last or 0), t - 1)
+
+    def _memory(self, t):
+        """Sends, per CUDA/ROCm device, the allocator's counters for the
+        step that ends at t (ns): memory.gpuN.peak_allocated_bytes
+        (max_memory_allocated, then its peak reset for the next step),
+        .allocated_bytes and .reserved_bytes at the step's end. Reading
+        them is a lookup in the caching allocator's stats (no
+        synchronisation); nothing when CUDA was never initialised (the
+        agent never initialises it), nor before the first step."""
+        torch = self.torch
+        if torch is None or not _memory_counters():
+            return
+        try:
+            cuda = torch.cuda
+            if not cuda.is_initialized():
+                return
+            for d in range(cuda.device_count()):
+                if self.step_n >= 0:
+                    p = "memory.gpu%d." % d
+                    self.counter(p + "peak_allocated_bytes", cuda.max_memory_allocated(d), t - 1)
+                    self.counter(p + "allocated_bytes", cuda.memory_allocated(d), t - 1)
+                    self.counter(p + "reserved_bytes", cuda.memory_reserved(d), t - 1)
+                cuda.reset_peak_memory_stats(d)
+        except Exception as e:
+            _warn("no memory counters (%r)" % (e,))
+            _MEMORY_COUNTERS[0] = False
 
     def _apply_pending(self, step):
         with self.lock:
@@ -520,9 +547,11 @@ class Agent:
         acts = [ProfilerActivity.CPU]
         # Shapes give rlktop the FLOPs and bytes of each operator;
         # RLKTOP_KINETO_SHAPES=0 turns them off (they cost each operator
-        # call a few µs of bookkeeping inside the window).
+        # call a few µs of bookkeeping inside the window). profile_memory:
+        # the allocations and frees of the window ([memory] events) for
+        # rlktop's memory model; RLKTOP_PROFILE_MEMORY=0 off.
         shapes = os.environ.get("RLKTOP_KINETO_SHAPES", "1") != "0"
-        prof = profile(activities=acts, record_shapes=shapes, with_stack=False)
+        prof = profile(activities=acts, record_shapes=shapes, with_stack=False, profile_memory=_profile_memory())
         prof.__enter__()
         self.window = (prof, n)
 
@@ -678,6 +707,23 @@ def _compare(torch, a, b):
         out["nan_rows"] = 0.0
         out["bitwise"] = 1.0 if torch.equal(a, b) else 0.0
     return out
+
+
+_MEMORY_COUNTERS = [None]
+
+
+def _memory_counters():
+    """RLKTOP_MEMORY_COUNTERS: "0" turns the per-step allocator counters
+    off (default on)."""
+    if _MEMORY_COUNTERS[0] is None:
+        _MEMORY_COUNTERS[0] = os.environ.get("RLKTOP_MEMORY_COUNTERS", "1") != "0"
+    return _MEMORY_COUNTERS[0]
+
+
+def _profile_memory():
+    """RLKTOP_PROFILE_MEMORY: "0" turns torch.profiler's profile_memory off
+    in the windows (default on)."""
+    return os.environ.get("RLKTOP_PROFILE_MEMORY", "1") != "0"
 
 
 def _kineto_schedule():

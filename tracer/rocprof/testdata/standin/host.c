@@ -425,8 +425,33 @@ int main(void) {
 		row("memcpy", op == 2 ? "MEMORY_COPY_HOST_TO_DEVICE" : "MEMORY_COPY_DEVICE_TO_HOST", start, end, 50000 + i, 5001, dev,
 		    0, bytes);
 	}
+	/* FAKE_MEMORY=1 and the tool asked for MEMORY_ALLOCATION (kind 17,
+	 * SDK 0.6.0+): 10 allocations of (i+1) MiB on agent A at
+	 * 0x7f0000000000 + i MiB, each freed (allocation_size 0, as the SDK
+	 * writes frees) 500 ns later; not in the manifest nor in delivered,
+	 * counted as memory_records. */
+	int memory_records = 0;
+	if (getenv("FAKE_MEMORY") && kinds_on[17]) {
+		for (int i = 0; i < 20; i++) {
+			uint8_t *r = calloc(1, 80);
+			int k = i / 2, fr = i % 2;
+			uint64_t t0 = 3500000000ULL + (uint64_t)k * 1000 + (fr ? 500 : 0);
+			put64(r, 0, 80);
+			put32(r, 8, 17);
+			put32(r, 12, fr ? 3 : 1); /* FREE : ALLOCATE */
+			put64(r, 16, 70000 + i);
+			put64(r, 32, 5001);
+			put64(r, 40, t0);
+			put64(r, 48, t0 + 50);
+			put64(r, 56, A);
+			put64(r, 64, 0x7f0000000000ULL + ((uint64_t)k << 20));
+			put64(r, 72, fr ? 0 : (uint64_t)(k + 1) << 20);
+			batch[n++] = r;
+			memory_records++;
+		}
+	}
 	dropped += 5;
-	delivered += n;
+	delivered += n - memory_records;
 	deliver(batch, n, 5);
 	for (size_t k = 0; k < n; k++) free(batch[k]);
 	n = 0;
@@ -443,8 +468,9 @@ int main(void) {
 	fclose(manifest);
 
 	res->finalize(res->tool_data);
-	fprintf(summary, "delivered=%llu\ndropped=%llu\nshort=%llu\nflushes=%d\nstarted_after=%d\n", (unsigned long long)delivered,
-	        (unsigned long long)dropped, (unsigned long long)short_recs, flushes, started);
+	fprintf(summary, "delivered=%llu\ndropped=%llu\nshort=%llu\nflushes=%d\nstarted_after=%d\nmemory_records=%d\n",
+	        (unsigned long long)delivered, (unsigned long long)dropped, (unsigned long long)short_recs, flushes, started,
+	        memory_records);
 	fclose(summary);
 	return 0;
 }
