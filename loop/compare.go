@@ -163,6 +163,7 @@ func (r *runner) execute(ctx context.Context, rec *os.File) error {
 		Untraced:    o.Untraced,
 		Tracer:      o.Tracer,
 		NoAgent:     o.NoAgent,
+		PySampleHz:  o.PySampleHz,
 		Session: session.Options{Rules: o.Rules, Source: src, MaxSteps: 1 << 20,
 			WindowNs: int64(time.Second), WindowMaxEvents: 1 << 12},
 		Stdout:     o.Stdout,

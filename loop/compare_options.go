@@ -49,6 +49,8 @@ type CompareOptions struct {
 	// (tracer/pyagent.Flags) switch inside one running process.
 	TorchRanges, Untraced, NoAgent bool
 	Tracer                         string
+	// PySampleHz as in LiveOptions.
+	PySampleHz float64
 	// Restart runs every segment in a fresh process (flags at start), even
 	// when the flags could switch live: arms then replay the same step
 	// numbers from the same seed (what rlktop.audit compares bitwise).

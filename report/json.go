@@ -40,6 +40,9 @@ type (
 		StepSpreads          []StepSpreadDoc `json:"step_spreads,omitempty"`
 		CollectivesMatched   int             `json:"collectives_matched,omitempty"`
 		CollectivesUnmatched int             `json:"collectives_unmatched,omitempty"`
+		// Python: the Python agent's stack samples (python.go); absent
+		// without them.
+		Python *PythonDoc `json:"python,omitempty"`
 	}
 	// SourceDoc is one source (attrib.SourceRow; times ns on its own clock).
 	SourceDoc struct {
@@ -229,6 +232,7 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 		}
 		d.CollectivesMatched, d.CollectivesUnmatched = s.Ranks.Collectives, s.Ranks.CollectivesUnmatched
 	}
+	d.Python = pythonDoc(s.Python, topN)
 	return d
 }
 

@@ -69,7 +69,7 @@ func Formats() []string {
 }
 
 // Views lists the --by values.
-func Views() []string { return []string{ByKernel, ByCategory, ByStage, ByStep, ByRank, ByFile} }
+func Views() []string { return []string{ByKernel, ByCategory, ByStage, ByStep, ByRank, ByFile, ByPython} }
 
 // Write writes s to w in o.Format grouped by o.By. Errors: ErrOption for an
 // unknown format or view; write errors from w.
@@ -101,6 +101,9 @@ func Write(w io.Writer, s *attrib.Snapshot, o Options) error {
 		default:
 			o.Top = 0
 		}
+	}
+	if o.By == ByPython { // python.go
+		wr = writePython
 	}
 	if err := wr(w, s, o); err != nil {
 		return err
@@ -152,6 +155,9 @@ func FilterError(filter string, err error) error {
 // Summary-only inputs (sums per kernel, no events) have no stages, steps,
 // busy time or p99.
 func Unavailable(s *attrib.Snapshot, view string) string {
+	if view == ByPython && s.Python == nil {
+		return NoPythonText
+	}
 	if (view == ByRank || view == ByFile) && s.Ranks == nil {
 		return "no per-source numbers in this input (rlktop report and open give them for files)"
 	}
@@ -171,11 +177,12 @@ func Unavailable(s *attrib.Snapshot, view string) string {
 }
 
 // UnavailableViews lists the views Unavailable rejects for s (the
-// per-source views rank and file excepted: JSON gives them as "sources").
+// per-source views rank and file excepted: JSON gives them as "sources";
+// and python, which JSON gives as "python" when there are samples).
 func UnavailableViews(s *attrib.Snapshot) []string {
 	var v []string
 	for _, view := range Views() {
-		if view != ByRank && view != ByFile && Unavailable(s, view) != "" {
+		if view != ByRank && view != ByFile && view != ByPython && Unavailable(s, view) != "" {
 			v = append(v, view)
 		}
 	}

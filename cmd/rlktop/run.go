@@ -22,6 +22,7 @@ import (
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/livestate"
+	"github.com/rlktop/rlktop/tracer/pyagent"
 	"github.com/rlktop/rlktop/tracer/session"
 )
 
@@ -41,6 +42,7 @@ type runFlags struct {
 	telemetry   time.Duration // --telemetry-every: sampling period (<0 off)
 	tracer      string        // --tracer auto|kineto|none (a command)
 	noAgent     bool          // --no-agent
+	pySampleHz  float64       // --py-sample-hz
 	listen      string        // --listen HOST:PORT: ranks on other hosts (listen.go)
 	listenFile  string        // --listen-file FILE: the address written there
 }
@@ -68,6 +70,7 @@ func (rf *runFlags) registerCommon(cmd *cobra.Command) {
 	f.StringArrayVar(&rf.fingerprint, "fingerprint", nil, "PATH: record the file's SHA-256 in the run record (repeatable)")
 	f.StringVar(&rf.tracer, "tracer", "auto", "a command: auto (CUPTI / rocprofiler-sdk when they attach, else torch.profiler windows from the Python agent), kineto (torch.profiler windows only), none (the agent's steps, stages and flags only)")
 	f.BoolVar(&rf.noAgent, "no-agent", false, "a command: do not put rlktop's Python agent on PYTHONPATH")
+	f.Float64Var(&rf.pySampleHz, "py-sample-hz", pyagent.DefaultSampleHz, "a Python command: Python stack samples a second, every thread (0: off)")
 	f.DurationVar(&rf.telemetry, "telemetry-every", gpu.DefaultInterval, "GPU and child CPU/RSS sampling period, recorded as counter tracks (min 20ms; negative: off)")
 }
 
@@ -111,6 +114,7 @@ func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
 		Flags:       flags,
 		TorchRanges: rf.torchRanges,
 		Untraced:    rf.untraced,
+		PySampleHz:  pySampleOption(rf.pySampleHz),
 		StepRange:   rf.stepRange,
 		Telemetry:   rf.telemetry,
 		Session:     session.Options{Rules: rules, Source: src},

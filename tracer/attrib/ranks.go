@@ -625,6 +625,7 @@ func CombineSources(traces []*tracer.Trace, rules *Rules) *Snapshot {
 	}
 	s := agg.Snapshot()
 	s.Ranks = Ranks(traces, agg.Rules())
+	s.Python = PythonOf(traces...)
 	if len(traces) < 2 {
 		return s
 	}

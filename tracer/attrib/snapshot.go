@@ -55,6 +55,9 @@ type Snapshot struct {
 	// SummaryOnly: the source had sums but no events (no busy time, steps,
 	// stages or percentiles).
 	SummaryOnly bool
+	// Python is where the Python side of the steps went (the Python
+	// agent's stack samples, python.go); nil without samples.
+	Python *PyProfile
 }
 
 // Totals over the whole snapshot.

@@ -141,10 +141,11 @@ type Session struct {
 	// never written again: trimming makes a new array).
 	agent     []tracer.Counter
 	agentStrs *tracer.Strings
-	windows   int    // trace files (agent windows) merged
-	version   uint64 // bumped on every change
-	winVer    uint64 // version the window snapshot was built at
-	forceWin  bool   // rebuild the window at the next Snapshot (Reset)
+	py        *pyKeep // Python stack samples (pysamples.go)
+	windows   int     // trace files (agent windows) merged
+	version   uint64  // bumped on every change
+	winVer    uint64  // version the window snapshot was built at
+	forceWin  bool    // rebuild the window at the next Snapshot (Reset)
 
 	// Guarded by snapMu (Snapshot runs one at a time, mostly outside mu).
 	snapMu   sync.Mutex
@@ -424,7 +425,9 @@ func (s *Session) Snapshot() *State {
 		ri := s.rec.info()
 		st.Recording = &ri
 	}
+	cumPy, winPy := s.pyProfiles()
 	s.mu.Unlock()
+	st.Cumulative.Python = cumPy
 	st.Outputs = agentOutputs(agent, agentStrs, st.Steps)
 
 	if rebuild {
@@ -460,9 +463,12 @@ func (s *Session) Snapshot() *State {
 		st.Cumulative.Devices = devs
 	}
 	st.Window = s.winSnap
-	if st.Window != nil && len(st.Window.Devices) == 0 && len(devs) > 0 {
+	if st.Window != nil && ((len(st.Window.Devices) == 0 && len(devs) > 0) || st.Window.Python != winPy) {
 		w := *st.Window
-		w.Devices = devs
+		if len(w.Devices) == 0 {
+			w.Devices = devs
+		}
+		w.Python = winPy
 		st.Window = &w
 	}
 	st.Timeline = s.tlSnap
@@ -608,6 +614,7 @@ func (s *Session) Reset() {
 	s.onePID, s.pidSeen, s.multiPID = 0, false, false
 	s.runs = nil
 	s.agent, s.agentStrs = nil, nil
+	s.resetPy()
 	s.forceWin = true
 	s.version++
 }

@@ -59,6 +59,7 @@ type Decoder struct {
 	frames int
 	evs    []tracer.Event
 	cs     []tracer.Counter
+	py     *pyMap // PySamples tables (pysamples.go)
 }
 
 // NewDecoder returns a Decoder reading r (buffered by its Reader).
@@ -162,6 +163,11 @@ func (d *Decoder) Next(sink Sink) error {
 			return err
 		}
 		return sink.TraceFile(tf)
+	case TypePySamples:
+		if ps, ok := sink.(PySink); ok {
+			return d.pySamples(&f, ps)
+		}
+		return nil
 	case TypeBye:
 		y, err := f.Bye()
 		if err != nil {

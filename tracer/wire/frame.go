@@ -13,7 +13,7 @@ import (
 // other major version with ErrVersion.
 const (
 	VersionMajor = 1
-	VersionMinor = 1
+	VersionMinor = 2
 )
 
 // Magic is the first four bytes of every stream (connection direction or

@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 
-from . import _wire, _flags
+from . import _wire, _flags, _sampler
 
 QUEUE_CAP = int(os.environ.get("RLKTOP_AGENT_QUEUE", "65536") or "65536")
 # Raw values rlktop.audit sends per step besides the hash (RLKTOP_AUDIT_SAMPLE).
@@ -92,6 +92,8 @@ class Agent:
         self.compile_frames = None  # dynamo frames compiled so far (_compiles)
         self.input_wait = 0  # ns in DataLoader next() since the last boundary
         self.input_seen = False  # a DataLoader iterator was used
+        self.sampler = None  # the Python stack sampler (_sampler.py), or None
+        self.step_ident = threading.main_thread().ident  # the thread that ends steps
 
     # ---- start ----
     def start(self, user_flags):
@@ -108,6 +110,10 @@ class Agent:
         self._send_ack(0, -1, "")
         threading.Thread(target=self._sender, name="rlktop-agent-send", daemon=True).start()
         threading.Thread(target=self._receiver, name="rlktop-agent-recv", daemon=True).start()
+        try:
+            self.sampler = _sampler.start(self)
+        except Exception as e:
+            _warn("no Python sampler (%r)" % (e,))
         atexit.register(self.close)
         try:
             os.register_at_fork(after_in_child=self._forked)
@@ -304,6 +310,7 @@ class Agent:
                     pass
             return
         t = time.time_ns()
+        self.step_ident = threading.get_ident()
         try:
             if self.step_n >= 0:
                 self.emit(_wire.K_STEP, "step", self.step_t0, t - self.step_t0, self.step_n)
@@ -496,6 +503,9 @@ class Agent:
                         buf += _wire.events(evs[j : j + 4096])
                     for j in range(0, len(cs), 4096):
                         buf += _wire.counters(cs[j : j + 4096])
+                sm = self.sampler
+                if sm is not None:
+                    buf += sm.flush(ids, self.pid, self.closed)
                 for fr in frames:
                     buf += fr
                 if dropped != self.sent_drops:
@@ -544,6 +554,8 @@ class Agent:
         if os.getpid() != self.pid or self.closed:
             return
         self.closed = True
+        if self.sampler is not None and self.dead:
+            self.sampler.stop()
         if self.dead:
             # rlktop is gone: nobody will import (and remove) a window left.
             if self.tmpdir:
@@ -552,6 +564,8 @@ class Agent:
                 shutil.rmtree(self.tmpdir, ignore_errors=True)
             return
         try:
+            if self.sampler is not None:
+                self.sampler.stop()
             if self.window is not None:
                 prof, _ = self.window
                 self.window = None
