@@ -69,7 +69,9 @@ func Formats() []string {
 }
 
 // Views lists the --by values.
-func Views() []string { return []string{ByKernel, ByCategory, ByStage, ByStep, ByRank, ByFile, ByPython} }
+func Views() []string {
+	return []string{ByKernel, ByCategory, ByStage, ByStep, ByRank, ByFile, ByPython}
+}
 
 // Write writes s to w in o.Format grouped by o.By. Errors: ErrOption for an
 // unknown format or view; write errors from w.
