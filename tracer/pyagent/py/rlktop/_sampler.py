@@ -41,6 +41,8 @@ QUEUE_CAP = int(os.environ.get("RLKTOP_PY_SAMPLE_QUEUE", "65536") or "65536")
 FLUSH_EVERY = 0.25
 
 _PY311 = sys.version_info < (3, 12)
+# Before 3.13 reading a frame's f_locals copies every local into a dict.
+_PY312 = sys.version_info < (3, 13)
 _CALLS = {"CALL", "CALL_KW", "CALL_FUNCTION_EX", "CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_METHOD"}
 # Instructions that run a C slot with no Python frame of their own when the
 # operands are C types.
@@ -70,6 +72,9 @@ class Sampler:
         self.thread = None
         self.lock = threading.Lock()
         self.loc = {}  # (code, lasti) -> frame id
+        # id(frame) -> (code, lasti, id(f_back), f_back's code, stack id,
+        # wait state) as of the last sample that walked it
+        self.seen = {}
         self.frames = {}  # (func, file, first, line) -> frame id
         self.stacks = {}  # (parent, frame id) -> stack id
         self.new_frames = []  # (id, func, file, first_line, line), not sent yet
@@ -84,10 +89,13 @@ class Sampler:
         self.last_flush = 0.0
         self.last_ts = 0
         self.ticks = 0
-        self.busy_ns = 0  # time spent sampling (for the overhead figure)
+        self.cpu_ns = 0  # the sampling thread's CPU time in sample() (the overhead benchmark's figure)
 
     # ---- control ----
     def start(self):
+        """Starts (or, after stop, restarts) the sampling thread; the
+        tables carry over."""
+        self.stop_ev.clear()
         self.thread = threading.Thread(target=self._run, name="rlktop-agent-sample", daemon=True)
         self.thread.start()
         return self
@@ -130,7 +138,7 @@ class Sampler:
 
     # ---- one tick ----
     def sample(self):
-        t0 = time.perf_counter_ns()
+        t0 = time.thread_time_ns()
         now = time.time_ns()
         weight = min(now - self.last_ts, 10 * self.period_ns, 0x7FFFFFFF)
         self.last_ts = now
@@ -165,7 +173,7 @@ class Sampler:
                 out = out[: max(room, 0)]
             self.samples.extend(out)
         self.ticks += 1
-        self.busy_ns += time.perf_counter_ns() - t0
+        self.cpu_ns += time.thread_time_ns() - t0
 
     def _thread(self, ident):
         """The native id of thread ident, or None for the agent's own."""
@@ -185,25 +193,35 @@ class Sampler:
         return nid
 
     def _stack(self, f):
+        """The stack id of frame f and the state of its thread. The walk
+        from the innermost frame stops at the first frame seen at the
+        previous sample still there (same object, instruction and parent):
+        its stack id and the wait state of its frames are kept."""
         loc = self.loc
-        chain = []
-        leaf = f
+        seen = self.seen
         waits = self.waits
+        leaf = f
+        chain = []  # (frame, code, frame id), innermost first
+        sid = 0
         wait = 0
         while f is not None:
             code = f.f_code
-            k = (code, f.f_lasti)
+            lasti = f.f_lasti
+            back = f.f_back
+            e = seen.get(id(f))
+            if e is not None and e[0] is code and e[1] == lasti and e[2] == id(back) and (back is None or e[3] is back.f_code):
+                sid, wait = e[4], e[5]
+                break
+            k = (code, lasti)
             fid = loc.get(k)
             if fid is None:
                 fid = self._frame(k, code, f.f_lineno)
-            chain.append(fid)
-            w = waits.get(code)
-            if w is not None and w > wait and f is not leaf:
-                wait = w  # STATE_LOADER > STATE_QUEUE > STATE_LOCK
-            f = f.f_back
+            chain.append((f, code, lasti, fid))
+            f = back
         stacks = self.stacks
-        sid = 0
-        for fid in reversed(chain):
+        if len(seen) > 1 << 15:
+            seen.clear()
+        for f, code, lasti, fid in reversed(chain):
             k = (sid, fid)
             n = stacks.get(k)
             if n is None:
@@ -211,6 +229,11 @@ class Sampler:
                 stacks[k] = n
                 self.new_stacks.append((n, sid, fid))
             sid = n
+            w = waits.get(code)
+            if w is not None and w > wait:
+                wait = w  # STATE_LOADER > STATE_QUEUE > STATE_LOCK
+            back = f.f_back
+            seen[id(f)] = (code, lasti, id(back), back.f_code if back is not None else None, sid, wait)
         state = self._state(leaf)
         if state != STATE_PYTHON and wait:
             if wait == STATE_LOADER or state in (STATE_NATIVE, STATE_LOCK, STATE_SLEEP):
@@ -234,16 +257,28 @@ class Sampler:
     def _state(self, f):
         code = f.f_code
         k = (code, f.f_lasti)
-        c = self.calls.get(k, 0)
-        if c == 0:
+        c = self.calls.get(k)
+        if c is None:
             c = _callee(code, f.f_lasti)
+            if c is not None:
+                kind, expr = c
+                # A callee named from globals (a module attribute chain)
+                # is the same object every time: its state is kept. One
+                # named from a local is looked up at each sample where
+                # reading one local is cheap (3.13's f_locals proxy).
+                if not expr or expr[0] != "f" or _PY312:
+                    c = self._classify(f, kind, expr)
+            if c is None:
+                c = STATE_PYTHON
             if len(self.calls) > 1 << 16:
                 self.calls.clear()
             self.calls[k] = c
-        if c is None:
-            return STATE_PYTHON
-        kind, expr = c
-        obj, owner = _resolve(f, expr) if expr else (None, None)
+        if c.__class__ is int:
+            return c
+        return self._classify(f, c[0], c[1])
+
+    def _classify(self, f, kind, expr):
+        obj, owner = _resolve(f, expr) if expr and not (expr[0] == "f" and _PY312) else (None, None)
         if kind == "call" and isinstance(obj, (types.FunctionType, types.MethodType)):
             return STATE_PYTHON  # a Python callee returned (its frame is gone)
         if obj is time.sleep:
@@ -258,8 +293,10 @@ class Sampler:
         if td is None:
             m = sys.modules.get("torch")
             mf = getattr(m, "__file__", None) if m is not None else None
+            if m is None:
+                return STATE_NATIVE  # torch not imported (yet): ask again later
             td = self.torch_dir = os.path.dirname(mf) + os.sep if mf else ""
-        if td and code.co_filename.startswith(td):
+        if td and f.f_code.co_filename.startswith(td):
             return STATE_TORCH
         return STATE_NATIVE
 
