@@ -24,7 +24,7 @@ func init() { rootCmd.AddCommand(newExportCmd()) }
 func newExportCmd() *cobra.Command {
 	var (
 		out, stepsOut, format, rulesPath, stage string
-		opts                             tracefile.ExportOptions
+		opts                                    tracefile.ExportOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "export FILE... -o OUT",
