@@ -247,7 +247,11 @@ func writePython(w io.Writer, s *attrib.Snapshot, o Options) error {
 			writeTextGrid(&b, g)
 		}
 	}
-	section("Python functions, whole step", funcs)
+	title := "Python functions, whole step"
+	if p.Steps == 0 {
+		title = "Python functions, whole run (no steps)"
+	}
+	section(title, funcs)
 	if n := len(p.Functions("")) - len(funcs.rows); n > 0 {
 		if md {
 			fmt.Fprintf(&b, "\n_%d more rows not shown_\n", n)

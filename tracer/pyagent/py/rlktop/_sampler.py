@@ -18,10 +18,14 @@ the call (a global, a local or a module attribute chain) and looked up
 without running any code (module and type dictionaries only). A thread
 whose stack holds a DataLoader iterator's __next__, a queue's get, or a
 threading wait (Condition.wait, Event.wait, Thread.join, ...) while its
-innermost frame is in native code is waiting there. One caveat of CPython:
-a thread that gives up the interpreter lock right after a call into C
-returned still shows that call as its instruction; such samples count as
-native.
+innermost frame is in native code is waiting there. Two caveats of sampling
+from inside the process. The sampler needs the interpreter lock: while a
+thread runs Python bytecode it waits for it to give the lock up (at most
+sys.getswitchinterval(), 5 ms by default), so samples fall where Python
+code yields, and a thread's last few ms of Python before a call that
+releases the lock (a torch operator, a sleep, I/O) are seen inside that
+call; and a thread that gives the lock up right after a call into C
+returned still shows that call as its instruction (counted as native).
 """
 
 import dis
@@ -114,27 +118,35 @@ class Sampler:
         nxt = time.perf_counter()
         self.last_ts = time.time_ns()
         wait = self.stop_ev.wait
-        try:
-            while True:
-                nxt += period
-                d = nxt - time.perf_counter()
-                if d < 0:
-                    nxt = time.perf_counter()  # behind: no burst to catch up
-                    d = 0
-                if wait(d):
-                    return
-                a = self.agent
-                if a.dead:
-                    return
-                if not a.tracing:
-                    self.last_ts = time.time_ns()
-                    continue
-                self.sample()
-        except Exception as e:
+        errors = 0
+        while True:
+            nxt += period
+            d = nxt - time.perf_counter()
+            if d < 0:
+                nxt = time.perf_counter()  # behind: no burst to catch up
+                d = 0
+            if wait(d):
+                return
+            a = self.agent
+            if a.dead:
+                return
+            if not a.tracing:
+                self.last_ts = time.time_ns()
+                continue
             try:
-                sys.stderr.write("rlktop agent: Python sampler stopped: %r\n" % (e,))
-            except Exception:
-                pass
+                self.sample()
+                errors = 0
+            except Exception as e:
+                # A module half imported, a frame gone: this tick is lost,
+                # the next one tries again; ten in a row end the sampler.
+                errors += 1
+                if errors == 1 or errors >= 10:
+                    try:
+                        sys.stderr.write("rlktop agent: Python sampler: %r%s\n" % (e, "; stopped" if errors >= 10 else ""))
+                    except Exception:
+                        pass
+                if errors >= 10:
+                    return
 
     # ---- one tick ----
     def sample(self):
@@ -301,7 +313,9 @@ class Sampler:
         return STATE_NATIVE
 
     def _find_waits(self):
-        """The code objects of the frames a thread waits in (by state)."""
+        """The code objects of the frames a thread waits in (by state).
+        Runs when sys.modules changed; a module still being imported is
+        looked at again next time."""
         self.waits_for = len(sys.modules)
         w = {}
 
@@ -313,21 +327,25 @@ class Sampler:
                     w[c] = state
                 fn = getattr(fn, "__wrapped__", None)
 
+        def attr(mod, *names):
+            o = sys.modules.get(mod)
+            for n in names:
+                o = getattr(o, n, None) if o is not None else None
+            return o
+
         for cls, names in ((threading.Condition, ("wait", "wait_for")), (threading.Event, ("wait",)),
                            (threading.Thread, ("join", "_wait_for_tstate_lock")), (threading.Semaphore, ("acquire",)),
                            (threading.Barrier, ("wait",))):
             for n in names:
                 add(cls.__dict__.get(n), STATE_LOCK)
-        q = sys.modules.get("queue")
-        if q is not None:
-            add(q.Queue.get, STATE_QUEUE)
-        mq = sys.modules.get("multiprocessing.queues")
-        if mq is not None:
-            for n in ("Queue", "SimpleQueue", "JoinableQueue"):
-                add(getattr(getattr(mq, n, None), "get", None), STATE_QUEUE)
-        dl = sys.modules.get("torch.utils.data.dataloader")
-        if dl is not None:
-            add(dl._BaseDataLoaderIter.__dict__.get("__next__"), STATE_LOADER)
+        add(attr("queue", "Queue", "get"), STATE_QUEUE)
+        for n in ("Queue", "SimpleQueue", "JoinableQueue"):
+            add(attr("multiprocessing.queues", n, "get"), STATE_QUEUE)
+        it = attr("torch.utils.data.dataloader", "_BaseDataLoaderIter")
+        if it is not None:
+            add(it.__dict__.get("__next__"), STATE_LOADER)
+        elif "torch.utils.data.dataloader" in sys.modules:
+            self.waits_for = None  # being imported: look again
         self.waits = w
 
     # ---- sending (the agent's sender thread) ----
