@@ -97,18 +97,6 @@ func pythonDoc(p *attrib.PyProfile, topN int) *PythonDoc {
 	return d
 }
 
-// PyWhere names a function as report rows and the TUI show it:
-// "file:line" with the file's last two path elements.
-func PyWhere(f attrib.PyFunc) string {
-	file := f.File
-	if i := strings.LastIndexByte(file, '/'); i > 0 {
-		if j := strings.LastIndexByte(file[:i], '/'); j >= 0 {
-			file = file[j+1:]
-		}
-	}
-	return file + ":" + strconv.Itoa(f.Line)
-}
-
 // pyStateCell renders a function's self samples by state as its
 // non-Python part: "torch 80%", "dataloader 20% sleep 5%"; "" when all
 // ran Python bytecode.
@@ -150,7 +138,7 @@ func pythonGrids(p *attrib.PyProfile, human bool, topN int) (funcs, stages grid)
 	if human {
 		funcs.header = []string{"function", "where", "self", "self %", "total", "total %", "self/step", "inside"}
 		for _, r := range top(p.Functions(""), topN) {
-			funcs.rows = append(funcs.rows, []string{r.Function, PyWhere(r.PyFunc), num(r.Self), pct(r.SelfShare), num(r.Total), pct(r.Share),
+			funcs.rows = append(funcs.rows, []string{r.Function, r.Where(), num(r.Self), pct(r.SelfShare), num(r.Total), pct(r.Share),
 				ns(perStep(r.SelfNs)), pyStateCell(r.States, r.Self)})
 		}
 		funcs.right = []bool{false, false, true, true, true, true, true, false}

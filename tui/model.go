@@ -163,7 +163,8 @@ func New(opts Options) *Model {
 		m.tabs = append([]Tab{{View: m.kernels}, {View: m.timeline}, {View: m.live.output}}, m.live.tabs()...)
 		m.tabs = append(m.tabs, Tab{View: views.NewCategories(st), Side: true}, Tab{View: views.NewStages(st), Side: true})
 		m.tabs = append(m.tabs, m.live.lateTabs()...)
-		m.tabs = append(m.tabs, Tab{View: views.NewRanks(st)}) // several ranks only (Available)
+		m.tabs = append(m.tabs, Tab{View: views.NewRanks(st)})  // several ranks only (Available)
+		m.tabs = append(m.tabs, Tab{View: views.NewPython(st)}) // with Python samples only (Available)
 	} else {
 		m.tabs = []Tab{
 			{View: m.kernels},
@@ -171,7 +172,8 @@ func New(opts Options) *Model {
 			{View: views.NewCategories(st), Side: true},
 			{View: views.NewStages(st), Side: true},
 			{View: views.NewSteps(st), Side: true},
-			{View: views.NewRanks(st)}, // several files only (Available)
+			{View: views.NewRanks(st)},  // several files only (Available)
+			{View: views.NewPython(st)}, // with Python samples only (Available)
 		}
 	}
 	m.fnd = newFindingsUI(st, opts)

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/rlktop/rlktop/tracer"
 )
@@ -15,6 +17,19 @@ type PyFunc struct {
 	Function string
 	File     string
 	Line     int
+}
+
+// Where names the function's place as reports and the TUI show it:
+// "file:line" with the file's last two path elements (the whole path is
+// in File).
+func (f PyFunc) Where() string {
+	file := f.File
+	if i := strings.LastIndexByte(file, '/'); i > 0 {
+		if j := strings.LastIndexByte(file[:i], '/'); j >= 0 {
+			file = file[j+1:]
+		}
+	}
+	return file + ":" + strconv.Itoa(f.Line)
 }
 
 // PyCell counts the samples of one (stage, stack, state, thread kind).
@@ -457,8 +472,10 @@ func (p *PyProfile) StageRows() []PyStageRow {
 // Self counts samples whose innermost frame is this node; Total the
 // node's and its callees'.
 type PyNode struct {
-	Func        int32 // index into PyProfile.Funcs; -1 for the root
-	Self, Total int64
+	Func            int32 // index into PyProfile.Funcs; -1 for the root
+	Self, Total     int64
+	SelfNs, TotalNs int64                  // the samples' weights, ns
+	States          [tracer.PyStates]int64 // Self by state
 	// Children, by Total descending, then function name.
 	Children []*PyNode
 }
@@ -485,6 +502,7 @@ func (p *PyProfile) Tree(stage string) *PyNode {
 		}
 		n := root
 		n.Total += c.Samples
+		n.TotalNs += c.WeightNs
 		for _, f := range p.Stacks[c.Stack] {
 			k := edge{n, f}
 			ch := kids[k]
@@ -494,9 +512,12 @@ func (p *PyProfile) Tree(stage string) *PyNode {
 				n.Children = append(n.Children, ch)
 			}
 			ch.Total += c.Samples
+			ch.TotalNs += c.WeightNs
 			n = ch
 		}
 		n.Self += c.Samples
+		n.SelfNs += c.WeightNs
+		n.States[c.State] += c.Samples
 	}
 	var sortTree func(n *PyNode)
 	sortTree = func(n *PyNode) {
