@@ -28,12 +28,12 @@ func DefaultGroupsKeyMap() GroupsKeyMap {
 // share, total time and count, in the snapshot's order (total time
 // descending).
 type Groups struct {
-	st      *Styles
-	keys    GroupsKeyMap
-	title   string
-	drill   string // the filter prefix of a drill-down ("cat", "stage"); "" none
-	empty   string
-	pick    func(*attrib.Snapshot) []attrib.GroupRow
+	st    *Styles
+	keys  GroupsKeyMap
+	title string
+	drill string // the filter prefix of a drill-down ("cat", "stage"); "" none
+	empty string
+	pick  func(*attrib.Snapshot) []attrib.GroupRow
 	// py: the Python samples of each stage (the Stages view of a
 	// snapshot with Python samples; python_stages.go), by stage name.
 	py      map[string]attrib.PyStageRow
