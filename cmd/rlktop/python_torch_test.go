@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rlktop/rlktop/internal/testutil"
+	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
 // The Python sampler checked against a script's own timings
@@ -172,6 +173,13 @@ func TestTorchPythonSampler(t *testing.T) {
 		t.Errorf("folded export: work_three %d, work_one %d (%.1f%%), the script timed %.1f%%", fa, fb, 100*got, 100*want)
 	}
 
+	// The step is all Python: the CPU-bound finding names stage three and
+	// work_three.
+	if f := findingOf(t, run(r.Bin, "report", rec, "--by", "finding", "--format", "json"), "cpu-bound"); f == nil ||
+		!strings.Contains(f.Evidence[0], "most in three (") || !strings.Contains(f.Evidence[0], "work_three") {
+		t.Errorf("pure-Python recording: cpu-bound finding %+v", f)
+	}
+
 	// With torch: the matmul stage's step-thread samples are inside torch.
 	torchTimes := r.Dst + "/torch.json"
 	trec := r.Dst + "/torch.rlk"
@@ -188,4 +196,26 @@ func TestTorchPythonSampler(t *testing.T) {
 	if mm < 50 || float64(inTorch) < 0.9*float64(mm) {
 		t.Errorf("matmul stage: %d of %d step-thread samples inside torch, want at least 90%% of at least 50", inTorch, mm)
 	}
+	// Half the step inside torch: not CPU-bound.
+	if f := findingOf(t, run(r.Bin, "report", trec, "--by", "finding", "--format", "json"), "cpu-bound"); f != nil {
+		t.Errorf("torch recording: cpu-bound fired: %+v", f)
+	}
+}
+
+// findingOf returns the finding id of a report --by finding --format json
+// output, nil when it did not fire.
+func findingOf(t *testing.T, out []byte, id string) *attrib.Finding {
+	t.Helper()
+	var doc struct {
+		Findings []attrib.Finding `json:"findings"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("findings: %v\n%s", err, out)
+	}
+	for i := range doc.Findings {
+		if doc.Findings[i].ID == id {
+			return &doc.Findings[i]
+		}
+	}
+	return nil
 }

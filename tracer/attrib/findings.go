@@ -228,7 +228,7 @@ func (r *FindingRule) compile(file string, idx int) error {
 		if r.Group != GroupCategory && r.Group != GroupStage {
 			return fail("group", fmt.Sprintf("%q: use \"category\" or \"stage\"", r.Group))
 		}
-	case FindIdle, FindInvalidOutputs, FindExposedComm, FindStraggler, FindInputBound:
+	case FindIdle, FindInvalidOutputs, FindExposedComm, FindStraggler, FindInputBound, FindCPUBound:
 	case FindRecompiles:
 		if r.Warmup < 0 {
 			return fail("warmup", fmt.Sprintf("%d: a number of steps, 0 or more", r.Warmup))
@@ -238,8 +238,8 @@ func (r *FindingRule) compile(file string, idx int) error {
 			return fail("counter", "missing (a counter track name, e.g. \"gpu.mem_util_pct\")")
 		}
 	default:
-		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s, %s, %s, %s, %s or %s)", r.Kind,
-			FindMathAttention, FindDominant, FindIdle, FindCounter, FindCoTenant, FindInvalidOutputs, FindExposedComm, FindStraggler, FindRecompiles, FindInputBound))
+		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s, %s, %s, %s, %s, %s or %s)", r.Kind,
+			FindMathAttention, FindDominant, FindIdle, FindCounter, FindCoTenant, FindInvalidOutputs, FindExposedComm, FindStraggler, FindRecompiles, FindInputBound, FindCPUBound))
 	}
 	if r.MinShare < 0 || r.MinShare > 1 {
 		return fail("min_share", fmt.Sprintf("%g is not a share in [0, 1]", r.MinShare))
@@ -384,6 +384,8 @@ func EvaluateFindings(rules *FindingRules, in FindingInput) []Finding {
 			f = r.exposedComm(s.Ranks)
 		case FindStraggler:
 			f = r.straggler(s.Ranks)
+		case FindCPUBound: // findings_python.go
+			f = r.cpuBound(s.Python, in.Timeline, devs)
 		}
 		if f == nil {
 			continue

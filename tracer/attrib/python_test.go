@@ -156,3 +156,35 @@ func TestPyProfileNoSteps(t *testing.T) {
 		t.Errorf("%+v", p)
 	}
 }
+
+// TestCPUBoundFinding: pyTrace's step thread has 140 samples running
+// Python (work_a in stage a) of 176: 79.5% ≥ the rule's 60%, the stage a
+// and work_a (train.py:10) named; with work_a's samples inside torch
+// instead, 0% and no finding.
+func TestCPUBoundFinding(t *testing.T) {
+	tr := pyTrace()
+	s := &Snapshot{Python: PythonOf(tr)}
+	var got *Finding
+	for _, f := range EvaluateFindings(nil, FindingInput{Snapshot: s}) {
+		if f.ID == "cpu-bound" {
+			got = &f
+		}
+	}
+	if got == nil {
+		t.Fatal("no cpu-bound finding")
+	}
+	if want := 140.0 / 176; got.Share != want || got.Numbers["top_function_share"] != want || got.Numbers["torch_share"] != 36.0/176 ||
+		got.Evidence[0] != "the step is CPU-bound: Python runs 80% of the step, most in a (train.py:10 work_a 80%)" {
+		t.Errorf("finding %+v", got)
+	}
+	for i := range tr.PySamples {
+		if tr.PySamples[i].State == tracer.PyRunning {
+			tr.PySamples[i].State = tracer.PyTorch
+		}
+	}
+	for _, f := range EvaluateFindings(nil, FindingInput{Snapshot: &Snapshot{Python: PythonOf(tr)}}) {
+		if f.ID == "cpu-bound" {
+			t.Errorf("torch-bound step: %+v", f)
+		}
+	}
+}

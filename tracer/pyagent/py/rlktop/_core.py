@@ -239,6 +239,11 @@ class Agent:
             self.values.setdefault(k, _flags.current(torch, k))
         _flags.watch_compile(torch, self._compile_used)
         self._watch_loader()
+        if self.sampler is not None:
+            try:
+                _sampler.watch_ranges(torch)
+            except Exception as e:
+                _warn("record_function ranges are no stages of the Python samples (%r)" % (e,))
         try:
             from torch.optim.optimizer import register_optimizer_step_post_hook
 

@@ -522,6 +522,45 @@ _MISSING = object()
 _INS = {}  # code -> (instructions, offset -> index)
 
 
+def watch_ranges(torch):
+    """Makes torch's record_function ranges (torch.profiler.record_function,
+    the usual way to name a stage) stages of the samples too: their names
+    go on the thread's stage stack while they are open (ProfilerStep#N
+    excepted: that is the step)."""
+    from . import _open_stages
+
+    cls = torch.autograd.profiler.record_function
+    enter, exit_ = cls.__enter__, cls.__exit__
+    if getattr(enter, "_rlktop_stage", False):
+        return
+
+    def __enter__(rf):
+        r = enter(rf)
+        name = rf.name
+        if isinstance(name, str) and not name.startswith("ProfilerStep#"):
+            st = _open_stages.get(threading.get_ident())
+            if st is None:
+                st = _open_stages[threading.get_ident()] = []
+            st.append(name)
+            rf._rlktop_open = st
+        return r
+
+    def __exit__(rf, *exc):
+        st = getattr(rf, "_rlktop_open", None)
+        if st:
+            if st[-1] == rf.name:
+                st.pop()
+            elif rf.name in st:
+                del st[len(st) - 1 - st[::-1].index(rf.name)]
+            rf._rlktop_open = None
+        return exit_(rf, *exc)
+
+    __enter__._rlktop_stage = True
+    __enter__.__wrapped__ = enter
+    __exit__.__wrapped__ = exit_
+    cls.__enter__, cls.__exit__ = __enter__, __exit__
+
+
 def start(agent):
     """Starts a sampler for agent at RLKTOP_PY_SAMPLE_HZ (None when 0)."""
     hz = _hz()
