@@ -89,6 +89,7 @@ func (r *runner) run(ctx context.Context) (*CompareResult, error) {
 		profiled = r.addRows(t, armsOut)
 		if !r.builtin {
 			r.agentChecks(t, armsOut, res)
+			res.Python = r.pythonByArm(t) // compare_python.go
 		}
 	}
 

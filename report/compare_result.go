@@ -62,6 +62,7 @@ func WriteCompareResult(w io.Writer, res *livestate.CompareResult, o Options) er
 	writeChecks(&b, res.Checks, md)
 	writeMetrics(&b, res.Metrics, md)
 	writeAudits(&b, res.Audits, md)
+	writePythonArms(&b, res.Python, md) // python.go
 	var steps int
 	for _, s := range res.Schedule {
 		if s.Phase != livestate.PhaseCounted {

@@ -10,6 +10,7 @@ import (
 	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // ByPython is the view of where the Python side of the steps went: the
@@ -142,7 +143,7 @@ func pythonGrids(p *attrib.PyProfile, human bool, topN int) (funcs, stages grid)
 				ns(perStep(r.SelfNs)), pyStateCell(r.States, r.Self)})
 		}
 		funcs.right = []bool{false, false, true, true, true, true, true, false}
-		stages.header = []string{"stage", "samples", "step thread/step", "python", "torch", "native", "waiting"}
+		stages.header = []string{"stage", "samples", "step thread/step", "python", "torch", "native", "waiting"} // python: bytecode (native: C calls outside torch)
 		for _, r := range p.StageRows() {
 			n := float64(max(r.StepSamples, 1))
 			wait := r.States[tracer.PySleep] + r.States[tracer.PyLock] + r.States[tracer.PyQueue] + r.States[tracer.PyLoader]
@@ -291,4 +292,33 @@ func WriteFolded(w io.Writer, p *attrib.PyProfile, stage string) error {
 		}
 	}
 	return nil
+}
+
+// writePythonArms prints, per comparison arm, where its Python time went
+// (livestate.ArmPython): the step thread's sampled time a step, its
+// shares in Python, torch and waits, and the heaviest functions.
+func writePythonArms(b *strings.Builder, arms []livestate.ArmPython, md bool) {
+	if len(arms) == 0 {
+		return
+	}
+	g := grid{header: []string{"arm", "samples", "step thread/step", "python", "torch", "waiting", "top functions (self share)"},
+		right: []bool{false, true, true, true, true, true, false}}
+	for _, a := range arms {
+		var top []string
+		for _, f := range a.Functions {
+			if len(top) == 3 {
+				break
+			}
+			top = append(top, fmt.Sprintf("%s %s %s", f.Function, f.Where, Percent(f.SelfShare)))
+		}
+		g.rows = append(g.rows, []string{a.Arm, strconv.FormatInt(a.Samples, 10), Duration(a.StepNs), Percent(a.PythonShare), Percent(a.TorchShare),
+			Percent(a.WaitShare), strings.Join(top, ", ")})
+	}
+	if md {
+		b.WriteString("\n**Python per arm** (the Python agent's stack samples of the counted steps)\n\n")
+		writeMDGrid(b, g)
+		return
+	}
+	b.WriteString("\nPython per arm (the Python agent's stack samples of the counted steps)\n")
+	writeTextGrid(b, g)
 }

@@ -60,8 +60,10 @@ type PyProfile struct {
 	Cells []PyCell
 	// Samples and WeightNs sum the cells; StepSamples the step thread's.
 	Samples, WeightNs, StepSamples int64
-	// Steps is the number of (process, step) pairs the samples lie in (0
-	// when no sample lies in a step).
+	// Steps is the number of steps the samples were taken over (the
+	// trace's completed steps, else the (process, step) pairs the samples
+	// lie in; 0 when no sample lies in a step): the divisor of the
+	// per-step times.
 	Steps int64
 	// PeriodNs is the sampler's nominal interval (the largest of the
 	// sources'), ns.
@@ -245,7 +247,15 @@ func PythonOf(traces ...*tracer.Trace) *PyProfile {
 		a := NewPyAggregator()
 		a.Add(t.PySamples)
 		a.SetPeriod(t.PyPeriodNs, t.PyDropped)
-		out = out.Merge(a.Profile(t.PyStacks, t.Strings))
+		p := a.Profile(t.PyStacks, t.Strings)
+		var steps int64
+		for i := range t.Events {
+			if t.Events[i].Kind == tracer.KindStep {
+				steps++
+			}
+		}
+		p.SetSteps(steps)
+		out = out.Merge(p)
 	}
 	return out
 }
@@ -318,6 +328,15 @@ func (p *PyProfile) Merge(q *PyProfile) *PyProfile {
 		return cmp.Or(cmp.Compare(x.Stage, y.Stage), cmp.Compare(x.Stack, y.Stack), cmp.Compare(x.State, y.State), boolCmp(x.StepThread, y.StepThread))
 	})
 	return m
+}
+
+// SetSteps sets the number of steps the samples were taken over (the
+// steps a source completed; steps shorter than the sampling period may
+// hold no sample), when n > 0 and the samples lie in steps.
+func (p *PyProfile) SetSteps(n int64) {
+	if p != nil && n > 0 && p.Steps > 0 {
+		p.Steps = n
+	}
 }
 
 // stageIndex returns the index of stage name, -1 for "" (every stage),
@@ -419,12 +438,13 @@ type PyStageRow struct {
 }
 
 // PythonShare is the share of the stage's step-thread samples running
-// Python bytecode (state python).
+// Python: bytecode or C calls outside torch (states python and native),
+// not inside torch and not waiting.
 func (r *PyStageRow) PythonShare() float64 {
 	if r.StepSamples == 0 {
 		return 0
 	}
-	return float64(r.States[tracer.PyRunning]) / float64(r.StepSamples)
+	return float64(r.States[tracer.PyRunning]+r.States[tracer.PyNative]) / float64(r.StepSamples)
 }
 
 // StageRows returns one row per stage with samples, by samples

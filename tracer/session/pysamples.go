@@ -100,11 +100,17 @@ func (s *Session) pyProfiles() (cum, win *attrib.PyProfile) {
 		}
 		p.cumProf = p.cum.Profile(p.stacks, s.strs)
 		p.cumProf.PeriodNs, p.cumProf.Dropped = p.period, dropped
+		p.cumProf.SetSteps(s.stepN)
 		w := attrib.NewPyAggregator()
 		w.Add(p.win)
 		p.winProf = w.Profile(p.stacks, s.strs)
 		if p.winProf != nil {
 			p.winProf.PeriodNs, p.winProf.Dropped = p.period, dropped
+			var n int64
+			for i := len(s.steps) - 1; i >= 0 && len(p.win) > 0 && s.steps[i].StartNs+s.steps[i].DurNs >= p.win[0].TS; i-- {
+				n++
+			}
+			p.winProf.SetSteps(n)
 		}
 		p.builtAt = p.ver
 	}
