@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"strconv"
@@ -193,16 +192,7 @@ func writePython(w io.Writer, s *attrib.Snapshot, o Options) error {
 			p = &attrib.PyProfile{} // the header only
 		}
 		g, _ := pythonGrids(p, false, o.Top)
-		g = escapeGrid(g)
-		cw := csv.NewWriter(w)
-		if err := cw.Write(g.header); err != nil {
-			return err
-		}
-		if err := cw.WriteAll(g.rows); err != nil {
-			return err
-		}
-		cw.Flush()
-		return cw.Error()
+		return writeCSVGrid(w, g)
 	}
 	md := o.Format == "md"
 	var b strings.Builder

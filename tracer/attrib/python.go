@@ -209,23 +209,19 @@ func (a *PyAggregator) Profile(stacks *tracer.PyStacks, strs *tracer.Strings) *P
 			p.StepSamples += c.Samples
 		}
 	}
-	slices.SortFunc(p.Cells, func(x, y PyCell) int {
-		return cmp.Or(cmp.Compare(x.Stage, y.Stage), cmp.Compare(x.Stack, y.Stack), cmp.Compare(x.State, y.State), boolCmp(x.StepThread, y.StepThread))
-	})
+	sortCells(p.Cells)
 	if a.inSteps {
 		p.Steps = int64(len(a.steps))
 	}
 	return p
 }
 
-func boolCmp(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case b:
-		return -1
-	}
-	return 1
+// sortCells orders cells by stage, then stack, then state, then thread
+// kind (PyProfile.Cells' order).
+func sortCells(cells []PyCell) {
+	slices.SortFunc(cells, func(x, y PyCell) int {
+		return cmp.Or(cmp.Compare(x.Stage, y.Stage), cmp.Compare(x.Stack, y.Stack), cmp.Compare(x.State, y.State), cmpBool(x.StepThread, y.StepThread))
+	})
 }
 
 func pathKey(path []int32) string {
@@ -324,9 +320,7 @@ func (p *PyProfile) Merge(q *PyProfile) *PyProfile {
 		cells[PyCell{Stage: gi, Stack: si, State: c.State, StepThread: c.StepThread}] = len(m.Cells)
 		m.Cells = append(m.Cells, k)
 	}
-	slices.SortFunc(m.Cells, func(x, y PyCell) int {
-		return cmp.Or(cmp.Compare(x.Stage, y.Stage), cmp.Compare(x.Stack, y.Stack), cmp.Compare(x.State, y.State), boolCmp(x.StepThread, y.StepThread))
-	})
+	sortCells(m.Cells)
 	return m
 }
 
