@@ -408,7 +408,7 @@ func TestTimelineAxisTicks(t *testing.T) {
 		{"80 µs at 60.4 s", 90, 60_400_000_000, 80_000, true},
 		{"5 s an hour in, 80 cols", 80, 73*60_000_000_000 + 27_400_000_000, 5_000_000_000, true},
 		{"100 ms an hour in, 200 cols", 200, 73*60_000_000_000 + 27_400_000_000, 100_000_000, true},
-		{"30 min at 2 h", 80, 2*3_600_000_000_000, 1_800_000_000_000, true},
+		{"30 min at 2 h", 80, 2 * 3_600_000_000_000, 1_800_000_000_000, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := views.PlainStyles()
