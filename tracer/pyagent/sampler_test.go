@@ -261,3 +261,53 @@ func BenchmarkPySampler(b *testing.B) {
 	}
 	_ = os.Stdout
 }
+
+// TestSamplerRanges: with a stand-in torch.autograd.profiler.record_function
+// (the class's __enter__/__exit__ as torch writes them, minus the
+// profiler op), a sample taken inside `with record_function("forward")`
+// inside rlktop.stage("collect") is tagged forward, one inside
+// ProfilerStep#3 alone is not, and unwatch_ranges puts the class back.
+func TestSamplerRanges(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	script := `
+import sys, threading, types
+import rlktop
+from rlktop import _sampler
+torch = types.ModuleType("torch")
+torch.autograd = types.ModuleType("torch.autograd")
+torch.autograd.profiler = types.ModuleType("torch.autograd.profiler")
+class record_function:
+    def __init__(self, name):
+        self.name = name
+    def __enter__(self):
+        return self
+    def __exit__(self, *a):
+        return None
+torch.autograd.profiler.record_function = record_function
+orig = record_function.__enter__
+_sampler.watch_ranges(torch)
+_sampler.watch_ranges(torch)  # twice: wrapped once
+me = threading.get_ident()
+got = []
+rlktop._open_stages[me] = ["collect"]
+with record_function("forward"):
+    got.append(list(rlktop._open_stages[me]))
+    with record_function("ProfilerStep#3"):
+        got.append(list(rlktop._open_stages[me]))
+got.append(list(rlktop._open_stages[me]))
+_sampler.unwatch_ranges(torch)
+print(got, record_function.__enter__ is orig)
+`
+	cmd := exec.Command(py, "-c", script)
+	cmd.Env = append(cmd.Environ(), "PYTHONPATH="+agentDir(t), "RLKTOP_SOCKET=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "[['collect', 'forward'], ['collect', 'forward'], ['collect']] True" {
+		t.Errorf("stage stacks %s", got)
+	}
+}

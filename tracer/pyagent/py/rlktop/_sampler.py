@@ -561,6 +561,15 @@ def watch_ranges(torch):
     cls.__enter__, cls.__exit__ = __enter__, __exit__
 
 
+def unwatch_ranges(torch):
+    """Undoes watch_ranges (a detach leaves record_function as it was)."""
+    cls = torch.autograd.profiler.record_function
+    enter = cls.__dict__.get("__enter__")
+    if getattr(enter, "_rlktop_stage", False):
+        cls.__enter__ = enter.__wrapped__
+        cls.__exit__ = cls.__dict__["__exit__"].__wrapped__
+
+
 def start(agent):
     """Starts a sampler for agent at RLKTOP_PY_SAMPLE_HZ (None when 0)."""
     hz = _hz()
