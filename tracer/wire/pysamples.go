@@ -262,34 +262,36 @@ func (d *Decoder) pySamples(f *Frame, sink PySink) error {
 	return sink.PySamples(b, u)
 }
 
-// PySamples writes a PySamples frame of b (ids as the caller chose them:
+// PySamples writes PySamples frames of b (ids as the caller chose them:
 // a relay writes its own tables' ids, having defined the strings they use
-// with Define first); the pending string definitions go first.
-// A batch too large for one frame is split (its table entries go with the
-// first part).
+// with Define first); the pending string definitions go first. Table
+// entries past what one frame holds go first in frames of their own; the
+// samples follow in frames of at most 2^18.
 func (w *Writer) PySamples(b *PyBatch) error {
 	if err := w.flushStrings(); err != nil {
 		return err
 	}
-	const maxSamples = 1 << 18 // ≤ 8+10+10+5+10+5+5+1+5 = 59 bytes each: under MaxPayload
-	part := *b
+	// ≤ 25 bytes a frame entry, 15 a stack, 59 a sample: each part stays
+	// under MaxPayload.
+	const maxDefs, maxSamples = 1 << 19, 1 << 18
+	part := PyBatch{PID: b.PID, PeriodNs: b.PeriodNs, Dropped: b.Dropped}
+	frames, stacks, samples := b.Frames, b.Stacks, b.Samples
 	for {
-		rest := part.Samples
-		if len(rest) > maxSamples {
-			part.Samples, rest = rest[:maxSamples], rest[maxSamples:]
-		} else {
-			rest = nil
+		nf := min(len(frames), maxDefs)
+		ns := min(len(stacks), maxDefs-nf)
+		part.Frames, frames = frames[:nf], frames[nf:]
+		part.Stacks, stacks = stacks[:ns], stacks[ns:]
+		part.Samples = nil
+		if len(frames) == 0 && len(stacks) == 0 {
+			n := min(len(samples), maxSamples)
+			part.Samples, samples = samples[:n], samples[n:]
 		}
 		w.scratch = AppendPySamples(w.scratch[:0], &part)
-		if len(w.scratch) > MaxPayload {
-			return fmt.Errorf("wire: a PySamples frame of %d table entries is over %d bytes: send fewer at a time", len(part.Frames)+len(part.Stacks), MaxPayload)
-		}
 		if err := w.frame(TypePySamples, 0, w.scratch); err != nil {
 			return err
 		}
-		if rest == nil {
+		if len(frames) == 0 && len(stacks) == 0 && len(samples) == 0 {
 			return nil
 		}
-		part = PyBatch{PID: b.PID, PeriodNs: b.PeriodNs, Dropped: b.Dropped, Samples: rest}
 	}
 }

@@ -255,3 +255,41 @@ func FuzzPySamples(f *testing.F) {
 		}
 	})
 }
+
+// TestPySamplesSplit: a batch with more table entries and samples than
+// one frame holds goes out in several frames, the entries first, and
+// decodes whole.
+func TestPySamplesSplit(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	w.Define(1, "f")
+	const n = 600_000
+	b := &PyBatch{PID: 1, Frames: []PyFrameDef{{ID: 1, Frame: tracer.PyFrame{Func: 1, File: 1}}}}
+	for i := uint32(1); i <= n; i++ {
+		b.Stacks = append(b.Stacks, PyStackDef{ID: i, Parent: i - 1, Frame: 1})
+	}
+	for i := range 300_000 {
+		b.Samples = append(b.Samples, tracer.PySample{TS: int64(i), Stack: n})
+	}
+	if err := w.PySamples(b); err != nil {
+		t.Fatal(err)
+	}
+	s := newPySink()
+	d := NewDecoder(bytes.NewReader(buf.Bytes()))
+	frames := 0
+	for {
+		err := d.Next(s)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames++
+	}
+	depth := 0
+	s.stacks.Walk(s.samples[0].Stack, func(tracer.PyFrame) bool { depth++; return true })
+	if len(s.samples) != 300_000 || s.undef != 0 || depth != n || frames < 4 {
+		t.Errorf("%d samples, %d undefined, depth %d, %d frames", len(s.samples), s.undef, depth, frames)
+	}
+}
