@@ -35,7 +35,7 @@ import threading
 import time
 import types
 
-from . import _wire
+from . import _open_stages, _wire
 
 # Sample states (tracer.PyState; values are part of the wire protocol).
 STATE_PYTHON, STATE_NATIVE, STATE_TORCH, STATE_SLEEP, STATE_LOCK, STATE_QUEUE, STATE_LOADER = range(7)
@@ -157,8 +157,7 @@ class Sampler:
         frames = sys._current_frames()
         a = self.agent
         step = a.step_n
-        from . import _open_stages as open_stages
-
+        open_stages = _open_stages
         step_ident = getattr(a, "step_ident", None)
         sst = open_stages.get(step_ident)
         step_stage = sst[-1] if sst else ""
@@ -527,8 +526,6 @@ def watch_ranges(torch):
     the usual way to name a stage) stages of the samples too: their names
     go on the thread's stage stack while they are open (ProfilerStep#N
     excepted: that is the step)."""
-    from . import _open_stages
-
     cls = torch.autograd.profiler.record_function
     enter, exit_ = cls.__enter__, cls.__exit__
     if getattr(enter, "_rlktop_stage", False):
