@@ -8,6 +8,7 @@ import (
 
 	"github.com/rlktop/rlktop/internal/fileout"
 	"github.com/rlktop/rlktop/report"
+	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
@@ -38,4 +39,24 @@ func exportFolded(cmd *cobra.Command, paths []string, out, stage string) error {
 		return fmt.Errorf("export --format folded: %s", report.NoPythonText)
 	}
 	return fileout.Write(out, func(w io.Writer) error { return report.WriteFolded(w, p, stage) })
+}
+
+// stepPython is the Python profile of step k of every run (its samples
+// in step k), for the step snapshots of `open`; nil without samples.
+func stepPython(runs []*tracer.Trace, k int64) *attrib.PyProfile {
+	var out *attrib.PyProfile
+	for _, t := range runs {
+		if t.PyStacks == nil {
+			continue
+		}
+		a := attrib.NewPyAggregator()
+		for i := range t.PySamples {
+			if t.PySamples[i].Step == k {
+				a.Add(t.PySamples[i : i+1])
+			}
+		}
+		a.SetPeriod(t.PyPeriodNs, 0)
+		out = out.Merge(a.Profile(t.PyStacks, t.Strings))
+	}
+	return out
 }
