@@ -219,3 +219,36 @@ func findingOf(t *testing.T, out []byte, id string) *attrib.Finding {
 	}
 	return nil
 }
+
+// TestTorchPythonCompare: compare --flag heavy=no,yes on a script whose
+// flag adds work() to each step: per arm, the Python samples of its
+// counted steps; heavy=yes has most of its self samples in work(),
+// heavy=no none (it never calls it). No A′ arm, to keep it short.
+func TestTorchPythonCompare(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	script := testutil.CopyIntoRoot(t, r, "testdata/pysample_compare.py")
+	res, code := runCompareJSON(t, r, "0", []string{"--flag", "heavy=no,yes", "--steps", "6", "--block", "3", "--no-noise", "--py-sample-hz", "250"}, []string{"python3", script})
+	if code != 0 {
+		t.Fatalf("compare: exit %d (arms %+v)", code, res.Arms)
+	}
+	if len(res.Python) != 2 {
+		t.Fatalf("python per arm: %+v", res.Python)
+	}
+	for _, a := range res.Python {
+		work := 0.0
+		for _, f := range a.Functions {
+			if f.Function == "work" {
+				work = f.SelfShare
+			}
+		}
+		t.Logf("%s: %d samples over %d steps, work %.1f%%, %v", a.Arm, a.Samples, a.Steps, 100*work, a.Functions)
+		switch heavy := a.Arm == "heavy=yes"; {
+		case a.Samples < 5 || a.Steps != 6 || len(a.Stages) == 0 || a.Stages[0].Stage != "env_step":
+			t.Errorf("%s: %+v", a.Arm, a)
+		case heavy && work < 0.5:
+			t.Errorf("heavy=yes: work() has %.1f%% of the self samples, want most", 100*work)
+		case !heavy && work != 0:
+			t.Errorf("%s: work() has samples in an arm that never calls it", a.Arm)
+		}
+	}
+}
