@@ -172,9 +172,10 @@ func TestSamplerStates(t *testing.T) {
 		min   float64 // share of the thread's samples in that state and leaf
 	}{
 		// The sleeper wakes every 20 ms and then waits for the
-		// interpreter lock with the spinner: some samples find it
-		// between bytecodes.
-		"sleeper": {tracer.PySleep, "sleeper", 0.5},
+		// interpreter lock with the spinner: a few samples find it
+		// between bytecodes. (On 3.11 it sleeps inside a PRECALL: 50%
+		// were "python" before the sampler read PRECALL as a call.)
+		"sleeper": {tracer.PySleep, "sleeper", 0.9},
 		"locker":  {tracer.PyLock, "locker", 1},
 		"getter":  {tracer.PyQueue, "Condition.wait", 1},
 		"loader":  {tracer.PyLoader, "Condition.wait", 1},

@@ -47,7 +47,9 @@ FLUSH_EVERY = 0.25
 _PY311 = sys.version_info < (3, 12)
 # Before 3.13 reading a frame's f_locals copies every local into a dict.
 _PY312 = sys.version_info < (3, 13)
-_CALLS = {"CALL", "CALL_KW", "CALL_FUNCTION_EX", "CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_METHOD"}
+# PRECALL (3.11): its specialised forms call builtins themselves, so a
+# thread inside such a call shows the PRECALL.
+_CALLS = {"CALL", "CALL_KW", "CALL_FUNCTION_EX", "CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_METHOD", "PRECALL"}
 # Instructions that run a C slot with no Python frame of their own when the
 # operands are C types.
 _SLOTS = {"BINARY_OP", "BINARY_SUBSCR", "STORE_SUBSCR", "COMPARE_OP", "CONTAINS_OP", "BEFORE_WITH", "GET_ITER", "FOR_ITER"}
@@ -426,7 +428,7 @@ def _callee(code, lasti):
             j = k - 1
             while j >= 0 and ins[j].opname in ("PRECALL", "KW_NAMES"):
                 j -= 1
-            consumed = (ins[k].arg or 0) + 2
+            consumed = (ins[k].arg or 0) + 2  # PRECALL and CALL take the same count
             return ("call", _expr(ins, j + 1, consumed, consumed - 2))
         consumed = 1 - dis.stack_effect(ins[k].opcode, ins[k].arg, jump=False)
         return ("call", _expr(ins, k, consumed, consumed - 2))
