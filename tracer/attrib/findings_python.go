@@ -17,7 +17,10 @@ import (
 const FindCPUBound = "cpu-bound"
 
 // cpuBound fires when the step thread's samples running Python (state
-// python or native) reach r.MinShare of its samples.
+// python or native) reach r.MinShare of its samples and, when the trace
+// has GPU work to measure idle time against, the GPU is idle at least
+// r.Threshold of the step (a GPU kept busy while Python runs is not
+// held up by it).
 func (r *FindingRule) cpuBound(p *PyProfile, tl *Timeline, devs []tracer.Device) *Finding {
 	if p == nil || p.StepSamples == 0 {
 		return nil
@@ -75,6 +78,9 @@ func (r *FindingRule) cpuBound(p *PyProfile, tl *Timeline, devs []tracer.Device)
 		}
 	}
 	if idle := IdleOf(tl, append(cpuDevs, -1), false); idle != nil {
+		if idle.Share() < r.Threshold {
+			return nil
+		}
 		f.Numbers["gpu_idle_share"] = idle.Share()
 		head = fmt.Sprintf("the GPU is idle %.0f%% of the step while Python runs %s", 100*idle.Share(), where)
 		if where == "" {

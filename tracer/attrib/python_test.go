@@ -177,6 +177,27 @@ func TestCPUBoundFinding(t *testing.T) {
 		got.Evidence[0] != "the step is CPU-bound: Python runs 80% of the step, most in a (train.py:10 work_a 80%)" {
 		t.Errorf("finding %+v", got)
 	}
+	// With GPU work: two 100 ms steps, a 10 ms kernel in each (idle
+	// 90%): it fires and says so; a 95 ms kernel in each (idle 5%, under
+	// the rule's 50%): the GPU is not held up, no finding.
+	tl := func(kernelNs int64) *Timeline {
+		return &Timeline{Lanes: []TimelineLane{{Device: 0}}, Steps: []TimelineStep{{Step: 0, DurNs: 100e6}, {Step: 1, StartNs: 100e6, DurNs: 100e6}},
+			Ops: []TimelineOp{{Kind: tracer.KindKernel, StartNs: 0, DurNs: kernelNs}, {Kind: tracer.KindKernel, StartNs: 100e6, DurNs: kernelNs}}}
+	}
+	fired := func(k int64) *Finding {
+		for _, f := range EvaluateFindings(nil, FindingInput{Snapshot: s, Timeline: tl(k), Devices: []tracer.Device{{ID: 0, Vendor: "nvidia"}}}) {
+			if f.ID == "cpu-bound" {
+				return &f
+			}
+		}
+		return nil
+	}
+	if f := fired(10e6); f == nil || f.Evidence[0] != "the step is CPU-bound: the GPU is idle 90% of the step while Python runs a (train.py:10 work_a 80%)" || f.Numbers["gpu_idle_share"] != 0.9 {
+		t.Errorf("GPU idle 90%%: %+v", f)
+	}
+	if f := fired(95e6); f != nil {
+		t.Errorf("GPU busy 95%%: %+v", f)
+	}
 	for i := range tr.PySamples {
 		if tr.PySamples[i].State == tracer.PyRunning {
 			tr.PySamples[i].State = tracer.PyTorch
