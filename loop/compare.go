@@ -90,6 +90,7 @@ func (r *runner) run(ctx context.Context) (*CompareResult, error) {
 		res.Memory = r.armMemory(t) // compare_memory.go
 		if !r.builtin {
 			r.agentChecks(t, armsOut, res)
+			res.Python = r.pythonByArm(t) // compare_python.go
 		}
 	}
 
@@ -165,6 +166,7 @@ func (r *runner) execute(ctx context.Context, rec *os.File) error {
 		Tracer:          o.Tracer,
 		NoAgent:         o.NoAgent,
 		NoProfileMemory: o.NoProfileMemory,
+		PySampleHz:      o.PySampleHz,
 		Session: session.Options{Rules: o.Rules, Source: src, MaxSteps: 1 << 20,
 			WindowNs: int64(time.Second), WindowMaxEvents: 1 << 12},
 		Stdout:     o.Stdout,

@@ -51,6 +51,8 @@ type CompareOptions struct {
 	Tracer                         string
 	// NoProfileMemory as in LiveOptions.
 	NoProfileMemory bool
+	// PySampleHz as in LiveOptions.
+	PySampleHz float64
 	// Restart runs every segment in a fresh process (flags at start), even
 	// when the flags could switch live: arms then replay the same step
 	// numbers from the same seed (what rlktop.audit compares bitwise).

@@ -43,12 +43,16 @@ type LiveOptions struct {
 	Steps int64
 	// TorchRanges adds the PyTorch NVTX shim to a command's environment.
 	TorchRanges bool
-	// Untraced launches a command without the injection library.
+	// Untraced launches a command without the injection library (and
+	// without the Python agent's sampler).
 	Untraced bool
 	// NoProfileMemory turns torch.profiler's profile_memory off in the
 	// Python agent's windows (RLKTOP_PROFILE_MEMORY=0): no memory model,
 	// and windows without its cost.
 	NoProfileMemory bool
+	// PySampleHz is the Python agent's stack sampling rate, samples a
+	// second (0: the agent's default, 100; negative: off).
+	PySampleHz float64
 	// StepRange is `--step-range REGEX` for a command: the NVTX ranges
 	// whose ends cut training steps (tracer/cupti/launch.Options.StepRange;
 	// "" = ranges named like step/iteration, else ProfilerStep#N). The
@@ -330,7 +334,11 @@ func (l *Live) agentEnv() ([]string, error) {
 	if old := os.Getenv("PYTHONPATH"); old != "" {
 		pp += string(os.PathListSeparator) + old
 	}
-	return Environ(env, map[string]string{"PYTHONPATH": pp, pyagent.EnvFlags: pyagent.FlagsEnv(l.flags)}), nil
+	agent := map[string]string{"PYTHONPATH": pp, pyagent.EnvFlags: pyagent.FlagsEnv(l.flags)}
+	if hz := l.opts.PySampleHz; hz != 0 || l.opts.Untraced {
+		agent[pyagent.EnvSampleHz] = pyagent.SampleHzEnv(hz, l.opts.Untraced)
+	}
+	return Environ(env, agent), nil
 }
 
 // AgentConnected reports whether a Python agent (tracer/pyagent) of the

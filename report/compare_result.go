@@ -65,7 +65,8 @@ func WriteCompareResult(w io.Writer, res *livestate.CompareResult, o Options) er
 	writeChecks(&b, res.Checks, md)
 	writeMetrics(&b, res.Metrics, md)
 	writeAudits(&b, res.Audits, md)
-	writeArmMemory(&b, res.Memory, md) // memory_compare.go
+	writeArmMemory(&b, res.Memory, md)  // memory_compare.go
+	writePythonArms(&b, res.Python, md) // python.go
 	var steps int
 	for _, s := range res.Schedule {
 		if s.Phase != livestate.PhaseCounted {

@@ -47,6 +47,9 @@ type (
 		// Memory: the memory model (memory.go); absent when the input
 		// recorded no allocations.
 		Memory *MemoryDoc `json:"memory,omitempty"`
+		// Python: the Python agent's stack samples (python.go); absent
+		// without them.
+		Python *PythonDoc `json:"python,omitempty"`
 	}
 	// SourceDoc is one source (attrib.SourceRow; times ns on its own clock).
 	SourceDoc struct {
@@ -260,6 +263,7 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 		d.CollectivesMatched, d.CollectivesUnmatched = s.Ranks.Collectives, s.Ranks.CollectivesUnmatched
 	}
 	d.Work = workSummary(s)
+	d.Python = pythonDoc(s.Python, topN)
 	return d
 }
 

@@ -70,7 +70,7 @@ func Formats() []string {
 
 // Views lists the --by values.
 func Views() []string {
-	return []string{ByKernel, ByCategory, ByStage, ByStep, ByRank, ByFile, ByMemory}
+	return []string{ByKernel, ByCategory, ByStage, ByStep, ByRank, ByFile, ByMemory, ByPython}
 }
 
 // Write writes s to w in o.Format grouped by o.By. Errors: ErrOption for an
@@ -106,6 +106,9 @@ func Write(w io.Writer, s *attrib.Snapshot, o Options) error {
 	}
 	if o.By == ByMemory && o.Format != "json" { // memory.go
 		wr = writeMemory
+	}
+	if o.By == ByPython { // python.go
+		wr = writePython
 	}
 	if err := wr(w, s, o); err != nil {
 		return err
@@ -157,6 +160,9 @@ func FilterError(filter string, err error) error {
 // Summary-only inputs (sums per kernel, no events) have no stages, steps,
 // busy time or p99.
 func Unavailable(s *attrib.Snapshot, view string) string {
+	if view == ByPython && s.Python == nil {
+		return NoPythonText
+	}
 	if (view == ByRank || view == ByFile) && s.Ranks == nil {
 		return "no per-source numbers in this input (rlktop report and open give them for files)"
 	}
@@ -176,11 +182,12 @@ func Unavailable(s *attrib.Snapshot, view string) string {
 }
 
 // UnavailableViews lists the views Unavailable rejects for s (the
-// per-source views rank and file excepted: JSON gives them as "sources").
+// per-source views rank and file excepted: JSON gives them as "sources";
+// and python, which JSON gives as "python" when there are samples).
 func UnavailableViews(s *attrib.Snapshot) []string {
 	var v []string
 	for _, view := range Views() {
-		if view != ByRank && view != ByFile && Unavailable(s, view) != "" {
+		if view != ByRank && view != ByFile && view != ByPython && Unavailable(s, view) != "" {
 			v = append(v, view)
 		}
 	}

@@ -478,7 +478,12 @@ func writeCSV(w io.Writer, s *attrib.Snapshot, o Options) error {
 	}
 	// Cells escaped too: a CSV is read in terminals (cat, column) as much
 	// as by programs; the JSON format keeps names raw.
-	g := escapeGrid(makeGrid(s, o.By, false, o.Top))
+	return writeCSVGrid(w, makeGrid(s, o.By, false, o.Top))
+}
+
+// writeCSVGrid writes g as CSV, cells through escape.Control.
+func writeCSVGrid(w io.Writer, g grid) error {
+	g = escapeGrid(g)
 	cw := csv.NewWriter(w)
 	if err := cw.Write(g.header); err != nil {
 		return err

@@ -35,6 +35,14 @@ type Trace struct {
 	// individual events (nsys stats CSV); Summary then holds the rows.
 	SummaryOnly bool
 	Summary     []SummaryRow
+	// PySamples are the Python agent's stack samples (every thread, ns
+	// times, stacks in PyStacks, names in Strings); PyPeriodNs the
+	// sampler's nominal interval, ns; PyDropped the samples the agent
+	// dropped (its queue full). nil/0 without a sampler.
+	PySamples  []PySample
+	PyStacks   *PyStacks
+	PyPeriodNs int64
+	PyDropped  uint64
 }
 
 // SummaryRow is one row of a summary-only input: a name with a count and a

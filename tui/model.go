@@ -166,6 +166,7 @@ func New(opts Options) *Model {
 		m.tabs = append(m.tabs, Tab{View: views.NewRanks(st)})    // several ranks only (Available)
 		m.tabs = append(m.tabs, Tab{View: views.NewRoofline(st)}) // modelled work only (Available)
 		m.tabs = append(m.tabs, Tab{View: views.NewMemory(st)})   // memory events only (Available)
+		m.tabs = append(m.tabs, Tab{View: views.NewPython(st)})   // with Python samples only (Available)
 	} else {
 		m.tabs = []Tab{
 			{View: m.kernels},
@@ -176,6 +177,7 @@ func New(opts Options) *Model {
 			{View: views.NewRanks(st)},    // several files only (Available)
 			{View: views.NewRoofline(st)}, // modelled work only (Available)
 			{View: views.NewMemory(st)},   // memory events only (Available)
+			{View: views.NewPython(st)},   // with Python samples only (Available)
 		}
 	}
 	m.fnd = newFindingsUI(st, opts)

@@ -28,12 +28,15 @@ func DefaultGroupsKeyMap() GroupsKeyMap {
 // share, total time and count, in the snapshot's order (total time
 // descending).
 type Groups struct {
-	st      *Styles
-	keys    GroupsKeyMap
-	title   string
-	drill   string // the filter prefix of a drill-down ("cat", "stage"); "" none
-	empty   string
-	pick    func(*attrib.Snapshot) []attrib.GroupRow
+	st    *Styles
+	keys  GroupsKeyMap
+	title string
+	drill string // the filter prefix of a drill-down ("cat", "stage"); "" none
+	empty string
+	pick  func(*attrib.Snapshot) []attrib.GroupRow
+	// py: the Python samples of each stage (the Stages view of a
+	// snapshot with Python samples; python_stages.go), by stage name.
+	py      map[string]attrib.PyStageRow
 	snap    *attrib.Snapshot
 	rows    []attrib.GroupRow
 	list    list
@@ -53,7 +56,7 @@ func NewCategories(st *Styles) *Groups {
 func NewStages(st *Styles) *Groups {
 	return &Groups{st: st, keys: DefaultGroupsKeyMap(), title: "Stages", drill: "stage",
 		empty: "no stages: the source has no annotation / NVTX ranges",
-		pick:  func(s *attrib.Snapshot) []attrib.GroupRow { return s.Stages }}
+		pick:  stagesWithPython}
 }
 
 func (g *Groups) Title() string { return g.title }
@@ -75,8 +78,12 @@ func (g *Groups) Rows() []attrib.GroupRow { return g.rows }
 func (g *Groups) SetSnapshot(s *attrib.Snapshot) {
 	g.snap = s
 	g.rows = nil
+	g.py = nil
 	if s != nil {
 		g.rows = g.pick(s)
+		if g.drill == "stage" {
+			g.py = pyStages(s)
+		}
 	}
 	g.list.setLen(len(g.rows))
 }
@@ -146,9 +153,13 @@ func (g *Groups) View() string {
 	for _, r := range g.rows {
 		lw = max(lw, ansi.StringWidth(escape.Control(r.Key)))
 	}
-	lw = min(lw, max(g.w-29-20, 10)) // keep at least 20 cells of bar
+	gw := g.w // the cells of the GPU side
+	if g.py != nil && g.w >= 64 {
+		gw -= pyCellWidth // the Python side, beside the bar
+	}
+	lw = min(lw, max(gw-29-20, 10)) // keep at least 20 cells of bar
 	const sw, tw, cw = 6, 9, 9
-	bw := g.w - 1 - lw - 1 - 1 - sw - 1 - tw - 1 - cw
+	bw := gw - 1 - lw - 1 - 1 - sw - 1 - tw - 1 - cw
 	// Modelled work: achieved FLOP/s and the roofline bound with its
 	// share of the roof, where there is room.
 	showWork := g.snap.HasWork() && bw-workCols >= 10
@@ -176,6 +187,9 @@ func (g *Groups) View() string {
 		}
 		if showWork {
 			line += workCells(r.Work, g.snap.Peak)
+		}
+		if g.py != nil {
+			line += st.Table.Dim.Render(g.pyCell(r, g.w-width(line)))
 		}
 		lines = append(lines, line)
 	}

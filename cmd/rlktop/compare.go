@@ -15,6 +15,7 @@ import (
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/pyagent"
 )
 
 // exitInvalidArm is rlktop compare's exit status when an arm is invalid
@@ -26,6 +27,7 @@ const exitInvalidArm = 3
 const exitGate = 4
 
 type compareFlags struct {
+	pySampleHz  float64 // --py-sample-hz
 	flags       []string
 	preset      string
 	presetsPath string
@@ -132,6 +134,7 @@ Times are integer ns.`,
 	f.BoolVar(&cf.noProfMem, "no-profile-memory", false, "a command: torch.profiler windows without profile_memory (no memory columns)")
 	f.StringVar(&cf.tracer, "tracer", "auto", "a command: auto|kineto|none (as in run)")
 	f.BoolVar(&cf.noAgent, "no-agent", false, "a command: no Python agent (its flags then restart the command with environment variables)")
+	f.Float64Var(&cf.pySampleHz, "py-sample-hz", pyagent.DefaultSampleHz, "a Python command: Python stack samples a second in traced arms (0: off)")
 	f.BoolVar(&cf.untraced, "untraced", false, "a command: run without the injection library (step times only if the command reports steps another way)")
 	f.BoolVarP(&cf.verbose, "verbose", "v", false, "progress on stderr")
 	f.BoolVar(&cf.suggest, "suggest", false, "profile, list the findings, and compare every finding's suggested flag with the current value (one table)")
@@ -214,7 +217,7 @@ func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
 	stderr := cmd.ErrOrStderr()
 	o := loop.CompareOptions{
 		Arms: arms, Command: command, Steps: cf.steps, Warmup: cf.warmup, Block: cf.block,
-		Noise: !cf.noNoise, Seed: cf.seed, Rules: rules, TorchRanges: cf.torchRanges, Untraced: cf.untraced, Tracer: tracer, NoAgent: cf.noAgent, Restart: cf.restart, NoProfileMemory: cf.noProfMem,
+		Noise: !cf.noNoise, Seed: cf.seed, Rules: rules, TorchRanges: cf.torchRanges, Untraced: cf.untraced, Tracer: tracer, NoAgent: cf.noAgent, Restart: cf.restart, NoProfileMemory: cf.noProfMem, PySampleHz: pySampleOption(cf.pySampleHz),
 		Stdout: stderr, // a command's stdout must not mix with the report
 	}
 	if cf.verbose {

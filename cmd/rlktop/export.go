@@ -23,8 +23,8 @@ func init() { rootCmd.AddCommand(newExportCmd()) }
 // need not touch rootCmd).
 func newExportCmd() *cobra.Command {
 	var (
-		out, stepsOut, format, rulesPath string
-		opts                             tracefile.ExportOptions
+		out, stepsOut, format, rulesPath, stage string
+		opts                                    tracefile.ExportOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "export FILE... -o OUT",
@@ -45,7 +45,11 @@ Chrome trace JSON, …) and writes
     one per rank) go into the same two files, read in parallel; "source" is
     the FILE's position. Kineto FILEs of 256 MiB or more together are read
     one after another, window by window, and never held whole. Schema:
-    report/columnar's package doc.`,
+    report/columnar's package doc.
+  --format folded: the Python agent's stack samples of rlktop recordings
+    as folded stacks, one line per stack, "f (file:line);g (file:line) N"
+    (outermost first, N samples), which flamegraph.pl and speedscope read;
+    --stage keeps one stage's samples. Several FILEs are summed.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
@@ -75,12 +79,15 @@ Chrome trace JSON, …) and writes
 					steps = strings.TrimSuffix(out, ".parquet") + ".steps.parquet"
 				}
 				return exportParquet(cmd, args, out, steps, rules)
+			case "folded": // python.go
+				return exportFolded(cmd, args, out, stage)
 			}
-			return fmt.Errorf("export --format %q: give chrome or parquet", format)
+			return fmt.Errorf("export --format %q: give chrome, parquet or folded", format)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (.json, or .json.gz for gzip; .parquet with --format parquet)")
-	cmd.Flags().StringVar(&format, "format", "chrome", "output format: chrome|parquet")
+	cmd.Flags().StringVar(&format, "format", "chrome", "output format: chrome|parquet|folded (Python samples as folded stacks: flamegraph.pl, speedscope)")
+	cmd.Flags().StringVar(&stage, "stage", "", "--format folded: only the samples of this stage")
 	cmd.Flags().StringVar(&stepsOut, "steps-output", "", "--format parquet: the steps file (default: OUT with .steps.parquet)")
 	cmd.Flags().StringVar(&rulesPath, "rules", "", "--format parquet: TOML file of category rules tried before the built-in ones")
 	cmd.Flags().BoolVar(&opts.NoFlows, "no-flows", false, "leave out the launch→kernel flow arrows")

@@ -208,16 +208,20 @@ func stepSnapshots(runs []*tracer.Trace, rules *attrib.Rules, max int) []tui.Ste
 			one := *runs[0]
 			one.Events, one.Warnings, one.Dropped = by[0][k], nil, 0
 			a.AddTrace(&one)
-			out = append(out, tui.StepSnapshot{Step: k, Snapshot: a.Snapshot()})
+			snap := a.Snapshot()
+			snap.Python = stepPython(runs, k) // python.go
+			out = append(out, tui.StepSnapshot{Step: k, Snapshot: snap})
 			continue
 		}
 		parts := make([]*tracer.Trace, len(runs))
 		for r, t := range runs {
 			one := *t
-			one.Events, one.Warnings, one.Dropped = by[r][k], nil, 0
+			one.Events, one.Warnings, one.Dropped, one.PySamples = by[r][k], nil, 0, nil
 			parts[r] = &one
 		}
-		out = append(out, tui.StepSnapshot{Step: k, Snapshot: attrib.CombineSources(parts, rules)})
+		snap := attrib.CombineSources(parts, rules)
+		snap.Python = stepPython(runs, k)
+		out = append(out, tui.StepSnapshot{Step: k, Snapshot: snap})
 	}
 	return out
 }

@@ -93,7 +93,7 @@ func TestReportCommandErrors(t *testing.T) {
 		{[]string{"--by", "thread", filepath.Join(mal, "simple-partial.json")}, `unknown view "thread"`},
 		// Checked before reading (the file does not exist) and naming
 		// every view, finding included.
-		{[]string{"--by", "bogus", filepath.Join(tmp, "missing.json")}, `unknown view "bogus" for --by (use one of kernel, category, stage, step, rank, file, memory, finding)`},
+		{[]string{"--by", "bogus", filepath.Join(tmp, "missing.json")}, `unknown view "bogus" for --by (use one of kernel, category, stage, step, rank, file, memory, python, finding)`},
 	}
 	for _, c := range cases {
 		_, err := runReport(t, c.args...)

@@ -44,6 +44,7 @@ type runFlags struct {
 	tracer      string        // --tracer auto|kineto|none (a command)
 	noAgent     bool          // --no-agent
 	noShapes    bool          // --no-shapes
+	pySampleHz  float64       // --py-sample-hz
 	listen      string        // --listen HOST:PORT: ranks on other hosts (listen.go)
 	listenFile  string        // --listen-file FILE: the address written there
 }
@@ -73,6 +74,7 @@ func (rf *runFlags) registerCommon(cmd *cobra.Command) {
 	f.StringVar(&rf.tracer, "tracer", "auto", "a command: auto (CUPTI / rocprofiler-sdk when they attach, else torch.profiler windows from the Python agent), kineto (torch.profiler windows only), none (the agent's steps, stages and flags only)")
 	f.BoolVar(&rf.noAgent, "no-agent", false, "a command: do not put rlktop's Python agent on PYTHONPATH")
 	f.BoolVar(&rf.noShapes, "no-shapes", false, "a command: torch.profiler windows record no input shapes (no FLOPs, bytes or roofline; "+pyagent.EnvKinetoShapes+"=0)")
+	f.Float64Var(&rf.pySampleHz, "py-sample-hz", pyagent.DefaultSampleHz, "a Python command: Python stack samples a second, every thread (0: off)")
 	f.DurationVar(&rf.telemetry, "telemetry-every", gpu.DefaultInterval, "GPU and child CPU/RSS sampling period, recorded as counter tracks (min 20ms; negative: off)")
 }
 
@@ -121,6 +123,7 @@ func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
 		TorchRanges:     rf.torchRanges,
 		Untraced:        rf.untraced,
 		NoProfileMemory: rf.noProfMem,
+		PySampleHz:      pySampleOption(rf.pySampleHz),
 		StepRange:       rf.stepRange,
 		Telemetry:       rf.telemetry,
 		Session:         session.Options{Rules: rules, Source: src, Peak: livePeak},

@@ -232,7 +232,7 @@ func (r *FindingRule) compile(file string, idx int) error {
 		if r.Group != GroupCategory && r.Group != GroupStage {
 			return fail("group", fmt.Sprintf("%q: use \"category\" or \"stage\"", r.Group))
 		}
-	case FindIdle, FindInvalidOutputs, FindExposedComm, FindStraggler, FindInputBound, FindMFU, FindMemTemporary, FindMemGrowth:
+	case FindIdle, FindInvalidOutputs, FindExposedComm, FindStraggler, FindInputBound, FindMFU, FindMemTemporary, FindMemGrowth, FindCPUBound:
 	case FindRooflineBound:
 		if r.Category == "" {
 			return fail("category", "roofline-bound needs the category to judge (e.g. \"attention\")")
@@ -250,9 +250,9 @@ func (r *FindingRule) compile(file string, idx int) error {
 			return fail("counter", "missing (a counter track name, e.g. \"gpu.mem_util_pct\")")
 		}
 	default:
-		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s or %s)", r.Kind,
+		return fail("kind", fmt.Sprintf("unknown kind %q (use %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s or %s)", r.Kind,
 			FindMathAttention, FindDominant, FindIdle, FindCounter, FindCoTenant, FindInvalidOutputs, FindExposedComm, FindStraggler, FindRecompiles, FindInputBound,
-			FindRooflineBound, FindMFU, FindMemTemporary, FindMemPeak, FindMemGrowth))
+			FindRooflineBound, FindMFU, FindMemTemporary, FindMemPeak, FindMemGrowth, FindCPUBound))
 	}
 	if r.MinShare < 0 || r.MinShare > 1 {
 		return fail("min_share", fmt.Sprintf("%g is not a share in [0, 1]", r.MinShare))
@@ -403,6 +403,8 @@ func EvaluateFindings(rules *FindingRules, in FindingInput) []Finding {
 			f = r.mfu(s)
 		case FindMemTemporary, FindMemPeak, FindMemGrowth:
 			f = r.memory(s.Memory, s) // findings_memory.go
+		case FindCPUBound: // findings_python.go
+			f = r.cpuBound(s.Python, in.Timeline, devs)
 		}
 		if f == nil {
 			continue

@@ -626,6 +626,7 @@ func CombineSources(traces []*tracer.Trace, rules *Rules) *Snapshot {
 	s := agg.Snapshot()
 	s.Ranks = Ranks(traces, agg.Rules())
 	s.Memory = MemoryOf(traces)
+	s.Python = PythonOf(traces...)
 	if len(traces) < 2 {
 		return s
 	}

@@ -68,6 +68,9 @@ type Snapshot struct {
 	// Memory is the memory model (memory.go) of the sources' allocations
 	// and frees; nil when they recorded none.
 	Memory *Memory
+	// Python is where the Python side of the steps went (the Python
+	// agent's stack samples, python.go); nil without samples.
+	Python *PyProfile
 }
 
 // Totals over the whole snapshot.

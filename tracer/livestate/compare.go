@@ -69,6 +69,9 @@ type CompareResult struct {
 	Metrics []MetricCompare `json:"metrics,omitempty"`
 	// Audits (rlktop.audit): each arm's raw-bits hashes against A's.
 	Audits []AuditCompare `json:"audits,omitempty"`
+	// Python: per arm, where its Python time went (the Python agent's
+	// stack samples of its counted steps; python.go).
+	Python []ArmPython `json:"python,omitempty"`
 	// Mode is "live" (built-in loop flags switched over the control
 	// channel at step boundaries, one child) or "restart" (one child per
 	// segment with the arm's environment or flags).

@@ -20,6 +20,7 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rlktop/rlktop/tracer/flagtab"
@@ -46,7 +47,24 @@ const (
 	// EnvProfileMemory "0" turns torch.profiler's profile_memory off in
 	// the windows (on by default: the memory model's allocations).
 	EnvProfileMemory = "RLKTOP_PROFILE_MEMORY"
+	// EnvSampleHz: Python stack samples a second (py/rlktop/_sampler.py;
+	// unset: DefaultSampleHz; "0": off).
+	EnvSampleHz = "RLKTOP_PY_SAMPLE_HZ"
 )
+
+// DefaultSampleHz is the Python sampler's default rate, samples a second:
+// at 100 Hz its cost stays under 1% of a 50 ms step (BenchmarkPySampler's
+// figure, tracer/pyagent/sampler_test.go).
+const DefaultSampleHz = 100
+
+// SampleHzEnv renders a sampling rate as EnvSampleHz's value: "0" (off)
+// for an untraced run or a rate ≤ 0.
+func SampleHzEnv(hz float64, untraced bool) string {
+	if untraced || hz <= 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(hz, 'g', -1, 64)
+}
 
 // Files returns the agent's files, slash-separated paths relative to the
 // folder that goes on PYTHONPATH ("sitecustomize.py", "rlktop/_core.py", …):

@@ -35,9 +35,11 @@ type recorder struct {
 	buf     bytes.Buffer
 	strs    *tracer.Strings
 	defined int // strs ids [1, defined) are in the recording
-	ri      RecordingInfo
-	err     error // stops the recording (session side)
-	closed  bool
+	// pyFrames, pyNodes: the session's Python frames and stacks written so far.
+	pyFrames, pyNodes int
+	ri                RecordingInfo
+	err               error // stops the recording (session side)
+	closed            bool
 
 	q      chan []byte
 	queued atomic.Int64 // bytes waiting in q

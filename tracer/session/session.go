@@ -134,6 +134,7 @@ type Session struct {
 	refusedSeen uint64
 	windows     int      // trace files (agent windows) merged
 	mem         memState // allocations and frees (memory.go)
+	py          *pyKeep  // Python stack samples (pysamples.go)
 
 	snapMu   sync.Mutex // Snapshot runs one at a time, mostly outside mu
 	cache    *State
@@ -313,6 +314,12 @@ func (s *Session) Snapshot() *State {
 	}
 	w := &s.recent
 	st.Window, st.Timeline = w.snap, w.timeline
+	st.Cumulative.Python = in.cumPy
+	if st.Window != nil && st.Window.Python != in.winPy {
+		w := *st.Window // shared with earlier States
+		w.Python = in.winPy
+		st.Window = &w
+	}
 	if m := s.memModel(); m != nil {
 		st.Cumulative.Memory = m
 		if st.Window != nil {
@@ -369,6 +376,8 @@ type snapInput struct {
 	memSteps []attrib.MemStepWindow
 	memNew   bool
 	memVer   uint64
+	// The Python profiles of the whole run and of the window.
+	cumPy, winPy *attrib.PyProfile
 }
 
 // snapshotLocked starts the State from the cumulative aggregate and
@@ -434,6 +443,7 @@ func (s *Session) snapshotLocked(now time.Time) (*State, snapInput) {
 	if w := s.mem.warning(); w != "" {
 		st.Warnings = append(st.Warnings, w)
 	}
+	in.cumPy, in.winPy = s.pyProfiles()
 	w := &s.recent
 	in.rebuild = w.snap == nil || w.stale || (w.builtVer != s.version && now.Sub(w.at) >= minWindowRebuild)
 	w.stale = false
@@ -577,6 +587,7 @@ func (s *Session) Reset() {
 	s.marks = nil
 	s.outputs = agentSamples{}
 	s.mem = memState{}
+	s.resetPy()
 	s.version++
 }
 

@@ -102,7 +102,7 @@ func SplitProcesses(t *tracer.Trace) []*tracer.Trace {
 	index := map[int32]int{}
 	for i, pid := range pids {
 		nt := *t
-		nt.Rank, nt.Events = rankOf[pid], nil
+		nt.Rank, nt.Events, nt.PySamples = rankOf[pid], nil, nil
 		if i > 0 {
 			nt.Counters, nt.Warnings, nt.Dropped = nil, nil, 0
 		}
@@ -112,5 +112,6 @@ func SplitProcesses(t *tracer.Trace) []*tracer.Trace {
 		o := out[index[e.PID]]
 		o.Events = append(o.Events, e)
 	}
+	splitPySamples(t, out, index)
 	return out
 }

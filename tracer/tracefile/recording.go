@@ -149,7 +149,8 @@ type recSink struct {
 	dropped   map[int]uint64 // per hello (sender), cumulative
 	lastDrops uint64
 	relayed   bool
-	bye       bool // the frame just decoded was a Bye
+	bye       bool             // the frame just decoded was a Bye
+	pyDropped map[int32]uint64 // per process: Python samples dropped (cumulative)
 }
 
 // Reserve refuses a frame that would take the trace past the budget.

@@ -60,6 +60,7 @@ type Decoder struct {
 	evs    []tracer.Event
 	cs     []tracer.Counter
 	ms     []tracer.MemEvent
+	py     *pyMap // PySamples tables (pysamples.go)
 }
 
 // NewDecoder returns a Decoder reading r (buffered by its Reader).
@@ -170,6 +171,11 @@ func (d *Decoder) Next(sink Sink) error {
 		return sink.TraceFile(tf)
 	case TypeMemory:
 		return d.memory(sink, &f) // memory.go
+	case TypePySamples:
+		if ps, ok := sink.(PySink); ok {
+			return d.pySamples(&f, ps)
+		}
+		return nil
 	case TypeBye:
 		y, err := f.Bye()
 		if err != nil {

@@ -16,7 +16,7 @@
 //	preamble (8 bytes): "RLKW"  major u16 LE  minor u16 LE
 //	frame*
 //
-// The current version is 1.0. A reader rejects any other major version with
+// The current version is 1.2. A reader rejects any other major version with
 // ErrVersion; minor versions only append fields to payloads (readers ignore
 // trailing payload bytes) and add frame types (readers skip unknown types).
 //
@@ -73,6 +73,11 @@
 //     sender started.
 //   - Meta: kvs (run-record fields).
 //   - Bye: str reason, varint exit code (-1 unknown).
+//   - PySamples (minor 2): Python stack samples as a table of frames and
+//     stacks (entries new since the sender's previous PySamples frame)
+//     and samples naming a stack id; see AppendPySamples. Ids are the
+//     sender's (at most MaxStringID); a stack names its parent stack (0:
+//     outermost) and its frame, both defined before it.
 //
 // # Transport
 //

@@ -36,6 +36,9 @@ from . import _wire
 __all__ = ["step", "stage", "flag", "enabled", "Flag", "check", "probe", "audit", "log"]
 
 _agent = None  # the running _Agent, or None outside rlktop
+# Stages open per thread (threading.get_ident() -> names, innermost last),
+# kept while the agent runs, for the Python sampler's tags (_sampler.py).
+_open_stages = {}
 
 
 def enabled():
@@ -53,15 +56,21 @@ def step():
 
 
 class _Stage:
-    __slots__ = ("name", "t0", "nvtx")
+    __slots__ = ("name", "t0", "nvtx", "open")
 
     def __init__(self, name):
         self.name = name
         self.nvtx = None
+        self.open = None
 
     def __enter__(self):
         a = _agent
         if a is not None:
+            st = _open_stages.get(threading.get_ident())
+            if st is None:
+                st = _open_stages[threading.get_ident()] = []
+            st.append(self.name)
+            self.open = st
             self.nvtx = a.nvtx
             if self.nvtx is not None:
                 try:
@@ -73,6 +82,9 @@ class _Stage:
 
     def __exit__(self, *exc):
         t1 = time.time_ns()
+        if self.open:
+            self.open.pop()
+            self.open = None
         a = _agent
         if a is not None:
             if self.nvtx is not None:

@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 
-from . import _wire, _flags
+from . import _wire, _flags, _sampler
 
 QUEUE_CAP = int(os.environ.get("RLKTOP_AGENT_QUEUE", "65536") or "65536")
 # Raw values rlktop.audit sends per step besides the hash (RLKTOP_AUDIT_SAMPLE).
@@ -102,6 +102,8 @@ class Agent:
         self.window_thread = None  # the thread whose boundaries run windows
         self.state_dirty = False  # the flags in force changed: the sender acks once
         self.warned = 0
+        self.sampler = None  # the Python stack sampler (_sampler.py), or None
+        self.step_ident = threading.main_thread().ident  # the thread that ends steps
 
     # ---- start ----
     def start(self, user_flags):
@@ -120,6 +122,10 @@ class Agent:
         _live = self
         threading.Thread(target=self._sender, name="rlktop-agent-send", daemon=True).start()
         threading.Thread(target=self._receiver, name="rlktop-agent-recv", daemon=True).start()
+        try:
+            self.sampler = _sampler.start(self)
+        except Exception as e:
+            _warn("no Python sampler (%r)" % (e,))
         atexit.register(self.close)
         try:
             os.register_at_fork(after_in_child=self._forked)
@@ -247,6 +253,11 @@ class Agent:
             self.values.setdefault(k, _flags.current(torch, k))
         _flags.watch_compile(torch, self._compile_used)
         self._watch_loader()
+        if self.sampler is not None:
+            try:
+                _sampler.watch_ranges(torch)
+            except Exception as e:
+                _warn("record_function ranges are no stages of the Python samples (%r)" % (e,))
         try:
             from torch.optim.optimizer import register_optimizer_step_post_hook
 
@@ -318,6 +329,7 @@ class Agent:
                     pass
             return
         t = time.time_ns()
+        self.step_ident = threading.get_ident()
         try:
             if self.step_n >= 0:
                 self.emit(_wire.K_STEP, "step", self.step_t0, t - self.step_t0, self.step_n)
@@ -590,6 +602,9 @@ class Agent:
                         buf += _wire.events(evs[j : j + 4096])
                     for j in range(0, len(cs), 4096):
                         buf += _wire.counters(cs[j : j + 4096])
+                sm = self.sampler
+                if sm is not None:
+                    buf += sm.flush(ids, self.pid, self.closed)
                 for fr in frames:
                     buf += fr
                 if dropped != self.sent_drops:
@@ -638,6 +653,8 @@ class Agent:
         if os.getpid() != self.pid or self.closed:
             return
         self.closed = True
+        if self.sampler is not None and self.dead:
+            self.sampler.stop()
         if self.dead:
             # rlktop is gone: nobody will import (and remove) a window left.
             if self.tmpdir:
@@ -646,6 +663,8 @@ class Agent:
                 shutil.rmtree(self.tmpdir, ignore_errors=True)
             return
         try:
+            if self.sampler is not None:
+                self.sampler.stop()
             if self.window is not None:
                 prof, _ = self.window
                 self.window = None

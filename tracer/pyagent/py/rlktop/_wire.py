@@ -8,10 +8,10 @@ signed ones zigzag-encoded. Times are ns.
 
 import struct
 
-MAJOR, MINOR = 1, 1
+MAJOR, MINOR = 1, 2
 
 T_HELLO, T_STRINGS, T_EVENTS, T_COUNTERS, T_CONTROL, T_DROPS = 1, 2, 3, 4, 5, 6
-T_META, T_BYE, T_TRACEFILE = 8, 9, 10
+T_META, T_BYE, T_TRACEFILE, T_PYSAMPLES = 8, 9, 10, 12
 
 OP_SET, OP_PAUSE, OP_RESUME, OP_STOP, OP_ACK = 1, 2, 3, 4, 5
 
@@ -192,6 +192,38 @@ def tracefile(fmt, path, first_step, last_step):
     varint(out, first_step)
     varint(out, last_step)
     return frame(T_TRACEFILE, out)
+
+
+def pysamples(pid, period_ns, dropped, frames, stacks, samples):
+    """A PySamples frame (FORMAT.md "pysamples"). frames: (id, func_id,
+    file_id, first_line, line); stacks: (id, parent, frame); samples: (ts,
+    tid, stack, step, stage_id, step_stage_id, state, weight_ns)."""
+    out = bytearray()
+    varint(out, pid)
+    uvarint(out, period_ns)
+    uvarint(out, dropped)
+    uvarint(out, len(frames))
+    for fr in frames:
+        for v in fr:
+            uvarint(out, v)
+    uvarint(out, len(stacks))
+    for i, parent, fr in stacks:
+        uvarint(out, i)
+        uvarint(out, parent)
+        uvarint(out, fr)
+    uvarint(out, len(samples))
+    prev = 0
+    for ts, tid, stack, step, stage, step_stage, state, weight in samples:
+        varint(out, ts - prev)
+        prev = ts
+        varint(out, tid)
+        uvarint(out, stack)
+        varint(out, step)
+        uvarint(out, stage)
+        uvarint(out, step_stage)
+        out.append(state)
+        uvarint(out, weight)
+    return frame(T_PYSAMPLES, out)
 
 
 def bye(reason, code):
