@@ -38,6 +38,10 @@ type Supervisor struct {
 	out      *outputLog
 	done     chan struct{}
 	stopping bool
+	// attached, set for a process rlktop attached to (StartAttach), is how
+	// Stop detaches from it: such a process is not rlktop's child and is
+	// never signalled.
+	attached func(grace time.Duration)
 	// Exits receives the final Status each time the child ends (buffered;
 	// a slow reader loses old notifications, never blocks the supervisor).
 	Exits chan Status
@@ -69,6 +73,9 @@ func (s *Supervisor) SetSpec(spec Spec) {
 func (s *Supervisor) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.attached != nil {
+		return ErrAttachedRestart
+	}
 	if s.status.State == Running {
 		return errors.New("child already running")
 	}
@@ -151,11 +158,17 @@ func (s *Supervisor) Status() Status {
 
 // Stop ends the child: SIGTERM to its process group, SIGKILL after grace.
 // It returns when the child has exited. Stopping a child that is not
-// running does nothing.
+// running does nothing. A process rlktop attached to is never signalled:
+// Stop detaches from it (within grace) and it runs on.
 func (s *Supervisor) Stop(grace time.Duration) {
 	s.mu.Lock()
 	if s.status.State != Running {
 		s.mu.Unlock()
+		return
+	}
+	if detach := s.attached; detach != nil {
+		s.mu.Unlock()
+		detach(grace)
 		return
 	}
 	s.stopping = true

@@ -56,7 +56,7 @@ def _rank_world():
 
 
 class Agent:
-    def __init__(self, addr):
+    def __init__(self, addr, kineto=None):
         self.addr = addr
         self.pid = os.getpid()
         self.dead = False
@@ -82,7 +82,7 @@ class Agent:
         self.values = {}  # every flag in force, as str
         self.tracing = True
         self.window = None  # the running torch.profiler window
-        self.kineto_every, self.kineto_len = _kineto_schedule()
+        self.kineto_every, self.kineto_len = kineto or _kineto_schedule()
         self.probes = {}  # name -> fn, evaluated around every flag switch
         self.last_window = None  # the newest exported window file
         self.stop_requested = False  # rlktop asked the program to end
@@ -92,6 +92,15 @@ class Agent:
         self.compile_frames = None  # dynamo frames compiled so far (_compiles)
         self.input_wait = 0  # ns in DataLoader next() since the last boundary
         self.input_seen = False  # a DataLoader iterator was used
+        # Attached to a running process (rlktop attach, _attach.py): rlktop
+        # going away, or its DETACH, makes the agent leave (detach()).
+        self.attached = False
+        # (what, fn): each thing the agent installed or started registers
+        # how to undo it (on_stop); detach() calls them newest first.
+        self.stops = []
+        self.detaching = None  # why the agent was asked to leave
+        self.detached = False
+        self.closing = False  # the sender sends what is queued, then closes
 
     # ---- start ----
     def start(self, user_flags):
@@ -109,6 +118,9 @@ class Agent:
         threading.Thread(target=self._sender, name="rlktop-agent-send", daemon=True).start()
         threading.Thread(target=self._receiver, name="rlktop-agent-recv", daemon=True).start()
         atexit.register(self.close)
+        self.on_stop("atexit", lambda: atexit.unregister(self.close))
+        if self.attached:
+            return  # a fork hook cannot be removed; boundary() checks the pid instead
         try:
             os.register_at_fork(after_in_child=self._forked)
         except Exception:
@@ -231,12 +243,14 @@ class Agent:
             pass
         for k in _flags.BUILTIN:
             self.values.setdefault(k, _flags.current(torch, k))
-        _flags.watch_compile(torch, self._compile_used)
+        undo = _flags.watch_compile(torch, self._compile_used)
+        if undo is not None:
+            self.on_stop("torch.compile watch", undo)
         self._watch_loader()
         try:
             from torch.optim.optimizer import register_optimizer_step_post_hook
 
-            register_optimizer_step_post_hook(self._opt_stepped)
+            self.on_stop("optimizer step hook", register_optimizer_step_post_hook(self._opt_stepped).remove)
         except Exception as e:
             _warn("no optimizer step hook (%r): steps come only from rlktop.step()" % (e,))
         # ProfilerStep#N: a script that drives its own torch.profiler with
@@ -257,6 +271,7 @@ class Agent:
 
             step.__wrapped__ = orig_step
             tprof.profile.step = step
+            self.on_stop("torch.profiler step hook", lambda: _unpatch(tprof.profile, "step", step, orig_step))
         except Exception as e:
             _warn("no torch.profiler step hook (%r)" % (e,))
         # Start flags take effect at once (before the first step).
@@ -292,6 +307,11 @@ class Agent:
 
     def boundary(self):
         """A step ends now (the first call only starts the clock)."""
+        if self.detaching is not None and not self.detached:
+            self.detach()  # at a step boundary: the profiler stops on its own thread
+            return
+        if self.attached and os.getpid() != self.pid:
+            self.dead = True  # a forked child (no fork hook when attached)
         if self.dead:
             if self.window is not None:
                 # rlktop went away during a torch.profiler window: stop the
@@ -350,6 +370,7 @@ class Agent:
             __next__._rlktop_watch = True
             __next__.__wrapped__ = orig
             cls.__next__ = __next__
+            self.on_stop("DataLoader wait measure", lambda: _unpatch(cls, "__next__", __next__, orig))
         except Exception as e:
             _warn("no DataLoader wait measure (%r)" % (e,))
 
@@ -476,6 +497,7 @@ class Agent:
                     frames = list(self.out)
                     self.out.clear()
                     dropped, batches = self.dropped, self.dropped_batches
+                    closing = self.closing
                 buf = bytearray()
                 if q:
                     new = []
@@ -503,10 +525,15 @@ class Agent:
                     self.sent_drops = dropped
                 if buf:
                     self.sock.sendall(buf)
+                if closing:
+                    self._close_conn()
+                    return
                 if self.dead:
                     return
         except Exception as e:
-            if not self.dead:
+            if self.attached:
+                self.request_detach("connection to rlktop lost: %r" % (e,))
+            elif not self.dead:
                 _warn("connection to rlktop lost (%r); the program goes on untraced" % (e,))
             self.dead = True
 
@@ -514,9 +541,14 @@ class Agent:
         r = _wire.Reader()
         try:
             while True:
-                data = self.sock.recv(65536)
+                try:
+                    data = self.sock.recv(65536)
+                except socket.timeout:  # attached: the socket has a send timeout
+                    if self.detaching is not None:
+                        break
+                    continue
                 if not data:
-                    return
+                    break
                 sets = []
                 for ftype, p in r.feed(data):
                     if ftype != _wire.T_CONTROL:
@@ -533,17 +565,99 @@ class Agent:
                         # traceback); rlktop signals it if none comes.
                         self.stop_requested = True
                         self._send_ack(seq, self.step_n, "")
+                    elif op == _wire.OP_DETACH:
+                        self._send_ack(seq, self.step_n, "")
+                        self.request_detach("rlktop detached")
                 if sets:
                     # Keys written together (one switch) join pending together.
                     with self.lock:
                         self.pending.extend(sets)
+                if self.detaching is not None:
+                    break
         except Exception:
             pass
+        if self.attached:
+            # rlktop detached, or went away (killed, its connection closed):
+            # leave at the next step boundary, or from here if none comes.
+            self.request_detach("rlktop went away")
+            deadline = time.time() + DETACH_WAIT
+            while not self.detached and time.time() < deadline:
+                time.sleep(0.02)
+            self.detach()
+
+    # ---- detach (an attached agent leaves the process as it found it) ----
+    def on_stop(self, what, fn):
+        """Registers fn (no arguments), which undoes one thing the agent
+        installed or started: a hook, a patched function, a thread, a file.
+        detach() calls them newest first; registered after detach(), fn runs
+        at once."""
+        with self.lock:
+            if not self.detached:
+                self.stops.append((what, fn))
+                return
+        _undo(what, fn)
+
+    def request_detach(self, why):
+        """Asks the agent to leave (any thread): the training thread does it
+        at its next step boundary, else the receiver thread after
+        DETACH_WAIT seconds."""
+        if self.detaching is None:
+            self.detaching = why
+        with self.lock:
+            self.cond.notify()
+
+    def detach(self):
+        """Leaves: the torch.profiler window stopped, every registered stop
+        run (newest first), then the sender sends what is queued and a bye
+        and closes the connection, which ends both threads. Runs once."""
+        with self.lock:
+            if self.detached:
+                return
+            self.detached = True
+            stops, self.stops = self.stops, []
+        if self.window is not None:
+            prof, self.window = self.window[0], None
+            try:
+                prof.__exit__(None, None, None)
+            except Exception as e:
+                _warn("stopping torch.profiler: %r" % (e,))
+        for what, fn in reversed(stops):
+            _undo(what, fn)
+        with self.lock:
+            self.out.append(_wire.bye("detached", -1))
+            self.closing = True
+            self.cond.notify()
+        self.dead = True
+
+    def _close_conn(self):
+        """The sender's last act once detached: waits (at most 2 s) for rlktop
+        to take the last torch.profiler window, removes the window folder,
+        closes the connection (the receiver's recv returns)."""
+        deadline = time.time() + 2.0
+        while self.last_window and os.path.exists(self.last_window) and time.time() < deadline:
+            time.sleep(0.02)
+        if self.tmpdir:
+            import shutil
+
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
 
     def close(self):
         if os.getpid() != self.pid or self.closed:
             return
         self.closed = True
+        if self.attached:
+            # The program ends while attached: leave (files removed), and
+            # give the sender a moment to say so.
+            self.detach()
+            deadline = time.time() + 1.0
+            while self.sock.fileno() >= 0 and time.time() < deadline:
+                time.sleep(0.01)
+            return
         if self.dead:
             # rlktop is gone: nobody will import (and remove) a window left.
             if self.tmpdir:
@@ -574,6 +688,25 @@ class Agent:
         except Exception:
             pass
         self.dead = True
+
+
+# Seconds an attached agent asked to leave waits for a step boundary before
+# it leaves from its receiver thread.
+DETACH_WAIT = 2.0
+
+
+def _undo(what, fn):
+    try:
+        fn()
+    except Exception as e:
+        _warn("detach: undoing %s failed: %r" % (what, e))
+
+
+def _unpatch(owner, name, ours, orig):
+    """Puts orig back as owner.name if ours is still there (a later patch by
+    someone else is left alone)."""
+    if owner.__dict__.get(name) is ours:
+        setattr(owner, name, orig)
 
 
 _INT_VIEW = {"torch.float32": "int32", "torch.float16": "int16", "torch.bfloat16": "int16", "torch.float64": "int64"}

@@ -1,0 +1,442 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rlktop/rlktop/internal/testutil"
+)
+
+// The tests of `rlktop attach` on real PyTorch (issue 27): a training loop
+// started without rlktop (testdata/attach_loop.py, which prints its loss
+// and a hash of its parameters exactly, whether a torch.profiler records,
+// and which SDPA backends are on, every iteration), attached to by a
+// CGO_ENABLED=0 rlktop inside the PyTorch root, where gdb injects the
+// agent (trixie's Python is 3.13: no sys.remote_exec). They skip without
+// the root, saying so.
+
+// loopLines collects a running loop's output lines.
+type loopLines struct {
+	mu    sync.Mutex
+	lines []string
+	at    []time.Time     // when each line arrived
+	other strings.Builder // stderr
+}
+
+func (l *loopLines) add(s string) {
+	l.mu.Lock()
+	l.lines = append(l.lines, s)
+	l.at = append(l.at, time.Now())
+	l.mu.Unlock()
+}
+
+func (l *loopLines) iters() []iterLine {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []iterLine
+	for i, s := range l.lines {
+		if it, ok := parseIter(s); ok {
+			it.At = l.at[i]
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// between is the iterations that ended in [from, to).
+func between(its []iterLine, from, to time.Time) []iterLine {
+	var out []iterLine
+	for _, it := range its {
+		if !it.At.Before(from) && it.At.Before(to) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func (l *loopLines) stderr() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.other.String()
+}
+
+// waitIters waits until the loop printed n iterations.
+func (l *loopLines) waitIters(t *testing.T, n int, d time.Duration) []iterLine {
+	t.Helper()
+	end := time.Now().Add(d)
+	for {
+		its := l.iters()
+		if len(its) >= n {
+			return its
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the loop printed %d of %d iterations in %s; stderr:\n%s", len(its), n, d, tail(l.stderr(), 2000))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// iterLine is one line of attach_loop.py.
+type iterLine struct {
+	N            int
+	Loss, Params string
+	Prof         bool
+	SDPA         string
+	StepMs       float64
+	At           time.Time // when rlktop's test read the line
+}
+
+func parseIter(s string) (iterLine, bool) {
+	f := strings.Fields(s)
+	if len(f) != 12 || f[0] != "iter" {
+		return iterLine{}, false
+	}
+	n, err1 := strconv.Atoi(f[1])
+	ms, err2 := strconv.ParseFloat(f[11], 64)
+	return iterLine{N: n, Loss: f[3], Params: f[5], Prof: f[7] == "1", SDPA: f[9], StepMs: ms}, err1 == nil && err2 == nil
+}
+
+// startLoop starts attach_loop.py in the root without rlktop and returns
+// it (its pid is the Python's: chroot and env exec) and its lines.
+func startLoop(t *testing.T, r *testutil.TorchRoot, args ...string) (*exec.Cmd, *loopLines) {
+	t.Helper()
+	script := filepath.Join(r.Dst, "attach_loop.py")
+	if _, err := os.Stat(filepath.Join(r.Dir, script)); err != nil {
+		testutil.CopyIntoRoot(t, r, "testdata/attach_loop.py")
+	}
+	cmd := r.Command(append([]string{"python3", script}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &loopLines{}
+	cmd.Stderr = writerFunc(func(p []byte) (int, error) {
+		l.mu.Lock()
+		l.other.Write(p)
+		l.mu.Unlock()
+		return len(p), nil
+	})
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			l.add(sc.Text())
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return cmd, l
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// procCounts are a process's threads and open files.
+func procCounts(t *testing.T, pid int) (threads, fds int) {
+	t.Helper()
+	ts, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		t.Fatalf("pid %d: %v", pid, err)
+	}
+	fs, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatalf("pid %d: %v", pid, err)
+	}
+	return len(ts), len(fs)
+}
+
+// tracerPid is /proc/PID/status's TracerPid (0: nobody ptraces it).
+func tracerPid(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("pid %d: %v", pid, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "TracerPid:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return -1
+}
+
+func medianMs(its []iterLine) float64 {
+	if len(its) == 0 {
+		return 0
+	}
+	v := make([]float64, len(its))
+	for i, it := range its {
+		v[i] = it.StepMs
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// leftovers lists what an agent leaves in the root's /tmp: its attach
+// folder for pid and torch.profiler window folders.
+func leftovers(r *testutil.TorchRoot, pid int) []string {
+	var out []string
+	m, _ := filepath.Glob(filepath.Join(r.Dir, "tmp", "rlktop-attach-*", fmt.Sprintf("%d-*", pid)))
+	out = append(out, m...)
+	return out
+}
+
+// kinetoDirs lists the torch.profiler window folders in the root's /tmp.
+func kinetoDirs(r *testutil.TorchRoot) []string {
+	m, _ := filepath.Glob(filepath.Join(r.Dir, "tmp", "rlktop-kineto-*"))
+	return m
+}
+
+// TestTorchAttach: a loop started without rlktop; `rlktop attach PID
+// --headless --steps 6` reports its steps (no more than the loop ran),
+// its record_function stages and its CPU operators (torch.profiler
+// windows, RLKTOP_KINETO=3:1); after the detach the loop runs on with the
+// threads and open files it had before, no profiler recording, nothing of
+// the agent's left in /tmp, and at its speed (median step after within
+// 1.5× of before: a profiler left running costs far more); a second
+// attach while one is attached is refused; `kill -9` of an attached
+// rlktop leaves the loop running, and the agent stops its profiler (the
+// loop's own lines say prof 1, then prof 0) and removes its files; and
+// every iteration's loss and parameters equal those of a reference run
+// with the same seed that rlktop never touched.
+func TestTorchAttach(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	target, tl := startLoop(t, r, "--seed", "7")
+	ref, rl := startLoop(t, r, "--seed", "7", "--steps", "400")
+	_ = ref
+	pid := target.Process.Pid
+	before := tl.waitIters(t, 6, 3*time.Minute)
+	tBefore := before[2].At // the first two iterations warm up
+	_, fds0 := procCounts(t, pid)
+	tids0 := taskIDs(t, pid)
+	kineto0 := kinetoDirs(r)
+
+	// Attach, six steps, detach.
+	t0 := time.Now()
+	before = between(tl.iters(), tBefore, t0)
+	cmd := r.Command(r.Bin, "attach", strconv.Itoa(pid), "--headless", "--steps", "6", "--format", "json", "--top", "0")
+	cmd.Env = append(cmd.Env, "RLKTOP_KINETO=3:1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	nBefore := len(tl.iters())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("attach --headless: %v\n%s", err, tail(stderr.String(), 3000))
+	}
+	t1 := time.Now()
+	took := t1.Sub(t0)
+	nAfterAttach := len(tl.iters())
+	t.Logf("attach --headless --steps 6: %s wall; %s", took.Round(time.Millisecond), firstLine(stderr.String()))
+	var doc struct {
+		Steps struct {
+			Count int64 `json:"count"`
+		} `json:"steps"`
+		Flags   map[string]string `json:"flags"`
+		Kernels []struct {
+			Name     string `json:"name"`
+			Category string `json:"category"`
+		} `json:"kernels"`
+		Stages []struct {
+			Stage string `json:"stage"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, tail(string(out), 2000))
+	}
+	ran := nAfterAttach - nBefore
+	if doc.Steps.Count < 6 || int(doc.Steps.Count) > ran+1 {
+		t.Errorf("steps %d: want >= 6 and no more than the %d iterations the loop printed while attached (+1 in flight)", doc.Steps.Count, ran)
+	}
+	stages := map[string]bool{}
+	for _, s := range doc.Stages {
+		stages[s.Stage] = true
+	}
+	// (The optimizer stage holds torch's own Optimizer.step#AdamW.step
+	// range, the innermost: its time is that range's.)
+	for _, s := range []string{"collect", "forward", "backward"} {
+		if !stages[s] {
+			t.Errorf("stage %q missing: %v", s, stages)
+		}
+	}
+	cats := map[string]string{}
+	for _, k := range doc.Kernels {
+		cats[k.Name] = k.Category
+	}
+	if cats["aten::addmm"] != "gemm" || cats["aten::_scaled_dot_product_flash_attention_for_cpu"] != "attention" {
+		t.Errorf("operators: aten::addmm %q, flash SDPA %q among %d: want gemm, attention", cats["aten::addmm"], cats["aten::_scaled_dot_product_flash_attention_for_cpu"], len(cats))
+	}
+	if doc.Flags["sdpa"] != "default" {
+		t.Errorf("flags %v: want the agent's sdpa=default", doc.Flags)
+	}
+	if !strings.Contains(stderr.String(), "detached from pid") {
+		t.Errorf("no detach line on stderr:\n%s", tail(stderr.String(), 1000))
+	}
+
+	// Detached: the loop goes on as it was.
+	tl.waitIters(t, nAfterAttach+10, 3*time.Minute)
+	t2 := time.Now()
+	after := between(tl.iters(), t1, t2)[1:] // the step rlktop left in
+	during := between(tl.iters(), t0, t1)
+	_, fds1 := procCounts(t, pid)
+	if fds1 != fds0 {
+		t.Errorf("after detaching: %d open files; before attaching %d", fds1, fds0)
+	}
+	checkThreads(t, r, pid, tids0, "after detaching")
+	for _, it := range after {
+		if it.Prof {
+			t.Errorf("iteration %d after detaching: a torch.profiler still records", it.N)
+		}
+	}
+	if l := append(leftovers(r, pid), newDirs(kinetoDirs(r), kineto0)...); len(l) > 0 {
+		t.Errorf("left after detaching: %v", l)
+	}
+	// Speed: each period's median step over the untouched run's in the
+	// same period (the machine's load changes both alike).
+	refs := rl.iters()
+	rel := func(its []iterLine, from, to time.Time) float64 {
+		return medianMs(its) / medianMs(between(refs, from, to))
+	}
+	rb, rd, ra := rel(before, tBefore, t0), rel(during, t0, t1), rel(after, t1, t2)
+	t.Logf("loop step time, median: before %.1f ms (%d steps), attached %.1f ms (%d), after %.1f ms (%d); over the untouched run's in the same periods: %.2f, %.2f, %.2f",
+		medianMs(before), len(before), medianMs(during), len(during), medianMs(after), len(after), rb, rd, ra)
+	if ra > 1.5*rb {
+		t.Errorf("after detaching the loop's steps are %.2f× the untouched run's, before attaching %.2f×: want within 1.5× of before", ra, rb)
+	}
+
+	// kill -9 of rlktop while attached, with a profiler window open
+	// (99 of every 100 steps from step 2).
+	long := r.Command(r.Bin, "attach", strconv.Itoa(pid), "--headless", "--steps", "100000")
+	long.Env = append(long.Env, "RLKTOP_KINETO=100:99")
+	var lerr strings.Builder
+	long.Stderr = &lerr
+	long.Stdout = io.Discard
+	if err := long.Start(); err != nil {
+		t.Fatal(err)
+	}
+	n0 := len(tl.iters())
+	for end := time.Now().Add(2 * time.Minute); ; {
+		its := tl.iters()
+		if slices.ContainsFunc(its[n0:], func(it iterLine) bool { return it.Prof }) {
+			break
+		}
+		if time.Now().After(end) {
+			long.Process.Kill()
+			t.Fatalf("no iteration recorded by the attached agent's profiler; rlktop:\n%s", tail(lerr.String(), 2000))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// A second rlktop is refused while this one is attached.
+	twice := r.Command(r.Bin, "attach", strconv.Itoa(pid), "--headless", "--steps", "1")
+	b, err := twice.CombinedOutput()
+	if err == nil || !strings.Contains(string(b), "is attached to it already") {
+		t.Errorf("second attach: %v\n%s\nwant a refusal saying another rlktop is attached", err, b)
+	}
+	if err := long.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	long.Wait()
+	nKill := len(tl.iters())
+	its := tl.waitIters(t, nKill+6, 3*time.Minute)
+	if !its[nKill-1].Prof {
+		t.Errorf("iteration %d, the last before rlktop was killed, recorded no profiler: the kill did not test stopping one", its[nKill-1].N)
+	}
+	for _, it := range its[nKill+2:] {
+		if it.Prof {
+			t.Errorf("iteration %d, after rlktop was killed (at iteration %d), still records a profiler", it.N, its[nKill-1].N)
+		}
+	}
+	time.Sleep(3 * time.Second) // the agent waits up to 2 s for the window's importer
+	if l := append(leftovers(r, pid), newDirs(kinetoDirs(r), kineto0)...); len(l) > 0 {
+		t.Errorf("left after rlktop was killed: %v", l)
+	}
+	checkThreads(t, r, pid, tids0, "after rlktop was killed")
+
+	// Seeded results: every iteration as in the run rlktop never touched.
+	final := tl.iters()
+	refs = rl.waitIters(t, min(len(final), 400), 5*time.Minute)
+	for i := range min(len(final), len(refs)) {
+		if final[i].Loss != refs[i].Loss || final[i].Params != refs[i].Params {
+			t.Fatalf("iteration %d: loss %s params %s; the untouched run with the same seed: loss %s params %s", i, final[i].Loss, final[i].Params, refs[i].Loss, refs[i].Params)
+		}
+	}
+	t.Logf("%d iterations bit-identical to the untouched run (loss and parameters)", min(len(final), len(refs)))
+}
+
+// taskIDs are pid's threads.
+func taskIDs(t *testing.T, pid int) []string {
+	t.Helper()
+	ts, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		t.Fatalf("pid %d: %v", pid, err)
+	}
+	var out []string
+	for _, e := range ts {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// checkThreads fails unless every thread of pid that was not there
+// before (tids0) is libkineto's config thread, which torch starts at the
+// first torch.profiler use in a process and keeps for its life (it is
+// torch's, not the agent's, and sleeps); gdb's backtraces say which
+// thread is which.
+func checkThreads(t *testing.T, r *testutil.TorchRoot, pid int, tids0 []string, when string) {
+	t.Helper()
+	extra := newDirs(taskIDs(t, pid), tids0)
+	if len(extra) == 0 {
+		return
+	}
+	out, err := r.Command("gdb", "-p", strconv.Itoa(pid), "-batch", "-nx", "-iex", "set debuginfod enabled off", "-ex", "thread apply all bt 8").CombinedOutput()
+	if err != nil {
+		t.Fatalf("gdb backtraces: %v\n%s", err, tail(string(out), 2000))
+	}
+	for _, tid := range extra {
+		i := strings.Index(string(out), "(LWP "+tid+")")
+		if i < 0 {
+			t.Errorf("%s: thread %s not in gdb's backtraces", when, tid)
+			continue
+		}
+		block := string(out[i:])
+		if j := strings.Index(block[1:], "\nThread "); j >= 0 {
+			block = block[:j+1]
+		}
+		if !strings.Contains(block, "libkineto::ConfigLoader") {
+			t.Errorf("%s: a new thread %s that is not libkineto's config thread:\n%s", when, tid, block)
+		}
+	}
+}
+
+// newDirs is now less was.
+func newDirs(now, was []string) []string {
+	var out []string
+	for _, d := range now {
+		if !slices.Contains(was, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
