@@ -102,7 +102,7 @@ func StartAttach(ctx context.Context, o LiveOptions) (*Live, error) {
 	} else {
 		script := filepath.Join(folder, "inject.gdb")
 		if err = os.WriteFile(script, []byte(gdbScript(boot, t.Libpython)), 0o600); err == nil {
-			err = injectGDB(ictx, t, gdb, script, timeout-time.Since(t0))
+			err = injectGDB(ictx, t, gdb, script, timeout-time.Since(t0), timeout)
 		}
 	}
 	if err != nil {
@@ -160,7 +160,7 @@ func (l *Live) attachBanner(every, length int) string {
 	if every > 0 {
 		what += fmt.Sprintf(", and CPU operators (GPU kernels where CUDA is initialised) from torch.profiler windows (%d of every %d steps)", length, every)
 	}
-	return fmt.Sprintf("attached to pid %d (Python %s, through %s, in %s): %s; q detaches and leaves it running as it was",
+	return fmt.Sprintf("attached to pid %d (Python %s, through %s, in %s): %s; detaching leaves it running as it was",
 		t.PID, t.PythonVersion(), l.att.route, l.att.took.Round(time.Millisecond), what)
 }
 

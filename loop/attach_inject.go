@@ -89,9 +89,10 @@ func safePath(p string) bool {
 	return p != ""
 }
 
-// injectGDB runs gdb's script on t within limit. It returns nil once the
-// calls ran, an *AttachError when the process was left untouched.
-func injectGDB(ctx context.Context, t Target, gdb, script string, limit time.Duration) error {
+// injectGDB runs gdb's script on t within limit (said is the time limit
+// the user gave, for the message). It returns nil once the calls ran, an
+// *AttachError when the process was left untouched.
+func injectGDB(ctx context.Context, t Target, gdb, script string, limit, said time.Duration) error {
 	cmd := exec.Command(gdb, "-p", fmt.Sprint(t.PID), "-batch", "-nx",
 		"-iex", "set debuginfod enabled off", "-iex", "set auto-solib-add off",
 		// gdb 16: an inferior call that does not return in 10 s is unwound
@@ -141,15 +142,14 @@ wait:
 	case strings.Contains(text, gdbInjecting):
 		return &AttachError{PID: t.PID, Reason: "gdb began the calls into the process but did not finish them: " + lastLines(text, 4),
 			Hint: "the agent may not be running; the process runs on"}
-	case interrupted && ctx.Err() != nil:
+	case interrupted && errors.Is(ctx.Err(), context.Canceled):
 		return &AttachError{PID: t.PID, Reason: "interrupted before the agent was injected"}
 	case interrupted || strings.Contains(text, gdbNotReached):
 		return &AttachError{PID: t.PID,
-			Reason: fmt.Sprintf("the process did not reach a point where Python code can run within %s: it is inside one long C call (which let go of the GIL before it began) or in Python code that never blocks", limit),
+			Reason: fmt.Sprintf("the process did not reach a point where Python code can run within %s: it is inside one long C call (which let go of the GIL before it began) or in Python code that never blocks", said),
 			Hint:   "try again when it is back in Python (between training steps), or give --timeout a longer limit"}
 	case strings.Contains(text, "ptrace: Operation not permitted") || strings.Contains(text, "Could not attach to process"):
-		return &AttachError{PID: t.PID, Reason: "the kernel refused ptrace: " + lastLines(text, 2),
-			Hint: "in a container, run it with CAP_SYS_PTRACE (docker run --cap-add SYS_PTRACE); a process that made itself non-dumpable cannot be traced; else start the job under `rlktop run`"}
+		return &AttachError{PID: t.PID, Reason: "the kernel refused ptrace: " + lastLines(text, 2), Hint: ptraceHint}
 	case strings.Contains(text, `Function "PyEval_SaveThread" not defined`) || strings.Contains(text, "No symbol table"):
 		return &AttachError{PID: t.PID, Reason: "its Python exports no PyEval_SaveThread symbol for gdb to call (a static build without symbols?)",
 			Hint: "install its debug symbols, use a Python that exports its C API (Debian's, python.org's, conda's do), or start the job under `rlktop run`"}
@@ -169,8 +169,7 @@ func injectRemoteExec(ctx context.Context, t Target, boot string, limit time.Dur
 	}
 	text := string(out)
 	if strings.Contains(text, "PermissionError") || strings.Contains(text, "Operation not permitted") {
-		return &AttachError{PID: t.PID, Reason: "the kernel refused to let sys.remote_exec write into the process: " + lastLines(text, 2),
-			Hint: "in a container, run it with CAP_SYS_PTRACE; else start the job under `rlktop run`"}
+		return &AttachError{PID: t.PID, Reason: "the kernel refused to let sys.remote_exec write into the process: " + lastLines(text, 2), Hint: ptraceHint}
 	}
 	return &AttachError{PID: t.PID, Reason: "sys.remote_exec failed: " + lastLines(strings.TrimSpace(text+" "+err.Error()), 3),
 		Hint: "a Python started with -X disable_remote_debug or PYTHON_DISABLE_REMOTE_DEBUG refuses it; start the job under `rlktop run`"}
@@ -227,4 +226,4 @@ func lastLines(s string, n int) string {
 	return strings.Join(out, " / ")
 }
 
-var errNotSafePath = errors.New("path holds characters the injection cannot quote")
+var errNotSafePath = errors.New("the path holds characters the injection cannot quote")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
@@ -33,6 +34,9 @@ func (e *AttachError) Error() string {
 }
 
 func (e *AttachError) Unwrap() error { return ErrAttach }
+
+// ptraceHint says what to do when the kernel refuses ptrace.
+const ptraceHint = "attaching needs the ptrace permission: in a container, run it with CAP_SYS_PTRACE (docker run --cap-add SYS_PTRACE); a process that made itself non-dumpable, or holds capabilities rlktop lacks, cannot be traced; else start the job under `rlktop run`"
 
 // Target is a running process rlktop may attach to, as /proc shows it.
 type Target struct {
@@ -95,6 +99,14 @@ func InspectTarget(pid int) (Target, error) {
 		return t, &AttachError{PID: pid, Reason: "it runs in another root or mount namespace (a container or chroot), where rlktop's files and socket are not visible",
 			Hint: "run rlktop inside it (docker exec, or nsenter -t PID -m -p)"}
 	}
+	// /proc/PID/exe, maps and environ need the ptrace read permission:
+	// refused here, attaching is refused too.
+	exe, err := os.Readlink(filepath.Join(dir, "exe"))
+	if errors.Is(err, fs.ErrPermission) {
+		return t, &AttachError{PID: pid, Reason: "the kernel does not let rlktop inspect it (ptrace access denied: " + err.Error() + ")",
+			Hint: ptraceHint}
+	}
+	t.Exe = exe
 	if env, err := os.ReadFile(filepath.Join(dir, "environ")); err == nil {
 		for _, kv := range bytes.Split(env, []byte{0}) {
 			if bytes.HasPrefix(kv, []byte("RLKTOP_SOCKET=")) {
@@ -108,7 +120,6 @@ func InspectTarget(pid int) (Target, error) {
 			t.Cmdline = append(t.Cmdline, string(a))
 		}
 	}
-	t.Exe, _ = os.Readlink(filepath.Join(dir, "exe"))
 	t.Python, t.Libpython = pythonOf(dir, t.Exe)
 	if t.Python == 0 {
 		prog := t.Exe

@@ -440,3 +440,142 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
 }
+
+// TestTorchCompareAttach: `rlktop compare --attach PID --flag
+// sdpa=math,flash` switches SDPA inside a loop started without rlktop
+// (mode live, both arms valid): the loop's own lines show the math backend
+// alone, then flash alone, and both again after the detach (the flag put
+// back as found); the flash operator is only in the flash arm, aten::bmm
+// (the math backend's) only in the math arm.
+func TestTorchCompareAttach(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	target, tl := startLoop(t, r, "--seed", "3")
+	pid := target.Process.Pid
+	tl.waitIters(t, 3, 3*time.Minute)
+	n0 := len(tl.iters())
+	res, code := runCompareJSON(t, r, "2:1", []string{"--attach", strconv.Itoa(pid), "--flag", "sdpa=math,flash", "--steps", "4", "--block", "2", "--no-noise", "--top", "0"}, nil)
+	n1 := len(tl.iters())
+	if code != 0 || res.Mode != "live" || len(res.Arms) != 2 || !res.Arms[0].Valid || !res.Arms[1].Valid || res.Arms[0].Steps < 4 || res.Arms[1].Steps < 4 {
+		t.Fatalf("compare --attach: exit %d, mode %q, arms %+v: want two valid arms of >= 4 steps switched live", code, res.Mode, res.Arms)
+	}
+	row := func(key string) (a, b int64, ok bool) {
+		for _, x := range res.Rows {
+			if x.Group == "kernel" && x.Key == key {
+				return x.ANs, x.BNs, true
+			}
+		}
+		return 0, 0, false
+	}
+	if a, b, ok := row("aten::_scaled_dot_product_flash_attention_for_cpu"); !ok || a != 0 || b <= 0 {
+		t.Errorf("flash operator A %v B %v (found %v): want it only in the flash arm", a, b, ok)
+	}
+	if a, b, ok := row("aten::bmm"); !ok || a <= 0 || b != 0 {
+		t.Errorf("aten::bmm A %v B %v (found %v): want it only in the math arm", a, b, ok)
+	}
+	its := tl.waitIters(t, n1+3, 3*time.Minute)
+	seen := map[string]bool{}
+	for _, it := range its[n0:n1] {
+		seen[it.SDPA] = true
+	}
+	if !seen["1,0"] || !seen["0,1"] {
+		t.Errorf("SDPA backends (math,flash) the loop saw during the comparison: %v; want 1,0 (math) and 0,1 (flash)", seen)
+	}
+	for _, it := range its[n1+1:] {
+		if it.SDPA != "1,1" {
+			t.Errorf("iteration %d after the comparison: SDPA backends %s, want 1,1 as before attaching", it.N, it.SDPA)
+		}
+	}
+}
+
+// TestTorchAttachRefusals: what attach cannot do, on real processes in
+// the root, each refused with what to do, exit status 1, and the process
+// left as it was (alive, not traced, no agent folder, nothing on its
+// stderr): a program that is not Python, a Python of another user, one
+// launched by rlktop run, one inside one long C call (--timeout 2s), no
+// gdb on PATH, a "Python" without the C API gdb calls (sleep named
+// python3.13), and rlktop without the ptrace permission (setpriv drops
+// CAP_SYS_PTRACE from rlktop, and the root-owned target holds it).
+func TestTorchAttachRefusals(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	fake := filepath.Join(r.Dst, "python3.13")
+	b, err := os.ReadFile(filepath.Join(r.Dir, "usr/bin/sleep"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.Dir, fake), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sleeper := []string{"python3", "-c", "import time; time.sleep(300)"}
+	cases := []struct {
+		name   string
+		target *exec.Cmd
+		wrap   []string // before chroot (setpriv)
+		env    []string // rlktop's
+		args   []string
+		want   string
+	}{
+		{name: "not python", target: r.Command("sleep", "300"), want: "it is not a Python process"},
+		{name: "another user", target: exec.Command("chroot", append([]string{"--userspec=1234:1234", r.Dir, "/usr/bin/env", "-C", "/tmp"}, sleeper...)...), want: "it runs as uid 1234"},
+		{name: "launched by rlktop", target: r.Command(append([]string{"env", "RLKTOP_SOCKET=unix:/nonexistent"}, sleeper...)...), want: "it was launched by rlktop"},
+		{name: "long C call", target: r.Command(sleeper...), args: []string{"--timeout", "2s"}, want: "did not reach a point where Python code can run within 2s"},
+		{name: "no gdb", target: r.Command(sleeper...), env: []string{"PATH=/nonexistent"}, want: "there is no gdb on PATH"},
+		{name: "no symbols", target: r.Command(fake, "300"), want: "exports no PyEval_SaveThread symbol"},
+		{name: "no ptrace permission", target: r.Command(sleeper...), wrap: []string{"setpriv", "--bounding-set=-sys_ptrace", "--inh-caps=-sys_ptrace"}, want: "ptrace access denied"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if len(c.wrap) > 0 {
+				if _, err := exec.LookPath(c.wrap[0]); err != nil {
+					t.Skipf("%s not on this machine: %v", c.wrap[0], err)
+				}
+			}
+			var terr strings.Builder
+			c.target.Stderr = &terr
+			if c.target.Env == nil {
+				c.target.Env = []string{"PATH=/usr/bin:/bin", "HOME=/tmp"}
+			}
+			if err := c.target.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { c.target.Process.Kill(); c.target.Wait() }()
+			pid := c.target.Process.Pid
+			waitSleeping(t, pid)
+			cmd := r.Command(append([]string{r.Bin, "attach", strconv.Itoa(pid), "--headless", "--steps", "1"}, c.args...)...)
+			if len(c.wrap) > 0 {
+				cmd = exec.Command(c.wrap[0], append(append(c.wrap[1:], cmd.Path), cmd.Args[1:]...)...)
+				cmd.Env = r.Command().Env
+			}
+			cmd.Env = append(cmd.Env, c.env...)
+			out, err := cmd.CombinedOutput()
+			ee, ok := err.(*exec.ExitError)
+			if !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), c.want) || !strings.Contains(string(out), "(the process was not changed)") {
+				t.Errorf("attach: %v\n%s\nwant exit status 1 and %q", err, out, c.want)
+			}
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil || tracerPid(t, pid) != 0 {
+				t.Errorf("pid %d after the refusal: %v, tracer %d: want it running, not traced", pid, err, tracerPid(t, pid))
+			}
+			if l := leftovers(r, pid); len(l) > 0 {
+				t.Errorf("left: %v", l)
+			}
+			if s := terr.String(); s != "" {
+				t.Errorf("the process wrote on its stderr: %q", s)
+			}
+		})
+	}
+}
+
+// waitSleeping waits (up to 30 s) until pid sits in clock_nanosleep or
+// nanosleep (x86-64 syscalls 230, 35): its startup is over.
+func waitSleeping(t *testing.T, pid int) {
+	t.Helper()
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/syscall", pid))
+		if err != nil {
+			t.Fatalf("pid %d: %v", pid, err)
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 && (f[0] == "230" || f[0] == "35") {
+			return
+		}
+	}
+	t.Fatalf("pid %d never slept", pid)
+}
