@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -25,19 +24,23 @@ import (
 //     lets the process run. The first thread to call it is at a function
 //     entry, holding the GIL, outside the allocator — a point where running
 //     Python is safe. There gdb removes the breakpoint and calls
-//     PyGILState_Ensure, PyRun_SimpleString("exec(open(boot.py).read(),{})")
-//     and PyGILState_Release, then detaches. boot.py imports the agent and
-//     starts a thread of its own, so the calls return in milliseconds.
+//     PyGILState_Ensure, PyRun_SimpleString of a line that runs boot.py
+//     in a namespace of its own, and PyGILState_Release, then detaches.
+//     boot.py imports the agent and starts a thread of its own, so the
+//     calls return in milliseconds.
 //     gdb loads the symbols of the executable and of libpython only (not
 //     libtorch's): about 0.6 s here.
 //
 // A process that does not reach PyEval_SaveThread within the time limit
 // (one long C call, which released the GIL before it began, or
-// pure-Python code that never blocks) is left as it was: rlktop
-// interrupts gdb, whose script then deletes the breakpoint and detaches
-// without calling anything. rlktop never interrupts gdb once the calls
-// began ("RLKTOP-INJECTING"), and gdb runs in its own session so that a
-// Ctrl-C or rlktop's death does not stop it mid-call. boot.py carries a
+// pure-Python code that never blocks) is left as it was: rlktop sends its
+// main thread a SIGCONT, which gdb stops at and swallows; the script then
+// deletes the breakpoint and detaches without calling anything. gdb's own
+// interrupt is never used: it sends SIGINT to the process's whole group
+// (a KeyboardInterrupt in the job and in its workers). Once the calls
+// began ("RLKTOP-INJECTING") a SIGCONT is swallowed without stopping
+// them, and gdb runs in its own session so that a Ctrl-C at rlktop's
+// terminal never reaches it. boot.py carries a
 // deadline: run after it (remote_exec's late safe point), it does nothing
 // but remove the agent's folder.
 
@@ -53,13 +56,21 @@ const (
 func gdbScript(boot, libpython string) string {
 	var b strings.Builder
 	b.WriteString("set pagination off\nset confirm off\nset breakpoint pending off\nset unwindonsignal on\n")
+	// rlktop ends the wait with a SIGCONT to the process's main thread
+	// (never gdb's interrupt, which signals SIGINT to the whole process
+	// group: a job's workers and ranks with it); gdb swallows it.
+	b.WriteString("handle SIGCONT stop print nopass\n")
 	if libpython != "" {
 		fmt.Fprintf(&b, "sharedlibrary %s\n", regexpQuote(filepath.Base(libpython)))
 	}
-	b.WriteString("break PyEval_SaveThread\ncommands 1\nsilent\ndelete\n")
+	b.WriteString("break PyEval_SaveThread\ncommands 1\nsilent\n")
+	// From here a late SIGCONT must not stop the calls: swallowed silently.
+	b.WriteString("handle SIGCONT nostop noprint nopass\ndelete\n")
 	b.WriteString("echo " + gdbInjecting + "\\n\n")
 	b.WriteString("call (int)PyGILState_Ensure()\n")
-	fmt.Fprintf(&b, "call (int)PyRun_SimpleStringFlags(\"exec(open('%s').read(),{})\", 0)\n", boot)
+	// The file is closed explicitly: a ResourceWarning at its collection
+	// would create __warningregistry__ in the program's globals.
+	fmt.Fprintf(&b, "call (int)PyRun_SimpleStringFlags(\"(lambda f: [exec(f.read(), {}), f.close()])(open('%s'))\", 0)\n", boot)
 	b.WriteString("call (void)PyGILState_Release($1)\n")
 	b.WriteString("echo " + gdbInjected + "\\n\ndetach\nquit\nend\n")
 	b.WriteString("continue\n")
@@ -100,10 +111,11 @@ func injectGDB(ctx context.Context, t Target, gdb, script string, limit, said ti
 		// -ex, so that an older gdb's "undefined command" skips only it.
 		"-ex", "set direct-call-timeout 10", "-ex", "set unwind-on-timeout on", "-x", script)
 	// Its own session: a terminal's Ctrl-C, or rlktop's process group
-	// ending, never reaches gdb in the middle of a call into the process.
-	// rlktop's death interrupts gdb as its time limit would (Pdeathsig),
-	// so that gdb never stays attached waiting for a safe point.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGINT}
+	// ending, never reaches gdb (whose SIGINT handling would signal the
+	// process's whole group). If rlktop dies while gdb waits, gdb stays
+	// until the process reaches the breakpoint, and the boot file, past
+	// its deadline, does nothing but remove the agent's folder.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	out := &markedOutput{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -120,19 +132,19 @@ wait:
 		case <-done:
 			break wait
 		case <-ctx.Done():
-			if !out.has(gdbInjecting) {
-				_ = cmd.Process.Signal(os.Interrupt)
+			if !interrupted && !out.has(gdbInjecting) {
+				endWait(t.PID)
 				interrupted = true
 			}
 		case <-timer.C:
-			// gdb stops the process, runs the script's last lines (delete
-			// the breakpoint, detach) and exits. Not once the calls began.
-			if !out.has(gdbInjecting) {
-				_ = cmd.Process.Signal(os.Interrupt)
+			// gdb stops at the SIGCONT, runs the script's last lines
+			// (delete the breakpoint, detach) and exits. Not once the
+			// calls began.
+			if !interrupted && !out.has(gdbInjecting) {
+				endWait(t.PID)
 				interrupted = true
-			} else {
-				timer.Reset(15 * time.Second) // the calls time out in gdb itself
 			}
+			timer.Reset(15 * time.Second) // the calls time out in gdb itself
 		}
 	}
 	text := out.String()
@@ -155,6 +167,14 @@ wait:
 			Hint: "install its debug symbols, use a Python that exports its C API (Debian's, python.org's, conda's do), or start the job under `rlktop run`"}
 	}
 	return &AttachError{PID: t.PID, Reason: "gdb did not inject the agent: " + lastLines(text, 4)}
+}
+
+// endWait ends gdb's wait for the breakpoint: a SIGCONT to the process's
+// main thread (tgkill), which gdb stops at and swallows. SIGCONT is the
+// signal whose default action changes nothing, should it ever be let
+// through.
+func endWait(pid int) {
+	_ = syscall.Tgkill(pid, pid, syscall.SIGCONT)
 }
 
 // injectRemoteExec asks the target's own interpreter (Python 3.14+) to run

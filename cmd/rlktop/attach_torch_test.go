@@ -191,7 +191,7 @@ func medianMs(its []iterLine) float64 {
 }
 
 // leftovers lists what an agent leaves in the root's /tmp: its attach
-// folder for pid and torch.profiler window folders.
+// folder for pid (which holds its torch.profiler window folders too).
 func leftovers(r *testutil.TorchRoot, pid int) []string {
 	var out []string
 	m, _ := filepath.Glob(filepath.Join(r.Dir, "tmp", "rlktop-attach-*", fmt.Sprintf("%d-*", pid)))
@@ -199,11 +199,6 @@ func leftovers(r *testutil.TorchRoot, pid int) []string {
 	return out
 }
 
-// kinetoDirs lists the torch.profiler window folders in the root's /tmp.
-func kinetoDirs(r *testutil.TorchRoot) []string {
-	m, _ := filepath.Glob(filepath.Join(r.Dir, "tmp", "rlktop-kineto-*"))
-	return m
-}
 
 // TestTorchAttach: a loop started without rlktop; `rlktop attach PID
 // --headless --steps 6` reports its steps (no more than the loop ran),
@@ -223,11 +218,18 @@ func TestTorchAttach(t *testing.T) {
 	ref, rl := startLoop(t, r, "--seed", "7", "--steps", "400")
 	_ = ref
 	pid := target.Process.Pid
-	before := tl.waitIters(t, 6, 3*time.Minute)
-	tBefore := before[2].At // the first two iterations warm up
+	// Both loops past their first two iterations (warm-up), then four more
+	// of the target's before attaching.
+	before := tl.waitIters(t, 3, 3*time.Minute)
+	tBefore := rl.waitIters(t, 3, 3*time.Minute)[2].At
+	if before[2].At.After(tBefore) {
+		tBefore = before[2].At
+	}
+	for len(between(tl.iters(), tBefore, time.Now())) < 4 || len(between(rl.iters(), tBefore, time.Now())) < 4 {
+		time.Sleep(50 * time.Millisecond)
+	}
 	_, fds0 := procCounts(t, pid)
 	tids0 := taskIDs(t, pid)
-	kineto0 := kinetoDirs(r)
 
 	// Attach, six steps, detach.
 	t0 := time.Now()
@@ -305,14 +307,18 @@ func TestTorchAttach(t *testing.T) {
 			t.Errorf("iteration %d after detaching: a torch.profiler still records", it.N)
 		}
 	}
-	if l := append(leftovers(r, pid), newDirs(kinetoDirs(r), kineto0)...); len(l) > 0 {
+	if l := leftovers(r, pid); len(l) > 0 {
 		t.Errorf("left after detaching: %v", l)
 	}
 	// Speed: each period's median step over the untouched run's in the
 	// same period (the machine's load changes both alike).
 	refs := rl.iters()
 	rel := func(its []iterLine, from, to time.Time) float64 {
-		return medianMs(its) / medianMs(between(refs, from, to))
+		rs := between(refs, from, to)
+		if len(its) == 0 || len(rs) == 0 {
+			t.Fatalf("%d iterations of the loop and %d of the untouched run between %s and %s: no speed to compare", len(its), len(rs), from.Format(time.TimeOnly), to.Format(time.TimeOnly))
+		}
+		return medianMs(its) / medianMs(rs)
 	}
 	rb, rd, ra := rel(before, tBefore, t0), rel(during, t0, t1), rel(after, t1, t2)
 	t.Logf("loop step time, median: before %.1f ms (%d steps), attached %.1f ms (%d), after %.1f ms (%d); over the untouched run's in the same periods: %.2f, %.2f, %.2f",
@@ -364,7 +370,7 @@ func TestTorchAttach(t *testing.T) {
 		}
 	}
 	time.Sleep(3 * time.Second) // the agent waits up to 2 s for the window's importer
-	if l := append(leftovers(r, pid), newDirs(kinetoDirs(r), kineto0)...); len(l) > 0 {
+	if l := leftovers(r, pid); len(l) > 0 {
 		t.Errorf("left after rlktop was killed: %v", l)
 	}
 	checkThreads(t, r, pid, tids0, "after rlktop was killed")
@@ -513,11 +519,15 @@ func TestTorchAttachRefusals(t *testing.T) {
 		env    []string // rlktop's
 		args   []string
 		want   string
+		child  bool // attach to the target's child
 	}{
 		{name: "not python", target: r.Command("sleep", "300"), want: "it is not a Python process"},
 		{name: "another user", target: exec.Command("chroot", append([]string{"--userspec=1234:1234", r.Dir, "/usr/bin/env", "-C", "/tmp"}, sleeper...)...), want: "it runs as uid 1234"},
 		{name: "launched by rlktop", target: r.Command(append([]string{"env", "RLKTOP_SOCKET=unix:/nonexistent"}, sleeper...)...), want: "it was launched by rlktop"},
-		{name: "long C call", target: r.Command(sleeper...), args: []string{"--timeout", "2s"}, want: "did not reach a point where Python code can run within 2s"},
+		// The child of a process group leader, attached to: neither may
+		// see a signal (gdb's interrupt would SIGINT the whole group).
+		{name: "long C call", target: groupLeader(r.Command("python3", "-c", "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)']); time.sleep(300)")),
+			child: true, args: []string{"--timeout", "2s"}, want: "did not reach a point where Python code can run within 2s"},
 		{name: "no gdb", target: r.Command(sleeper...), env: []string{"PATH=/nonexistent"}, want: "there is no gdb on PATH"},
 		{name: "no symbols", target: r.Command(fake, "300"), want: "exports no PyEval_SaveThread symbol"},
 		{name: "no ptrace permission", target: r.Command(sleeper...), wrap: []string{"setpriv", "--bounding-set=-sys_ptrace", "--inh-caps=-sys_ptrace"}, want: "ptrace access denied"},
@@ -537,9 +547,27 @@ func TestTorchAttachRefusals(t *testing.T) {
 			if err := c.target.Start(); err != nil {
 				t.Fatal(err)
 			}
-			defer func() { c.target.Process.Kill(); c.target.Wait() }()
+			defer func() {
+				syscall.Kill(-c.target.Process.Pid, syscall.SIGKILL) // its group, where it leads one
+				c.target.Process.Kill()
+				c.target.Wait()
+			}()
 			pid := c.target.Process.Pid
 			waitSleeping(t, pid)
+			if c.child {
+				b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+				if err != nil || len(strings.Fields(string(b))) != 1 {
+					t.Fatalf("the child of %d: %q %v", pid, b, err)
+				}
+				leader := pid
+				pid, _ = strconv.Atoi(strings.Fields(string(b))[0])
+				waitSleeping(t, pid)
+				defer func() {
+					if tracerPid(t, leader) != 0 {
+						t.Errorf("the group leader %d is traced", leader)
+					}
+				}()
+			}
 			cmd := r.Command(append([]string{r.Bin, "attach", strconv.Itoa(pid), "--headless", "--steps", "1"}, c.args...)...)
 			if len(c.wrap) > 0 {
 				cmd = exec.Command(c.wrap[0], append(append(c.wrap[1:], cmd.Path), cmd.Args[1:]...)...)
@@ -562,6 +590,11 @@ func TestTorchAttachRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+func groupLeader(c *exec.Cmd) *exec.Cmd {
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return c
 }
 
 // waitSleeping waits (up to 30 s) until pid sits in clock_nanosleep or

@@ -60,8 +60,10 @@ def _attach(addr, folder, kineto):
         # rlktop is gone (or never listened): leave without a trace.
         _forget(folder)
         return
-    # Registered first, so undone last: the modules and files.
-    a.on_stop("agent files", lambda: _forget(folder))
+    # The modules and files go once the connection is closed (after rlktop
+    # took the last torch.profiler window, which is in folder too).
+    a.after_close = lambda: _forget(folder)
+    a.window_parent = folder
     a.on_stop("rlktop._agent", lambda: setattr(rlktop, "_agent", None))
     a.sock.settimeout(SEND_TIMEOUT)
     rlktop._agent = a

@@ -101,6 +101,10 @@ class Agent:
         self.detaching = None  # why the agent was asked to leave
         self.detached = False
         self.closing = False  # the sender sends what is queued, then closes
+        self.sender_gone = False  # the sender thread ended (its connection failed)
+        self.conn_closed = False
+        self.window_parent = None  # where window folders go (None: the temp dir)
+        self.after_close = None  # called once the connection is closed
 
     # ---- start ----
     def start(self, user_flags):
@@ -461,7 +465,7 @@ class Agent:
             self.window = None
             prof.__exit__(None, None, None)
             if self.tmpdir is None:
-                self.tmpdir = tempfile.mkdtemp(prefix="rlktop-kineto-")
+                self.tmpdir = tempfile.mkdtemp(prefix="rlktop-kineto-", dir=self.window_parent)
             path = os.path.join(self.tmpdir, "window-%d.json" % first)
             prof.export_chrome_trace(path)
             self.last_window = path
@@ -526,7 +530,7 @@ class Agent:
                 if buf:
                     self.sock.sendall(buf)
                 if closing:
-                    self._close_conn()
+                    self._close_conn(True)
                     return
                 if self.dead:
                     return
@@ -536,6 +540,13 @@ class Agent:
             elif not self.dead:
                 _warn("connection to rlktop lost (%r); the program goes on untraced" % (e,))
             self.dead = True
+        finally:
+            # Whichever of the sender and detach() comes last closes.
+            with self.lock:
+                self.sender_gone = True
+                closing = self.closing
+            if closing:
+                self._close_conn(False)
 
     def _receiver(self):
         r = _wire.Reader()
@@ -627,14 +638,22 @@ class Agent:
             self.out.append(_wire.bye("detached", -1))
             self.closing = True
             self.cond.notify()
+            gone = self.sender_gone
         self.dead = True
+        if gone:
+            self._close_conn(False)
 
-    def _close_conn(self):
-        """The sender's last act once detached: waits (at most 2 s) for rlktop
-        to take the last torch.profiler window, removes the window folder,
-        closes the connection (the receiver's recv returns)."""
+    def _close_conn(self, wait):
+        """The last act once detached (the sender's, or detach()'s when the
+        sender ended on a failed connection): with wait, waits (at most 2 s)
+        for rlktop to take the last torch.profiler window; removes the window
+        folder; closes the connection (the receiver's recv returns). Once."""
+        with self.lock:
+            if self.conn_closed:
+                return
+            self.conn_closed = True
         deadline = time.time() + 2.0
-        while self.last_window and os.path.exists(self.last_window) and time.time() < deadline:
+        while wait and self.last_window and os.path.exists(self.last_window) and time.time() < deadline:
             time.sleep(0.02)
         if self.tmpdir:
             import shutil
@@ -645,6 +664,8 @@ class Agent:
         except OSError:
             pass
         self.sock.close()
+        if self.after_close is not None:
+            _undo("files", self.after_close)
 
     def close(self):
         if os.getpid() != self.pid or self.closed:
