@@ -177,7 +177,9 @@ func TestAttachPlainPython(t *testing.T) {
 				t.Fatal(err)
 			}
 			folder := l.att.folder
-			waitLine("the agent's threads", func(s string) bool { return s != before && strings.Contains(s, "mods ") && !strings.Contains(s, "mods 0 ") })
+			waitLine("the agent's threads", func(s string) bool {
+				return s != before && strings.Contains(s, "mods ") && !strings.Contains(s, "mods 0 ")
+			})
 			during := last()
 			if how == "detach" {
 				l.Sup.Stop(3 * time.Second)

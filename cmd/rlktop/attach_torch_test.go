@@ -199,7 +199,6 @@ func leftovers(r *testutil.TorchRoot, pid int) []string {
 	return out
 }
 
-
 // TestTorchAttach: a loop started without rlktop; `rlktop attach PID
 // --headless --steps 6` reports its steps (no more than the loop ran),
 // its record_function stages and its CPU operators (torch.profiler
