@@ -14,7 +14,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 mkdir -p build
 out=build/librlktop_rocprof.so
-CGO_ENABLED=1 go build -tags rocm -buildmode=c-shared -o "$out" ./tracer/rocprof/lib
+# The same -trimpath as build-cupti.sh: one build configuration, so the
+# standard library compiled for c-shared by one build serves the other.
+CGO_ENABLED=1 go build -tags rocm -buildmode=c-shared -trimpath -o "$out" ./tracer/rocprof/lib
 rm -f build/librlktop_rocprof.h
 if ! nm -D --defined-only "$out" | grep -q ' T rocprofiler_configure$'; then
 	echo "build-rocprof: rocprofiler_configure is not exported from $out" >&2

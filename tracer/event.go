@@ -120,6 +120,12 @@ type Context struct {
 	Step   int64   // step number; -1 when the launch was in no step window of its process
 	// StageFrom says which thread Ranges come from.
 	StageFrom StageRule
+	// AfterAttention is true when, on the launching thread, an attention
+	// operator (IsAttentionOp) ended before the launch while the range
+	// that was innermost around it is still open: in a transformer's
+	// attention module the output projection comes after its
+	// scaled_dot_product_attention, the q/k/v projections before it.
+	AfterAttention bool
 }
 
 // Device describes one GPU as the source reported it.

@@ -52,6 +52,9 @@ func (r StageRule) String() string {
 //     (KindRange) open on the launching thread; when none is open there,
 //     those open at the launch time on the process's step thread (the thread
 //     holding most of its steps). Context.StageFrom says which.
+//   - AfterAttention: an attention operator (IsAttentionOp; known only
+//     once SetStrings gave the names) on the launching thread ended before
+//     the launch, and the innermost range around it is open at the launch.
 //
 // An interval [Start, End) contains t when Start <= t < End, or t == Start
 // for a zero-length interval. Contexts are interned: equal contexts share a
@@ -80,6 +83,12 @@ type Linker struct {
 	keyBuf []byte
 	ctx    Context
 
+	// strs names the operators, to find the attention operators
+	// (SetStrings); attn caches IsAttentionOp per StrID (0 unknown, 1
+	// no, 2 yes).
+	strs *Strings
+	attn []uint8
+
 	// Spill mode (linkspill.go): intervals go to an external sort until
 	// the first Resolve seals them into per-thread block files.
 	spill     *extsort.Sorter[spillSpan]
@@ -92,6 +101,7 @@ type Linker struct {
 	cacheL, cacheS   *linkThread
 	cacheLV, cacheSV uint64
 	cacheStep        int64
+	cacheMark        int
 	cacheCtx         CtxID
 }
 
@@ -122,6 +132,16 @@ type linkThread struct {
 	valid  bool
 	ver    uint64
 	ranges int // open ranges in active
+
+	// marks are the thread's attention operators, sorted by end up to
+	// marksN; rngs its ranges, sorted by start up to rngsN (to find the
+	// range innermost around a mark). Both are few beside ivs and are kept
+	// in memory in spill mode too.
+	marks  []span
+	marksN int
+	rngs   []span
+	rngsN  int
+	rngUp  []int32
 }
 
 type stepWin struct{ s, e, value int64 }
@@ -155,6 +175,11 @@ func (l *Linker) Add(e *Event) {
 	switch e.Kind {
 	case KindCPUOp, KindRange:
 		th := l.thread(threadKey{e.PID, e.TID})
+		if e.Kind == KindRange {
+			th.rngs = append(th.rngs, span{e.Start, e.Start + max(e.Dur, 0), e.Name, e.Kind})
+		} else if l.isAttention(e.Name) {
+			th.marks = append(th.marks, span{e.Start, e.Start + max(e.Dur, 0), e.Name, e.Kind})
+		}
 		if l.spill != nil {
 			l.spillAdd(th, span{e.Start, e.Start + max(e.Dur, 0), e.Name, e.Kind})
 			return
@@ -241,19 +266,102 @@ func (l *Linker) Resolve(pid, tid int32, t int64) CtxID {
 	if sth != nil {
 		sv = sth.ver
 	}
-	if l.cacheOK && l.cacheL == th && l.cacheS == sth && l.cacheLV == lv && l.cacheSV == sv && l.cacheStep == step {
+	mark := -1
+	if th != nil {
+		mark = th.lastMark(t)
+	}
+	if l.cacheOK && l.cacheL == th && l.cacheS == sth && l.cacheLV == lv && l.cacheSV == sv && l.cacheStep == step && l.cacheMark == mark {
 		return l.cacheCtx
 	}
-	id := l.contextOf(th, sth, step)
-	l.cacheOK, l.cacheL, l.cacheS, l.cacheLV, l.cacheSV, l.cacheStep, l.cacheCtx = true, th, sth, lv, sv, step, id
+	after := mark >= 0 && th.afterAttention(mark, t)
+	id := l.contextOf(th, sth, step, after)
+	l.cacheOK, l.cacheL, l.cacheS, l.cacheLV, l.cacheSV, l.cacheStep, l.cacheMark, l.cacheCtx = true, th, sth, lv, sv, step, mark, id
 	return id
 }
 
+// SetStrings gives the linker the names of the events it is given, so
+// that it can tell attention operators (IsAttentionOp) apart for
+// Context.AfterAttention; without it AfterAttention is always false.
+// Call it before the first Add.
+func (l *Linker) SetStrings(s *Strings) { l.strs = s }
+
+// isAttention reports whether the operator named id is an attention
+// operator, cached per id.
+func (l *Linker) isAttention(id StrID) bool {
+	if l.strs == nil {
+		return false
+	}
+	if int(id) >= len(l.attn) {
+		l.attn = append(l.attn, make([]uint8, int(id)+1-len(l.attn))...)
+	}
+	if l.attn[id] == 0 {
+		l.attn[id] = 1
+		if IsAttentionOp(l.strs.Get(id)) {
+			l.attn[id] = 2
+		}
+	}
+	return l.attn[id] == 2
+}
+
+// lastMark returns the index in th.marks of the attention operator that
+// ended last at or before t, -1 when none did.
+func (th *linkThread) lastMark(t int64) int {
+	if len(th.marks) == 0 {
+		return -1
+	}
+	if th.marksN != len(th.marks) {
+		slices.SortStableFunc(th.marks, func(a, b span) int { return cmp.Compare(a.e, b.e) })
+		th.marksN = len(th.marks)
+	}
+	i, _ := slices.BinarySearchFunc(th.marks, t+1, func(s span, t int64) int { return cmp.Compare(s.e, t) })
+	return i - 1
+}
+
+// afterAttention reports whether the range innermost around attention
+// operator th.marks[m] (which ended at or before t) is open at t: the
+// latest-starting range that contains the operator, of those that started
+// before it.
+func (th *linkThread) afterAttention(m int, t int64) bool {
+	a := th.marks[m]
+	if th.rngsN != len(th.rngs) {
+		th.sortRanges()
+	}
+	i, _ := slices.BinarySearchFunc(th.rngs, a.s+1, func(s span, t int64) int { return cmp.Compare(s.s, t) })
+	// The ranges containing the operator's start are the last range that
+	// started before it and its enclosing ranges (rngUp), innermost first.
+	for j := int32(i - 1); j >= 0; j = th.rngUp[j] {
+		if r := &th.rngs[j]; r.e >= a.e {
+			return r.contains(t)
+		}
+	}
+	return false
+}
+
+// sortRanges sorts th.rngs by start and fills th.rngUp: for each range,
+// the index of the innermost earlier range open at its start (-1: none).
+func (th *linkThread) sortRanges() {
+	slices.SortStableFunc(th.rngs, cmpSpan)
+	th.rngsN = len(th.rngs)
+	th.rngUp = slices.Grow(th.rngUp[:0], len(th.rngs))[:len(th.rngs)]
+	var open []int32
+	for i := range th.rngs {
+		r := &th.rngs[i]
+		for len(open) > 0 && th.rngs[open[len(open)-1]].e <= r.s {
+			open = open[:len(open)-1]
+		}
+		th.rngUp[i] = -1
+		if len(open) > 0 {
+			th.rngUp[i] = open[len(open)-1]
+		}
+		open = append(open, int32(i))
+	}
+}
+
 // contextOf interns the context made of th's open operators and ranges
-// (sth's ranges when th has none) and step.
-func (l *Linker) contextOf(th, sth *linkThread, step int64) CtxID {
+// (sth's ranges when th has none), step and AfterAttention.
+func (l *Linker) contextOf(th, sth *linkThread, step int64, after bool) CtxID {
 	c := &l.ctx
-	c.Ops, c.Ranges, c.Step, c.StageFrom = c.Ops[:0], c.Ranges[:0], step, StageNoRange
+	c.Ops, c.Ranges, c.Step, c.StageFrom, c.AfterAttention = c.Ops[:0], c.Ranges[:0], step, StageNoRange, after
 	if th != nil {
 		for i := range th.active {
 			sp := &th.active[i]
@@ -277,7 +385,7 @@ func (l *Linker) contextOf(th, sth *linkThread, step int64) CtxID {
 			c.StageFrom = StageStepThread
 		}
 	}
-	if len(c.Ops) == 0 && len(c.Ranges) == 0 && step < 0 {
+	if len(c.Ops) == 0 && len(c.Ranges) == 0 && step < 0 && !after {
 		return 0
 	}
 	kb := appendStackKey(l.keyBuf[:0], c)
@@ -285,14 +393,14 @@ func (l *Linker) contextOf(th, sth *linkThread, step int64) CtxID {
 	st, ok := l.stacks[string(kb)]
 	if !ok {
 		st = int32(len(l.stackV))
-		l.stackV = append(l.stackV, stackIDs{cloneIDs(c.Ops), cloneIDs(c.Ranges), c.StageFrom})
+		l.stackV = append(l.stackV, stackIDs{cloneIDs(c.Ops), cloneIDs(c.Ranges), c.StageFrom, c.AfterAttention})
 		l.stacks[string(kb)] = st
 	}
 	return l.internKey(ctxKey{st, step})
 }
 
-// appendStackKey appends the key of c's stack (its Ops, Ranges and
-// StageFrom; not its step) to b.
+// appendStackKey appends the key of c's stack (its Ops, Ranges,
+// StageFrom and AfterAttention; not its step) to b.
 func appendStackKey(b []byte, c *Context) []byte {
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.Ops)))
 	for _, x := range c.Ops {
@@ -301,7 +409,11 @@ func appendStackKey(b []byte, c *Context) []byte {
 	for _, x := range c.Ranges {
 		b = binary.LittleEndian.AppendUint32(b, uint32(x))
 	}
-	return append(b, byte(c.StageFrom))
+	after := byte(0)
+	if c.AfterAttention {
+		after = 1
+	}
+	return append(b, byte(c.StageFrom), after)
 }
 
 // ctxKey is a context by its stack (an index into Linker.stackV; -1 for
@@ -318,7 +430,7 @@ func (l *Linker) internKey(k ctxKey) CtxID {
 	}
 	sv := &l.stackV[k.stack]
 	id := CtxID(len(l.Contexts))
-	l.Contexts = append(l.Contexts, Context{Ops: sv.ops, Ranges: sv.ranges, Step: k.step, StageFrom: sv.from})
+	l.Contexts = append(l.Contexts, Context{Ops: sv.ops, Ranges: sv.ranges, Step: k.step, StageFrom: sv.from, AfterAttention: sv.after})
 	l.keys = append(l.keys, k)
 	l.intern[k] = id
 	return id
@@ -356,6 +468,7 @@ func (l *Linker) ResetContexts() {
 type stackIDs struct {
 	ops, ranges []StrID
 	from        StageRule
+	after       bool
 }
 
 // cloneIDs copies s; nil when empty, so equal contexts compare equal.
@@ -511,6 +624,11 @@ func (l *Linker) Prune(pid, tid int32, cut int64, maxKeep int) (forgotEnd int64,
 	if cap(th.ivs) > 2*len(th.ivs)+1024 {
 		th.ivs = slices.Clone(th.ivs)
 	}
+	// Ranges and attention operators are pruned by the same cut, so
+	// that a launch after it sees the same AfterAttention.
+	th.rngs = slices.DeleteFunc(th.rngs, func(s span) bool { return s.e < cut })
+	th.marks = slices.DeleteFunc(th.marks, func(s span) bool { return s.e < cut })
+	th.rngsN, th.marksN = -1, -1
 	th.sortedN = len(th.ivs)
 	th.valid = false
 	l.cacheOK = false
@@ -539,6 +657,7 @@ func (l *Linker) Intervals(pid, tid int32) int {
 // recomputes every context.
 func (t *Trace) Link() {
 	l := NewLinker()
+	l.SetStrings(t.Strings)
 	var b linkBatch
 	b.link(l, t.Events)
 	t.Contexts = l.Contexts

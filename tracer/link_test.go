@@ -150,3 +150,95 @@ func TestLinkStepThreadFallback(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkAfterAttention: in two attention modules of one thread, laid
+// out as Qwen2Attention is in tracelens_h100_qwen15_sdpa_flash (q/k/v
+// linears, aten::scaled_dot_product_attention, the output linear), a
+// launch is AfterAttention exactly when the SDPA operator of its own
+// module instance ended before it: module 1 without sub-ranges, module 2
+// with its projections in "nn.Module: Linear" ranges (at its q_proj the
+// last SDPA is module 1's, whose range is closed; at its o_proj, its own,
+// whose range is open). Launches inside SDPA are not after it. Without
+// SetStrings (a Linker that cannot tell operators apart) nothing is.
+func TestLinkAfterAttention(t *testing.T) {
+	tr := NewTrace("test", "")
+	s := tr.Strings.Intern
+	var evs []Event
+	add := func(k Kind, name string, start, dur int64) {
+		evs = append(evs, Event{Kind: k, Name: s(name), Start: start, Dur: dur, PID: 1, TID: 7, Device: -1})
+	}
+	corr := uint64(0)
+	launch := func(at int64) int {
+		corr++
+		evs = append(evs, Event{Kind: KindRuntime, Name: s("cudaLaunchKernel"), Start: at, Dur: 1, PID: 1, TID: 7, Corr: corr, Device: -1})
+		evs = append(evs, Event{Kind: KindKernel, Name: s("k"), Start: 10_000 + at, Dur: 1, PID: 1, TID: -1, Corr: corr})
+		return len(evs) - 1
+	}
+	sdpa := func(at int64) {
+		add(KindCPUOp, "aten::scaled_dot_product_attention", at, 20)
+		add(KindCPUOp, "aten::_scaled_dot_product_flash_attention", at+1, 18)
+		add(KindCPUOp, "aten::_flash_attention_forward", at+2, 16)
+	}
+	type want struct {
+		i     int
+		after bool
+		what  string
+	}
+	var ws []want
+	// Module 1 [0, 100).
+	add(KindRange, "nn.Module: Qwen2Attention", 0, 100)
+	add(KindCPUOp, "aten::linear", 5, 10)
+	ws = append(ws, want{launch(8), false, "module 1 q_proj"})
+	sdpa(30)
+	ws = append(ws, want{launch(40), false, "module 1 flash kernel (inside SDPA)"})
+	add(KindCPUOp, "aten::linear", 70, 10)
+	ws = append(ws, want{launch(75), true, "module 1 o_proj"})
+	// Module 2 [100, 200), projections in Linear ranges.
+	add(KindRange, "nn.Module: Qwen2Attention", 100, 100)
+	add(KindRange, "nn.Module: Linear", 105, 10)
+	ws = append(ws, want{launch(108), false, "module 2 q_proj in a Linear range"})
+	sdpa(130)
+	add(KindRange, "nn.Module: Linear", 170, 10)
+	ws = append(ws, want{launch(175), true, "module 2 o_proj in a Linear range"})
+	// Between modules: the last SDPA's range is closed.
+	ws = append(ws, want{launch(202), false, "after module 2, outside it"})
+	tr.Events = evs
+	tr.Link()
+	for _, w := range ws {
+		c := tr.Contexts[tr.Events[w.i].Ctx]
+		if c.AfterAttention != w.after {
+			t.Errorf("%s: AfterAttention %v, want %v", w.what, c.AfterAttention, w.after)
+		}
+	}
+	// The same events through a Linker without names.
+	l := NewLinker()
+	for i := range evs {
+		l.Add(&evs[i])
+	}
+	if id := l.Resolve(1, 7, 75); l.Contexts[id].AfterAttention {
+		t.Errorf("a Linker without SetStrings says AfterAttention")
+	}
+}
+
+func TestIsAttentionOp(t *testing.T) {
+	for name, want := range map[string]bool{
+		"aten::scaled_dot_product_attention":                true,
+		"aten::_scaled_dot_product_flash_attention":         true,
+		"aten::_scaled_dot_product_efficient_attention":     true,
+		"aten::_scaled_dot_product_flash_attention_for_cpu": true,
+		"aten::_flash_attention_forward":                    true,
+		"aten::_efficient_attention_forward":                true,
+		"aten::softmax":                                     true,
+		"aten::_softmax":                                    true,
+		"aten::log_softmax":                                 false,
+		"aten::_log_softmax":                                false,
+		"aten::_softmax_backward_data":                      false,
+		"aten::linear":                                      false,
+		"aten::bmm":                                         false,
+		"nn.Module: Qwen2Attention":                         false,
+	} {
+		if got := IsAttentionOp(name); got != want {
+			t.Errorf("IsAttentionOp(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -157,6 +157,7 @@ func (l *Linker) seal() {
 func (l *Linker) DropIntervals() {
 	for _, th := range l.threads {
 		th.ivs, th.sortedN, th.maxDur, th.active, th.valid, th.disk, th.idx = th.ivs[:0], 0, 0, th.active[:0], false, nil, -1
+		th.marks, th.marksN, th.rngs, th.rngsN = th.marks[:0], 0, th.rngs[:0], 0
 		if cap(th.ivs) > 1<<16 {
 			th.ivs = nil
 		}

@@ -59,6 +59,10 @@ func NewWindowLinker() *WindowLinker {
 	return &WindowLinker{l: NewLinker(), prevEnd: math.MinInt64, stepTIDs: map[int32]int32{}}
 }
 
+// SetStrings gives the linker the trace's names (Linker.SetStrings), for
+// Context.AfterAttention.
+func (w *WindowLinker) SetStrings(s *Strings) { w.l.SetStrings(s) }
+
 // Contexts returns the contexts of the window (or part) being linked,
 // indexed by Event.Ctx: each window starts with fresh contexts (Window,
 // Begin) and so does each part of a long one (NewPart), so that memory

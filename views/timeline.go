@@ -3,6 +3,7 @@ package views
 import (
 	"cmp"
 	"fmt"
+	"github.com/rlktop/rlktop/internal/units"
 	"hash/fnv"
 	"slices"
 	"strconv"
@@ -736,7 +737,8 @@ func (t *Timeline) View() string {
 // tick's time. Zoomed so far from the origin that a label would need
 // more than timelineAbsMax characters, the first column says where the
 // view starts (three digits) and the ticks are round offsets from there
-// ("┊60.4 s ┊+10.0 µs ┊+20.0 µs").
+// ("┊60.4 s ┊+10.0 µs ┊+20.0 µs"); so is a view whose absolute labels
+// would repeat (a live run an hour in: "┊1 h 13 m ┊+50 ms ┊+100 ms").
 func (t *Timeline) axis(gw int, pc int64) string {
 	row := []rune(strings.Repeat(" ", gw))
 	put := func(c int, s string) {
@@ -830,6 +832,13 @@ func ticksAt(from, pc int64, gw int, d int64, rel bool) ([]axisTick, bool) {
 			break // no label cut short
 		}
 		if n := len(ts); n > 0 && ts[n-1].col+1+ansi.StringWidth(ts[n-1].label)+2 > c {
+			return nil, false
+		}
+		if _, long := units.LongDuration(v); long && !rel {
+			// From 999.5 s on a time is printed to the minute or
+			// second ("1 h 13 m"): such a label does not name its
+			// tick, and ticks closer than that would all read the
+			// same, so offsets from the view's start are used.
 			return nil, false
 		}
 		ts = append(ts, axisTick{c, s})

@@ -406,6 +406,9 @@ func TestTimelineAxisTicks(t *testing.T) {
 		{"near the origin", 80, 0, 12_000, false},
 		{"1 ns a cell, 1 ms from the origin", 80, 1_000_000, 70, true},
 		{"80 µs at 60.4 s", 90, 60_400_000_000, 80_000, true},
+		{"5 s an hour in, 80 cols", 80, 73*60_000_000_000 + 27_400_000_000, 5_000_000_000, true},
+		{"100 ms an hour in, 200 cols", 200, 73*60_000_000_000 + 27_400_000_000, 100_000_000, true},
+		{"30 min at 2 h", 80, 2 * 3_600_000_000_000, 1_800_000_000_000, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := views.PlainStyles()
@@ -474,6 +477,16 @@ func TestTimelineAxisTicks(t *testing.T) {
 // parseNs reads a label such as "13.86 s", "250 µs" or "0 ns".
 func parseNs(t *testing.T, s string) int64 {
 	t.Helper()
+	// units.LongDuration's two units: "1 h 13 m", "16 m 40 s".
+	if f := strings.Fields(s); len(f) == 4 {
+		mult := map[string]int64{"s": 1e9, "m": 60e9, "h": 3600e9, "d": 86400e9}
+		a, errA := strconv.ParseInt(f[0], 10, 64)
+		b, errB := strconv.ParseInt(f[2], 10, 64)
+		if errA != nil || errB != nil || mult[f[1]] == 0 || mult[f[3]] == 0 {
+			t.Fatalf("label %q: not two numbers with units", s)
+		}
+		return a*mult[f[1]] + b*mult[f[3]]
+	}
 	num, unit, ok := strings.Cut(s, " ")
 	mult := map[string]float64{"ns": 1, "µs": 1e3, "ms": 1e6, "s": 1e9}[unit]
 	f, err := strconv.ParseFloat(num, 64)

@@ -858,27 +858,29 @@ func (a *Aggregator) resolveCtx(b *binding, id tracer.CtxID) {
 	}
 	ci := &b.ctx[id]
 	ci.done, ci.stage, ci.step, ci.launch = true, 0, -1, 0 // stage 0 is StageNone; the launch name is looked up again
-	acc := make([]uint64, 2*b.words)
+	acc := make([]uint64, 4*b.words)
+	after := false
 	if int(id) < len(b.ctxs) {
 		c := &b.ctxs[id]
 		ci.step = c.Step
+		after = c.AfterAttention
 		for _, s := range c.Ops {
-			orInto(acc, a.opNameBits(b, s))
+			a.rules.orCtxName(acc, a.opNameBits(b, s), false)
 		}
 		for _, s := range c.Ranges {
-			orInto(acc, a.opNameBits(b, s))
+			a.rules.orCtxName(acc, a.opNameBits(b, s), true)
 		}
 		if n := len(c.Ranges); n > 0 {
 			ci.stage = a.stageID(b.strs.Get(c.Ranges[n-1]))
 		}
 	}
-	copy(b.ctxMask[int(id)*2*b.words:], a.rules.ctxCombine(acc))
+	copy(b.ctxMask[int(id)*2*b.words:], a.rules.ctxCombine(acc, after))
 }
 
 // opNameBits returns the cached Rules.ctxNameBits of an operator or range
 // name.
 func (a *Aggregator) opNameBits(b *binding, s tracer.StrID) []uint64 {
-	w := 2 * b.words
+	w := 4 * b.words
 	if int(s) >= len(b.opDone) {
 		n := max(int(s)+1, b.strs.Len())
 		b.opBits = append(b.opBits, make([]uint64, (n-len(b.opDone))*w)...)
@@ -938,7 +940,7 @@ func (a *Aggregator) addSummary(s *tracer.SummaryRow) {
 	if slot < 0 {
 		return
 	}
-	cat := a.rules.pickMasks(a.kind[s.Kind], a.rules.nameMasks(s.Name), a.rules.ctxMasks(nil))
+	cat := a.rules.pickMasks(a.kind[s.Kind], a.rules.nameMasks(s.Name), a.rules.ctxMasks(Launch{}))
 	r := a.row(s.Kind, s.Name, cat)
 	r.min = min(r.min, s.MinNs)
 	r.max = max(r.max, s.MaxNs)

@@ -736,14 +736,7 @@ func TestAggregatorAgainstNaive(t *testing.T) {
 		}
 		name := strs.Get(e.Name)
 		c := ctxs[e.Ctx]
-		var ctxNames []string
-		for _, s := range c.Ops {
-			ctxNames = append(ctxNames, strs.Get(s))
-		}
-		for _, s := range c.Ranges {
-			ctxNames = append(ctxNames, strs.Get(s))
-		}
-		cat := a.Rules().Classify(e.Kind, name, ctxNames)
+		cat := a.Rules().Classify(e.Kind, name, LaunchOf(strs, &c))
 		k := key{e.Kind, name, cat}
 		durs[k] = append(durs[k], e.Dur)
 		cats[cat] = [2]int64{cats[cat][0] + 1, cats[cat][1] + e.Dur}

@@ -8,8 +8,8 @@ import "github.com/rlktop/rlktop/tracer"
 // stack (tracer.Stacks; contexts differing only in step share one), so a
 // trace of millions of ops with a few hundred names and a few thousand
 // contexts costs a few hundred thousand regexp matches, not one set per
-// op. Category(k, name, ctx) equals Classify(k, strs.Get(name), the
-// context's operator and range names). Not safe for concurrent use.
+// op. Category(k, name, ctx) equals Classify(k, strs.Get(name),
+// LaunchOf(strs, the context)). Not safe for concurrent use.
 type Classifier struct {
 	r     *Rules
 	strs  *tracer.Strings
@@ -41,24 +41,18 @@ func (c *Classifier) Category(k tracer.Kind, name tracer.StrID, ctx tracer.CtxID
 	}
 	var cm []uint64
 	if len(c.ctxs) == 0 {
-		cm = c.r.ctxMasks(nil)
+		cm = c.r.ctxMasks(Launch{})
 	} else {
 		st := c.stack.Of(c.ctxs, ctx)
 		if int(st) >= len(c.ctxm) {
 			c.ctxm = append(c.ctxm, make([][]uint64, int(st)+1-len(c.ctxm))...)
 		}
 		if cm = c.ctxm[st]; cm == nil {
-			var names []string
+			var l Launch
 			if ctx != 0 {
-				x := &c.ctxs[ctx]
-				for _, s := range x.Ops {
-					names = append(names, c.strs.Get(s))
-				}
-				for _, s := range x.Ranges {
-					names = append(names, c.strs.Get(s))
-				}
+				l = LaunchOf(c.strs, &c.ctxs[ctx])
 			}
-			cm = c.r.ctxMasks(names)
+			cm = c.r.ctxMasks(l)
 			c.ctxm[st] = cm
 		}
 	}

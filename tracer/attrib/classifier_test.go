@@ -26,16 +26,11 @@ func TestClassifierMatchesClassify(t *testing.T) {
 			if e.Kind != tracer.KindKernel && e.Kind != tracer.KindMemcpy && e.Kind != tracer.KindMemset {
 				continue
 			}
-			var names []string
+			var l Launch
 			if e.Ctx != 0 {
-				for _, s := range tr.Contexts[e.Ctx].Ops {
-					names = append(names, tr.Strings.Get(s))
-				}
-				for _, s := range tr.Contexts[e.Ctx].Ranges {
-					names = append(names, tr.Strings.Get(s))
-				}
+				l = LaunchOf(tr.Strings, &tr.Contexts[e.Ctx])
 			}
-			want := r.Classify(e.Kind, tr.Strings.Get(e.Name), names)
+			want := r.Classify(e.Kind, tr.Strings.Get(e.Name), l)
 			if got := c.Category(e.Kind, e.Name, e.Ctx); got != want {
 				t.Fatalf("%s: %s %q: Classifier %q, Classify %q", f, e.Kind, tr.Strings.Get(e.Name), got, want)
 			}

@@ -36,6 +36,6 @@ func FuzzParseRules(f *testing.F) {
 			}
 			return
 		}
-		r.Classify(tracer.KindKernel, "ampere_sgemm_128x64_nn", []string{"aten::mm"})
+		r.Classify(tracer.KindKernel, "ampere_sgemm_128x64_nn", Launch{Ops: []string{"aten::mm"}})
 	})
 }

@@ -477,7 +477,7 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 	comm := func(id tracer.StrID) bool {
 		c, ok := isComm[id]
 		if !ok {
-			c = rules.Classify(tracer.KindKernel, t.Strings.Get(id), nil) == CategoryCollective
+			c = rules.Classify(tracer.KindKernel, t.Strings.Get(id), Launch{}) == CategoryCollective
 			isComm[id] = c
 		}
 		return c

@@ -171,12 +171,12 @@ func TestCombineSourcesKeepsSourcesApart(t *testing.T) {
 // gloo's CPU collectives are communication by the default rules.
 func TestGlooIsCollective(t *testing.T) {
 	for _, n := range []string{"gloo:all_reduce", "gloo:broadcast", "c10d::allreduce_", "c10d::broadcast_", "record_param_comms", "ncclDevKernel_AllGather_RING_LL"} {
-		if c := DefaultRules().Classify(tracer.KindKernel, n, nil); c != CategoryCollective {
+		if c := DefaultRules().Classify(tracer.KindKernel, n, Launch{}); c != CategoryCollective {
 			t.Errorf("%s: %s, want collective", n, c)
 		}
 	}
 	for _, n := range []string{"aten::broadcast_tensors", "aten::mm"} {
-		if c := DefaultRules().Classify(tracer.KindKernel, n, nil); c == CategoryCollective {
+		if c := DefaultRules().Classify(tracer.KindKernel, n, Launch{}); c == CategoryCollective {
 			t.Errorf("%s: collective", n)
 		}
 	}

@@ -30,25 +30,34 @@ var ErrRules = errors.New("bad category rules")
 //     written in the trace or demangled;
 //   - Context: regex found in any enclosing CPU operator or annotation range
 //     name (tracer.Context Ops and Ranges);
+//   - Ops: regex found in any enclosing CPU operator name (Context.Ops);
+//   - Ranges: regex found in any enclosing annotation range name
+//     (Context.Ranges: NVTX/roctx/record_function ranges, nn.Module ranges);
+//   - AfterAttention: the launch came after the attention operator of the
+//     range it is in (true) or not (false) (tracer.Context.AfterAttention);
 //   - Any: regex found in the kernel name or in any context name;
 //   - Kinds: the event kind is one of these ("kernel", "memcpy", "memset",
 //     "sync"); empty means ["kernel"].
 //
 // The first matching rule of a Rules wins.
 type Rule struct {
-	Category string   `toml:"category"`
-	Kernel   string   `toml:"kernel"`
-	Context  string   `toml:"context"`
-	Any      string   `toml:"any"`
-	Kinds    []string `toml:"kinds"`
+	Category string `toml:"category"`
+	Kernel   string `toml:"kernel"`
+	Context  string `toml:"context"`
+	Ops      string `toml:"ops"`
+	Ranges   string `toml:"ranges"`
+	// AfterAttention nil: either.
+	AfterAttention *bool    `toml:"after_attention"`
+	Any            string   `toml:"any"`
+	Kinds          []string `toml:"kinds"`
 	// Source says where the name pattern comes from (a trace, a doc); it is
 	// for people and has no effect.
 	Source string `toml:"source"`
 	// Origin is "FILE rule N" (N 1-based), filled when the rule is loaded.
 	Origin string `toml:"-"`
 
-	kernel, context, any *matcher
-	kinds                uint32 // bit per tracer.Kind
+	kernel, context, ops, ranges, any *matcher
+	kinds                             uint32 // bit per tracer.Kind
 }
 
 // rulesFile is the TOML shape of a rules file.
@@ -67,6 +76,10 @@ type Rules struct {
 	other   int32
 	words   int      // uint64 words per rule bitset
 	noCtx   []uint64 // rules without a context condition
+	noOps   []uint64 // rules without an ops condition
+	noRng   []uint64 // rules without a ranges condition
+	after   []uint64 // rules holding for a launch after attention (AfterAttention nil or true)
+	before  []uint64 // rules holding for one not after attention (nil or false)
 }
 
 var defaultRules *Rules
@@ -118,7 +131,7 @@ func ParseRules(data []byte, name string, base *Rules, user bool) (*Rules, error
 		return nil, fmt.Errorf("%w: %s: %w", ErrRules, name, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return nil, fmt.Errorf("%w: %s: unknown key %q (a rule has category, kernel, context, any, kinds, source; the file may set replace)", ErrRules, name, und[0].String())
+		return nil, fmt.Errorf("%w: %s: unknown key %q (a rule has category, kernel, context, ops, ranges, after_attention, any, kinds, source; the file may set replace)", ErrRules, name, und[0].String())
 	}
 	if len(f.Rule) == 0 && !user {
 		return nil, fmt.Errorf("%w: %s: no [[rule]] tables", ErrRules, name)
@@ -161,6 +174,12 @@ func (r *Rule) compile(file string, idx int) error {
 	if r.context, err = comp("context", r.Context); err != nil {
 		return err
 	}
+	if r.ops, err = comp("ops", r.Ops); err != nil {
+		return err
+	}
+	if r.ranges, err = comp("ranges", r.Ranges); err != nil {
+		return err
+	}
 	if r.any, err = comp("any", r.Any); err != nil {
 		return err
 	}
@@ -175,8 +194,8 @@ func (r *Rule) compile(file string, idx int) error {
 	if len(r.Kinds) == 0 {
 		r.kinds = 1 << tracer.KindKernel
 	}
-	if r.kernel == nil && r.context == nil && r.any == nil && len(r.Kinds) == 0 {
-		return fail("kernel", "the rule has no condition (give kernel, context, any or kinds)")
+	if r.kernel == nil && r.context == nil && r.ops == nil && r.ranges == nil && r.any == nil && r.AfterAttention == nil && len(r.Kinds) == 0 {
+		return fail("kernel", "the rule has no condition (give kernel, context, ops, ranges, after_attention, any or kinds)")
 	}
 	return nil
 }
@@ -197,9 +216,26 @@ func newRules(rs []Rule) *Rules {
 		out.ruleCat = append(out.ruleCat, id)
 	}
 	out.noCtx = make([]uint64, out.words)
+	out.noOps = make([]uint64, out.words)
+	out.noRng = make([]uint64, out.words)
+	out.after = make([]uint64, out.words)
+	out.before = make([]uint64, out.words)
 	for i := range rs {
+		bit := uint64(1) << (i % 64)
 		if rs[i].Context == "" {
-			out.noCtx[i/64] |= 1 << (i % 64)
+			out.noCtx[i/64] |= bit
+		}
+		if rs[i].Ops == "" {
+			out.noOps[i/64] |= bit
+		}
+		if rs[i].Ranges == "" {
+			out.noRng[i/64] |= bit
+		}
+		if a := rs[i].AfterAttention; a == nil || *a {
+			out.after[i/64] |= bit
+		}
+		if a := rs[i].AfterAttention; a == nil || !*a {
+			out.before[i/64] |= bit
 		}
 	}
 	if id, ok := ids[CategoryOther]; ok {
@@ -218,12 +254,32 @@ func (r *Rules) List() []Rule { return append([]Rule(nil), r.rules...) }
 // order, CategoryOther included.
 func (r *Rules) Categories() []string { return append([]string(nil), r.cats...) }
 
+// Launch is what the rules see of a GPU op's launch context
+// (tracer.Context with its names): the operators and the annotation
+// ranges open at the launch (any order) and Context.AfterAttention.
+type Launch struct {
+	Ops, Ranges    []string
+	AfterAttention bool
+}
+
+// LaunchOf returns the Launch of context c, its names from strs.
+func LaunchOf(strs *tracer.Strings, c *tracer.Context) Launch {
+	l := Launch{AfterAttention: c.AfterAttention}
+	for _, s := range c.Ops {
+		l.Ops = append(l.Ops, strs.Get(s))
+	}
+	for _, s := range c.Ranges {
+		l.Ranges = append(l.Ranges, strs.Get(s))
+	}
+	return l
+}
+
 // Classify returns the category of a GPU event of kind k named name,
-// launched under the given operator / range names (any order). It is the
-// slow path the Aggregator caches; use it for one-off lookups.
-func (r *Rules) Classify(k tracer.Kind, name string, ctxNames []string) string {
+// launched in context l. It is the slow path the Aggregator caches; use
+// it for one-off lookups.
+func (r *Rules) Classify(k tracer.Kind, name string, l Launch) string {
 	nm := r.nameMasks(name)
-	cm := r.ctxMasks(ctxNames)
+	cm := r.ctxMasks(l)
 	return r.cats[r.pick(k, nm, cm)]
 }
 
@@ -265,41 +321,64 @@ func (r *Rules) nameMasks(name string) []uint64 {
 	return m
 }
 
-// ctxMasks holds, per rule bit, C (context cond holds) and CA (context cond
-// holds and any matches a context name): [C..., CA...].
-func (r *Rules) ctxMasks(names []string) []uint64 {
-	acc := make([]uint64, 2*r.words)
-	for _, n := range names {
-		orInto(acc, r.ctxNameBits(n))
+// ctxMasks holds, per rule bit, C (the context conditions hold) and CA
+// (they hold and any matches a context name): [C..., CA...].
+func (r *Rules) ctxMasks(l Launch) []uint64 {
+	acc := make([]uint64, 4*r.words)
+	for _, n := range l.Ops {
+		r.orCtxName(acc, r.ctxNameBits(n), false)
 	}
-	return r.ctxCombine(acc)
+	for _, n := range l.Ranges {
+		r.orCtxName(acc, r.ctxNameBits(n), true)
+	}
+	return r.ctxCombine(acc, l.AfterAttention)
 }
 
-// ctxNameBits returns, for one context name, the rules whose context regex
-// matches it and those whose any regex does: [Cname..., Aname...].
+// ctxNameBits returns, for one context name, the rules whose context, ops,
+// ranges and any regexes match it: [C..., O..., R..., A...].
 func (r *Rules) ctxNameBits(name string) []uint64 {
-	m := make([]uint64, 2*r.words)
+	m := make([]uint64, 4*r.words)
 	lower, ascii := strings.ToLower(name), isASCII(name)
 	for i := range r.rules {
 		ru := &r.rules[i]
-		if ru.context != nil && ru.context.match(name, lower, ascii) {
-			m[i/64] |= 1 << (i % 64)
-		}
-		if ru.any != nil && ru.any.match(name, lower, ascii) {
-			m[r.words+i/64] |= 1 << (i % 64)
+		bit := uint64(1) << (i % 64)
+		for part, mt := range [...]*matcher{ru.context, ru.ops, ru.ranges, ru.any} {
+			if mt != nil && mt.match(name, lower, ascii) {
+				m[part*r.words+i/64] |= bit
+			}
 		}
 	}
 	return m
 }
 
-// ctxCombine turns the OR of a context's ctxNameBits into its ctxMasks:
-// C = rules without a context condition | matched; CA = C & any-matched.
-func (r *Rules) ctxCombine(acc []uint64) []uint64 {
+// orCtxName adds the ctxNameBits of an operator name (isRange false: its
+// ranges part is left out) or of a range name (its ops part left out) to
+// a context's accumulator acc.
+func (r *Rules) orCtxName(acc, bits []uint64, isRange bool) {
+	w := r.words
+	orInto(acc[:w], bits[:w])
+	if isRange {
+		orInto(acc[2*w:3*w], bits[2*w:3*w])
+	} else {
+		orInto(acc[w:2*w], bits[w:2*w])
+	}
+	orInto(acc[3*w:], bits[3*w:])
+}
+
+// ctxCombine turns a context's accumulated ctxNameBits and its
+// AfterAttention into its ctxMasks: C = each of the context, ops and
+// ranges conditions absent or matched, and after_attention absent or
+// equal; CA = C & any-matched.
+func (r *Rules) ctxCombine(acc []uint64, after bool) []uint64 {
 	m := make([]uint64, 2*r.words)
-	for w := 0; w < r.words; w++ {
-		c := r.noCtx[w] | acc[w]
+	at := r.before
+	if after {
+		at = r.after
+	}
+	for w, n := 0, r.words; w < n; w++ {
+		c := (r.noCtx[w] | acc[w]) & (r.noOps[w] | acc[n+w]) & (r.noRng[w] | acc[2*n+w]) & at[w]
 		m[w] = c
-		m[r.words+w] = c & acc[r.words+w]
+		m[n+w] = c & acc[3*n+w]
 	}
 	return m
 }

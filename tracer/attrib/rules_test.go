@@ -52,7 +52,7 @@ func TestDefaultRulesByKernelName(t *testing.T) {
 		{"void split_embedding_codegen_forward_unweighted_kernel<float, float, float, long, 2ul>(at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>)", "embedding", "hta_diff_control_a100"},
 		{"void at::native::(anonymous namespace)::max_pool_forward_nchw<float, float>(int, float const*, long, long, long, int, int, int, int, int, int, int, int, int, int, float*, long*)", "pool", "hta_ns_resolution_v100"},
 		{"void cub::DeviceRadixSortOnesweepKernel<cub::DeviceRadixSortPolicy<long, int, int>::Policy800, false, long, int, int, int>(int*, int*, int*, int const*, long*, long const*, int*, int const*, int, int, int)", "sort", "hta_sampled_rank0"},
-		{"void store_kvcache<2048l, 4, false, long>((anonymous namespace)::StoreKVCacheParams)", "attention", "tracelens_sglang_qwen3_decode_mi300"},
+		{"void store_kvcache<2048l, 4, false, long>((anonymous namespace)::StoreKVCacheParams)", "kv-cache", "tracelens_sglang_qwen3_decode_mi300"}, // written beside attention; no attention flag changes it
 		{"Kernel", "other", "hta_triton_example"},
 		// Built-in Go loop (tracer/gotrace) op names.
 		{"attn_math_qk", "attention", "gotrace"},
@@ -92,7 +92,7 @@ func TestDefaultRulesByKernelName(t *testing.T) {
 	}
 	r := DefaultRules()
 	for _, c := range cases {
-		if got := r.Classify(tracer.KindKernel, c.name, nil); got != c.want {
+		if got := r.Classify(tracer.KindKernel, c.name, Launch{}); got != c.want {
 			t.Errorf("%s (%s): got %q, want %q", Ellipsize(c.name, 60), c.from, got, c.want)
 		}
 	}
@@ -103,52 +103,66 @@ func TestDefaultRulesByKindAndContext(t *testing.T) {
 	gemm := "ampere_sgemm_128x64_nn"
 	softmax := "void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, true, false>(float*, float const*, int, int, int, bool const*, int, bool)"
 	add := "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)"
+	// ctx are operator names, ranges annotation ranges (Launch).
 	cases := []struct {
-		kind tracer.Kind
-		name string
-		ctx  []string
-		want string
+		kind   tracer.Kind
+		name   string
+		ctx    []string
+		want   string
+		ranges []string
+		after  bool
 	}{
 		// The math SDPA fallback: generic kernels under the SDPA operator.
-		{tracer.KindKernel, gemm, []string{"aten::_scaled_dot_product_attention_math", "aten::bmm"}, "attention"},
-		{tracer.KindKernel, softmax, []string{"aten::_scaled_dot_product_attention_math", "aten::_softmax"}, "attention"},
-		{tracer.KindKernel, add, []string{"aten::scaled_dot_product_attention", "aten::add"}, "attention"},
-		{tracer.KindKernel, gemm, []string{"model.layers.0.self_attention"}, "attention"},
-		{tracer.KindKernel, gemm, []string{"attn_math_qk"}, "attention"},
+		{tracer.KindKernel, gemm, []string{"aten::_scaled_dot_product_attention_math", "aten::bmm"}, "attention", nil, false},
+		{tracer.KindKernel, softmax, []string{"aten::_scaled_dot_product_attention_math", "aten::_softmax"}, "attention", nil, false},
+		{tracer.KindKernel, add, []string{"aten::scaled_dot_product_attention", "aten::add"}, "attention", nil, false},
+		// Inside an attention module (nn.Module ranges, or a range that
+		// says attention): the q/k/v linears before its attention
+		// operator are qkv, the output linear after it a gemm, an
+		// attention written out (bmm, softmax) attention, the rest by
+		// kernel name.
+		{tracer.KindKernel, gemm, []string{"aten::linear", "aten::addmm"}, "qkv", []string{"nn.Module: Qwen2Attention", "nn.Module: Linear"}, false},
+		{tracer.KindKernel, gemm, []string{"aten::linear", "aten::matmul", "aten::mm"}, "gemm", []string{"nn.Module: Qwen2Attention", "nn.Module: Linear"}, true},
+		{tracer.KindKernel, gemm, []string{"aten::linear", "aten::addmm"}, "qkv", []string{"model.layers.0.self_attention"}, false},
+		{tracer.KindKernel, gemm, []string{"aten::matmul", "aten::bmm"}, "attention", []string{"nn.Module: GPT2Attention"}, false},
+		{tracer.KindKernel, softmax, []string{"aten::softmax", "aten::_softmax"}, "attention", []string{"nn.Module: GPT2Attention"}, false},
+		{tracer.KindKernel, add, []string{"aten::mul"}, "elementwise", []string{"nn.Module: Qwen2Attention"}, false},
+		{tracer.KindKernel, "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#12}::operator()() const::{lambda(c10::BFloat16)#1}>(at::TensorIteratorBase&, at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#12}::operator()() const::{lambda(c10::BFloat16)#1} const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#12}::operator()() const::{lambda(c10::BFloat16)#1}>(at::TensorIteratorBase&, at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#12}::operator()() const::{lambda(c10::BFloat16)#1} const&)::{lambda(int)#1})", []string{"aten::contiguous", "aten::clone", "aten::copy_"}, "copy", []string{"nn.Module: Qwen2Attention"}, false},
+		{tracer.KindKernel, add, []string{"aten::mul"}, "rope", []string{"nn.Module: Qwen2RotaryEmbedding"}, false},
 		// Same kernels elsewhere keep their own category.
-		{tracer.KindKernel, gemm, []string{"aten::linear", "aten::addmm"}, "gemm"},
-		{tracer.KindKernel, softmax, []string{"aten::_softmax"}, "softmax"},
-		{tracer.KindKernel, add, nil, "elementwise"},
+		{tracer.KindKernel, gemm, []string{"aten::linear", "aten::addmm"}, "gemm", nil, false},
+		{tracer.KindKernel, softmax, []string{"aten::_softmax"}, "softmax", nil, false},
+		{tracer.KindKernel, add, nil, "elementwise", nil, false},
 		// QKV projections, before attention and gemm.
-		{tracer.KindKernel, gemm, []string{"self_attn", "self_attn.q_proj", "aten::linear"}, "qkv"},
-		{tracer.KindKernel, gemm, []string{"transformer.h.0.attn.c_attn"}, "qkv"},
-		{tracer.KindKernel, gemm, []string{"aten::linear", "in_proj"}, "qkv"},
-		{tracer.KindKernel, gemm, []string{"qkv_fused"}, "qkv"},
-		{tracer.KindKernel, gemm, []string{"k_projection_cache"}, "gemm"}, // not a word match
+		{tracer.KindKernel, gemm, []string{"aten::linear"}, "qkv", []string{"self_attn", "self_attn.q_proj"}, false},
+		{tracer.KindKernel, gemm, []string{"transformer.h.0.attn.c_attn"}, "qkv", nil, false},
+		{tracer.KindKernel, gemm, []string{"aten::linear", "in_proj"}, "qkv", nil, false},
+		{tracer.KindKernel, gemm, []string{"qkv_fused"}, "qkv", nil, false},
+		{tracer.KindKernel, gemm, []string{"k_projection_cache"}, "gemm", nil, false}, // not a word match
 		// Top-p sampler: sort and elementwise kernels under it are scan.
-		{tracer.KindKernel, add, []string{"sampler.top_p"}, "scan"},
-		{tracer.KindKernel, add, []string{"aten::cumsum"}, "scan"},
-		{tracer.KindKernel, add, []string{"stop_profiler"}, "elementwise"},
+		{tracer.KindKernel, add, nil, "scan", []string{"sampler.top_p"}, false},
+		{tracer.KindKernel, add, []string{"aten::cumsum"}, "scan", nil, false},
+		{tracer.KindKernel, add, []string{"stop_profiler"}, "elementwise", nil, false},
 		// Generic kernels under norm / optimizer operators.
-		{tracer.KindKernel, add, []string{"aten::layer_norm"}, "norm"},
-		{tracer.KindKernel, add, []string{"Optimizer.step#AdamW.step"}, "optimizer"},
+		{tracer.KindKernel, add, []string{"aten::layer_norm"}, "norm", nil, false},
+		{tracer.KindKernel, add, nil, "optimizer", []string{"Optimizer.step#AdamW.step"}, false},
 		// Transfers by kind, whatever their context.
-		{tracer.KindMemcpy, "Memcpy HtoD (Pinned -> Device)", []string{"aten::scaled_dot_product_attention"}, "memcpy"},
-		{tracer.KindMemset, "Memset (Device)", nil, "memset"},
-		{tracer.KindSync, "cudaStreamSynchronize", nil, "sync"},
+		{tracer.KindMemcpy, "Memcpy HtoD (Pinned -> Device)", []string{"aten::scaled_dot_product_attention"}, "memcpy", nil, false},
+		{tracer.KindMemset, "Memset (Device)", nil, "memset", nil, false},
+		{tracer.KindSync, "cudaStreamSynchronize", nil, "sync", nil, false},
 		// Collectives stay collective under attention.
-		{tracer.KindKernel, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", []string{"attention"}, "collective"},
+		{tracer.KindKernel, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", nil, "collective", []string{"attention"}, false},
 		// cuDNN convolutions run as plain GEMMs (hta_ns_resolution_v100).
-		{tracer.KindKernel, "volta_sgemm_64x64_nt", []string{"ConvolutionBackward0", "aten::convolution_backward"}, "conv"},
-		{tracer.KindKernel, "volta_sgemm_32x128_nn", []string{"aten::_convolution", "aten::cudnn_convolution"}, "conv"},
-		{tracer.KindKernel, "volta_sgemm_128x32_nt", []string{"AddmmBackward0", "aten::mm"}, "gemm"},
-		{tracer.KindKernel, add, []string{"aten::cross_entropy_loss", "aten::neg"}, "loss"},
+		{tracer.KindKernel, "volta_sgemm_64x64_nt", []string{"ConvolutionBackward0", "aten::convolution_backward"}, "conv", nil, false},
+		{tracer.KindKernel, "volta_sgemm_32x128_nn", []string{"aten::_convolution", "aten::cudnn_convolution"}, "conv", nil, false},
+		{tracer.KindKernel, "volta_sgemm_128x32_nt", []string{"AddmmBackward0", "aten::mm"}, "gemm", nil, false},
+		{tracer.KindKernel, add, []string{"aten::cross_entropy_loss", "aten::neg"}, "loss", nil, false},
 		// Built-in loop environment.
-		{tracer.KindKernel, "reward", []string{"env_step"}, "env"},
+		{tracer.KindKernel, "reward", nil, "env", []string{"env_step"}, false},
 	}
 	for _, c := range cases {
-		if got := r.Classify(c.kind, c.name, c.ctx); got != c.want {
-			t.Errorf("%v %s under %q: got %q, want %q", c.kind, Ellipsize(c.name, 50), c.ctx, got, c.want)
+		if got := r.Classify(c.kind, c.name, Launch{Ops: c.ctx, Ranges: c.ranges, AfterAttention: c.after}); got != c.want {
+			t.Errorf("%v %s under %q in %q (after attention %v): got %q, want %q", c.kind, Ellipsize(c.name, 50), c.ctx, c.ranges, c.after, got, c.want)
 		}
 	}
 }
@@ -170,7 +184,7 @@ any = 'rotary'
 	}
 	check := func(name string, ctx []string, want string) {
 		t.Helper()
-		if got := r.Classify(tracer.KindKernel, name, ctx); got != want {
+		if got := r.Classify(tracer.KindKernel, name, Launch{Ops: ctx}); got != want {
 			t.Errorf("%s %q: got %q want %q", name, ctx, got, want)
 		}
 	}
@@ -188,7 +202,7 @@ any = 'rotary'
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := repl.Classify(tracer.KindKernel, "attn_fwd", nil); got != CategoryOther {
+	if got := repl.Classify(tracer.KindKernel, "attn_fwd", Launch{}); got != CategoryOther {
 		t.Errorf("replace=true kept defaults: attn_fwd → %q", got)
 	}
 	if n := len(repl.List()); n != 2 {
@@ -239,10 +253,10 @@ func TestManyRulesBitsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := "k" + strings.Repeat("z", 100) // matches rule 100 only
-	if got := r.Classify(tracer.KindKernel, name, nil); got != "c"+strings.Repeat("x", 100%3) {
+	if got := r.Classify(tracer.KindKernel, name, Launch{}); got != "c"+strings.Repeat("x", 100%3) {
 		t.Errorf("rule 100: got %q", got)
 	}
-	if got := r.Classify(tracer.KindKernel, "nothing", nil); got != CategoryOther {
+	if got := r.Classify(tracer.KindKernel, "nothing", Launch{}); got != CategoryOther {
 		t.Errorf("no match: %q", got)
 	}
 }

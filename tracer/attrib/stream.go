@@ -373,7 +373,7 @@ func stepAtIn(wins []stepWin, ts int64) int64 {
 func (src *streamSource) comm(id tracer.StrID, rules *Rules) bool {
 	c, ok := src.isComm[id]
 	if !ok {
-		c = rules.Classify(tracer.KindKernel, src.strs.Get(id), nil) == CategoryCollective
+		c = rules.Classify(tracer.KindKernel, src.strs.Get(id), Launch{}) == CategoryCollective
 		src.isComm[id] = c
 	}
 	return c

@@ -155,7 +155,7 @@ func BuildTimeline(evs []tracer.Event, strs *tracer.Strings, ctxs []tracer.Conte
 		if v == nil {
 			v = &cv{step: -1}
 			name := strs.Get(e.Name)
-			var names []string
+			after := false
 			if int(e.Ctx) < len(ctxs) && e.Ctx != 0 {
 				c := &ctxs[e.Ctx]
 				v.step = c.Step
@@ -165,12 +165,12 @@ func BuildTimeline(evs []tracer.Event, strs *tracer.Strings, ctxs []tracer.Conte
 				for _, s := range c.Ranges {
 					v.ranges = append(v.ranges, strs.Get(s))
 				}
-				names = append(append(names, v.ops...), v.ranges...)
+				after = c.AfterAttention
 				if n := len(v.ranges); n > 0 {
 					v.stage = v.ranges[n-1]
 				}
 			}
-			v.cat = rules.Classify(e.Kind, name, names)
+			v.cat = rules.Classify(e.Kind, name, Launch{Ops: v.ops, Ranges: v.ranges, AfterAttention: after})
 			v.disp = DisplayName(name)
 			cache[k] = v
 		}

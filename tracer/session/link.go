@@ -88,8 +88,9 @@ type proc struct {
 	threads []*thread // its launching threads
 }
 
-func newLinker(_ *tracer.Strings, emit func(*tracer.Event)) *linker {
+func newLinker(strs *tracer.Strings, emit func(*tracer.Event)) *linker {
 	core := tracer.NewLinker()
+	core.SetStrings(strs)
 	return &linker{
 		core:       core,
 		contexts:   core.Contexts,

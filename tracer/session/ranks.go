@@ -122,7 +122,7 @@ func tracedNs(traces []*tracer.Trace, steps []attrib.StepRow, rules *attrib.Rule
 			case tracer.KindRange:
 				c, ok := comm[e.Name]
 				if !ok {
-					c = rules.Classify(tracer.KindKernel, t.Strings.Get(e.Name), nil) == attrib.CategoryCollective
+					c = rules.Classify(tracer.KindKernel, t.Strings.Get(e.Name), attrib.Launch{}) == attrib.CategoryCollective
 					comm[e.Name] = c
 				}
 				if !c {

@@ -250,6 +250,7 @@ func (ks *kstream) flush(d *kdec) {
 	if n, a, b, _ := nestingScan(evs); n > 0 {
 		ks.nested(n, *a, *b)
 	}
+	ks.link.SetStrings(d.t.Strings)
 	if err := ks.link.Window(evs); err != nil {
 		ks.fail(fmt.Errorf("%s: %v: %w", d.path, err, ErrNotStreamable))
 		return

@@ -33,6 +33,7 @@ type incStream struct {
 func (ks *kstream) toParts(d *kdec) {
 	in := &ks.inc
 	in.on, in.switched, in.index, in.part = true, false, ks.link.Windows(), 0
+	ks.link.SetStrings(d.t.Strings)
 	ks.link.Begin()
 	for i, c := range ks.chunks {
 		for _, e := range c {
