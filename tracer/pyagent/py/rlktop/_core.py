@@ -634,6 +634,15 @@ class Agent:
                 _warn("stopping torch.profiler: %r" % (e,))
         for what, fn in reversed(stops):
             _undo(what, fn)
+        # The Python sampler (_sampler.py, where this agent has one) and its
+        # record_function hook, by name: both stops are idempotent, so this
+        # holds whether or not the sampler registered them with on_stop.
+        sm = getattr(self, "sampler", None)
+        if sm is not None:
+            _undo("python sampler", sm.stop)
+            mod = sys.modules.get(__package__ + "._sampler")
+            if mod is not None and self.torch is not None and hasattr(mod, "unwatch_ranges"):
+                _undo("record_function ranges", lambda: mod.unwatch_ranges(self.torch))
         with self.lock:
             self.out.append(_wire.bye("detached", -1))
             self.closing = True
