@@ -64,6 +64,7 @@ def _attach(addr, folder, kineto):
     # took the last torch.profiler window, which is in folder too).
     a.after_close = lambda: _forget(folder)
     a.window_parent = folder
+    a.window_cuda = True
     a.on_stop("rlktop._agent", lambda: setattr(rlktop, "_agent", None))
     a.sock.settimeout(SEND_TIMEOUT)
     rlktop._agent = a

@@ -104,6 +104,7 @@ class Agent:
         self.sender_gone = False  # the sender thread ended (its connection failed)
         self.conn_closed = False
         self.window_parent = None  # where window folders go (None: the temp dir)
+        self.window_cuda = False  # windows record CUDA activity where CUDA is initialised
         self.after_close = None  # called once the connection is closed
 
     # ---- start ----
@@ -485,6 +486,14 @@ class Agent:
         from torch.profiler import ProfilerActivity, profile
 
         acts = [ProfilerActivity.CPU]
+        if self.window_cuda:
+            # Attached, with no GPU tracer of rlktop's in the process: where
+            # CUDA is initialised the window brings CUPTI's kernels (Kineto).
+            try:
+                if torch.cuda.is_initialized():
+                    acts.append(ProfilerActivity.CUDA)
+            except Exception:
+                pass
         prof = profile(activities=acts, record_shapes=False, with_stack=False)
         prof.__enter__()
         self.window = (prof, n)
