@@ -210,10 +210,13 @@ func leftovers(r *testutil.TorchRoot, pid int) []string {
 // rlktop leaves the loop running, and the agent stops its profiler (the
 // loop's own lines say prof 1, then prof 0) and removes its files; and
 // every iteration's loss and parameters equal those of a reference run
-// with the same seed that rlktop never touched.
+// with the same seed that rlktop never touched. The loop registers a
+// global optimizer post hook of its own once profiled, after the agent's:
+// the detach, which runs inside torch's loop over those hooks, must not
+// change their table's size there (RuntimeError in the loop's step).
 func TestTorchAttach(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
-	target, tl := startLoop(t, r, "--seed", "7")
+	target, tl := startLoop(t, r, "--seed", "7", "--hook-when-profiled")
 	ref, rl := startLoop(t, r, "--seed", "7", "--steps", "400")
 	_ = ref
 	pid := target.Process.Pid
@@ -451,7 +454,9 @@ func firstLine(s string) string {
 // (mode live, both arms valid): the loop's own lines show the math backend
 // alone, then flash alone, and both again after the detach (the flag put
 // back as found); the flash operator is only in the flash arm, aten::bmm
-// (the math backend's) only in the math arm.
+// (the math backend's) only in the math arm. Then `record --attach` of
+// the same process: its recording reports >= 4 steps and the operators,
+// and the loop runs on.
 func TestTorchCompareAttach(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
 	target, tl := startLoop(t, r, "--seed", "3")
@@ -490,6 +495,35 @@ func TestTorchCompareAttach(t *testing.T) {
 			t.Errorf("iteration %d after the comparison: SDPA backends %s, want 1,1 as before attaching", it.N, it.SDPA)
 		}
 	}
+
+	// record --attach on the same process: a recording report reads back
+	// with the steps and operators, and the loop runs on.
+	rec := filepath.Join(r.Dst, "attached.rlk")
+	cmd := r.Command(r.Bin, "record", "--attach", strconv.Itoa(pid), "-o", rec, "--steps", "4")
+	cmd.Env = append(cmd.Env, "RLKTOP_KINETO=2:1")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "recorded "+rec) {
+		t.Fatalf("record --attach: %v\n%s", err, tail(string(out), 2000))
+	}
+	out, err := r.Command(r.Bin, "report", rec, "--format", "json", "--top", "0").Output()
+	if err != nil {
+		t.Fatalf("report of the recording: %v", err)
+	}
+	var doc struct {
+		Steps   []json.RawMessage `json:"steps"` // one per step
+		Kernels []struct {
+			Name string `json:"name"`
+		} `json:"kernels"`
+	}
+	addmm := false
+	err = json.Unmarshal(out, &doc)
+	for _, k := range doc.Kernels {
+		addmm = addmm || k.Name == "aten::addmm"
+	}
+	if err != nil || len(doc.Steps) < 4 || !addmm {
+		t.Errorf("report of record --attach: %v, %d steps, %d operators: want >= 4 steps and aten::addmm", err, len(doc.Steps), len(doc.Kernels))
+	}
+	nr := len(tl.iters())
+	tl.waitIters(t, nr+2, 3*time.Minute)
 }
 
 // TestTorchAttachRefusals: what attach cannot do, on real processes in

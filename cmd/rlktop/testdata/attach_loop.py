@@ -10,7 +10,9 @@ bytes after the optimizer step; prof whether a torch.profiler is recording
 in this process now; sdpa whether the math and flash SDPA backends are
 enabled (1/0 each); step_ms the iteration's wall time. Two runs with the
 same --seed print the same loss and params on every line unless something
-changed the computation.
+changed the computation. --hook-when-profiled registers a global optimizer
+post hook (one that does nothing) the first time a profiler records: after
+an attach, a hook that comes after the agent's.
 """
 
 import argparse
@@ -46,7 +48,10 @@ def main():
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--tokens", type=int, default=24)
     ap.add_argument("--width", type=int, default=32)
+    ap.add_argument("--hook-when-profiled", action="store_true",
+                    help="register a global optimizer post hook once a torch.profiler records (after an attach: a hook after the agent's)")
     args = ap.parse_args()
+    hooked = []
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
     model = nn.Sequential(Block(args.width, 4), Block(args.width, 4), nn.Linear(args.width, 1))
@@ -71,6 +76,8 @@ def main():
         for p in model.parameters():
             h.update(p.detach().numpy().tobytes())
         prof = int(torch.autograd._profiler_enabled())
+        if prof and args.hook_when_profiled and not hooked:
+            hooked.append(torch.optim.optimizer.register_optimizer_step_post_hook(lambda *a: None))
         b = torch.backends.cuda
         sdpa = "%d,%d" % (b.math_sdp_enabled(), b.flash_sdp_enabled())
         dt = time.perf_counter() - t0

@@ -105,6 +105,7 @@ class Agent:
         self.conn_closed = False
         self.window_parent = None  # where window folders go (None: the temp dir)
         self.window_cuda = False  # windows record CUDA activity where CUDA is initialised
+        self.window_first = 2  # the step the first torch.profiler window starts at
         self.after_close = None  # called once the connection is closed
 
     # ---- start ----
@@ -255,7 +256,8 @@ class Agent:
         try:
             from torch.optim.optimizer import register_optimizer_step_post_hook
 
-            self.on_stop("optimizer step hook", register_optimizer_step_post_hook(self._opt_stepped).remove)
+            handle = register_optimizer_step_post_hook(self._opt_stepped)
+            self.on_stop("optimizer step hook", lambda: _quiet_hook(handle))
         except Exception as e:
             _warn("no optimizer step hook (%r): steps come only from rlktop.step()" % (e,))
         # ProfilerStep#N: a script that drives its own torch.profiler with
@@ -475,8 +477,9 @@ class Agent:
                 self.cond.notify()
             return
         # Windows start at step 2, 12, 22…: step 1, the first measured, carries
-        # one-time costs (first allocations, warm-up).
-        if not self.tracing or n % self.kineto_every != 2 % self.kineto_every:
+        # one-time costs (first allocations, warm-up). Attached to a process
+        # in its stride (window_first 1), at step 1, 11, 21…
+        if not self.tracing or n % self.kineto_every != self.window_first % self.kineto_every:
             return
         if self.last_window and os.path.exists(self.last_window):
             # rlktop has not taken the previous window yet (stopped, or
@@ -739,6 +742,29 @@ def _undo(what, fn):
         fn()
     except Exception as e:
         _warn("detach: undoing %s failed: %r" % (what, e))
+
+
+def _quiet_hook(handle):
+    """Undoes a torch hook (a RemovableHandle's entry) without changing the
+    size of its table, which torch may be iterating: Optimizer.step calls
+    the global post hooks in a loop over that table, and detach() usually
+    runs inside the loop (a step boundary is the agent's post hook), where
+    removing an entry raises RuntimeError in the program once a hook comes
+    after it. The entry becomes a function that does nothing and removes
+    itself when called as the last entry of an OrderedDict (whose iterator
+    then ends without a check; torch's tables are OrderedDicts) — at the
+    next step when no hook was registered after the agent's."""
+    hooks = handle.hooks_dict_ref()
+    key = handle.id
+    if hooks is None or key not in hooks:
+        return
+
+    def gone(*args, **kwargs):
+        d = handle.hooks_dict_ref()
+        if isinstance(d, collections.OrderedDict) and d.get(key) is gone and next(reversed(d), None) == key:
+            del d[key]
+
+    hooks[key] = gone
 
 
 def _unpatch(owner, name, ours, orig):
