@@ -77,7 +77,9 @@ def main():
             h.update(p.detach().numpy().tobytes())
         prof = int(torch.autograd._profiler_enabled())
         if prof and args.hook_when_profiled and not hooked:
-            hooked.append(torch.optim.optimizer.register_optimizer_step_post_hook(lambda *a: None))
+            from torch.optim.optimizer import register_optimizer_step_post_hook
+
+            hooked.append(register_optimizer_step_post_hook(lambda *a: None))
         b = torch.backends.cuda
         sdpa = "%d,%d" % (b.math_sdp_enabled(), b.flash_sdp_enabled())
         dt = time.perf_counter() - t0

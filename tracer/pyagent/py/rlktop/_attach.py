@@ -40,7 +40,7 @@ def start(addr, home, folder, deadline, every, length):
             return
         # Every module the agent needs, imported now: the folder goes away
         # at detach, and the package's __path__ would look there.
-        from . import _core, _flags, _wire  # noqa: F401
+        from . import _after_torch, _core, _flags, _wire  # noqa: F401
 
         threading.Thread(target=_attach, args=(addr, folder, (every, length) if every > 0 else (0, 0)),
                          name="rlktop-attach", daemon=True).start()
@@ -96,38 +96,11 @@ def _install(a, torch):
 def _after_torch(a):
     """torch is not imported yet: install at `import torch` (a finder on
     sys.meta_path, removed at detach)."""
-    import importlib.abc
-    import importlib.util
+    from ._after_torch import AfterTorch
 
-    class AfterTorch(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-        def find_spec(self, fullname, path, target=None):
-            if fullname != "torch":
-                return None
-            _remove(self)
-            spec = importlib.util.find_spec(fullname)
-            if spec is None or spec.loader is None:
-                return None
-            self._loader = spec.loader
-            spec.loader = self
-            return spec
-
-        def create_module(self, spec):
-            return self._loader.create_module(spec)
-
-        def exec_module(self, module):
-            self._loader.exec_module(module)
-            if not a.detached:
-                _install(a, module)
-
-    def _remove(f):
-        try:
-            sys.meta_path.remove(f)
-        except ValueError:
-            pass
-
-    f = AfterTorch()
+    f = AfterTorch(lambda torch: a.detached or _install(a, torch))
     sys.meta_path.insert(0, f)
-    a.on_stop("import torch watch", lambda: _remove(f))
+    a.on_stop("import torch watch", f.remove)
 
 
 def _forget(folder):
