@@ -645,3 +645,40 @@ func waitSleeping(t *testing.T, pid int) {
 	}
 	t.Fatalf("pid %d never slept", pid)
 }
+
+// TestTorchAttachDuringImport: attaching while the program is still in
+// `import torch` (libtorch mapped, the import not done) waits for the
+// import to finish before installing anything: the attach reports its
+// steps and the loop runs to its end with status 0 and no traceback (the
+// agent's thread once imported torch's submodules against the import in
+// progress, and the interpreter's import-deadlock error ended the program).
+func TestTorchAttachDuringImport(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	script := testutil.CopyIntoRoot(t, r, "testdata/attach_loop.py")
+	target := r.Command("python3", script, "--steps", "12")
+	var terr strings.Builder
+	target.Stderr = &terr
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { target.Process.Kill(); target.Wait() }()
+	pid := target.Process.Pid
+	for end := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+		if strings.Contains(string(b), "libtorch") {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("libtorch never mapped")
+		}
+	}
+	cmd := r.Command(r.Bin, "attach", strconv.Itoa(pid), "--headless", "--steps", "3", "--format", "json")
+	var aerr strings.Builder
+	cmd.Stderr = &aerr
+	if _, err := cmd.Output(); err != nil {
+		t.Errorf("attach during import torch: %v\n%s", err, tail(aerr.String(), 2000))
+	}
+	if err := target.Wait(); err != nil || strings.Contains(terr.String(), "Traceback") {
+		t.Errorf("the loop attached to during its import: %v\n%s", err, tail(terr.String(), 3000))
+	}
+}

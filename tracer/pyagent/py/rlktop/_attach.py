@@ -73,7 +73,20 @@ def _attach(addr, folder, kineto):
     if torch is None:
         _after_torch(a)
         return
-    _install(a, torch)
+    # Attached while `import torch` runs (in another thread, or in the one
+    # the injection ran on, nested in it): installing now would import
+    # torch's submodules from this thread against the import in progress
+    # (the interpreter raises its import-deadlock error in the program).
+    # Wait until torch is whole.
+    while _initializing(torch) and not a.detached:
+        time.sleep(0.05)
+    if not a.detached:
+        _install(a, torch)
+
+
+def _initializing(module):
+    """Whether module is still being executed by an import."""
+    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
 
 
 def _install(a, torch):
