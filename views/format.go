@@ -2,6 +2,7 @@ package views
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rlktop/rlktop/internal/units"
@@ -21,16 +22,56 @@ func FormatShare(f float64) string { return units.Share(f) }
 // FormatBytes is units.Bytes: "512 B", "1.5 KiB", "120.3 MiB".
 func FormatBytes(n int64) string { return units.Bytes(n) }
 
-// width is the display width of s in cells. Plain printable ASCII (most
-// kernel names) is measured by its length; anything else, including ANSI
-// sequences and wide runes, by ansi.StringWidth.
+// width is the display width of s in cells. Printable ASCII (most
+// kernel names), the narrow symbols views draw (narrowRune) and CSI
+// sequences (styles: no width) are counted here; anything else (wide
+// runes, combining marks, other escape sequences) is measured by
+// ansi.StringWidth.
 func width(s string) int {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c >= 0x20 && c < 0x7f:
+			n++
+			i++
+		case c == 0x1b && i+1 < len(s) && s[i+1] == '[':
+			j := i + 2
+			for j < len(s) && s[j] >= 0x20 && s[j] <= 0x3f {
+				j++ // parameter and intermediate bytes
+			}
+			if j == len(s) || s[j] < 0x40 || s[j] > 0x7e {
+				return ansi.StringWidth(s)
+			}
+			i = j + 1
+		case c >= 0x80:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !narrowRune(r) {
+				return ansi.StringWidth(s)
+			}
+			n++
+			i += size
+		default:
 			return ansi.StringWidth(s)
 		}
 	}
-	return len(s)
+	return n
+}
+
+// narrowRune reports runes one cell wide on their own that never join
+// the rune before them into one grapheme (ansi.StringWidth agrees on
+// every one; TestWidth): Latin-1 letters and signs, general punctuation
+// ("…", "›", "·"), arrows, box drawing, blocks and most geometric shapes
+// ("▼", "▓").
+func narrowRune(r rune) bool {
+	switch {
+	case r >= 0xa0 && r <= 0xff:
+		return r != 0xad // the soft hyphen has no width
+	case r >= 0x2010 && r <= 0x2027, r >= 0x2030 && r <= 0x205e,
+		r >= 0x2190 && r <= 0x21ff, r >= 0x2500 && r <= 0x25fc:
+		return true
+	}
+	return false
 }
 
 // fit cuts s to at most w cells (with "…" when cut) and pads it with
@@ -48,7 +89,7 @@ func fitAlign(s string, w int, right bool) string {
 	sw := width(s)
 	if sw > w {
 		s = ansi.Truncate(s, w, "…")
-		sw = ansi.StringWidth(s)
+		sw = width(s)
 	}
 	if sw < w {
 		if right {

@@ -10,7 +10,6 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -81,10 +80,9 @@ type Kernels struct {
 	xfers   bool                // show memcpy/memset rows too
 	lower   []string            // lower-cased "name\x00display" per all row
 	lowerOf map[string]string   // cache of lower across snapshots, by Name
-	disp    []string            // name shown per all row (see shownNames)
-	fitted  []string            // disp cut to fittedW cells (attrib.FitNames)
-	fittedW int
-	rows    []int // indices into all: filtered and sorted
+	names   kernelNames         // the name shown per row, and fitted to the column
+	disp    []string            // names.Shown per all row, while sorted by name
+	rows    []int               // indices into all: filtered and sorted
 	sortBy  SortKey
 	desc    bool
 	input   textinput.Model
@@ -189,20 +187,12 @@ func (k *Kernels) SetSnapshot(s *attrib.Snapshot) {
 		for i := range s.Transfers {
 			k.all = append(k.all, &s.Transfers[i])
 		}
-		if k.lowerOf == nil || len(k.lowerOf) > 4*len(k.all)+1024 {
-			k.lowerOf = make(map[string]string, len(k.all))
-		}
-		for _, r := range k.all {
-			l, ok := k.lowerOf[r.Name]
-			if !ok {
-				l = strings.ToLower(r.Name + "\x00" + r.DisplayName)
-				k.lowerOf[r.Name] = l
-			}
-			k.lower = append(k.lower, l)
-		}
 	}
-	k.disp = shownNames(k.all, k.disp[:0])
-	k.fitted = nil
+	if s != nil {
+		k.names.SetRows(s.Kernels, s.Transfers)
+	} else {
+		k.names.SetRows()
+	}
 	k.refresh()
 	if keep != "" {
 		for i, r := range k.rows {
@@ -222,6 +212,9 @@ func (k *Kernels) refresh() {
 		k.list.setLen(0)
 		return
 	}
+	if k.filter != "" && k.plain {
+		k.lowerNames()
+	}
 	for i := range k.all {
 		if i >= k.nKern && !k.xfers {
 			break
@@ -230,7 +223,13 @@ func (k *Kernels) refresh() {
 			k.rows = append(k.rows, i)
 		}
 	}
-	slices.SortStableFunc(k.rows, func(a, b int) int {
+	k.disp = k.disp[:0]
+	if k.sortBy == SortName {
+		for i := range k.all {
+			k.disp = append(k.disp, k.names.Shown(i))
+		}
+	}
+	order := func(a, b int) int {
 		ra, rb := k.all[a], k.all[b]
 		var c int
 		switch k.sortBy {
@@ -244,10 +243,38 @@ func (k *Kernels) refresh() {
 		if k.desc {
 			c = -c
 		}
-		return cmp.Or(c, cmp.Compare(ra.Name, rb.Name), cmp.Compare(ra.Category, rb.Category))
-	})
+		if c != 0 {
+			return c
+		}
+		return cmp.Or(strings.Compare(ra.Name, rb.Name), strings.Compare(ra.Category, rb.Category))
+	}
+	// A snapshot's rows come largest total first (attrib.Snapshot): the
+	// default order is checked in one pass rather than sorted again.
+	if !slices.IsSortedFunc(k.rows, order) {
+		slices.SortStableFunc(k.rows, order)
+	}
 	k.list.setLen(len(k.rows))
 	k.layout()
+}
+
+// lowerNames fills lower for the snapshot's rows, for the plain-text
+// filter, from a cache kept across snapshots.
+func (k *Kernels) lowerNames() {
+	if len(k.lower) == len(k.all) {
+		return
+	}
+	if k.lowerOf == nil || len(k.lowerOf) > 4*len(k.all)+1024 {
+		k.lowerOf = make(map[string]string, len(k.all))
+	}
+	k.lower = k.lower[:0]
+	for _, r := range k.all {
+		l, ok := k.lowerOf[r.Name]
+		if !ok {
+			l = strings.ToLower(r.Name + "\x00" + r.DisplayName)
+			k.lowerOf[r.Name] = l
+		}
+		k.lower = append(k.lower, l)
+	}
 }
 
 // setFilter parses the filter text (attrib.ParseKernelFilter); plain
@@ -590,7 +617,7 @@ func (k *Kernels) View() string {
 	from, to := k.list.visible()
 	for i := from; i < to; i++ {
 		r := k.all[k.rows[i]]
-		row := fit(k.fittedName(k.rows[i], nw), nw) + " " + st.Table.Dim.Render(fit(r.Category, kwCat)) +
+		row := fit(k.names.Fitted(k.rows[i], nw), nw) + " " + st.Table.Dim.Render(fit(r.Category, kwCat)) +
 			" " + fitRight(FormatCount(r.Count), kwCount) + " " + fitRight(FormatNs(r.TotalNs), kwTime) +
 			" " + fitRight(FormatNs(r.MeanNs), kwTime)
 		if k.wide() {
@@ -708,32 +735,6 @@ func (k *Kernels) detail(n int) []string {
 		out = out[:n]
 	}
 	return out
-}
-
-// shownNames returns the name to show for each kernel row
-// (attrib.DistinctNames: the display name, or where display names
-// collide the part of the original name that tells the rows apart),
-// escaped for the terminal.
-func shownNames(rows []*attrib.KernelRow, out []string) []string {
-	names, disps := make([]string, len(rows)), make([]string, len(rows))
-	for i, r := range rows {
-		names[i], disps[i] = r.Name, r.DisplayName
-	}
-	for _, s := range attrib.DistinctNames(names, disps) {
-		// Names are data: controls from a trace must not act on the terminal.
-		out = append(out, escape.Control(s))
-	}
-	return out
-}
-
-// fittedName is the name of row i (into all) cut to w cells so that
-// rows with different names still look different (attrib.FitNames over
-// every row, cached per width).
-func (k *Kernels) fittedName(i, w int) string {
-	if k.fitted == nil || k.fittedW != w || len(k.fitted) != len(k.disp) {
-		k.fitted, k.fittedW = attrib.FitNames(k.disp, w), w
-	}
-	return k.fitted[i]
 }
 
 // pct formats a percentile; summary-only sources (sums, no events) have

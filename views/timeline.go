@@ -88,13 +88,15 @@ type Timeline struct {
 	w, h    int
 	focused bool
 	letters map[string]rune
-	cpuDev  map[int32]bool // devices that are the host CPU (the built-in loop)
-	note    string         // said when no op is in view (SetNote)
+	maxDur  int64                // the longest op's DurNs (-1: not yet known for tl)
+	paints  map[string][2]string // per category: its style's escapes before and after the text (paint)
+	cpuDev  map[int32]bool       // devices that are the host CPU (the built-in loop)
+	note    string               // said when no op is in view (SetNote)
 }
 
 // NewTimeline returns an empty timeline view, following.
 func NewTimeline(st *Styles) *Timeline {
-	return &Timeline{st: st, keys: DefaultTimelineKeyMap(), follow: true, auto: true, sel: -1, dragX: -1}
+	return &Timeline{st: st, keys: DefaultTimelineKeyMap(), follow: true, auto: true, sel: -1, dragX: -1, maxDur: -1}
 }
 
 func (t *Timeline) Title() string { return "Timeline" }
@@ -128,7 +130,9 @@ func (t *Timeline) SetSnapshot(*attrib.Snapshot) {}
 func (t *Timeline) SetTimeline(tl *attrib.Timeline, marks []TimelineMark) {
 	old := t.tl
 	t.tl, t.marks = tl, marks
-	t.letters = nil
+	if tl != old {
+		t.letters, t.maxDur = nil, -1
+	}
 	if tl == nil {
 		t.sel = -1
 		return
@@ -610,8 +614,20 @@ func (t *Timeline) Letter(cat string) rune {
 
 func (t *Timeline) assignLetters() {
 	tot := map[string]int64{}
+	// Neighbouring ops mostly share a category: their time is summed
+	// before it goes into the map.
+	cat, ns := "", int64(0)
 	for i := range t.tl.Ops {
-		tot[t.tl.Ops[i].Category] += t.tl.Ops[i].DurNs
+		o := &t.tl.Ops[i]
+		if i > 0 && o.Category != cat {
+			tot[cat] += ns
+			ns = 0
+		}
+		cat = o.Category
+		ns += o.DurNs
+	}
+	if len(t.tl.Ops) > 0 {
+		tot[cat] += ns
 	}
 	cats := make([]string, 0, len(tot))
 	for c := range tot {
@@ -651,6 +667,24 @@ func (t *Timeline) catStyle(c string) lipgloss.Style {
 	h := fnv.New32a()
 	h.Write([]byte(c))
 	return p[int(h.Sum32()%uint32(len(p)))]
+}
+
+// paint is catStyle(cat).Render(s) for s of one line without escapes,
+// from the style's escape sequences rendered once per category (a lane
+// row has a block per op: rendering each costs more than the rest of the
+// row).
+func (t *Timeline) paint(cat, s string) string {
+	p, ok := t.paints[cat]
+	if !ok {
+		r := t.catStyle(cat).Render("x")
+		i := strings.IndexByte(r, 'x')
+		p = [2]string{r[:i], r[i+1:]}
+		if t.paints == nil {
+			t.paints = map[string][2]string{}
+		}
+		t.paints[cat] = p
+	}
+	return p[0] + s + p[1]
 }
 
 func (t *Timeline) View() string {
@@ -1074,9 +1108,7 @@ func (t *Timeline) laneRow(l, gw int, pc int64) string {
 		who[i] = -1
 	}
 	end := t.from + pc*int64(gw)
-	// Ops are sorted by start; ops ending before the range are skipped
-	// cheaply enough for the bounded sizes a timeline holds.
-	for i := range ops {
+	for i := t.opsFrom(t.from); i < len(ops); i++ {
 		o := &ops[i]
 		if int(o.Lane) != l {
 			continue
@@ -1131,7 +1163,7 @@ func (t *Timeline) laneRow(l, gw int, pc int64) string {
 		if len(seg) > e-c {
 			seg = seg[:e-c]
 		}
-		s := t.catStyle(o.Category).Render(string(seg))
+		s := t.paint(o.Category, string(seg))
 		if i == t.sel {
 			// The selected block shows without colour too: ▓ for its letters.
 			for k := range seg {
@@ -1183,9 +1215,24 @@ func (t *Timeline) legendLines() []string {
 	return lines
 }
 
+// opsFrom is the index of the first op that can reach from or later:
+// ops are sorted by start, and none starts more than the longest op's
+// duration before from and reaches it.
+func (t *Timeline) opsFrom(from int64) int {
+	ops := t.tl.Ops
+	if t.maxDur < 0 {
+		t.maxDur = 0
+		for i := range ops {
+			t.maxDur = max(t.maxDur, ops[i].DurNs)
+		}
+	}
+	i, _ := slices.BinarySearchFunc(ops, from-t.maxDur, func(o attrib.TimelineOp, s int64) int { return cmp.Compare(o.StartNs, s) })
+	return i
+}
+
 // opsInView reports whether any op overlaps the visible range.
 func (t *Timeline) opsInView() bool {
-	for i := range t.tl.Ops {
+	for i := t.opsFrom(t.from); i < len(t.tl.Ops); i++ {
 		o := &t.tl.Ops[i]
 		if o.StartNs >= t.from+t.span {
 			break

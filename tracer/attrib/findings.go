@@ -463,7 +463,7 @@ func (r *FindingRule) mathAttention(s *Snapshot) *Finding {
 		return slices.ContainsFunc(row.Ops, re.MatchString) || slices.ContainsFunc(row.Ranges, re.MatchString)
 	}
 	var mathNs, fusedNs, attnNs, calls int64
-	var top []string
+	var top, labels []string
 	for i := range s.Kernels {
 		k := &s.Kernels[i]
 		if k.Category != "attention" {
@@ -484,7 +484,7 @@ func (r *FindingRule) mathAttention(s *Snapshot) *Finding {
 			mathNs += k.TotalNs
 			calls += k.Count
 			if len(top) < 3 {
-				top = append(top, fmt.Sprintf("%s %s (%d calls)", kernelLabels(s)[i], units.Duration(k.TotalNs), k.Count))
+				top = append(top, fmt.Sprintf("%s %s (%d calls)", kernelLabel(s, &labels, i), units.Duration(k.TotalNs), k.Count))
 			}
 		}
 	}
@@ -527,14 +527,18 @@ func (r *FindingRule) dominant(s *Snapshot) *Finding {
 	}
 	f.Evidence = append(f.Evidence, ev)
 	f.Numbers["key:"+g.Key] = 1
+	var labels []string
 	for i := range s.Kernels {
 		k := &s.Kernels[i]
 		in := k.Category == g.Key
 		if r.Group == GroupStage {
 			in = k.Stage == g.Key
 		}
-		if in && len(f.Top) < 3 {
-			f.Top = append(f.Top, fmt.Sprintf("%s %s (%.1f%% of the %s)", kernelLabels(s)[i], units.Duration(k.TotalNs), 100*float64(k.TotalNs)/float64(g.TotalNs), r.Group))
+		if in {
+			f.Top = append(f.Top, fmt.Sprintf("%s %s (%.1f%% of the %s)", kernelLabel(s, &labels, i), units.Duration(k.TotalNs), 100*float64(k.TotalNs)/float64(g.TotalNs), r.Group))
+			if len(f.Top) == 3 {
+				break
+			}
 		}
 	}
 	return f
@@ -718,7 +722,7 @@ func IdleOf(tl *Timeline, cpuDevs []int32, cpu bool) *IdleStats {
 		s, e int64
 		i    int
 	}
-	var ops []iv
+	ops := make([]iv, 0, len(tl.Ops))
 	first := int64(math.MaxInt64)
 	var maxDur int64
 	for i := range tl.Ops {
@@ -733,7 +737,10 @@ func IdleOf(tl *Timeline, cpuDevs []int32, cpu bool) *IdleStats {
 	if len(ops) == 0 {
 		return nil
 	}
-	slices.SortFunc(ops, func(a, b iv) int { return cmp.Or(cmp.Compare(a.s, b.s), cmp.Compare(a.e, b.e)) })
+	byStart := func(a, b iv) int { return cmp.Or(cmp.Compare(a.s, b.s), cmp.Compare(a.e, b.e)) }
+	if !slices.IsSortedFunc(ops, byStart) { // a timeline's ops are sorted by start already
+		slices.SortFunc(ops, byStart)
+	}
 	st := &IdleStats{}
 	steps := slices.Clone(tl.Steps)
 	slices.SortStableFunc(steps, func(a, b TimelineStep) int { return cmp.Compare(a.Step, b.Step) })
@@ -767,10 +774,14 @@ func IdleOf(tl *Timeline, cpuDevs []int32, cpu bool) *IdleStats {
 			if next >= 0 {
 				g.After = tl.Ops[next].Display
 			}
-			st.Gaps = append(st.Gaps, g)
-			slices.SortStableFunc(st.Gaps, func(a, b IdleGap) int { return cmp.Compare(b.DurNs, a.DurNs) })
-			if len(st.Gaps) > 3 {
-				st.Gaps = st.Gaps[:3]
+			// The three longest, the earliest first among equals: after
+			// the gaps at least as long (one step can have 100k gaps).
+			at := len(st.Gaps)
+			for at > 0 && st.Gaps[at-1].DurNs < g.DurNs {
+				at--
+			}
+			if at < 3 {
+				st.Gaps = slices.Insert(st.Gaps, at, g)[:min(len(st.Gaps)+1, 3)]
 			}
 		}
 		for k := j; k < len(ops) && ops[k].s < s1; k++ {
@@ -1009,4 +1020,12 @@ func kernelLabels(s *Snapshot) []string {
 		names[i], displays[i] = s.Kernels[i].Name, s.Kernels[i].DisplayName
 	}
 	return DistinctNames(names, displays)
+}
+
+// kernelLabel is kernelLabels(s)[i], the labels made once per labels.
+func kernelLabel(s *Snapshot, labels *[]string, i int) string {
+	if *labels == nil {
+		*labels = kernelLabels(s)
+	}
+	return (*labels)[i]
 }

@@ -3,8 +3,10 @@ package attrib
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // DistinctNames returns the name to show for each row (names[i] is the
@@ -31,24 +33,41 @@ import (
 // The TUI's kernels table (views) and `rlktop report`/`diff` tables use
 // this one rule (STYLE.md habit 8: one name disambiguator).
 func DistinctNames(names, displays []string) []string {
+	// One map insert per row is the whole cost when no display name is
+	// shared (most rows of every trace); the rest runs for shared ones.
 	out := make([]string, len(names))
-	groups := map[string][]string{} // display → distinct original names
+	first := make(map[string]int, len(names)) // display → first row showing it
+	var shared map[string]map[string]struct{} // display → its distinct original names, where more than one
 	for i, n := range names {
 		d := displays[i]
 		if d == "" {
 			d = n
 		}
 		out[i] = d
-		if g := groups[d]; !slices.Contains(g, n) {
-			groups[d] = append(g, n)
-		}
-	}
-	shown := map[string]string{} // original name → shown, for collided groups
-	for _, g := range groups {
-		if len(g) < 2 {
+		f, ok := first[d]
+		if !ok {
+			first[d] = i
 			continue
 		}
-		for n, s := range elideShared(g) {
+		if names[f] == n {
+			continue
+		}
+		if shared == nil {
+			shared = map[string]map[string]struct{}{}
+		}
+		g := shared[d]
+		if g == nil {
+			g = map[string]struct{}{names[f]: {}}
+			shared[d] = g
+		}
+		g[n] = struct{}{}
+	}
+	if len(shared) == 0 {
+		return out
+	}
+	shown := map[string]string{} // original name → shown, for collided groups
+	for _, g := range shared {
+		for n, s := range elideShared(slices.Collect(maps.Keys(g))) {
 			shown[n] = s
 		}
 	}
@@ -57,14 +76,33 @@ func DistinctNames(names, displays []string) []string {
 			out[i] = s
 		}
 	}
+	// Shown names can still be equal for different originals only where
+	// an elided name is: equal to another elided one, or to a display
+	// name some row shows as it is.
+	clash := false
+	byShown := make(map[string]string, len(shown))
+	for n, s := range shown {
+		if o, ok := byShown[s]; ok && o != n {
+			clash = true
+			break
+		}
+		byShown[s] = n
+		if f, ok := first[s]; ok && names[f] != n {
+			clash = true
+			break
+		}
+	}
+	if !clash {
+		return out
+	}
 	// Still equal for different originals: number them in row order.
-	first := map[string]string{} // shown → first original name
+	firstOf := map[string]string{} // shown → first original name
 	seen := map[string]map[string]int{}
 	for i, n := range names {
 		s := out[i]
-		f, ok := first[s]
+		f, ok := firstOf[s]
 		if !ok {
-			first[s] = n
+			firstOf[s] = n
 			continue
 		}
 		if f == n {
@@ -208,7 +246,175 @@ func CompactName(name string) string {
 // clash start further on, just far enough for their first difference to
 // show; names alike even then end in " #1", " #2", … (numbered by first
 // row). Equal names stay equal.
+//
+// FitNames(names, w)[i] is NewNameFitter(names, w).Fit(i): rows are told
+// apart within the set of rows whose plain cuts are equal.
 func FitNames(names []string, w int) []string {
+	f := NewNameFitter(names, w)
+	out := make([]string, len(names))
+	for i := range names {
+		out[i] = f.Fit(i)
+	}
+	return out
+}
+
+// NameFitter fits names to a column as FitNames does, a row at a time,
+// for a table that draws a few of many rows. NewNameFitter groups the
+// rows by their plain cut (one pass, one map insert per row, no copies
+// of names) and fits, at once, only the rows whose plain cut another
+// name shares, and the rows those then look like; Fit cuts any other
+// row when asked.
+type NameFitter struct {
+	names  []string
+	w      int
+	fitted map[int]string // rows whose fitted name is not their plain cut
+}
+
+// fitKey is a name's plain cut at some width: the first w-1 runes of
+// what is cut (cut true), or the whole name.
+type fitKey struct {
+	s   string
+	cut bool
+}
+
+// NewNameFitter prepares FitNames(names, w) row by row; names must not
+// change while it is used.
+func NewNameFitter(names []string, w int) *NameFitter {
+	w = max(w, 8)
+	f := &NameFitter{names: names, w: w}
+	type chain struct {
+		first, last int // rows with this plain cut, linked by next
+		distinct    bool
+	}
+	heads := make(map[fitKey]*chain, len(names))
+	next := make([]int32, len(names))
+	var clashing []*chain // plain cuts more than one name has
+	for i, n := range names {
+		next[i] = -1
+		k, _ := plainCut(n, w)
+		c := heads[k]
+		if c == nil {
+			heads[k] = &chain{first: i, last: i}
+			continue
+		}
+		next[c.last], c.last = int32(i), i
+		if !c.distinct && names[c.first] != n {
+			c.distinct = true
+			clashing = append(clashing, c)
+		}
+	}
+	if len(clashing) == 0 {
+		return f
+	}
+	rowsOf := func(c *chain) []int {
+		var rows []int
+		for r := c.first; r >= 0; r = int(next[r]) {
+			rows = append(rows, r)
+		}
+		return rows
+	}
+	// Each clashing set of rows is told apart on its own; what then
+	// looks alike across sets, or like a row no other name clashed with,
+	// is numbered together.
+	f.fitted = map[int]string{}
+	var cands []int
+	for _, c := range clashing {
+		rows := rowsOf(c)
+		gn := make([]string, len(rows))
+		for j, r := range rows {
+			gn[j] = names[r]
+		}
+		for j, s := range fixClashing(gn, w) {
+			f.fitted[rows[j]] = s
+		}
+		cands = append(cands, rows...)
+	}
+	for _, r := range cands[:len(cands):len(cands)] {
+		k, _ := plainCut(f.fitted[r], w)
+		if c := heads[k]; c != nil && !c.distinct {
+			if _, done := f.fitted[c.first]; !done {
+				for _, o := range rowsOf(c) {
+					f.fitted[o] = cutString(names[o], w)
+					cands = append(cands, o)
+				}
+			}
+		}
+	}
+	by := map[string][]int{}
+	for _, r := range cands {
+		by[f.fitted[r]] = append(by[f.fitted[r]], r)
+	}
+	var left []int
+	for _, g := range by {
+		if slices.ContainsFunc(g, func(j int) bool { return names[j] != names[g[0]] }) {
+			left = append(left, g...)
+		}
+	}
+	// What still looks alike (differences too far apart for one window)
+	// is numbered: " #1", " #2", … by first row, at the end of the cut.
+	slices.Sort(left)
+	num := map[string]map[string]int{} // cut → name → number
+	for _, i := range left {
+		out := []rune(f.fitted[i])
+		base := cutRunes(out, w-4)
+		if num[base] == nil {
+			num[base] = map[string]int{}
+		}
+		k, ok := num[base][names[i]]
+		if !ok {
+			k = len(num[base]) + 1
+			num[base][names[i]] = k
+		}
+		tag := fmt.Sprintf(" #%d", k)
+		f.fitted[i] = cutRunes(out, w-len(tag)) + tag
+	}
+	return f
+}
+
+// Fit returns row i's name fitted to the width (FitNames).
+func (f *NameFitter) Fit(i int) string {
+	if s, ok := f.fitted[i]; ok {
+		return s
+	}
+	return cutString(f.names[i], f.w)
+}
+
+// plainCut is the key of n's plain cut at width w (names with equal keys
+// have equal plain cuts) and whether n is longer than w runes.
+func plainCut(n string, w int) (fitKey, bool) {
+	if len(n) <= w-1 {
+		return fitKey{n, false}, false // fewer than w runes: never cut, never w runes ending in "…"
+	}
+	runes, off := 0, 0 // off: byte offset of rune w-1
+	for j := range n {
+		if runes == w-1 {
+			off = j
+		}
+		runes++
+		if runes > w {
+			return fitKey{n[:off], true}, true
+		}
+	}
+	if runes == w && strings.HasSuffix(n, "…") {
+		return fitKey{n[:len(n)-len("…")], true}, false // as long as a cut and ending as one
+	}
+	return fitKey{n, false}, false
+}
+
+// cutString is cutRunes for a string.
+func cutString(n string, w int) string {
+	if !utf8.ValidString(n) {
+		return cutRunes([]rune(n), w) // each bad byte becomes U+FFFD, as []rune makes it
+	}
+	if k, long := plainCut(n, w); long {
+		return k.s + "…"
+	}
+	return n
+}
+
+// fixClashing is FitNames' telling apart of names whose plain cuts
+// clash, before numbering: names holds the rows of one plain cut.
+func fixClashing(names []string, w int) []string {
 	w = max(w, 8)
 	keep := max(w/3, 4)
 	rs := make([][]rune, len(names))
@@ -289,27 +495,6 @@ func FitNames(names []string, w int) []string {
 	}
 	for _, g := range clashes(all) {
 		fix(g, -1, 0)
-	}
-	// What still looks alike (differences too far apart for one window)
-	// is numbered: " #1", " #2", … by first row, at the end of the cut.
-	var left []int
-	for _, g := range clashes(all) {
-		left = append(left, g...)
-	}
-	slices.Sort(left)
-	num := map[string]map[string]int{} // cut → name → number
-	for _, i := range left {
-		base := cutRunes([]rune(out[i]), w-4)
-		if num[base] == nil {
-			num[base] = map[string]int{}
-		}
-		k, ok := num[base][names[i]]
-		if !ok {
-			k = len(num[base]) + 1
-			num[base][names[i]] = k
-		}
-		tag := fmt.Sprintf(" #%d", k)
-		out[i] = cutRunes([]rune(out[i]), w-len(tag)) + tag
 	}
 	return out
 }

@@ -110,14 +110,16 @@ func sniffKineto(head []byte) bool {
 // keep it.
 func ReadKineto(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 	d := &kdec{
-		s:         newScan(r),
-		path:      path,
-		t:         tracer.NewTrace("kineto", path),
-		stacks:    map[[2]int32][]openB{},
-		idNames:   map[string]int32{},
-		skipped:   map[byte]int{},
-		kGpuLabel: map[int32]int32{},
-		stream:    opts.stream,
+		s:          newScan(r),
+		path:       path,
+		t:          tracer.NewTrace("kineto", path),
+		stacks:     map[[2]int32][]openB{},
+		idNames:    map[string]int32{},
+		skipped:    map[byte]int{},
+		kGpuLabel:  map[int32]int32{},
+		stream:     opts.stream,
+		parWorkers: parWorkers(opts),
+		parChunk:   opts.chunk,
 	}
 	if d.stream != nil {
 		d.stream.start(d, opts)
@@ -199,6 +201,9 @@ type kdec struct {
 	needDev   []int32         // GPU events whose device came from the pid
 	stream    *kstream        // non-nil: events go window by window to the stream (kineto_stream.go)
 	sawEvents bool
+
+	parWorkers int // event arrays are parsed by this many goroutines when > 1 (kineto_parallel.go)
+	parChunk   int // chunk size, bytes (0: kParChunk)
 }
 
 // kBadShown is how many skipped events get a warning each; the rest are
@@ -484,11 +489,21 @@ func kDeviceFromProps(p map[string]any) tracer.Device {
 	return dev
 }
 
-// events reads the event array whose '[' is at pos.
+// events reads the event array whose '[' is at pos, in parallel when the
+// input is large (kineto_parallel.go).
 func (d *kdec) events() error {
+	d.s.pos++ // '['
+	if d.parWorkers > 1 {
+		return d.eventsParallel(d.parWorkers)
+	}
+	return d.eventsFrom(0, false)
+}
+
+// eventsFrom reads the event array from pos on, idx events of it read;
+// sepDue says whether a ',' (or the ']') is due first.
+func (d *kdec) eventsFrom(idx int, sepDue bool) error {
 	s := d.s
-	s.pos++ // '['
-	for idx := 0; ; idx++ {
+	for ; ; idx, sepDue = idx+1, true {
 		c, ok := s.ws()
 		if !ok {
 			return d.arrayEOF()
@@ -497,7 +512,7 @@ func (d *kdec) events() error {
 			s.pos++
 			return nil
 		}
-		if idx > 0 {
+		if sepDue {
 			if c != ',' {
 				return d.errAt(s.off(), "", fmt.Sprintf("expected ',' or ']' after event %d, found %s", idx-1, kQuoteByte(c)),
 					"the file is not valid JSON", nil)

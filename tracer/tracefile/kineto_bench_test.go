@@ -261,3 +261,39 @@ func TestKinetoReplicateSteps(t *testing.T) {
 		t.Errorf("Open cut %d steps (want 18: 1009–1026)", len(steps))
 	}
 }
+
+// BenchmarkKinetoParallel reads BenchmarkKinetoImport's trace from memory
+// in one pass and with the array parsed by two and by GOMAXPROCS
+// goroutines (kineto_parallel.go): MB/s is JSON per wall second,
+// MB/cpu-s per second of process CPU time.
+//
+//	go test ./tracer/tracefile -run XXX -bench KinetoParallel -benchtime 3x
+func BenchmarkKinetoParallel(b *testing.B) {
+	copies := 9
+	if testing.Short() {
+		copies = 1
+	}
+	path, _ := benchKinetoFile(b, copies)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			cpu0 := kProcessCPU()
+			for b.Loop() {
+				tr, err := Read(bytes.NewReader(raw), path, int64(len(raw)), Options{workers: workers})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if c, _, _, _ := kernelTotals(tr); c != int64(8568*copies) {
+					b.Fatalf("kernel count %d, want %d", c, 8568*copies)
+				}
+			}
+			if cpu := kProcessCPU() - cpu0; cpu > 0 {
+				b.ReportMetric(float64(len(raw))*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
+			}
+		})
+	}
+}

@@ -84,6 +84,11 @@ type Options struct {
 	Gzipped  bool
 
 	stream *kstream // OpenStream's: Kineto events go window by window
+
+	// workers parse a Kineto event array at once (0: one per core for a
+	// large input, kineto_parallel.go; 1: one pass); chunk is their chunk
+	// size (0: kParChunk). Tests set them.
+	workers, chunk int
 }
 
 // Format is one importer.

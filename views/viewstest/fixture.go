@@ -201,3 +201,31 @@ func Timeline() (*attrib.Timeline, []views.TimelineMark) {
 	}
 	return tl, []views.TimelineMark{{AtNs: 7_000, Label: "attention=fused"}}
 }
+
+// BigTimeline returns a timeline of n kernels (for benchmarks) on four
+// streams of one device, named as in Big(n) (kernel i is Big's row
+// i%(n/8+1), so names repeat as launches of one kernel do), 1,000 ns
+// each with 250 ns gaps, in steps of 1,000 launches, one "forward" CPU
+// range per step.
+func BigTimeline(n int) *attrib.Timeline {
+	tl := &attrib.Timeline{}
+	for s := int32(0); s < 4; s++ {
+		tl.Lanes = append(tl.Lanes, attrib.TimelineLane{Device: 0, Stream: 7 + s})
+	}
+	names := n/8 + 1
+	for i := 0; i < n; i++ {
+		k := i % names
+		start := int64(i) * 1_250
+		tl.Ops = append(tl.Ops, attrib.TimelineOp{Lane: int32(i % 4), Kind: tracer.KindKernel, StartNs: start, DurNs: 1_000,
+			Name:    fmt.Sprintf("void at::native::elementwise_kernel<128, %d, at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<float, float, float, at::native::MulFunctor<float> > > >(int)", k),
+			Display: fmt.Sprintf("elementwise_kernel<128, %d, MulFunctor<float>>", k), Category: "elementwise", Stage: "forward",
+			Step: int64(i / 1_000), Ops: []string{"aten::mul"}, Ranges: []string{"forward"}})
+	}
+	for s := int64(0); s*1_000 < int64(n); s++ {
+		start, end := s*1_000*1_250, min((s+1)*1_000, int64(n))*1_250
+		tl.Steps = append(tl.Steps, attrib.TimelineStep{Step: s, StartNs: start, DurNs: end - start})
+		tl.CPU = append(tl.CPU, attrib.TimelineSpan{Kind: tracer.KindRange, StartNs: start, DurNs: end - start, Name: "forward"})
+	}
+	tl.EndNs = int64(n) * 1_250
+	return tl
+}

@@ -1,0 +1,77 @@
+package tui_test
+
+import (
+	"fmt"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tui"
+	"github.com/rlktop/rlktop/views"
+	"github.com/rlktop/rlktop/views/viewstest"
+)
+
+// liveSnapshots returns two snapshots of n kernels as a live session
+// sends them one after the other: new slices each time, the same name
+// strings (the aggregator keeps one copy of each name), and totals that
+// moved enough to swap neighbouring rows.
+func liveSnapshots(n int) [2]*attrib.Snapshot {
+	a := viewstest.Big(n)
+	b := *a
+	b.Kernels = slices.Clone(a.Kernels)
+	for i := 0; i+1 < len(b.Kernels); i += 7 {
+		b.Kernels[i], b.Kernels[i+1] = b.Kernels[i+1], b.Kernels[i]
+		b.Kernels[i].TotalNs, b.Kernels[i+1].TotalNs = b.Kernels[i+1].TotalNs, b.Kernels[i].TotalNs
+	}
+	return [2]*attrib.Snapshot{a, &b}
+}
+
+// BenchmarkFrame is one live tick at 200×50 with each view focused: a new
+// snapshot (and timeline) routed to every view, then a whole frame, at
+// 2k, 20k and 100k kernel rows (timeline ops). The budget is 2 ms at 2k
+// and 16 ms (one frame at 60 Hz) at 100k.
+func BenchmarkFrame(b *testing.B) {
+	for _, n := range []int{2_000, 20_000, 100_000} {
+		snaps := liveSnapshots(n)
+		tl := viewstest.BigTimeline(n)
+		for _, view := range []string{"Kernels", "Timeline", "Categories", "Stages", "Steps", "Findings"} {
+			b.Run(fmt.Sprintf("%s/%dk", view, n/1000), func(b *testing.B) {
+				st := views.DefaultStyles()
+				m := tui.New(tui.Options{Styles: &st, Snapshot: snaps[0], Timeline: tl})
+				m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+				for range 20 {
+					if m.Focused().Title() == view {
+						break
+					}
+					m.Update(key("tab"))
+				}
+				if got := m.Focused().Title(); got != view {
+					b.Fatalf("focused %q, want %q", got, view)
+				}
+				b.ReportAllocs()
+				i := 0
+				cpu0 := cpuTime()
+				for b.Loop() {
+					m.Update(tui.SnapshotMsg{Snapshot: snaps[i%2], Timeline: tl})
+					_ = m.Render()
+					i++
+				}
+				// CPU time (garbage collection included) says more than
+				// wall time on a shared machine.
+				b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+			})
+		}
+	}
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,89 @@
+package views
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/rlktop/rlktop/tracer/attrib"
+)
+
+// namesRows are kernel rows whose names come from the V100 ResNet trace
+// (hta_ns_resolution_v100): the first two share a display name, which
+// DistinctNames tells apart; with one of them gone the other shows its
+// display name.
+func namesRows() []attrib.KernelRow {
+	ew := "at::native::vectorized_elementwise_kernel"
+	return []attrib.KernelRow{
+		{Name: "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)", DisplayName: ew},
+		{Name: "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)", DisplayName: ew},
+		{Name: "volta_sgemm_64x64_nt", DisplayName: "volta_sgemm_64x64_nt"},
+		{Name: "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 128, true, 1>(float, float, float, float, cudnnTensorStruct, float const*, cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float*, float*, float const*, float const*, float)", DisplayName: "cudnn::bn_bw_1C11_kernel_new<float, float, float2, 128, true, 1>"},
+		{Name: "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", DisplayName: "ncclKernel_AllReduce_RING_LL_Sum_float"},
+		{Name: "volta_sgemm_128x64_nt", DisplayName: "volta_sgemm_128x64_nt"},
+	}
+}
+
+// kernelNames across snapshots: reordered rows keep their names without
+// telling them apart again; a set that changed (a name swapped for
+// another, the row count unchanged; a moved row that is another name)
+// shows the new names. The wanted names are DistinctNames of each
+// snapshot's rows, computed afresh.
+func TestKernelNamesAcrossSnapshots(t *testing.T) {
+	base := namesRows()
+	fresh := func(rows []attrib.KernelRow) []string {
+		var n, d []string
+		for _, r := range rows {
+			n, d = append(n, r.Name), append(d, r.DisplayName)
+		}
+		return attrib.DistinctNames(n, d)
+	}
+	check := func(what string, n *kernelNames, rows []attrib.KernelRow) {
+		t.Helper()
+		want := fresh(rows)
+		for i := range rows {
+			if got := n.Shown(i); got != want[i] {
+				t.Errorf("%s: row %d shows %q, want %q", what, i, got, want[i])
+			}
+			if got, w := n.Fitted(i, 20), attrib.FitNames(want, 20)[i]; got != w {
+				t.Errorf("%s: row %d fitted %q, want %q", what, i, got, w)
+			}
+		}
+	}
+	var n kernelNames
+	n.SetRows(base)
+	check("first", &n, base)
+	set := &n.shown[0]
+
+	// Neighbours swapped and the last row moved to the top.
+	moved := slices.Clone(base)
+	moved[0], moved[1] = moved[1], moved[0]
+	moved = append(moved[len(moved)-1:], moved[:len(moved)-1]...)
+	n.SetRows(moved)
+	check("moved", &n, moved)
+	if &n.shown[0] != set {
+		t.Error("reordered rows were told apart again")
+	}
+
+	// One name replaced by a new one, in place and moved.
+	for _, at := range []int{0, 3} {
+		other := slices.Clone(moved)
+		other[at].Name, other[at].DisplayName = "volta_sgemm_128x64_nn", "volta_sgemm_128x64_nn"
+		if at > 0 {
+			other[at], other[at+1] = other[at+1], other[at]
+		}
+		n.SetRows(moved)
+		n.SetRows(other)
+		check("replaced", &n, other)
+	}
+	// One name twice in place of another (same count, another
+	// multiset): the FillFunctor row gone, the add row shows its display
+	// name.
+	dup := slices.Clone(base)
+	dup[1] = dup[2]
+	n.SetRows(base)
+	n.SetRows(dup)
+	check("duplicated", &n, dup)
+	if n.Shown(0) != "at::native::vectorized_elementwise_kernel" {
+		t.Errorf("row 0 shows %q", n.Shown(0))
+	}
+}
