@@ -168,7 +168,10 @@ func elideShared(group []string) map[string]string {
 		}
 		// Start: just after the last '<' or ", " of the shared prefix.
 		p := n[:pre]
-		cut := max(strings.LastIndex(p, "<")+1, strings.LastIndex(p, ", ")+2)
+		cut := strings.LastIndex(p, "<") + 1 // 0 when there is none
+		if c := strings.LastIndex(p, ", "); c >= 0 {
+			cut = max(cut, c+2)
+		}
 		head := ""
 		if cut > len(base) {
 			head = base + "…"

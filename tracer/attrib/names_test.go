@@ -59,3 +59,16 @@ func TestFitNames(t *testing.T) {
 		}
 	}
 }
+
+// TestDistinctNamesEmptyCompact: a kernel whose compacted name is empty
+// ("void ", "") beside another of the same display name gets a name, not
+// a panic (the elision cut one past the end when the shared prefix had no
+// ", ": strings.LastIndex's -1 plus 2).
+func TestDistinctNamesEmptyCompact(t *testing.T) {
+	for _, g := range [][]string{{"void ", "void x"}, {"", "a"}, {"void ", "void  "}} {
+		got := DistinctNames(g, g)
+		if len(got) != len(g) {
+			t.Errorf("%q: %d names", g, len(got))
+		}
+	}
+}
