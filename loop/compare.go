@@ -40,7 +40,7 @@ func Compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
 	if len(o.Arms) < 2 {
 		return nil, fmt.Errorf("%w: %d arm(s); give a flag with two or more values (--flag attention=math,fused) or a preset", ErrCompare, len(o.Arms))
 	}
-	builtin := len(o.Command) == 0
+	builtin := len(o.Command) == 0 && o.Attach == 0
 	r := &runner{o: o, builtin: builtin, t0: time.Now()}
 	r.defaults()
 	if err := r.plan(); err != nil {
@@ -154,7 +154,10 @@ func (r *runner) execute(ctx context.Context, rec *os.File) error {
 	}
 	first := r.arms[segs[0].Arm]
 	src := "compare: built-in RL loop"
-	if !r.builtin {
+	switch {
+	case o.Attach != 0:
+		src = fmt.Sprintf("compare: attached pid %d", o.Attach)
+	case !r.builtin:
 		src = "compare: " + strings.Join(o.Command, " ")
 	}
 	lo := LiveOptions{
@@ -169,8 +172,10 @@ func (r *runner) execute(ctx context.Context, rec *os.File) error {
 		PySampleHz:      o.PySampleHz,
 		Session: session.Options{Rules: o.Rules, Source: src, MaxSteps: 1 << 20,
 			WindowNs: int64(time.Second), WindowMaxEvents: 1 << 12},
-		Stdout:     o.Stdout,
-		StderrCopy: o.Stderr,
+		Stdout:        o.Stdout,
+		StderrCopy:    o.Stderr,
+		Attach:        o.Attach,
+		AttachTimeout: o.AttachTimeout,
 	}
 	if lo.Stdout == nil {
 		lo.Stdout = io.Discard

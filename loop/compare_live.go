@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -35,8 +36,23 @@ func (r liveExec) execute(ctx context.Context, segs []Segment) error {
 	first := true
 	// The first segment starts at the first step the child reports: the
 	// built-in loop numbers from 0, the Python agent from 1 (a boundary
-	// ends a step, so step 0 ends before the first it sees).
-	s0, why, err := r.firstStep(ctx, r.arms[cur.Arm], &pid)
+	// ends a step, so step 0 ends before the first it sees). An attached
+	// process started with none of the arm's flags: it starts at the step
+	// they took effect.
+	var s0 int64
+	var why string
+	var err error
+	if r.o.Attach != 0 {
+		a := r.arms[cur.Arm]
+		keys := append(slices.Sorted(maps.Keys(a.flags)), pyagent.ArmKey)
+		pid, s0, err = r.switchLiveKeys(ctx, a, keys)
+		if err == nil && a.invalid != "" {
+			r.failAll("arm " + a.name + ": " + a.invalid)
+			return nil
+		}
+	} else {
+		s0, why, err = r.firstStep(ctx, r.arms[cur.Arm], &pid)
+	}
 	if err != nil {
 		return err
 	}
@@ -224,6 +240,12 @@ func (r liveExec) switchKeys(a *armRun) []string {
 // at which all of them were in force. A refused value, or a child that is
 // gone, makes a invalid.
 func (r liveExec) switchLive(ctx context.Context, a *armRun) (int32, int64, error) {
+	return r.switchLiveKeys(ctx, a, r.switchKeys(a))
+}
+
+// switchLiveKeys is switchLive setting keys (switchKeys, or all of an
+// arm's flags at attach).
+func (r liveExec) switchLiveKeys(ctx context.Context, a *armRun, keys []string) (int32, int64, error) {
 	lv := r.lv
 	if lv.Sup.Status().State != Running {
 		a.invalid = "stopped early: " + lv.Sup.Status().Describe()
@@ -231,7 +253,6 @@ func (r liveExec) switchLive(ctx context.Context, a *armRun) (int32, int64, erro
 	}
 	st0 := lv.Session.Snapshot()
 	nMarks, nRef := len(st0.Marks), len(st0.Refusals)
-	keys := r.switchKeys(a)
 	kv := make([]wire.KV, 0, len(keys))
 	for _, k := range keys {
 		v := a.flags[k]

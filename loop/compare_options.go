@@ -74,6 +74,13 @@ type CompareOptions struct {
 	OnStep func(StepLabel)
 	// TempDir holds the temporary recording ("" = os.TempDir()).
 	TempDir string
+	// Attach, when set, compares inside the running Python process with
+	// that pid (StartAttach) instead of launching Command: every varying
+	// flag must be one the agent switches live, the first arm's flags are
+	// sent at attach, and the end detaches (the flags go back to what they
+	// were). AttachTimeout bounds attaching (0: DefaultAttachTimeout).
+	Attach        int
+	AttachTimeout time.Duration
 }
 
 type armRun struct {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rlktop/rlktop/loop/demo"
@@ -70,6 +71,17 @@ func (r *runner) plan() error {
 		}
 	}
 	r.agent = r.live && !r.builtin
+	if o.Attach != 0 {
+		switch {
+		case o.Restart:
+			return fmt.Errorf("%w: --attach compares inside the running process; --restart would restart it, which rlktop does not do to a process it attached to", ErrCompare)
+		case o.NoAgent:
+			return fmt.Errorf("%w: --attach needs the Python agent (--no-agent turns it off)", ErrCompare)
+		case !r.live:
+			return fmt.Errorf("%w: --attach switches flags inside the running process: %s are not flags the Python agent sets (built-in: %s; or one the script declares with rlktop.flag); an environment variable needs a restart: launch the job under rlktop compare -- CMD",
+				ErrCompare, strings.Join(r.vary, ", "), strings.Join(pyagent.Flags.Names(), ", "))
+		}
+	}
 	for _, a := range o.Arms {
 		ar := &armRun{name: a.Name, flags: maps.Clone(a.Flags), want: o.Steps}
 		if ar.flags == nil {

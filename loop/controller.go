@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,6 +112,11 @@ func (c *Controller) StopRecording() (session.RecordingInfo, error) {
 // command is compared as `rlktop compare -- CMD` would (live agent
 // switches, else restarts with the arm's environment).
 func (c *Controller) Compare(ctx context.Context, key string, values []string, progress func(string), onStep func(StepLabel)) (*CompareResult, error) {
+	if c.opts.Attach != 0 {
+		// This comparison stops and restarts the child; an attached process
+		// is compared in place by compare --attach instead.
+		return nil, fmt.Errorf("comparing inside the TUI restarts the process, which rlktop does not do to one it attached to: quit (q detaches) and run `rlktop compare --attach %d --flag %s=%s`", c.opts.Attach, key, strings.Join(values, ","))
+	}
 	specs := []FlagSpec{{Key: key, Values: values}}
 	inForce := c.live.Flags()
 	fixed := maps.Clone(c.opts.Flags)

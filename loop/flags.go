@@ -16,7 +16,9 @@ import (
 // restarting it). The flags panel (PanelFlags), Live.SetFlag's choice
 // between a live switch and a restart and a comparison's plan derive from
 // it.
-func FlagTableOf(o LiveOptions) flagtab.Table { return flagTable(len(o.Command) == 0, o.NoAgent) }
+func FlagTableOf(o LiveOptions) flagtab.Table {
+	return flagTable(len(o.Command) == 0 && o.Attach == 0, o.NoAgent)
+}
 
 func flagTable(builtin, noAgent bool) flagtab.Table {
 	switch {

@@ -85,6 +85,11 @@ type LiveOptions struct {
 	// Stdout receives the child's stdout; StderrCopy a copy of its stderr
 	// (nil: kept only as the tail the TUI shows).
 	Stdout, StderrCopy io.Writer
+	// Attach, when set, is the pid of a running Python process to attach
+	// to instead of launching anything (StartAttach; Command stays empty);
+	// AttachTimeout bounds attaching (0: DefaultAttachTimeout).
+	Attach        int
+	AttachTimeout time.Duration
 }
 
 // Live is a running traced child and the session receiving its frames.
@@ -105,6 +110,7 @@ type Live struct {
 
 	tel telemetry
 	rec *runrecord.Record // nil without LiveOptions.RunRecord
+	att *attachment       // attached to a running process (StartAttach); nil when launched
 }
 
 // StartLive starts the session's listener, opens telemetry (gpu.Open),
@@ -114,6 +120,9 @@ type Live struct {
 // file); a non-nil one with an error means the child did not start (the
 // session stays open so the TUI can show the failure).
 func StartLive(o LiveOptions) (*Live, error) {
+	if o.Attach != 0 {
+		return StartAttach(context.Background(), o)
+	}
 	s := session.New(o.Session)
 	addr, err := s.Listen()
 	if err != nil {
@@ -456,6 +465,12 @@ func (l *Live) SetFlag(key, value string) (uint64, error) {
 // live (FlagTableOf; a Python agent also takes the flags the script
 // declared), else restarts it with the new settings.
 func (l *Live) setFlag(key, value string) (uint64, error) {
+	if l.att != nil {
+		if af := agentFlags(l.Session.Snapshot()); af != nil && pyagent.IsLive(key, af) {
+			return l.Session.Control(key, value)
+		}
+		return 0, fmt.Errorf("%s: %w", key, ErrAttachedRestart)
+	}
 	if l.Sup.Status().State == Running {
 		if l.Builtin && FlagTableOf(l.opts).IsLive(key) {
 			return l.Session.Control(key, value)
@@ -473,6 +488,9 @@ func (l *Live) setFlag(key, value string) (uint64, error) {
 // steps are keyed by number); a recording in progress goes on, and the
 // old child's frames still in flight (up to 1 s) land before the reset.
 func (l *Live) Restart() error {
+	if l.att != nil {
+		return ErrAttachedRestart
+	}
 	l.mu.Lock()
 	spec, err := l.spec()
 	l.mu.Unlock()
@@ -557,9 +575,14 @@ func ExitStatus(st Status) int {
 // first (the built-in loop and the Python agent finish their step and
 // exit) and given up to ask, or until ctx ends, to do so; then its process
 // group gets SIGTERM and, grace later, SIGKILL. No-op when the child is
-// not running.
+// not running. A process rlktop attached to is not ended: its agent
+// detaches (Supervisor.Stop) and it runs on.
 func (l *Live) StopChild(ctx context.Context, ask, grace time.Duration) {
 	if l.Sup.Status().State != Running {
+		return
+	}
+	if l.att != nil {
+		l.Sup.Stop(ask + grace)
 		return
 	}
 	if _, err := l.Session.StopChildren(); err == nil {
@@ -589,6 +612,9 @@ func (l *Live) Close() error {
 		l.Finish(ExitStatus(l.Sup.Status()))
 	}
 	l.tel.close()
+	if l.att != nil {
+		os.RemoveAll(l.att.folder)
+	}
 	return l.Session.Close()
 }
 

@@ -47,6 +47,10 @@ type Supervisor struct {
 	// processes it left (leftovers_linux.go); ended lists those Stop ended.
 	mark  string
 	ended []Leftover
+	// attached, set for a process rlktop attached to (StartAttach), is how
+	// Stop detaches from it: such a process is not rlktop's child and is
+	// never signalled.
+	attached func(grace time.Duration)
 	// Exits receives the final Status each time the child ends (buffered;
 	// a slow reader loses old notifications, never blocks the supervisor).
 	Exits chan Status
@@ -78,6 +82,9 @@ func (s *Supervisor) SetSpec(spec Spec) {
 func (s *Supervisor) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.attached != nil {
+		return ErrAttachedRestart
+	}
 	if s.status.State == Running {
 		return errors.New("child already running")
 	}
@@ -175,12 +182,18 @@ func (s *Supervisor) Status() Status {
 // later, SIGKILL, and Stop waits for them; Ended lists them. Only
 // processes this supervisor launched, and their descendants, carry the
 // mark: a process rlktop attached to is never signalled.
+// Stop detaches from it (within grace) and it runs on.
 func (s *Supervisor) Stop(grace time.Duration) {
 	s.mu.Lock()
 	mark := s.mark
 	if s.status.State != Running {
 		s.mu.Unlock()
 		s.endLeftovers(mark, grace)
+		return
+	}
+	if detach := s.attached; detach != nil {
+		s.mu.Unlock()
+		detach(grace)
 		return
 	}
 	s.stopping = true

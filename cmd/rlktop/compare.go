@@ -27,27 +27,29 @@ const exitInvalidArm = 3
 const exitGate = 4
 
 type compareFlags struct {
-	pySampleHz  float64 // --py-sample-hz
-	flags       []string
-	preset      string
-	presetsPath string
-	steps       int
-	warmup      int
-	block       int
-	noNoise     bool
-	restart     bool
-	gate        attrib.Gate // --fail-if-slower / --fail-if-faster (negative: off)
-	format      string
-	by          string
-	top         int
-	seed        uint64
-	rulesPath   string
-	torchRanges bool
-	noProfMem   bool // --no-profile-memory
-	untraced    bool
-	tracer      string
-	noAgent     bool
-	verbose     bool
+	pySampleHz    float64 // --py-sample-hz
+	flags         []string
+	preset        string
+	presetsPath   string
+	steps         int
+	warmup        int
+	block         int
+	noNoise       bool
+	restart       bool
+	gate          attrib.Gate // --fail-if-slower / --fail-if-faster (negative: off)
+	format        string
+	by            string
+	top           int
+	seed          uint64
+	rulesPath     string
+	torchRanges   bool
+	noProfMem     bool // --no-profile-memory
+	untraced      bool
+	tracer        string
+	noAgent       bool
+	verbose       bool
+	attach        int           // --attach PID: compare inside a running process
+	attachTimeout time.Duration // --timeout with --attach
 	// --suggest (issue 18): profile, find, compare each finding's flag.
 	suggest      bool
 	findingsPath string
@@ -140,6 +142,8 @@ Times are integer ns.`,
 	f.BoolVar(&cf.suggest, "suggest", false, "profile, list the findings, and compare every finding's suggested flag with the current value (one table)")
 	f.StringVar(&cf.findingsPath, "findings", "", "with --suggest: TOML file of findings rules layered on the built-in ones (tracer/attrib/findings.toml)")
 	f.IntVar(&cf.profileSteps, "profile-steps", 8, "with --suggest: steps of the profile run the findings come from")
+	f.IntVar(&cf.attach, "attach", 0, "PID: compare inside this running Python process (rlktop attach) instead of launching a command; the agent's flags switch live and go back at the end")
+	f.DurationVar(&cf.attachTimeout, "timeout", loop.DefaultAttachTimeout, "with --attach: the longest wait for the process to reach Python code and its agent to connect")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -203,10 +207,16 @@ func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
 	default:
 		return fmt.Errorf("unknown --format %q (use table, json or md)", cf.format)
 	}
+	if cf.attach != 0 && (len(command) > 0 || cf.suggest) {
+		return fmt.Errorf("compare --attach %d compares inside that running process: give no command (and no --suggest)", cf.attach)
+	}
+	if cf.attach < 0 {
+		return fmt.Errorf("--attach %d: want the pid of a running Python process", cf.attach)
+	}
 	if cf.suggest {
 		return runSuggest(cmd.OutOrStdout(), cmd.ErrOrStderr(), cf, command)
 	}
-	arms, err := compareArms(cf, len(command) == 0)
+	arms, err := compareArms(cf, len(command) == 0 && cf.attach == 0)
 	if err != nil {
 		return err
 	}
@@ -219,6 +229,7 @@ func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
 		Arms: arms, Command: command, Steps: cf.steps, Warmup: cf.warmup, Block: cf.block,
 		Noise: !cf.noNoise, Seed: cf.seed, Rules: rules, TorchRanges: cf.torchRanges, Untraced: cf.untraced, Tracer: tracer, NoAgent: cf.noAgent, Restart: cf.restart, NoProfileMemory: cf.noProfMem, PySampleHz: pySampleOption(cf.pySampleHz),
 		Stdout: stderr, // a command's stdout must not mix with the report
+		Attach: cf.attach, AttachTimeout: cf.attachTimeout,
 	}
 	if cf.verbose {
 		o.Stderr = stderr

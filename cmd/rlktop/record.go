@@ -13,6 +13,7 @@ import (
 
 	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
@@ -22,6 +23,8 @@ type recordFlags struct {
 	out     string
 	steps   int64
 	seconds float64
+	attach  int           // --attach PID: record a running process
+	timeout time.Duration // --timeout with --attach
 }
 
 func init() {
@@ -54,6 +57,8 @@ A command's non-zero exit status becomes rlktop's.`,
 	f.StringVarP(&rc.out, "output", "o", "", "recording file to write (e.g. run.rlk)")
 	f.Int64Var(&rc.steps, "steps", 0, "stop after this many steps (0: no step limit)")
 	f.Float64Var(&rc.seconds, "seconds", 0, "stop after this many seconds (0: no time limit)")
+	f.IntVar(&rc.attach, "attach", 0, "PID: record this running Python process (rlktop attach) instead of launching a command; detaches at the end")
+	f.DurationVar(&rc.timeout, "timeout", loop.DefaultAttachTimeout, "with --attach: the longest wait for the process to reach Python code and its agent to connect")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -71,12 +76,22 @@ func runRecord(stdout, stderr io.Writer, rf *runFlags, rc *recordFlags, command 
 	if rc.steps > 0 && rc.seconds > 0 {
 		return fmt.Errorf("record: give --steps or --seconds, not both")
 	}
-	o, err := rf.liveOptions(command)
+	var o loop.LiveOptions
+	var err error
+	if rc.attach != 0 {
+		if len(command) > 0 || len(rf.flags) > 0 {
+			return fmt.Errorf("record --attach %d records that running process: give no command and no --flag", rc.attach)
+		}
+		o, err = attachOptions(rf, rc.attach, rc.timeout)
+		o.RunRecord = &runrecord.Options{Fingerprint: rf.fingerprint}
+	} else {
+		o, err = rf.liveOptions(command)
+	}
 	if err != nil {
 		return err
 	}
 	o.RecordPath = rc.out
-	if len(command) == 0 {
+	if len(command) == 0 && rc.attach == 0 {
 		o.Steps = rc.steps // the built-in loop stops itself after them
 	} else {
 		o.Stdout = stderr
@@ -152,6 +167,9 @@ wait:
 		return startErr
 	case interrupted:
 		return fmt.Errorf("interrupted (the recording is complete up to now)")
+	}
+	if rc.attach != 0 {
+		return nil // detached (or the process exited by itself): no status of ours
 	}
 	if len(command) == 0 {
 		if err := loop.ChildError(exit); err != nil && exit.State == loop.Exited {

@@ -196,7 +196,8 @@ func runLive(cmd *cobra.Command, rf *runFlags, command []string) error {
 func runHeadless(stdout, stderr io.Writer, rf *runFlags, o loop.LiveOptions) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if len(o.Command) == 0 {
+	builtin := len(o.Command) == 0 && o.Attach == 0
+	if builtin {
 		o.Steps = rf.steps
 	} else {
 		o.Stdout = stderr
@@ -244,10 +245,11 @@ wait:
 	case interrupted:
 		live.Sup.Stop(3 * time.Second) // the child's last frames arrive as it ends
 		live.Session.Wait(time.Second)
-	case len(o.Command) > 0 && live.Sup.Status().State == loop.Running:
+	case !builtin && live.Sup.Status().State == loop.Running:
 		// The command ran its --steps: end it now (asking its Python agent
 		// first, which ends it as Ctrl-C would), so that the report holds
-		// those steps and not what it ran while rlktop waited.
+		// those steps and not what it ran while rlktop waited. An attached
+		// process is not ended: its agent detaches.
 		if live.AgentConnected() {
 			live.StopChild(context.Background(), 2*time.Second, 3*time.Second)
 		} else {
@@ -260,10 +262,13 @@ wait:
 	}
 	st := live.Session.Snapshot()
 	exit := live.Sup.Status()
-	if err := writeRunReport(stdout, st, live.FlagsIn(st), rf, len(o.Command) > 0); err != nil {
+	if err := writeRunReport(stdout, st, live.FlagsIn(st), rf, !builtin); err != nil {
 		return err
 	}
 	warnConnErrors(stderr, st)
+	if o.Attach != 0 {
+		return attachEnd(stderr, o.Attach, exit, st, interrupted)
+	}
 	if len(o.Command) > 0 && !interrupted && !stoppedByUs {
 		if line := childEndLine(o.Command, exit, st.StepsPerRank()); line != "" {
 			fmt.Fprintln(stderr, "rlktop:", line)
@@ -272,7 +277,7 @@ wait:
 	if interrupted {
 		return fmt.Errorf("interrupted: the report above holds the %d steps%s received before the signal", st.StepsPerRank(), perRank(st))
 	}
-	if len(o.Command) == 0 {
+	if builtin {
 		if err := loop.ChildError(exit); err != nil {
 			return err
 		}

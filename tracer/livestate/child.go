@@ -46,6 +46,9 @@ type Status struct {
 	// files while it runs ("" once it exited: the directory is removed).
 	// If rlktop dies, the directory stays and the child writes on there.
 	OutputDir string
+	// Attached is set for a process rlktop attached to (rlktop attach):
+	// not its child, so its exit status is unknown to rlktop.
+	Attached bool
 }
 
 // Describe is a one-line human summary ("running (pid 123)", "exited with
@@ -56,6 +59,8 @@ func (s Status) Describe() string {
 		return fmt.Sprintf("running (pid %d)", s.PID)
 	case Exited, Stopped:
 		switch {
+		case s.Attached:
+			return "exited (rlktop attached to it and did not start it: its exit status is its parent's)"
 		case s.Err != "":
 			return "failed to start: " + s.Err
 		case s.Signal != "":

@@ -310,6 +310,14 @@ func (s *Session) StopChildren() (uint64, error) {
 	return s.send(wire.Control{Op: wire.ControlStop, Step: -1})
 }
 
+// DetachChildren asks every connected Python agent to leave its process
+// (wire.ControlDetach: rlktop attach's agents undo what they installed
+// and close their connection; the processes run on). Wait then sees the
+// connections end.
+func (s *Session) DetachChildren() (uint64, error) {
+	return s.send(wire.Control{Op: wire.ControlDetach, Step: -1})
+}
+
 func (s *Session) send(ct wire.Control) (uint64, error) {
 	seqs, err := s.sendAll([]wire.Control{ct})
 	return seqs[0], err
@@ -338,6 +346,7 @@ func (s *Session) sendAll(cts []wire.Control) ([]uint64, error) {
 		s.sent[s.seq] = cts[i]
 	}
 	set := cts[0].Op == wire.ControlSet
+	detach := cts[0].Op == wire.ControlDetach
 	type target struct {
 		c   *conn
 		pid int64
@@ -350,6 +359,10 @@ func (s *Session) sendAll(cts []wire.Control) ([]uint64, error) {
 		// The injected GPU tracers cannot set flags inside a program (the
 		// process's Python agent, or gotrace in the built-in loop, does).
 		if set && (c.info.Hello.Source == "cupti" || c.info.Hello.Source == "rocprof") {
+			continue
+		}
+		// Only the Python agent detaches; the others know no such op.
+		if detach && c.info.Hello.Source != "pyagent" {
 			continue
 		}
 		targets = append(targets, target{c, c.info.Hello.PID})

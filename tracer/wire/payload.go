@@ -28,6 +28,7 @@ const (
 	ControlResume = msg.ControlResume
 	ControlStop   = msg.ControlStop
 	ControlAck    = msg.ControlAck
+	ControlDetach = msg.ControlDetach
 )
 
 // TraceFile announces a trace file the sender wrote (wire minor 1): the

@@ -405,7 +405,7 @@ func (f *Frame) Control() (Control, error) {
 	c.Tracing = d.byte("state")&1 != 0
 	c.Step = d.varint("step")
 	c.Err = d.str("err")
-	if d.err == nil && (c.Op < ControlSet || c.Op > ControlAck) {
+	if d.err == nil && (c.Op < ControlSet || c.Op > ControlDetach) {
 		d.fail("op", fmt.Sprintf("unknown control op %d", c.Op))
 	}
 	return c, d.err

@@ -8,7 +8,6 @@
 # ranges (rlktop/_ranges.py). Without either it does nothing. An existing sitecustomize later
 # on sys.path is still imported (chained). Errors are warnings, never
 # exceptions in the user's program.
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
@@ -31,39 +30,6 @@ def _chain_next_sitecustomize():
             except Exception as e:
                 sys.stderr.write("rlktop: the original sitecustomize failed: %r\n" % (e,))
             return
-
-
-class _AfterTorch(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Calls each hook with the torch module right after `import torch`
-    finished (torch.nn and torch.cuda are bound by then)."""
-
-    def __init__(self, hooks):
-        self.hooks = hooks
-
-    def find_spec(self, fullname, path, target=None):
-        if fullname != "torch":
-            return None
-        sys.meta_path.remove(self)
-        try:
-            spec = importlib.util.find_spec(fullname)
-        finally:
-            sys.meta_path.insert(0, self)
-        if spec is None or spec.loader is None:
-            return None
-        self._loader = spec.loader
-        spec.loader = self
-        return spec
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        try:
-            sys.meta_path.remove(self)
-        except ValueError:
-            pass
-        self._loader.exec_module(module)
-        _run(self.hooks, module)
 
 
 def _run(hooks, torch):
@@ -101,6 +67,8 @@ if _h:
     if "torch" in sys.modules:
         _run(_h, sys.modules["torch"])
     else:
-        sys.meta_path.insert(0, _AfterTorch(_h))
+        from rlktop._after_torch import AfterTorch
+
+        sys.meta_path.insert(0, AfterTorch(lambda torch: _run(_h, torch)))
 
 _chain_next_sitecustomize()

@@ -44,6 +44,9 @@ const (
 	ControlResume ControlOp = 3 // resume tracing
 	ControlStop   ControlOp = 4 // stop the loop cleanly
 	ControlAck    ControlOp = 5 // child → rlktop: Seq applied (or refused: Err); Flags in force
+	// ControlDetach asks an attached Python agent (rlktop attach) to leave
+	// the process: undo what it installed, say bye, close; the process runs on.
+	ControlDetach ControlOp = 6
 )
 
 func (o ControlOp) String() string {
@@ -58,6 +61,8 @@ func (o ControlOp) String() string {
 		return "stop"
 	case ControlAck:
 		return "ack"
+	case ControlDetach:
+		return "detach"
 	}
 	return "op?"
 }

@@ -63,7 +63,7 @@ def _rank_world():
 
 
 class Agent:
-    def __init__(self, addr):
+    def __init__(self, addr, kineto=None):
         self.addr = addr
         self.pid = os.getpid()
         self.dead = False
@@ -89,7 +89,7 @@ class Agent:
         self.values = {}  # every flag in force, as str
         self.tracing = True
         self.window = None  # the running torch.profiler window
-        self.kineto_every, self.kineto_len = _kineto_schedule()
+        self.kineto_every, self.kineto_len = kineto or _kineto_schedule()
         self.probes = {}  # name -> fn, evaluated around every flag switch
         self.last_window = None  # the newest exported window file
         self.stop_requested = False  # rlktop asked the program to end
@@ -104,6 +104,21 @@ class Agent:
         self.warned = 0
         self.sampler = None  # the Python stack sampler (_sampler.py), or None
         self.step_ident = threading.main_thread().ident  # the thread that ends steps
+        # Attached to a running process (rlktop attach, _attach.py): rlktop
+        # going away, or its DETACH, makes the agent leave (detach()).
+        self.attached = False
+        # (what, fn): each thing the agent installed or started registers
+        # how to undo it (on_stop); detach() calls them newest first.
+        self.stops = []
+        self.detaching = None  # why the agent was asked to leave
+        self.detached = False
+        self.closing = False  # the sender sends what is queued, then closes
+        self.sender_gone = False  # the sender thread ended (its connection failed)
+        self.conn_closed = False
+        self.window_parent = None  # where window folders go (None: the temp dir)
+        self.window_cuda = False  # windows record CUDA activity where CUDA is initialised
+        self.window_first = 2  # the step the first torch.profiler window starts at
+        self.after_close = None  # called once the connection is closed
 
     # ---- start ----
     def start(self, user_flags):
@@ -127,6 +142,9 @@ class Agent:
         except Exception as e:
             _warn("no Python sampler (%r)" % (e,))
         atexit.register(self.close)
+        self.on_stop("atexit", lambda: atexit.unregister(self.close))
+        if self.attached:
+            return  # a fork hook cannot be removed; boundary() checks the pid instead
         try:
             os.register_at_fork(after_in_child=self._forked)
         except Exception:
@@ -251,7 +269,9 @@ class Agent:
             pass
         for k in _flags.BUILTIN:
             self.values.setdefault(k, _flags.current(torch, k))
-        _flags.watch_compile(torch, self._compile_used)
+        undo = _flags.watch_compile(torch, self._compile_used)
+        if undo is not None:
+            self.on_stop("torch.compile watch", undo)
         self._watch_loader()
         if self.sampler is not None:
             try:
@@ -261,7 +281,8 @@ class Agent:
         try:
             from torch.optim.optimizer import register_optimizer_step_post_hook
 
-            register_optimizer_step_post_hook(self._opt_stepped)
+            handle = register_optimizer_step_post_hook(self._opt_stepped)
+            self.on_stop("optimizer step hook", lambda: _quiet_hook(handle))
         except Exception as e:
             _warn("no optimizer step hook (%r): steps come only from rlktop.step()" % (e,))
         # ProfilerStep#N: a script that drives its own torch.profiler with
@@ -282,6 +303,7 @@ class Agent:
 
             step.__wrapped__ = orig_step
             tprof.profile.step = step
+            self.on_stop("torch.profiler step hook", lambda: _unpatch(tprof.profile, "step", step, orig_step))
         except Exception as e:
             _warn("no torch.profiler step hook (%r)" % (e,))
         # Start flags take effect at once (before the first step).
@@ -317,6 +339,11 @@ class Agent:
 
     def boundary(self):
         """A step ends now (the first call only starts the clock)."""
+        if self.detaching is not None and not self.detached:
+            self.detach()  # at a step boundary: the profiler stops on its own thread
+            return
+        if self.attached and os.getpid() != self.pid:
+            self.dead = True  # a forked child (no fork hook when attached)
         if self.dead:
             if self.window is not None:
                 # rlktop went away during a torch.profiler window: stop the
@@ -384,6 +411,7 @@ class Agent:
             __next__._rlktop_watch = True
             __next__.__wrapped__ = orig
             cls.__next__ = __next__
+            self.on_stop("DataLoader wait measure", lambda: _unpatch(cls, "__next__", __next__, orig))
         except Exception as e:
             _warn("no DataLoader wait measure (%r)" % (e,))
 
@@ -527,9 +555,9 @@ class Agent:
             path = None
             try:
                 if self.tmpdir is None:
-                    # Inside rlktop's own folder when it gives one, which it
-                    # removes however this process ends (os._exit too).
-                    self.tmpdir = tempfile.mkdtemp(prefix="rlktop-kineto-", dir=os.environ.get("RLKTOP_KINETO_DIR") or None)
+                    # Inside the attach folder, or rlktop's own folder when it gives
+                    # one, which it removes however this process ends (os._exit too).
+                    self.tmpdir = tempfile.mkdtemp(prefix="rlktop-kineto-", dir=self.window_parent or os.environ.get("RLKTOP_KINETO_DIR") or None)
                 path = os.path.join(self.tmpdir, "window-%d.json" % first)
                 prof.export_chrome_trace(path)
             except Exception as e:
@@ -546,8 +574,9 @@ class Agent:
                 self.cond.notify()
             return
         # Windows start at step 2, 12, 22…: step 1, the first measured, carries
-        # one-time costs (first allocations, warm-up).
-        if not self.tracing or n % self.kineto_every != 2 % self.kineto_every:
+        # one-time costs (first allocations, warm-up). Attached to a process
+        # in its stride (window_first 1), at step 1, 11, 21…
+        if not self.tracing or n % self.kineto_every != self.window_first % self.kineto_every:
             return
         if self.last_window and os.path.exists(self.last_window):
             # rlktop has not taken the previous window yet (stopped, or
@@ -557,6 +586,14 @@ class Agent:
         from torch.profiler import ProfilerActivity, profile
 
         acts = [ProfilerActivity.CPU]
+        if self.window_cuda:
+            # Attached, with no GPU tracer of rlktop's in the process: where
+            # CUDA is initialised the window brings CUPTI's kernels (Kineto).
+            try:
+                if torch.cuda.is_initialized():
+                    acts.append(ProfilerActivity.CUDA)
+            except Exception:
+                pass
         # Shapes give rlktop the FLOPs and bytes of each operator;
         # RLKTOP_KINETO_SHAPES=0 turns them off (they cost each operator
         # call a few µs of bookkeeping inside the window). profile_memory:
@@ -582,6 +619,7 @@ class Agent:
                         self.state_dirty = False
                         frames.append(_wire.control_ack(0, dict(self.values), self.tracing, -1, ""))
                     dropped, batches = self.dropped, self.dropped_batches
+                    closing = self.closing
                 buf = bytearray()
                 if q:
                     new = []
@@ -612,20 +650,37 @@ class Agent:
                     self.sent_drops = dropped
                 if buf:
                     self.sock.sendall(buf)
+                if closing:
+                    self._close_conn(True)
+                    return
                 if self.dead:
                     return
         except Exception as e:
-            if not self.dead:
+            if self.attached:
+                self.request_detach("connection to rlktop lost: %r" % (e,))
+            elif not self.dead:
                 _warn("connection to rlktop lost (%r); the program goes on untraced" % (e,))
             self.dead = True
+        finally:
+            # Whichever of the sender and detach() comes last closes.
+            with self.lock:
+                self.sender_gone = True
+                closing = self.closing
+            if closing:
+                self._close_conn(False)
 
     def _receiver(self):
         r = _wire.Reader()
         try:
             while True:
-                data = self.sock.recv(65536)
+                try:
+                    data = self.sock.recv(65536)
+                except socket.timeout:  # attached: the socket has a send timeout
+                    if self.detaching is not None:
+                        break
+                    continue
                 if not data:
-                    return
+                    break
                 sets = []
                 for ftype, p in r.feed(data):
                     if ftype != _wire.T_CONTROL:
@@ -642,12 +697,105 @@ class Agent:
                         # traceback); rlktop signals it if none comes.
                         self.stop_requested = True
                         self._send_ack(seq, self.step_n, "")
+                    elif op == _wire.OP_DETACH:
+                        self._send_ack(seq, self.step_n, "")
+                        self.request_detach("rlktop detached")
                 if sets:
                     # Keys written together (one switch) join pending together.
                     with self.lock:
                         self.pending.extend(sets)
+                if self.detaching is not None:
+                    break
         except Exception:
             pass
+        if self.attached:
+            # rlktop detached, or went away (killed, its connection closed):
+            # leave at the next step boundary, or from here if none comes.
+            self.request_detach("rlktop went away")
+            deadline = time.time() + DETACH_WAIT
+            while not self.detached and time.time() < deadline:
+                time.sleep(0.02)
+            self.detach()
+
+    # ---- detach (an attached agent leaves the process as it found it) ----
+    def on_stop(self, what, fn):
+        """Registers fn (no arguments), which undoes one thing the agent
+        installed or started: a hook, a patched function, a thread, a file.
+        detach() calls them newest first; registered after detach(), fn runs
+        at once."""
+        with self.lock:
+            if not self.detached:
+                self.stops.append((what, fn))
+                return
+        _undo(what, fn)
+
+    def request_detach(self, why):
+        """Asks the agent to leave (any thread): the training thread does it
+        at its next step boundary, else the receiver thread after
+        DETACH_WAIT seconds."""
+        if self.detaching is None:
+            self.detaching = why
+        with self.lock:
+            self.cond.notify()
+
+    def detach(self):
+        """Leaves: the torch.profiler window stopped, every registered stop
+        run (newest first), then the sender sends what is queued and a bye
+        and closes the connection, which ends both threads. Runs once."""
+        with self.lock:
+            if self.detached:
+                return
+            self.detached = True
+            stops, self.stops = self.stops, []
+        if self.window is not None:
+            prof, self.window = self.window[0], None
+            try:
+                prof.__exit__(None, None, None)
+            except Exception as e:
+                _warn("stopping torch.profiler: %r" % (e,))
+        for what, fn in reversed(stops):
+            _undo(what, fn)
+        # The Python sampler (_sampler.py, where this agent has one) and its
+        # record_function hook, by name: both stops are idempotent, so this
+        # holds whether or not the sampler registered them with on_stop.
+        sm = getattr(self, "sampler", None)
+        if sm is not None:
+            _undo("python sampler", sm.stop)
+            mod = sys.modules.get(__package__ + "._sampler")
+            if mod is not None and self.torch is not None and hasattr(mod, "unwatch_ranges"):
+                _undo("record_function ranges", lambda: mod.unwatch_ranges(self.torch))
+        with self.lock:
+            self.out.append(_wire.bye("detached", -1))
+            self.closing = True
+            self.cond.notify()
+            gone = self.sender_gone
+        self.dead = True
+        if gone:
+            self._close_conn(False)
+
+    def _close_conn(self, wait):
+        """The last act once detached (the sender's, or detach()'s when the
+        sender ended on a failed connection): with wait, waits (at most 2 s)
+        for rlktop to take the last torch.profiler window; removes the window
+        folder; closes the connection (the receiver's recv returns). Once."""
+        with self.lock:
+            if self.conn_closed:
+                return
+            self.conn_closed = True
+        deadline = time.time() + 2.0
+        while wait and self.last_window and os.path.exists(self.last_window) and time.time() < deadline:
+            time.sleep(0.02)
+        if self.tmpdir:
+            import shutil
+
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
+        if self.after_close is not None:
+            _undo("files", self.after_close)
 
     def close(self):
         if os.getpid() != self.pid or self.closed:
@@ -655,6 +803,14 @@ class Agent:
         self.closed = True
         if self.sampler is not None and self.dead:
             self.sampler.stop()
+        if self.attached:
+            # The program ends while attached: leave (files removed), and
+            # give the sender a moment to say so.
+            self.detach()
+            deadline = time.time() + 1.0
+            while self.sock.fileno() >= 0 and time.time() < deadline:
+                time.sleep(0.01)
+            return
         if self.dead:
             # rlktop is gone: nobody will import (and remove) a window left.
             if self.tmpdir:
@@ -687,6 +843,48 @@ class Agent:
         except Exception:
             pass
         self.dead = True
+
+
+# Seconds an attached agent asked to leave waits for a step boundary before
+# it leaves from its receiver thread.
+DETACH_WAIT = 2.0
+
+
+def _undo(what, fn):
+    try:
+        fn()
+    except Exception as e:
+        _warn("detach: undoing %s failed: %r" % (what, e))
+
+
+def _quiet_hook(handle):
+    """Undoes a torch hook (a RemovableHandle's entry) without changing the
+    size of its table, which torch may be iterating: Optimizer.step calls
+    the global post hooks in a loop over that table, and detach() usually
+    runs inside the loop (a step boundary is the agent's post hook), where
+    removing an entry raises RuntimeError in the program once a hook comes
+    after it. The entry becomes a function that does nothing and removes
+    itself when called as the last entry of an OrderedDict (whose iterator
+    then ends without a check; torch's tables are OrderedDicts) — at the
+    next step when no hook was registered after the agent's."""
+    hooks = handle.hooks_dict_ref()
+    key = handle.id
+    if hooks is None or key not in hooks:
+        return
+
+    def gone(*args, **kwargs):
+        d = handle.hooks_dict_ref()
+        if isinstance(d, collections.OrderedDict) and d.get(key) is gone and next(reversed(d), None) == key:
+            del d[key]
+
+    hooks[key] = gone
+
+
+def _unpatch(owner, name, ours, orig):
+    """Puts orig back as owner.name if ours is still there (a later patch by
+    someone else is left alone)."""
+    if owner.__dict__.get(name) is ours:
+        setattr(owner, name, orig)
 
 
 _INT_VIEW = {"torch.float32": "int32", "torch.float16": "int16", "torch.bfloat16": "int16", "torch.float64": "int64"}

@@ -35,10 +35,12 @@ _compile_used = False
 
 def watch_compile(torch, on_first_use):
     """Wraps torch.compile so that its first call marks compile as used and
-    calls on_first_use() (the agent reports the flag's value then)."""
+    calls on_first_use() (the agent reports the flag's value then). Returns
+    a function that puts torch.compile back (None when nothing was
+    wrapped)."""
     orig = getattr(torch, "compile", None)
     if orig is None or getattr(orig, "_rlktop_watch", False):
-        return
+        return None
 
     def compile(*args, **kwargs):
         global _compile_used
@@ -55,6 +57,12 @@ def watch_compile(torch, on_first_use):
     compile.__wrapped__ = orig
     compile.__doc__ = getattr(orig, "__doc__", None)
     torch.compile = compile
+
+    def undo():
+        if torch.__dict__.get("compile") is compile:
+            torch.compile = orig
+
+    return undo
 
 
 def _onoff(v):
@@ -120,3 +128,57 @@ def apply(torch, k, v):
     except Exception as e:
         return "setting %s=%s failed: %r" % (k, v, e)
     return ""
+
+
+def snapshot(torch):
+    """The torch settings the built-in flags change, as they are now (raw
+    values, so that a state no flag value names, such as sdpa "custom",
+    comes back exactly); restore() puts them back."""
+    b = torch.backends
+    snap = {}
+    for k, get in (
+        ("sdp", lambda: (b.cuda.math_sdp_enabled(), b.cuda.flash_sdp_enabled(), b.cuda.mem_efficient_sdp_enabled(),
+                         b.cuda.cudnn_sdp_enabled() if hasattr(b.cuda, "cudnn_sdp_enabled") else None)),
+        ("tf32", lambda: (b.cuda.matmul.allow_tf32, b.cudnn.allow_tf32)),
+        ("matmul_precision", torch.get_float32_matmul_precision),
+        ("cudnn_benchmark", lambda: b.cudnn.benchmark),
+        ("deterministic", lambda: (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())),
+    ):
+        try:
+            snap[k] = get()
+        except Exception:
+            pass
+    return snap
+
+
+def restore(torch, snap, keys):
+    """Puts back the settings of snap (snapshot()) that the flags in keys
+    change; "compile" goes back to the default stance. Returns the errors,
+    one string each."""
+    b = torch.backends
+    errs = []
+    for k in keys:
+        try:
+            if k == "sdpa" and "sdp" in snap:
+                m, f, e, c = snap["sdp"]
+                b.cuda.enable_math_sdp(m)
+                b.cuda.enable_flash_sdp(f)
+                b.cuda.enable_mem_efficient_sdp(e)
+                if c is not None:
+                    b.cuda.enable_cudnn_sdp(c)
+            elif k == "tf32" and "tf32" in snap:
+                b.cuda.matmul.allow_tf32, b.cudnn.allow_tf32 = snap["tf32"]
+            elif k == "matmul_precision" and k in snap:
+                torch.set_float32_matmul_precision(snap[k])
+            elif k == "cudnn_benchmark" and k in snap:
+                b.cudnn.benchmark = snap[k]
+            elif k == "deterministic" and k in snap:
+                on, warn = snap[k]
+                torch.use_deterministic_algorithms(on, warn_only=warn)
+            elif k == "compile":
+                comp = getattr(torch, "compiler", None)
+                if comp is not None and hasattr(comp, "set_stance"):
+                    comp.set_stance("default")
+        except Exception as e:
+            errs.append("%s: %r" % (k, e))
+    return errs

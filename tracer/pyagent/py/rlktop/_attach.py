@@ -1,0 +1,139 @@
+"""The agent started inside a process that is already running (rlktop attach PID).
+
+rlktop writes this package into a private folder (mode 0700) and has the
+running interpreter execute one statement (through sys.remote_exec on
+Python 3.14+, or a debugger's PyRun_SimpleString at a point where the
+thread holds the GIL) that puts the folder on sys.path, imports this module,
+takes the folder off sys.path again and calls start(). Nothing is bound in
+the program's namespace.
+
+start() returns at once: a thread of its own connects to rlktop and installs
+what the agent installs at launch (optimizer step hook, torch.profiler
+step hook and windows, DataLoader wait measure, torch.compile watch; flags
+apply at step boundaries). Each of them registers how to undo it
+(Agent.on_stop); so do this module's parts: the torch settings the flags
+change, put back as they were at attach; the agent's modules and folder.
+The agent leaves (Agent.detach) when rlktop says DETACH, when its
+connection ends (rlktop quit, was killed or stopped answering), or when the
+program exits.
+"""
+
+import os
+import shutil
+import sys
+import threading
+import time
+
+
+def start(addr, home, folder, deadline, every, length):
+    """Starts attaching: addr is rlktop's socket, home the folder that was
+    put on sys.path (holding this package), folder the private folder to
+    remove when the agent leaves (home is inside it), deadline the time
+    (seconds since the epoch) after which rlktop stopped waiting, so a late
+    call does nothing but remove folder; every:length the torch.profiler
+    window schedule in steps (0: none). Never raises."""
+    try:
+        while home in sys.path:
+            sys.path.remove(home)
+        if time.time() > deadline:
+            _forget(folder)
+            return
+        # Every module the agent needs, imported now: the folder goes away
+        # at detach, and the package's __path__ would look there.
+        from . import _after_torch, _core, _flags, _wire  # noqa: F401
+
+        threading.Thread(target=_attach, args=(addr, folder, (every, length) if every > 0 else (0, 0)),
+                         name="rlktop-attach", daemon=True).start()
+    except Exception:
+        _forget(folder)
+
+
+def _attach(addr, folder, kineto):
+    import rlktop
+    from . import _core, _flags
+
+    try:
+        a = _core.Agent(addr, kineto=kineto)
+        a.attached = True
+        a.start(rlktop._user_flags)
+    except Exception:
+        # rlktop is gone (or never listened): leave without a trace.
+        _forget(folder)
+        return
+    # The modules and files go once the connection is closed (after rlktop
+    # took the last torch.profiler window, which is in folder too).
+    a.after_close = lambda: _forget(folder)
+    a.window_parent = folder
+    a.window_cuda = True
+    a.window_first = 1  # no warm-up to skip: the first rows come a step sooner
+    a.on_stop("rlktop._agent", lambda: setattr(rlktop, "_agent", None))
+    a.sock.settimeout(SEND_TIMEOUT)
+    rlktop._agent = a
+    torch = sys.modules.get("torch")
+    if torch is None:
+        _after_torch(a)
+        return
+    # Attached while `import torch` runs (in another thread, or in the one
+    # the injection ran on, nested in it): installing now would import
+    # torch's submodules from this thread against the import in progress
+    # (the interpreter raises its import-deadlock error in the program).
+    # Wait until torch is whole.
+    while _initializing(torch) and not a.detached:
+        time.sleep(0.05)
+    if not a.detached:
+        _install(a, torch)
+
+
+def _initializing(module):
+    """Whether module is still being executed by an import."""
+    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
+
+
+def _install(a, torch):
+    from . import _flags
+
+    snap = _flags.snapshot(torch)
+    at_attach = {}
+    a.torch_imported(torch)
+    at_attach.update(a.values)
+
+    def put_back():
+        # The flags rlktop changed go back to the settings found at attach.
+        changed = [k for k in _flags.BUILTIN if a.values.get(k) != at_attach.get(k)]
+        for e in _flags.restore(torch, snap, changed):
+            _core_warn("detach: flag %s" % e)
+
+    a.on_stop("flags", put_back)
+
+
+def _after_torch(a):
+    """torch is not imported yet: install at `import torch` (a finder on
+    sys.meta_path, removed at detach)."""
+    from ._after_torch import AfterTorch
+
+    f = AfterTorch(lambda torch: a.detached or _install(a, torch))
+    sys.meta_path.insert(0, f)
+    a.on_stop("import torch watch", f.remove)
+
+
+def _forget(folder):
+    """Removes the agent's modules from sys.modules (those loaded from
+    folder) and the folder."""
+    for name, m in list(sys.modules.items()):
+        if name == "rlktop" or name.startswith("rlktop."):
+            f = getattr(m, "__file__", None) or ""
+            if f.startswith(folder + os.sep):
+                del sys.modules[name]
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _core_warn(msg):
+    try:
+        sys.stderr.write("rlktop agent: %s\n" % msg)
+    except Exception:
+        pass
+
+
+# Seconds a send to rlktop may block (rlktop stopped, or not reading)
+# before the agent leaves: the program never waits on rlktop longer.
+SEND_TIMEOUT = 10.0
