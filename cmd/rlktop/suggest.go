@@ -160,12 +160,14 @@ func profileRun(ctx context.Context, lo loop.LiveOptions, steps int64) (*session
 	}
 	if len(lo.Command) > 0 && live.Sup.Status().State == loop.Running {
 		if live.AgentConnected() {
-			live.StopChild(context.Background(), 2*time.Second, 3*time.Second)
+			live.StopChild(context.Background(), 10*time.Second, 3*time.Second)
 		} else {
 			live.Sup.Stop(3 * time.Second)
 		}
 	}
-	live.Session.Wait(time.Second)
+	// A torch.profiler window with shapes and memory events takes seconds
+	// to write and import; the connection ends once it is imported.
+	live.Session.Wait(10 * time.Second)
 	st := live.Session.Snapshot()
 	if st.StepCount == 0 {
 		exit := live.Sup.Status()

@@ -42,7 +42,7 @@ func TestTorchSuggestSDPA(t *testing.T) {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
 	if len(doc.Findings) == 0 || doc.Findings[0].ID != "attention-math-fallback" {
-		t.Fatalf("findings %+v: want the math fallback first", doc.Findings)
+		t.Fatalf("findings %+v: want the math fallback first\n%s", doc.Findings, tail(stderr.String(), 3000))
 	}
 	f := doc.Findings[0]
 	if f.Flag == nil || f.Flag.Key != "sdpa" || f.Flag.Current != "math" || f.Flag.Value != "flash" || f.Flag.Env {

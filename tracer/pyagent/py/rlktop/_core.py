@@ -943,6 +943,12 @@ def _profile_memory():
     return os.environ.get("RLKTOP_PROFILE_MEMORY", "1") != "0"
 
 
+def _profile_memory():
+    """RLKTOP_PROFILE_MEMORY: "0" turns torch.profiler's profile_memory off
+    in the windows (default on)."""
+    return os.environ.get("RLKTOP_PROFILE_MEMORY", "1") != "0"
+
+
 def _kineto_schedule():
     """RLKTOP_KINETO="EVERY:LEN" (default 10:2 when set to "1"; "0"/unset: off)."""
     v = os.environ.get("RLKTOP_KINETO", "")
