@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"regexp"
 	"strconv"
 	"testing"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/session"
-	"github.com/rlktop/rlktop/tui"
 )
 
 // TestLiveTUIFindingEnterCompares drives the real TUI over the real
@@ -37,12 +35,8 @@ func TestLiveTUIFindingEnterCompares(t *testing.T) {
 	o := loop.LiveOptions{Exe: bin,
 		Flags:   map[string]string{"envs": "32", "layers": "2", "width": "12", "mlp": "16", "head_dim": "8", "attention": "math"},
 		Session: session.Options{Source: "live: test"}}
-	_, tm := startLiveTUI(t, o, loop.PanelFlags(o))
-	wait := func(s string, d time.Duration) {
-		t.Helper()
-		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(s)) },
-			teatest.WithDuration(d), teatest.WithCheckInterval(200*time.Millisecond))
-	}
+	_, tm, sc := startLiveTUI(t, o, loop.PanelFlags(o))
+	wait := func(s string, d time.Duration) { t.Helper(); sc.waitScreen(t, s, d) }
 	wait("Kernels", 30*time.Second)
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}) // Findings, the last tab
 	wait("1. attention runs on the math fallback", 60*time.Second)
@@ -50,10 +44,10 @@ func TestLiveTUIFindingEnterCompares(t *testing.T) {
 	wait("Compare attention: math vs fused?", 10*time.Second)
 	tm.Send(tea.KeyPressMsg{Code: 'C', Text: "C"})
 	wait("comparison done", 3*time.Minute)
-	tm.Send(tea.KeyPressMsg{Code: tea.KeyTab}) // Compare → Findings
+	sc.clickTab(t, tm, "Findings")
 	wait("tried attention=fused", 10*time.Second)
 	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
-	final := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(*tui.Model)
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(*screenModel).Model
 	out := ansi.Strip(final.Render())
 	m := regexp.MustCompile(`tried attention=fused: step ([0-9.]+)× \[([0-9.]+), ([0-9.]+)\] ([a-z ]+), attention ([0-9.]+)×, outputs max \|Δ\| ([0-9.e+-]+), not bitwise`).FindStringSubmatch(out)
 	if m == nil {

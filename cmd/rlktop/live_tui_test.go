@@ -1,11 +1,13 @@
 package main
 
 import (
-	"bytes"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/session"
@@ -21,10 +23,72 @@ func rlktopBinary(t *testing.T) string {
 	return needRecordBin(t)
 }
 
+// screenModel is the TUI model under teatest that keeps the text of the
+// last screen it drew. A terminal renderer redraws only the cells that
+// changed (and moves the cursor over equal ones), so a line's text need
+// not appear whole in the output stream; waiting on the drawn screen does
+// not depend on what the previous frame held.
+type screenModel struct {
+	*tui.Model
+	screen atomic.Pointer[string]
+}
+
+func (s *screenModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := s.Model.Update(msg)
+	return s, cmd
+}
+
+func (s *screenModel) View() tea.View {
+	v := s.Model.View()
+	text := ansi.Strip(s.Model.Render())
+	s.screen.Store(&text)
+	return v
+}
+
+// waitScreen waits up to d for the drawn screen to contain text; it fails
+// the test with the last screen.
+func (s *screenModel) waitScreen(t *testing.T, text string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		p := s.screen.Load()
+		if p != nil && strings.Contains(*p, text) {
+			return
+		}
+		if time.Now().After(deadline) {
+			last := "(nothing drawn)"
+			if p != nil {
+				last = *p
+			}
+			t.Fatalf("%q not on the screen after %s; the last screen:\n%s", text, d, last)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// clickTab clicks the tab label on the drawn screen: unlike tab, which
+// steps past views as they become available (a restarted child's first
+// snapshot has no modelled work, so Roofline comes and goes), a click
+// lands on the view named.
+func (s *screenModel) clickTab(t *testing.T, tm *teatest.TestModel, label string) {
+	t.Helper()
+	if p := s.screen.Load(); p != nil {
+		for y, l := range strings.Split(*p, "\n") {
+			if i := strings.Index(l, " │ "+label); i >= 0 && strings.Contains(l, "Kernels │") {
+				x := ansi.StringWidth(l[:i]) + 3
+				tm.Send(tea.MouseClickMsg{X: x, Y: y, Button: tea.MouseLeft})
+				tm.Send(tea.MouseReleaseMsg{X: x, Y: y, Button: tea.MouseLeft})
+				return
+			}
+		}
+	}
+	t.Fatalf("no %s tab on the screen", label)
+}
+
 // startLiveTUI starts the live run o, its controller and poller, and the
 // real TUI model with backends under teatest at 200×50, as runTUI wires
 // them; everything stops when the test ends.
-func startLiveTUI(t *testing.T, o loop.LiveOptions, backends []views.FlagChoice) (*loop.Live, *teatest.TestModel) {
+func startLiveTUI(t *testing.T, o loop.LiveOptions, backends []views.FlagChoice) (*loop.Live, *teatest.TestModel, *screenModel) {
 	t.Helper()
 	live, err := loop.StartLive(o)
 	if err != nil {
@@ -41,9 +105,9 @@ func startLiveTUI(t *testing.T, o loop.LiveOptions, backends []views.FlagChoice)
 	go pollLive(ctl, feed, done)
 	t.Cleanup(func() { close(done) })
 	st := views.DefaultStyles()
-	m := tui.New(tui.Options{Styles: &st, Source: o.Session.Source, Feed: feed, Controller: ctl,
-		Backends: backends, DeviceStatus: status})
-	return live, teatest.NewTestModel(t, m, teatest.WithInitialTermSize(200, 50))
+	m := &screenModel{Model: tui.New(tui.Options{Styles: &st, Source: o.Session.Source, Feed: feed, Controller: ctl,
+		Backends: backends, DeviceStatus: status})}
+	return live, teatest.NewTestModel(t, m, teatest.WithInitialTermSize(200, 50)), m
 }
 
 // TestLiveTUIFlipAttention drives the real live TUI over the real built-in
@@ -57,20 +121,13 @@ func TestLiveTUIFlipAttention(t *testing.T) {
 	o := loop.LiveOptions{Exe: bin,
 		Flags:   map[string]string{"envs": "8", "layers": "1", "width": "24", "attention": "math"},
 		Session: session.Options{Source: "live: test"}}
-	live, tm := startLiveTUI(t, o, loop.PanelFlags(o))
+	live, tm, sc := startLiveTUI(t, o, loop.PanelFlags(o))
 	wait := 25 * time.Second // the machine may be loaded
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-		return bytes.Contains(b, []byte("attn_math_qk"))
-	}, teatest.WithDuration(wait), teatest.WithCheckInterval(200*time.Millisecond))
+	sc.waitScreen(t, "attn_math_qk", wait)
 	tm.Send(tea.KeyPressMsg{Code: '1', Text: "1"})
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-		return bytes.Contains(b, []byte("attn_fused_fwd"))
-	}, teatest.WithDuration(wait), teatest.WithCheckInterval(200*time.Millisecond))
+	sc.waitScreen(t, "attn_fused_fwd", wait)
 	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
-	final, ok := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*tui.Model)
-	if !ok {
-		t.Fatal("final model is not *tui.Model")
-	}
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*screenModel).Model
 	// The session (independently of the screen) saw both kernels and
 	// the child acknowledged the flip with a step number.
 	ss := live.Session.Snapshot()

@@ -14,7 +14,6 @@ import (
 	"github.com/rlktop/rlktop/internal/testutil"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/session"
-	"github.com/rlktop/rlktop/tui"
 )
 
 // envInRoot is set (to the folder holding the example, inside the root)
@@ -54,11 +53,9 @@ func TestTorchLiveTUIFlip(t *testing.T) {
 	os.Setenv("RLKTOP_KINETO", "2:1")
 	o := loop.LiveOptions{Command: append([]string{"python3", dir + "/selfplay_connect4.py"}, exampleArgs...),
 		Telemetry: -1, Session: session.Options{Source: "live: torch test"}}
-	live, tm := startLiveTUI(t, o, loop.PanelFlags(o))
+	live, tm, sc := startLiveTUI(t, o, loop.PanelFlags(o))
 	wait := 3 * time.Minute // torch start-up and a loaded machine
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
-		return bytes.Contains(b, []byte("aten::_scaled_dot_product_flash_attention_for_cpu"))
-	}, teatest.WithDuration(wait), teatest.WithCheckInterval(300*time.Millisecond))
+	sc.waitScreen(t, "aten::_scaled_dot_product_flash_attention_for_cpu", wait)
 	tm.Send(tea.KeyPressMsg{Code: '1', Text: "1"})
 	// The key reached the agent through the TUI's controller: the session
 	// holds its acknowledgement, with the step it took effect at; then the
@@ -83,10 +80,7 @@ func TestTorchLiveTUIFlip(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond) // one more poll reaches the TUI
 	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
-	final, ok := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(*tui.Model)
-	if !ok {
-		t.Fatal("final model is not *tui.Model")
-	}
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(*screenModel).Model
 	if mark == nil || mark.Step < 0 {
 		t.Fatalf("no acknowledged sdpa=math mark: %+v", live.Session.Snapshot().Marks)
 	}
