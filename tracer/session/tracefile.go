@@ -54,6 +54,10 @@ func (s *Session) importTraceFile(c *conn, tf wire.TraceFile) {
 		return
 	}
 	tr, err := tracefile.Read(f, tf.Path, fi.Size(), tracefile.Options{})
+	// Taken once read: the agent starts no new window while earlier ones
+	// wait on disk, and ingesting (under the session's lock) can take as
+	// long as reading.
+	os.Remove(tf.Path)
 	if err != nil || tr == nil {
 		s.mu.Lock()
 		s.warn(fmt.Sprintf("child pid %d: trace window of steps %d–%d not imported: %v", c.info.Hello.PID, tf.FirstStep, tf.LastStep, err))

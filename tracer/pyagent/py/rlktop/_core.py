@@ -91,7 +91,7 @@ class Agent:
         self.window = None  # the running torch.profiler window
         self.kineto_every, self.kineto_len = kineto or _kineto_schedule()
         self.probes = {}  # name -> fn, evaluated around every flag switch
-        self.last_window = None  # the newest exported window file
+        self.windows_out = []  # exported window files rlktop has not taken yet
         self.stop_requested = False  # rlktop asked the program to end
         self.closed = False
         self.windows_skipped = 0
@@ -568,7 +568,7 @@ class Agent:
                     except OSError:
                         pass
                 return
-            self.last_window = path
+            self.windows_out.append(path)
             with self.lock:
                 self.out.append(_wire.tracefile("kineto", path, first, n - 1))
                 self.cond.notify()
@@ -578,9 +578,14 @@ class Agent:
         # in its stride (window_first 1), at step 1, 11, 21…
         if not self.tracing or n % self.kineto_every != self.window_first % self.kineto_every:
             return
-        if self.last_window and os.path.exists(self.last_window):
-            # rlktop has not taken the previous window yet (stopped, or
-            # behind): no new one, so windows never pile up on disk.
+        self.windows_out = [p for p in self.windows_out if os.path.exists(p)]
+        if len(self.windows_out) >= _WINDOWS_PENDING:
+            # rlktop has not taken the previous windows yet (stopped, or
+            # behind): no new one, so windows never pile up on disk. A few
+            # may wait: a window with shapes and memory events of a
+            # 50 ms step is ~10 MB and takes rlktop ~0.1 s to import, so
+            # with one window every other step a single pending window
+            # would skip every second one on a loaded machine.
             self.windows_skipped += 1
             return
         from torch.profiler import ProfilerActivity, profile
@@ -783,7 +788,7 @@ class Agent:
                 return
             self.conn_closed = True
         deadline = time.time() + 2.0
-        while wait and self.last_window and os.path.exists(self.last_window) and time.time() < deadline:
+        while wait and any(os.path.exists(p) for p in self.windows_out) and time.time() < deadline:
             time.sleep(0.02)
         if self.tmpdir:
             import shutil
@@ -947,6 +952,10 @@ def _profile_memory():
     """RLKTOP_PROFILE_MEMORY: "0" turns torch.profiler's profile_memory off
     in the windows (default on)."""
     return os.environ.get("RLKTOP_PROFILE_MEMORY", "1") != "0"
+
+
+# At most this many exported torch.profiler windows wait for rlktop.
+_WINDOWS_PENDING = 3
 
 
 def _kineto_schedule():
