@@ -22,7 +22,7 @@ while :; do i=$((i+1)); printf '%s\n' "$s" >&2; printf '%s\n' "$s"; echo "$$ $i"
 // file is being rewritten).
 func heartbeat(t *testing.T, path string) (pid, n int) {
 	t.Helper()
-	for range 100 {
+	for range 300 { // up to 3 s: a loaded machine runs the child slowly
 		b, err := os.ReadFile(path)
 		if err == nil {
 			if _, err := fmt.Sscan(string(b), &pid, &n); err == nil {

