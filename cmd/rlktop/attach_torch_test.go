@@ -325,7 +325,12 @@ func TestTorchAttach(t *testing.T) {
 	rb, rd, ra := rel(before, tBefore, t0), rel(during, t0, t1), rel(after, t1, t2)
 	t.Logf("loop step time, median: before %.1f ms (%d steps), attached %.1f ms (%d), after %.1f ms (%d); over the untouched run's in the same periods: %.2f, %.2f, %.2f",
 		medianMs(before), len(before), medianMs(during), len(during), medianMs(after), len(after), rb, rd, ra)
-	if ra > 1.5*rb {
+	// Both processes share the machine: when the untouched run's own
+	// steps in the period before attaching are far off the loop's (it was
+	// still starting, or the machine was loaded), the yardstick is gone.
+	if rb < 0.5 || rb > 2 {
+		t.Logf("before attaching the loop ran at %.2f× the untouched run: too disturbed a yardstick to compare after with before", rb)
+	} else if ra > 1.5*rb {
 		t.Errorf("after detaching the loop's steps are %.2f× the untouched run's, before attaching %.2f×: want within 1.5× of before", ra, rb)
 	}
 
