@@ -40,7 +40,7 @@ func (s *screenModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (s *screenModel) View() tea.View {
 	v := s.Model.View()
-	text := ansi.Strip(s.Model.Render())
+	text := ansi.Strip(v.Content)
 	s.screen.Store(&text)
 	return v
 }
