@@ -39,6 +39,12 @@ func findMarked(mark string) []Leftover {
 			continue
 		}
 		env, err := os.ReadFile(dir + "/environ")
+		if err == nil && len(env) == 0 {
+			// A process in the middle of execve shows an empty
+			// environment until the new image's stack is set up.
+			time.Sleep(5 * time.Millisecond)
+			env, err = os.ReadFile(dir + "/environ")
+		}
 		if err != nil || !hasEnvLine(env, want) {
 			continue
 		}
@@ -79,13 +85,29 @@ func procState(dir string) byte {
 // endMarked ends the processes carrying mark: SIGTERM, then SIGKILL to
 // those still running after grace, and waits (up to 2 s more) until each
 // is gone or a zombie. It returns the processes it signalled.
+//
+// /proc is scanned up to three times: a process that forks as it ends,
+// or one caught between fork and exec, can be missed by one scan.
 func endMarked(mark string, grace time.Duration) []Leftover {
-	left := findMarked(mark)
+	var left []Leftover
+	seen := map[int]bool{}
+	for range 3 {
+		found := 0
+		for _, p := range findMarked(mark) {
+			if !seen[p.PID] {
+				seen[p.PID] = true
+				left = append(left, p)
+				_ = syscall.Kill(p.PID, syscall.SIGTERM)
+				found++
+			}
+		}
+		if found == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if len(left) == 0 {
 		return nil
-	}
-	for _, p := range left {
-		_ = syscall.Kill(p.PID, syscall.SIGTERM)
 	}
 	alive := func() []Leftover {
 		var a []Leftover
