@@ -102,7 +102,7 @@ func sniffKineto(head []byte) bool {
 //     objects and arrays) only brackets and strings are checked.
 //
 //   - Memory: events go into one array sized from opts.FileSize (or into
-//     chunks joined once); about 72 bytes per kept event, no per-event
+//     chunks joined once); about 64 bytes per kept event, no per-event
 //     strings. The JSON is read through a 64 KiB–4 MiB window, never whole.
 //
 // Errors are *Error with the byte offset (in the uncompressed stream), the

@@ -20,7 +20,7 @@ import (
 // launches or GPU ops and starts after the end of every event read so far;
 // the window's events are then cut into steps, linked
 // (tracer.WindowLinker), handed to the caller and dropped. Memory is one
-// window's events (72 bytes each) and its linking state, plus the trace's
+// window's events (64 bytes each) and its linking state, plus the trace's
 // steps: flat as a file of many windows grows. A window past partWindow
 // events (a file that is one long torch.profiler window) is not held: it
 // is linked while it is read (tracer.WindowLinker Begin/Add/Op/End) and

@@ -17,7 +17,7 @@ import (
 // hold the whole batch, the batch is dropped and counted, and the counts go
 // out in Drops frames. A slow, stalled or absent reader therefore costs the
 // traced process one memory copy per batch and never a wait on I/O. Memory
-// is bounded: the ring (72 bytes × capacity) plus one encoded frame.
+// is bounded: the ring (64 bytes × capacity) plus one encoded frame.
 //
 // Frames other than events and counters (hello, strings, control acks,
 // meta, bye) are small and never dropped.
