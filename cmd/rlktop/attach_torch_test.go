@@ -330,8 +330,10 @@ func TestTorchAttach(t *testing.T) {
 	// still starting, or the machine was loaded), the yardstick is gone.
 	if rb < 0.5 || rb > 2 {
 		t.Logf("before attaching the loop ran at %.2f× the untouched run: too disturbed a yardstick to compare after with before", rb)
-	} else if ra > 1.5*rb {
-		t.Errorf("after detaching the loop's steps are %.2f× the untouched run's, before attaching %.2f×: want within 1.5× of before", ra, rb)
+	} else if ab := medianMs(after) / medianMs(before); ra > 1.5*rb && ab > 1.5 {
+		// A slowdown left behind shows in both yardsticks; the untouched
+		// run alone can speed up when the machine's other load ends.
+		t.Errorf("after detaching the loop's steps are %.2f× the untouched run's (before attaching %.2f×) and %.2f× its own before attaching: want within 1.5× of before", ra, rb, ab)
 	}
 
 	// kill -9 of rlktop while attached, with a profiler window open
