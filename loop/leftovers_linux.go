@@ -29,27 +29,36 @@ func findMarked(mark string) []Leftover {
 	self := os.Getpid()
 	want := []byte(mark)
 	var out []Leftover
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
-			continue
-		}
-		dir := "/proc/" + e.Name()
-		if procState(dir) == 'Z' || procState(dir) == 0 {
-			continue
+	var empty []string // dirs whose environ read empty
+	check := func(dir string, retry bool) {
+		if s := procState(dir); s == 'Z' || s == 0 {
+			return
 		}
 		env, err := os.ReadFile(dir + "/environ")
-		if err == nil && len(env) == 0 {
-			// A process in the middle of execve shows an empty
-			// environment until the new image's stack is set up.
-			time.Sleep(5 * time.Millisecond)
-			env, err = os.ReadFile(dir + "/environ")
+		if err == nil && len(env) == 0 && retry {
+			empty = append(empty, dir)
+			return
 		}
 		if err != nil || !hasEnvLine(env, want) {
-			continue
+			return
 		}
 		comm, _ := os.ReadFile(dir + "/comm")
+		pid, _ := strconv.Atoi(dir[len("/proc/"):])
 		out = append(out, Leftover{PID: pid, Comm: strings.TrimSpace(string(comm))})
+	}
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && pid != self {
+			check("/proc/"+e.Name(), true)
+		}
+	}
+	if len(empty) > 0 {
+		// A process in the middle of execve shows an empty environment
+		// until the new image's stack is set up; kernel threads always
+		// do. One pause for all of them, then each is read again.
+		time.Sleep(5 * time.Millisecond)
+		for _, dir := range empty {
+			check(dir, false)
+		}
 	}
 	return out
 }
