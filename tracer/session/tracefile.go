@@ -46,7 +46,10 @@ func (s *Session) importTraceFile(c *conn, tf wire.TraceFile) {
 		return
 	}
 	defer f.Close()
-	defer os.Remove(tf.Path)
+	// Taken once open (it is read through f): the agent starts no new
+	// window while earlier ones wait on disk, and reading and ingesting
+	// (under the session's lock) take tens of ms.
+	os.Remove(tf.Path)
 	if fi.Size() > MaxTraceFileBytes {
 		s.mu.Lock()
 		s.warn(fmt.Sprintf("child pid %d: trace window %s is %d MB, over the %d MB limit: steps %d–%d have no operators", c.info.Hello.PID, tf.Path, fi.Size()>>20, MaxTraceFileBytes>>20, tf.FirstStep, tf.LastStep))
@@ -54,10 +57,6 @@ func (s *Session) importTraceFile(c *conn, tf wire.TraceFile) {
 		return
 	}
 	tr, err := tracefile.Read(f, tf.Path, fi.Size(), tracefile.Options{})
-	// Taken once read: the agent starts no new window while earlier ones
-	// wait on disk, and ingesting (under the session's lock) can take as
-	// long as reading.
-	os.Remove(tf.Path)
 	if err != nil || tr == nil {
 		s.mu.Lock()
 		s.warn(fmt.Sprintf("child pid %d: trace window of steps %d–%d not imported: %v", c.info.Hello.PID, tf.FirstStep, tf.LastStep, err))
