@@ -76,16 +76,19 @@ func readPyTimes(t *testing.T, r *testutil.TorchRoot, inside string) pyTimes {
 	return tm
 }
 
-// checkRatio: work_three's share of the two functions' self samples is
-// the script's own share of their time within 5 percentage points, and
-// each function's samples lie in its stage only.
 // shareTolerance is how far a share p measured from n samples may lie
 // from the timed share: three binomial standard errors, sqrt(p(1-p)/n)
 // (about 3 points each at 200 samples and p = 0.75), plus 2 points for
 // the sampler's own bias (a Python thread samples when it gets the GIL).
+// At 200 samples that is about 11 points: 5 points would be 1.7 standard
+// errors, missed by chance about one run in eleven.
 func shareTolerance(p float64, n int64) float64 {
 	return 3*math.Sqrt(p*(1-p)/float64(n)) + 0.02
 }
+
+// checkRatio: work_three's share of the two functions' self samples is
+// the script's own share of their time within shareTolerance, and each
+// function's samples lie in its stage only.
 
 func checkRatio(t *testing.T, what string, d *pyDoc, tm pyTimes) {
 	t.Helper()
