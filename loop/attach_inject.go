@@ -151,6 +151,11 @@ wait:
 	switch {
 	case strings.Contains(text, gdbInjected):
 		return nil
+	case strings.Contains(text, gdbInjecting) && strings.Contains(text, "Couldn't write extended state status"):
+		// gdb writes the registers it set up for the call before resuming
+		// the process: the write failed, so the call never ran.
+		return &AttachError{PID: t.PID, Reason: errGDBXState + " (" + lastLines(text, 2) + ")",
+			Hint: "put a newer gdb first on PATH (here gdb 13.1 failed and Debian trixie's 16.3 worked), or start the job under `rlktop run`"}
 	case strings.Contains(text, gdbInjecting):
 		return &AttachError{PID: t.PID, Reason: "gdb began the calls into the process but did not finish them: " + lastLines(text, 4),
 			Hint: "the agent may not be running; the process runs on"}
@@ -168,6 +173,13 @@ wait:
 	}
 	return &AttachError{PID: t.PID, Reason: "gdb did not inject the agent: " + lastLines(text, 4)}
 }
+
+// errGDBXState is why an older gdb cannot call into a process on a CPU
+// whose XSAVE area (AMX tiles, AVX-512) is laid out beyond what that gdb
+// release knows (later releases read the layout from CPUID: the "Handle
+// variable XSAVE layouts" series of 2023; seen here: 13.1
+// fails on a CPU with AMX, 16.3 works).
+const errGDBXState = "this gdb cannot write the CPU's extended register state, so its first call into the process failed before it ran"
 
 // endWait ends gdb's wait for the breakpoint: a SIGCONT to the process's
 // main thread (tgkill), which gdb stops at and swallows. SIGCONT is the

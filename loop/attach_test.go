@@ -174,6 +174,10 @@ func TestAttachPlainPython(t *testing.T) {
 				if errors.As(err, &ae) && strings.Contains(err.Error(), "ptrace") {
 					t.Skipf("ptrace not allowed here: %v", err)
 				}
+				if errors.As(err, &ae) && strings.Contains(ae.Reason, errGDBXState) {
+					// The torch-root tests (cmd/rlktop) run the route with trixie's gdb.
+					t.Skipf("this machine's gdb cannot call into a process on this CPU: %v", err)
+				}
 				t.Fatal(err)
 			}
 			folder := l.att.folder
