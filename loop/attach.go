@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -135,7 +136,7 @@ func StartAttach(ctx context.Context, o LiveOptions) (*Live, error) {
 			return fail(err)
 		}
 	}
-	l.Sup = newAttachedSupervisor(t, l.detach, l.outputNote())
+	l.Sup = newAttachedSupervisor(t, l.detach, l.agentLeft, l.outputNote())
 	if l.tel.mon != nil {
 		l.tel.mon.Watch(t.PID)
 		l.tel.start(l.Session, l.Sup, o.Telemetry)
@@ -356,31 +357,50 @@ func waitHello(ctx context.Context, s *session.Session, t Target, folder string)
 }
 
 // newAttachedSupervisor is the Supervisor of a process rlktop attached to:
-// its status follows the process (exited once its pid is gone or reused),
-// Output holds only note, Start refuses, and Stop detaches through detach,
-// never signalling the process.
-func newAttachedSupervisor(t Target, detach func(time.Duration), note string) *Supervisor {
+// its status follows the process (exited once its pid is gone or reused)
+// and its agent (Stopped, with Status.Detached saying why, once agentLeft
+// reports the agent gone without rlktop detaching it), Output holds only
+// note, Start refuses, and Stop detaches through detach, never
+// signalling the process.
+func newAttachedSupervisor(t Target, detach func(time.Duration), agentLeft func() string, note string) *Supervisor {
 	s := NewSupervisor(Spec{})
 	s.attached = detach
 	s.status = Status{State: Running, PID: t.PID, Started: time.Now(), Attached: true}
 	s.done = make(chan struct{})
 	s.out.notice(note)
-	go s.watchAttached(t)
+	go s.watchAttached(t, agentLeft)
 	return s
 }
 
-// watchAttached polls the attached process (every 100 ms) until it exits.
-func (s *Supervisor) watchAttached(t Target) {
+// watchAttached polls the attached process and its agent (every 100 ms)
+// until the process exits or the agent leaves by itself: a waiter for
+// steps (compare, record --attach, attach --headless) then ends at once
+// instead of at its step timeout.
+func (s *Supervisor) watchAttached(t Target, agentLeft func() string) {
+	why := ""
 	for {
 		if st, ok := procStartTime(t.PID); !ok || st != t.StartTime {
 			break
+		}
+		s.mu.Lock()
+		stopping := s.stopping
+		s.mu.Unlock()
+		if !stopping {
+			if why = agentLeft(); why != "" {
+				break
+			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	s.mu.Lock()
 	st := s.status
-	st.State = Exited
 	st.ExitCode = -1 // not rlktop's child: its status is its parent's to read
+	if why != "" {
+		st.State = Stopped
+		st.Detached = why
+	} else {
+		st.State = Exited
+	}
 	s.status = st
 	s.mu.Unlock()
 	close(s.done)
@@ -388,6 +408,30 @@ func (s *Supervisor) watchAttached(t Target) {
 	case s.Exits <- st:
 	default:
 	}
+}
+
+// agentLeft says why the agent of the attached process is gone when its
+// connection ended, "" while it is connected. rlktop's own detach (Stop)
+// is not asked about: the supervisor stops polling first.
+func (l *Live) agentLeft() string {
+	pid := int64(l.att.target.PID)
+	for _, c := range slices.Backward(l.Session.Children()) {
+		if c.Hello.PID != pid || c.Hello.Source != pyagent.Source {
+			continue
+		}
+		switch {
+		case c.Connected:
+			return ""
+		case c.Err != "":
+			return "the connection to its agent failed: " + c.Err
+		case c.Bye != nil && strings.HasPrefix(c.Bye.Reason, "left: "):
+			return "its agent " + c.Bye.Reason
+		case c.Bye != nil:
+			return fmt.Sprintf("its agent left (%s)", c.Bye.Reason)
+		}
+		return "its agent left without a goodbye (it leaves by itself when rlktop stops reading its sends for 10 s; it wrote its reason to the process's stderr)"
+	}
+	return ""
 }
 
 // ErrAttachedRestart is returned for what would restart a process rlktop

@@ -192,6 +192,7 @@ func (s *Supervisor) Stop(grace time.Duration) {
 		return
 	}
 	if detach := s.attached; detach != nil {
+		s.stopping = true // watchAttached: the agent's leaving is ours
 		s.mu.Unlock()
 		detach(grace)
 		return

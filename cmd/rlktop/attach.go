@@ -109,9 +109,12 @@ func attachOptions(rf *runFlags, pid int, timeout time.Duration) (loop.LiveOptio
 // attachEnd is what attach --headless says after its report: how long
 // attaching took was in the banner; here whether the process runs on.
 func attachEnd(stderr io.Writer, pid int, exit loop.Status, st *session.State, interrupted bool) error {
-	if exit.State == loop.Running {
+	switch {
+	case exit.Detached != "":
+		return fmt.Errorf("pid %d after %d steps: %s", pid, st.StepsPerRank(), exit.Describe())
+	case exit.State == loop.Running:
 		fmt.Fprintf(stderr, "rlktop: detached from pid %d after %d steps: it runs on as before\n", pid, st.StepsPerRank())
-	} else {
+	default:
 		fmt.Fprintf(stderr, "rlktop: pid %d exited while attached, after %d steps\n", pid, st.StepsPerRank())
 	}
 	if interrupted {

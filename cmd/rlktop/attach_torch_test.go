@@ -19,7 +19,7 @@ import (
 	"github.com/rlktop/rlktop/internal/testutil"
 )
 
-// The tests of `rlktop attach` on real PyTorch (issue 27): a training loop
+// The tests of `rlktop attach` on real PyTorch: a training loop
 // started without rlktop (testdata/attach_loop.py, which prints its loss
 // and a hash of its parameters exactly, whether a torch.profiler records,
 // and which SDPA backends are on, every iteration), attached to by a
@@ -473,7 +473,7 @@ func TestTorchCompareAttach(t *testing.T) {
 	res, code := runCompareJSON(t, r, "2:1", []string{"--attach", strconv.Itoa(pid), "--flag", "sdpa=math,flash", "--steps", "4", "--block", "2", "--no-noise", "--top", "0"}, nil)
 	n1 := len(tl.iters())
 	if code != 0 || res.Mode != "live" || len(res.Arms) != 2 || !res.Arms[0].Valid || !res.Arms[1].Valid || res.Arms[0].Steps < 4 || res.Arms[1].Steps < 4 {
-		t.Fatalf("compare --attach: exit %d, mode %q, arms %+v: want two valid arms of >= 4 steps switched live", code, res.Mode, res.Arms)
+		t.Fatalf("compare --attach: exit %d, mode %q, arms %+v: want two valid arms of >= 4 steps switched live; the loop printed %d iterations meanwhile, its stderr:\n%s", code, res.Mode, res.Arms, n1-n0, tail(tl.stderr(), 2000))
 	}
 	row := func(key string) (a, b int64, ok bool) {
 		for _, x := range res.Rows {
@@ -531,6 +531,61 @@ func TestTorchCompareAttach(t *testing.T) {
 	}
 	nr := len(tl.iters())
 	tl.waitIters(t, nr+2, 3*time.Minute)
+}
+
+// TestTorchAttachAgentLeaves: an attached agent that leaves by itself (as
+// it does when rlktop stops reading its sends; here the loop's SIGUSR1
+// handler asks it to) ends `attach --headless --steps N` at once, with an
+// error that says why, not at the 10-minute step timeout; the agent says
+// why on the process's stderr, and the loop runs on.
+func TestTorchAttachAgentLeaves(t *testing.T) {
+	r := testutil.NeedTorchRoot(t)
+	target, tl := startLoop(t, r, "--seed", "5", "--leave-on-usr1")
+	pid := target.Process.Pid
+	tl.waitIters(t, 3, 3*time.Minute)
+	cmd := r.Command(r.Bin, "attach", strconv.Itoa(pid), "--headless", "--steps", "100000", "--top", "0")
+	cmd.Env = append(cmd.Env, "RLKTOP_KINETO=0")
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for !strings.Contains(stderr.String(), "attached to pid") {
+		select {
+		case err := <-done:
+			t.Fatalf("attach ended before attaching: %v\n%s", err, tail(stderr.String(), 2000))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	n0 := len(tl.iters())
+	tl.waitIters(t, n0+2, 3*time.Minute) // a step or two while attached
+	asked := time.Now()
+	if err := target.Process.Signal(syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("attach --headless still waited 60 s after the agent left; stderr:\n%s\nloop's stderr:\n%s", tail(stderr.String(), 2000), tail(tl.stderr(), 2000))
+	}
+	t.Logf("attach ended %s after SIGUSR1: %v", time.Since(asked).Round(time.Millisecond), err)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Errorf("attach --headless exit: %v, want status 1", err)
+	}
+	want := "no longer traced: its agent left: SIGUSR1 asked it to (pid " + strconv.Itoa(pid) + " runs on untraced)"
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("rlktop's stderr lacks %q:\n%s", want, tail(stderr.String(), 2000))
+	}
+	if w := "rlktop agent: detached: SIGUSR1 asked it to; the program goes on untraced"; !strings.Contains(tl.stderr(), w) {
+		t.Errorf("the loop's stderr lacks %q:\n%s", w, tail(tl.stderr(), 2000))
+	}
+	n1 := len(tl.iters())
+	tl.waitIters(t, n1+3, 3*time.Minute)
 }
 
 // TestTorchAttachRefusals: what attach cannot do, on real processes in

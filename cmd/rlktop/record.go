@@ -169,6 +169,9 @@ wait:
 		return fmt.Errorf("interrupted (the recording is complete up to now)")
 	}
 	if rc.attach != 0 {
+		if exit.Detached != "" {
+			return fmt.Errorf("pid %d: %s (the recording holds what came before)", rc.attach, exit.Describe())
+		}
 		return nil // detached (or the process exited by itself): no status of ours
 	}
 	if len(command) == 0 {

@@ -49,11 +49,19 @@ type Status struct {
 	// Attached is set for a process rlktop attached to (rlktop attach):
 	// not its child, so its exit status is unknown to rlktop.
 	Attached bool
+	// Detached, for an attached process only, says why its agent left
+	// while the process runs on (its connection to rlktop ended without
+	// rlktop asking); State is then Stopped. "" while attached, and after
+	// rlktop itself detached.
+	Detached string
 }
 
 // Describe is a one-line human summary ("running (pid 123)", "exited with
 // status 2", "killed by signal: killed").
 func (s Status) Describe() string {
+	if s.Attached && s.Detached != "" {
+		return fmt.Sprintf("no longer traced: %s (pid %d runs on untraced)", s.Detached, s.PID)
+	}
 	switch s.State {
 	case Running:
 		return fmt.Sprintf("running (pid %d)", s.PID)

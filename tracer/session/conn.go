@@ -384,6 +384,24 @@ func (s *Session) sendAll(cts []wire.Control) ([]uint64, error) {
 	return seqs, errors.Join(errs...)
 }
 
+// Children returns every connection's state so far, oldest first (as in
+// State.Children), without building a snapshot: cheap enough to poll.
+func (s *Session) Children() []Child {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Child, 0, len(s.children))
+	for _, c := range s.children {
+		ci := c.info
+		ci.Flags, ci.Meta = slices.Clone(ci.Flags), slices.Clone(ci.Meta)
+		if ci.Bye != nil {
+			y := *ci.Bye
+			ci.Bye = &y
+		}
+		out = append(out, ci)
+	}
+	return out
+}
+
 // Wait blocks until every connection added so far has ended, or timeout
 // passes; it reports whether they all ended. Then their GPU events have
 // been linked with everything they sent.

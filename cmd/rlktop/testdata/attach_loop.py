@@ -12,11 +12,16 @@ enabled (1/0 each); step_ms the iteration's wall time. Two runs with the
 same --seed print the same loss and params on every line unless something
 changed the computation. --hook-when-profiled registers a global optimizer
 post hook (one that does nothing) the first time a profiler records: after
-an attach, a hook that comes after the agent's.
+an attach, a hook that comes after the agent's. --leave-on-usr1 makes
+SIGUSR1 ask an attached rlktop agent to leave by itself, as it does when
+rlktop stops reading its sends.
 """
 
 import argparse
 import hashlib
+import signal
+import sys
+import threading
 import time
 
 import torch
@@ -50,7 +55,17 @@ def main():
     ap.add_argument("--width", type=int, default=32)
     ap.add_argument("--hook-when-profiled", action="store_true",
                     help="register a global optimizer post hook once a torch.profiler records (after an attach: a hook after the agent's)")
+    ap.add_argument("--leave-on-usr1", action="store_true",
+                    help="on SIGUSR1, ask an attached rlktop agent to leave by itself")
     args = ap.parse_args()
+    if args.leave_on_usr1:
+        def leave(*_):
+            a = getattr(sys.modules.get("rlktop"), "_agent", None)
+            if a is not None:
+                # From another thread: the handler may interrupt the agent's
+                # own code on this one, inside its lock.
+                threading.Thread(target=a.request_detach, args=("SIGUSR1 asked it to",)).start()
+        signal.signal(signal.SIGUSR1, leave)
     hooked = []
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)

@@ -662,7 +662,11 @@ class Agent:
                     return
         except Exception as e:
             if self.attached:
-                self.request_detach("connection to rlktop lost: %r" % (e,))
+                if isinstance(e, socket.timeout):
+                    why = "rlktop took no data for %g s (stopped, or too loaded to read)" % (self.sock.gettimeout() or 0,)
+                else:
+                    why = "connection to rlktop lost: %r" % (e,)
+                self.request_detach(why)
             elif not self.dead:
                 _warn("connection to rlktop lost (%r); the program goes on untraced" % (e,))
             self.dead = True
@@ -760,6 +764,13 @@ class Agent:
                 _warn("stopping torch.profiler: %r" % (e,))
         for what, fn in reversed(stops):
             _undo(what, fn)
+        why = self.detaching
+        if why is not None and why != "rlktop detached":
+            # Left by itself: rlktop may not hear why, the job's log does.
+            try:
+                sys.stderr.write("rlktop agent: detached: %s; the program goes on untraced\n" % why)
+            except Exception:
+                pass
         # The Python sampler (_sampler.py, where this agent has one) and its
         # record_function hook, by name: both stops are idempotent, so this
         # holds whether or not the sampler registered them with on_stop.
@@ -770,7 +781,8 @@ class Agent:
             if mod is not None and self.torch is not None and hasattr(mod, "unwatch_ranges"):
                 _undo("record_function ranges", lambda: mod.unwatch_ranges(self.torch))
         with self.lock:
-            self.out.append(_wire.bye("detached", -1))
+            # "left: why" when it left by itself, which rlktop reports.
+            self.out.append(_wire.bye("detached" if why in (None, "rlktop detached") else "left: " + why, -1))
             self.closing = True
             self.cond.notify()
             gone = self.sender_gone
