@@ -375,14 +375,15 @@ func EvaluateFindings(rules *FindingRules, in FindingInput) []Finding {
 		devs = s.Devices
 	}
 	var out []Finding
+	labels := &kernelLabelSet{s: s} // made at most once, for all rules
 	for i := range rules.rules {
 		r := &rules.rules[i]
 		var f *Finding
 		switch r.Kind {
 		case FindMathAttention:
-			f = r.mathAttention(s)
+			f = r.mathAttention(s, labels)
 		case FindDominant:
-			f = r.dominant(s)
+			f = r.dominant(s, labels)
 		case FindIdle:
 			f = r.idle(in.Timeline, devs)
 		case FindCounter, FindCoTenant:
@@ -398,9 +399,9 @@ func EvaluateFindings(rules *FindingRules, in FindingInput) []Finding {
 		case FindStraggler:
 			f = r.straggler(s.Ranks)
 		case FindRooflineBound:
-			f = r.rooflineBound(s)
+			f = r.rooflineBound(s, labels)
 		case FindMFU:
-			f = r.mfu(s)
+			f = r.mfu(s, labels)
 		case FindMemTemporary, FindMemPeak, FindMemGrowth:
 			f = r.memory(s.Memory, s) // findings_memory.go
 		case FindCPUBound: // findings_python.go
@@ -470,7 +471,7 @@ func perStep(s *Snapshot, ns int64) float64 {
 	return float64(ns) / float64(len(s.Steps))
 }
 
-func (r *FindingRule) mathAttention(s *Snapshot) *Finding {
+func (r *FindingRule) mathAttention(s *Snapshot, labels *kernelLabelSet) *Finding {
 	if s.Totals.GPUTotalNs <= 0 {
 		return nil
 	}
@@ -484,7 +485,7 @@ func (r *FindingRule) mathAttention(s *Snapshot) *Finding {
 		return slices.ContainsFunc(row.Ops, re.MatchString) || slices.ContainsFunc(row.Ranges, re.MatchString)
 	}
 	var mathNs, fusedNs, attnNs, calls int64
-	var top, labels []string
+	var top []string
 	for i := range s.Kernels {
 		k := &s.Kernels[i]
 		if k.Category != "attention" {
@@ -505,7 +506,7 @@ func (r *FindingRule) mathAttention(s *Snapshot) *Finding {
 			mathNs += k.TotalNs
 			calls += k.Count
 			if len(top) < 3 {
-				top = append(top, fmt.Sprintf("%s %s (%d calls)", kernelLabel(s, &labels, i), units.Duration(k.TotalNs), k.Count))
+				top = append(top, fmt.Sprintf("%s %s (%d calls)", labels.of(i), units.Duration(k.TotalNs), k.Count))
 			}
 		}
 	}
@@ -526,7 +527,7 @@ func (r *FindingRule) mathAttention(s *Snapshot) *Finding {
 	return f
 }
 
-func (r *FindingRule) dominant(s *Snapshot) *Finding {
+func (r *FindingRule) dominant(s *Snapshot, labels *kernelLabelSet) *Finding {
 	rows := s.Categories
 	if r.Group == GroupStage {
 		rows = s.Stages
@@ -548,7 +549,6 @@ func (r *FindingRule) dominant(s *Snapshot) *Finding {
 	}
 	f.Evidence = append(f.Evidence, ev)
 	f.Numbers["key:"+g.Key] = 1
-	var labels []string
 	for i := range s.Kernels {
 		k := &s.Kernels[i]
 		in := k.Category == g.Key
@@ -556,7 +556,7 @@ func (r *FindingRule) dominant(s *Snapshot) *Finding {
 			in = k.Stage == g.Key
 		}
 		if in {
-			f.Top = append(f.Top, fmt.Sprintf("%s %s (%.1f%% of the %s)", kernelLabel(s, &labels, i), units.Duration(k.TotalNs), 100*float64(k.TotalNs)/float64(g.TotalNs), r.Group))
+			f.Top = append(f.Top, fmt.Sprintf("%s %s (%.1f%% of the %s)", labels.of(i), units.Duration(k.TotalNs), 100*float64(k.TotalNs)/float64(g.TotalNs), r.Group))
 			if len(f.Top) == 3 {
 				break
 			}
@@ -743,24 +743,33 @@ func IdleOf(tl *Timeline, cpuDevs []int32, cpu bool) *IdleStats {
 		s, e int64
 		i    int
 	}
+	// Per lane, whether its ops count (decided once, not per op).
+	keep := make([]bool, len(tl.Lanes))
+	for i, l := range tl.Lanes {
+		keep[i] = cpu || !slices.Contains(cpuDevs, l.Device)
+	}
 	ops := make([]iv, 0, len(tl.Ops))
 	first := int64(math.MaxInt64)
 	var maxDur int64
+	sorted := true // a timeline's ops are sorted by start already: checked while copying
 	for i := range tl.Ops {
 		o := &tl.Ops[i]
-		if !cpu && slices.Contains(cpuDevs, tl.Lanes[o.Lane].Device) {
+		if int(o.Lane) < len(keep) && !keep[o.Lane] {
 			continue
 		}
-		ops = append(ops, iv{o.StartNs, o.EndNs(), i})
+		e := o.EndNs()
+		if n := len(ops); n > 0 && (ops[n-1].s > o.StartNs || ops[n-1].s == o.StartNs && ops[n-1].e > e) {
+			sorted = false
+		}
+		ops = append(ops, iv{o.StartNs, e, i})
 		first = min(first, o.StartNs)
 		maxDur = max(maxDur, o.DurNs)
 	}
 	if len(ops) == 0 {
 		return nil
 	}
-	byStart := func(a, b iv) int { return cmp.Or(cmp.Compare(a.s, b.s), cmp.Compare(a.e, b.e)) }
-	if !slices.IsSortedFunc(ops, byStart) { // a timeline's ops are sorted by start already
-		slices.SortFunc(ops, byStart)
+	if !sorted {
+		slices.SortFunc(ops, func(a, b iv) int { return cmp.Or(cmp.Compare(a.s, b.s), cmp.Compare(a.e, b.e)) })
 	}
 	st := &IdleStats{}
 	steps := slices.Clone(tl.Steps)
@@ -1043,10 +1052,17 @@ func kernelLabels(s *Snapshot) []string {
 	return DistinctNames(names, displays)
 }
 
-// kernelLabel is kernelLabels(s)[i], the labels made once per labels.
-func kernelLabel(s *Snapshot, labels *[]string, i int) string {
-	if *labels == nil {
-		*labels = kernelLabels(s)
+// kernelLabelSet is kernelLabels(s), made at the first call of of, once per
+// evaluation: it tells every kernel of s apart, 100k rows or more, and a
+// finding labels three.
+type kernelLabelSet struct {
+	s *Snapshot
+	v []string
+}
+
+func (l *kernelLabelSet) of(i int) string {
+	if l.v == nil {
+		l.v = kernelLabels(l.s)
 	}
-	return (*labels)[i]
+	return l.v[i]
 }

@@ -22,7 +22,7 @@ const (
 
 // memoryBound sums the rows' modelled work and the part of it in
 // memory-bound rows (keep: the rows to count).
-func memoryBound(s *Snapshot, keep func(*KernelRow) bool) (all, mem Work, top []string) {
+func memoryBound(s *Snapshot, keep func(*KernelRow) bool, labels *kernelLabelSet) (all, mem Work, top []string) {
 	type row struct {
 		i  int
 		ns int64
@@ -40,20 +40,19 @@ func memoryBound(s *Snapshot, keep func(*KernelRow) bool) (all, mem Work, top []
 		}
 	}
 	slices.SortStableFunc(rows, func(a, b row) int { return int(min(max(b.ns-a.ns, -1), 1)) })
-	labels := kernelLabels(s)
 	for _, r := range rows[:min(3, len(rows))] {
 		k := &s.Kernels[r.i]
 		rt := RatesOf(k.Work, s.Peak)
-		top = append(top, fmt.Sprintf("%s %s, %s at %s of the memory roof", labels[r.i], units.Duration(k.Work.Ns), units.SI(rt.BytesPerS, "B/s"), units.Share(rt.OfPeak)))
+		top = append(top, fmt.Sprintf("%s %s, %s at %s of the memory roof", labels.of(r.i), units.Duration(k.Work.Ns), units.SI(rt.BytesPerS, "B/s"), units.Share(rt.OfPeak)))
 	}
 	return all, mem, top
 }
 
-func (r *FindingRule) rooflineBound(s *Snapshot) *Finding {
+func (r *FindingRule) rooflineBound(s *Snapshot, labels *kernelLabelSet) *Finding {
 	if s.Peak == nil || !s.HasWork() {
 		return nil
 	}
-	all, mem, top := memoryBound(s, func(k *KernelRow) bool { return k.Category == r.Category })
+	all, mem, top := memoryBound(s, func(k *KernelRow) bool { return k.Category == r.Category }, labels)
 	if all.Ns <= 0 || mem.Ns <= 0 {
 		return nil
 	}
@@ -108,11 +107,11 @@ func (r *FindingRule) mathKernels(s *Snapshot) int64 {
 	return ns
 }
 
-func (r *FindingRule) mfu(s *Snapshot) *Finding {
+func (r *FindingRule) mfu(s *Snapshot, labels *kernelLabelSet) *Finding {
 	if s.Peak == nil || !s.HasWork() {
 		return nil
 	}
-	all, mem, top := memoryBound(s, func(*KernelRow) bool { return true })
+	all, mem, top := memoryBound(s, func(*KernelRow) bool { return true }, labels)
 	if all.Ns <= 0 {
 		return nil
 	}
