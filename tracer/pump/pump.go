@@ -18,6 +18,7 @@ package pump
 import (
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -166,6 +167,19 @@ func Run(cfg Config, src Source, s *wire.AsyncSender) {
 			src.SetTracing(false)
 			s, relay = nil, nil
 		}
+		if s != nil && st == Idle && detachAsked.Load() {
+			// Detached, and the ring is empty: the last counters, the
+			// state and a Bye, then nothing more is sent (the library
+			// stays loaded: a Go runtime cannot be unloaded).
+			if kv := src.Counters(true); kv != nil {
+				s.Meta(kv)
+			}
+			kv, _ := src.Info()
+			s.Meta(kv)
+			_ = s.Close(wire.Bye{Reason: "detached", ExitCode: -1}, ExitFlush)
+			cfg.Logf("detached: %s switched off", cfg.Tracing)
+			s, relay = nil, nil
+		}
 		final := st == Exit || st == Inert
 		if s != nil && (st != Buffer || time.Since(lastMeta) > MetaEvery) {
 			if kv := src.Counters(final); kv != nil {
@@ -189,11 +203,19 @@ func Run(cfg Config, src Source, s *wire.AsyncSender) {
 	}
 }
 
+// detachAsked is set by Controls when rlktop detached (one pump per
+// library, one library per process): Run then closes the connection once
+// the ring is empty.
+var detachAsked atomic.Bool
+
 // Controls answers rlktop's Control frames on s until the connection ends:
-// pause and resume switch tracing off and on (src.SetTracing); flags cannot
-// be set inside the traced program, so set and stop are refused (rlktop
-// restarts the command with the other arm's environment instead). Each ack
-// carries the tracing state and is followed by the library's state as Meta.
+// pause and resume switch tracing off and on (src.SetTracing); detach (the
+// library was loaded into a process rlktop attached to) switches tracing
+// off for good, acks and closes the connection with a Bye "detached";
+// flags cannot be set inside the traced program, so set and stop are
+// refused (rlktop restarts the command with the other arm's environment
+// instead). Each ack carries the tracing state and is followed by the
+// library's state as Meta.
 func Controls(cfg Config, src Source, s *wire.AsyncSender) {
 	for c := range s.Controls() {
 		ack := wire.Control{Op: wire.ControlAck, Seq: c.Seq, Step: -1}
@@ -202,6 +224,13 @@ func Controls(cfg Config, src Source, s *wire.AsyncSender) {
 			if err := src.SetTracing(c.Op == wire.ControlResume); err != nil {
 				ack.Err = err.Error()
 			}
+		case wire.ControlDetach:
+			// Off for good: the flush in SetTracing hands the last buffers
+			// to the ring; Run sends them, then closes (detachAsked).
+			if err := src.SetTracing(false); err != nil {
+				ack.Err = err.Error()
+			}
+			detachAsked.Store(true)
 		default:
 			ack.Err = cfg.Tracer + " cannot " + c.Op.String() + " inside the traced process; rlktop restarts the command instead"
 		}

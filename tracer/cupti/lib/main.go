@@ -42,6 +42,7 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/cupti"
 	"github.com/rlktop/rlktop/tracer/pump"
+	"github.com/rlktop/rlktop/tracer/steps"
 	"github.com/rlktop/rlktop/tracer/wire"
 )
 
@@ -67,7 +68,31 @@ func senderEvents() int {
 }
 
 //export rlkGoStart
-func rlkGoStart() { go drain() }
+func rlkGoStart() {
+	liveEnv()
+	go drain()
+}
+
+// liveEnv copies rlktop's variables from the C environment as it is now
+// into Go's. A Go runtime in a shared library takes the environment the
+// process started with (the block after argv), so what the Python agent
+// sets just before it loads the library into a running process (rlktop
+// attach) reaches only C's getenv; it is removed again once
+// InitializeInjection returns, which is why this runs in rlkGoStart, on
+// InitializeInjection's thread, before it returns.
+func liveEnv() {
+	for _, k := range []string{wire.EnvSocket, steps.EnvStepRange, steps.EnvStepWindow} {
+		if os.Getenv(k) != "" {
+			continue
+		}
+		ck := C.CString(k)
+		v := C.getenv(ck)
+		C.free(unsafe.Pointer(ck))
+		if v != nil {
+			os.Setenv(k, C.GoString(v))
+		}
+	}
+}
 
 func info() C.rlk_info {
 	var i C.rlk_info

@@ -475,6 +475,12 @@ static void init_and_start_go(void) {
 	}
 }
 
+/* rlktop_cupti_detach switches tracing off for good (rlk_set_tracing(0):
+ * kinds disabled, a forced flush, CUPTI finalized at the next API exit).
+ * The Python agent calls it when it leaves a process rlktop attached to
+ * and loaded this library into; the library itself stays loaded. */
+__attribute__((visibility("default"))) int rlktop_cupti_detach(void) { return rlk_set_tracing(0); }
+
 __attribute__((visibility("default"))) int InitializeInjection(void) {
 	static int called;
 	if (__atomic_exchange_n(&called, 1, __ATOMIC_ACQ_REL)) return 1;
