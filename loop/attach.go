@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/loop/runrecord"
+	"github.com/rlktop/rlktop/tracer/cupti/launch"
 	"github.com/rlktop/rlktop/tracer/pyagent"
 	"github.com/rlktop/rlktop/tracer/session"
 )
@@ -30,6 +31,7 @@ type attachment struct {
 	folder string        // the agent's private folder (the attach marker)
 	took   time.Duration // from StartAttach to the agent's hello
 	route  string        // "gdb" or "sys.remote_exec"
+	cupti  string        // rlktop's CUPTI library the agent loads, "" for none
 }
 
 // StartAttach attaches to the running Python process o.Attach (StartLive
@@ -92,7 +94,22 @@ func StartAttach(ctx context.Context, o LiveOptions) (*Live, error) {
 		s.Close()
 		return nil, err
 	}
-	boot, err := writeAgentFolder(folder, addr, time.Now().Add(timeout), every, length)
+	// A process with CUDA mapped gets rlktop's CUPTI library (kernels from
+	// the moment it is loaded; ARCHITECTURE.md, "the GPU path").
+	cuptiLib := ""
+	switch {
+	case o.Tracer != TracerAuto || t.CUDA == "":
+	case t.GoLib != "":
+		s.Warn(fmt.Sprintf("pid %d maps %s and the Go shared library %s: rlktop's CUPTI library, Go too, would be a second Go runtime in it, so GPU kernels come only from torch.profiler windows", t.PID, filepath.Base(t.CUDA), t.GoLib))
+	default:
+		if lib, err := launch.FindLibrary("", o.CacheDir); err == nil {
+			cuptiLib = lib
+		} else {
+			s.Warn(fmt.Sprintf("pid %d maps %s but rlktop has no CUPTI library to load into it (%v): GPU kernels come only from torch.profiler windows", t.PID, filepath.Base(t.CUDA), err))
+		}
+	}
+	l.att.cupti = cuptiLib
+	boot, err := writeAgentFolder(folder, addr, time.Now().Add(timeout), every, length, cuptiLib)
 	if err != nil {
 		return fail(err)
 	}
@@ -158,7 +175,12 @@ func (l *Live) Attached() (bool, time.Duration) {
 func (l *Live) attachBanner(every, length int) string {
 	t := l.att.target
 	what := "steps, stages and flags"
-	if every > 0 {
+	switch {
+	case l.att.cupti != "" && every > 0:
+		what += fmt.Sprintf(", GPU kernels through CUPTI from now on, and CPU operators from torch.profiler windows (%d of every %d steps)", length, every)
+	case l.att.cupti != "":
+		what += ", and GPU kernels through CUPTI from now on"
+	case every > 0:
 		what += fmt.Sprintf(", and CPU operators (GPU kernels where CUDA is initialised) from torch.profiler windows (%d of every %d steps)", length, every)
 	}
 	return fmt.Sprintf("attached to pid %d (Python %s, through %s, in %s): %s; detaching leaves it running as it was",
@@ -278,7 +300,7 @@ func pidAlive(pid int) bool {
 
 // writeAgentFolder writes the agent (folder/py), the owner file and
 // boot.py, the file the process runs, and returns boot.py's path.
-func writeAgentFolder(folder, addr string, deadline time.Time, every, length int) (string, error) {
+func writeAgentFolder(folder, addr string, deadline time.Time, every, length int, cuptiLib string) (string, error) {
 	home := filepath.Join(folder, "py")
 	for rel, b := range pyagent.Files() {
 		p := filepath.Join(home, filepath.FromSlash(rel))
@@ -297,7 +319,7 @@ func writeAgentFolder(folder, addr string, deadline time.Time, every, length int
 		return "", fmt.Errorf("writing the agent: %w", err)
 	}
 	boot := filepath.Join(folder, "boot.py")
-	if !safePath(boot) || !safePath(strings.TrimPrefix(addr, "unix:")) {
+	if !safePath(boot) || !safePath(strings.TrimPrefix(addr, "unix:")) || (cuptiLib != "" && !safePath(cuptiLib)) {
 		return "", fmt.Errorf("%s: %w", boot, errNotSafePath)
 	}
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) } // ASCII: a Python literal too
@@ -309,7 +331,7 @@ if sys.modules.get("rlktop") is None:
     sys.path.insert(0, home)
     try:
         import rlktop._attach
-        rlktop._attach.start(%s, home, folder, %d.0, %d, %d)
+        rlktop._attach.start(%s, home, folder, %d.0, %d, %d, %s)
     except Exception as e:
         try:
             with open(folder + "/failed", "w") as f:
@@ -325,7 +347,7 @@ else:
             f.write("a module named rlktop is loaded already, from " + str(getattr(sys.modules["rlktop"], "__file__", "?")))
     except Exception:
         pass
-`, q(home), q(folder), q(addr), deadline.Unix(), every, length)
+`, q(home), q(folder), q(addr), deadline.Unix(), every, length, q(cuptiLib))
 	if err := os.WriteFile(boot, []byte(src), 0o600); err != nil {
 		return "", fmt.Errorf("writing the agent: %w", err)
 	}

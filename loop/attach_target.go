@@ -2,6 +2,7 @@ package loop
 
 import (
 	"bytes"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -54,6 +55,14 @@ type Target struct {
 	// Libpython is the shared libpython the process mapped, "" when the
 	// executable holds the interpreter (Debian's python3.13).
 	Libpython string
+	// CUDA is the CUDA library the process mapped (libcupti.so*, else
+	// libcuda.so*), "" when it maps neither: CUDA may be in use, so the
+	// agent loads rlktop's CUPTI library into it.
+	CUDA string
+	// GoLib is a Go shared library the process mapped (an ELF object
+	// with a .go.buildinfo section, the executable aside), "" when none:
+	// a second Go runtime (rlktop's CUPTI library) must not be loaded.
+	GoLib string
 }
 
 // PythonVersion is "3.13".
@@ -121,6 +130,9 @@ func InspectTarget(pid int) (Target, error) {
 		}
 	}
 	t.Python, t.Libpython = pythonOf(dir, t.Exe)
+	if t.CUDA = cudaOf(dir); t.CUDA != "" {
+		t.GoLib = goLibOf(dir, t.Exe)
+	}
 	if t.Python == 0 {
 		prog := t.Exe
 		if prog == "" && len(t.Cmdline) > 0 {
@@ -195,6 +207,58 @@ func sameRoot(dir string) (bool, error) {
 		return false, err
 	}
 	return os.SameFile(a, b), nil
+}
+
+// cudaOf is the first libcupti.so* the process at dir maps, else its
+// libcuda.so*, else "".
+func cudaOf(dir string) string {
+	maps, err := os.ReadFile(filepath.Join(dir, "maps"))
+	if err != nil {
+		return ""
+	}
+	driver := ""
+	for _, line := range strings.Split(string(maps), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 {
+			continue
+		}
+		switch base := filepath.Base(f[5]); {
+		case strings.HasPrefix(base, "libcupti.so"):
+			return f[5]
+		case driver == "" && strings.HasPrefix(base, "libcuda.so"):
+			driver = f[5]
+		}
+	}
+	return driver
+}
+
+// goLibOf is the first shared object the process at dir maps, other than
+// its executable exe, that holds Go code (a .go.buildinfo section, which
+// every Go binary and c-shared library carries), else "".
+func goLibOf(dir, exe string) string {
+	maps, err := os.ReadFile(filepath.Join(dir, "maps"))
+	if err != nil {
+		return ""
+	}
+	seen := map[string]bool{exe: true}
+	for _, line := range strings.Split(string(maps), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || !strings.HasPrefix(f[5], "/") || seen[f[5]] || !strings.Contains(filepath.Base(f[5]), ".so") {
+			continue
+		}
+		seen[f[5]] = true
+		// Through the process's root: the path is as the process sees it.
+		e, err := elf.Open(filepath.Join(dir, "root", f[5]))
+		if err != nil {
+			continue
+		}
+		goCode := e.Section(".go.buildinfo") != nil
+		e.Close()
+		if goCode {
+			return f[5]
+		}
+	}
+	return ""
 }
 
 // pythonOf finds the CPython version from the executable's name

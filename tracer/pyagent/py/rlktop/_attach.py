@@ -25,13 +25,14 @@ import threading
 import time
 
 
-def start(addr, home, folder, deadline, every, length):
+def start(addr, home, folder, deadline, every, length, cupti=""):
     """Starts attaching: addr is rlktop's socket, home the folder that was
     put on sys.path (holding this package), folder the private folder to
     remove when the agent leaves (home is inside it), deadline the time
     (seconds since the epoch) after which rlktop stopped waiting, so a late
     call does nothing but remove folder; every:length the torch.profiler
-    window schedule in steps (0: none). Never raises."""
+    window schedule in steps (0: none); cupti the path of rlktop's CUPTI
+    library to load (the process maps CUDA), "" for none. Never raises."""
     try:
         while home in sys.path:
             sys.path.remove(home)
@@ -42,13 +43,13 @@ def start(addr, home, folder, deadline, every, length):
         # at detach, and the package's __path__ would look there.
         from . import _after_torch, _core, _flags, _wire  # noqa: F401
 
-        threading.Thread(target=_attach, args=(addr, folder, (every, length) if every > 0 else (0, 0)),
+        threading.Thread(target=_attach, args=(addr, folder, (every, length) if every > 0 else (0, 0), cupti),
                          name="rlktop-attach", daemon=True).start()
     except Exception:
         _forget(folder)
 
 
-def _attach(addr, folder, kineto):
+def _attach(addr, folder, kineto, cupti):
     import rlktop
     from . import _core, _flags
 
@@ -69,6 +70,8 @@ def _attach(addr, folder, kineto):
     a.on_stop("rlktop._agent", lambda: setattr(rlktop, "_agent", None))
     a.sock.settimeout(SEND_TIMEOUT)
     rlktop._agent = a
+    if cupti:
+        _load_cupti(a, addr, cupti)
     torch = sys.modules.get("torch")
     if torch is None:
         _after_torch(a)
@@ -82,6 +85,34 @@ def _attach(addr, folder, kineto):
         time.sleep(0.05)
     if not a.detached:
         _install(a, torch)
+
+
+def _load_cupti(a, addr, lib):
+    """Loads rlktop's CUPTI library into the process and starts it: it
+    connects to rlktop (a hello of its own, source cupti) and records the
+    GPU work launched from now on. RLKTOP_SOCKET is in the environment only
+    while the library starts (its Go runtime copies the environment at
+    load, its C half reads it at InitializeInjection). The agent's
+    torch.profiler windows then record the CPU only: CUPTI takes one
+    subscriber. At detach tracing goes off for good; the library stays
+    loaded (a Go runtime cannot be unloaded)."""
+    import ctypes
+
+    saved = os.environ.get("RLKTOP_SOCKET")
+    try:
+        os.environ["RLKTOP_SOCKET"] = addr
+        h = ctypes.CDLL(lib)
+        h.InitializeInjection()
+    except Exception as e:
+        _core_warn("rlktop's CUPTI library %s not loaded (%r): GPU kernels only from torch.profiler windows" % (lib, e))
+        return
+    finally:
+        if saved is None:
+            os.environ.pop("RLKTOP_SOCKET", None)
+        else:
+            os.environ["RLKTOP_SOCKET"] = saved
+    a.window_cuda = False
+    a.on_stop("CUPTI tracing", h.rlktop_cupti_detach)
 
 
 def _initializing(module):
