@@ -144,6 +144,9 @@ func Run(cfg Config, src Source, s *wire.AsyncSender) {
 	})
 	var lastMeta time.Time
 	for {
+		// Read before Next: an Idle that began before the detach's flush
+		// filled the ring must not close the connection.
+		detaching := detachAsked.Load()
 		st, err := src.Next(Wait)
 		if err != nil {
 			cfg.Logf("%v", err)
@@ -167,7 +170,7 @@ func Run(cfg Config, src Source, s *wire.AsyncSender) {
 			src.SetTracing(false)
 			s, relay = nil, nil
 		}
-		if s != nil && st == Idle && detachAsked.Load() {
+		if s != nil && st == Idle && detaching {
 			// Detached, and the ring is empty: the last counters, the
 			// state and a Bye, then nothing more is sent (the library
 			// stays loaded: a Go runtime cannot be unloaded).

@@ -361,8 +361,9 @@ func (s *Session) sendAll(cts []wire.Control) ([]uint64, error) {
 		if set && (c.info.Hello.Source == "cupti" || c.info.Hello.Source == "rocprof") {
 			continue
 		}
-		// Only the Python agent detaches; the others know no such op.
-		if detach && c.info.Hello.Source != "pyagent" {
+		// The Python agent and the GPU tracers' libraries (loaded by an
+		// attached agent) detach; the built-in loop's tracer knows no such op.
+		if detach && !slices.Contains([]string{"pyagent", "cupti", "rocprof"}, c.info.Hello.Source) {
 			continue
 		}
 		targets = append(targets, target{c, c.info.Hello.PID})

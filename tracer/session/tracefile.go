@@ -66,7 +66,11 @@ func (s *Session) importTraceFile(c *conn, tf wire.TraceFile) {
 	var base int64
 	if len(tr.Warnings) > 0 {
 		s.mu.Lock()
+		vendor := s.vendorTracedLocked(c.pid)
 		for _, w := range tr.Warnings {
+			if vendor && strings.Contains(w, "no GPU work") {
+				continue // the GPU work comes from the vendor tracer
+			}
 			// The window's path changes window after window; the message
 			// is said once.
 			s.warnOnce(fmt.Sprintf("child pid %d: torch.profiler window: %s", c.info.Hello.PID, strings.ReplaceAll(w, tf.Path, filepath.Base(filepath.Dir(tf.Path))+"/window")))
@@ -81,10 +85,19 @@ func (s *Session) importTraceFile(c *conn, tf wire.TraceFile) {
 			}
 		}
 	}
+	// A GPU tracer of the same process (CUPTI or rocprofiler, loaded by
+	// an attached agent) brings the GPU work: the window's CPU operators
+	// are not shown as kernels then.
+	s.mu.Lock()
+	vendor := s.vendorTracedLocked(c.pid)
+	s.mu.Unlock()
 	evs := make([]tracer.Event, 0, len(tr.Events))
 	for _, e := range tr.Events {
 		switch e.Kind {
 		case tracer.KindStep, tracer.KindInstant, tracer.KindUnknown, tracer.KindGPURange:
+			continue
+		}
+		if vendor && e.IsCPUOpKernel() {
 			continue
 		}
 		e.Start += base
@@ -127,6 +140,17 @@ func (s *Session) importTraceFile(c *conn, tf wire.TraceFile) {
 	}
 	s.windows++
 	s.version++
+}
+
+// vendorTracedLocked reports whether a GPU tracer's library (source cupti
+// or rocprof) of process pid is connected. s.mu is held.
+func (s *Session) vendorTracedLocked(pid int32) bool {
+	for _, c := range s.children {
+		if c.info.Connected && c.pid == pid && (c.info.Hello.Source == "cupti" || c.info.Hello.Source == "rocprof") {
+			return true
+		}
+	}
+	return false
 }
 
 // agentWindowPath reports whether path is a file the Python agent writes
