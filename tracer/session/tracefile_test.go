@@ -209,3 +209,68 @@ func TestSessionWarningsInSnapshots(t *testing.T) {
 	}
 	t.Errorf("the agent's warning never became a session warning: %q", sess.Snapshot().Warnings)
 }
+
+// A CPU-only torch.profiler window of a process whose GPU tracer (CUPTI,
+// loaded by an attached agent) is connected adds no CPU operators as
+// kernels: the GPU work is the tracer's. The same window from a process
+// without one shows its two operators' self time as kernels (aten::linear
+// 10 µs holding aten::addmm 6 µs: 4 + 6 µs).
+func TestWindowBesideGPUTracer(t *testing.T) {
+	for _, vendor := range []bool{false, true} {
+		dir, err := os.MkdirTemp("", "rlktop-kineto-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		win := filepath.Join(dir, "window-1.json")
+		os.WriteFile(win, []byte(`{"traceEvents":[`+
+			`{"ph":"X","cat":"cpu_op","name":"aten::linear","pid":7,"tid":1,"ts":10,"dur":10},`+
+			`{"ph":"X","cat":"cpu_op","name":"aten::addmm","pid":7,"tid":1,"ts":12,"dur":6}]}`), 0o600)
+		sess := New(Options{})
+		if vendor {
+			c, d := net.Pipe()
+			sess.AddConn(c)
+			go func() {
+				w := wire.NewWriter(d)
+				w.Hello(&wire.Hello{Source: "cupti", PID: 7})
+				w.Flush()
+			}()
+			for !slices.ContainsFunc(sess.Children(), func(c Child) bool { return c.Hello.Source == "cupti" }) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			defer d.Close()
+		}
+		a, b := net.Pipe()
+		sess.AddConn(a)
+		go func() {
+			w := wire.NewWriter(b)
+			w.Hello(&wire.Hello{Source: "pyagent", PID: 7})
+			w.WriteFrame(wire.TypeTraceFile, 0, traceFileFrame("kineto", win, 0, 0))
+			w.Flush()
+		}()
+		for end := time.Now().Add(10 * time.Second); sess.windowsImported() < 1 && time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		// The agent's end links what it sent (kernels wait for their
+		// launch context until then).
+		b.Close()
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			if !slices.ContainsFunc(sess.Children(), func(c Child) bool { return c.Hello.Source == "pyagent" && c.Connected }) {
+				break
+			}
+		}
+		var n, ns int64
+		for _, k := range sess.Snapshot().Cumulative.Kernels {
+			n += k.Count
+			ns += k.TotalNs
+		}
+		want := [2]int64{2, 10_000}
+		if vendor {
+			want = [2]int64{0, 0}
+		}
+		if n != want[0] || ns != want[1] {
+			t.Errorf("GPU tracer connected %v: %d kernels, %d ns; want %d, %d", vendor, n, ns, want[0], want[1])
+		}
+		sess.Close()
+	}
+}
