@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/gpu/reading"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/session"
 )
 
@@ -186,19 +187,6 @@ func (c *Controller) Close() {
 	c.live.Close()
 }
 
-// LiveUpdate is one reading of a live run for the TUI.
-type LiveUpdate struct {
-	State *session.State
-	Child Status
-	// Flags are the flags in force and pending (Live.FlagState of State).
-	Flags FlagState
-	// At is when State was taken.
-	At time.Time
-	// Output holds the child's output lines since the last update the
-	// sink took (Supervisor.Output), Partial the lines still being written.
-	Output, Partial []OutputLine
-}
-
 // PollSink receives what Controller.Poll reads. Device and Live must not
 // block: false means the receiver is behind and the value is dropped (a
 // dropped update's output lines come again in the next one). ConnClosed
@@ -207,7 +195,7 @@ type PollSink interface {
 	// Device takes a new telemetry sample (one per new Sample.TS).
 	Device(reading.Sample) bool
 	// Live takes the state, about 10 times a second.
-	Live(LiveUpdate) bool
+	Live(livestate.Update) bool
 	// ConnClosed is told once per connection rlktop closed on an error
 	// (Child.Err: a corrupt frame, a protocol violation).
 	ConnClosed(session.Child) bool
@@ -240,7 +228,7 @@ func (c *Controller) Poll(done <-chan struct{}, sink PollSink) {
 		cs := live.Sup.Status()
 		state := live.Session.Snapshot()
 		out, partial := live.Sup.Output(outSeq)
-		u := LiveUpdate{State: state, Child: cs, Flags: live.FlagState(state), At: time.Now(), Output: out, Partial: partial}
+		u := livestate.Update{State: state, Child: cs, Flags: live.FlagState(state), At: time.Now(), Output: out, Partial: partial}
 		if sink.Live(u) {
 			if n := len(out); n > 0 {
 				outSeq = out[n-1].Seq // sent: ask for what follows next time

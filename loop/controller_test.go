@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/gpu/reading"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/session"
 )
 
@@ -140,7 +141,7 @@ type pollRec struct {
 
 func (p *pollRec) Device(reading.Sample) bool { return true }
 
-func (p *pollRec) Live(u LiveUpdate) bool {
+func (p *pollRec) Live(u livestate.Update) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.updates++

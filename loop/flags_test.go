@@ -73,7 +73,7 @@ func TestPanelAndPlanAgree(t *testing.T) {
 
 // TestLiveFlagState: a flip sent to a running command's Python agent (a
 // stand-in over a pipe) through the TUI's Controller is pending in the
-// flag state the poller hands the TUI (LiveUpdate.Flags, Live.FlagState)
+// flag state the poller hands the TUI (livestate.Update.Flags, Live.FlagState)
 // — in force stays the child's acknowledged value — until the child
 // acknowledges it; then it is in force and no longer pending. A flip the
 // child refuses stops pending (found by its sequence number in

@@ -11,7 +11,7 @@ import (
 )
 
 // findingsEvery bounds how often a live run re-evaluates its findings
-// (LiveMsg arrives about 10 times a second; the evaluation walks the
+// (livestate.Update arrives about 10 times a second; the evaluation walks the
 // window's timeline).
 const findingsEvery = time.Second
 
@@ -33,7 +33,7 @@ type findingsUI struct {
 	input *attrib.FindingInput
 	// command: the live run is a command (environment flags restart it).
 	command bool
-	last    time.Time // last live evaluation (LiveMsg.At)
+	last    time.Time // last live evaluation (livestate.Update.At)
 
 	pending string // finding id awaiting the compare confirmation
 	running string // finding id whose comparison runs
@@ -47,7 +47,7 @@ func newFindingsUI(st *views.Styles, opts Options) *findingsUI {
 
 // refreshFindings re-evaluates the findings over what is shown: a file's
 // snapshot with its timeline and outputs, or the live state (at most once
-// per findingsEvery of LiveMsg time, always when force).
+// per findingsEvery of livestate.Update time, always when force).
 func (m *Model) refreshFindings(force bool) {
 	f := m.fnd
 	if m.snap == nil {

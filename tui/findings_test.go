@@ -18,9 +18,9 @@ import (
 	"github.com/rlktop/rlktop/views"
 )
 
-// mathLiveMsg is a live state of the built-in loop on the math attention
+// mathUpdate is a live state of the built-in loop on the math attention
 // path: 60 of 100 ms of kernel time in attn_math_* over 3 steps.
-func mathLiveMsg() tui.LiveMsg {
+func mathUpdate() livestate.Update {
 	msg := liveMsg("math", true)
 	s := *msg.State.Cumulative
 	s.Kernels = []attrib.KernelRow{
@@ -60,7 +60,7 @@ func TestFindingsEnterCompares(t *testing.T) {
 	st := views.DefaultStyles()
 	m := tui.New(tui.Options{Styles: &st, Controller: ctl, Backends: backendChoices(), DeviceStatus: gputest.CPUOnlyStatus})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
-	tm.Send(mathLiveMsg())
+	tm.Send(mathUpdate())
 	wait := func(s string) {
 		t.Helper()
 		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(s)) },
@@ -91,7 +91,7 @@ func TestFindingsEnterCompares(t *testing.T) {
 // names the command that would; live, the status bar names the top
 // finding, and any key but C dismisses a finding's confirmation.
 func TestFindingsEnterElsewhere(t *testing.T) {
-	msg := mathLiveMsg()
+	msg := mathUpdate()
 	m := newModel(t, 120, 40, tui.Options{Snapshot: msg.State.Cumulative})
 	for m.Focused().Title() != "Findings" {
 		m.Update(key("tab"))
@@ -102,7 +102,7 @@ func TestFindingsEnterElsewhere(t *testing.T) {
 	}
 	ctl := &fakeCtl{res: fusedResult()}
 	m = newLive(t, 120, 40, ctl)
-	m.Update(mathLiveMsg())
+	m.Update(mathUpdate())
 	// The first screen names the top finding in the status bar.
 	if out := ansi.Strip(m.Render()); !strings.Contains(out, "▸ attention runs on the math fallback (60.0%) · to test: Findings, enter (attention=fused)") {
 		t.Errorf("status bar lacks the top finding:\n%s", out)
@@ -125,7 +125,7 @@ func TestFindingsEnterElsewhere(t *testing.T) {
 // end of the first line, "test: Findings, enter" on the second).
 func TestFindingHintWrapsWhole(t *testing.T) {
 	m := newLive(t, 80, 24, &fakeCtl{res: fusedResult()})
-	m.Update(mathLiveMsg())
+	m.Update(mathUpdate())
 	out := ansi.Strip(m.Render())
 	lines := strings.Split(out, "\n")
 	found := false
@@ -144,7 +144,7 @@ func TestFindingHintWrapsWhole(t *testing.T) {
 // loop to attention=fused, Findings still listed "attention runs on the
 // math fallback" at 14.3%, from the cumulative totals): once a flip took
 // effect, the live findings are evaluated over the window. Here the
-// cumulative totals are mathLiveMsg's (60% attn_math_*), the flip to
+// cumulative totals are mathUpdate's (60% attn_math_*), the flip to
 // fused took effect at step 40 and the window holds steps 41–43 with
 // fused attention only: the math finding is gone and the view says what
 // the findings cover. With step 39 still in the window the note says so.
@@ -158,7 +158,7 @@ func TestFindingsAfterFlip(t *testing.T) {
 		{"window across the flip", []int64{39, 40, 41}, "findings over the last 5.00 s, which still holds steps before attention=fused from step 40"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			msg := mathLiveMsg()
+			msg := mathUpdate()
 			msg.Flags = liveFlags("fused")
 			msg.State.Marks = []livestate.Mark{{Step: 40, PID: 7, Key: "attention", Value: "fused"}}
 			win := *msg.State.Cumulative

@@ -49,22 +49,6 @@ type Controller interface {
 	Compare(ctx context.Context, key string, values []string, progress func(string), onStep func(livestate.StepLabel)) (*livestate.CompareResult, error)
 }
 
-// LiveMsg carries a live session's state, about 10 times a second.
-type LiveMsg struct {
-	State *livestate.State
-	Child livestate.Status
-	// Flags are the run's flags in force and pending (loop.Live.FlagState:
-	// what rlktop set overlaid with the child's last acknowledgement, and
-	// the flips not yet in force, refused or failed).
-	Flags livestate.FlagState
-	// At is when the state was taken (recording duration, compare clock).
-	At time.Time
-	// Output holds the child's output lines read since the previous
-	// LiveMsg (loop.Supervisor.Output), Partial the lines its streams are
-	// still writing; both feed the Output pane.
-	Output, Partial []livestate.OutputLine
-}
-
 // DeviceMsg carries a telemetry reading (gpu.Poller).
 type DeviceMsg struct {
 	Sample reading.Sample
@@ -145,7 +129,7 @@ type live struct {
 
 	state  *livestate.State
 	status livestate.Status
-	// fs is the run's flags as the last LiveMsg said; asked holds the
+	// fs is the run's flags as the last livestate.Update said; asked holds the
 	// flips made here that fs does not show yet (neither pending nor in
 	// force): the flags panel draws fs with asked pending (flagState).
 	fs    livestate.FlagState
@@ -240,7 +224,7 @@ func (l *live) flagState() livestate.FlagState {
 	return out
 }
 
-// dropPending forgets a flip whose request failed, until the next LiveMsg
+// dropPending forgets a flip whose request failed, until the next livestate.Update
 // says the run's flags again.
 func (l *live) dropPending(k string) {
 	delete(l.asked, k)
@@ -288,9 +272,9 @@ func (l *live) snapshot() *attrib.Snapshot {
 	return l.state.Cumulative
 }
 
-// onLive takes a LiveMsg; it returns the snapshot to show, or nil to keep
+// onLive takes a livestate.Update; it returns the snapshot to show, or nil to keep
 // the current one (paused).
-func (m *Model) onLive(msg LiveMsg) {
+func (m *Model) onLive(msg livestate.Update) {
 	l := m.live
 	l.status = msg.Child
 	if !msg.At.IsZero() {
@@ -643,7 +627,7 @@ func (m *Model) updateLive(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true
 		}
 		return m.flip(msg.Key), true
-	case LiveMsg:
+	case livestate.Update:
 		m.onLive(msg)
 		m.layout()
 		return nil, true

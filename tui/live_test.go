@@ -15,6 +15,7 @@ import (
 	"github.com/rlktop/rlktop/gpu/gputest"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tracer/wire"
 	"github.com/rlktop/rlktop/tui"
@@ -99,8 +100,8 @@ func liveFlags(attention string) loop.FlagState {
 	return loop.FlagState{InForce: map[string]string{"attention": attention, "qkv": "separate", "scan": "serial", "sampler": "multinomial", "head": "materialized"}}
 }
 
-func liveMsg(attention string, tracing bool) tui.LiveMsg {
-	return tui.LiveMsg{State: liveState(attention, tracing), Child: loop.Status{State: loop.Running, PID: 7},
+func liveMsg(attention string, tracing bool) livestate.Update {
+	return livestate.Update{State: liveState(attention, tracing), Child: loop.Status{State: loop.Running, PID: 7},
 		Flags: liveFlags(attention), At: t0}
 }
 
@@ -206,7 +207,7 @@ func TestLiveKeysCallController(t *testing.T) {
 	press(m, "R")
 	st := liveState("math", true)
 	st.Recording = &session.RecordingInfo{Started: t0.Add(-65 * time.Second), Bytes: 1536 << 10}
-	m.Update(tui.LiveMsg{State: st, Child: loop.Status{State: loop.Running, PID: 7}, Flags: liveFlags("math"), At: t0})
+	m.Update(livestate.Update{State: st, Child: loop.Status{State: loop.Running, PID: 7}, Flags: liveFlags("math"), At: t0})
 	if out := ansi.Strip(m.Render()); !strings.Contains(out, "● REC rlktop-20261129-120000.rlk 1.5 MiB 1:05") {
 		t.Fatalf("recording indicator missing:\n%s", out)
 	}
@@ -257,7 +258,7 @@ func TestLivePauseFreezes(t *testing.T) {
 func TestLiveCrashShowsTail(t *testing.T) {
 	m := newLive(t, 200, 50, &fakeCtl{})
 	m.Update(liveMsg("math", true))
-	m.Update(tui.LiveMsg{State: liveState("math", true), At: t0, Flags: liveFlags("math"),
+	m.Update(livestate.Update{State: liveState("math", true), At: t0, Flags: liveFlags("math"),
 		Child: loop.Status{State: loop.Exited, PID: 7, ExitCode: 2, StderrTail: []string{"panic: boom", "goroutine 1 [running]:"}}})
 	out := ansi.Strip(m.Render())
 	for _, s := range []string{"exited with status 2", "r restarts", "panic: boom", "attn"} {
@@ -306,7 +307,7 @@ func TestLiveEverySize(t *testing.T) {
 	m.Update(tui.DeviceMsg{Sample: h200})
 	press(m, "C") // a finished comparison (C asks, C again starts)
 	press(m, "C")
-	m.Update(tui.LiveMsg{State: liveState("math", true), At: t0, Flags: liveFlags("math"),
+	m.Update(livestate.Update{State: liveState("math", true), At: t0, Flags: liveFlags("math"),
 		Child: loop.Status{State: loop.Exited, ExitCode: 2, StderrTail: []string{strings.Repeat("x", 300), "b"}}})
 	for w := 1; w <= 240; w += 23 {
 		for h := 1; h <= 60; h += 11 {
@@ -420,7 +421,7 @@ func TestLiveStepTimeRanks(t *testing.T) {
 		{Connected: true, Tracing: true, Hello: wire.Hello{PID: 7, Rank: 0, World: 2}},
 		{Connected: true, Tracing: true, Hello: wire.Hello{PID: 8, Rank: 1, World: 2}}}
 	m := newLive(t, 200, 50, &fakeCtl{})
-	m.Update(tui.LiveMsg{State: st, Child: loop.Status{State: loop.Running, PID: 6}, Flags: liveFlags("math"), At: t0})
+	m.Update(livestate.Update{State: st, Child: loop.Status{State: loop.Running, PID: 6}, Flags: liveFlags("math"), At: t0})
 	out := ansi.Strip(m.Render())
 	for _, want := range []string{"· 20 steps", "median 150 ms", "min 150 ms"} {
 		if !strings.Contains(out, want) {
@@ -457,7 +458,7 @@ func TestUntracedBannerShortOnSmallTerminals(t *testing.T) {
 }
 
 // TestLiveFlagsFromRunState: the flags panel and the flip keys read the
-// run's one flag state (LiveMsg.Flags, loop.Live.FlagState): a flip the
+// run's one flag state (livestate.Update.Flags, loop.Live.FlagState): a flip the
 // run says is pending is drawn pending although it was not asked here, and
 // is gone when the run no longer says so; the digit key flips from the
 // pending value (attention pending fused: 1 asks for math).

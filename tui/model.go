@@ -23,7 +23,7 @@
 //
 // Live runs (Options.Controller set; `rlktop` with no arguments): the
 // views are Kernels, Flags, Step time, Child, Categories, Stages, Device
-// and Compare. LiveMsg (session state, child status, flags in force,
+// and Compare. livestate.Update (session state, child status, flags in force,
 // about 10 Hz) and DeviceMsg (telemetry) feed them. Keys (LiveKeyMap):
 // 1–5 flip backend flag n (space in Flags flips the selected one; shown
 // "pending" until the child acknowledges it at a step boundary, then
@@ -95,7 +95,7 @@ type Options struct {
 	KeyMap *KeyMap
 	// Controller, when non-nil, makes this a live run: the Flags, Step
 	// time, Child, Device and Compare views are added (the file Steps
-	// view is left out), LiveMsg and DeviceMsg feed them, and the live
+	// view is left out), livestate.Update and DeviceMsg feed them, and the live
 	// keys (LiveKeyMap) call the Controller from commands.
 	Controller Controller
 	// Backends are the flags the Flags view lists (live runs).

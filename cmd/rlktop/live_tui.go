@@ -9,6 +9,7 @@ import (
 
 	"github.com/rlktop/rlktop/gpu/reading"
 	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tui"
 	"github.com/rlktop/rlktop/views"
@@ -73,7 +74,7 @@ func runTUI(o loop.LiveOptions, listen func(*loop.Live) (string, error)) error {
 }
 
 // tuiFeed turns what loop.Controller.Poll reads into the TUI's messages:
-// LiveMsg and DeviceMsg (dropped when the TUI is behind) and status lines
+// livestate.Update and DeviceMsg (dropped when the TUI is behind) and status lines
 // for a closed connection or a failed child (sent unless done is closed).
 type tuiFeed struct {
 	feed chan<- tea.Msg
@@ -100,9 +101,7 @@ func (f tuiFeed) send(m tea.Msg) bool {
 
 func (f tuiFeed) Device(s reading.Sample) bool { return f.try(tui.DeviceMsg{Sample: s}) }
 
-func (f tuiFeed) Live(u loop.LiveUpdate) bool {
-	return f.try(tui.LiveMsg{State: u.State, Child: u.Child, Flags: u.Flags, At: u.At, Output: u.Output, Partial: u.Partial})
-}
+func (f tuiFeed) Live(u livestate.Update) bool { return f.try(u) }
 
 // ConnClosed: a connection rlktop closed on an error (corrupt frame,
 // protocol violation) is said once, as an error in the status bar.
@@ -118,7 +117,7 @@ func (f tuiFeed) ChildEnded(st loop.Status, err error) bool {
 	return f.send(tui.StatusMsg{Text: text, Level: lvl})
 }
 
-// pollLive runs ctl's poller into feed (a tui.LiveMsg every 100 ms, a
+// pollLive runs ctl's poller into feed (a livestate.Update every 100 ms, a
 // tui.DeviceMsg per new telemetry sample, status lines) and closes feed
 // when done is closed.
 func pollLive(ctl *loop.Controller, feed chan<- tea.Msg, done <-chan struct{}) {

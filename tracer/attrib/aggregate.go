@@ -388,9 +388,6 @@ func NewAggregator(rules *Rules) *Aggregator {
 	return a
 }
 
-// New is NewAggregator.
-func New(rules *Rules) *Aggregator { return NewAggregator(rules) }
-
 // Rules returns the rules the aggregator classifies with.
 func (a *Aggregator) Rules() *Rules { return a.rules }
 
