@@ -97,7 +97,7 @@ func (r liveExec) execute(ctx context.Context, segs []Segment) error {
 			if need >= 2 {
 				_, why, err := r.waitSteps(ctx, a, func(st *session.State) []session.StepTime {
 					return r.stepsOf(st, &pid, first, s0, end-1)
-				}, int(need-1))
+				}, int(need-1), func(st *session.State) bool { return r.pastStep(st, pid, end-1) })
 				if err != nil {
 					return err
 				}
@@ -127,7 +127,7 @@ func (r liveExec) execute(ctx context.Context, segs []Segment) error {
 		}
 		steps, why, err := r.waitSteps(ctx, a, func(st *session.State) []session.StepTime {
 			return r.stepsOf(st, &pid, first, s0, end)
-		}, int(end-s0))
+		}, int(end-s0), func(st *session.State) bool { return r.pastStep(st, pid, end) })
 		if err != nil {
 			return err
 		}
@@ -178,7 +178,7 @@ func (r liveExec) firstStep(ctx context.Context, a *armRun, pid *int32) (int64, 
 			return nil
 		}
 		return []session.StepTime{slices.MinFunc(all, func(x, y session.StepTime) int { return cmp.Compare(x.Step, y.Step) })}
-	}, 1)
+	}, 1, nil)
 	if err != nil || why != "" {
 		return 0, why, err
 	}
@@ -206,6 +206,16 @@ func (r liveExec) stepsOf(st *session.State, pid *int32, first bool, from, to in
 		}
 	}
 	return out
+}
+
+// pastStep reports whether child pid (any, when 0) reported a step
+// numbered to or later; for a distributed job, whether every rank did
+// (as stepsOf counts them).
+func (r liveExec) pastStep(st *session.State, pid int32, to int64) bool {
+	if ranks := st.RankSteps(); ranks != nil {
+		return slices.ContainsFunc(ranks, func(s session.StepTime) bool { return s.Step >= to })
+	}
+	return slices.ContainsFunc(st.Steps, func(s session.StepTime) bool { return (pid == 0 || s.PID == pid) && s.Step >= to })
 }
 
 // switchKeys are the flags a switch to arm a sends: those that vary

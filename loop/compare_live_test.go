@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/pyagent"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tracer/wire"
@@ -58,5 +59,51 @@ func TestSwitchLiveRefused(t *testing.T) {
 	}
 	if fl := lv.Flags(); fl["slow"] != "20" {
 		t.Errorf("rlktop's flags in force after the switches: %v (the switch is noted before it is acknowledged)", fl)
+	}
+}
+
+// TestWaitStepsGap: a child whose step numbers skip one inside a segment
+// (steps 10, 11, 13, 14 of a segment 10–12) ends the wait once it is past
+// the segment for gapWait, with the two steps that came and no reason,
+// instead of waiting out the step timeout while the child runs on; a
+// segment whose steps all came returns at once.
+func TestWaitStepsGap(t *testing.T) {
+	o := LiveOptions{Command: []string{"/bin/sh", "-c", "sleep 60"}, Untraced: true, NoAgent: true, Telemetry: -1,
+		Session: session.Options{Source: "live: test"}}
+	lv := mustStartLive(t, o)
+	defer lv.Close()
+	a, b := net.Pipe()
+	lv.Session.AddConn(a)
+	w := wire.NewWriter(b)
+	defer b.Close()
+	go func() {
+		w.Hello(&wire.Hello{Source: pyagent.Source, PID: 4242})
+		name := w.Name("step")
+		var evs []tracer.Event
+		for _, n := range []int64{10, 11, 13, 14} {
+			evs = append(evs, tracer.Event{Kind: tracer.KindStep, Name: name, Start: n * 1000, Dur: 900, Value: n, PID: 4242, TID: 1, Device: -1})
+		}
+		w.Events(evs)
+		w.Flush()
+	}()
+	r := liveExec{&runner{o: CompareOptions{StepTimeout: time.Minute}, live: true, agent: true, lv: lv}}
+	arm := &armRun{name: "a"}
+	var pid int32 = 4242
+	wait := func(from, to int64) ([]session.StepTime, string, time.Duration) {
+		t0 := time.Now()
+		steps, why, err := r.waitSteps(context.Background(), arm, func(st *session.State) []session.StepTime {
+			return r.stepsOf(st, &pid, false, from, to)
+		}, int(to-from), func(st *session.State) bool { return r.pastStep(st, pid, to) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return steps, why, time.Since(t0)
+	}
+	steps, why, took := wait(10, 13)
+	if len(steps) != 2 || steps[0].Step != 10 || steps[1].Step != 11 || why != "" || took < gapWait || took > gapWait+10*time.Second {
+		t.Errorf("segment 10-12 with 12 missing: %d steps %v, why %q, after %s; want 10 and 11, no reason, after about %s", len(steps), steps, why, took, gapWait)
+	}
+	if steps, why, took := wait(13, 15); len(steps) != 2 || why != "" || took > 2*time.Second {
+		t.Errorf("segment 13-14, all there: %d steps, why %q, after %s; want 2 at once", len(steps), why, took)
 	}
 }

@@ -84,7 +84,7 @@ func (r *restartExec) restartSegment(ctx context.Context, first bool, seg Segmen
 			}
 		}
 		return out
-	}, need)
+	}, need, nil)
 	if err != nil {
 		return err
 	}

@@ -195,6 +195,9 @@ func runCompareJSON(t *testing.T, r *testutil.TorchRoot, kineto string, args, co
 	} else if err != nil {
 		t.Fatal(err)
 	}
+	if code != 0 {
+		t.Logf("compare %v: exit %d; its stderr:\n%s", args, code, tail(stderr.String(), 3000))
+	}
 	var res loop.CompareResult
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("compare %v: exit %d, not JSON: %v\n%s\n%s", args, code, err, tail(string(out), 2000), tail(stderr.String(), 3000))
