@@ -206,9 +206,12 @@ func (l *Live) outputNote() string {
 // connection to end, then removes the agent's folder (the agent removes
 // it too; this covers an agent that could not).
 func (l *Live) detach(grace time.Duration) {
-	if _, err := l.Session.DetachChildren(); err == nil {
-		l.Session.Wait(grace)
+	if _, err := l.Session.DetachChildren(); err != nil {
+		// Some connection did not take it; the agent's may have: wait for
+		// it all the same (it puts the process's settings back first).
+		l.Session.Warn("detach: " + err.Error())
 	}
+	l.Session.Wait(grace)
 	os.RemoveAll(l.att.folder)
 }
 

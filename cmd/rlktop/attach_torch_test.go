@@ -499,7 +499,7 @@ func TestTorchCompareAttach(t *testing.T) {
 	}
 	for _, it := range its[n1+1:] {
 		if it.SDPA != "1,1" {
-			t.Errorf("iteration %d after the comparison: SDPA backends %s, want 1,1 as before attaching", it.N, it.SDPA)
+			t.Errorf("iteration %d after the comparison (which ended at iteration %d): SDPA backends %s, want 1,1 as before attaching; the loop's stderr:\n%s", it.N, n1, it.SDPA, tail(tl.stderr(), 1500))
 		}
 	}
 

@@ -756,6 +756,12 @@ class Agent:
                 return
             self.detached = True
             stops, self.stops = self.stops, []
+        # The program's settings first: stopping a torch.profiler window
+        # can take seconds (it processes the window), and the program may
+        # be stepping meanwhile when this runs off its training thread.
+        for what, fn in [st for st in stops if st[0] == "flags"]:
+            _undo(what, fn)
+        stops = [st for st in stops if st[0] != "flags"]
         if self.window is not None:
             prof, self.window = self.window[0], None
             try:
