@@ -303,7 +303,7 @@ func (k *Kernels) SetTimeline(tl *attrib.Timeline) { k.tl = tl }
 // DrillFrom filters to a category ("cat") or stage ("stage") chosen in
 // another view; esc then returns a BackMsg.
 func (k *Kernels) DrillFrom(what, key string) {
-	f := what + ":" + key
+	f := attrib.FilterTerm(what, key)
 	k.drill = false
 	k.drilled = f
 	k.SetFilter(f)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -20,7 +21,8 @@ type KernelFilter struct {
 }
 
 // ParseKernelFilter parses a filter: space-separated words, "cat:NAME"
-// and "stage:NAME" select a category and a stage, the rest is a regular
+// and "stage:NAME" select a category and a stage (a NAME with spaces in
+// double quotes: stage:"## backward ##"; FilterTerm writes one), the rest is a regular
 // expression (RE2 syntax, case-insensitive) on the kernel name. A
 // pattern that is not a valid expression is matched as plain text, so
 // typing "foo(" part way still filters. "" matches everything.
@@ -43,12 +45,12 @@ func parseKernelFilter(s string) (KernelFilter, error) {
 	var f KernelFilter
 	var reErr error
 	var rest []string
-	for _, w := range strings.Fields(s) {
+	for _, w := range filterWords(s) {
 		switch {
 		case strings.HasPrefix(w, "cat:"):
-			f.Category = strings.TrimPrefix(w, "cat:")
+			f.Category = unquoteTerm(strings.TrimPrefix(w, "cat:"))
 		case strings.HasPrefix(w, "stage:"):
-			f.Stage = strings.TrimPrefix(w, "stage:")
+			f.Stage = unquoteTerm(strings.TrimPrefix(w, "stage:"))
 		default:
 			rest = append(rest, w)
 		}
@@ -65,6 +67,58 @@ func parseKernelFilter(s string) (KernelFilter, error) {
 		f.Name = re
 	}
 	return f, reErr
+}
+
+// FilterTerm is the filter word that selects category (what "cat") or
+// stage (what "stage") key: what:key, with key in double quotes when it
+// holds a space or a quote (a stage named "## backward ##").
+func FilterTerm(what, key string) string {
+	if strings.ContainsAny(key, " \t\"") {
+		return what + ":" + strconv.Quote(key)
+	}
+	return what + ":" + key
+}
+
+// filterWords splits s at white space, keeping a double-quoted value of a
+// cat: or stage: word (which may hold spaces) in its word.
+func filterWords(s string) []string {
+	var out []string
+	for {
+		s = strings.TrimLeft(s, " \t\n")
+		if s == "" {
+			return out
+		}
+		end := strings.IndexAny(s, " \t\n")
+		for _, p := range []string{`cat:"`, `stage:"`} {
+			if strings.HasPrefix(s, p) {
+				// The closing quote not escaped by a backslash.
+				for i := len(p); i < len(s); i++ {
+					if s[i] == '\\' {
+						i++
+					} else if s[i] == '"' {
+						end = i + 1
+						break
+					}
+				}
+			}
+		}
+		if end < 0 || end > len(s) {
+			end = len(s)
+		}
+		out = append(out, s[:end])
+		s = s[end:]
+	}
+}
+
+// unquoteTerm is a cat:/stage: value without its double quotes (as
+// FilterTerm writes them); a value that is not quoted is itself.
+func unquoteTerm(v string) string {
+	if len(v) >= 2 && v[0] == '"' {
+		if u, err := strconv.Unquote(v); err == nil {
+			return u
+		}
+	}
+	return v
 }
 
 // Match reports whether r passes the filter.

@@ -45,3 +45,26 @@ func TestKernelFilterAndSort(t *testing.T) {
 		t.Errorf("share = %v, %v", k, err)
 	}
 }
+
+// A stage or category whose name holds spaces is selected in double
+// quotes, as FilterTerm writes it (HTA's ns-resolution trace names its
+// stages "## forward ##" and "## backward ##").
+func TestKernelFilterQuotedStage(t *testing.T) {
+	term := FilterTerm("stage", "## backward ##")
+	if term != `stage:"## backward ##"` {
+		t.Fatalf("FilterTerm: %s", term)
+	}
+	f := ParseKernelFilter(term + "  gemm")
+	if f.Stage != "## backward ##" || f.Name == nil || f.Name.String() != "(?i)gemm" {
+		t.Fatalf("parsed %q: stage %q, name %v", term+" gemm", f.Stage, f.Name)
+	}
+	if !f.Match(&KernelRow{Name: "volta_sgemm_128x64_nn", Stage: "## backward ##"}) || f.Match(&KernelRow{Name: "volta_sgemm_128x64_nn", Stage: "## forward ##"}) {
+		t.Error("the quoted stage does not select its rows only")
+	}
+	if g := ParseKernelFilter(FilterTerm("cat", "gemm")); g.Category != "gemm" || g.Name != nil {
+		t.Errorf("cat:gemm: %+v", g)
+	}
+	if g := ParseKernelFilter(FilterTerm("stage", `a "b"`)); g.Stage != `a "b"` {
+		t.Errorf("a stage with quotes: %q", g.Stage)
+	}
+}
