@@ -449,6 +449,9 @@ func (l *Live) agentLeft() string {
 			return ""
 		case c.Err != "":
 			return "the connection to its agent failed: " + c.Err
+		case c.Bye != nil && c.Bye.Reason == "exit":
+			// The program is ending; watchAttached sees its pid go.
+			return ""
 		case c.Bye != nil && strings.HasPrefix(c.Bye.Reason, "left: "):
 			return "its agent " + c.Bye.Reason
 		case c.Bye != nil:

@@ -43,7 +43,7 @@ status is 1.`,
 			// Fail fast, before the screen switches, on a path that is not there.
 			for _, p := range args {
 				if _, err := os.Stat(p); err != nil {
-					return &tracefile.Error{Path: p, Offset: -1, Msg: "cannot open", Err: err}
+					return &tracefile.Error{Path: p, Offset: -1, Msg: "cannot open", Err: tracefile.OpenCause(err)}
 				}
 			}
 			feed := make(chan tea.Msg, 64)

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,12 +165,23 @@ func Open(path string, opts Options) (*tracer.Trace, error) {
 	return t, err
 }
 
+// OpenCause is why opening a file failed without the operation and path
+// an *fs.PathError repeats ("no such file or directory", not "open
+// /x: no such file or directory" after an Error that names /x already).
+func OpenCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // openFile opens path for Open and OpenStream: the file and its size
 // (0 when it cannot be read), or an *Error saying it cannot be opened.
 func openFile(path string) (*os.File, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, &Error{Path: path, Offset: -1, Msg: "cannot open", Err: err}
+		return nil, 0, &Error{Path: path, Offset: -1, Msg: "cannot open", Err: OpenCause(err)}
 	}
 	var size int64
 	if st, err := f.Stat(); err == nil {

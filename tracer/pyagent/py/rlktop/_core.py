@@ -771,7 +771,7 @@ class Agent:
         for what, fn in reversed(stops):
             _undo(what, fn)
         why = self.detaching
-        if why is not None and why != "rlktop detached":
+        if why is not None and why not in ("rlktop detached", "exit"):
             # Left by itself: rlktop may not hear why, the job's log does.
             try:
                 sys.stderr.write("rlktop agent: detached: %s; the program goes on untraced\n" % why)
@@ -788,7 +788,13 @@ class Agent:
                 _undo("record_function ranges", lambda: mod.unwatch_ranges(self.torch))
         with self.lock:
             # "left: why" when it left by itself, which rlktop reports.
-            self.out.append(_wire.bye("detached" if why in (None, "rlktop detached") else "left: " + why, -1))
+            # "exit" when the program ends: rlktop then waits for its pid
+            # to go instead of reporting an agent that left by itself.
+            if why in (None, "rlktop detached"):
+                why = "detached"
+            elif why != "exit":
+                why = "left: " + why
+            self.out.append(_wire.bye(why, -1))
             self.closing = True
             self.cond.notify()
             gone = self.sender_gone
@@ -829,6 +835,9 @@ class Agent:
         if self.attached:
             # The program ends while attached: leave (files removed), and
             # give the sender a moment to say so.
+            with self.lock:
+                if self.detaching is None:
+                    self.detaching = "exit"
             self.detach()
             deadline = time.time() + 1.0
             while self.sock.fileno() >= 0 and time.time() < deadline:
