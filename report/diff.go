@@ -153,7 +153,7 @@ func WriteDiff(w io.Writer, d *attrib.Diff, o Options) error {
 		b.WriteString(h + "\n")
 	}
 	b.WriteString("\n")
-	fitNameColumn(cells)
+	fitNameColumn(cells, NameColumnWidth)
 	writeTextGrid(&b, grid{header: header, right: right, rows: cells})
 	if more > 0 {
 		fmt.Fprintf(&b, "… %d more rows (--top 0 for all)\n", more)

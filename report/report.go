@@ -46,6 +46,12 @@ type Options struct {
 	// metrics, rlktop.check NaN checks); JSON gets "metrics" and
 	// "checks", table and md a section after the table.
 	Outputs []attrib.OutputRow
+	// Width, for the table format, is the columns a line may take (the
+	// terminal's width; 0 = no limit). A wider table cuts its name column
+	// (to MinNameWidth runes at least), then leaves columns out (timing
+	// spreads and rates first, never name, count, total or share) and
+	// names them under it; longer lines of prose wrap.
+	Width int
 }
 
 // writer is one output format.

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -18,6 +19,11 @@ type grid struct {
 	header []string
 	right  []bool
 	rows   [][]string
+	// split > 0 starts a second part of the table at rows[split], drawn
+	// under its own label line (the kernel table's memcpy/memset rows,
+	// whose share has another denominator).
+	split      int
+	splitLabel string
 }
 
 // makeGrid builds view by of s. human selects unit-formatted times and
@@ -55,7 +61,13 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 		rows := append(append([]attrib.KernelRow{}, s.Kernels...), s.Transfers...)
 		if human {
 			// Kernels first, then transfers, each already sorted.
-			rows = append(top(append([]attrib.KernelRow{}, s.Kernels...), topN), top(s.Transfers, topN)...)
+			kernels := top(append([]attrib.KernelRow{}, s.Kernels...), topN)
+			rows = append(kernels, top(s.Transfers, topN)...)
+			if len(rows) > len(kernels) && len(kernels) > 0 {
+				g.split = len(kernels)
+				g.splitLabel = fmt.Sprintf("memcpy/memset (%d, %s; share of memcpy/memset time):",
+					s.Totals.TransferCount, Duration(s.Totals.TransferNs))
+			}
 		} else {
 			rows = top(rows, topN)
 		}
@@ -263,37 +275,49 @@ func stepNote(s *attrib.Snapshot, by string) string {
 }
 
 func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
-	if err := header(w, s, ""); err != nil {
+	var hb strings.Builder
+	if err := header(&hb, s, ""); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, wrapProse(hb.String(), o.Width)); err != nil {
 		return err
 	}
 	if why := Unavailable(s, o.By); why != "" {
-		_, err := fmt.Fprintf(w, "\n%s\n", why)
+		_, err := io.WriteString(w, wrapProse("\n"+why+"\n", o.Width))
 		return err
 	}
 	g := makeGrid(s, o.By, true, o.Top)
 	if len(g.rows) == 0 {
-		_, err := fmt.Fprintf(w, "\n%s\n", emptyView(s, o))
+		_, err := io.WriteString(w, wrapProse("\n"+emptyView(s, o)+"\n", o.Width))
 		return err
 	}
-	cut := false
+	cut := 0
 	if o.By == ByKernel {
-		cut = fitNameColumn(g.rows)
+		cut = fitNameColumn(g.rows, NameColumnWidth)
 	}
-	var b strings.Builder
+	left, narrower := fitGrid(&g, o.Width, o.By == ByKernel)
+	if narrower > 0 {
+		cut = narrower
+	}
+	var b, notes strings.Builder
 	b.WriteString("\n")
 	writeTextGrid(&b, g)
-	if cut {
-		fmt.Fprintf(&b, "names cut to %d characters (--format csv or json keeps them whole)\n", NameColumnWidth)
+	if cut > 0 {
+		fmt.Fprintf(&notes, "names cut to %d characters (--format csv or json keeps them whole)\n", cut)
+	}
+	if len(left) > 0 {
+		fmt.Fprintf(&notes, "left out to fit %d columns: %s (--format csv or json, or a pipe, shows every column)\n", o.Width, strings.Join(left, ", "))
 	}
 	if n := hidden(s, o.By, o.Top); n > 0 {
-		fmt.Fprintf(&b, "… %d more rows (--top 0 shows all)\n", n)
+		fmt.Fprintf(&notes, "… %d more rows (--top 0 shows all)\n", n)
 	}
-	if note := shareNote(s, o.By); note != "" {
-		b.WriteString(note + "\n")
+	if note := shareNote(s, o.By); note != "" && g.split == 0 {
+		notes.WriteString(note + "\n")
 	}
 	if note := stepNote(s, o.By); note != "" {
-		b.WriteString(note + "\n")
+		notes.WriteString(note + "\n")
 	}
+	b.WriteString(wrapProse(notes.String(), o.Width))
 	if o.By == ByRank || o.By == ByFile {
 		writeRankSections(&b, s, o, false)
 	}
@@ -301,27 +325,115 @@ func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
 	return err
 }
 
+// wrapProse breaks each line of text longer than width runes (0: no
+// limit) at spaces, continuing it indented by two; a word longer than a
+// line stays whole.
+func wrapProse(text string, width int) string {
+	if width <= 0 {
+		return text
+	}
+	var b strings.Builder
+	for i, line := range strings.Split(text, "\n") {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		n, indent := 0, ""
+		for j, word := range strings.Split(line, " ") {
+			wl := utf8.RuneCountInString(word)
+			if j > 0 && n+1+wl > width && n > len(indent) {
+				indent = "  "
+				b.WriteString("\n" + indent)
+				n = len(indent)
+			} else if j > 0 {
+				b.WriteString(" ")
+				n++
+			}
+			b.WriteString(word)
+			n += wl
+		}
+	}
+	return b.String()
+}
+
 // NameColumnWidth is the most runes a kernel name takes in a text table
 // (report and diff): one templated name can run past 400 characters and
 // would widen every row past any terminal.
 const NameColumnWidth = 72
 
-// fitNameColumn cuts the first cell of each row to NameColumnWidth runes
-// with attrib.FitNames, so that names which differ still differ once cut,
-// and says whether any was cut.
-func fitNameColumn(rows [][]string) bool {
+// MinNameWidth is the fewest runes Options.Width cuts a kernel name to:
+// below it templated names lose what tells them apart.
+const MinNameWidth = 32
+
+// fitNameColumn cuts the first cell of each row to width runes with
+// attrib.FitNames, so that names which differ still differ once cut, and
+// returns width when any was cut, else 0.
+func fitNameColumn(rows [][]string, width int) int {
 	names := make([]string, len(rows))
 	for i, r := range rows {
 		names[i] = r[0]
 	}
-	cut := false
-	for i, f := range attrib.FitNames(names, NameColumnWidth) {
+	cut := 0
+	for i, f := range attrib.FitNames(names, width) {
 		if f != rows[i][0] {
-			cut = true
+			cut = width
 			rows[i][0] = f
 		}
 	}
 	return cut
+}
+
+// dropOrder is the order fitGrid leaves columns out in: a row's spread
+// and its rates go before what it is and what it costs.
+var dropOrder = []string{"min", "max", "p99", "p50", "FLOP/B", "B/s", "FLOPs", "mean", "of peak", "FLOP/s", "bound", ""}
+
+// gridWidth is the runes of g's widest line as writeTextGrid draws it.
+func gridWidth(g grid) int {
+	w := 2 * (len(g.header) - 1)
+	for i, h := range g.header {
+		c := utf8.RuneCountInString(h)
+		for _, r := range g.rows {
+			c = max(c, utf8.RuneCountInString(r[i]))
+		}
+		w += c
+	}
+	return w
+}
+
+// fitGrid makes g at most width runes wide (0: no limit): names cut first
+// (nameCol: the first column holds kernel names, cut down to MinNameWidth;
+// narrower > 0 is the width they were cut to), then columns left out in
+// dropOrder (left: their headers).
+func fitGrid(g *grid, width int, nameCol bool) (left []string, narrower int) {
+	if width <= 0 || gridWidth(*g) <= width {
+		return nil, 0
+	}
+	if nameCol {
+		nw := 0
+		for _, r := range g.rows {
+			nw = max(nw, utf8.RuneCountInString(r[0]))
+		}
+		if want := max(nw-(gridWidth(*g)-width), MinNameWidth); want < nw {
+			narrower = fitNameColumn(g.rows, want)
+		}
+	}
+	for _, name := range dropOrder {
+		if gridWidth(*g) <= width {
+			break
+		}
+		i := slices.Index(g.header, name)
+		if i <= 0 {
+			continue
+		}
+		left = append(left, name)
+		g.header = slices.Delete(slices.Clone(g.header), i, i+1)
+		g.right = slices.Delete(slices.Clone(g.right), i, i+1)
+		rows := make([][]string, len(g.rows))
+		for j, r := range g.rows {
+			rows[j] = slices.Delete(slices.Clone(r), i, i+1)
+		}
+		g.rows = rows
+	}
+	return left, narrower
 }
 
 // writeTextGrid writes g as aligned text columns, control characters in
@@ -354,7 +466,10 @@ func writeTextGrid(b *strings.Builder, g grid) {
 		b.WriteString("\n")
 	}
 	line(g.header)
-	for _, r := range g.rows {
+	for i, r := range g.rows {
+		if i == g.split && i > 0 {
+			b.WriteString("\n" + g.splitLabel + "\n")
+		}
 		line(r)
 	}
 }
@@ -362,7 +477,7 @@ func writeTextGrid(b *strings.Builder, g grid) {
 // escapeGrid returns g with escape.Control applied to every cell (a copy;
 // g's rows may be shared).
 func escapeGrid(g grid) grid {
-	out := grid{header: make([]string, len(g.header)), right: g.right, rows: make([][]string, len(g.rows))}
+	out := grid{header: make([]string, len(g.header)), right: g.right, rows: make([][]string, len(g.rows)), split: g.split, splitLabel: escape.Control(g.splitLabel)}
 	for i, h := range g.header {
 		out.header[i] = escape.Control(h)
 	}

@@ -65,7 +65,7 @@ within --timeout (one long C call).`,
 	f.Int64Var(&rf.steps, "steps", 20, "with --headless: steps to trace")
 	f.StringVar(&rf.format, "format", "table", "with --headless: "+strings.Join(report.Formats(), "|"))
 	f.StringVar(&rf.by, "by", report.ByKernel, "with --headless: the table to print, "+strings.Join(report.Views(), "|")+", or "+report.ByFinding)
-	f.IntVar(&rf.top, "top", -1, "with --headless: rows to show (0 = all)")
+	f.IntVar(&rf.top, "top", -1, "with --headless: rows to show (0 = all; the kernel table shows up to this many kernels and as many memcpy/memset rows)")
 	registerAttachFlags(cmd, &rf, &timeout)
 	rootCmd.AddCommand(cmd)
 }

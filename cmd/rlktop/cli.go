@@ -30,9 +30,14 @@ func setupCLI(root *cobra.Command) {
 	}
 	root.Version = version()
 	root.SetVersionTemplate("rlktop {{.Version}}\n")
+	wrapHelp(root)
 	for _, c := range root.Commands() {
 		complete(c)
 		limitFlags(c)
+		if f := c.Flags().Lookup("top"); f != nil && f.DefValue == "-1" {
+			// -1 stands for the format's default; help says which.
+			f.DefValue = "25 for table and md, all for json and csv"
+		}
 		if c.Args != nil {
 			c.Args = argsWithUsage(c.Args)
 		}

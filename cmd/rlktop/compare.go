@@ -129,7 +129,7 @@ Times are integer ns.`,
 	f.BoolVar(&cf.restart, "restart", false, "start a fresh process for every segment even when flags could switch live (arms replay the same steps: audits compare bitwise)")
 	f.StringVar(&cf.format, "format", "table", "table|json|md")
 	f.StringVar(&cf.by, "by", "", "table/md: only kernel, category or stage rows")
-	f.IntVar(&cf.top, "top", -1, "rows to show (0 = all; default 25 for table/md, all for json)")
+	f.IntVar(&cf.top, "top", -1, "rows to show (0 = all; the kernel table shows up to this many kernels and as many memcpy/memset rows)")
 	f.Uint64Var(&cf.seed, "seed", 1, "bootstrap seed; a command's RLKTOP_SEED (A′ gets seed+1)")
 	f.StringVar(&cf.rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones")
 	f.BoolVar(&cf.torchRanges, "torch-ranges", false, "a command: wrap nn.Module.forward and SDPA in NVTX ranges")

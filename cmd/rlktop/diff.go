@@ -70,7 +70,7 @@ the kernels' busy time, gpu_busy_ns with memcpy/memset), "only_a", "only_b", "ke
 	}
 	cmd.Flags().StringVar(&by, "by", attrib.GroupKernel, "kernel|category|stage (table/md; JSON holds all three)")
 	cmd.Flags().StringVar(&format, "format", "table", "table|json|md")
-	cmd.Flags().IntVar(&top, "top", -1, "rows to show (0 = all; default 25 for table/md, all for json)")
+	cmd.Flags().IntVar(&top, "top", -1, "rows to show (0 = all; the kernel table shows up to this many kernels and as many memcpy/memset rows)")
 	cmd.Flags().StringVar(&rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones")
 	rootCmd.AddCommand(cmd)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,8 +112,22 @@ func TestTorchMemoryLive(t *testing.T) {
 		}
 		return out
 	}
-	if a, b := key(live), key(fromRec); !maps.Equal(a, b) {
+	// How many windows each run finished within its 7 steps depends on
+	// the machine's load (one window more live than recorded was seen);
+	// each window holds the same temporaries, so the two must agree up to
+	// one factor: the same keys, every count in the same ratio.
+	a, b := key(live), key(fromRec)
+	if !slices.Equal(slices.Sorted(maps.Keys(a)), slices.Sorted(maps.Keys(b))) {
 		t.Errorf("temporaries differ: live %v, recording %v", a, b)
+	}
+	var ka, kb int
+	for k, n := range a {
+		if ka == 0 {
+			ka, kb = n, b[k]
+		}
+		if n*kb != b[k]*ka {
+			t.Errorf("temporary %s: %d live, %d recorded; others %d and %d (want one ratio: windows times each window's count)", k, n, b[k], ka, kb)
+		}
 	}
 }
 

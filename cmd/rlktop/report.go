@@ -67,6 +67,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 				return err
 			}
 			out := cmd.OutOrStdout()
+			opts.Width = outputWidth(out)
 			// JSON reports of separate ranks (report --format json
 			// outputs) merge into what reporting their traces gives.
 			if docs, ok, err := readReportDocs(args); err != nil || ok {
@@ -159,7 +160,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 	f := cmd.Flags()
 	f.StringVar(&opts.By, "by", report.ByKernel, "group by: "+strings.Join(report.Views(), "|")+"|"+report.ByFinding+" (the ranked findings: what owns the step, what to try)")
 	f.StringVar(&opts.Format, "format", "table", "output format: "+strings.Join(report.Formats(), "|"))
-	f.IntVar(&opts.Top, "top", -1, "rows to show (0 = all; default: 25 for table/md, all for json/csv)")
+	f.IntVar(&opts.Top, "top", -1, "rows to show (0 = all; the kernel table shows up to this many kernels and as many memcpy/memset rows)")
 	f.StringVar(&opts.Sort, "sort", "", "order kernel rows by: "+strings.Join(attrib.KernelSorts(), "|")+" (default total; name ascending, the rest descending)")
 	f.StringVar(&opts.Filter, "filter", "", "keep kernel rows matching: a regular expression on the name (an invalid one is an error), cat:NAME, stage:NAME (as / in the TUI)")
 	f.BoolVar(&meta, "meta", false, "print each file's metadata (the run record of rlktop recordings) instead of the tables")

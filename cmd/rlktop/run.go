@@ -56,7 +56,7 @@ func (rf *runFlags) register(cmd *cobra.Command) {
 	f.Int64Var(&rf.steps, "steps", 20, "with --headless: steps to run")
 	f.StringVar(&rf.format, "format", "table", "with --headless: "+strings.Join(report.Formats(), "|"))
 	f.StringVar(&rf.by, "by", report.ByKernel, "with --headless: the table to print, "+strings.Join(report.Views(), "|")+" (json holds every view), or "+report.ByFinding+" (the ranked findings)")
-	f.IntVar(&rf.top, "top", -1, "with --headless: rows to show (0 = all)")
+	f.IntVar(&rf.top, "top", -1, "with --headless: rows to show (0 = all; the kernel table shows up to this many kernels and as many memcpy/memset rows)")
 	f.StringVar(&rf.listen, "listen", "", "also accept ranks on other hosts over TCP on HOST:PORT (e.g. 0.0.0.0:29600); prints the address with its token for 'rlktop agent-env --connect'")
 	f.StringVar(&rf.listenFile, "listen-file", "", "with --listen: write the address (token included) to this file, mode 0600")
 }
@@ -402,9 +402,9 @@ func writeRunReport(w io.Writer, st *session.State, flags map[string]string, rf 
 		// (trial 6: run --headless --by finding was refused).
 		in := livestate.FindingInputOf(st, flags, command)
 		in.Snapshot = st.Cumulative
-		return report.WriteFindings(w, st.Cumulative, attrib.EvaluateFindings(attrib.DefaultFindings(), in), report.Options{Format: rf.format, Top: rf.top})
+		return report.WriteFindings(w, st.Cumulative, attrib.EvaluateFindings(attrib.DefaultFindings(), in), report.Options{Format: rf.format, Top: rf.top, Width: outputWidth(w)})
 	}
-	return report.WriteRun(w, st.Cumulative, summarizeSteps(st), flags, report.Options{By: rf.by, Format: rf.format, Top: rf.top})
+	return report.WriteRun(w, st.Cumulative, summarizeSteps(st), flags, report.Options{By: rf.by, Format: rf.format, Top: rf.top, Width: outputWidth(w)})
 }
 
 // checkHeadlessOptions says what is wrong with run --headless's --by and
