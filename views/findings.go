@@ -182,9 +182,21 @@ func (f *Findings) Click(x, y int) tea.Cmd {
 	return nil
 }
 
-func (f *Findings) ShortHelp() []key.Binding { return []key.Binding{f.keys.move(), f.keys.Try} }
+// ShortHelp offers enter only on a finding that names a flag (on one
+// without, enter just says so).
+func (f *Findings) ShortHelp() []key.Binding {
+	return append([]key.Binding{f.keys.move()}, f.tryHelp()...)
+}
+
 func (f *Findings) FullHelp() [][]key.Binding {
-	return [][]key.Binding{f.keys.bindings(), {f.keys.Try}}
+	return [][]key.Binding{f.keys.bindings(), f.tryHelp()}
+}
+
+func (f *Findings) tryHelp() []key.Binding {
+	if f.list.cursor < len(f.fs) && f.fs[f.list.cursor].Flag != nil {
+		return []key.Binding{f.keys.Try}
+	}
+	return nil
 }
 
 // flagText is "attention=fused (now math)".

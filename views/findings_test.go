@@ -175,3 +175,27 @@ func TestFindingsCursorToTopWhenGone(t *testing.T) {
 		t.Errorf("the finding under the cursor is gone: cursor %d, want 0 (the top)", c)
 	}
 }
+
+// TestFindingsHelpOffersTestOnlyWithFlag: the help line offers "enter
+// test its flag" on the first sample finding (it names attention=fused)
+// and not on the second (no flag: enter would only say so).
+func TestFindingsHelpOffersTestOnlyWithFlag(t *testing.T) {
+	st := views.DefaultStyles()
+	f := views.NewFindings(&st)
+	f.SetFindings(sampleFindings(), "")
+	has := func() bool {
+		for _, b := range f.ShortHelp() {
+			if b.Help().Desc == "test its flag" {
+				return true
+			}
+		}
+		return false
+	}
+	if !has() {
+		t.Error("finding with a flag: enter is not offered")
+	}
+	f.Update(tea.KeyPressMsg{Code: tea.KeyDown})
+	if has() {
+		t.Error("finding without a flag: enter is offered")
+	}
+}

@@ -277,7 +277,9 @@ func (o *Output) line(l livestate.OutputLine, partial bool) []string {
 	mark := "   " + st.Table.Dim.Render("│")
 	switch l.Stream {
 	case livestate.Stderr:
-		mark = st.Live.Pending.Render("err") + st.Table.Dim.Render("│")
+		// Dim, not a warning colour: progress bars and logging write
+		// to stderr as much as errors do.
+		mark = st.Table.Dim.Render("err│")
 	case livestate.Notice:
 		mark = st.Live.Warn.Render("rlk") + st.Table.Dim.Render("│")
 	}

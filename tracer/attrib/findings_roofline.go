@@ -69,7 +69,7 @@ func (r *FindingRule) rooflineBound(s *Snapshot, labels *kernelLabelSet) *Findin
 	}
 	mr, ar := RatesOf(mem, s.Peak), RatesOf(all, s.Peak)
 	dt := all.DType()
-	f := &Finding{Share: share, ShareOf: r.Category + " kernel time", Top: top, Numbers: map[string]float64{
+	f := &Finding{Share: share, ShareOf: "its modelled kernel time, in memory-bound kernels", Top: top, Numbers: map[string]float64{
 		"memory_bound_ns": float64(mem.Ns), "modelled_ns": float64(all.Ns), "memory_bound_share": share,
 		"of_memory_roof": mr.OfPeak, "bytes": all.Bytes, "flops": all.Flops, "intensity": ar.Intensity,
 		"ridge": s.Peak.Ridge(dt), "bytes_per_s": mr.BytesPerS, "peak_bytes_per_s": s.Peak.BytesPerS,
@@ -119,7 +119,7 @@ func (r *FindingRule) mfu(s *Snapshot, labels *kernelLabelSet) *Finding {
 	if share < r.MinShare {
 		return nil
 	}
-	f := &Finding{Share: share, ShareOf: "modelled kernel time", Top: top, Numbers: map[string]float64{
+	f := &Finding{Share: share, ShareOf: "the modelled kernel time, in memory-bound kernels", Top: top, Numbers: map[string]float64{
 		"memory_bound_share": share, "flops": s.Work.Flops, "bytes": s.Work.Bytes,
 	}}
 	fm, mfu, n := s.StepWork()

@@ -412,10 +412,11 @@ func TestFindingsTopKernelsApart(t *testing.T) {
 }
 
 // TestTimeNameCPUOnly: shares of a run whose work ran on the host CPU only
-// are of "CPU op time", never "GPU time": device -1 (CPU operators of a
-// trace without GPU work), a device whose vendor is cpu (the built-in
-// loop); one GPU with work makes it GPU time, and no work at all says
-// GPU time (nothing to call CPU-only).
+// are never of "GPU time": "CPU op time" on device -1 (CPU operators of a
+// trace without GPU work), "kernel time" on a device whose vendor is cpu
+// (the built-in loop's kernels, as its header names them); one GPU with
+// work makes it GPU time, and no work at all says GPU time (nothing to
+// call CPU-only).
 func TestTimeNameCPUOnly(t *testing.T) {
 	for _, c := range []struct {
 		devs []tracer.Device
@@ -423,7 +424,7 @@ func TestTimeNameCPUOnly(t *testing.T) {
 		want string
 	}{
 		{nil, []int32{-1}, "CPU op time"},
-		{[]tracer.Device{{ID: 0, Vendor: "cpu"}}, []int32{0}, "CPU op time"},
+		{[]tracer.Device{{ID: 0, Vendor: "cpu"}}, []int32{0}, "kernel time"},
 		{[]tracer.Device{{ID: 0, Vendor: "cpu"}, {ID: 1, Vendor: "nvidia"}}, []int32{0, 1}, "GPU time"},
 		{[]tracer.Device{{ID: 0, Vendor: "nvidia"}}, []int32{0}, "GPU time"},
 		{[]tracer.Device{{ID: 0, Vendor: "cpu"}}, nil, "GPU time"},

@@ -212,11 +212,16 @@ func (s *Snapshot) CPUOps() bool {
 }
 
 // TimeName names what Totals.GPUTotalNs sums, for "x of y …" and shares:
-// "GPU time", or "CPU op time" when the work ran on the host CPU only
-// (CPUOnly), so a CPU run is never said to have GPU time.
+// "GPU time"; for work on the host CPU only (CPUOnly), never said to be
+// GPU time, "CPU op time" when its rows are CPU operators (CPUOps) and
+// "kernel time" when a tracer on the CPU device recorded kernels (the
+// built-in loop), as the header and report name them.
 func (s *Snapshot) TimeName() string {
-	if s.CPUOnly() {
+	switch {
+	case s.CPUOps():
 		return "CPU op time"
+	case s.CPUOnly():
+		return "kernel time"
 	}
 	return "GPU time"
 }
