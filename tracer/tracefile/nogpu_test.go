@@ -99,3 +99,20 @@ func TestNoGPUWarningDroppedByMerge(t *testing.T) {
 		t.Errorf("merged with kernels, still %q", w)
 	}
 }
+
+// TestNoGPUWarningHostTables: the shared host-only tables say what they
+// are and where the run's GPU work is, with what was read (data lines
+// counted by hand: 17 HIP API rows, 131 NVTX ranges, 3 roctx ranges and 2
+// markers), not that the file may be a variant rlktop misreads.
+func TestNoGPUWarningHostTables(t *testing.T) {
+	for _, c := range []struct{ file, found, what string }{
+		{"rocprof/hip_api_stats_2024.csv", "17 summary rows, no events (runtime 17)", "table of host API calls"},
+		{"nsys/pipit_nbody_nvtx_stats.csv", "131 events (range 131)", "table of NVTX ranges"},
+		{"rocprof/marker_api_trace_2024.csv", "5 events (range 3, instant 2)", "table of roctx markers"},
+	} {
+		w := noGPUWarning(openShared(t, c.file).Warnings)
+		if !strings.Contains(w, "it found "+c.found+". It is a "+c.what) || strings.Contains(w, "variant") {
+			t.Errorf("%s: warning %q, want it found %s, a %s", c.file, w, c.found, c.what)
+		}
+	}
+}

@@ -278,7 +278,7 @@ func readRocprofKernels(tab *csvTable, t *tracer.Trace, layout rocprofLayout) er
 		t.Events = append(t.Events, e)
 		if !devs[e.Device] {
 			devs[e.Device] = true
-			name := fmt.Sprintf("Agent %d", e.Device)
+			name := fmt.Sprintf("AMD GPU, rocprofv3 agent %d (the CSV names no device)", e.Device)
 			if layout == rpKernelV1 {
 				name = fmt.Sprintf("GPU %d", e.Device)
 			}
