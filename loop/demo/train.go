@@ -90,16 +90,22 @@ func (m *Model) lossBackward(a *acts, g *grads, t *batchTargets, valueCoef float
 	tmp := a.tmp[:N*D]
 	gemm(tmp, g.dgp, m.wt.W, N, Dk, D, false, true)
 	addTo(g.dz, tmp)
-	s = tr.Kernel(nm.bwHead, s)
+	fh1, bh1 := gemmWork(D, N, Dk) // the weights' gradients
+	fh2, bh2 := gemmWork(N, Dk, D) // the input's
+	nf, nD := float64(N), float64(N*D)
+	s = tr.KernelWork(nm.bwHead, s, 2*fh1+2*fh2+nD, 2*bh1+2*bh2+4*3*nD)
 	for b := 0; b < nb; b++ {
 		zc := a.z[(b*T+T-1)*D : (b*T+T)*D]
 		axpy(m.wv.G, dvpre[b], zc)
 		m.bv.G[0] += dvpre[b]
 		axpy(g.dz[(b*T+T-1)*D:(b*T+T)*D], dvpre[b], m.wv.W)
 	}
-	s = tr.Kernel(nm.bwValue, s)
+	s = tr.KernelWork(nm.bwValue, s, 6*float64(nb*D), 4*float64(3*nb*D+2*D))
 	rmsnormBack(g.dx, m.nf.G, g.dz, a.xs[m.L], a.rf, m.nf.W, N, D)
-	s = tr.Kernel(nm.bwRMS, s)
+	// Norms and SwiGLU: twice their forward FLOPs (opmodel's backward
+	// convention); bytes are what the backward reads and writes.
+	rmsBackF, rmsBackB := 2*5*nD, 4*(3*nD+nf+2*float64(D))
+	s = tr.KernelWork(nm.bwRMS, s, rmsBackF, rmsBackB)
 
 	dx := g.dx
 	for l := m.L - 1; l >= 0; l-- {
@@ -108,25 +114,31 @@ func (m *Model) lossBackward(a *acts, g *grads, t *batchTargets, valueCoef float
 		dh := a.tmp[:N*F]
 		gemm(dh, dx, b.w2.W, N, D, F, false, true)
 		gemm(b.w2.G, a.h[l], dx, F, N, D, true, false)
-		s = tr.Kernel(nm.bwMLPDown, s)
+		fa, ba := gemmWork(N, D, F)
+		fb, bb := gemmWork(F, N, D)
+		s = tr.KernelWork(nm.bwMLPDown, s, fa+fb, ba+bb)
 		du, dg := a.tmp2[:N*F], a.h[l] // h is no longer needed
 		swigluBack(du, dg, dh, a.u[l], a.g[l])
-		s = tr.Kernel(nm.bwSwiglu, s)
+		s = tr.KernelWork(nm.bwSwiglu, s, 2*nf*float64(F), 4*5*nf*float64(F))
 		gemm(b.w1.G, a.bn[l], du, D, N, F, true, false)
 		gemm(b.w3.G, a.bn[l], dg, D, N, F, true, false)
 		dbn := a.tmp[:N*D]
 		gemm(dbn, du, b.w1.W, N, F, D, false, true)
 		gemm(a.bn[l], dg, b.w3.W, N, F, D, false, true) // bn is no longer needed
 		addTo(dbn, a.bn[l])
-		s = tr.Kernel(nm.bwMLPUp, s)
+		fw, bw := gemmWork(D, N, F)
+		fx, bx := gemmWork(N, F, D)
+		s = tr.KernelWork(nm.bwMLPUp, s, 2*fw+2*fx+nD, 2*bw+2*bx+4*3*nD)
 		dn := a.tmp2[:N*D]
 		rmsnormBack(dn, b.n2.G, dbn, a.x1[l], a.r2[l], b.n2.W, N, D)
 		addTo(dx, dn) // dx is now d(x1)
-		s = tr.Kernel(nm.bwRMS, s)
+		s = tr.KernelWork(nm.bwRMS, s, rmsBackF+nD, rmsBackB+4*3*nD)
 		do := a.tmp[:N*D]
 		gemm(do, dx, b.wo.W, N, D, D, false, true)
 		gemm(b.wo.G, a.o[l], dx, D, N, D, true, false)
-		s = tr.Kernel(nm.bwOutProj, s)
+		fo1, bo1 := gemmWork(N, D, D)
+		fo2, bo2 := gemmWork(D, N, D)
+		s = tr.KernelWork(nm.bwOutProj, s, fo1+fo2, bo1+bo2)
 		ld := a.ld[l]
 		var q, k, v []float32
 		if ld == 3*D {
@@ -137,22 +149,28 @@ func (m *Model) lossBackward(a *acts, g *grads, t *batchTargets, valueCoef float
 		dqkv := a.tmp2[:N*3*D]
 		sh := attnShape{nb: nb, T: T, H: m.H, dh: m.Dh, ld: ld, scale: 1 / sqrt32(float32(m.Dh))}
 		attnBackward(dqkv[0:], dqkv[D:], dqkv[2*D:], 3*D, do, a.o[l], q, k, v, a.lse[l], D, sh)
-		s = tr.Kernel(nm.bwAttn, s)
+		// Five [T,T]×dh products per head (Q·Kᵀ again, dO·Vᵀ, dV, dK, dQ),
+		// the scores never stored: Q, K, V, O, dO and the log-sum-exps
+		// read, dQ, dK, dV written.
+		nT := float64(nb * m.H * T * T)
+		s = tr.KernelWork(nm.bwAttn, s, 10*nT*float64(m.Dh), 4*(8*nD+float64(nb*m.H*T)))
 		gemm(b.wqkv.G, a.a[l], dqkv, D, N, 3*D, true, false)
 		da := a.tmp[:N*D]
 		gemm(da, dqkv, b.wqkv.W, N, 3*D, D, false, true)
-		s = tr.Kernel(nm.bwQKV, s)
+		fq1, bq1 := gemmWork(D, N, 3*D)
+		fq2, bq2 := gemmWork(N, 3*D, D)
+		s = tr.KernelWork(nm.bwQKV, s, fq1+fq2, bq1+bq2)
 		dn = a.a[l] // a is no longer needed
 		rmsnormBack(dn, b.n1.G, da, a.xs[l], a.r1[l], b.n1.W, N, D)
 		addTo(dx, dn) // dx is now d(x_l)
-		s = tr.Kernel(nm.bwRMS, s)
+		s = tr.KernelWork(nm.bwRMS, s, rmsBackF+nD, rmsBackB+4*3*nD)
 	}
 	for n := 0; n < N; n++ {
 		d := dx[n*D : n*D+D]
 		addTo(m.emb.G[int(a.tok[n])*D:int(a.tok[n])*D+D], d)
 		addTo(m.pos.G[(n%T)*D:(n%T)*D+D], d)
 	}
-	tr.Kernel(nm.bwEmbed, s)
+	tr.KernelWork(nm.bwEmbed, s, 2*nD, 4*5*nD)
 	return policyLoss, valueLoss
 }
 

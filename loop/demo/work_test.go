@@ -70,3 +70,60 @@ func TestKernelWork(t *testing.T) {
 		t.Errorf("math attention moves %.0f bytes, fused %.0f: want several times more", mathBytes, fu.Bytes)
 	}
 }
+
+// TestBackwardWork: the update's backward kernels carry their work too,
+// counted by hand: a GEMM's backward is two products of its forward's
+// size (dX and dW), so backward_qkv is exactly 2× qkv_fused's FLOPs; the
+// attention backward does five [T,T]×dh products per head (Q·Kᵀ again,
+// dO·Vᵀ, dV, dK, dQ): 10·nb·H·T²·dh FLOPs, 2.5× the fused forward's.
+func TestBackwardWork(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Envs = 4
+	tr := gotrace.New(1 << 14)
+	l, err := New(cfg, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Set("attention", "fused"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]tracer.Work{}
+	nbOf := map[string]bool{}
+	for i := 0; i < 40 && !nbOf["backward_attn"]; i++ {
+		if _, err := l.Step(); err != nil {
+			t.Fatal(err)
+		}
+		names := tr.Names(0)
+		tr.Drain(func(evs []tracer.Event) {
+			for _, e := range evs {
+				if e.Kind != tracer.KindKernel {
+					continue
+				}
+				if w, ok := tracer.UnpackWork(e.Value); ok && w.Modelled {
+					n := names[e.Name]
+					if n == "backward_attn" || n == "backward_qkv" {
+						nbOf[n] = true
+						got[n] = w
+					}
+				}
+			}
+		})
+	}
+	if !nbOf["backward_attn"] || !nbOf["backward_qkv"] {
+		t.Fatalf("no modelled backward kernels in 40 steps: %v", got)
+	}
+	// The update's batch: its work fixes nb through the QKV product,
+	// whose FLOPs are 2·2·N·D·3D for N = nb·T tokens.
+	l0, _ := New(cfg, nil)
+	T, D, H := float64(l0.model.T), float64(cfg.Width), float64(cfg.Heads)
+	dh := D / H
+	N := got["backward_qkv"].Flops / (2 * 2 * D * 3 * D)
+	if N != math.Trunc(N) || int(N)%int(T) != 0 {
+		t.Fatalf("backward_qkv %.0f FLOPs is not 4·N·D·3D for whole boards of %v tokens (N %v)", got["backward_qkv"].Flops, T, N)
+	}
+	nb := N / T
+	want := 10 * nb * H * T * T * dh
+	if a := got["backward_attn"].Flops; math.Abs(a-want) > 1e-6*want {
+		t.Errorf("backward_attn %.0f FLOPs, want 10·nb·H·T²·dh = %.0f (nb %v)", a, want, nb)
+	}
+}
