@@ -59,6 +59,7 @@ func (m *Model) refreshFindings(force bool) {
 			in = *f.input
 		}
 		in.Snapshot = m.snap
+		in.Labels = m.kernelLabels(in.Snapshot)
 		f.view.SetFindings(attrib.EvaluateFindings(f.rules, in), "")
 		return
 	}
@@ -79,7 +80,18 @@ func (m *Model) refreshFindings(force bool) {
 	if s, n := sinceFlip(l.state, m.snap); s != nil {
 		in.Snapshot, note = s, n
 	}
+	in.Labels = m.kernelLabels(in.Snapshot)
 	f.view.SetFindings(attrib.EvaluateFindings(f.rules, in), note)
+}
+
+// kernelLabels is the kernels table's shown names for s's kernels, so
+// that a finding names a kernel as the table does and the names are not
+// made twice per snapshot; nil when the table holds another snapshot.
+func (m *Model) kernelLabels(s *attrib.Snapshot) func(int) string {
+	if m.kernels == nil || m.kernels.Snapshot() != s {
+		return nil
+	}
+	return m.kernels.ShownName
 }
 
 // sinceFlip is what the live findings are evaluated over once a flag was

@@ -19,7 +19,7 @@ import (
 // strings (the aggregator keeps one copy of each name), and totals that
 // moved enough to swap neighbouring rows.
 func liveSnapshots(n int) [2]*attrib.Snapshot {
-	a := viewstest.Big(n)
+	a := viewstest.BigWork(n)
 	b := *a
 	b.Kernels = slices.Clone(a.Kernels)
 	for i := 0; i+1 < len(b.Kernels); i += 7 {
@@ -37,7 +37,7 @@ func BenchmarkFrame(b *testing.B) {
 	for _, n := range []int{2_000, 20_000, 100_000} {
 		snaps := liveSnapshots(n)
 		tl := viewstest.BigTimeline(n)
-		for _, view := range []string{"Kernels", "Timeline", "Categories", "Stages", "Steps", "Findings"} {
+		for _, view := range []string{"Kernels", "Timeline", "Categories", "Stages", "Steps", "Findings", "Roofline", "Memory"} {
 			b.Run(fmt.Sprintf("%s/%dk", view, n/1000), func(b *testing.B) {
 				st := views.DefaultStyles()
 				m := tui.New(tui.Options{Styles: &st, Snapshot: snaps[0], Timeline: tl})

@@ -206,6 +206,14 @@ func (k *Kernels) SetSnapshot(s *attrib.Snapshot) {
 	}
 }
 
+// Snapshot is the snapshot last set (nil before any).
+func (k *Kernels) Snapshot() *attrib.Snapshot { return k.snap }
+
+// ShownName is the name the table shows for Snapshot.Kernels[i] of the
+// snapshot last set (attrib.DistinctNames over its kernel and transfer
+// rows), for callers that label the same kernels (findings).
+func (k *Kernels) ShownName(i int) string { return k.names.Shown(i) }
+
 // refresh recomputes the filtered, sorted row list.
 func (k *Kernels) refresh() {
 	k.rows = k.rows[:0]

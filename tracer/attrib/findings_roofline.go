@@ -27,6 +27,9 @@ func memoryBound(s *Snapshot, keep func(*KernelRow) bool, labels *kernelLabelSet
 		i  int
 		ns int64
 	}
+	// The three largest memory-bound rows by modelled time, earlier rows
+	// first among equals: kept while scanning (half of 100k rows can be
+	// memory-bound, and sorting them all cost more than the scan).
 	var rows []row
 	for i := range s.Kernels {
 		k := &s.Kernels[i]
@@ -36,11 +39,17 @@ func memoryBound(s *Snapshot, keep func(*KernelRow) bool, labels *kernelLabelSet
 		all.add(&k.Work)
 		if RatesOf(k.Work, s.Peak).Bound == BoundMemory {
 			mem.add(&k.Work)
-			rows = append(rows, row{i, k.Work.Ns})
+			if len(rows) < 3 || k.Work.Ns > rows[len(rows)-1].ns {
+				at := len(rows)
+				for at > 0 && k.Work.Ns > rows[at-1].ns {
+					at--
+				}
+				rows = slices.Insert(rows, at, row{i, k.Work.Ns})
+				rows = rows[:min(len(rows), 3)]
+			}
 		}
 	}
-	slices.SortStableFunc(rows, func(a, b row) int { return int(min(max(b.ns-a.ns, -1), 1)) })
-	for _, r := range rows[:min(3, len(rows))] {
+	for _, r := range rows {
 		k := &s.Kernels[r.i]
 		rt := RatesOf(k.Work, s.Peak)
 		top = append(top, fmt.Sprintf("%s %s, %s at %s of the memory roof", labels.of(r.i), units.Duration(k.Work.Ns), units.SI(rt.BytesPerS, "B/s"), units.Share(rt.OfPeak)))

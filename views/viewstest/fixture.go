@@ -229,3 +229,27 @@ func BigTimeline(n int) *attrib.Timeline {
 	tl.EndNs = int64(n) * 1_250
 	return tl
 }
+
+// BigWork is Big(n) with modelled work on every kernel (fp32 FLOPs and
+// bytes from its rank: half compute-bound, half memory-bound on an H100's
+// 989 TFLOP/s bf16, 67 TFLOP/s fp32 and 3.35 TB/s) and the small memory
+// model of Memory, so that the Roofline and Memory views have rows.
+func BigWork(n int) *attrib.Snapshot {
+	s := Big(n)
+	s.Peak = &attrib.Peak{Device: "NVIDIA H100 SXM", BytesPerS: 3.35e12}
+	s.Peak.FlopsPerS[tracer.DTypeFP32] = 67e12
+	s.Peak.FlopsPerS[tracer.DTypeBF16] = 989e12
+	for i := range s.Kernels {
+		k := &s.Kernels[i]
+		w := attrib.Work{Bytes: float64(k.TotalNs) * 1e3, Ns: k.TotalNs}
+		w.Flops = w.Bytes * float64(1+i%2*100) // FLOP/B 1 or 101 against a ridge of 20
+		w.FlopsByDType[tracer.DTypeFP32] = w.Flops
+		k.Work = w
+		s.Work.Flops += w.Flops
+		s.Work.Bytes += w.Bytes
+		s.Work.FlopsByDType[tracer.DTypeFP32] += w.Flops
+		s.Work.Ns += w.Ns
+	}
+	s.Memory = Memory()
+	return s
+}
