@@ -9,9 +9,9 @@ import (
 )
 
 // On a machine with neither an NVIDIA driver nor ROCm, the banner says
-// first what is still collected (a Python command's agent data; user
-// trial 4 read "running the command untraced" above 34,814 operators),
-// then why for both tracers (issue 7, done-when).
+// first what is still collected (a Python command's agent data, not
+// "running the command untraced" above 34,814 operators), then why for
+// both tracers.
 func TestBannerExplainsBothTracers(t *testing.T) {
 	if d := launch.DetectDriver(); d.Present {
 		t.Skip("an NVIDIA driver is present: the CUPTI tracer would be used")

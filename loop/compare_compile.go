@@ -15,9 +15,7 @@ import (
 // counted step the step time includes the compilation (seconds against
 // milliseconds), so the arm's timings compare compile work, not the flag:
 // it is named invalid with the steps, as NaN outputs are (agentChecks),
-// never "faster". Source: issue 18 ("an arm that recompiles
-// (torch.compile guards failing) … named as invalid, never faster");
-// PyTorch's torch.compile troubleshooting guide (recompilations: each
+// never "faster". Source: PyTorch's torch.compile troubleshooting guide (recompilations: each
 // guard failure compiles the frame again, up to cache_size_limit).
 //
 // spans are the session's steps in time order with their labels; per

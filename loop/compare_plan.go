@@ -184,7 +184,7 @@ func (r *runner) plan() error {
 	}
 	if o.Block > 0 && o.Steps <= o.Block && len(r.arms) > 1 {
 		// One block per arm is one A, B, A′ sequence: nothing interleaves
-		// (a user trial read "interleaved" in the README and got
+		// (a reader of "interleaved" would expect ABAB, and gets
 		// AAAAA BBBBB A′A′A′A′A′).
 		r.notes = append(r.notes, fmt.Sprintf("--steps %d fits in one block of %d steps per arm: the arms ran once each, one after another, not interleaved, so drift between them is not averaged out; --steps %d or more interleaves them", o.Steps, o.Block, 2*o.Block))
 	}

@@ -12,7 +12,7 @@ import (
 // steps only. Hand values: A's 2 profiled steps ran kernel k 10 ns each,
 // B's 2 ran it 5 ns each — rows A 10, B 5 per step (over all 4 counted
 // steps they would read 5 and 2.5). An arm with no profiled step gives no
-// rows and a note (user trial: every row "only in A", B's forward "0 ns").
+// rows and a note (every row "only in A", B's forward "0 ns").
 // Every step profiled: the step arms' rows stand (ok false).
 func TestRowsOfProfiledSteps(t *testing.T) {
 	snap := func(ns int64) *attrib.Snapshot {

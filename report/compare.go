@@ -12,7 +12,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-// CompareDoc is the JSON of `rlktop compare` (issue 4 item 6): the
+// CompareDoc is the JSON of `rlktop compare`: the
 // comparison's "arms", "ratio", "verdict", "noise", "rows" (and "method"),
 // plus "consistency" when the caller has it.
 type CompareDoc struct {

@@ -50,7 +50,7 @@ func TestWriteDiffText(t *testing.T) {
 	}
 }
 
-// TestDiffJSONBusy: diff's totals mean what report's do (issue 14: diff's
+// TestDiffJSONBusy: diff's totals mean what report's do (diff's
 // busy_ns included copies): busy_ns the kernels' union, gpu_busy_ns with
 // memcpy/memset.
 func TestDiffJSONBusy(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Names are data (issue 16): a kernel, stage, device or file name holding
+// Names are data: a kernel, stage, device or file name holding
 // terminal controls reaches table, md and csv escaped, every view and the
 // header; JSON keeps the raw name (its encoder escapes controls itself).
 func TestControlCharactersEscaped(t *testing.T) {

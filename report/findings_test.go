@@ -15,7 +15,7 @@ func TestWriteFindings(t *testing.T) {
 	fs := []attrib.Finding{
 		{ID: "attention-math-fallback", Title: "attention runs on the math fallback", Kind: attrib.FindMathAttention, Share: 0.6, ShareOf: "GPU time",
 			Evidence: []string{"math-path attention kernels: 60 ns of 100 ns GPU time (60.0%)"}, Top: []string{"aten::bmm 40 ns (4 calls)"},
-			Try: "switch to a fused backend", Flag: &attrib.FindingFlag{Key: "sdpa", Value: "flash", Current: "math"}, Source: "issue 18",
+			Try: "switch to a fused backend", Flag: &attrib.FindingFlag{Key: "sdpa", Value: "flash", Current: "math"}, Source: "a training report",
 			Numbers: map[string]float64{"math_ns": 60}},
 		{ID: "gpu-idle", Title: "the GPU | is idle", Kind: attrib.FindIdle, Share: 0.555, ShareOf: "step wall time", Try: "overlap", Source: "HTA"},
 	}

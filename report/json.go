@@ -9,7 +9,7 @@ import (
 )
 
 // JSON shapes. The keys of Doc.Totals, Doc.Kernels, Doc.Categories and
-// Doc.Stages are a contract (issue 2 item 4): other tools read them, so they
+// Doc.Stages are a contract: other tools read them, so they
 // are never renamed or retyped; times are integer nanoseconds.
 type (
 	// Doc is the whole JSON report.
@@ -35,7 +35,7 @@ type (
 		Warnings    []string    `json:"warnings"`
 		// Sources: one per input file or live process (attrib.SourceRow),
 		// in rank order; StepSpreads and the collective counts only with
-		// several sources (issue 12).
+		// several sources.
 		Sources              []SourceDoc     `json:"sources,omitempty"`
 		StepSpreads          []StepSpreadDoc `json:"step_spreads,omitempty"`
 		CollectivesMatched   int             `json:"collectives_matched,omitempty"`
@@ -98,7 +98,7 @@ type (
 	TotalsDoc struct {
 		KernelCount   int64 `json:"kernel_count"`
 		KernelTotalNs int64 `json:"kernel_total_ns"`
-		// BusyNs is the issue 2 contract's busy time: the union of kernel
+		// BusyNs is the JSON contract's busy time: the union of kernel
 		// intervals per device, summed over devices.
 		BusyNs int64 `json:"busy_ns"`
 		// GPUBusyNs is the same union over kernels, memcpy and memset.
@@ -180,7 +180,7 @@ type (
 
 // NewDoc converts s into the JSON document; top limits kernels and
 // transfers (0 = all).
-// totalsDoc is t in the JSON contract: busy_ns kernels only (issue 2),
+// totalsDoc is t in the JSON contract: busy_ns kernels only,
 // gpu_busy_ns with memcpy and memset. report's and diff's JSON both use it.
 func totalsDoc(t attrib.Totals) TotalsDoc {
 	return TotalsDoc{

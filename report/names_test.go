@@ -11,7 +11,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
 
-// TestTableTellsTemplateKernelsApart (user trial: in the V100 ResNet trace
+// TestTableTellsTemplateKernelsApart (in the V100 ResNet trace
 // twelve kernels differing only in template arguments were all printed
 // "at::native::vectorized_elementwise_kernel"): in the table of every
 // kernel, two rows show the same name and category only when their

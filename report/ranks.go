@@ -9,7 +9,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-// Per-source views (issue 12): --by rank and --by file show
+// Per-source views: --by rank and --by file show
 // attrib.Snapshot.Ranks, one row per source; tables and Markdown add the
 // per-step spread and who arrived last at the collectives.
 
@@ -59,7 +59,7 @@ func rankGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 	} else {
 		g.header = []string{"rank", "file", "path", "kernels", "kernel_ns", "busy_ns", "idle_ns", "span_ns", "comm_ns", "comm_exposed_ns", "comm_overlap_ns", "steps", "step_median_ns", "coll_wait_ns", "last_arrivals"}
 	}
-	if liveSources(s) { // its column shows "pid N" (user trial 5: headed "file")
+	if liveSources(s) { // its column shows "pid N", not "file"
 		g.header[1] = "process"
 	}
 	if by == ByFile {
@@ -111,8 +111,8 @@ func rankGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 // first (the straggler), then the longest and shortest step. In
 // synchronous training the ranks wait for each other inside collectives,
 // so their step times even out and the longest step is often a waiting
-// rank's: user trial 5 read the old first columns, "slowest rank", as
-// naming rank 0, which waited for rank 1.
+// rank's: a column headed "slowest rank" reads as naming the rank
+// that waited, not the late one.
 func spreadGrid(s *attrib.Snapshot, topN int) grid {
 	k := sourceKind(s)
 	g := grid{header: []string{"step", "last to collectives", "waited", "longest step", k, "shortest step", k, "spread"}}

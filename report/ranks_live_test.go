@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestRanksLiveSources (user trial 5, item 6): the sources of a live run
+// TestRanksLiveSources: the sources of a live run
 // are processes: 'run --headless --by rank' headed their "pid N" column
 // "file" and gave "span 110 ms, 10 steps" where the span was the traced
 // operators' and the steps the window's. Now the column says "process"

@@ -36,7 +36,7 @@ func TestRanksCollectivesUnknown(t *testing.T) {
 	if !found {
 		t.Errorf("no rank 0 row:\n%s", b.String())
 	}
-	// The "-" are explained under the step table (user trial 5: "all '-'
+	// The "-" are explained under the step table ("all '-'
 	// with no note saying why").
 	if !strings.Contains(b.String(), "last to collectives, waited: not known for merged JSON reports") ||
 		strings.Contains(b.String(), "holds the others up") {

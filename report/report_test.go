@@ -39,7 +39,7 @@ func render(t *testing.T, s *attrib.Snapshot, o Options) string {
 	return b.String()
 }
 
-// The JSON contract of issue 2 item 4: key names and integer types.
+// The JSON contract: key names and integer types.
 func TestJSONContract(t *testing.T) {
 	out := render(t, snap(), Options{Format: "json"})
 	dec := json.NewDecoder(strings.NewReader(out))

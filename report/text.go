@@ -252,7 +252,7 @@ func shareNote(s *attrib.Snapshot, by string) string {
 // step's duration in any step: the column sums the durations of the GPU
 // ops launched in the step (attrib.StepRow.KernelNs), and ops on several
 // streams run at once and can end after the step, so the sum can exceed
-// the step's wall time (trial 5 item 2: hta_ns_resolution_v100 step 101,
+// the step's wall time (hta_ns_resolution_v100 step 101,
 // 35.1 ms with 94.6 ms of GPU ops). For CPU-only traces the column sums
 // CPU operators' self times over all threads. "" otherwise.
 func stepNote(s *attrib.Snapshot, by string) string {

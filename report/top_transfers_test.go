@@ -10,7 +10,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-// TestTopCutsTransfers (lead's user trial: --top 3 printed all 4
+// TestTopCutsTransfers (--top 3 printed all 4
 // memcpy/memset rows): table and md cut kernels and transfers to --top
 // each, as JSON does, and count what they left out: 4 kernels and 4
 // transfers at --top 3 leave 1 + 1 = 2 rows out (by hand).

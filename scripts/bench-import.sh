@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side import benchmark (issue 2, item 8).
+# Side-by-side import benchmark: rlktop against other tools on the same files.
 #
 # Builds a >= 250 MB Kineto trace by replicating a real one (times and ids
 # shifted per copy), then, in the same run, times

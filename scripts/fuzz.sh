@@ -2,7 +2,7 @@
 # Runs every fuzz target of the project for FUZZTIME each (default 30s).
 # -fuzzminimizetime is bounded (FUZZMINTIME, default 100x: at most 100
 # runs per new corpus entry): without it the budget of targets whose
-# inputs are large goes to minimizing new corpus entries (issue 16: four
+# inputs are large goes to minimizing new corpus entries (four
 # targets barely ran under -fuzztime 60s). A time bound is not enough for
 # the SQLite target: under FUZZMINTIME=5s it ran 8 inputs in 20 s (each new
 # one minimized for the whole 5 s), under 100x 3,465.

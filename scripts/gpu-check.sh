@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu-check.sh — the CUPTI tracer on a real NVIDIA GPU (issue 5, item 6).
+# gpu-check.sh — the CUPTI tracer on a real NVIDIA GPU, end to end.
 #
 #   scripts/gpu-check.sh [RLKTOP_BINARY]
 #

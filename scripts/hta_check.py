@@ -1,5 +1,5 @@
 """HTA (facebookresearch/HolisticTraceAnalysis, run from source) against
-`rlktop report` on an rlktop export (issue 11): per kernel name, HTA's
+`rlktop report` on an rlktop export: per kernel name, HTA's
 get_gpu_kernel_breakdown sum (µs; HTA rounds ns events to µs) and rlktop's
 (ns, summed over the name's category rows), every step included
 (include_last_profiler_step=True; by default HTA drops the last step).

@@ -23,7 +23,7 @@ Regenerate the committed expectations with:
       > tracer/tracefile/testdata/kineto_expected.json
 
 With --attrib it computes instead, per file, the GPU time (kernel + memcpy +
-memset, ns) per step and per stage by issue 11's rule, written here from
+memset, ns) per step and per stage by the attribution rule (innermost at launch), written here from
 the rule's words and not from rlktop's code (TestKinetoSharedAttribution):
 
   * launch point: the cuda_runtime / cuda_driver event with the same

@@ -15,8 +15,8 @@ import (
 // window's timeline).
 const findingsEvery = time.Second
 
-// findingsUI is the Findings view and its link to the compare path
-// (issue 18): enter on a finding that names a flag asks for the same
+// findingsUI is the Findings view and its link to the compare path:
+// enter on a finding that names a flag asks for the same
 // confirmation as C, C then compares the flag's current value (A)
 // against the suggested one (B), and the finding shows the measured
 // result when the comparison ends.
@@ -99,7 +99,7 @@ func (m *Model) kernelLabels(s *attrib.Snapshot) func(int) string {
 // WindowNs), with a note saying so; nil when no flip took effect or the
 // window is shown anyway. The cumulative totals mix the steps before and
 // after the flip, so a finding about the old setting stayed listed
-// (user trial 5: "attention runs on the math fallback" at 14.3% after 1
+// ("attention runs on the math fallback" at 14.3% after 1
 // switched the built-in loop to attention=fused).
 func sinceFlip(st *livestate.State, shown *attrib.Snapshot) (*attrib.Snapshot, string) {
 	if st == nil || st.Window == nil || shown != st.Cumulative || len(st.Marks) == 0 {
@@ -200,7 +200,7 @@ func (m *Model) findingHint() string {
 		h += " (" + views.FormatShare(f.Share) + ")"
 	}
 	// The way to act is one phrase: wrapped, it starts the next line
-	// whole (user trial 5: "· to" / "test: Findings, enter").
+	// whole ("· to" / "test: Findings, enter").
 	if f.Flag != nil {
 		return h + " " + views.Together("· to test: Findings, enter ("+f.Flag.Key+"="+f.Flag.Value+")")
 	}

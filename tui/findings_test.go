@@ -49,7 +49,7 @@ func fusedResult() *loop.CompareResult {
 	}
 }
 
-// TestFindingsEnterCompares is issue 18's one key from finding to
+// TestFindingsEnterCompares is the one key from finding to
 // verdict, as a teatest flow over the real model: the built-in loop on
 // the math path shows the math-fallback finding first; enter on it asks
 // the compare confirmation for attention math vs fused, C starts the
@@ -121,7 +121,7 @@ func TestFindingsEnterElsewhere(t *testing.T) {
 }
 
 // TestFindingHintWrapsWhole: at 80×24 the status bar's top finding wraps
-// before "· to test: …", never inside it (user trial 5: "· to" at the
+// before "· to test: …", never inside it ("· to" at the
 // end of the first line, "test: Findings, enter" on the second).
 func TestFindingHintWrapsWhole(t *testing.T) {
 	m := newLive(t, 80, 24, &fakeCtl{res: fusedResult()})
@@ -140,7 +140,7 @@ func TestFindingHintWrapsWhole(t *testing.T) {
 	}
 }
 
-// TestFindingsAfterFlip (user trial 5: after 1 switched the built-in
+// TestFindingsAfterFlip (after 1 switched the built-in
 // loop to attention=fused, Findings still listed "attention runs on the
 // math fallback" at 14.3%, from the cumulative totals): once a flip took
 // effect, the live findings are evaluated over the window. Here the

@@ -539,7 +539,7 @@ func (m *Model) startCompare() tea.Cmd {
 	}
 	l.cmp.Confirm = ""
 	// The confirmation prompt ("C again to compare …") is answered: it
-	// must not stay up while the comparison runs (user trial 4); the
+	// must not stay up while the comparison runs; the
 	// Compare view, focused below, says what runs and that C cancels.
 	m.setStatus("", Info)
 	m.findingStarted()

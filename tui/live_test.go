@@ -408,7 +408,7 @@ func TestLiveFlipRefused(t *testing.T) {
 // steps (pids 7 and 8, world 2; rank 1 takes 150 ms, rank 0 100 ms). The
 // Step time panel counts steps per rank (20, not the 40 step events) and
 // draws one step per step every rank finished, at its slowest rank's time
-// (median 150 ms), not the one-step tail of the last pid (user trial: "598
+// (median 150 ms), not the one-step tail of the last pid ("598
 // steps" and a single bar for a 300-step two-rank run).
 func TestLiveStepTimeRanks(t *testing.T) {
 	st := liveState("math", true)
@@ -433,7 +433,7 @@ func TestLiveStepTimeRanks(t *testing.T) {
 // TestUntracedBannerShortOnSmallTerminals: the reason a command runs
 // untraced (a long one, as on a machine with neither driver) takes two
 // rows at 80×24, ending with where to read it all, and the Child view has
-// it whole (user trial: 6 of 24 rows for the whole session).
+// it whole (6 of 24 rows for the whole session).
 func TestUntracedBannerShortOnSmallTerminals(t *testing.T) {
 	reason := "no tracer for this machine, running the command untraced: CUPTI (NVIDIA): no NVIDIA driver found (no /proc/driver/nvidia/version, no libcuda.so.1); rocprofiler-sdk (AMD): no ROCm found (no /dev/kfd, no librocprofiler-sdk.so in $ROCM_PATH/lib); a Python command still reports steps, stages and flags"
 	m := newModel(t, 80, 24, tui.Options{Controller: &fakeCtl{}, Backends: backendChoices(), DeviceStatus: gputest.CPUOnlyStatus, Untraced: reason, Command: true})

@@ -13,7 +13,7 @@ import (
 // opsKeeper keeps what a live command's Timeline needs between windows:
 // the Python agent collects operators only in torch.profiler windows
 // (RLKTOP_KINETO, 2 of every 10 steps by default), so most windows have
-// step markers and nothing else (user trial 5: a selfplay run's Timeline
+// step markers and nothing else (a selfplay run's Timeline
 // showed "│30 │31 │32 │33" and no lane, following or after 0, with
 // nothing saying why). It remembers the latest timeline with operators,
 // shown under newer steps until a newer one has operators (0 fits them),

@@ -27,7 +27,7 @@ func pyWindow(first, last int64, profiled ...int64) *attrib.Timeline {
 	return tl
 }
 
-// TestLiveTimelinePythonWindows (user trial 5: a selfplay run's Timeline
+// TestLiveTimelinePythonWindows (a selfplay run's Timeline
 // showed only step markers, following or after 0, and nothing said that
 // the Python agent profiles 2 of every 10 steps): after a window whose
 // steps 12 and 13 had operators, a window of steps 14–17 without any

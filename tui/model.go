@@ -828,7 +828,7 @@ func (m *Model) statusBar() string {
 	for i, l := range lines {
 		l = style.Render(l)
 		// The right side ends the last line: beside a wrapped message's
-		// first line it read as the message's next words (user trial:
+		// first line it read as the message's next words (e.g.
 		// "(the live child stops and 6.98 steps/s · cumulative").
 		if i == len(lines)-1 && right != "" {
 			l += strings.Repeat(" ", max(m.w-ansi.StringWidth(l)-rwid, 0)) + st.Status.Right.Render(right)

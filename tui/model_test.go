@@ -85,7 +85,7 @@ func TestScreens(t *testing.T) {
 		m := newModel(t, 80, 24, tui.Options{Snapshot: viewstest.Snapshot()})
 		m.Update(key("?"))
 		golden.RequireEqual(t, screen(t, m, 80, 24))
-		// esc closes it as ? does (user trial: only ? did).
+		// esc closes it as ? does (only ? did).
 		m.Update(key("esc"))
 		if out := screen(t, m, 80, 24); strings.Contains(out, "close help") {
 			t.Errorf("esc left the full help open:\n%s", out)
@@ -227,7 +227,7 @@ func TestEverySize(t *testing.T) {
 // TestScrubSelectsStepRow: the fixture's steps are 1–5 and the Steps view's
 // cursor starts on the last; `.` selects step 1 (the header says "step 1
 // (1 of 5)") and the Steps view's cursor moves to row 1, `.` again to
-// row 2 (user trial 4: the header said step 101 while the cursor stayed
+// row 2 (the header said step 101 while the cursor stayed
 // on 105).
 func TestScrubSelectsStepRow(t *testing.T) {
 	s := viewstest.Snapshot()

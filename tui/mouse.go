@@ -81,8 +81,8 @@ type tabPos struct {
 }
 
 // shortTitles are the tab labels used when the full titles do not fit on
-// one line (80 columns hold the 12 tabs of a live run only this way; user
-// trial 5 found Findings hidden behind "…"). The focused tab keeps its
+// one line (80 columns hold the 12 tabs of a live run only this way;
+// otherwise Findings hides behind "…"). The focused tab keeps its
 // full title.
 var shortTitles = map[string]string{
 	"Kernels":    "Kern",

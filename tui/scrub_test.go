@@ -51,7 +51,7 @@ func TestScrubSteps(t *testing.T) {
 	}
 }
 
-// TestScrubHeaderAndTimeline (user trial: while scrubbing, the header's
+// TestScrubHeaderAndTimeline (while scrubbing, the header's
 // totals stayed the whole file's and the timeline did not move): with the
 // hand-made timeline (step 41 = 0–7,000 ns, its ops ending by 6,000;
 // step 42 = 7,000–14,000, its optimizer kernel ending at 13,000), `.`

@@ -114,7 +114,7 @@ func TestCompareAsksFirst(t *testing.T) {
 	}
 }
 
-// TestStatusWrapsWords (user trial: hints cut mid-word at 80 columns): a
+// TestStatusWrapsWords (hints cut mid-word at 80 columns): a
 // status message longer than the bar shows at 80 columns with every word
 // whole, over two lines.
 func TestStatusWrapsWords(t *testing.T) {
@@ -200,7 +200,7 @@ func TestTabBarShowsFocusedTab(t *testing.T) {
 }
 
 // TestTabBarAllTabsAt80: at 80 columns every tab of a live run is on the
-// bar (user trial 5: Findings was hidden behind "…"): the focused one by
+// bar (Findings was hidden behind "…"): the focused one by
 // its title, the others by their title or its first letters, in the
 // order tab visits them, with no "+N" marker.
 func TestTabBarAllTabsAt80(t *testing.T) {
@@ -231,7 +231,7 @@ func TestTabBarAllTabsAt80(t *testing.T) {
 
 // TestCompareConfirmAnswered: C shows the confirmation prompt; C again
 // starts the comparison and the prompt goes; the Compare view says what
-// runs (user trial 4: "C again to compare attention …" stayed up during
+// runs ("C again to compare attention …" stayed up during
 // it).
 func TestCompareConfirmAnswered(t *testing.T) {
 	m := newModel(t, 120, 40, tui.Options{Controller: &fakeCtl{}, Backends: backendChoices(), DeviceStatus: gputest.CPUOnlyStatus})
@@ -247,7 +247,7 @@ func TestCompareConfirmAnswered(t *testing.T) {
 	}
 }
 
-// TestImportWarningsKey (user trial 5: the status bar showed
+// TestImportWarningsKey (the status bar showed
 // "warning: /work/…/tracelens_h100_qwen15_sdpa_flash.j…  1 import warning"
 // with no key to read it): the status bar's right side names W; the
 // status line leaves out the file name the header shows; W lists every

@@ -10,7 +10,7 @@ import (
 )
 
 // warnKey opens the import warnings: the status bar shows only the first
-// one, cut to two lines (user trial 5: "warning: /work/…/tracelens_h100_
+// one, cut to two lines ("warning: /work/…/tracelens_h100_
 // qwen15_sdpa_flash.j…  1 import warning" with no key to read it).
 var warnKey = key.NewBinding(key.WithKeys("W"), key.WithHelp("W", "import warnings"))
 

@@ -16,7 +16,7 @@ import (
 // overall interval holds 1, and rows that show each branch of the rule:
 // elementwise 0.817 [0.659–0.978] with an envelope of ln 1.4 (±40%):
 // the interval excludes 1 but the ratio is inside → within noise (the
-// issue's example); gemm 0.700 [0.650–0.750] with ±10% → faster; the
+// example); gemm 0.700 [0.650–0.750] with ±10% → faster; the
 // attention category (the flag's) comes first though its Δ is smaller.
 func explainFixture() *loop.CompareResult {
 	return &loop.CompareResult{
@@ -68,7 +68,7 @@ func TestCompareExplains(t *testing.T) {
 
 // TestEnvelopeWide: an envelope of a factor 2 or more is written as the
 // factor ("×3.8", ratios 1/3.84 … 3.84) — "±284%" read as if 0.3 were
-// inside (user trial); below 2 as a percentage.
+// inside; below 2 as a percentage.
 func TestEnvelopeWide(t *testing.T) {
 	for ln, want := range map[float64]string{math.Log(3.84): "×3.8", math.Log(2): "×2.0", math.Log(1.4): "±40%", 0: "—"} {
 		if got := views.Envelope(ln); got != want {

@@ -9,7 +9,7 @@ import (
 	"github.com/rlktop/rlktop/views/viewstest"
 )
 
-// Names are data (issue 16): a kernel, category, stage or device name with
+// Names are data: a kernel, category, stage or device name with
 // terminal controls (clear screen, a bell, a title change) reaches the TUI
 // escaped; the views' own styling is untouched.
 func TestViewsEscapeNames(t *testing.T) {

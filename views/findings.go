@@ -81,7 +81,7 @@ func (f *Findings) SetSnapshot(*attrib.Snapshot) {}
 // evaluated over (a line above the list; "" none). The cursor stays on
 // the same finding id when it is still there, else it goes to the first
 // (the top-ranked) finding: an index kept from another list pointed at an
-// arbitrary one (user trial 4: on #3 when the findings came back).
+// arbitrary one (on #3 when the findings came back).
 func (f *Findings) SetFindings(fs []attrib.Finding, note string) {
 	cur := ""
 	if f.list.cursor < len(f.fs) {
@@ -271,7 +271,7 @@ func (f *Findings) View() string {
 	plain := func(s ...string) string { return strings.Join(s, " ") }
 	add("", fmt.Sprintf("%s  [%s]", x.Title, x.ID), st.Bar.Label.Render)
 	// A test's result (or that it runs) comes right under the title: at
-	// 80×24 the evidence pushed it below the bottom (user trial 4).
+	// 80×24 the evidence pushed it below the bottom.
 	switch {
 	case f.running == x.ID:
 		add("test: ", "comparing "+flagText(x.Flag)+"… (Compare view)", st.Table.Dim.Render)
@@ -289,7 +289,7 @@ func (f *Findings) View() string {
 	}
 	if x.Flag != nil && !x.Flag.Env {
 		// The run's own flag first: the rule's advice is general (user
-		// trial 5: the built-in loop's finding spoke only of sdpa=flash
+		// the built-in loop's finding spoke only of sdpa=flash
 		// and ROCm, not of its attention=fused).
 		add("try: ", flagText(x.Flag)+", this run's own flag; in general: "+x.Try, plain)
 	} else {

@@ -23,12 +23,12 @@ func sampleFindings() []attrib.Finding {
 			Top:    []string{"attn_math_softmax 201 ms (66 calls)", "attn_math_qk 130 ms (66 calls)", "attn_math_pv 98.1 ms (66 calls)"},
 			Try:    "switch scaled_dot_product_attention to a fused backend: sdpa=flash, efficient or cudnn",
 			Flag:   &attrib.FindingFlag{Key: "attention", Value: "fused", Current: "math"},
-			Source: "seed report: 'the math attention fallback costing 136 ms per step' (issue 18)"},
+			Source: "a training report: 'the math attention fallback costing 136 ms per step'"},
 		{ID: "dominant-category", Title: "one category owns most of the GPU time", Kind: attrib.FindDominant,
 			Share: 0.507, ShareOf: "GPU time",
 			Evidence: []string{`category "attention": 647 ms of 1.28 s GPU time (50.7%), 22 ops, 108 ms per step`},
 			Top:      []string{"attn_math_softmax 201 ms (31.1% of the category)"},
-			Try:      "work on this category first", Source: "seed report 'forward at 96%' (issue 18)"},
+			Try:      "work on this category first", Source: "a training report: 'forward at 96%'"},
 	}
 }
 
@@ -116,7 +116,7 @@ func TestFindingsTriedOutlivesFinding(t *testing.T) {
 }
 
 // TestFindingsDetailNotCut: a long "try" text wraps with a hanging
-// indent and every word of it is on screen (the user trial saw
+// indent and every word of it is on screen (once it showed
 // "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENT…": continuation lines were
 // wrapped at the first line's width, then indented past the edge).
 func TestFindingsDetailNotCut(t *testing.T) {

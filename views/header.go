@@ -134,7 +134,7 @@ func (h *Header) layout() {
 // sources (ranks, files) each one's steps (attrib.SourceRow.Steps: a live
 // rank's whole run in the cumulative snapshot) as "steps/rank 399", or
 // "398–399" when they differ — not the rows of all sources summed (user
-// trial 5 item 6: "steps 798" over two ranks of 399 steps). "" without
+// "steps 798" over two ranks of 399 steps). "" without
 // steps.
 func stepsItem(s *attrib.Snapshot) (label, n string) {
 	if s.Ranks == nil || len(s.Ranks.Sources) < 2 {

@@ -16,7 +16,7 @@ import (
 	"github.com/rlktop/rlktop/views"
 )
 
-// TestHeaderNamesWorkingDevices (user trial: "GPU 0–7" when only GPU 0
+// TestHeaderNamesWorkingDevices ("GPU 0–7" when only GPU 0
 // did work): the V100 ResNet trace lists eight devices in
 // deviceProperties; its kernel, gpu_memcpy and gpu_memset events (decoded
 // here with encoding/json, not rlktop's importer) all have args.device 0.

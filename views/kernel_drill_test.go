@@ -77,7 +77,7 @@ func TestKernelDrill(t *testing.T) {
 	}
 }
 
-// TestKernelDrillCountsEveryLaunch (user trial: the drill-down counted
+// TestKernelDrillCountsEveryLaunch (the drill-down counted
 // only the launches the bounded timeline held): a row whose aggregation
 // saw 1,000 launches (KernelRow.Launches: 700 / 560 µs under MmBackward0 in
 // backward, 300 / 140 µs under aten::linear in forward; steps 9 and 8 of

@@ -12,7 +12,7 @@ import (
 	"github.com/rlktop/rlktop/views"
 )
 
-// TestKernelNamesApartAt80 (user trial: kernels whose names differ only in
+// TestKernelNamesApartAt80 (kernels whose names differ only in
 // template arguments looked identical at 80 columns): in every shared
 // Kineto trace, the Kernels table at 80 columns shows every row's
 // (name cell, category) differently from every other row's unless both

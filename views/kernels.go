@@ -671,8 +671,7 @@ func (k *Kernels) View() string {
 			lines = append(lines, st.Table.Dim.Render(fmt.Sprintf(" no kernel name contains %q", k.input.Value())))
 		}
 	}
-	// Hidden memcpy/memset rows are said where there is room (user trial
-	// 4: an nsys file whose copies held 76% of the GPU time showed one
+	// Hidden memcpy/memset rows are said where there is room (an nsys file whose copies held 76% of the GPU time showed one
 	// kernel and no sign of them).
 	if hidden := len(k.all) - k.nKern; !k.xfers && hidden > 0 && k.input.Value() == "" && len(lines) < k.h-k.detailLines() {
 		var ns int64

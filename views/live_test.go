@@ -316,7 +316,7 @@ func TestStepTimesCompare(t *testing.T) {
 	}
 }
 
-// TestFlagsNotUsed (user trial: "compile [on]" for a script that never
+// TestFlagsNotUsed ("compile [on]" for a script that never
 // compiles): the Python agent reports compile "not used" until the script
 // calls torch.compile, and "?" for a flag it cannot read; neither
 // highlights a value, and the line says which. tf32 "on" is in force.
@@ -344,7 +344,7 @@ func TestFlagsNotUsed(t *testing.T) {
 	}
 }
 
-// TestStepsViewNoSteps (user trial: "no steps" did not say what was looked
+// TestStepsViewNoSteps ("no steps" did not say what was looked
 // for): a source without steps names the step ranges looked for, wrapped
 // at word boundaries at 80 and 160 columns.
 func TestStepsViewNoSteps(t *testing.T) {

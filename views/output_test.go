@@ -98,7 +98,7 @@ func TestOutputFilterFollowDrop(t *testing.T) {
 	}
 }
 
-// TestOutputWrapsWords (user trial: log lines were cut at 80 columns): a
+// TestOutputWrapsWords (log lines were cut at 80 columns): a
 // 150-character log line shows in full at 80 columns, over two rows, and
 // every word of it is on the screen whole (none cut at a row's end); while
 // following, the newest line's last row is the bottom row of the lines.

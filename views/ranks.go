@@ -11,7 +11,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-// Ranks is the per-source view (issue 12): one row per rank (or file, for
+// Ranks is the per-source view: one row per rank (or file, for
 // inputs without ranks) of Snapshot.Ranks with its kernel time, busy and
 // idle time, communication exposed and overlapped with compute, step
 // median, its wait for late arrivals in collectives and how often it
@@ -189,7 +189,7 @@ func (r *Ranks) details(first string) []string {
 		case s.Format == "live" && s.RunNs > 0:
 			// A live rank (tracer/session): steps and step p50 over its
 			// whole run, the other figures over its steps with operators
-			// in the window (user trial 5 item 6: "95 steps", "span
+			// in the window ("95 steps", "span
 			// 4.80 s" in a 20 s run of 399 steps).
 			texts = append(texts, fmt.Sprintf("%s %s: %s · %d steps in %s · other columns: its steps with operators in the window, %s · compute %s · comm overlapped %s",
 				first, r.label(s), escape.Control(s.Name), s.Steps, FormatNs(s.RunNs), FormatNs(s.SpanNs), FormatNs(s.ComputeNs), FormatNs(s.CommOverlapNs)))

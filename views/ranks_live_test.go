@@ -10,7 +10,7 @@ import (
 )
 
 // liveRankSnapshot is a live two-rank run as tracer/session builds it
-// after 399 steps per rank (user trial 5 item 6): 798 step rows (one per
+// after 399 steps per rank: 798 step rows (one per
 // rank and step), each rank's whole run in Steps/RunNs, the traced time
 // (its steps with operators in the window) in SpanNs.
 func liveRankSnapshot() *attrib.Snapshot {
@@ -29,7 +29,7 @@ func liveRankSnapshot() *attrib.Snapshot {
 	return s
 }
 
-// TestHeaderStepsPerRank (user trial 5 item 6): the header counted the
+// TestHeaderStepsPerRank: the header counted the
 // step rows of both ranks ("steps 798") where each rank ran 399 steps;
 // it says the per-rank count, as the Step time panel does.
 func TestHeaderStepsPerRank(t *testing.T) {
@@ -54,7 +54,7 @@ func TestHeaderStepsPerRank(t *testing.T) {
 	}
 }
 
-// TestRanksViewLiveRun (user trial 5 item 6): a live rank's detail line
+// TestRanksViewLiveRun: a live rank's detail line
 // gives its whole run (399 steps in 20.1 s) and says that the other
 // columns cover its traced steps (3.90 s), not "span 3.90 s · 399 steps".
 func TestRanksViewLiveRun(t *testing.T) {
@@ -68,7 +68,7 @@ func TestRanksViewLiveRun(t *testing.T) {
 	}
 }
 
-// TestStepsInfoPerRank (user trial 5 item 6): the Steps view's title
+// TestStepsInfoPerRank: the Steps view's title
 // counted the rows of both ranks ("798 steps"); it says the per-rank
 // count as the header does.
 func TestStepsInfoPerRank(t *testing.T) {

@@ -69,7 +69,7 @@ func TestRanksView(t *testing.T) {
 // TestRanksDetailsWrap: at 50 columns the cursor's line ("rank 0: a.json ·
 // span 185 ns · compute 55 ns · comm overlapped 10 ns · 2 steps", 61
 // cells) and the widest-step line wrap under the table instead of ending
-// in "…" (trial: "comm overl…" at 80 columns on real DDP traces), and the
+// in "…" ("comm overl…" at 80 columns on real DDP traces), and the
 // table keeps both rows.
 func TestRanksDetailsWrap(t *testing.T) {
 	r := views.NewRanks(styles())

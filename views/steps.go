@@ -51,11 +51,10 @@ func (s *Steps) Info() string {
 	info := fmt.Sprintf("%d steps · median %s", len(s.snap.Steps), FormatNs(MedianNs(s.snap.Steps)))
 	if label, n := stepsItem(s.snap); strings.Contains(label, "/") {
 		// Several sources: rows are per (source, step); say each one's
-		// count as the header does, not the rows summed (user trial 5
-		// item 6).
+		// count as the header does, not the rows summed.
 		info = fmt.Sprintf("%s %s · median %s", n, label, FormatNs(MedianNs(s.snap.Steps)))
 	}
-	// As report's note under its step table (trial 6: the TUI showed
+	// As report's note under its step table (the TUI showed
 	// "wall 100 ms  gpu 151 ms" with nothing saying why).
 	if slices.ContainsFunc(s.snap.Steps, func(r attrib.StepRow) bool { return r.KernelNs > r.DurNs }) {
 		info += " · gpu > wall: launched ops summed"

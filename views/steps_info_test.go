@@ -10,7 +10,7 @@ import (
 
 // TestStepsInfoGPUAboveWall: when a step's gpu time (its launched ops'
 // durations summed) exceeds its wall time, the Steps view says why, as
-// report's note does (trial 6); hand-made steps of 100 ms, gpu 151 ms in
+// report's note does; hand-made steps of 100 ms, gpu 151 ms in
 // one of them.
 func TestStepsInfoGPUAboveWall(t *testing.T) {
 	s := views.NewSteps(styles())

@@ -725,7 +725,7 @@ func (t *Timeline) View() string {
 		lines = append(lines, lb+t.laneRow(l, gw, pc))
 	}
 	if (t.note != "" || len(t.tl.Ops) == 0) && !t.opsInView() {
-		// The lanes are blank: say why (user trial 5: a live Python run
+		// The lanes are blank: say why (a live Python run
 		// showed step markers and nothing else). A file zoomed between
 		// ops has the detail line's hint instead.
 		msg := "no operators in this view"
@@ -770,7 +770,7 @@ func (t *Timeline) View() string {
 
 // axis labels the grid with ticks at round times (1, 2 or 5 × 10^k ns
 // from the origin), each written with the digits its tick spacing needs
-// ("34.25 s ┊34.30 s", never "34.2 s ┊34.2 s"; user trial 5), as close
+// ("34.25 s ┊34.30 s", never "34.2 s ┊34.2 s"), as close
 // together as their labels allow. A ┊ stands in the cell that holds its
 // tick's time. Zoomed so far from the origin that a label would need
 // more than timelineAbsMax characters, the first column says where the

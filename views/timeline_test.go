@@ -205,7 +205,7 @@ func slidingTimeline(startNs int64) *attrib.Timeline {
 
 // TestTimelineFitFollowsLiveWindow: "0" in a live window fits the range
 // that has ops, and keeps fitting as new windows arrive, so the lane never
-// goes blank (user trial: with fit the range stayed where it was and the
+// goes blank (with fit the range stayed where it was and the
 // sliding window's blocks left the view within seconds). Each window
 // [S, S+10,000) holds ops over [S+5,000, S+10,000): the fit range is
 // exactly that (5,000 ns, no steps to widen it), every grid cell busy.
@@ -255,7 +255,7 @@ func TestTimelineFitFollowsLiveWindow(t *testing.T) {
 	}
 }
 
-// TestTimelineLegendWraps (user trial at 80 columns: the legend ended
+// TestTimelineLegendWraps (at 80 columns the legend ended
 // "O opt…"): nine categories of the built-in loop do not fit one 80-column
 // line; the legend takes two and names every category whole.
 func TestTimelineLegendWraps(t *testing.T) {
@@ -387,12 +387,12 @@ func TestTimelineCPUOperatorLanes(t *testing.T) {
 }
 
 // TestTimelineAxisTicks: every axis label names a distinct round time
-// that lies in the cell its ┊ stands in (user trial 5: "┊13.9 s ┊13.9 s
+// that lies in the cell its ┊ stands in ("┊13.9 s ┊13.9 s
 // ┊13.9 s" at 80 columns, "34.2 s ┊34.2 s" at 200 columns on a 515 ms
 // view). The labels are parsed back here and checked against the range
 // the view reports: ticks equally spaced by 1, 2 or 5 × 10^k ns, each
 // tick's time within [from + c·pc, from + (c+1)·pc) for its column c.
-// Zoomed to 80 µs at 60.4 s (an earlier trial) the first label says where
+// Zoomed to 80 µs at 60.4 s (a case seen) the first label says where
 // the view starts and the others are offsets from it.
 func TestTimelineAxisTicks(t *testing.T) {
 	for _, c := range []struct {

@@ -13,8 +13,8 @@ const nbHyphen = "\u2011"
 // at most w cells (w < 1 counts as 1); a word longer than w is cut where it
 // must be. Unlike ansi.Wrap alone it never breaks after a hyphen, so flags
 // and rule ids ("--findings", "exposed-communication") stay whole: at 80
-// columns they read "-" / "-findings" and "[exposed-" / "communication]"
-// (user trial 4). Text holding U+2011 itself comes back with '-' there.
+// columns they read "-" / "-findings" and "[exposed-" / "communication]".
+// Text holding U+2011 itself comes back with '-' there.
 // Words joined by Together (U+00A0) stay on one line when they fit in w,
 // and come back joined by plain spaces.
 func WrapLines(text string, w int) []string {
@@ -42,5 +42,5 @@ const nbsp = "\u00a0"
 
 // Together joins the words of phrase so that WrapLines keeps them on one
 // line ("· to test: Findings, enter (attention=fused)" rather than "· to"
-// at a line's end; user trial 5).
+// at a line's end).
 func Together(phrase string) string { return strings.ReplaceAll(phrase, " ", nbsp) }

@@ -35,7 +35,7 @@ func TestWrapLinesKeepsHyphenatedWords(t *testing.T) {
 }
 
 // TestWrapLinesTogether: a phrase joined by Together starts the next line
-// whole instead of leaving its first word at a line's end (user trial 5:
+// whole instead of leaving its first word at a line's end (not
 // "· to" / "test: Findings, enter"), comes back with plain spaces, and
 // breaks at its spaces when it is wider than the line.
 func TestWrapLinesTogether(t *testing.T) {

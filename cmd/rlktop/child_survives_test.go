@@ -43,7 +43,7 @@ func progress(t *testing.T, hb string, d time.Duration) int {
 	return b - a
 }
 
-// TestChildSurvivesStoppedAndKilledRlktop is issue 16's first "done when":
+// TestChildSurvivesStoppedAndKilledRlktop checks the first promise:
 // the command's output reaches rlktop through files, so a stopped rlktop
 // (SIGSTOP) does not block the child's writes and a killed one (kill -9)
 // leaves no broken pipe behind. With pipes the child stalled after ~16

@@ -187,7 +187,7 @@ func TestCompareSweepTable(t *testing.T) {
 }
 
 // TestArgErrorsSayUsage: a command called with the wrong number of
-// arguments says how to call it (user trial: "accepts 2 arg(s), received
+// arguments says how to call it ("accepts 2 arg(s), received
 // 1" and nothing else).
 func TestArgErrorsSayUsage(t *testing.T) {
 	for _, c := range []struct {

@@ -50,7 +50,7 @@ type compareFlags struct {
 	verbose       bool
 	attach        int           // --attach PID: compare inside a running process
 	attachTimeout time.Duration // --timeout with --attach
-	// --suggest (issue 18): profile, find, compare each finding's flag.
+	// --suggest: profile, find, compare each finding's flag.
 	suggest      bool
 	findingsPath string
 	profileSteps int

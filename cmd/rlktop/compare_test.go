@@ -57,7 +57,7 @@ func fakeResult() *loop.CompareResult {
 		Notes:       []string{"a note"}}
 }
 
-// TestCompareJSONShape checks the JSON keys issue 4 item 6 names.
+// TestCompareJSONShape checks the JSON keys of compare's contract.
 func TestCompareJSONShape(t *testing.T) {
 	var b bytes.Buffer
 	if err := report.WriteCompareResult(&b, fakeResult(), report.Options{Format: "json", Top: -1}); err != nil {

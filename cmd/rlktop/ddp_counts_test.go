@@ -13,7 +13,7 @@ import (
 	"github.com/rlktop/rlktop/internal/testutil"
 )
 
-// TestDDPLiveRankCounts (user trial 5, item 6): the per-rank figures of a
+// TestDDPLiveRankCounts: the per-rank figures of a
 // live two-rank run agree with the script's own and with the ranks' trace
 // files. `rlktop run --headless --steps 100 --by rank --format json -- python3
 // ddp_gloo.py --world 2 --steps 25 --slow-ms 40 --stamps` (rank 1 sleeps
@@ -39,8 +39,8 @@ import (
 //     beside 83.0% live).
 //
 // Before, span_ns ran from the first traced operator to the last, across
-// the untraced steps, and the share was about a fifth (17.9% in the
-// trial, 18.9% here at 731a26f^).
+// the untraced steps, and the share was about a fifth (18.9% here
+// at 731a26f^).
 func TestDDPLiveRankCounts(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
 	// The trace files' share: the script alone, its own profiler.

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestRanksOverTCP (issue 12 item 3, the second node's path): `rlktop run
+// TestRanksOverTCP (the second node's path): `rlktop run
 // --headless --listen 127.0.0.1:0 --listen-file F` runs a job whose rank 0
 // reports over the Unix socket as usual, while rank 1 stands for a rank
 // on another host: its environment loses RLKTOP_SOCKET and PYTHONPATH and

@@ -17,13 +17,13 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-// TestDDPGlooRanks (issue 12 items 1–2, "done when"): a real two-rank
+// TestDDPGlooRanks : a real two-rank
 // PyTorch DDP job on CPU (gloo), rank 1 slowed on purpose by a 40 ms
 // sleep before each backward pass (examples/ddp_gloo.py), writes one
 // Kineto trace per rank; `rlktop report --format json` of both must give
 // per-rank numbers, step spreads and collective matching equal to
 // testdata/ddp_check.py, a standard-library script reading the same
-// files by the rules the issue states. The deliberate slowdown must show
+// files by the rules of per-rank attribution. The deliberate slowdown must show
 // as rank 1 arriving last and rank 0 waiting for it.
 func TestDDPGlooRanks(t *testing.T) {
 	r := testutil.NeedTorchRoot(t)
@@ -90,7 +90,7 @@ func TestDDPGlooRanks(t *testing.T) {
 	if w0, w1 := r0["coll_wait_ns"].(float64), r1["coll_wait_ns"].(float64); w0 < 4*20e6 || w1 > w0/4 {
 		t.Errorf("collective wait: rank 0 %.0f ns, rank 1 %.0f ns: want rank 0 waiting (>= 20 ms a step), rank 1 much less", w0, w1)
 	}
-	// The findings say who and why (user trial 5): the straggler finding
+	// The findings say who and why: the straggler finding
 	// names the stage rank 1 sleeps in ("straggle", the script's --slow-ms
 	// 40 per step; rank 0 has none), and exposed communication does not
 	// blame rank 0 for its waiting.
@@ -127,7 +127,7 @@ func TestDDPGlooRanks(t *testing.T) {
 	}
 }
 
-// TestReportSourcesApart (issue 12 item 1): four unrelated real traces
+// TestReportSourcesApart: four unrelated real traces
 // (two of them both claim rank 0) reported together stay four sources:
 // each one's span and steps equal testdata/sources_check.py's count from
 // its raw events, the total span is the longest of them (before, one span
@@ -206,7 +206,7 @@ func TestReportSourcesApart(t *testing.T) {
 	}
 }
 
-// TestDDPLiveRanks (issue 12 item 3): `rlktop run --headless -- python3
+// TestDDPLiveRanks: `rlktop run --headless -- python3
 // ddp_gloo.py --world 2` — the script starts its two ranks as children
 // (RANK/WORLD_SIZE in their environment, as torchrun does); each rank's
 // Python agent connects to the one session (RLKTOP_SOCKET is inherited)
@@ -354,7 +354,7 @@ func median(xs []float64) float64 {
 	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
-// TestDDPLiveRanksTorchrun: the same job started the way issue 12 names,
+// TestDDPLiveRanksTorchrun: the same job started the way users start it,
 // `rlktop run -- torchrun --nproc-per-node 2 ddp_gloo.py` (torchrun's own
 // launcher and TCP store, env:// rendezvous). Debian's PyTorch is built
 // without libuv, which torchrun's store asks for by default, so the test
@@ -425,7 +425,7 @@ func assertLiveRanks(t *testing.T, cmd *exec.Cmd) {
 
 // TestDDPRecordRanks: `rlktop record` of a two-rank DDP run, reported, has
 // the ranks apart as the live session and the ranks' trace files have them
-// (trial 6: "report --by rank" of such a recording showed one source, each
+// ("report --by rank" of such a recording showed one source, each
 // step N the two ranks' merged, and no straggler). The recording's hellos
 // carry each process's rank; tracefile.SplitProcesses makes one source per
 // process. Checked against the script's own stderr: each rank has its own

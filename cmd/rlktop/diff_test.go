@@ -75,7 +75,7 @@ func TestDiffSharedPair(t *testing.T) {
 	if d.TotalsA.KernelTotalNs != ref.KernelTotalANs || d.TotalsB.KernelTotalNs != ref.KernelTotalBNs {
 		t.Errorf("kernel totals A %d B %d, reference %d %d", d.TotalsA.KernelTotalNs, d.TotalsB.KernelTotalNs, ref.KernelTotalANs, ref.KernelTotalBNs)
 	}
-	// A name has one row per category its launches fall in (issue 11):
+	// A name has one row per category its launches fall in:
 	// the rows matched by name, or listed on one side, are summed per name.
 	covered := map[string]int{}
 	byName := map[string]sums{}

@@ -9,7 +9,7 @@ import (
 	"github.com/rlktop/rlktop/internal/testutil"
 )
 
-// TestExportParquetNames (user trial 5, item 10): export --format parquet
+// TestExportParquetNames: export --format parquet
 // refuses an output (or --steps-output) name that does not end in
 // .parquet, writing nothing (it wrote Parquet into x.json and
 // x.json.steps.parquet), and says what it wrote for a trace without GPU

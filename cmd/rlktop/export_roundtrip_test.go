@@ -34,7 +34,7 @@ func reportViews(t *testing.T, bin, file string) map[string]any {
 // `rlktop report` of the export equals `report` of src in every view: the
 // export keeps the launch calls (with correlation ids), the annotation
 // ranges on their threads and the launch→kernel "ac2g" flows, so kernels,
-// categories, stages and steps come out the same (issue 11).
+// categories, stages and steps come out the same.
 func checkExportIdentity(t *testing.T, bin, src string) map[string]any {
 	t.Helper()
 	exp := filepath.Join(t.TempDir(), "export.json.gz")

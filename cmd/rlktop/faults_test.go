@@ -38,7 +38,7 @@ func (l *lockedBuffer) String() string {
 }
 
 // `run --headless` interrupted by SIGINT or SIGTERM prints the report of
-// what it received (issue 16: it printed nothing) and exits 1 saying so.
+// what it received (it printed nothing) and exits 1 saying so.
 func TestRunHeadlessInterruptedPrintsReport(t *testing.T) {
 	bin := needRecordBin(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
@@ -82,7 +82,7 @@ func TestRunHeadlessInterruptedPrintsReport(t *testing.T) {
 }
 
 // `record` stops at the first write error and says what the file holds
-// (issue 16: a full disk ran all steps and then claimed all of them):
+// (a full disk ran all steps and then claimed all of them):
 // RLIMIT_FSIZE of 40 blocks (20 KiB in dash) cuts the file; /dev/full
 // takes nothing.
 func TestRecordStopsAtWriteError(t *testing.T) {
@@ -132,7 +132,7 @@ func TestRecordStopsAtWriteError(t *testing.T) {
 }
 
 // A connection rlktop closes on an error (here a stream that is not the
-// wire protocol) is named in `run --headless`'s output (issue 16: only
+// wire protocol) is named in `run --headless`'s output (only
 // stored, never shown).
 func TestRunHeadlessShowsConnectionError(t *testing.T) {
 	bin := needRecordBin(t)
@@ -157,7 +157,7 @@ s.sendall(b"garbage" * 100); s.close(); time.sleep(0.3)`
 
 // export and diff of a damaged input (a Kineto file cut inside its 7th
 // event) write what its reader kept — the 6 kernels before the cut — say
-// so, and exit 1 (issue 16: they said the data was kept, then wrote
+// so, and exit 1 (they said the data was kept, then wrote
 // nothing).
 func TestExportAndDiffKeepWhatWasRead(t *testing.T) {
 	bin := needRecordBin(t)

@@ -8,7 +8,7 @@ import (
 	"github.com/rlktop/rlktop/internal/testutil"
 )
 
-// TestReportFilterMessages (user trial 5, item 8): a --filter that keeps
+// TestReportFilterMessages: a --filter that keeps
 // no row of a trace with kernels says so, naming the filter, instead of
 // "no GPU kernels, memcpy or memset in this input"; an invalid regular
 // expression is an error naming the filter and regexp's complaint, and

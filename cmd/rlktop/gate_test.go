@@ -19,7 +19,7 @@ for i in range(400):
     rlktop.step()
 `
 
-// TestCompareGate (issue 18's CI gate): --fail-if-slower 5 exits 4 on an
+// TestCompareGate (the CI gate): --fail-if-slower 5 exits 4 on an
 // arm slowed from 10 to 30 ms per step and passes (exit 0) an A/A run.
 func TestCompareGate(t *testing.T) {
 	bin := needRecordBin(t)

@@ -15,7 +15,7 @@ import (
 	"github.com/rlktop/rlktop/internal/testutil"
 )
 
-// TestReportOwnParquet (user trial 5, item 7): `rlktop report X.parquet`
+// TestReportOwnParquet: `rlktop report X.parquet`
 // of rlktop's own export says that Parquet is its export format, not an
 // input, and names what reads it, in one short line: no escaped binary
 // read as a CSV header. The file is checked to be Parquet by the
@@ -46,7 +46,7 @@ func TestReportOwnParquet(t *testing.T) {
 	}
 }
 
-// TestReportBinaryIsShort (user trial 5, item 7): no message about an
+// TestReportBinaryIsShort: no message about an
 // unknown binary input prints more than a short quoted start of it. The
 // input is this test's own executable (an ELF file: 0x7f 'E' 'L' 'F'),
 // once whole and once with a comma line first, which made the CSV
@@ -84,7 +84,7 @@ func TestReportBinaryIsShort(t *testing.T) {
 	}
 }
 
-// TestReportDirectory (user trial 5, item 9): `rlktop report DIR` says
+// TestReportDirectory: `rlktop report DIR` says
 // that DIR is a directory and a trace file is wanted, with no gzip hint
 // (it said "cannot read the start of the file: read /tmp: is a directory
 // (the file may be truncated or not gzip; check it with `gzip -t`)").
@@ -100,7 +100,7 @@ func TestReportDirectory(t *testing.T) {
 	}
 }
 
-// TestReportCutGzipOffset (user trial 5, item 9): a .gz cut at 500,000
+// TestReportCutGzipOffset: a .gz cut at 500,000
 // bytes (as `head -c 500000 hta_diff_control_a100.json.gz`) fails with an
 // offset far past the 500,000 bytes of the file, so it must be labelled an
 // offset in the uncompressed data. The test gunzips the cut file with the

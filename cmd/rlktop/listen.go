@@ -12,7 +12,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/wire"
 )
 
-// Ranks on other hosts (issue 12 item 3): `rlktop run --listen HOST:PORT`
+// Ranks on other hosts: `rlktop run --listen HOST:PORT`
 // makes the live session also accept connections over TCP, with a fresh
 // 128-bit token (tracer/wire.ListenTCP); `rlktop agent-env --connect ADDR`
 // on another host prints the environment that makes the ranks started

@@ -50,7 +50,7 @@ func TestLoadTracesSharedTrace(t *testing.T) {
 		t.Fatalf("last message %T, want SnapshotMsg", msgs[len(msgs)-1])
 	}
 	// While attributing the loading screen keeps the bytes read: the whole
-	// file (it said "0 B read · attributing…"; user trial 5).
+	// file (it said "0 B read · attributing…").
 	st, err := os.Stat(path)
 	if err != nil {
 		t.Fatal(err)

@@ -85,7 +85,7 @@ func num(t *testing.T, v any) int64 {
 	return 0
 }
 
-// TestExportParquetReadByDuckDB is issue 12 item 5's "done when": two real
+// TestExportParquetReadByDuckDB: two real
 // Kineto traces (an A100 rank 3 of 8 and a sampled rank 0) exported
 // together as Parquet and read back by DuckDB, an engine that shares no
 // code with the Go writer, give per source and category the same op count

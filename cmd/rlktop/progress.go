@@ -22,7 +22,7 @@ const progressMinBytes = 256 << 20
 // the array, so collecting more often costs little. Measured on a 2.8 GB
 // Kineto trace (100 copies of hta_diff_control_a100): report's peak RSS
 // 1,219,456 KB at 100, 971,876 KB at 50, 923,336 KB at 25, the same
-// output (issue 12 note); 25 cost more time on a 0.3 GB trace. At 10 GB
+// output; 25 cost more time on a 0.3 GB trace. At 10 GB
 // it saves only 1.3% (3,589,284 → 3,544,200 KB): there the peak is live
 // events and linking state, not garbage; memory still grows with the file.
 const loadGCPercent = 50

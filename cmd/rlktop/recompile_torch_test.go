@@ -12,7 +12,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-// TestTorchCompareRecompiles (issue 18: an arm that recompiles is
+// TestTorchCompareRecompiles (an arm that recompiles is
 // invalid, never faster): testdata/torch_recompile.py calls a
 // torch.compile'd function (backend eager, dynamic=False) on a fixed 8x8
 // input with shapes=fixed, and on 4+step rows with shapes=vary, so that
@@ -73,7 +73,7 @@ func TestTorchCompareRecompiles(t *testing.T) {
 	}
 }
 
-// TestTorchInputBound (issue 18: input wait when the agent sees the data
+// TestTorchInputBound (input wait when the agent sees the data
 // loader): testdata/torch_input.py's dataset sleeps 20 ms per item and its
 // step is one 8x8 linear layer. A recording's `report --by finding` names
 // the input-bound finding, with at least 20 ms per step in DataLoader

@@ -158,7 +158,7 @@ wait:
 			rc.out, units.Bytes(ri.Bytes), dur.Seconds(), recordingHolds(rc.out, ri.Bytes), st.StepCount, st.Events)
 		return fmt.Errorf("record %s: %w (the file keeps what was written before)", rc.out, recErr)
 	}
-	// Steps per rank with a distributed job's ranks (trial 6: "16 steps"
+	// Steps per rank with a distributed job's ranks ("16 steps"
 	// for two ranks of 8, whose report then lists 8 per rank).
 	fmt.Fprintf(stdout, "recorded %s: %s, %.1f s, %d steps%s, %d events, %d dropped\n",
 		rc.out, units.Bytes(ri.Bytes), dur.Seconds(), st.StepsPerRank(), perRank(st), ri.Events, st.Dropped)

@@ -72,7 +72,7 @@ func countKind(t *tracer.Trace, k tracer.Kind) int {
 	return n
 }
 
-// TestRecordSurvivesKill9 is issue 6's "done when": a recording of the
+// TestRecordSurvivesKill9: a recording of the
 // built-in loop survives `kill -9` of the recorder and replays; its export
 // is valid trace JSON whose per-kernel totals equal the recording's; and
 // `report --meta` shows the run record.

@@ -11,7 +11,7 @@ import (
 	"github.com/rlktop/rlktop/internal/testutil"
 )
 
-// TestReportMergesJSONReports is issue 12 item 5's merge: the JSON reports
+// TestReportMergesJSONReports is the merge: the JSON reports
 // of real ranks' traces (hta_diff_control_a100 rank 3 and
 // hta_diff_test_v100 rank 1, which share steps 1009–1014; then also
 // hta_sampled_rank0 rank 0, whose steps they do not share), given to
@@ -176,8 +176,8 @@ func checkMergedReports(t *testing.T, dir string, spreads int, names ...string) 
 
 // TestReportMergesCPUOnlyReports: JSON reports of traces without GPU work
 // (their kernel rows are CPU operators) merge into a report that says CPU
-// operators too, as reporting the traces together does (user trial 5:
-// the merge of the two DDP ranks' reports said "kernels: 2700").
+// operators too, as reporting the traces together does (the
+// merge of two DDP ranks' reports once said "kernels: 2700").
 func TestReportMergesCPUOnlyReports(t *testing.T) {
 	src := filepath.Join(testutil.SharedTraces(t), "kineto", "hta_cpu_only.json.gz")
 	tmp := t.TempDir()

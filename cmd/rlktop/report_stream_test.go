@@ -328,7 +328,7 @@ func TestReportStreamSources(t *testing.T) {
 // TestReportDuplicateSteps: a Kineto file whose one thread holds step 1
 // twice (two windows, hand-written) is reported the same whole and window
 // by window, and both say that step 1 repeats and what its row then shows
-// (trial 6: repeated steps were merged silently).
+// (repeated steps were merged silently).
 func TestReportDuplicateSteps(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(`{"traceEvents": [`)

@@ -293,7 +293,7 @@ wait:
 }
 
 // childEndLine says, after run --headless's report, that the command
-// ended by itself before rlktop had its --steps (trial 5 item 18: a
+// ended by itself before rlktop had its --steps (a
 // Python command failing at import printed an empty report and exit 1,
 // nothing else): how it ended (status, signal or start failure) and how
 // many steps it reported; "" when it exited with status 0 after at least
@@ -399,7 +399,7 @@ func stepsDone(st *session.State) int64 {
 func writeRunReport(w io.Writer, st *session.State, flags map[string]string, rf *runFlags, command bool) error {
 	if rf.by == report.ByFinding {
 		// The findings the live TUI shows, over the whole run
-		// (trial 6: run --headless --by finding was refused).
+		// (run --headless --by finding was refused).
 		in := livestate.FindingInputOf(st, flags, command)
 		in.Snapshot = st.Cumulative
 		return report.WriteFindings(w, st.Cumulative, attrib.EvaluateFindings(attrib.DefaultFindings(), in), report.Options{Format: rf.format, Top: rf.top, Width: outputWidth(w)})

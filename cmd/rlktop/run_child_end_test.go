@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestRunHeadlessChildEnd (user trial 5, item 18): `run --headless -- CMD`
+// TestRunHeadlessChildEnd: `run --headless -- CMD`
 // whose command ends by itself before any step says so on stderr after
 // the (empty) report: the command, how it ended and that no step was
 // reported; rlktop's exit status is the command's. The statuses are the

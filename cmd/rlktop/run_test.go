@@ -8,7 +8,7 @@ import (
 )
 
 // `rlktop run --headless` on the built-in loop: the JSON carries the report
-// contract plus the step summary and the flags (issue 3 item 7); --by picks
+// contract plus the step summary and the flags; --by picks
 // the table; a bad flag value is refused before any child starts.
 func TestRunHeadless(t *testing.T) {
 	bin := needRecordBin(t)
@@ -62,7 +62,7 @@ func TestRunHeadless(t *testing.T) {
 }
 
 // TestRunHeadlessByFinding: `run --headless --by finding` prints the ranked
-// findings of the run (trial 6: refused as an unknown view), here the
+// findings of the run (refused as an unknown view), here the
 // built-in loop with attention=math, whose attention runs the math
 // kernels by construction (attn_math_*): the attention-math-fallback finding is
 // listed. A bad --by is refused before anything runs (no step summary,

@@ -8,7 +8,7 @@ import (
 	"github.com/rlktop/rlktop/internal/testutil"
 )
 
-// TestReportStepGPUTimeNote (user trial 5, item 2): a step table in which
+// TestReportStepGPUTimeNote: a step table in which
 // some step's gpu time exceeds its duration says why under the table
 // (text and markdown), once; one where none does has no note. Figures by
 // python3 (json module): each kernel, gpu_memcpy and gpu_memset event

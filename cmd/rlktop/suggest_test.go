@@ -14,7 +14,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-// TestSuggestBuiltinMathAttention (issue 18): `compare --suggest` on the
+// TestSuggestBuiltinMathAttention: `compare --suggest` on the
 // built-in loop started on the math attention path (its default) finds
 // the math fallback first, with attention=math → fused to test, and its
 // comparison reports the fused arm faster: step ratio and attention's

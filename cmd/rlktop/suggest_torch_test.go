@@ -10,7 +10,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-// TestTorchSuggestSDPA (issue 18, PyTorch root): `compare --suggest` on
+// TestTorchSuggestSDPA (PyTorch root): `compare --suggest` on
 // examples/selfplay_connect4.py started on the math SDPA path (--flag
 // sdpa=math; the Python agent switches it) finds the math fallback first
 // — aten::bmm / aten::_softmax under aten::scaled_dot_product_attention in

@@ -16,7 +16,7 @@ import (
 	"github.com/rlktop/rlktop/loop"
 )
 
-// The real-PyTorch tests (issue 10): a CGO_ENABLED=0 rlktop runs
+// The real-PyTorch tests: a CGO_ENABLED=0 rlktop runs
 // examples/selfplay_connect4.py inside the trixie PyTorch root
 // (scripts/torch-root.sh) with the Python agent on its PYTHONPATH. They
 // skip, saying so, without the root (scripts/test.sh builds it and makes a
@@ -96,7 +96,7 @@ func TestTorchRunHeadless(t *testing.T) {
 		t.Errorf("flash SDPA operator category %q, want attention", c)
 	}
 	// The example compiles only with --compile: compile is "not used"
-	// (user trial: it said "on" for a script that never compiles).
+	// (it said "on" for a script that never compiles).
 	if doc.Flags["sdpa"] != "default" || doc.Flags["compile"] != "not used" {
 		t.Errorf("flags %v: want the agent's sdpa=default, compile=not used", doc.Flags)
 	}
@@ -288,7 +288,7 @@ func TestTorchChecksAuditsAndMetrics(t *testing.T) {
 	if a := audits["lr=0.05 #2"]; a.FirstDiffElem != -1 {
 		t.Errorf("A/A audit names element %d", a.FirstDiffElem)
 	}
-	// The issue's case: a flag that changes numerics without changing the
+	// The case: a flag that changes numerics without changing the
 	// program — float32 matmul precision "medium" computes in bf16 on this
 	// CPU (avx512_bf16); checked by hand: x@y differs by up to 7.6e-6.
 	res2, code := compareJSON(t, r, "--restart", "--no-noise", "--flag", "matmul_precision=highest,highest,medium", "--steps", "2", "--block", "2")

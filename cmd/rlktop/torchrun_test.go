@@ -28,8 +28,8 @@ func TestTorchRunScript(t *testing.T) {
 		}
 	}
 	// A command that mentions torchrun gets the no-libuv shim on
-	// PYTHONPATH (Debian's PyTorch lacks libuv; trial 6 could not run
-	// the README's torchrun line); others get no PYTHONPATH.
+	// PYTHONPATH (Debian's PyTorch lacks libuv, so the
+	// README's torchrun line would not run); others get no PYTHONPATH.
 	for cmd, want := range map[string]string{
 		`echo torchrun; echo "[$PYTHONPATH]"; test -f "$PYTHONPATH/sitecustomize.py" && echo shim`: "[/opt/rlktop/nolibuv]\nshim\n",
 		`echo "[$PYTHONPATH]"`: "[]\n",

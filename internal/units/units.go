@@ -143,7 +143,7 @@ func ratio3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
 // Times formats a ratio in prose as a factor, two decimals and "×":
 // "0.71×" — the short form of a sentence ("step 0.71× [0.70, 0.75]
-// faster", issue 18's wording); tables use Ratio's three decimals.
+// faster", the wording); tables use Ratio's three decimals.
 func Times(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) + "×" }
 
 // TimesInterval is Times with its interval to two decimals:

@@ -7,7 +7,7 @@ import (
 )
 
 // TestLongDuration: values worked out by hand. 102 days 4 h 10 min
-// (user trial: a span over 102 days printed as "8827800 s"):
+// (a span over 102 days printed as "8827800 s"):
 // (102·86400 + 4·3600 + 600) s = 8,827,800 s → "102 d 04 h".
 func TestLongDuration(t *testing.T) {
 	cases := []struct {
@@ -54,7 +54,7 @@ func TestDuration(t *testing.T) {
 		{45_649, "45.6 µs"},
 		{99_960, "100 µs"},
 		{999_499, "999 µs"},
-		{999_700, "1.00 ms"}, // the issue's example, "1000 µs" in report before
+		{999_700, "1.00 ms"}, // not "1000 µs"
 		{45_600_000, "45.6 ms"},
 		{999_500_000, "1.00 s"},
 		{1_200_000_000, "1.20 s"},
@@ -156,7 +156,7 @@ func TestDurationInterval(t *testing.T) {
 	}
 }
 
-// TestTimes: the prose form, by hand (issue 18's "0.71× [0.70, 0.75]").
+// TestTimes: the prose form, by hand (the "0.71× [0.70, 0.75]").
 func TestTimes(t *testing.T) {
 	if got := Times(0.714); got != "0.71×" {
 		t.Errorf("Times(0.714) = %q", got)

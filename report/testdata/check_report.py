@@ -8,7 +8,7 @@ per kernel name the count and duration (ns) of events with cat "kernel"
 (case-insensitive, ph "X"), the kernel totals, and busy time = union of
 [ts, ts+dur) of kernel, gpu_memcpy and gpu_memset events per device
 (args.device, else pid), summed over devices, and the same union over kernels
-only; compares busy_ns with the kernel-only union (the issue 2 contract) and
+only; compares busy_ns with the kernel-only union (the JSON contract) and
 gpu_busy_ns with the union that includes memcpy and memset.
 Prints "OK ..." or "FAIL ..." with the differences; exit status 1 on FAIL.
 """
@@ -78,7 +78,7 @@ if (t['kernel_count'],t['kernel_total_ns'],t['busy_ns'])!=(kc,kt,kbusy):
     print("TOTALS DIFFER rlktop",t['kernel_count'],t['kernel_total_ns'],t['busy_ns'],"python",kc,kt,kbusy); ok=False
 if t.get('gpu_busy_ns')!=busy:
     print("GPU BUSY DIFFERS rlktop",t.get('gpu_busy_ns'),"python",busy); ok=False
-# A name has one row per category its launches fall in (issue 11): sum them.
+# A name has one row per category its launches fall in: sum them.
 rk={}
 for x in r['kernels']:
     c0,t0=rk.get(x['name'],(0,0))

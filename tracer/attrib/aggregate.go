@@ -237,7 +237,7 @@ func (a *Aggregator) SetPercentileCap(n int) {
 
 // rowKey is a row: a GPU op name of one kind in one category. A name whose
 // launches fall in several categories (a residual add in the forward pass
-// and under ConvolutionBackward0) has one row per category (issue 11).
+// and under ConvolutionBackward0) has one row per category.
 type rowKey struct {
 	kind tracer.Kind
 	name string

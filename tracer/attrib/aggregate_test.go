@@ -592,7 +592,7 @@ func TestBusySealLate(t *testing.T) {
 }
 
 // BenchmarkAggregateKineto measures what attribution adds to a Kineto
-// import (issue 2 item 8): AddTrace + Snapshot over the shared A100 trace,
+// import: AddTrace + Snapshot over the shared A100 trace,
 // already imported (not timed). MB/cpu-s is the trace's uncompressed JSON
 // size over the aggregation's CPU time, to set beside the importer's
 // MB/cpu-s (BenchmarkKinetoImport in tracer/tracefile): at X MB/cpu-s

@@ -209,7 +209,7 @@ type RowComparison struct {
 }
 
 // Comparison is the result of CompareArms: the JSON of `rlktop compare`
-// (issue 4 item 6) minus consistency, which the caller adds.
+// minus consistency, which the caller adds.
 type Comparison struct {
 	Arms    []ArmStats      `json:"arms"` // A, B, then A′ when given
 	Ratio   Ratio           `json:"ratio"`
@@ -403,7 +403,7 @@ func armStats(a *Arm, why string) ArmStats {
 // StepSummary summarises step times: the count, the median (mean of the
 // two middle values for an even count, rounded to ns) and the nearest-rank
 // p10 and p90, ns. It is the "steps" object of `rlktop run --headless`
-// (issue 3 item 7) and of the report JSON.
+// and of the report JSON.
 type StepSummary struct {
 	Count    int   `json:"count"`
 	MedianNs int64 `json:"median_ns"`

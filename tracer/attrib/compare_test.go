@@ -79,7 +79,7 @@ func TestCompareExact(t *testing.T) {
 }
 
 // TestCompareFewRowSteps: rows over 1 step in A and 2 in B (a command's
-// profiled steps: user trial 4 saw "0.002 [0.001, 0.002] faster" from
+// profiled steps, which once gave "0.002 [0.001, 0.002] faster" from
 // such arms) keep the ratio of the means, 1300/300, and get no interval
 // and VerdictFew; with 3 steps each they get the interval and verdict of
 // TestCompareExact.
@@ -146,7 +146,7 @@ func TestArmAddStep(t *testing.T) {
 	}
 }
 
-// TestComparisonJSON checks the keys of issue 4 item 6.
+// TestComparisonJSON checks the keys of compare's JSON contract.
 func TestComparisonJSON(t *testing.T) {
 	a, b := constArm("A", 10, 1000), constArm("B", 10, 1100)
 	a.Flags = map[string]string{"attention": "math"}
@@ -229,7 +229,7 @@ func (s synthetic) arm(name string, steps int, slow map[string]float64) Arm {
 	return a
 }
 
-// Issue 4 item 8: A/A comparisons say "within noise" in >= 95% of 100
+// A/A comparisons say "within noise" in >= 95% of 100
 // trials (step verdict and every row).
 func TestProofAANoise(t *testing.T) {
 	src := synthetic{rand.New(rand.NewPCG(2026, 4))}
@@ -262,7 +262,7 @@ func TestProofAANoise(t *testing.T) {
 	}
 }
 
-// Issue 4 item 8: a 10% slowdown injected into one category is detected
+// A 10% slowdown injected into one category is detected
 // ("slower") with its CI covering 1.10 in >= 90% of trials, and the other
 // categories stay within noise.
 func TestProofSlowdownDetected(t *testing.T) {

@@ -921,7 +921,7 @@ func (r *FindingRule) idle(tl *Timeline, devs []tracer.Device) *Finding {
 // the span, without the time a source spent waiting in collectives for a
 // late rank (SourceRow.CollWaitNs, at most its exposed time): that wait
 // is the straggler finding's, and counting it here again blamed the
-// ranks that waited (user trial 5: "most exposed: rank 0" where rank 1
+// ranks that waited ("most exposed: rank 0" where rank 1
 // was slowed on purpose). A wait overlapped with compute would be left
 // out twice; on the CPU ranks and the GPU traces seen, waits are exposed.
 func (r *FindingRule) exposedComm(rs *RankSummary) *Finding {

@@ -341,7 +341,7 @@ func TestFindingsDefaultTableDocumented(t *testing.T) {
 // waits: (40-30) + 30 + (30-10) = 60 ms of 600 ms span: 10% ≥ 10%, 40 ms
 // of waiting left out; most exposed after that: rank 1, 30 of 200 ms.
 // Per step is over the steps the stages were summed over (StageSteps 5),
-// not a live process's whole-run Steps (rank 1's 500 here: trial 6 saw
+// not a live process's whole-run Steps (rank 1's 500 here, which gave
 // "3.51 ms per step" live for a 40 ms sleep).
 func TestFindingsRanks(t *testing.T) {
 	fwd := StageWall{Name: "fwd", Ns: 100e6, Count: 5}

@@ -7,7 +7,7 @@ import (
 )
 
 // Gate is a CI decision on a comparison's step-time ratio B/A and its
-// confidence interval (issue 18): it fails only when the interval excludes
+// confidence interval: it fails only when the interval excludes
 // the threshold, so a noisy runner whose interval straddles it passes.
 type Gate struct {
 	// SlowerPct fails when B is certainly slower than A by more than this

@@ -36,7 +36,7 @@ func TestAddSatAgainstBig(t *testing.T) {
 }
 
 // TestOverflowSaturatesAndWarns: two kernels of 5e18 ns sum to 1e19 ns,
-// past 2^63-1 (9,223,372,036,854,775,807). The trial printed a
+// past 2^63-1 (9,223,372,036,854,775,807). A sum once printed a
 // negative kernel time; every sum must instead stop at 2^63-1 and the
 // snapshot must say which sums did.
 func TestOverflowSaturatesAndWarns(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 )
 
-// Sources and ranks (issue 12). Every input file, and every process of a
+// Sources and ranks. Every input file, and every process of a
 // live session, is a source with its own clock: nothing here compares a
 // time of one source with a time of another, only durations.
 
@@ -738,7 +738,7 @@ type StageExcess struct {
 // spends the most more wall time per step (over its StageSteps) than the
 // other sources (their median; a source without the stage counts 0), when
 // that excess reaches 5% of late's step median: what a late rank does
-// while the others wait (user trial 5: the straggler was named, not its
+// while the others wait (the straggler was named, not its
 // 40 ms "straggle" range per step). ok is false when there is no such
 // stage, or no other source.
 func (rs *RankSummary) LateStage(late int) (StageExcess, bool) {

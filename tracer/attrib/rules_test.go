@@ -12,8 +12,7 @@ import (
 
 // Kernel names below are copied verbatim from the shared third-party traces
 // (../shared/traces/kineto/, file named per case) or from the built-in Go
-// loop's op names; the expected category is what DESIGN.md and issue 2
-// item 3 require for that family of kernels.
+// loop's op names; the expected category is what DESIGN.md requires for that family of kernels.
 func TestDefaultRulesByKernelName(t *testing.T) {
 	cases := []struct {
 		name, want, from string

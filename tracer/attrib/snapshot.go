@@ -86,8 +86,8 @@ type Totals struct {
 	// summed over devices, ns. It is less than GPUTotalNs when streams
 	// overlap.
 	BusyNs int64
-	// KernelBusyNs is the same union over kernels only (issue 2 item 3's
-	// wording of busy time), ns.
+	// KernelBusyNs is the same union over kernels only (the JSON
+	// contract's busy_ns), ns.
 	KernelBusyNs int64
 	// SpanNs is last GPU end minus first GPU start, ns (0 when no GPU events).
 	SpanNs int64

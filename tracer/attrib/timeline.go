@@ -238,7 +238,7 @@ func BuildTimeline(evs []tracer.Event, strs *tracer.Strings, ctxs []tracer.Conte
 // for MergeTimelines to draw them on one clock: 10 minutes. The ranks of
 // one job (one host's clock, or hosts kept within milliseconds by NTP)
 // start within seconds of each other; files from unrelated runs are hours
-// to years apart (the 52-year span issue 12 found), and one clock would
+// to years apart (a 52-year span is possible), and one clock would
 // squeeze each into a sliver of the axis.
 const SharedClockNs = int64(10 * 60 * 1e9)
 

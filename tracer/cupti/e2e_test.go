@@ -1,7 +1,7 @@
 package cupti_test
 
 // End-to-end test of the CUPTI injection library without a GPU
-// (issue 5, item 3). It builds, with the real CUPTI headers:
+//. It builds, with the real CUPTI headers:
 //   - the injection library (go build -tags cupti -buildmode=c-shared ./lib),
 //   - a stand-in libcupti (testdata/standin/fakecupti.c) that implements the
 //     calls the library makes and fills real-layout records,

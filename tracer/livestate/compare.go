@@ -45,7 +45,7 @@ type ArmConsistency struct {
 }
 
 // CompareResult is what `rlktop compare` prints and the TUI compare view
-// renders. Arms, Ratio, Verdict, Noise and Rows are issue 4's JSON: the
+// renders. Arms, Ratio, Verdict, Noise and Rows are the JSON: the
 // second arm against the first (B/A); with more than two arms Pairs holds
 // every arm against the first (Pairs[0] is the one copied to the top).
 type CompareResult struct {

@@ -148,7 +148,7 @@ func (st *State) RankStepsOf(keep func(pid int32) bool) []StepTime {
 // step received), or with several processes in the cumulative snapshot's
 // Ranks (the ranks of a job) the most steps one of them ran, its whole
 // run (attrib.SourceRow.Steps) — ranks step together, so StepCount counts
-// each step once per rank (user trial 5 item 6: "steps 798" for two ranks
+// each step once per rank ("steps 798" for two ranks
 // of 399). Without that summary (no events of two processes in the window
 // yet), StepCount over the number of children whose hello names a world
 // of more than one.

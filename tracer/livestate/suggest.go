@@ -24,7 +24,7 @@ func ArmName(flags map[string]string, specs []FlagSpec) string {
 	return strings.Join(parts, ",")
 }
 
-// Tried is the measured result of testing one finding's flag (issue 18):
+// Tried is the measured result of testing one finding's flag:
 // the comparison of the current value (arm A) against the suggested one
 // (arm B), reduced to the numbers a finding shows next to its advice.
 type Tried struct {

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestCompileFlagNotUsedUntilCompiled (user trial: the flags panel showed
+// TestCompileFlagNotUsedUntilCompiled (the flags panel showed
 // "compile [on]" for a script that never compiles): with a stand-in torch
 // (a module whose compile returns its argument), the agent's _flags
 // reports compile "not used" until the script calls torch.compile, then

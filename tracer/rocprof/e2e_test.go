@@ -1,7 +1,7 @@
 package rocprof_test
 
 // End-to-end test of the rocprofiler-sdk tool library without a GPU
-// (issue 7, item 1). It builds the tool library (go build -tags rocm
+//. It builds the tool library (go build -tags rocm
 // -buildmode=c-shared ./lib) and a stand-in for rocprofiler-sdk
 // (testdata/standin/host.c), which loads the tool the way the SDK does,
 // delivers code-object and roctx callbacks and buffered kernel-dispatch,

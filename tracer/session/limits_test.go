@@ -12,7 +12,7 @@ import (
 )
 
 // A connection that defines more names than Options.MaxNamesPerConn is
-// closed with an error that names the limit (issue 16: one connection
+// closed with an error that names the limit (one connection
 // defining 3 M names held 2.3 GB); the names before the limit and the
 // other connections are unaffected.
 func TestNameLimitClosesConnection(t *testing.T) {

@@ -225,7 +225,7 @@ func sendRank(t *testing.T, sess *Session, pid, rank int64, dev int32, steps [][
 	b.Close()
 }
 
-// TestLiveRanksTracedSteps (user trial 5, item 6): the Python agent
+// TestLiveRanksTracedSteps: the Python agent
 // traces operators in 2 of every 10 steps, so a live rank's operators and
 // collective waits come from a few steps apart. Two ranks of 10 steps of
 // 100 ns; operators in steps 2, 3, 7 and 8 only (two "windows"); in each
@@ -280,7 +280,7 @@ func TestLiveRanksTracedSteps(t *testing.T) {
 	}
 }
 
-// TestLiveRanksWholeRun (user trial 5, item 6): with a window of the last
+// TestLiveRanksWholeRun: with a window of the last
 // 350 ns, the window's Ranks count the steps kept in it, the cumulative
 // Ranks each rank's whole run: rank 0's 10 steps of 10, 20, …, 100 ns
 // back to back (run 550 ns, lower median 50 ns), rank 1's 8 of 100 ns
@@ -377,7 +377,7 @@ func TestTracedNs(t *testing.T) {
 	}
 }
 
-// TestStepsPerRank (user trial 5 item 6): the run's step count per rank,
+// TestStepsPerRank: the run's step count per rank,
 // not the step events of all ranks summed: from the cumulative Ranks
 // (whole runs of 399 and 398 steps: 399, where StepCount is 797); without
 // them, StepCount over the children naming a world of 2 (40 / 2; the

@@ -121,7 +121,7 @@ const EnvStepWindow = "RLKTOP_STEP_WINDOW_MS"
 // DefaultStepWindowMs is the fixed step window of the fallback, ms.
 const DefaultStepWindowMs = 1000
 
-// SetWindow turns on the last fallback of the step rule (issue 5: step
+// SetWindow turns on the last fallback of the step rule (step
 // ranges, else ProfilerStep#N, else fixed time windows): when no range has
 // become a step during the first graceNs of trace time, Windows cuts
 // consecutive windows of windowNs, from the first event on, into steps.
@@ -219,8 +219,8 @@ const (
 	RuleNone         = "no step ranges in the trace"
 )
 
-// ApplyTrace runs the step rule of traced commands on a whole file (issue
-// 11: one rule for files and live commands): when any annotation range is
+// ApplyTrace runs the step rule of traced commands on a whole file (one
+// rule for files and live commands): when any annotation range is
 // named like a step (DefaultStepRange: "step", "step[3]", "iteration 12",
 // "train_step"), those ranges become the steps (KindStep, Value the last
 // integer in the name, else a per-thread count from 0 in start order) and ProfilerStep#N

@@ -17,7 +17,7 @@ import (
 // TestKinetoSharedAttribution: on every shared Kineto trace, the GPU time
 // (kernels + copies + sets, ns) of each step and each stage that `rlktop
 // report --by step|stage` shows equals scripts/ref_kineto.py --attrib,
-// which computes issue 11's rule from its words over the JSON (any thread;
+// which computes the rule from its words over the JSON (any thread;
 // step by launch time; stage by the innermost range open at launch on the
 // launching thread, else on the step thread; nn.Module stages) — to the
 // ns. hta_ns_resolution_v100: 2,780 of its 4,350 kernels are launched from

@@ -11,7 +11,7 @@ import (
 )
 
 // TestCSVRowBudget: a gzipped nsys stats trace of identical kernel rows
-// (the issue-16 trial's shape: 2.3 MB of gzip held 1.7 GiB) stops at the
+// (a hostile shape: 2.3 MB of gzip held 1.7 GiB) stops at the
 // row budget with the rows before it kept and an *Error naming the file,
 // the limit and how to raise it. The default, MaxCSVRows, counts rows
 // decoded whatever the file's stored size (the old rule allowed 1 row per

@@ -19,8 +19,8 @@ func rocprofKernelCSV(n int) string {
 	return b.String()
 }
 
-// The trial's case: a 1,000-row CSV cut in its last line keeps the 999
-// rows before (issue 16: all were lost): the short last row, cut between
+// The case: a 1,000-row CSV cut in its last line keeps the 999
+// rows before (all were lost): the short last row, cut between
 // fields or inside a quoted one (read leniently, as rocprof quotes), is
 // skipped with a warning naming line 1001.
 func TestCSVCutInLastLineKeepsRows(t *testing.T) {
@@ -78,7 +78,7 @@ func TestCSVBadRowsCounted(t *testing.T) {
 }
 
 // Implausible times are dropped deliberately, each with a warning: a
-// negative start (18 days of span in the trial) and a duration over 30
+// negative start (18 days of span) and a duration over 30
 // days (two 5e15 µs kernels overflowed the int64 kernel time).
 func TestImplausibleTimesSkipped(t *testing.T) {
 	csv := rocprofKernelCSV(3)
@@ -97,7 +97,7 @@ func TestImplausibleTimesSkipped(t *testing.T) {
 }
 
 // A CSV whose header lacks a needed column says so, showing the header it
-// found and the columns each CSV format needs (issue 16: "not a trace
+// found and the columns each CSV format needs ("not a trace
 // rlktop can read" only).
 func TestCSVMissingColumnMessage(t *testing.T) {
 	in := strings.Replace(rocprofKernelCSV(3), `"End_Timestamp"`, `"Finish"`, 1)

@@ -209,8 +209,7 @@ func damageCases() []damageCase {
 //     succeeds: exit status 0;
 //   - damage that stops the reader is an *Error naming the file: exit 1;
 //
-// and that every warning an importer gives names the file (issue 16:
-// some did not).
+// and that every warning an importer gives names the file.
 func TestDamageRuleEveryFormat(t *testing.T) {
 	for _, c := range damageCases() {
 		t.Run(c.format, func(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 // step ranges with the same number (two torch.profiler sessions of one
 // process written into one file, or copies of a trace concatenated): the
 // step table keys steps by number, so such a step's row sums the GPU work
-// of all its ranges and shows the first range's start and duration (trial
-// 6: a file whose steps 101–105 were repeated showed step 101 "35.1 ms,
+// of all its ranges and shows the first range's start and duration (e.g.
+// a file whose steps 101–105 were repeated showed step 101 "35.1 ms,
 // gpu time 189 ms", which the gpu-time note then put down to overlapping
 // streams). It reads only t's KindStep events, so the streamed path
 // (whose trace holds just its steps) warns the same.

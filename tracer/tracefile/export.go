@@ -67,7 +67,7 @@ const cpuPIDOffset = 1 << 29
 //     rule) gets one written for it: a zero-length "cuda_runtime" event
 //     "rlktop launch" on that thread at the op's start, with a correlation
 //     id no event uses and its flow, so that `rlktop report` of the export
-//     equals the report of the recording in every view (issue 11) and HTA
+//     equals the report of the recording in every view and HTA
 //     or Perfetto see the same launch;
 //   - counters as ph "C" events on the device's process (host-wide ones on
 //     the first CPU process), one series named "value";

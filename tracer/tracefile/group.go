@@ -60,7 +60,7 @@ func groupRuns(ts []*tracer.Trace) []*tracer.Trace {
 }
 
 // SplitProcesses returns the processes of an rlktop recording of a
-// multi-rank run as one trace each, in rank order (issue 12: sources stay
+// multi-rank run as one trace each, in rank order (sources stay
 // apart; before, `report --by rank` of a recorded two-rank run showed one
 // source, its step N the two ranks' step N merged, and no straggler). It
 // splits when the recording's hellos (Meta "pid"/"rank", "childN.pid"/

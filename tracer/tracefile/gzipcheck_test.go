@@ -56,7 +56,7 @@ func kernelNs(tr *tracer.Trace) int64 {
 
 // A gzip member whose data was changed (a "dur":500 become "dur":504)
 // fails its CRC-32: an error that says how much was read, whatever the
-// file's size (issue 16: above 64 KiB the wrong total was reported with
+// file's size (above 64 KiB the wrong total was reported with
 // exit 0; below, the whole file was rejected as unreadable). A gzip
 // stream cut in its trailer keeps what was read, with a warning.
 func TestGzipTrailerChecked(t *testing.T) {
@@ -99,8 +99,8 @@ func TestGzipTrailerChecked(t *testing.T) {
 }
 
 // A recording damaged inside (a frame's bytes changed) returns the frames
-// before the damage with a positioned error, as every format does (issue
-// 16: a damaged recording exited 0, a damaged Kineto file 1); a recording
+// before the damage with a positioned error, as every format does (a
+// damaged recording and a damaged Kineto file end alike); a recording
 // cut at its end (the recorder killed) is a warning only.
 func TestRecordingDamageIsAnError(t *testing.T) {
 	b := rawStream(0)

@@ -13,7 +13,7 @@ import (
 )
 
 // tinyKineto is a Kineto trace of n kernel events of 1 µs, gzipped: the
-// trial's shape (a 7 MB file of 20 M such events took 2.6 GB whole).
+// hostile shape (a 7 MB file of 20 M such events took 2.6 GB whole).
 func tinyKineto(t *testing.T, n int) []byte {
 	t.Helper()
 	var b bytes.Buffer

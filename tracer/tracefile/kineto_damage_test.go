@@ -9,7 +9,7 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 )
 
-// One bad value costs its event only (issue 16: the whole import stopped):
+// One bad value costs its event only (the whole import stopped):
 // the event between two good ones is skipped with a warning naming the
 // byte offset (of the bad field, or of the event when a field is missing)
 // and the field; the good ones are kept.
@@ -73,7 +73,7 @@ func TestKinetoStrayValueSkipped(t *testing.T) {
 	}
 }
 
-// The trial's case: 10,000 kernels of 500 µs, three of them bad (a
+// The case: 10,000 kernels of 500 µs, three of them bad (a
 // negative dur, a NaN ts, a missing ts): 9,997 kept, 9,997 × 500,000 ns of
 // kernel time, three warnings. Past ten bad events one warning counts the
 // rest.

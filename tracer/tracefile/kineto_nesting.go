@@ -26,7 +26,7 @@ func (d *kdec) checkNesting() {
 func nestingWarning(path string, n int, strs *tracer.Strings, a, b *tracer.Event) string {
 	what := fmt.Sprintf("%d events partly overlap", n)
 	if n == 1 {
-		what = "1 event partly overlaps" // trial 6: "1 events partly overlap"
+		what = "1 event partly overlaps" // not "1 events partly overlap"
 	}
 	return fmt.Sprintf("%s: %s an enclosing event on the same thread instead of nesting (first: %q [%d, %d) ns and %q [%d, %d) ns on pid %d tid %d); kept as they are",
 		path, what, strs.Get(a.Name), a.Start, a.End(), strs.Get(b.Name), b.Start, b.End(), a.PID, a.TID)

@@ -96,9 +96,9 @@ func checkGPUWork(t *tracer.Trace) {
 }
 
 // expectedCPUOnly reports whether t, a trace without GPU work, says
-// itself that it is a CPU run, so that no warning is due (trial 5 item 15:
-// every report of a gloo DDP job's rank files warned twice, asking the
-// user to report the files): a Kineto trace whose deviceProperties list no
+// itself that it is a CPU run, so that no warning is due (a gloo
+// DDP job's rank files are CPU runs, and a warning asking the user to
+// report them would be wrong): a Kineto trace whose deviceProperties list no
 // GPU (Kineto lists every GPU the process could use), or that lists none
 // at all and whose distributedInfo backend is gloo (torch.distributed's CPU
 // backend). A trace that lists GPUs but holds no GPU work still warns: the

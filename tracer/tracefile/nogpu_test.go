@@ -24,7 +24,7 @@ func noGPUWarning(ws []string) string {
 // HTA's CPU-only Kineto trace says itself that it is a CPU run: its
 // deviceProperties is [] and its distributedInfo backend "gloo" (read
 // with python3's json module), so it gets no warning about GPU work
-// (user trial 5, item 15: the two warnings, one asking to report the
+// (the two warnings, one asking to report the
 // file, came on every report of a gloo DDP job's rank files). The same
 // trace edited to list a GPU, or to list none with the nccl backend, is
 // not known to be a CPU run: the warning names the kineto importer and

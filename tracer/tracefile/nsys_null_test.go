@@ -8,7 +8,7 @@ import (
 )
 
 // Kernel rows with a NULL start or end are skipped and counted in a
-// warning (issue 16: they became kernels at ts 0).
+// warning (they became kernels at ts 0).
 func TestNsysSQLiteNullTimesSkipped(t *testing.T) {
 	db, p := newDB(t, "nulls.sqlite")
 	execAll(t, db,

@@ -72,7 +72,7 @@ func TestNsysStatsSummaries(t *testing.T) {
 }
 
 // A bad row is skipped with a warning naming line and column; the good
-// rows around it are kept (issue 16: one bad row lost the file).
+// rows around it are kept (one bad row lost the file).
 func TestNsysStatsBadInput(t *testing.T) {
 	hdr := "Start (ns),End (ns),Duration (ns),Name,PID,TID\n"
 	good := "20,30,10,main,1,1\n"

@@ -14,7 +14,7 @@ import (
 // zeroEventsRecording is a gzip recording of frames Events frames, each
 // declaring perFrame events of 4 zero bytes (header 0, name 0, start +0,
 // dur 0: the smallest valid event). gzip shrinks the zeros about 1000
-// times: the issue-16 trial's 82 KB file of such 16 MiB frames held
+// times: an 82 KB file of such 16 MiB frames held
 // 4.5 GiB once read.
 func zeroEventsRecording(t *testing.T, frames, perFrame int) []byte {
 	t.Helper()

@@ -39,7 +39,7 @@ func recorderLike(t *testing.T, frames int) []byte {
 // TestRecordingDamageCostsItsFrames: one byte of a recording's compressed
 // data changed at 16 places in its first 64 KiB (the recorder flushes
 // after every frame). Every damaged file still gives a trace with an
-// error (a deflate error there kept nothing: the trial lost all 3,872
+// error (a deflate error there kept nothing: a file lost all 3,872
 // intact kernels); at least 5 of the 15 keep all but at most 50 of the
 // 3,000 kernels, the last one included: the reading went on past the
 // damage (deflate restarted at the next flush marker, frames resynced by

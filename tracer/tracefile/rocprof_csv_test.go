@@ -191,7 +191,7 @@ func TestRocprofCSVBadInput(t *testing.T) {
 		{"bad stats number", `"Name","Calls","TotalDurationNs","AverageNs"` + "\n" + `"hipFree",2,1.5.5,3` + "\n", "TotalDurationNs", 2, "expected a number"},
 	}
 	// One bad row is skipped with a warning naming line and column; the
-	// rest are kept (issue 16: one bad row lost the file).
+	// rest are kept (one bad row lost the file).
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tr, err := readString(t, c.in)

@@ -191,7 +191,7 @@ func (t *csvTable) errAt(i int, msg, hint string, err error) error {
 }
 
 // MaxEventNs is the longest duration an importer keeps: 30 days in ns.
-// Longer ones are corrupt values (a trial file held two kernels of 5e15 µs,
+// Longer ones are corrupt values (a damaged file can hold kernels of 5e15 µs,
 // whose sum overflowed int64) and their event or row is skipped with a
 // warning.
 const MaxEventNs = 30 * 24 * 3600 * int64(1e9)

@@ -12,7 +12,7 @@ import (
 )
 
 // TestRocprofJSONRecordBudget: a rocprofv3 JSON of n empty hip_api
-// records `{}` (the issue-16 trial's shape: 4.7 MB held 1.5 M records,
+// records `{}` (a hostile shape: 4.7 MB held 1.5 M records,
 // 634 MB at a report's peak) stops at the record budget with the records
 // before it kept as events and an *Error naming the file, the limit, the
 // flag and the variable. The default, MaxJSONRecords, counts records

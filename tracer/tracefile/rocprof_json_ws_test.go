@@ -31,7 +31,7 @@ func (r *runReader) Read(p []byte) (int, error) {
 }
 
 // TestRocprofJSONWhitespaceBounded: 64 MiB of whitespace between the
-// records and 64 MiB inside one (the trial's 1 MB .gz of mostly
+// records and 64 MiB inside one (a 1 MB .gz of mostly
 // whitespace took 3.1 GB) read with the Decoder holding little: under
 // 16 MiB allocated in all (the Decoder kept each run in its buffer:
 // over 128 MiB), the 3 kernels of the fixture kept, and an error after

@@ -13,7 +13,7 @@ import (
 // device 1 only (a python3 json count of deviceProperties and the
 // kernel/gpu_memcpy/gpu_memset events' args.device). Combined, the
 // devices with work are exactly those two — not "A100 device 1", which
-// matching ids across files gave (a user trial) — and 8 of the 10 listed
+// matching ids across files gave — and 8 of the 10 listed
 // ran none.
 func TestCombineSourcesDevicesApart(t *testing.T) {
 	dir := filepath.Join(testutil.SharedTraces(t), "kineto")

@@ -7,7 +7,7 @@ import (
 )
 
 // A TCP client that connects and sends nothing delays no other rank: the
-// token is checked off the accept path (issue 16: every accept waited 5 s
+// token is checked off the accept path (every accept waited 5 s
 // behind it).
 func TestSilentTCPClientDelaysNoOne(t *testing.T) {
 	srv, addr, err := ListenTCP("127.0.0.1:0")

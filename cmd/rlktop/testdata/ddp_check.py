@@ -4,7 +4,7 @@ Reads the JSON files given (one per rank) with the standard library only and
 prints one JSON object: {"sources": [...], "step_spreads": [...],
 "collectives_matched": N}, with the same keys as `rlktop report --format json`
 but computed here from the raw events, for cmd/rlktop/ddp_test.go. Rules
-(written from the issue, not from rlktop's code):
+(written from the rule, not from rlktop's code):
 
 * times: Kineto µs as exact decimals → integer ns;
 * kernels: every cpu_op's self time (its duration minus its direct children

@@ -1,5 +1,5 @@
 """A small deterministic PyTorch loop that uses rlktop's output checks
-(the real-PyTorch tests of issue 17 run it under `rlktop compare`).
+(the real-PyTorch tests run it under `rlktop compare`).
 
 Flags it declares: poison=off|on (on: NaN in two rows of the logits every
 third step), lr (SGD learning rate). The seed is RLKTOP_SEED (A′ of a

@@ -1,4 +1,4 @@
-"""A PyTorch loop that waits for its input (issue 18: input-bound): a
+"""A PyTorch loop that waits for its input (input-bound): a
 DataLoader (num_workers=0, batch_size=1) whose dataset sleeps 20 ms per
 item, and a tiny training step (one 8x8 linear layer), so that most of each
 step is spent in the loader's next().

@@ -1,5 +1,5 @@
 """A small PyTorch loop whose torch.compile'd function recompiles every
-step when its flag says so (issue 18: an arm that recompiles is invalid).
+step when its flag says so (an arm that recompiles is invalid).
 
 Flag it declares: shapes=fixed|vary. fixed: the compiled function always
 sees an 8x8 input (compiled once, in the first step); vary: an input of

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent figures for the findings of a Kineto trace (issue 18 tests).
+"""Independent figures for the findings of a Kineto trace, for the findings tests.
 
 Reads a Kineto / Chrome trace JSON (.json or .json.gz) with the standard
 library only and prints, as JSON:
