@@ -12,22 +12,13 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-// CompareDoc is the JSON of `rlktop compare`: the
-// comparison's "arms", "ratio", "verdict", "noise", "rows" (and "method"),
-// plus "consistency" when the caller has it.
-type CompareDoc struct {
-	*attrib.Comparison
-	Consistency any `json:"consistency,omitempty"`
-}
-
 // WriteComparison writes c as a table (default), "json" or "md" (the table
-// a performance report carries). consistency, when non-nil, is added as the
-// JSON "consistency" value and, if it is a fmt.Stringer, printed under the
-// timing in the text formats. o.Top limits the rows (0 = all; < 0 = 25 for
+// a performance report carries); its JSON is the comparison's "arms",
+// "ratio", "verdict", "noise", "rows" and "method". o.Top limits the rows (0 = all; < 0 = 25 for
 // table/md, all for json); o.By, when set to kernel, category or stage,
 // keeps only that group's rows. Errors: ErrOption for an unknown format or
 // group; write errors.
-func WriteComparison(w io.Writer, c *attrib.Comparison, consistency any, o Options) error {
+func WriteComparison(w io.Writer, c *attrib.Comparison, o Options) error {
 	if o.Format == "" {
 		o.Format = "table"
 	}
@@ -60,9 +51,9 @@ func WriteComparison(w io.Writer, c *attrib.Comparison, consistency any, o Optio
 	case "json":
 		cc := *c
 		cc.Rows = append([]attrib.RowComparison{}, rows...)
-		return encodeJSON(w, CompareDoc{Comparison: &cc, Consistency: consistency})
+		return encodeJSON(w, &cc)
 	case "table", "md":
-		return writeCompareText(w, c, rows, more, consistency, o.Format == "md")
+		return writeCompareText(w, c, rows, more, o.Format == "md")
 	}
 	return fmt.Errorf("%w: unknown format %q for a comparison (use table, json or md)", ErrOption, o.Format)
 }
@@ -88,7 +79,7 @@ func flagPairs(f map[string]string) string {
 // interval, "—" without a ratio.
 func RatioText(v, lo, hi float64) string { return units.Ratio(v, lo, hi) }
 
-func writeCompareText(w io.Writer, c *attrib.Comparison, rows []attrib.RowComparison, more int, consistency any, md bool) error {
+func writeCompareText(w io.Writer, c *attrib.Comparison, rows []attrib.RowComparison, more int, md bool) error {
 	var b strings.Builder
 	table := func(header []string, right []bool, cells [][]string) {
 		g := grid{header: header, right: right, rows: cells}
@@ -126,15 +117,6 @@ func writeCompareText(w io.Writer, c *attrib.Comparison, rows []attrib.RowCompar
 		line = "**" + escape.Markdown(line) + "**"
 	}
 	b.WriteString(line + "\n")
-	if consistency != nil {
-		if s, ok := consistency.(fmt.Stringer); ok {
-			if md {
-				b.WriteString("\n" + escape.Markdown(s.String()) + "\n")
-			} else {
-				b.WriteString(escape.Control(s.String()) + "\n")
-			}
-		}
-	}
 	b.WriteString("\n")
 	var cells [][]string
 	for _, r := range rows {

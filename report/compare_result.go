@@ -41,7 +41,7 @@ func WriteCompareResult(w io.Writer, res *livestate.CompareResult, o Options) er
 				fmt.Fprintf(w, "== %s ==\n", escape.Control(h))
 			}
 		}
-		if err := WriteComparison(w, p, nil, o); err != nil {
+		if err := WriteComparison(w, p, o); err != nil {
 			return err
 		}
 		if i < len(pairs)-1 {
@@ -52,7 +52,7 @@ func WriteCompareResult(w io.Writer, res *livestate.CompareResult, o Options) er
 	// step time and time per item against the value, table and plot.
 	if key, pts, ok := SweepOf(res.Arms, res.Pairs); ok {
 		fmt.Fprintln(w)
-		if err := WriteSweep(w, key, pts, md); err != nil {
+		if err := WriteSweep(w, key, pts, o); err != nil {
 			return err
 		}
 	}
@@ -93,8 +93,10 @@ func WriteCompareResult(w io.Writer, res *livestate.CompareResult, o Options) er
 
 // WriteGate writes the CI gate's outcome (attrib.Gate.Check's why) under
 // a comparison: a line in table, a bold line in "md", nothing in "json"
-// (whose readers apply the gate themselves) or when why is "".
-func WriteGate(w io.Writer, why, format string) error {
+// (whose readers apply the gate themselves) or when why is "". Of o only
+// Format is read. Errors: write errors.
+func WriteGate(w io.Writer, why string, o Options) error {
+	format := o.Format
 	var err error
 	switch {
 	case why == "" || format == "json":

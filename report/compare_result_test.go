@@ -61,7 +61,7 @@ func TestWriteSuggestTable(t *testing.T) {
 			Step: attrib.Ratio{Value: 0.889, CILow: 0.8, CIHigh: 0.95}, Verdict: attrib.VerdictFaster,
 			Row: "attention", RowRatio: attrib.Ratio{Value: 0.75, CILow: 0.7, CIHigh: 0.8}, HaveOutputs: true, MaxAbs: 1.79e-6}}}
 	var b strings.Builder
-	if err := WriteSuggest(&b, doc, "md"); err != nil {
+	if err := WriteSuggest(&b, doc, Options{Format: "md"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -85,7 +85,7 @@ func TestWriteGate(t *testing.T) {
 		{"a_b", "md", "\n**a\\_b**\n"},
 	} {
 		var b strings.Builder
-		if err := WriteGate(&b, c.why, c.format); err != nil || b.String() != c.want {
+		if err := WriteGate(&b, c.why, Options{Format: c.format}); err != nil || b.String() != c.want {
 			t.Errorf("WriteGate(%q, %s) = %q, %v; want %q", c.why, c.format, b.String(), err, c.want)
 		}
 	}

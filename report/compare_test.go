@@ -9,10 +9,6 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-type consist struct{ MaxAbs float64 }
-
-func (c consist) String() string { return "consistency: max |Δ logits| 0.5" }
-
 func comparison() *attrib.Comparison {
 	return &attrib.Comparison{
 		Arms: []attrib.ArmStats{
@@ -33,14 +29,14 @@ func comparison() *attrib.Comparison {
 
 func TestComparisonWriters(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteComparison(&b, comparison(), consist{0.5}, Options{Format: "json"}); err != nil {
+	if err := WriteComparison(&b, comparison(), Options{Format: "json"}); err != nil {
 		t.Fatal(err)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(b.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"arms", "ratio", "verdict", "rows", "consistency"} {
+	for _, k := range []string{"arms", "ratio", "verdict", "rows"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("json lacks %q: %s", k, b.String())
 		}
@@ -53,12 +49,12 @@ func TestComparisonWriters(t *testing.T) {
 	}
 
 	b.Reset()
-	if err := WriteComparison(&b, comparison(), consist{0.5}, Options{}); err != nil {
+	if err := WriteComparison(&b, comparison(), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
 	for _, want := range []string{"attention=fused", "NO: exited with status 1", "step time B/A: 0.800 [0.780, 0.820] — FASTER",
-		"A′ was invalid, so no noise envelope", "consistency: max |Δ logits| 0.5", "at::native::vectorized_elementwise_kernel",
+		"A′ was invalid, so no noise envelope", "at::native::vectorized_elementwise_kernel",
 		"-2.00 ms", "0.500 [0.480, 0.520]", "only in A", "10.0 ms"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -66,7 +62,7 @@ func TestComparisonWriters(t *testing.T) {
 	}
 
 	b.Reset()
-	if err := WriteComparison(&b, comparison(), nil, Options{Format: "md", By: "category", Top: 1}); err != nil {
+	if err := WriteComparison(&b, comparison(), Options{Format: "md", By: "category", Top: 1}); err != nil {
 		t.Fatal(err)
 	}
 	out = b.String()
@@ -74,7 +70,7 @@ func TestComparisonWriters(t *testing.T) {
 		strings.Contains(out, "gemm") || !strings.Contains(out, "1 more rows") || !strings.Contains(out, "**step time B/A") {
 		t.Errorf("md:\n%s", out)
 	}
-	if err := WriteComparison(&b, comparison(), nil, Options{Format: "csv"}); err == nil {
+	if err := WriteComparison(&b, comparison(), Options{Format: "csv"}); err == nil {
 		t.Error("csv comparison: no error")
 	}
 }
@@ -90,7 +86,7 @@ func TestComparisonFromArms(t *testing.T) {
 	}
 	c := attrib.CompareArms(mk("A", 1000), mk("B", 2000), nil, attrib.CompareOptions{})
 	var b bytes.Buffer
-	if err := WriteComparison(&b, c, nil, Options{Format: "md"}); err != nil {
+	if err := WriteComparison(&b, c, Options{Format: "md"}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "| category | attention | 500 ns | 1.00 µs | +500 ns | 2.000 [2.000, 2.000] | slower |") {

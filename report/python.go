@@ -248,13 +248,14 @@ func writePython(w io.Writer, s *attrib.Snapshot, o Options) error {
 	return err
 }
 
-// WriteFolded writes the Python samples of p (of stage; "" every stage)
+// WriteFolded writes the Python samples of p (of o.Stage; "" every stage)
 // as folded stacks, one line per distinct stack: frames outermost first
 // as "function (file:line)" joined by ";", a space, the sample count —
 // the input of flamegraph.pl and speedscope. Semicolons and line breaks
 // in names become "_" and " ". Errors: ErrOption when p is nil or the
 // stage has no samples; write errors.
-func WriteFolded(w io.Writer, p *attrib.PyProfile, stage string) error {
+func WriteFolded(w io.Writer, p *attrib.PyProfile, o Options) error {
+	stage := o.Stage
 	if p == nil {
 		return fmt.Errorf("%w: %s", ErrOption, NoPythonText)
 	}

@@ -52,6 +52,8 @@ type Options struct {
 	// spreads and rates first, never name, count, total or share) and
 	// names them under it; longer lines of prose wrap.
 	Width int
+	// Stage, for WriteFolded, keeps one stage's Python samples ("" = all).
+	Stage string
 }
 
 // writer is one output format.

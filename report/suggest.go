@@ -25,8 +25,10 @@ type SuggestDoc struct {
 // findings, one line each, then one table of the tried flags (step B/A
 // and the finding's category B/A as units.Ratio, verdict, outputs) and a
 // note per comparison another process shared the GPU with. Names are
-// escaped (escape.Control; md: escape.Markdown). Errors: write errors.
-func WriteSuggest(w io.Writer, doc *SuggestDoc, format string) error {
+// escaped (escape.Control; md: escape.Markdown). Of o only Format is
+// read. Errors: write errors.
+func WriteSuggest(w io.Writer, doc *SuggestDoc, o Options) error {
+	format := o.Format
 	if format == "json" {
 		return encodeJSON(w, doc)
 	}

@@ -72,9 +72,11 @@ func SweepOf(arms []attrib.ArmStats, pairs []*attrib.Comparison) (key string, pt
 // WriteSweep writes a sweep as a table and a plot: per value the median
 // step time and the time per item (step time / value), each with its 95%
 // interval, and bars of both on a log scale (the shape of a batch-size
-// study: flat per-call latency, falling per-item cost). md writes a
-// GitHub table and a fenced plot.
-func WriteSweep(w io.Writer, key string, pts []SweepPoint, md bool) error {
+// study: flat per-call latency, falling per-item cost). o.Format "md"
+// writes a GitHub table and a fenced plot, any other a text table and
+// plot. Errors: write errors.
+func WriteSweep(w io.Writer, key string, pts []SweepPoint, o Options) error {
+	md := o.Format == "md"
 	if len(pts) == 0 {
 		return nil
 	}

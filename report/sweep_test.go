@@ -28,7 +28,7 @@ func TestSweep(t *testing.T) {
 		t.Fatalf("SweepOf = %q, %d points, %v", key, len(pts), ok)
 	}
 	var b strings.Builder
-	if err := WriteSweep(&b, key, pts, false); err != nil {
+	if err := WriteSweep(&b, key, pts, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -54,7 +54,7 @@ func TestSweep(t *testing.T) {
 		t.Errorf("envs=16 plot line %q, want its per-item bar one cell", last)
 	}
 	var md strings.Builder
-	WriteSweep(&md, key, pts, true)
+	WriteSweep(&md, key, pts, Options{Format: "md"})
 	if !strings.Contains(md.String(), "| 16 | 20 | 11.0 ms [10.5 ms, 11.5 ms] | 688 µs [656 µs, 719 µs] |") {
 		t.Errorf("md:\n%s", md.String())
 	}

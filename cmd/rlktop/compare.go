@@ -251,7 +251,7 @@ func runCompare(cmd *cobra.Command, cf *compareFlags, command []string) error {
 		return err
 	}
 	gateFail, gateWhy := cf.gate.Check(res.Ratio, res.Valid())
-	if err := report.WriteGate(cmd.OutOrStdout(), gateWhy, cf.format); err != nil {
+	if err := report.WriteGate(cmd.OutOrStdout(), gateWhy, report.Options{Format: cf.format}); err != nil {
 		return err
 	}
 	if gateWhy != "" {

@@ -38,7 +38,7 @@ func exportFolded(cmd *cobra.Command, paths []string, out, stage string) error {
 	if p == nil {
 		return fmt.Errorf("export --format folded: %s", report.NoPythonText)
 	}
-	return fileout.Write(out, func(w io.Writer) error { return report.WriteFolded(w, p, stage) })
+	return fileout.Write(out, func(w io.Writer) error { return report.WriteFolded(w, p, report.Options{Stage: stage}) })
 }
 
 // stepPython is the Python profile of step k of every run (its samples

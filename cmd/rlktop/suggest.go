@@ -131,7 +131,7 @@ func runSuggest(stdout, stderr io.Writer, cf *compareFlags, command []string) er
 		t = loop.TriedOf(res, f.ID, fl.Key, fl.Current, fl.Value, t.Row)
 		doc.Tried = append(doc.Tried, t)
 	}
-	return report.WriteSuggest(stdout, &doc, cf.format)
+	return report.WriteSuggest(stdout, &doc, report.Options{Format: cf.format})
 }
 
 // profileRun runs lo until steps steps arrived (or the child ended), stops

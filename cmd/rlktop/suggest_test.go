@@ -81,7 +81,7 @@ func TestSuggestBuiltinMathAttention(t *testing.T) {
 	}
 	// The table form names the finding, the flag and the interval.
 	var txt strings.Builder
-	if err := report.WriteSuggest(&txt, &doc, "table"); err != nil {
+	if err := report.WriteSuggest(&txt, &doc, report.Options{Format: "table"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"1. attention runs on the math fallback [attention-math-fallback]", "test --flag attention=math,fused",
@@ -113,7 +113,7 @@ func TestTriedString(t *testing.T) {
 		t.Errorf("co-tenant: %+v %q", tr, tr.String())
 	}
 	var b strings.Builder
-	report.WriteSuggest(&b, &report.SuggestDoc{Tried: []loop.Tried{tr}}, "table")
+	report.WriteSuggest(&b, &report.SuggestDoc{Tried: []loop.Tried{tr}}, report.Options{Format: "table"})
 	if !strings.Contains(b.String(), "note: attention-math-fallback: another process shared the GPU") {
 		t.Errorf("table lacks the co-tenant note:\n%s", b.String())
 	}
