@@ -523,7 +523,7 @@ func (r *FindingRule) mathAttention(s *Snapshot, labels *kernelLabelSet) *Findin
 		"math_ns": float64(mathNs), "fused_ns": float64(fusedNs), "attention_ns": float64(attnNs),
 		"gpu_ns": float64(s.Totals.GPUTotalNs), "math_share": share, "math_ns_per_step": perStep(s, mathNs), "steps": float64(len(s.Steps)),
 	}}
-	ev := fmt.Sprintf("math-path attention kernels: %s of %s %s (%.1f%%)", units.Duration(mathNs), units.Duration(s.Totals.GPUTotalNs), s.TimeName(), 100*share)
+	ev := fmt.Sprintf("math-path attention kernels: %s of %s %s (%s)", units.Duration(mathNs), units.Duration(s.Totals.GPUTotalNs), s.TimeName(), units.Share(share))
 	if ps := perStep(s, mathNs); ps > 0 {
 		ev += fmt.Sprintf(", %s per step over %d steps", units.Duration(int64(ps)), len(s.Steps))
 	}
@@ -548,7 +548,7 @@ func (r *FindingRule) dominant(s *Snapshot, labels *kernelLabelSet) *Finding {
 		"group_ns": float64(g.TotalNs), "gpu_ns": float64(s.Totals.GPUTotalNs), "share": g.Share, "count": float64(g.Count),
 		"group_ns_per_step": perStep(s, g.TotalNs),
 	}}
-	ev := fmt.Sprintf("%s %q: %s of %s %s (%.1f%%), %d ops", r.Group, g.Key, units.Duration(g.TotalNs), units.Duration(s.Totals.GPUTotalNs), s.TimeName(), 100*g.Share, g.Count)
+	ev := fmt.Sprintf("%s %q: %s of %s %s (%s), %d ops", r.Group, g.Key, units.Duration(g.TotalNs), units.Duration(s.Totals.GPUTotalNs), s.TimeName(), units.Share(g.Share), g.Count)
 	if ps := perStep(s, g.TotalNs); ps > 0 {
 		ev += fmt.Sprintf(", %s per step", units.Duration(int64(ps)))
 	}
@@ -561,7 +561,7 @@ func (r *FindingRule) dominant(s *Snapshot, labels *kernelLabelSet) *Finding {
 			in = k.Stage == g.Key
 		}
 		if in {
-			f.Top = append(f.Top, fmt.Sprintf("%s %s (%.1f%% of the %s)", labels.of(i), units.Duration(k.TotalNs), 100*float64(k.TotalNs)/float64(g.TotalNs), r.Group))
+			f.Top = append(f.Top, fmt.Sprintf("%s %s (%s of the %s)", labels.of(i), units.Duration(k.TotalNs), units.Share(float64(k.TotalNs)/float64(g.TotalNs)), r.Group))
 			if len(f.Top) == 3 {
 				break
 			}
@@ -689,8 +689,8 @@ func (r *FindingRule) inputBound(outs []OutputRow, steps []StepRow) *Finding {
 	}
 	share := wait / wall
 	return &Finding{Share: share, ShareOf: "step wall time", Evidence: []string{
-		fmt.Sprintf("the training thread waited in DataLoader next() %s of %s step wall time (%.1f%%) over %d steps, %s per step",
-			units.Duration(int64(wait)), units.Duration(int64(wall)), 100*share, n, units.Duration(int64(wait/float64(n)))),
+		fmt.Sprintf("the training thread waited in DataLoader next() %s of %s step wall time (%s) over %d steps, %s per step",
+			units.Duration(int64(wait)), units.Duration(int64(wall)), units.Share(share), n, units.Duration(int64(wait/float64(n)))),
 	}, Numbers: map[string]float64{"wait_ns": wait, "step_ns": wall, "steps": float64(n)}}
 }
 
@@ -883,7 +883,7 @@ func (r *FindingRule) idle(tl *Timeline, devs []tracer.Device) *Finding {
 	f := &Finding{Share: st.Share(), ShareOf: "step wall time", Numbers: map[string]float64{
 		"idle_ns": float64(st.IdleNs), "step_ns": float64(st.StepNs), "idle_share": st.Share(), "steps": float64(len(st.Steps)),
 	}}
-	f.Evidence = append(f.Evidence, fmt.Sprintf("GPU idle %s of %s step time (%.1f%%) over %d steps", units.Duration(st.IdleNs), units.Duration(st.StepNs), 100*st.Share(), len(st.Steps)))
+	f.Evidence = append(f.Evidence, fmt.Sprintf("GPU idle %s of %s step time (%s) over %d steps", units.Duration(st.IdleNs), units.Duration(st.StepNs), units.Share(st.Share()), len(st.Steps)))
 	var per []string
 	for i, s := range st.Steps {
 		if i == 8 {
@@ -955,13 +955,13 @@ func (r *FindingRule) exposedComm(rs *RankSummary) *Finding {
 		"comm_exposed_ns": float64(exp), "comm_ns": float64(comm), "span_ns": float64(span), "exposed_share": share, "sources": float64(len(rs.Sources)),
 	}}
 	f.Numbers["waited_ns"] = float64(waited)
-	f.Evidence = append(f.Evidence, fmt.Sprintf("communication exposed (not overlapped with compute): %s of %s span (%.1f%%); communication in all %s, %.0f%% of it exposed",
-		units.Duration(exp), units.Duration(span), 100*share, units.Duration(comm), 100*float64(exp)/float64(max(comm, 1))))
+	f.Evidence = append(f.Evidence, fmt.Sprintf("communication exposed (not overlapped with compute): %s of %s span (%s); communication in all %s, %.0f%% of it exposed",
+		units.Duration(exp), units.Duration(span), units.Share(share), units.Duration(comm), 100*float64(exp)/float64(max(comm, 1))))
 	if waited > 0 {
 		f.Evidence = append(f.Evidence, fmt.Sprintf("not counted: %s of exposed communication spent waiting for a late rank (the straggler finding's)", units.Duration(waited)))
 	}
 	if len(rs.Sources) > 1 && worst >= 0 {
-		f.Evidence = append(f.Evidence, fmt.Sprintf("most exposed: %s (%.1f%% of its span)", rs.Label(worst), 100*worstShare))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("most exposed: %s (%s of its span)", rs.Label(worst), units.Share(worstShare)))
 	}
 	return f
 }
@@ -993,7 +993,7 @@ func (r *FindingRule) straggler(rs *RankSummary) *Finding {
 			"wait_ns": float64(wait), "span_ns": float64(span), "wait_share": share,
 		}}
 		f.Evidence = append(f.Evidence, fmt.Sprintf("%s arrived last at %d of %d matched collectives", rs.Label(late), l.LastArrivals, rs.Collectives),
-			fmt.Sprintf("the other sources waited %s for it, %.1f%% of their %s span", units.Duration(wait), 100*share, units.Duration(span)))
+			fmt.Sprintf("the other sources waited %s for it, %s of their %s span", units.Duration(wait), units.Share(share), units.Duration(span)))
 		lateStageEvidence(f, rs, late)
 		for i := range rs.Sources {
 			s := &rs.Sources[i]
@@ -1026,8 +1026,8 @@ func (r *FindingRule) straggler(rs *RankSummary) *Finding {
 	f := &Finding{Share: share, ShareOf: "the slowest rank's step", Numbers: map[string]float64{
 		"slow_source": float64(slow), "fast_source": float64(fast), "slow_step_ns": float64(sl.StepMedianNs), "fast_step_ns": float64(fa.StepMedianNs),
 	}}
-	f.Evidence = append(f.Evidence, fmt.Sprintf("%s's step median %s against %s's %s (%.1f%% of the slow step); no collectives matched across the sources",
-		rs.Label(slow), units.Duration(sl.StepMedianNs), rs.Label(fast), units.Duration(fa.StepMedianNs), 100*share))
+	f.Evidence = append(f.Evidence, fmt.Sprintf("%s's step median %s against %s's %s (%s of the slow step); no collectives matched across the sources",
+		rs.Label(slow), units.Duration(sl.StepMedianNs), rs.Label(fast), units.Duration(fa.StepMedianNs), units.Share(share)))
 	lateStageEvidence(f, rs, slow)
 	return f
 }

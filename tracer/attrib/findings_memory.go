@@ -77,7 +77,7 @@ func (r *FindingRule) memTemporary(m *Memory, s *Snapshot) *Finding {
 		ev := fmt.Sprintf("a %s temporary allocated by %s%s lives %s and is freed by %s", units.Bytes(t.Bytes), noneIfEmpty(t.Op), where,
 			units.Duration(t.LifetimeNs), noneIfEmpty(t.FreedBy))
 		if med := medianStep(s); med > 0 {
-			ev += fmt.Sprintf(" (%.1f%% of a %s step)", 100*float64(t.LifetimeNs)/float64(med), units.Duration(med))
+			ev += fmt.Sprintf(" (%s of a %s step)", units.Share(float64(t.LifetimeNs)/float64(med)), units.Duration(med))
 			f.Numbers["step_ns"] = float64(med)
 		}
 		f.Evidence = append(f.Evidence, ev)
