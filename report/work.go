@@ -184,7 +184,10 @@ func workHeader(b *strings.Builder, s *attrib.Snapshot, prefix string) {
 		if fm, mfu, n := s.StepWork(); n > 0 {
 			fmt.Fprintf(b, "%ssteps: median %s per step, MFU %s\n", prefix, units.SI(fm, "FLOP"), units.Share(mfu))
 		}
-		if p.Measured && aboveRoof(s) {
+		switch {
+		case p.Measured && s.PeakNote != "":
+			fmt.Fprintf(b, "%snote: %s\n", prefix, escape.Control(s.PeakNote))
+		case p.Measured && aboveRoof(s):
 			fmt.Fprintf(b, "%snote: some rows run above the measured roof: the run's own kernels (a vendor BLAS) outpace the microbenchmark, so its shares of peak overstate\n", prefix)
 		}
 	} else {

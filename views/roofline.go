@@ -249,6 +249,9 @@ func (r *Roofline) View() string {
 		note += fmt.Sprintf(" · roof %s, %s (%s)", units.SI(p.BytesPerS, "B/s"), units.SI(p.FlopsFor(dt), "FLOP/s"), dtOr(dt.String()))
 		if p.Measured {
 			note += " measured"
+			if s.PeakNote != "" {
+				note += " · " + escape.Control(s.PeakNote)
+			}
 		}
 	}
 	lines = append(lines, st.Table.Dim.Render(fit(note, r.w)))

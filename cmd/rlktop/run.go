@@ -108,6 +108,9 @@ func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
 		return loop.LiveOptions{}, err
 	}
 	src := "live: built-in RL loop"
+	if len(command) == 0 {
+		measurePeakFirst()
+	}
 	if len(command) > 0 {
 		src = "live: " + strings.Join(command, " ")
 	}

@@ -6,8 +6,9 @@
 // rate is gonum's (the built-in loop's BLAS), below what a vendor BLAS
 // with wide vector units reaches (PyTorch's OpenBLAS); the figures are
 // labelled "measured" wherever they are shown. A machine busy with other
-// work when it is measured gets low figures: delete the file to measure
-// again.
+// work when it is measured gets low figures; rlktop measures before it
+// starts the built-in loop, and drops the cache when a kernel runs above
+// it (Forget), so the next start measures again.
 package cpupeak
 
 import (
@@ -61,19 +62,46 @@ func cachePath() string {
 	return filepath.Join(d, "rlktop", "cpu-peak.json")
 }
 
+// cached returns this machine's cached measurement of the current method.
+func cached(m string) (Result, bool) {
+	p := cachePath()
+	if p == "" {
+		return Result{}, false
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return Result{}, false
+	}
+	var r Result
+	ok := json.Unmarshal(b, &r) == nil && r.Machine == m && r.Method == method && r.FlopsPerS > 0 && r.BytesPerS > 0
+	return r, ok
+}
+
+// Cached reports whether Get would return a cached measurement (false:
+// it would measure, about 600 ms on every core).
+func Cached() bool {
+	_, ok := cached(machine())
+	return ok
+}
+
+// Forget removes the cached measurement, so that the next Get measures
+// again: a kernel that ran above the measured peak shows the measurement
+// was taken while other work held the cores. A missing cache or one that
+// cannot be removed is not an error (the next Get reads it or measures).
+func Forget() {
+	if p := cachePath(); p != "" {
+		_ = os.Remove(p)
+	}
+}
+
 // Get returns this machine's cached measurement, measuring (and caching)
 // it when there is none for this machine. A cache that cannot be written
 // only means the next call measures again.
 func Get() Result {
 	m := machine()
 	p := cachePath()
-	if p != "" {
-		if b, err := os.ReadFile(p); err == nil {
-			var r Result
-			if json.Unmarshal(b, &r) == nil && r.Machine == m && r.Method == method && r.FlopsPerS > 0 && r.BytesPerS > 0 {
-				return r
-			}
-		}
+	if r, ok := cached(m); ok {
+		return r
 	}
 	r := Measure()
 	r.Machine = m
