@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rlktop/rlktop/internal/interval"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
@@ -321,11 +322,5 @@ func ratio(a, b int64) float64 {
 	return float64(a) / float64(b)
 }
 
-// addSat adds non-negative ns sums, saturating at 2^63-1 as the
-// aggregator does.
-func addSat(a, b int64) int64 {
-	if s := a + b; s >= a {
-		return s
-	}
-	return 1<<63 - 1
-}
+// addSat adds ns sums saturating at 2^63-1, as the aggregator does.
+func addSat(a, b int64) int64 { return interval.AddSat(a, b) }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rlktop/rlktop/internal/extsort"
+	"github.com/rlktop/rlktop/internal/interval"
 	"github.com/rlktop/rlktop/tracer"
 )
 
@@ -537,15 +538,15 @@ func (a *Aggregator) addEvents(b *binding, evs []tracer.Event) {
 		}
 		// db.all.add(s, end), inlined.
 		ba := &db.all
-		if s >= ba.cur.s {
-			if s <= ba.cur.e {
-				if end > ba.cur.e {
-					ba.cur.e = end
+		if s >= ba.cur.Start {
+			if s <= ba.cur.End {
+				if end > ba.cur.End {
+					ba.cur.End = end
 				}
 			} else if ba.tn < len(ba.tail) { // ba.next, inlined
 				ba.tail[ba.tn] = ba.cur
 				ba.tn++
-				ba.cur = ival{s, end}
+				ba.cur = interval.Span{Start: s, End: end}
 			} else {
 				ba.next(s, end)
 			}
@@ -1045,7 +1046,7 @@ func (a *Aggregator) Snapshot() *Snapshot {
 		t.BusyNs = addSat(t.BusyNs, b.all.total())
 		t.KernelBusyNs = addSat(t.KernelBusyNs, b.kernTotal())
 		if b.all.started {
-			first, last = min(first, b.all.lo), max(last, b.all.cur.e)
+			first, last = min(first, b.all.lo), max(last, b.all.cur.End)
 		}
 	}
 	if last >= first {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rlktop/rlktop/internal/interval"
 	"github.com/rlktop/rlktop/internal/testutil"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/tracefile"
@@ -227,7 +228,7 @@ func TestBusyUnion(t *testing.T) {
 	}
 	all := b.union()
 	for i := 1; i < len(all); i++ {
-		if all[i].s <= all[i-1].e {
+		if all[i].Start <= all[i-1].End {
 			t.Fatalf("union not disjoint or not sorted at %d", i)
 		}
 	}
@@ -727,8 +728,8 @@ func TestAggregatorAgainstNaive(t *testing.T) {
 	durs := map[key][]int64{}
 	cats, stages := map[string][2]int64{}, map[string][2]int64{}
 	steps := map[int64][2]int64{}
-	ivs := map[int32][]ival{}
-	kivs := map[int32][]ival{}
+	ivs := map[int32][]interval.Span{}
+	kivs := map[int32][]interval.Span{}
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, e := range evs {
 		if e.Kind == tracer.KindRange {
@@ -748,22 +749,22 @@ func TestAggregatorAgainstNaive(t *testing.T) {
 		if c.Step >= 0 {
 			steps[c.Step] = [2]int64{steps[c.Step][0] + 1, steps[c.Step][1] + e.Dur}
 		}
-		ivs[e.Device] = append(ivs[e.Device], ival{e.Start, e.Start + e.Dur})
+		ivs[e.Device] = append(ivs[e.Device], interval.Span{Start: e.Start, End: e.Start + e.Dur})
 		if e.Kind == tracer.KindKernel {
-			kivs[e.Device] = append(kivs[e.Device], ival{e.Start, e.Start + e.Dur})
+			kivs[e.Device] = append(kivs[e.Device], interval.Span{Start: e.Start, End: e.Start + e.Dur})
 		}
 		first, last = min(first, e.Start), max(last, e.Start+e.Dur)
 	}
-	union := func(m map[int32][]ival) (t int64) {
+	union := func(m map[int32][]interval.Span) (t int64) {
 		for _, v := range m {
-			slices.SortFunc(v, func(x, y ival) int { return cmp.Compare(x.s, y.s) })
-			cs, ce := v[0].s, v[0].e
+			slices.SortFunc(v, func(x, y interval.Span) int { return cmp.Compare(x.Start, y.Start) })
+			cs, ce := v[0].Start, v[0].End
 			for _, x := range v[1:] {
-				if x.s > ce {
+				if x.Start > ce {
 					t += ce - cs
-					cs, ce = x.s, x.e
+					cs, ce = x.Start, x.End
 				} else {
-					ce = max(ce, x.e)
+					ce = max(ce, x.End)
 				}
 			}
 			t += ce - cs
@@ -824,32 +825,6 @@ func TestAggregatorAgainstNaive(t *testing.T) {
 	for _, st := range got.Steps {
 		if w := steps[st.Step]; st.Count != w[0] || st.KernelNs != w[1] {
 			t.Errorf("step %d: %d ops %d ns, naive %d ops %d ns", st.Step, st.Count, st.KernelNs, w[0], w[1])
-		}
-	}
-}
-
-// sortIvals orders by start like a comparison sort, for short and long
-// inputs, narrow and full-range starts, duplicates.
-func TestSortIvals(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	for _, n := range []int{0, 1, 100, 255, 256, 5000} {
-		for _, spread := range []int64{1, 3000, 1 << 40, math.MaxInt64} {
-			v := make([]ival, n)
-			for i := range v {
-				s := rng.Int64N(spread)
-				if spread == math.MaxInt64 && rng.IntN(2) == 0 {
-					s = -s - 1
-				}
-				v[i] = ival{s, s + int64(i)}
-			}
-			want := slices.Clone(v)
-			slices.SortStableFunc(want, func(x, y ival) int { return cmp.Compare(x.s, y.s) })
-			sortIvals(v)
-			for i := range v {
-				if v[i].s != want[i].s {
-					t.Fatalf("n=%d spread=%d: at %d start %d, want %d", n, spread, i, v[i].s, want[i].s)
-				}
-			}
 		}
 	}
 }

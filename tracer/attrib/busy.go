@@ -4,9 +4,10 @@ package attrib
 // the fly, with sealing for live sessions (Aggregator.SetBusySeal).
 
 import (
-	"cmp"
 	"math"
 	"slices"
+
+	"github.com/rlktop/rlktop/internal/interval"
 )
 
 // busyAcc is one device's busy time: the union of [start,end) intervals.
@@ -22,20 +23,20 @@ import (
 // merge) when late grows large or at total. With sealing, steady state
 // allocates nothing.
 type busyAcc struct {
-	cur ival // running interval; {MaxInt64, MinInt64} before the first
+	cur interval.Span // running interval; {MaxInt64, MinInt64} before the first
 	// Whether anything was added, and the smallest start added, ns.
 	started bool
 	lo      int64
 	// Closed intervals: blocks[0][head:], blocks[1], …, tail[:tn], where
 	// tail is the last block; blocks are allocated at full length so that
 	// a push is a plain store (no slice header written, no write barrier).
-	blocks   [][]ival
-	tail     []ival
+	blocks   [][]interval.Span
+	tail     []interval.Span
 	tn       int
 	head     int
 	closedNs int64 // summed length of the kept intervals of full blocks, ns
-	late     []ival
-	free     [][]ival // recycled blocks (cap blockIvals)
+	late     []interval.Span
+	free     [][]interval.Span // recycled blocks (cap blockIvals)
 	// Sealing (Aggregator.SetBusySeal): union before sealedEnd is only
 	// remembered as its length sealedNs.
 	lag       int64
@@ -44,14 +45,12 @@ type busyAcc struct {
 	sealed    bool
 }
 
-type ival struct{ s, e int64 }
-
 const blockIvals = 4096
 
 // reset empties the union, keeping blocks for reuse and lag.
 func (b *busyAcc) reset() {
 	b.recycle()
-	b.cur, b.started, b.lo = ival{math.MaxInt64, math.MinInt64}, false, 0
+	b.cur, b.started, b.lo = interval.Span{Start: math.MaxInt64, End: math.MinInt64}, false, 0
 	b.closedNs = 0
 	b.late = b.late[:0]
 	b.sealedNs, b.sealedEnd, b.sealed = 0, 0, false
@@ -69,8 +68,8 @@ func (b *busyAcc) recycle() {
 }
 
 // closedList returns the kept closed intervals in one new slice.
-func (b *busyAcc) closedList() []ival {
-	out := make([]ival, 0, b.closedCount())
+func (b *busyAcc) closedList() []interval.Span {
+	out := make([]interval.Span, 0, b.closedCount())
 	for i, blk := range b.blocks {
 		if i == len(b.blocks)-1 {
 			blk = blk[:b.tn]
@@ -90,7 +89,7 @@ func (b *busyAcc) clone() busyAcc {
 	c.closedNs = 0
 	if b.anyClosed() {
 		c.tail = b.closedList()
-		c.blocks, c.tn = [][]ival{c.tail}, len(c.tail)
+		c.blocks, c.tn = [][]interval.Span{c.tail}, len(c.tail)
 	}
 	c.late = slices.Clone(b.late)
 	return c
@@ -98,10 +97,10 @@ func (b *busyAcc) clone() busyAcc {
 
 // add adds [s,e) to the union.
 func (b *busyAcc) add(s, e int64) {
-	if s >= b.cur.s {
-		if s <= b.cur.e {
-			if e > b.cur.e {
-				b.cur.e = e
+	if s >= b.cur.Start {
+		if s <= b.cur.End {
+			if e > b.cur.End {
+				b.cur.End = e
 			}
 			return
 		}
@@ -111,8 +110,8 @@ func (b *busyAcc) add(s, e int64) {
 	b.addLate(s, e)
 }
 
-// next closes cur and starts [s,e) (s > cur.e). Sealing is checked when
-// the last block is full, i.e. at most every 4096 gaps.
+// next closes cur and starts [s,e) (s > cur.End). Sealing is checked when
+// the last block is full, i.End. at most every 4096 gaps.
 func (b *busyAcc) next(s, e int64) {
 	if b.tn == len(b.tail) && b.lag > 0 && b.anyClosed() {
 		if len(b.late) > 0 {
@@ -120,19 +119,19 @@ func (b *busyAcc) next(s, e int64) {
 			// sealed: merge them first (flush seals too). The merge may
 			// have stretched cur up to [s,e).
 			b.flush()
-			if s <= b.cur.e {
-				b.cur.e = max(b.cur.e, e)
+			if s <= b.cur.End {
+				b.cur.End = max(b.cur.End, e)
 				return
 			}
 		}
 		b.sealBefore(s - b.lag)
 	}
 	b.pushClosed(b.cur)
-	b.cur = ival{s, e}
+	b.cur = interval.Span{Start: s, End: e}
 }
 
 // pushClosed appends v after the last closed interval.
-func (b *busyAcc) pushClosed(v ival) {
+func (b *busyAcc) pushClosed(v interval.Span) {
 	if b.tn == len(b.tail) {
 		b.newBlock()
 	}
@@ -165,7 +164,7 @@ func (b *busyAcc) tailSum() int64 {
 		lo = b.head
 	}
 	for _, v := range b.tail[lo:b.tn] {
-		t = addSat(t, subSat(v.e, v.s))
+		t = addSat(t, subSat(v.End, v.Start))
 	}
 	return t
 }
@@ -181,7 +180,7 @@ func (b *busyAcc) newBlock() {
 		b.free[n-1] = nil
 		b.free = b.free[:n-1]
 	} else {
-		b.tail = make([]ival, min(max(64, 2*len(b.tail)), blockIvals))
+		b.tail = make([]interval.Span, min(max(64, 2*len(b.tail)), blockIvals))
 	}
 	b.blocks = append(b.blocks, b.tail)
 	b.tn = 0
@@ -192,13 +191,13 @@ func (b *busyAcc) lastClosedEnd() (int64, bool) {
 	if !b.anyClosed() {
 		return 0, false
 	}
-	return b.tail[b.tn-1].e, true
+	return b.tail[b.tn-1].End, true
 }
 
 // addLate handles an interval starting before cur, or the first.
 func (b *busyAcc) addLate(s, e int64) {
 	if !b.started {
-		b.started, b.lo, b.cur = true, s, ival{s, e}
+		b.started, b.lo, b.cur = true, s, interval.Span{Start: s, End: e}
 		return
 	}
 	b.lo = min(b.lo, s)
@@ -207,21 +206,21 @@ func (b *busyAcc) addLate(s, e int64) {
 		if e <= s {
 			return
 		}
-		if s >= b.cur.s {
+		if s >= b.cur.Start {
 			b.add(s, e)
 			return
 		}
 	}
 	if le, ok := b.lastClosedEnd(); !ok || s > le {
 		// Between the last closed interval and cur.
-		if e >= b.cur.s {
-			b.cur.s, b.cur.e = s, max(b.cur.e, e)
+		if e >= b.cur.Start {
+			b.cur.Start, b.cur.End = s, max(b.cur.End, e)
 		} else {
-			b.pushClosed(ival{s, e})
+			b.pushClosed(interval.Span{Start: s, End: e})
 		}
 		return
 	}
-	b.late = append(b.late, ival{s, e})
+	b.late = append(b.late, interval.Span{Start: s, End: e})
 	if len(b.late) >= 1<<16 && len(b.late) > b.closedCount()/4 {
 		b.flush()
 	}
@@ -229,21 +228,21 @@ func (b *busyAcc) addLate(s, e int64) {
 
 // seal folds closed intervals that end more than lag before cur's start
 // into sealedNs, recycling emptied blocks.
-func (b *busyAcc) seal() { b.sealBefore(b.cur.s - b.lag) }
+func (b *busyAcc) seal() { b.sealBefore(b.cur.Start - b.lag) }
 
 // sealBefore seals the closed intervals that end before horizon.
 func (b *busyAcc) sealBefore(horizon int64) {
 	for b.anyClosed() {
 		blk := b.blocks[0]
 		v := blk[b.head]
-		if v.e >= horizon {
+		if v.End >= horizon {
 			return
 		}
-		b.sealedNs = addSat(b.sealedNs, subSat(v.e, v.s))
+		b.sealedNs = addSat(b.sealedNs, subSat(v.End, v.Start))
 		if len(b.blocks) > 1 { // a full block: counted in closedNs
-			b.closedNs = subSat(b.closedNs, subSat(v.e, v.s))
+			b.closedNs = subSat(b.closedNs, subSat(v.End, v.Start))
 		}
-		b.sealedEnd, b.sealed = v.e, true
+		b.sealedEnd, b.sealed = v.End, true
 		b.head++
 		if len(b.blocks) == 1 {
 			if b.head == b.tn { // the only block is empty: reuse it
@@ -260,83 +259,26 @@ func (b *busyAcc) sealBefore(horizon int64) {
 	}
 }
 
-// coalesce sorts v if needed and merges overlapping or touching intervals
-// in place.
-func coalesce(v []ival, unsorted bool) []ival {
-	if unsorted {
-		sortIvals(v)
-	}
-	w := 0
-	for _, x := range v {
-		if w > 0 && x.s <= v[w-1].e {
-			v[w-1].e = max(v[w-1].e, x.e)
-			continue
-		}
-		v[w] = x
-		w++
-	}
-	return v[:w]
-}
-
-// sortIvals sorts v by start: an LSD radix sort on 11-bit digits of
-// start-min (as many passes as the starts' range needs) for long slices,
-// slices.SortFunc otherwise.
-func sortIvals(v []ival) {
-	if len(v) < 256 {
-		slices.SortFunc(v, func(x, y ival) int { return cmp.Compare(x.s, y.s) })
-		return
-	}
-	lo, hi := v[0].s, v[0].s
-	for _, x := range v {
-		lo, hi = min(lo, x.s), max(hi, x.s)
-	}
-	span := uint64(hi - lo) // the starts' range (exact mod 2^64, as are x.s-lo)
-	const bits = 11
-	const mask = 1<<bits - 1
-	tmp := make([]ival, len(v))
-	src, dst := v, tmp
-	var count [1 << bits]int
-	for shift := uint(0); shift < 64 && span>>shift != 0; shift += bits {
-		clear(count[:])
-		for _, x := range src {
-			count[(uint64(x.s-lo)>>shift)&mask]++
-		}
-		sum := 0
-		for i, c := range count {
-			count[i] = sum
-			sum += c
-		}
-		for _, x := range src {
-			k := (uint64(x.s-lo) >> shift) & mask
-			dst[count[k]] = x
-			count[k]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &v[0] {
-		copy(v, src)
-	}
-}
-
 // flush merges late into the closed list and cur (a rare path: it
 // allocates the merged list).
 func (b *busyAcc) flush() {
 	if len(b.late) == 0 {
 		return
 	}
-	late := coalesce(b.late, true)
+	interval.Sort(b.late)
+	late := interval.Merge(b.late)
 	old := append(b.closedList(), b.cur)
-	m := make([]ival, 0, len(old)+len(late))
-	push := func(v ival) {
-		if n := len(m); n > 0 && v.s <= m[n-1].e {
-			m[n-1].e = max(m[n-1].e, v.e)
+	m := make([]interval.Span, 0, len(old)+len(late))
+	push := func(v interval.Span) {
+		if n := len(m); n > 0 && v.Start <= m[n-1].End {
+			m[n-1].End = max(m[n-1].End, v.End)
 			return
 		}
 		m = append(m, v)
 	}
 	i, j := 0, 0
 	for i < len(old) && j < len(late) {
-		if old[i].s <= late[j].s {
+		if old[i].Start <= late[j].Start {
 			push(old[i])
 			i++
 		} else {
@@ -370,12 +312,12 @@ func (b *busyAcc) total() int64 {
 		return b.sealedNs
 	}
 	b.flush()
-	return addSat(addSat(addSat(b.sealedNs, b.closedNs), b.tailSum()), subSat(b.cur.e, b.cur.s))
+	return addSat(addSat(addSat(b.sealedNs, b.closedNs), b.tailSum()), subSat(b.cur.End, b.cur.Start))
 }
 
 // union returns the union's kept intervals (sealed part excluded), for
 // tests.
-func (b *busyAcc) union() []ival {
+func (b *busyAcc) union() []interval.Span {
 	if !b.started {
 		return nil
 	}

@@ -3,34 +3,18 @@ package attrib
 import (
 	"fmt"
 	"math"
+
+	"github.com/rlktop/rlktop/internal/interval"
 )
 
-// addSat returns x+y, saturated at math.MaxInt64 or math.MinInt64
-// instead of wrapping. Every duration sum of the aggregator (ns) goes
-// through it: a sum that reaches math.MaxInt64 (about 292 years) stays
-// there, and Snapshot names it in a warning (overflowWarnings) instead of
-// printing a negative or wrapped total.
-func addSat(x, y int64) int64 {
-	s := x + y
-	if (s > x) != (y > 0) {
-		if y > 0 {
-			return math.MaxInt64
-		}
-		return math.MinInt64
-	}
-	return s
-}
+// addSat is x+y saturated (interval.AddSat). Every duration sum of the
+// aggregator (ns) goes through it: a sum that reaches math.MaxInt64
+// (about 292 years) stays there, and Snapshot names it in a warning
+// (overflowWarnings) instead of printing a negative or wrapped total.
+func addSat(x, y int64) int64 { return interval.AddSat(x, y) }
 
-// subSat returns x-y saturated like addSat (a span or interval length, ns).
-func subSat(x, y int64) int64 {
-	if y == math.MinInt64 {
-		if x >= 0 {
-			return math.MaxInt64
-		}
-		return x - y
-	}
-	return addSat(x, -y)
-}
+// subSat is x-y saturated (interval.SubSat): a span or interval length, ns.
+func subSat(x, y int64) int64 { return interval.SubSat(x, y) }
 
 // overflowWarning is the snapshot warning for the totals that saturated;
 // what lists them ("the kernel total", "3 kernels' totals: a, b, c").

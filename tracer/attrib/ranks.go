@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rlktop/rlktop/internal/interval"
 	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer"
 )
@@ -185,8 +186,8 @@ type StageWall struct {
 
 type sourceScan struct {
 	row   SourceRow
-	steps map[int64]int64  // step number → duration
-	colls map[collKey]ival // collective → its interval on this source's clock
+	steps map[int64]int64           // step number → duration
+	colls map[collKey]interval.Span // collective → its interval on this source's clock
 }
 
 // Ranks works out the per-source numbers of traces (one source each, in
@@ -285,7 +286,7 @@ func matchCollectives(scans []*sourceScan, out *RankSummary) {
 			all[k]++
 		}
 	}
-	waits := make([][]ival, len(scans))
+	waits := make([][]interval.Span, len(scans))
 	for _, k := range slices.SortedFunc(maps.Keys(all), cmpCollKey) {
 		if all[k] < len(scans) {
 			out.CollectivesUnmatched++
@@ -297,14 +298,14 @@ func matchCollectives(scans []*sourceScan, out *RankSummary) {
 		waits = addWaits(waits, scans, k, late)
 	}
 	for i, s := range scans {
-		s.row.CollWaitNs = lenOf(unionOf(waits[i]))
+		s.row.CollWaitNs = interval.Len(interval.Union(waits[i]))
 	}
 }
 
 // collDur is the duration of collective k on source s (0 when absent).
 func (s *sourceScan) collDur(k collKey) int64 {
 	c := s.colls[k]
-	return c.e - c.s
+	return c.End - c.Start
 }
 
 // lastArrival is the position in scans of the source with the shortest
@@ -322,11 +323,11 @@ func lastArrival(scans []*sourceScan, k collKey) int {
 // addWaits appends each source's wait in collective k, whose last arrival
 // is scans[late]: the first (own duration - the last arrival's duration)
 // ns of the collective, on the source's own clock.
-func addWaits(waits [][]ival, scans []*sourceScan, k collKey, late int) [][]ival {
+func addWaits(waits [][]interval.Span, scans []*sourceScan, k collKey, late int) [][]interval.Span {
 	short := scans[late].collDur(k)
 	for i, s := range scans {
-		if c := s.colls[k]; c.e-c.s > short {
-			waits[i] = append(waits[i], ival{c.s, c.e - short})
+		if c := s.colls[k]; c.End-c.Start > short {
+			waits[i] = append(waits[i], interval.Span{Start: c.Start, End: c.End - short})
 		}
 	}
 	return waits
@@ -364,7 +365,7 @@ func spreads(scans []*sourceScan, matchColls bool) []StepSpread {
 		// on several threads overlap).
 		lasts := make([]int, len(scans))
 		lateNs := make([]int64, len(scans))
-		waits := make([][]ival, len(scans))
+		waits := make([][]interval.Span, len(scans))
 		for _, k := range slices.SortedFunc(maps.Keys(scans[0].colls), cmpCollKey) {
 			if k.step != n || !matchColls {
 				continue
@@ -393,7 +394,7 @@ func spreads(scans []*sourceScan, matchColls bool) []StepSpread {
 				if lasts[i] > lasts[best] || (lasts[i] == lasts[best] && lateNs[i] > lateNs[best]) {
 					best = i
 				}
-				sp.WaitNs = max(sp.WaitNs, lenOf(unionOf(waits[i])))
+				sp.WaitNs = max(sp.WaitNs, interval.Len(interval.Union(waits[i])))
 			}
 			sp.LateSource = scans[best].row.Index
 		}
@@ -402,53 +403,9 @@ func spreads(scans []*sourceScan, matchColls bool) []StepSpread {
 	return out
 }
 
-// unionOf sorts v and merges overlapping or touching intervals.
-func unionOf(v []ival) []ival {
-	slices.SortFunc(v, func(a, b ival) int { return cmp.Or(cmp.Compare(a.s, b.s), cmp.Compare(a.e, b.e)) })
-	out := v[:0]
-	for _, x := range v {
-		if x.e <= x.s {
-			continue
-		}
-		if n := len(out); n > 0 && x.s <= out[n-1].e {
-			out[n-1].e = max(out[n-1].e, x.e)
-			continue
-		}
-		out = append(out, x)
-	}
-	return out
-}
-
-func lenOf(v []ival) int64 {
-	var n int64
-	for _, x := range v {
-		n = addSat(n, x.e-x.s)
-	}
-	return n
-}
-
-// overlapOf is the length of the intersection of two unions (sorted,
-// disjoint).
-func overlapOf(a, b []ival) int64 {
-	var n int64
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		s, e := max(a[i].s, b[j].s), min(a[i].e, b[j].e)
-		if e > s {
-			n = addSat(n, e-s)
-		}
-		if a[i].e < b[j].e {
-			i++
-		} else {
-			j++
-		}
-	}
-	return n
-}
-
 // scanSource reads one trace's numbers (see SourceRow).
 func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
-	s := &sourceScan{steps: map[int64]int64{}, colls: map[collKey]ival{}}
+	s := &sourceScan{steps: map[int64]int64{}, colls: map[collKey]interval.Span{}}
 	r := &s.row
 	r.Index, r.Path, r.Format, r.World = index, t.Path, t.Format, t.World
 	r.Name = filepath.Base(t.Path)
@@ -504,9 +461,9 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 
 	stages := map[tracer.StrID]*StageWall{}
 	stageSteps := map[int64]bool{} // steps in which a stage range starts
-	compute := map[int32][]ival{}
-	comms := map[int32][]ival{}
-	copies := map[int32][]ival{} // memcpy, memset: busy, not compute
+	compute := map[int32][]interval.Span{}
+	comms := map[int32][]interval.Span{}
+	copies := map[int32][]interval.Span{} // memcpy, memset: busy, not compute
 	var commEvs []*tracer.Event
 	var commOps []*tracer.Event // collective CPU operators (no-GPU traces)
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
@@ -531,22 +488,22 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 		}
 		switch {
 		case gpu && (e.Kind == tracer.KindMemcpy || e.Kind == tracer.KindMemset) && e.Device >= 0:
-			copies[e.Device] = append(copies[e.Device], ival{e.Start, addSat(e.Start, d)})
+			copies[e.Device] = append(copies[e.Device], interval.Span{Start: e.Start, End: addSat(e.Start, d)})
 		case gpu && (e.Kind == tracer.KindKernel) && e.Device >= 0:
 			if comm(e.Name) {
-				comms[e.Device] = append(comms[e.Device], ival{e.Start, addSat(e.Start, d)})
+				comms[e.Device] = append(comms[e.Device], interval.Span{Start: e.Start, End: addSat(e.Start, d)})
 				commEvs = append(commEvs, e)
 			} else {
-				compute[e.Device] = append(compute[e.Device], ival{e.Start, addSat(e.Start, d)})
+				compute[e.Device] = append(compute[e.Device], interval.Span{Start: e.Start, End: addSat(e.Start, d)})
 			}
 		case !gpu && e.Kind == cpuKind:
 			if comm(e.Name) {
 				commOps = append(commOps, e)
 			} else {
-				compute[-1] = append(compute[-1], ival{e.Start, addSat(e.Start, d)})
+				compute[-1] = append(compute[-1], interval.Span{Start: e.Start, End: addSat(e.Start, d)})
 			}
 		case !gpu && e.Kind == tracer.KindRange && comm(e.Name):
-			comms[-1] = append(comms[-1], ival{e.Start, addSat(e.Start, d)})
+			comms[-1] = append(comms[-1], interval.Span{Start: e.Start, End: addSat(e.Start, d)})
 			commEvs = append(commEvs, e)
 		default:
 			continue
@@ -555,7 +512,7 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 	}
 	if !gpu && len(commEvs) == 0 {
 		for _, e := range commOps {
-			comms[-1] = append(comms[-1], ival{e.Start, addSat(e.Start, max(e.Dur, 0))})
+			comms[-1] = append(comms[-1], interval.Span{Start: e.Start, End: addSat(e.Start, max(e.Dur, 0))})
 			commEvs = append(commEvs, e)
 			first, last = min(first, e.Start), max(last, addSat(e.Start, max(e.Dur, 0)))
 		}
@@ -564,18 +521,18 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 		r.StartNs, r.EndNs, r.SpanNs = first, last, subSat(last, first)
 	}
 	for _, dev := range slices.Sorted(maps.Keys(compute)) {
-		compute[dev] = unionOf(compute[dev])
+		compute[dev] = interval.Union(compute[dev])
 	}
 	for _, dev := range slices.Sorted(maps.Keys(comms)) {
-		c := unionOf(comms[dev])
+		c := interval.Union(comms[dev])
 		comms[dev] = c
-		r.CommNs = addSat(r.CommNs, lenOf(c))
-		r.CommOverlapNs = addSat(r.CommOverlapNs, overlapOf(c, compute[dev]))
+		r.CommNs = addSat(r.CommNs, interval.Len(c))
+		r.CommOverlapNs = addSat(r.CommOverlapNs, interval.Overlap(c, compute[dev]))
 	}
 	r.CommExposedNs = r.CommNs - r.CommOverlapNs
 	devs := map[int32]bool{}
 	for dev, c := range compute {
-		r.ComputeNs = addSat(r.ComputeNs, lenOf(c))
+		r.ComputeNs = addSat(r.ComputeNs, interval.Len(c))
 		devs[dev] = true
 	}
 	for dev := range comms {
@@ -586,7 +543,7 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 	}
 	for dev := range devs {
 		all := append(append(slices.Clone(compute[dev]), comms[dev]...), copies[dev]...)
-		r.BusyNs = addSat(r.BusyNs, lenOf(unionOf(all)))
+		r.BusyNs = addSat(r.BusyNs, interval.Len(interval.Union(all)))
 	}
 	r.IdleNs = max(r.SpanNs-r.BusyNs, 0)
 	for _, st := range stages {
@@ -604,7 +561,7 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 		n := nth[k]
 		nth[k] = n + 1
 		k.nth = n
-		s.colls[k] = ival{e.Start, addSat(e.Start, max(e.Dur, 0))}
+		s.colls[k] = interval.Span{Start: e.Start, End: addSat(e.Start, max(e.Dur, 0))}
 	}
 	return s
 }

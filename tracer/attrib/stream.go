@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/rlktop/rlktop/internal/extsort"
+	"github.com/rlktop/rlktop/internal/interval"
 	"github.com/rlktop/rlktop/tracer"
 )
 
@@ -54,7 +55,7 @@ type streamSource struct {
 
 	first, last int64
 	// One window's intervals per device, and its collectives (scratch).
-	compute, comms, copies map[int32][]ival
+	compute, comms, copies map[int32][]interval.Span
 	commEvs                []commEv
 	// A window that comes in parts (a long one): its GPU op intervals go
 	// to an external sort instead (long), for the source's unions and the
@@ -104,10 +105,10 @@ func NewSourceStream(rules *Rules) *SourceStream {
 func (s *SourceStream) source() *streamSource {
 	if s.cur == nil {
 		s.cur = &streamSource{
-			scan:     sourceScan{steps: map[int64]int64{}, colls: map[collKey]ival{}},
+			scan:     sourceScan{steps: map[int64]int64{}, colls: map[collKey]interval.Span{}},
 			stepRows: map[int64]*StepRow{}, nth: map[collKey]int{}, isComm: map[tracer.StrID]bool{},
 			first: math.MaxInt64, last: math.MinInt64,
-			compute: map[int32][]ival{}, comms: map[int32][]ival{}, copies: map[int32][]ival{},
+			compute: map[int32][]interval.Span{}, comms: map[int32][]interval.Span{}, copies: map[int32][]interval.Span{},
 		}
 	}
 	return s.cur
@@ -136,7 +137,7 @@ func (s *SourceStream) AddPart(evs []tracer.Event, strs *tracer.Strings, ctxs []
 		// Earlier windows end before this one starts: their busy
 		// intervals are only lengths from now on.
 		s.agg.SealBusyBefore(from)
-		for _, m := range []map[int32][]ival{src.compute, src.comms, src.copies} {
+		for _, m := range []map[int32][]interval.Span{src.compute, src.comms, src.copies} {
 			for k := range m {
 				m[k] = m[k][:0]
 			}
@@ -210,12 +211,12 @@ func (s *SourceStream) AddPart(evs []tracer.Event, strs *tracer.Strings, ctxs []
 				if src.long != nil {
 					src.long.Add(opIval{e.Device, opComm, e.Start, addSat(e.Start, d)})
 				} else {
-					src.comms[e.Device] = append(src.comms[e.Device], ival{e.Start, addSat(e.Start, d)})
+					src.comms[e.Device] = append(src.comms[e.Device], interval.Span{Start: e.Start, End: addSat(e.Start, d)})
 				}
 			} else if src.long != nil {
 				src.long.Add(opIval{e.Device, opCompute, e.Start, addSat(e.Start, d)})
 			} else {
-				src.compute[e.Device] = append(src.compute[e.Device], ival{e.Start, addSat(e.Start, d)})
+				src.compute[e.Device] = append(src.compute[e.Device], interval.Span{Start: e.Start, End: addSat(e.Start, d)})
 			}
 		case tracer.KindMemcpy, tracer.KindMemset:
 			if e.Device < 0 {
@@ -227,7 +228,7 @@ func (s *SourceStream) AddPart(evs []tracer.Event, strs *tracer.Strings, ctxs []
 			if src.long != nil {
 				src.long.Add(opIval{e.Device, opCopy, e.Start, addSat(e.Start, d)})
 			} else {
-				src.copies[e.Device] = append(src.copies[e.Device], ival{e.Start, addSat(e.Start, d)})
+				src.copies[e.Device] = append(src.copies[e.Device], interval.Span{Start: e.Start, End: addSat(e.Start, d)})
 			}
 		default:
 			continue
@@ -247,7 +248,7 @@ func (s *SourceStream) endWindow(src *streamSource, strs *tracer.Strings) {
 		s.endLongWindow(src, strs)
 	}
 	devs := map[int32]bool{}
-	for _, m := range []map[int32][]ival{src.compute, src.comms, src.copies} {
+	for _, m := range []map[int32][]interval.Span{src.compute, src.comms, src.copies} {
 		for dev, v := range m {
 			if len(v) > 0 {
 				devs[dev] = true
@@ -255,13 +256,13 @@ func (s *SourceStream) endWindow(src *streamSource, strs *tracer.Strings) {
 		}
 	}
 	for _, dev := range slices.Sorted(maps.Keys(devs)) {
-		cu := unionOf(src.compute[dev])
-		co := unionOf(src.comms[dev])
-		r.ComputeNs = addSat(r.ComputeNs, lenOf(cu))
-		r.CommNs = addSat(r.CommNs, lenOf(co))
-		r.CommOverlapNs = addSat(r.CommOverlapNs, overlapOf(co, cu))
+		cu := interval.Union(src.compute[dev])
+		co := interval.Union(src.comms[dev])
+		r.ComputeNs = addSat(r.ComputeNs, interval.Len(cu))
+		r.CommNs = addSat(r.CommNs, interval.Len(co))
+		r.CommOverlapNs = addSat(r.CommOverlapNs, interval.Overlap(co, cu))
 		all := append(append(cu, co...), src.copies[dev]...)
-		r.BusyNs = addSat(r.BusyNs, lenOf(unionOf(all)))
+		r.BusyNs = addSat(r.BusyNs, interval.Len(interval.Union(all)))
 		src.compute[dev] = all[:0] // unionOf's result reused as scratch
 	}
 	// Collectives in start order, numbered within (name, step) across
@@ -272,7 +273,7 @@ func (s *SourceStream) endWindow(src *streamSource, strs *tracer.Strings) {
 		n := src.nth[k]
 		src.nth[k] = n + 1
 		k.nth = n
-		src.scan.colls[k] = ival{e.start, addSat(e.start, e.dur)}
+		src.scan.colls[k] = interval.Span{Start: e.start, End: addSat(e.start, e.dur)}
 	}
 	src.commEvs = src.commEvs[:0]
 }
@@ -284,34 +285,34 @@ func (s *SourceStream) endWindow(src *streamSource, strs *tracer.Strings) {
 // |comm| - |compute ∪ comm|) and the union of all. Memory is constant.
 func (s *SourceStream) endLongWindow(src *streamSource, strs *tracer.Strings) {
 	r := &src.scan.row
-	var cu, co, cc, all runUnion
+	var cu, co, cc, all interval.Running
 	dev, any := int32(0), false
 	end := func() {
 		if !any || dev < 0 {
 			return
 		}
-		c, m := cu.total(), co.total()
+		c, m := cu.Len(), co.Len()
 		r.ComputeNs = addSat(r.ComputeNs, c)
 		r.CommNs = addSat(r.CommNs, m)
-		r.CommOverlapNs = addSat(r.CommOverlapNs, c+m-cc.total())
-		r.BusyNs = addSat(r.BusyNs, all.total())
+		r.CommOverlapNs = addSat(r.CommOverlapNs, c+m-cc.Len())
+		r.BusyNs = addSat(r.BusyNs, all.Len())
 	}
 	err := src.long.Each(func(x opIval) bool {
 		if !any || x.dev != dev {
 			end()
 			dev, any = x.dev, true
-			cu, co, cc, all = runUnion{}, runUnion{}, runUnion{}, runUnion{}
+			cu, co, cc, all = interval.Running{}, interval.Running{}, interval.Running{}, interval.Running{}
 		}
 		s.agg.AddBusy(strs, x.dev, x.class != opCopy, x.s, x.e)
 		switch x.class {
 		case opCompute:
-			cu.add(x.s, x.e)
-			cc.add(x.s, x.e)
+			cu.Add(x.s, x.e)
+			cc.Add(x.s, x.e)
 		case opComm:
-			co.add(x.s, x.e)
-			cc.add(x.s, x.e)
+			co.Add(x.s, x.e)
+			cc.Add(x.s, x.e)
 		}
-		all.add(x.s, x.e)
+		all.Add(x.s, x.e)
 		return true
 	})
 	end()
@@ -319,34 +320,6 @@ func (s *SourceStream) endLongWindow(src *streamSource, strs *tracer.Strings) {
 		s.agg.warnings = append(s.agg.warnings, "busy time of a long window: "+err.Error())
 	}
 	src.long = nil
-}
-
-// runUnion is the length of the union of intervals added in start order:
-// the running interval and the summed length of those closed, ns.
-type runUnion struct {
-	on   bool
-	s, e int64
-	sum  int64
-}
-
-func (u *runUnion) add(s, e int64) {
-	switch {
-	case e <= s: // no length (unionOf drops these too)
-	case !u.on:
-		u.on, u.s, u.e = true, s, e
-	case s <= u.e:
-		u.e = max(u.e, e)
-	default:
-		u.sum = addSat(u.sum, u.e-u.s)
-		u.s, u.e = s, e
-	}
-}
-
-func (u *runUnion) total() int64 {
-	if !u.on {
-		return 0
-	}
-	return addSat(u.sum, u.e-u.s)
 }
 
 // commEv is a collective kernel of the window: name, start and duration

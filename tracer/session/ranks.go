@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/rlktop/rlktop/internal/interval"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
@@ -102,10 +103,10 @@ func tracedNs(traces []*tracer.Trace, steps []attrib.StepRow, rules *attrib.Rule
 	if rules == nil {
 		rules = attrib.DefaultRules()
 	}
-	spans := map[int][][2]int64{}
+	spans := map[int][]interval.Span{}
 	for _, st := range steps {
 		if st.Count > 0 {
-			spans[st.Source] = append(spans[st.Source], [2]int64{st.StartNs, st.StartNs + max(st.DurNs, 0)})
+			spans[st.Source] = append(spans[st.Source], interval.Span{Start: st.StartNs, End: st.StartNs + max(st.DurNs, 0)})
 		}
 	}
 	comm := map[tracer.StrID]bool{}
@@ -131,28 +132,11 @@ func tracedNs(traces []*tracer.Trace, steps []attrib.StepRow, rules *attrib.Rule
 			default:
 				continue
 			}
-			iv = append(iv, [2]int64{e.Start, e.Start + max(e.Dur, 0)})
+			iv = append(iv, interval.Span{Start: e.Start, End: e.Start + max(e.Dur, 0)})
 		}
-		out[i] = unionLen(iv)
+		out[i] = interval.Len(interval.Union(iv))
 	}
 	return out
-}
-
-// unionLen is the length of the union of intervals [a, b) (sorted in
-// place).
-func unionLen(iv [][2]int64) int64 {
-	slices.SortFunc(iv, func(x, y [2]int64) int { return cmp.Compare(x[0], y[0]) })
-	var n, end int64
-	for i, x := range iv {
-		if i == 0 || x[0] > end {
-			n += max(x[1]-x[0], 0)
-			end = x[1]
-		} else if x[1] > end {
-			n += x[1] - end
-			end = x[1]
-		}
-	}
-	return n
 }
 
 // wholeRun is the cumulative snapshot's Ranks: win (the window's summary,
