@@ -28,9 +28,8 @@ type AsyncSender struct {
 	conn io.ReadWriter
 
 	mu         sync.Mutex
-	names      map[string]tracer.StrID
-	nextID     uint32
-	prio       []byte // encoded frames that are never dropped (hello, strings, control, meta)
+	names      *tracer.Strings // the stream's ids: those Name handed out
+	prio       []byte          // encoded frames that are never dropped (hello, strings, control, meta)
 	ring       []tracer.Event
 	head, tail uint64 // ring[tail:head) (mod len) is queued; tail advances after the write
 	counters   []tracer.Counter
@@ -83,8 +82,7 @@ func NewAsyncSender(conn io.ReadWriter, capacity int) *AsyncSender {
 	s := &AsyncSender{
 		conn:     conn,
 		ring:     make([]tracer.Event, capacity),
-		names:    map[string]tracer.StrID{"": 0},
-		nextID:   1,
+		names:    tracer.NewStrings(),
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		controls: make(chan Control, 64),
@@ -124,11 +122,9 @@ func (s *AsyncSender) Hello(h *Hello) {
 // when new. Events naming it may be sent right after.
 func (s *AsyncSender) Name(name string) tracer.StrID {
 	s.mu.Lock()
-	id, ok := s.names[name]
-	if !ok {
-		id = tracer.StrID(s.nextID)
-		s.nextID++
-		s.names[name] = id
+	n := s.names.Len()
+	id := s.names.Intern(name)
+	if int(id) == n { // new: the next id
 		p := AppendStrings(nil, []uint32{uint32(id)}, []string{name})
 		s.queueFrame(TypeStrings, 0, p)
 	}

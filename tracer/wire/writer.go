@@ -19,10 +19,9 @@ type Writer struct {
 	started bool
 	buf     []byte
 	scratch []byte
-	names   map[string]tracer.StrID
+	names   *tracer.Strings // the ids Name handed out
 	pendIDs []uint32
 	pendStr []string
-	nextID  uint32
 	// Flags is OR-ed into the flags byte of every Hello frame written
 	// (FlagRelayed for recordings).
 	Flags uint8
@@ -30,7 +29,7 @@ type Writer struct {
 
 // NewWriter returns a Writer on w. String ids handed out by Name start at 1.
 func NewWriter(w io.Writer) *Writer {
-	return &Writer{w: w, names: map[string]tracer.StrID{"": 0}, nextID: 1}
+	return &Writer{w: w, names: tracer.NewStrings()}
 }
 
 // frame writes one frame (and the preamble first if needed).
@@ -62,12 +61,11 @@ func (w *Writer) Hello(h *Hello) error {
 // next id when s is new; the Strings frame defining it is written before
 // the next Events or Counters frame.
 func (w *Writer) Name(s string) tracer.StrID {
-	if id, ok := w.names[s]; ok {
+	n := w.names.Len()
+	id := w.names.Intern(s)
+	if int(id) < n {
 		return id
 	}
-	id := tracer.StrID(w.nextID)
-	w.nextID++
-	w.names[s] = id
 	w.pendIDs = append(w.pendIDs, uint32(id))
 	w.pendStr = append(w.pendStr, s)
 	return id
