@@ -80,33 +80,59 @@ func nestingScan(evs []tracer.Event) (n int, a, b *tracer.Event, at int32) {
 		last.n++
 	}
 	var first [2]int32
-	var stack, tmp []int32
+	var tmp []int32
+	var stack nestStack[int32]
 	for _, sp := range threads {
 		idx := all[sp.off : sp.off+sp.n : sp.off+sp.n]
 		// Kineto writes each thread's events as a few sorted runs (the
 		// operators, then the runtime calls): a natural merge sort is
 		// linear per run.
 		idx, tmp = kMergeRuns(evs, idx, tmp)
-		stack = stack[:0]
+		stack.reset()
 		for _, i := range idx {
 			e := &evs[i]
-			for len(stack) > 0 && evs[stack[len(stack)-1]].End() <= e.Start {
-				stack = stack[:len(stack)-1]
-			}
-			if len(stack) > 0 && e.End() > evs[stack[len(stack)-1]].End() {
+			if top, partly := stack.add(i, e.Start, e.End()); partly {
 				if n == 0 || i < first[1] {
-					first = [2]int32{stack[len(stack)-1], i}
+					first = [2]int32{top, i}
 				}
 				n++
-				continue // not pushed: it cannot nest under the top
 			}
-			stack = append(stack, i)
 		}
 	}
 	if n > 0 {
 		return n, &evs[first[0]], &evs[first[1]], first[1]
 	}
 	return 0, nil, nil, 0
+}
+
+// nestStack is the nesting scan of one thread, shared by nestingScan (a
+// trace in memory) and nestRecs.scan (a long window's records sorted on
+// disk): the intervals still open, each with its payload (an event index,
+// a record).
+type nestStack[T any] struct {
+	ends []int64
+	vals []T
+}
+
+func (st *nestStack[T]) reset() { st.ends, st.vals = st.ends[:0], st.vals[:0] }
+
+// add takes the thread's next interval [s, e) ns, in nesting order
+// (earlier start first, then later end), with its payload x. It returns
+// the innermost open interval's payload and true when [s, e) starts inside
+// it and ends after it (partly overlaps); such an interval is not kept
+// open, since nothing after it can nest under it.
+func (st *nestStack[T]) add(x T, s, e int64) (T, bool) {
+	n := len(st.ends)
+	for n > 0 && st.ends[n-1] <= s {
+		n--
+	}
+	st.ends, st.vals = st.ends[:n], st.vals[:n]
+	if n > 0 && e > st.ends[n-1] {
+		return st.vals[n-1], true
+	}
+	st.ends, st.vals = append(st.ends, e), append(st.vals, x)
+	var none T
+	return none, false
 }
 
 // kMergeRuns sorts the event indices x, outermost first (earlier Start,

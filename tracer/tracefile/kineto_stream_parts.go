@@ -295,23 +295,19 @@ func (r *nestRecs) scan() (n int, a, b tracer.Event, err error) {
 		return 0, a, b, nil
 	}
 	var first [2]nestRec
-	var stack []nestRec
+	var stack nestStack[nestRec]
 	th := uint32(1<<32 - 1)
 	err = r.sort.Each(func(x nestRec) bool {
 		if x.th != th {
-			th, stack = x.th, stack[:0]
+			th = x.th
+			stack.reset()
 		}
-		for len(stack) > 0 && stack[len(stack)-1].e <= x.s {
-			stack = stack[:len(stack)-1]
-		}
-		if len(stack) > 0 && x.e > stack[len(stack)-1].e {
+		if top, partly := stack.add(x, x.s, x.e); partly {
 			if n == 0 || x.i < first[1].i {
-				first = [2]nestRec{stack[len(stack)-1], x}
+				first = [2]nestRec{top, x}
 			}
 			n++
-			return true // not pushed: it cannot nest under the top
 		}
-		stack = append(stack, x)
 		return true
 	})
 	r.sort = nil
