@@ -1,6 +1,10 @@
-// Package views holds one component per TUI view: header, kernels,
-// categories, stages, steps, loading. A view renders an *attrib.Snapshot
-// (raw numbers) into text; it never does I/O and never starts goroutines.
+// Package views holds one component per TUI view. Those that implement
+// View: Kernels (with its launch drill-down), Categories and Stages (both
+// Groups), Steps, Step time (StepTimes), Timeline, Roofline, Ranks,
+// Python, Memory, Findings, Compare, Flags, Output, Child and Device; the
+// Header and Loading panes are drawn by the root without focus. A view
+// renders an *attrib.Snapshot (raw numbers) and the live state the root
+// hands it into text; it never does I/O and never starts goroutines.
 //
 // Every focusable view implements View: its own KeyMap (with a
 // DefaultKeyMap), short and full help, SetSize, Update for its keys and
