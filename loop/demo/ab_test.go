@@ -3,6 +3,7 @@ package demo
 import (
 	"fmt"
 	"github.com/rlktop/rlktop/tracer/gotrace"
+	"math"
 	"os"
 	"runtime"
 	"syscall"
@@ -107,9 +108,24 @@ func minABProc(n int, a, b func()) (ma, mb int64) {
 	return
 }
 
+// abClaims are the package doc's backend-pair figures (first/second
+// interleaved minimum CPU time at batch 32 and 1024, T = 90) as bounds a
+// measurement must keep: the direction of each (which arm is faster) with
+// room for timer noise, and the orders of magnitude of head and sampler.
+// A pair whose measured ratio leaves its bound means the doc's figure is
+// no longer true.
+var abClaims = map[string]struct{ lo, hi float64 }{
+	"attention": {1.0, math.Inf(1)}, // math/fused 1.31x / 1.38x: fused wins
+	"qkv":       {0, 1.0},           // separate/fused 0.82x: fused loses on gonum
+	"head":      {5, math.Inf(1)},   // materialized/gatherdot 50x / 23x
+	"scan":      {0, 1.05},          // serial/sklansky 0.91x / 0.60x
+	"sampler":   {0, 0.1},           // multinomial/gumbel ≈ 0.01x
+}
+
 // TestBackendPairsABMin (RLK_AB=1) measures every backend pair at the
 // default batch (32 boards) and at 1024, T = 90, by interleaved minimum
-// CPU time, and logs first/second ratios (> 1: the second is faster).
+// CPU time, logs first/second ratios (> 1: the second is faster) and
+// fails when a ratio leaves the package doc's claim for it (abClaims).
 func TestBackendPairsABMin(t *testing.T) {
 	if os.Getenv("RLK_AB") == "" {
 		t.Skip("set RLK_AB=1 to run the interleaved backend comparison")
@@ -120,7 +136,17 @@ func TestBackendPairsABMin(t *testing.T) {
 			reps = 3
 		}
 		report := func(pair, a, b string, ta, tb int64) {
-			t.Logf("B%-5d %-9s %-12s %10.3f ms  %-12s %10.3f ms  %s/%s = %.2fx", nb, pair, a, float64(ta)/1e6, b, float64(tb)/1e6, a, b, float64(ta)/float64(tb))
+			r := float64(ta) / float64(tb)
+			t.Logf("B%-5d %-9s %-12s %10.3f ms  %-12s %10.3f ms  %s/%s = %.2fx", nb, pair, a, float64(ta)/1e6, b, float64(tb)/1e6, a, b, r)
+			c, ok := abClaims[pair]
+			switch {
+			case !ok:
+				t.Errorf("B%d %s: no claim to check", nb, pair)
+			case ta <= 0 || tb <= 0:
+				t.Errorf("B%d %s: no CPU time measured (%d, %d ns)", nb, pair, ta, tb)
+			case r < c.lo || r > c.hi:
+				t.Errorf("B%d %s: %s/%s = %.2fx, outside the documented [%g, %g]", nb, pair, a, b, r, c.lo, c.hi)
+			}
 		}
 		m := newModel(DefaultConfig())
 		g, tok, mask := playedGames(t, nb, 30, 9)

@@ -66,8 +66,9 @@
 // Backend pairs, interleaved minimum CPU time at batch 32 / 1024, T = 90
 // (RLK_AB=1 go test -run ABMin -v): attention math/fused 1.31x / 1.38x
 // (fused wins from T = 8 to 100, dh 8 to 64: 1.03x–1.59x); qkv
-// separate/fused 0.82x / 0.82x (fused is slower on gonum: its 64-wide
-// column blocking leaves a 16-wide remainder of 3D = 144); head
+// separate/fused 0.82x / 0.82x, 0.87x–1.01x in later runs (fused is no
+// faster on gonum: its 64-wide column blocking leaves a 16-wide remainder
+// of 3D = 144); head
 // materialized/gatherdot 50x / 23x; scan serial/sklansky 0.91x / 0.60x (a
 // parallel prefix does n·log n/2 adds; it pays only on parallel hardware);
 // sampler multinomial/gumbel ≈ 0.01x (Gumbel-max draws one uniform and two
