@@ -313,3 +313,95 @@ print(got, record_function.__enter__ is orig)
 		t.Errorf("stage stacks %s", got)
 	}
 }
+
+// encoderScript encodes samples chosen here twice: through Sampler.flush
+// (stage names turned into string ids by the sender's table) and through
+// _wire.pysamples with string ids given. The samples repeat a thread's
+// fields from tick to tick and share ts and weight within a tick, which
+// the encoder writes once per frame; one goes back in time (a negative
+// delta) and one is at ts 0.
+const encoderScript = `
+import os, sys
+from rlktop import _sampler, _wire
+class Agent:
+    dead = False
+    tracing = True
+    step_n = 0
+S = [(0, 7, 1, -1, "", "", 0, 0),
+     (1000, 7, 2, 5, "three", "three", 0x81, 4000000),
+     (1000, 8, 1, 5, "", "three", 3, 4000000),
+     (5000, 7, 2, 5, "three", "three", 0x81, 4000000),
+     (5000, 8, 1, 5, "", "three", 3, 4000000),
+     (5000, 7, 2, 6, "one", "one", 0x80, 4000001),
+     (4000, 8, 2, 6, "one", "one", 4, 300),
+     (9000, 7, 2, 6, "one", "one", 0x80, 300)]
+s = _sampler.Sampler(Agent(), 250)
+s.new_frames = [(1, "main", "x.py", 1, 3), (2, "work", "x.py", 10, 12)]
+s.new_stacks = [(1, 0, 1), (2, 1, 2)]
+s.samples = list(S)
+out = _wire.preamble() + _wire.hello(os.getpid(), -1, 0, "h", "cpu", 0, 0, ["x"]) + s.flush({}, 42, True)
+ids = {"main": 1, "x.py": 2, "work": 3, "three": 4, "one": 5}
+sid = lambda n: ids[n] if n else 0
+out += _wire.strings(sorted((i, n) for n, i in ids.items()))
+out += _wire.pysamples(43, 4000000, 0, [(1, 1, 2, 1, 3), (2, 3, 2, 10, 12)], [(1, 0, 1), (2, 1, 2)],
+                       [(ts, tid, st, step, sid(a), sid(b), state, w) for ts, tid, st, step, a, b, state, w in S])
+sys.stdout.buffer.write(out)
+`
+
+// TestPySamplesEncoder: both encodings decode in Go to the samples the
+// script chose, field by field, in order.
+func TestPySamplesEncoder(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	cmd := exec.Command(py, "-c", encoderScript)
+	cmd.Env = append(cmd.Environ(), "PYTHONPATH="+agentDir(t), "RLKTOP_SOCKET=")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	sink := &sampleSink{strs: tracer.NewStrings(), stacks: tracer.NewPyStacks()}
+	d := wire.NewDecoder(bytes.NewReader(out))
+	for {
+		err := d.Next(sink)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("decoding: %v", err)
+		}
+	}
+	type want struct {
+		ts               int64
+		tid              int32
+		path             string
+		step             int64
+		stage, stepStage string
+		state            tracer.PyState
+		stepThread       bool
+		weight           int32
+	}
+	ws := []want{
+		{0, 7, "main", -1, "", "", 0, false, 0},
+		{1000, 7, "main;work", 5, "three", "three", 1, true, 4000000},
+		{1000, 8, "main", 5, "", "three", 3, false, 4000000},
+		{5000, 7, "main;work", 5, "three", "three", 1, true, 4000000},
+		{5000, 8, "main", 5, "", "three", 3, false, 4000000},
+		{5000, 7, "main;work", 6, "one", "one", 0, true, 4000001},
+		{4000, 8, "main;work", 6, "one", "one", 4, false, 300},
+		{9000, 7, "main;work", 6, "one", "one", 0, true, 300},
+	}
+	if len(sink.samples) != 2*len(ws) {
+		t.Fatalf("%d samples decoded, want %d (two encodings of %d)", len(sink.samples), 2*len(ws), len(ws))
+	}
+	for i, s := range sink.samples {
+		w := ws[i%len(ws)]
+		got := want{s.TS, s.TID, sink.path(s.Stack), s.Step, sink.strs.Get(s.Stage), sink.strs.Get(s.StepStage), s.State, s.StepThread, s.WeightNs}
+		if got != w {
+			t.Errorf("sample %d: %+v, want %+v", i, got, w)
+		}
+	}
+}

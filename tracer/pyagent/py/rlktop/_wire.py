@@ -194,10 +194,12 @@ def tracefile(fmt, path, first_step, last_step):
     return frame(T_TRACEFILE, out)
 
 
-def pysamples(pid, period_ns, dropped, frames, stacks, samples):
+def pysamples(pid, period_ns, dropped, frames, stacks, samples, sid=None):
     """A PySamples frame (FORMAT.md "pysamples"). frames: (id, func_id,
     file_id, first_line, line); stacks: (id, parent, frame); samples: (ts,
-    tid, stack, step, stage_id, step_stage_id, state, weight_ns)."""
+    tid, stack, step, stage, step_stage, state, weight_ns), where stage and
+    step_stage are string ids, or, with sid, names ("" none) that sid
+    turns into ids."""
     out = bytearray()
     varint(out, pid)
     uvarint(out, period_ns)
@@ -212,17 +214,42 @@ def pysamples(pid, period_ns, dropped, frames, stacks, samples):
         uvarint(out, parent)
         uvarint(out, fr)
     uvarint(out, len(samples))
+    # A thread's samples repeat their tid, stack, step, stages and state
+    # from tick to tick, and the samples of one tick share ts and weight:
+    # each distinct run of bytes is encoded once per frame.
+    body = {}
     prev = 0
-    for ts, tid, stack, step, stage, step_stage, state, weight in samples:
-        varint(out, ts - prev)
-        prev = ts
-        varint(out, tid)
-        uvarint(out, stack)
-        varint(out, step)
-        uvarint(out, stage)
-        uvarint(out, step_stage)
-        out.append(state)
-        uvarint(out, weight)
+    pw = None
+    wb = b""
+    for s in samples:
+        ts = s[0]
+        if ts != prev:
+            varint(out, ts - prev)
+            prev = ts
+        else:
+            out.append(0)
+        k = s[1:7]
+        b = body.get(k)
+        if b is None:
+            tid, stack, step, stage, step_stage, state = k
+            if sid is not None:
+                stage = sid(stage) if stage else 0
+                step_stage = sid(step_stage) if step_stage else 0
+            b = bytearray()
+            varint(b, tid)
+            uvarint(b, stack)
+            varint(b, step)
+            uvarint(b, stage)
+            uvarint(b, step_stage)
+            b.append(state)
+            b = body[k] = bytes(b)
+        out += b
+        w = s[7]
+        if w != pw:
+            wb = bytearray()
+            uvarint(wb, w)
+            pw = w
+        out += wb
     return frame(T_PYSAMPLES, out)
 
 
