@@ -20,10 +20,13 @@ interpreter lock from the step too). Prints one JSON line:
                       off, over the off arm's step, paired as pair_ratio:
                       the step's CPU-time noise cancels, which wall time
                       keeps
+  ticks_per_s         grid ticks sampled a second of the on arm (each
+                      thread's sample goes in once a tick)
   sampler_us_per_tick the sampler thread's CPU time (its whole loop, the
-                      wait included) per tick, µs
+                      wait included) per wake-up (a wake-up samples once,
+                      for one tick or more), µs
   sample_us_per_tick  the part of it in sample()
-  flush_us_per_tick   the sender's flush() CPU time per tick, µs
+  flush_us_per_tick   the sender's flush() CPU time per wake-up, µs
   held_share          (sampler + flush CPU) over the on arm's wall time:
                       the time the sampler's side holds the interpreter
                       lock, which the step cannot run
@@ -139,7 +142,7 @@ for b in range(2 * BLOCKS):
     blocks.append((statistics.median(bw), statistics.median(bc), statistics.median(w - c for w, c in zip(bw, bc))))
 stop.set()
 med = statistics.median
-ticks = max(sampler.ticks, 1)
+ticks = max(getattr(sampler, "wakes", sampler.ticks), 1)
 pairs = [(blocks[i + 1][0] / blocks[i][0], blocks[i + 1][1] / blocks[i][1]) for i in range(0, len(blocks) - 1, 2)]
 print(json.dumps({
     "python": sys.version.split()[0], "hz": HZ, "steps": len(wall["on"]),
