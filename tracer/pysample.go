@@ -156,10 +156,10 @@ type PySample struct {
 	// none; StepStage the one open on the process's step thread (the
 	// thread that ends the steps), 0 none.
 	Stage, StepStage StrID
-	// WeightNs is the time this sample stands for: the interval since the
-	// sampler's previous tick (the nominal period when the sampler is on
-	// time; longer when the sampled thread held the interpreter lock past
-	// it), ns.
+	// WeightNs is the time this sample stands for, ns: the Python agent's
+	// is one period, and a wake-up of its sampler n periods after the
+	// previous one (the interpreter lock came late) gives each thread
+	// about n samples (FORMAT.md "pysamples").
 	WeightNs int32
 }
 

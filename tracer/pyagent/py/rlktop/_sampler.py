@@ -24,12 +24,14 @@ thread runs Python bytecode it waits for it to give the lock up (at most
 sys.getswitchinterval(), 5 ms by default), so samples fall where Python
 code yields, and a thread's last few ms of Python before a call that
 releases the lock (a torch operator, a sleep, I/O) are seen inside that
-call; and a thread that gives the lock up right after a call into C
+call (each sample counts the periods since the previous wake-up, so the
+Python is not under-counted as well: see sample()); and a thread that gives the lock up right after a call into C
 returned still shows that call as its instruction (counted as native).
 """
 
 import dis
 import os
+import random
 import sys
 import threading
 import time
@@ -56,6 +58,8 @@ _SLOTS = {"BINARY_OP", "BINARY_SUBSCR", "STORE_SUBSCR", "COMPARE_OP", "CONTAINS_
 _LOADS = {"LOAD_GLOBAL": "g", "LOAD_NAME": "g", "LOAD_FAST": "f", "LOAD_FAST_CHECK": "f", "LOAD_FAST_BORROW": "f", "LOAD_DEREF": "d"}
 _NOOPS = {"PUSH_NULL", "KW_NAMES", "EXTENDED_ARG", "NOP", "CACHE"}
 
+_random = random.Random().random
+
 _LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()))
 
 
@@ -77,24 +81,39 @@ class Sampler:
         self.stop_ev = threading.Event()
         self.thread = None
         self.lock = threading.Lock()
-        self.loc = {}  # (code, lasti) -> frame id
+        self.gate = None  # held while the thread runs; stop() releases it
+        # The tables below are keyed by id(code), not the code object: a
+        # code object's hash is computed anew at each lookup (about 0.9 µs
+        # on 3.13, 0.1 µs for an int). Each value holds its code object, so
+        # that the id cannot be reused while the entry is there, and a hit
+        # checks it is the same object.
+        self.loc = {}  # (id(code), lasti) -> (frame id, code)
         # id(frame) -> (code, lasti, id(f_back), f_back's code, stack id,
         # wait state) as of the last sample that walked it
         self.seen = {}
+        # (parent stack id, id(code), lasti) -> (stack id, wait state,
+        # code): one lookup per frame that moved instead of a frame and a
+        # stack lookup
+        self.trans = {}
+        # thread ident -> [native id, id(leaf frame), leaf code, lasti,
+        # id(leaf's f_back), stack id, state, local check, wait state] as
+        # of the previous tick (a thread whose innermost frame has not
+        # moved is not walked again), or None for the agent's own threads
+        self.threads = {}
         self.frames = {}  # (func, file, first, line) -> frame id
         self.stacks = {}  # (parent, frame id) -> stack id
         self.new_frames = []  # (id, func, file, first_line, line), not sent yet
         self.new_stacks = []  # (id, parent, frame)
         self.samples = []  # (ts, tid, stack, step, stage, step_stage, state, weight)
         self.dropped = 0
-        self.calls = {}  # (code, lasti) -> callee description, or None
-        self.waits = {}  # code -> state, frames a thread waits in
+        self.calls = {}  # (id(code), lasti) -> (state or callee description, code)
+        self.waits = {}  # id(code) -> (state, code), frames a thread waits in
         self.waits_for = None  # sys.modules size the wait codes were found at
-        self.native = {}  # thread ident -> native id, or None to skip
         self.torch_dir = None
         self.last_flush = 0.0
-        self.last_ts = 0
-        self.ticks = 0
+        self.last_ts = 0  # time.monotonic_ns() of the previous sample
+        self.ticks = 0  # grid ticks sampled
+        self.wakes = 0  # times the thread sampled (a wake-up stands for one tick or more)
         self.cpu_ns = 0  # the sampling thread's CPU time in sample() (the overhead benchmark's figure)
 
     # ---- control ----
@@ -102,38 +121,52 @@ class Sampler:
         """Starts (or, after stop, restarts) the sampling thread; the
         tables carry over."""
         self.stop_ev.clear()
-        self.thread = threading.Thread(target=self._run, name="rlktop-agent-sample", daemon=True)
+        # The thread waits between ticks on a lock held until stop(): one
+        # C call that gives the interpreter lock up while it waits (an
+        # Event's wait is a Condition's, a dozen Python lines a tick run
+        # holding it).
+        gate = threading.Lock()
+        gate.acquire()
+        self.gate = gate
+        self.thread = threading.Thread(target=self._run, args=(gate,), name="rlktop-agent-sample", daemon=True)
         self.thread.start()
         return self
 
     def stop(self, timeout=1.0):
         """Ends the sampling thread; returns True once it has ended."""
         self.stop_ev.set()
+        g = self.gate
+        if g is not None:
+            try:
+                g.release()
+            except RuntimeError:
+                pass  # stopped already
         t = self.thread
         if t is not None and t is not threading.current_thread():
             t.join(timeout)
             return not t.is_alive()
         return True
 
-    def _run(self):
+    def _run(self, gate):
         period = self.period_ns / 1e9
-        nxt = time.perf_counter()
-        self.last_ts = time.time_ns()
-        wait = self.stop_ev.wait
+        clock = time.perf_counter
+        nxt = clock() + period
+        self.last_ts = time.monotonic_ns()
+        wait = gate.acquire
         errors = 0
         while True:
-            nxt += period
-            d = nxt - time.perf_counter()
-            if d < 0:
-                nxt = time.perf_counter()  # behind: no burst to catch up
-                d = 0
-            if wait(d):
+            d = nxt - clock()
+            if wait(True, d if d > 0 else 0):
                 return
+            # Behind (the interpreter lock came late): on to the next tick
+            # of the grid, no burst to catch up (sample() counts the time).
+            late = clock() - nxt
+            nxt += (int(late / period) + 1 if late > 0 else 1) * period
             a = self.agent
             if a.dead:
                 return
             if not a.tracing:
-                self.last_ts = time.time_ns()
+                self.last_ts = time.monotonic_ns()
                 continue
             try:
                 self.sample()
@@ -152,10 +185,32 @@ class Sampler:
 
     # ---- one tick ----
     def sample(self):
+        """Samples every thread; each thread's sample goes in as many
+        times as periods have passed since the previous wake-up (at most
+        10), rounded at random (x periods: floor(x) or floor(x) + 1 times,
+        x on average), each weighing one period.
+
+        A sample is what a thread was doing when the sampler got the
+        interpreter lock, and the interval before it is counted there.
+        Counting one sample a wake-up instead under-counts Python: a
+        thread running bytecode gives the lock up only every switch
+        interval (5 ms), one in a C call or a sleep at once, so the
+        wake-ups that find it in Python are fewer and further apart (a
+        20 ms spin beside a 20 ms sleep, 50% of the time by the script's
+        perf_counter, read 37% at 100 Hz and 28% at 500 Hz; 50% and 46%
+        counted by the interval). A wake-up closer than a period to the
+        previous one may count none."""
         t0 = time.thread_time_ns()
+        mono = time.monotonic_ns()
+        p = self.period_ns
+        ticks = int(min(mono - self.last_ts, 10 * p) / p + _random())
+        self.last_ts = mono
+        self.wakes += 1
+        if ticks <= 0:
+            self.cpu_ns += time.thread_time_ns() - t0
+            return
         now = time.time_ns()
-        weight = min(now - self.last_ts, 10 * self.period_ns, 0x7FFFFFFF)
-        self.last_ts = now
+        weight = min(p, 0x7FFFFFFF)
         frames = sys._current_frames()
         a = self.agent
         step = a.step_n
@@ -166,92 +221,140 @@ class Sampler:
         if self.waits_for != len(sys.modules):
             self._find_waits()
         out = []
-        native = self.native
+        threads = self.threads
         for ident, f in frames.items():
-            tid = native.get(ident, 0)
-            if tid == 0:
-                tid = self._thread(ident)
-            if tid is None:
+            th = threads.get(ident, 0)
+            if th == 0:
+                th = self._thread(ident)
+            if th is None:
                 continue
-            stack, state = self._stack(f)
+            code = f.f_code
+            lasti = f.f_lasti
+            back = f.f_back
+            if th[1] == id(f) and th[2] is code and th[3] == lasti and th[4] == id(back):
+                # The innermost frame has not moved since the previous
+                # tick: same stack, and the same state unless the callee
+                # is named by a local that now holds another object.
+                stack, state, chk = th[5], th[6], th[7]
+                if chk is not None:
+                    r = f.f_locals.get(chk[0][1][1], _MISSING)
+                    if id(r) != chk[1] or type(r) is not chk[2]:
+                        state, th[7] = self._leaf(f, code, lasti, th[8])
+                        th[6] = state
+            else:
+                stack, wait = self._stack(f, code, lasti, back)
+                state, chk = self._leaf(f, code, lasti, wait)
+                th[1:] = id(f), code, lasti, id(back), stack, state, chk, wait
             st = open_stages.get(ident)
             if ident == step_ident:
                 state |= 0x80  # the step thread's sample (FORMAT.md)
-            out.append((now, tid, stack, step, st[-1] if st else "", step_stage, state, weight))
-        del frames, f
+            out.append((now, th[0], stack, step, st[-1] if st else "", step_stage, state, weight))
+        del frames, f, back
+        if ticks > 1:
+            out *= ticks
         with self.lock:
             room = QUEUE_CAP - len(self.samples)
             if room < len(out):
                 self.dropped += len(out) - max(room, 0)
                 out = out[: max(room, 0)]
             self.samples.extend(out)
-        self.ticks += 1
+        self.ticks += ticks
         self.cpu_ns += time.thread_time_ns() - t0
 
     def _thread(self, ident):
-        """The native id of thread ident, or None for the agent's own."""
+        """The per-thread record of thread ident (see self.threads), or
+        None for the agent's own."""
         th = threading._active.get(ident) if hasattr(threading, "_active") else None
         if th is None:
             for t in threading.enumerate():
                 if t.ident == ident:
                     th = t
                     break
+        if len(self.threads) > 4096:
+            self.threads.clear()
         if th is not None and th.name.startswith("rlktop-agent-"):
-            self.native[ident] = None
+            self.threads[ident] = None
             return None
         nid = getattr(th, "native_id", None) or ident & 0x7FFFFFFF
-        if len(self.native) > 4096:
-            self.native.clear()
-        self.native[ident] = nid
-        return nid
+        r = self.threads[ident] = [nid, 0, None, -1, 0, 0, 0, None, 0]
+        return r
 
-    def _stack(self, f):
-        """The stack id of frame f and the state of its thread. The walk
-        from the innermost frame stops at the first frame seen at the
-        previous sample still there (same object, instruction and parent):
-        its stack id and the wait state of its frames are kept."""
-        loc = self.loc
+    def _stack(self, f, code, lasti, back):
+        """The stack id of frame f (its code, f_lasti and f_back given) and
+        the wait state of its frames. The walk from the innermost frame
+        stops at the first frame seen at the previous sample still there
+        (same object, instruction and parent): its stack id and wait state
+        are kept."""
         seen = self.seen
-        waits = self.waits
-        leaf = f
-        chain = []  # (frame, code, frame id), innermost first
+        chain = []  # (frame, id(frame), code, lasti, id(f_back)), innermost first
         sid = 0
         wait = 0
-        while f is not None:
+        idf = id(f)
+        outer = None  # the code of the frame the walk stopped at
+        while True:
+            e = seen.get(idf)
+            bid = id(back)
+            if e is not None and e[0] is code and e[1] == lasti and e[2] == bid and (back is None or e[3] is back.f_code):
+                sid, wait, outer = e[4], e[5], code
+                break
+            chain.append((f, idf, code, lasti, bid))
+            if back is None:
+                break
+            f = back
+            idf = bid
             code = f.f_code
             lasti = f.f_lasti
             back = f.f_back
-            e = seen.get(id(f))
-            if e is not None and e[0] is code and e[1] == lasti and e[2] == id(back) and (back is None or e[3] is back.f_code):
-                sid, wait = e[4], e[5]
-                break
-            k = (code, lasti)
-            fid = loc.get(k)
-            if fid is None:
-                fid = self._frame(k, code, f.f_lineno)
-            chain.append((f, code, lasti, fid))
-            f = back
-        stacks = self.stacks
         if len(seen) > 1 << 15:
             seen.clear()
-        for f, code, lasti, fid in reversed(chain):
-            k = (sid, fid)
-            n = stacks.get(k)
-            if n is None:
-                n = len(stacks) + 1
-                stacks[k] = n
-                self.new_stacks.append((n, sid, fid))
-            sid = n
-            w = waits.get(code)
-            if w is not None and w > wait:
-                wait = w  # STATE_LOADER > STATE_QUEUE > STATE_LOCK
-            back = f.f_back
-            seen[id(f)] = (code, lasti, id(back), back.f_code if back is not None else None, sid, wait)
-        state = self._state(leaf)
+        trans = self.trans
+        for f, idf, code, lasti, bid in reversed(chain):
+            v = trans.get((sid, id(code), lasti))
+            if v is None or v[2] is not code:
+                v = self._push(sid, wait, code, lasti, f)
+            sid, wait = v[0], v[1]
+            seen[idf] = (code, lasti, bid, outer, sid, wait)
+            outer = code
+        return sid, wait
+
+    def _push(self, parent, wait, code, lasti, f):
+        """The stack id and wait state of the stack parent with frame f
+        (at code, lasti) called from it; new ids are queued to send."""
+        k = (id(code), lasti)
+        fid = self.loc.get(k)
+        if fid is None or fid[1] is not code:
+            fid = self._frame(k, code, f.f_lineno)
+        else:
+            fid = fid[0]
+        stacks = self.stacks
+        n = stacks.get((parent, fid))
+        if n is None:
+            n = len(stacks) + 1
+            stacks[(parent, fid)] = n
+            self.new_stacks.append((n, parent, fid))
+        w = self.waits.get(id(code))
+        if w is not None and w[1] is code and w[0] > wait:
+            wait = w[0]  # STATE_LOADER > STATE_QUEUE > STATE_LOCK
+        if len(self.trans) > 1 << 17:
+            self.trans.clear()
+        v = self.trans[(parent, id(code), lasti)] = (n, wait, code)
+        return v
+
+    def _leaf(self, f, code, lasti, wait):
+        """The state of a thread whose innermost frame is f (at code,
+        lasti) below frames whose wait state is wait, and what a later
+        tick checks to keep it: None, or (the callee description, id and
+        type of the local it is named by) when it was looked up in f's
+        locals."""
+        state, c = self._state(f, code, lasti)
+        chk = None
+        if c is not None:
+            r = f.f_locals.get(c[1][1], _MISSING)
+            chk = (c, id(r), type(r))
         if state != STATE_PYTHON and wait:
             if wait == STATE_LOADER or state in (STATE_NATIVE, STATE_LOCK, STATE_SLEEP):
                 state = wait
-        return sid, state
+        return state, chk
 
     def _frame(self, k, code, line):
         name = getattr(code, "co_qualname", code.co_name)
@@ -263,16 +366,19 @@ class Sampler:
             self.new_frames.append((fid,) + key)
         if len(self.loc) > 1 << 17:
             self.loc.clear()
-        self.loc[k] = fid
+        self.loc[k] = (fid, code)
         return fid
 
     # ---- what the innermost frame is doing ----
-    def _state(self, f):
-        code = f.f_code
-        k = (code, f.f_lasti)
+    def _state(self, f, code, lasti):
+        """The state of frame f's instruction, and the callee description
+        when it was looked up in f's locals (None when it is kept)."""
+        k = (id(code), lasti)
         c = self.calls.get(k)
-        if c is None:
-            c = _callee(code, f.f_lasti)
+        if c is not None and c[1] is code:
+            c = c[0]
+        else:
+            c = _callee(code, lasti)
             if c is not None:
                 kind, expr = c
                 # A callee named from globals (a module attribute chain)
@@ -285,10 +391,10 @@ class Sampler:
                 c = STATE_PYTHON
             if len(self.calls) > 1 << 16:
                 self.calls.clear()
-            self.calls[k] = c
+            self.calls[k] = (c, code)
         if c.__class__ is int:
-            return c
-        return self._classify(f, c[0], c[1])
+            return c, None
+        return self._classify(f, c[0], c[1]), c
 
     def _classify(self, f, kind, expr):
         obj, owner = _resolve(f, expr) if expr and not (expr[0] == "f" and _PY312) else (None, None)
@@ -325,7 +431,7 @@ class Sampler:
             while fn is not None:
                 c = getattr(fn, "__code__", None)
                 if c is not None:
-                    w[c] = state
+                    w[id(c)] = (state, c)
                 fn = getattr(fn, "__wrapped__", None)
 
         def attr(mod, *names):
@@ -348,6 +454,12 @@ class Sampler:
         elif "torch.utils.data.dataloader" in sys.modules:
             self.waits_for = None  # being imported: look again
         self.waits = w
+        # Wait states are cached with the stacks and threads.
+        self.trans.clear()
+        self.seen.clear()
+        for th in self.threads.values():
+            if th is not None:
+                th[1] = 0
 
     # ---- sending (the agent's sender thread) ----
     def flush(self, ids, pid, force=False):
@@ -375,15 +487,12 @@ class Sampler:
             return i
 
         fr = [(i, sid(fn), sid(fl), first, line) for i, fn, fl, first, line in frames]
-        ss = [(ts, tid, st, step, sid(stage) if stage else 0, sid(sst) if sst else 0, state, w)
-              for ts, tid, st, step, stage, sst, state, w in samples]
-        buf = bytearray()
-        if new:
-            buf += _wire.strings(new)
+        out = bytearray()
         step = 8192
-        for j in range(0, max(len(ss), 1), step):
-            buf += _wire.pysamples(pid, self.period_ns, dropped, fr if j == 0 else [], stacks if j == 0 else [], ss[j : j + step])
-        return bytes(buf)
+        for j in range(0, max(len(samples), 1), step):
+            out += _wire.pysamples(pid, self.period_ns, dropped, fr if j == 0 else [], stacks if j == 0 else [], samples[j : j + step], sid)
+        # The names the frames use go first.
+        return (_wire.strings(new) if new else b"") + bytes(out)
 
 
 def _is_torch(obj, owner):

