@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
@@ -36,7 +37,7 @@ var ErrCompare = errors.New("compare")
 // hold NaN is invalid, with the reason in ArmStats.Reason; the comparison
 // still returns. Errors are for unusable options, a failed listener or
 // recording, ctx ending, and a recording that cannot be read back.
-func Compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
+func Compare(ctx context.Context, o CompareOptions) (*livestate.CompareResult, error) {
 	if len(o.Arms) < 2 {
 		return nil, fmt.Errorf("%w: %d arm(s); give a flag with two or more values (--flag attention=math,fused) or a preset", ErrCompare, len(o.Arms))
 	}
@@ -53,13 +54,13 @@ func Compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
 	return res, err
 }
 
-func (r *runner) run(ctx context.Context) (*CompareResult, error) {
+func (r *runner) run(ctx context.Context) (*livestate.CompareResult, error) {
 	o := r.o
-	res := &CompareResult{Mode: "restart", Schedule: []StepLabel{}}
+	res := &livestate.CompareResult{Mode: "restart", Schedule: []livestate.StepLabel{}}
 	if r.live {
 		res.Mode = "live"
 	}
-	r.labels = map[stepKey]StepLabel{}
+	r.labels = map[stepKey]livestate.StepLabel{}
 
 	var rec *os.File
 	if r.arms[0].invalid == "" {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // agentCompiles marks invalid, in out and r.arms, every arm whose
@@ -27,7 +28,7 @@ func (r *runner) agentCompiles(spans []stepSpan, per map[int][]counterAt, armIdx
 	}
 	byArm := map[int][]hit{}
 	for i, cs := range per {
-		if i < 0 || i >= len(spans) || spans[i].label.Phase != PhaseCounted {
+		if i < 0 || i >= len(spans) || spans[i].label.Phase != livestate.PhaseCounted {
 			continue
 		}
 		ai, ok := armIdx[spans[i].label.Arm]

@@ -9,6 +9,7 @@ import (
 	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // addRows reads the recording back and adds every counted step, with the
@@ -137,7 +138,7 @@ func (r *runner) probe(a *armRun) ([]float32, error) {
 // consistency evaluates the probe under each arm's flags (in this process,
 // initial weights from the arm's seed) and compares it with arm A's. An
 // arm whose probe holds NaN becomes invalid.
-func (r *runner) consistency(out []attrib.Arm) []ArmConsistency {
+func (r *runner) consistency(out []attrib.Arm) []livestate.ArmConsistency {
 	probes := make([][]float32, len(r.arms))
 	errs := make([]error, len(r.arms))
 	for i, a := range r.arms {
@@ -146,9 +147,9 @@ func (r *runner) consistency(out []attrib.Arm) []ArmConsistency {
 		}
 		probes[i], errs[i] = r.probe(a)
 	}
-	var cs []ArmConsistency
+	var cs []livestate.ArmConsistency
 	for i := range r.o.Arms {
-		c := ArmConsistency{Arm: r.arms[i].name}
+		c := livestate.ArmConsistency{Arm: r.arms[i].name}
 		if errs[i] != nil {
 			c.Err = errs[i].Error()
 			cs = append(cs, c)
@@ -172,7 +173,7 @@ func (r *runner) consistency(out []attrib.Arm) []ArmConsistency {
 					continue
 				}
 			}
-			d := CompareProbes(probes[0], other)
+			d := demo.CompareProbe(probes[0], other)
 			c.Len, c.MaxAbs, c.MaxULP, c.Bitwise = d.Len, d.MaxAbs, d.MaxULP, d.Bitwise
 		} else {
 			c.Err = "arm A's probe failed: " + errs[0].Error()

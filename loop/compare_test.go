@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // rlktopBin is the built-in loop's child binary TestMain builds:
@@ -52,7 +54,7 @@ func needBin(t *testing.T) string {
 // tinyArms: the built-in loop at a tiny size, one arm per attention value.
 func tinyArms(t *testing.T, values string) []Arm {
 	t.Helper()
-	var specs []FlagSpec
+	var specs []livestate.FlagSpec
 	for _, s := range []string{"attention=" + values, "envs=8", "layers=1", "width=24"} {
 		sp, err := ParseFlagSpec(s)
 		if err != nil {
@@ -87,7 +89,7 @@ func TestCompareBuiltinLive(t *testing.T) {
 	for _, a := range res.Arms {
 		byName[a.Name] = a
 	}
-	names := []string{"attention=fused", "attention=math", "attention=bogus", NoiseName("attention=fused")}
+	names := []string{"attention=fused", "attention=math", "attention=bogus", livestate.NoiseName("attention=fused")}
 	if len(res.Arms) != 4 {
 		t.Fatalf("%d arms, want 4: %+v", len(res.Arms), res.Arms)
 	}
@@ -123,10 +125,10 @@ func TestCompareBuiltinLive(t *testing.T) {
 	var seq []string
 	prevArm, prevPhase := "", ""
 	for _, s := range res.Schedule {
-		if s.Phase == PhaseCounted {
+		if s.Phase == livestate.PhaseCounted {
 			counted[s.Arm]++
 			seq = append(seq, s.Arm)
-			if prevArm != s.Arm || prevPhase != PhaseWarmup {
+			if prevArm != s.Arm || prevPhase != livestate.PhaseWarmup {
 				t.Errorf("counted step %d of %s follows %s step of %q", s.Step, s.Arm, prevPhase, prevArm)
 			}
 		}
@@ -143,7 +145,7 @@ func TestCompareBuiltinLive(t *testing.T) {
 	want := []string{A, B, N, N, B, A, A, B, N}
 	warm := 0
 	for _, s := range res.Schedule {
-		if s.Phase == PhaseWarmup {
+		if s.Phase == livestate.PhaseWarmup {
 			warm++
 		}
 	}
@@ -218,7 +220,7 @@ func TestCompareRestart(t *testing.T) {
 	}
 	pids := map[string]map[int32]bool{}
 	for _, s := range res.Schedule {
-		if s.Phase == PhaseCounted {
+		if s.Phase == livestate.PhaseCounted {
 			if pids[s.Arm] == nil {
 				pids[s.Arm] = map[int32]bool{}
 			}
@@ -260,22 +262,22 @@ func TestULPDistance(t *testing.T) {
 		{math.Float32frombits(0x3f7fffff), one, 1}, // largest below 1
 	}
 	for _, c := range cases {
-		if got := ULPDistance(c.x, c.y); got != c.want {
+		if got := demo.ULPDistance(c.x, c.y); got != c.want {
 			t.Errorf("ULPDistance(%g [%#x], %g [%#x]) = %d, want %d", c.x, math.Float32bits(c.x), c.y, math.Float32bits(c.y), got, c.want)
 		}
-		if got := ULPDistance(c.y, c.x); got != c.want {
+		if got := demo.ULPDistance(c.y, c.x); got != c.want {
 			t.Errorf("ULPDistance not symmetric for %g, %g", c.x, c.y)
 		}
 	}
 	nan := float32(math.NaN())
-	if ULPDistance(nan, 1) != math.MaxInt64 {
+	if demo.ULPDistance(nan, 1) != math.MaxInt64 {
 		t.Error("NaN distance")
 	}
-	d := CompareProbes([]float32{1, 2, nan, 4}, []float32{1, math.Float32frombits(0x40000003), 3, 4})
+	d := demo.CompareProbe([]float32{1, 2, nan, 4}, []float32{1, math.Float32frombits(0x40000003), 3, 4})
 	if d.Len != 4 || d.NaN != 1 || d.MaxULP != 3 || d.Bitwise || d.MaxAbs != float64(math.Float32frombits(0x40000003))-2 {
-		t.Errorf("CompareProbes = %+v", d)
+		t.Errorf("demo.CompareProbe = %+v", d)
 	}
-	if !CompareProbes([]float32{1, nan}, []float32{1, nan}).Bitwise {
+	if !demo.CompareProbe([]float32{1, nan}, []float32{1, nan}).Bitwise {
 		t.Error("identical NaN bits must be bitwise equal")
 	}
 	if CountNaN([]float32{nan, 1, nan}) != 2 {

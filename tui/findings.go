@@ -142,12 +142,12 @@ func (m *Model) tryFinding(id string) {
 // findingChoice is the flag and values the next comparison compares when
 // a finding asked for it (enter): its current value, then the suggested
 // one; ok false otherwise.
-func (m *Model) findingChoice() (views.FlagChoice, bool) {
+func (m *Model) findingChoice() (livestate.FlagSpec, bool) {
 	f := m.fnd
 	if f.pending == "" {
-		return views.FlagChoice{}, false
+		return livestate.FlagSpec{}, false
 	}
-	return views.FlagChoice{Key: f.flag.Key, Values: []string{f.flag.Current, f.flag.Value}}, true
+	return livestate.FlagSpec{Key: f.flag.Key, Values: []string{f.flag.Current, f.flag.Value}}, true
 }
 
 // findingStarted: the confirmed comparison runs for the pending finding.

@@ -488,7 +488,7 @@ func windowText(st *livestate.State) string {
 // flip requests the next value of flag k.
 func (m *Model) flip(k string) tea.Cmd {
 	l := m.live
-	var c views.FlagChoice
+	var c livestate.FlagSpec
 	for _, x := range l.flags.Choices() {
 		if x.Key == k {
 			c = x

@@ -26,7 +26,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rlktop/rlktop/gpu"
+	"github.com/rlktop/rlktop/gpu/reading"
 	"github.com/rlktop/rlktop/internal/escape"
 )
 
@@ -78,7 +78,7 @@ type Record struct {
 	Kernel     string // kernel release and version (uname -r -v)
 	CPU        string // CPU model name
 	CPUs       int    // logical CPUs
-	GPUs       []gpu.Info
+	GPUs       []reading.Info
 	Start, End time.Time
 	Exit       int
 	Finished   bool
@@ -99,7 +99,7 @@ type Options struct {
 	// Fingerprint names files to hash (relative paths are taken from Dir).
 	Fingerprint []string
 	// GPUs are the device infos to record, e.g. gpu.Monitor.Infos().
-	GPUs []gpu.Info
+	GPUs []reading.Info
 	// GitTimeout bounds each git command; 0 means 5 s.
 	GitTimeout time.Duration
 	// ProcRoot is the proc file system (CPU model, kernel); "" is /proc.
@@ -341,7 +341,7 @@ const (
 	KeyKernel     = "run.kernel"
 	KeyCPU        = "run.cpu"
 	KeyCPUs       = "run.cpus"
-	KeyGPUs       = "run.gpus" // JSON [gpu.Info]
+	KeyGPUs       = "run.gpus" // JSON [reading.Info]
 	KeyStart      = "run.start"
 	KeyEnd        = "run.end"
 	KeyExit       = "run.exit"

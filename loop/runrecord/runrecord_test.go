@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlktop/rlktop/gpu"
+	"github.com/rlktop/rlktop/gpu/reading"
 	"github.com/rlktop/rlktop/tracer"
 )
 
@@ -49,7 +49,7 @@ func TestCollectInGitRepo(t *testing.T) {
 		EnvSet:      map[string]string{"CUDA_INJECTION64_PATH": "/opt/rlktop/lib.so"},
 		Environ:     []string{"HOME=/root", "CUDA_VISIBLE_DEVICES=0", "NCCL_DEBUG=INFO", "TORCHINDUCTOR_CACHE_DIR=/x", "TORCH_LOGS=+dynamo", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", "HIP_VISIBLE_DEVICES=1", "ROCM_PATH=/opt/rocm", "PATH=/bin"},
 		Fingerprint: []string{"train.py", "missing.cfg"},
-		GPUs:        []gpu.Info{{Vendor: "nvidia", Driver: "550.54.14", CUDA: "12.4", Devices: []tracer.Device{{ID: 0, Name: "NVIDIA H200", TotalMemory: 150 << 30, ComputeCap: "9.0", Props: map[string]string{"uuid": "GPU-1"}}}}},
+		GPUs:        []reading.Info{{Vendor: "nvidia", Driver: "550.54.14", CUDA: "12.4", Devices: []tracer.Device{{ID: 0, Name: "NVIDIA H200", TotalMemory: 150 << 30, ComputeCap: "9.0", Props: map[string]string{"uuid": "GPU-1"}}}}},
 		Now:         func() time.Time { return clock },
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // TestSessionPySamples: Python samples sent over a connection show in the
@@ -24,7 +25,7 @@ func TestSessionPySamples(t *testing.T) {
 	a, b := net.Pipe()
 	sess.AddConn(a)
 	w := wire.NewWriter(b)
-	w.Hello(&wire.Hello{Source: "pyagent", PID: 9})
+	w.Hello(&msg.Hello{Source: "pyagent", PID: 9})
 	w.Define(1, "main")
 	w.Define(2, "train.py")
 	w.Define(3, "play_move")

@@ -44,7 +44,9 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // Options configure a Session. The zero value is usable.
@@ -114,8 +116,8 @@ type Session struct {
 	cum      *attrib.Aggregator
 	recent   recent
 	steps    stepTable
-	marks    []Mark
-	refusals []Refusal
+	marks    []livestate.Mark
+	refusals []livestate.Refusal
 	children []*conn
 	// connected counts the children served now; connsFull is set once
 	// MaxConns was reached (one warning).
@@ -124,9 +126,9 @@ type Session struct {
 	events    uint64
 	warnings  []string
 	seq       uint64
-	sent      map[uint64]wire.Control // commands awaiting acks
+	sent      map[uint64]msg.Control // commands awaiting acks
 	rec       *recorder
-	meta      []wire.KV
+	meta      []msg.KV
 	counters  map[counterKey]tracer.Counter // latest sample per track
 	outputs   agentSamples
 	version   uint64 // bumped on every change
@@ -137,7 +139,7 @@ type Session struct {
 	py          *pyKeep  // Python stack samples (pysamples.go)
 
 	snapMu   sync.Mutex // Snapshot runs one at a time, mostly outside mu
-	cache    *State
+	cache    *livestate.State
 	cacheVer uint64
 
 	servers []*wire.Server
@@ -187,7 +189,7 @@ func New(opts Options) *Session {
 		opts:  opts,
 		strs:  tracer.NewStrings(),
 		steps: stepTable{keep: opts.MaxSteps},
-		sent:  map[uint64]wire.Control{},
+		sent:  map[uint64]msg.Control{},
 		stop:  make(chan struct{}),
 	}
 	s.cum = attrib.NewAggregator(opts.Rules)
@@ -277,7 +279,7 @@ func (s *Session) droppedLocked() uint64 {
 // then rebuilds the window outside the lock, at most every 200 ms (in
 // between, the previous window is returned and the next call rebuilds
 // it). Snapshots are serialised.
-func (s *Session) Snapshot() *State {
+func (s *Session) Snapshot() *livestate.State {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	s.mu.Lock()
@@ -383,10 +385,10 @@ type snapInput struct {
 // snapshotLocked starts the State from the cumulative aggregate and
 // copies of the session's plain state, and copies what the rest needs
 // (s.mu and s.snapMu held).
-func (s *Session) snapshotLocked(now time.Time) (*State, snapInput) {
+func (s *Session) snapshotLocked(now time.Time) (*livestate.State, snapInput) {
 	var procs []rankProc
 	var devs []tracer.Device // the devices the children's hellos describe
-	var children []Child
+	var children []livestate.Child
 	for _, c := range s.children {
 		ci := c.info
 		procs = append(procs, rankProc{pid: int32(ci.Hello.PID), rank: int(ci.Hello.Rank), world: int(ci.Hello.World)})
@@ -405,7 +407,7 @@ func (s *Session) snapshotLocked(now time.Time) (*State, snapInput) {
 	}
 	dropped := s.droppedLocked()
 	s.cum.SetLive(devs, dropped)
-	st := &State{
+	st := &livestate.State{
 		Cumulative: s.cum.Snapshot(),
 		WindowNs:   s.opts.WindowNs,
 		StepCount:  s.steps.count,
@@ -456,12 +458,12 @@ func (s *Session) snapshotLocked(now time.Time) (*State, snapInput) {
 
 // counterValues is the latest sample of each counter track, by name then
 // device (s.mu held).
-func (s *Session) counterValues() []CounterValue {
-	var out []CounterValue
+func (s *Session) counterValues() []livestate.CounterValue {
+	var out []livestate.CounterValue
 	for _, c := range s.counters {
-		out = append(out, CounterValue{Name: s.strs.Get(c.Name), Device: c.Device, TS: c.TS, Value: c.Value})
+		out = append(out, livestate.CounterValue{Name: s.strs.Get(c.Name), Device: c.Device, TS: c.TS, Value: c.Value})
 	}
-	slices.SortFunc(out, func(a, b CounterValue) int {
+	slices.SortFunc(out, func(a, b livestate.CounterValue) int {
 		if a.Name != b.Name {
 			return strings.Compare(a.Name, b.Name)
 		}
@@ -474,7 +476,7 @@ func (s *Session) counterValues() []CounterValue {
 // windowNs of its end (at least two), over the time from the first of them
 // starting to the newest ending. One process only, so that ranks stepping
 // together do not add up.
-func stepsPerSec(steps []StepTime, windowNs int64) float64 {
+func stepsPerSec(steps []livestate.StepTime, windowNs int64) float64 {
 	if len(steps) < 2 {
 		return 0
 	}
@@ -624,7 +626,7 @@ func (a *agentSamples) frozen() agentSamples {
 
 // summary is the samples summarised over steps (attrib.Outputs of the
 // steps as step events and the samples); nil without either.
-func (a agentSamples) summary(steps []StepTime) []attrib.OutputRow {
+func (a agentSamples) summary(steps []livestate.StepTime) []attrib.OutputRow {
 	if len(a.samples) == 0 || len(steps) == 0 {
 		return nil
 	}
