@@ -12,12 +12,6 @@ import (
 	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
-// Arm is one setting of a comparison: a set of flags.
-type Arm struct {
-	Name  string            // "attention=fused" or "A"/"B" style names
-	Flags map[string]string // key → value, applied together
-}
-
 // ErrBadFlag is wrapped by ParseFlagSpec errors.
 var ErrBadFlag = errors.New("bad --flag")
 
@@ -43,15 +37,15 @@ func ParseFlagSpec(s string) (livestate.FlagSpec, error) {
 // Arms combines flag specs into arms: the cartesian product of their
 // values, the first spec varying slowest. Repeated keys are an error. With
 // no specs there is one arm with no flags.
-func Arms(specs []livestate.FlagSpec) ([]Arm, error) {
+func Arms(specs []livestate.FlagSpec) ([]livestate.Arm, error) {
 	seen := map[string]bool{}
-	arms := []Arm{{Flags: map[string]string{}}}
+	arms := []livestate.Arm{{Flags: map[string]string{}}}
 	for _, sp := range specs {
 		if seen[sp.Key] {
 			return nil, fmt.Errorf("%w: %s given twice; put all values in one --flag %s=V1,V2", ErrBadFlag, sp.Key, sp.Key)
 		}
 		seen[sp.Key] = true
-		var next []Arm
+		var next []livestate.Arm
 		for _, a := range arms {
 			for _, v := range sp.Values {
 				f := make(map[string]string, len(a.Flags)+1)
@@ -59,7 +53,7 @@ func Arms(specs []livestate.FlagSpec) ([]Arm, error) {
 					f[k] = x
 				}
 				f[sp.Key] = v
-				next = append(next, Arm{Flags: f})
+				next = append(next, livestate.Arm{Flags: f})
 			}
 		}
 		arms = next

@@ -77,10 +77,10 @@ func (r *runner) run(ctx context.Context) (*livestate.CompareResult, error) {
 	}
 
 	// Per-row data from the recording.
-	armsOut := make([]attrib.Arm, len(r.arms))
-	var profiled []attrib.Arm // a command's arms of profiled steps (addRows)
+	armsOut := make([]attrib.ArmSteps, len(r.arms))
+	var profiled []attrib.ArmSteps // a command's arms of profiled steps (addRows)
 	for i, a := range r.arms {
-		armsOut[i] = attrib.Arm{Name: a.name, Flags: a.flags, Valid: a.invalid == "", Reason: a.invalid}
+		armsOut[i] = attrib.ArmSteps{Name: a.name, Flags: a.flags, Valid: a.invalid == "", Reason: a.invalid}
 	}
 	if rec != nil {
 		t, err := tracefile.Open(rec.Name(), tracefile.Options{Own: true})
@@ -101,7 +101,7 @@ func (r *runner) run(ctx context.Context) (*livestate.CompareResult, error) {
 	}
 
 	// Statistics.
-	var noise *attrib.Arm
+	var noise *attrib.ArmSteps
 	nArms := len(o.Arms)
 	if o.Noise {
 		noise = &armsOut[nArms]

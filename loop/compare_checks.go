@@ -30,7 +30,7 @@ import (
 // res (Consistency, Metrics, Audits); an arm with NaN/Inf in a checked
 // tensor, or that compiled frames during counted steps (agentCompiles),
 // becomes invalid in out, with its steps named.
-func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *livestate.CompareResult) {
+func (r *runner) agentChecks(t *tracer.Trace, out []attrib.ArmSteps, res *livestate.CompareResult) {
 	if len(t.Counters) == 0 || len(r.all) == 0 {
 		return
 	}
@@ -419,7 +419,7 @@ func envVerdict(v, lo, hi float64) string {
 
 // invalidate marks arm ai invalid for why, after any reason it already
 // has (an arm can fail several checks: NaN outputs, recompiles).
-func (r *runner) invalidate(out []attrib.Arm, ai int, why string) {
+func (r *runner) invalidate(out []attrib.ArmSteps, ai int, why string) {
 	if ai < len(out) {
 		out[ai].Valid = false
 		if out[ai].Reason != "" {

@@ -53,7 +53,7 @@ func TestLoggedNaNMetricInvalidatesArm(t *testing.T) {
 		}
 		tr.Counters = append(tr.Counters, tracer.Counter{Name: loss, TS: start + 100, Value: v})
 	}
-	out := []attrib.Arm{{Name: "A", Valid: true}, {Name: "B", Valid: true}}
+	out := []attrib.ArmSteps{{Name: "A", Valid: true}, {Name: "B", Valid: true}}
 	r.agentChecks(tr, out, &livestate.CompareResult{})
 	if !out[0].Valid {
 		t.Errorf("arm A invalid: %s", out[0].Reason)

@@ -21,7 +21,7 @@ import (
 //
 // spans are the session's steps in time order with their labels; per
 // holds each span's counter samples.
-func (r *runner) agentCompiles(spans []stepSpan, per map[int][]counterAt, armIdx map[string]int, out []attrib.Arm) {
+func (r *runner) agentCompiles(spans []stepSpan, per map[int][]counterAt, armIdx map[string]int, out []attrib.ArmSteps) {
 	type hit struct {
 		step   int64
 		frames float64

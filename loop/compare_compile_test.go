@@ -32,7 +32,7 @@ func TestAgentCompilesInvalidArm(t *testing.T) {
 	add("B", livestate.PhaseExtra, 4)
 	c := func(v float64) []counterAt { return []counterAt{{attrib.CompileFramesCounter, v}, {"metric.loss", 7}} }
 	per := map[int][]counterAt{0: c(3), 1: c(0), 2: c(0), 3: c(1), 4: c(0), 5: c(2), 6: c(1), 7: c(5)}
-	out := []attrib.Arm{{Name: "A", Valid: true}, {Name: "B", Valid: false, Reason: "exit status 1"}}
+	out := []attrib.ArmSteps{{Name: "A", Valid: true}, {Name: "B", Valid: false, Reason: "exit status 1"}}
 	r.agentCompiles(spans, per, map[string]int{"A": 0, "B": 1}, out)
 	if !out[0].Valid || r.arms[0].invalid != "" {
 		t.Errorf("arm A compiled only in warm-up but is invalid: %q", out[0].Reason)

@@ -21,7 +21,7 @@ type CompareOptions struct {
 	// Arms to compare; the first is the baseline A. Every arm's Flags are
 	// complete (flags held fixed appear in every arm, as Arms builds them).
 	// Two or more.
-	Arms []Arm
+	Arms []livestate.Arm
 	// Command is the program and arguments; empty runs the built-in loop.
 	Command []string
 	// Exe is the rlktop binary for the built-in loop's child ("" =
@@ -62,7 +62,7 @@ type CompareOptions struct {
 	StepTimeout time.Duration
 	// Stats tunes the statistics; MinSteps defaults to Steps (an arm that
 	// stopped early is invalid).
-	Stats attrib.CompareOptions
+	Stats attrib.StatsOptions
 	// Stdout and Stderr receive the child's output (nil: discarded; the
 	// stderr tail is kept for error messages either way).
 	Stdout, Stderr io.Writer

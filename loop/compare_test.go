@@ -52,7 +52,7 @@ func needBin(t *testing.T) string {
 }
 
 // tinyArms: the built-in loop at a tiny size, one arm per attention value.
-func tinyArms(t *testing.T, values string) []Arm {
+func tinyArms(t *testing.T, values string) []livestate.Arm {
 	t.Helper()
 	var specs []livestate.FlagSpec
 	for _, s := range []string{"attention=" + values, "envs=8", "layers=1", "width=24"} {
@@ -210,7 +210,7 @@ func TestCompareRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := []string{bin, DemoChildCommand, "--flag", "envs=8", "--flag", "layers=1", "--flag", "width=24"}
-	arms := []Arm{{Name: "X=1", Flags: map[string]string{"RLKTOP_TEST_X": "1"}}, {Name: "X=2", Flags: map[string]string{"RLKTOP_TEST_X": "2"}}}
+	arms := []livestate.Arm{{Name: "X=1", Flags: map[string]string{"RLKTOP_TEST_X": "1"}}, {Name: "X=2", Flags: map[string]string{"RLKTOP_TEST_X": "2"}}}
 	res, err := Compare(ctx, CompareOptions{Arms: arms, Command: cmd, Untraced: true, Steps: 2, Warmup: 1, Block: 1, StepTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +296,7 @@ func TestCompareOptionErrors(t *testing.T) {
 func TestCompareFailingCommand(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	arms := []Arm{{Name: "X=1", Flags: map[string]string{"RLKTOP_TEST_X": "1"}}, {Name: "X=2", Flags: map[string]string{"RLKTOP_TEST_X": "2"}}}
+	arms := []livestate.Arm{{Name: "X=1", Flags: map[string]string{"RLKTOP_TEST_X": "1"}}, {Name: "X=2", Flags: map[string]string{"RLKTOP_TEST_X": "2"}}}
 	res, err := Compare(ctx, CompareOptions{Arms: arms, Command: []string{"/bin/sh", "-c", "echo boom >&2; exit 3"}, Untraced: true, Steps: 2, Noise: true, StepTimeout: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)

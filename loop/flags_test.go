@@ -26,7 +26,7 @@ func TestPanelAndPlanAgree(t *testing.T) {
 	plan := func(command []string, key string, values ...string) *runner {
 		t.Helper()
 		r := &runner{o: CompareOptions{Command: command, Steps: 10,
-			Arms: []Arm{{Flags: map[string]string{key: values[0]}}, {Flags: map[string]string{key: values[1]}}}},
+			Arms: []livestate.Arm{{Flags: map[string]string{key: values[0]}}, {Flags: map[string]string{key: values[1]}}}},
 			builtin: len(command) == 0}
 		r.defaults()
 		if err := r.plan(); err != nil {

@@ -149,7 +149,7 @@ Times are integer ns.`,
 }
 
 // compareArms builds the arms from --preset and --flag.
-func compareArms(cf *compareFlags, builtin bool) ([]loop.Arm, error) {
+func compareArms(cf *compareFlags, builtin bool) ([]livestate.Arm, error) {
 	var specs []livestate.FlagSpec
 	if cf.preset != "" || cf.presetsPath != "" {
 		ps, err := loop.Presets(cf.presetsPath)

@@ -197,14 +197,14 @@ func TestReportStreamRefusesOverlap(t *testing.T) {
 	}
 	var doc struct {
 		Totals struct {
-			BusyNs int64 `json:"busy_ns"`
+			KernelBusyNs int64 `json:"busy_ns"`
 		} `json:"totals"`
 	}
 	if err := json.Unmarshal(reportJSON(t, p), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Totals.BusyNs != 70_000 {
-		t.Errorf("busy %d ns, want the union [20, 90) µs = 70000", doc.Totals.BusyNs)
+	if doc.Totals.KernelBusyNs != 70_000 {
+		t.Errorf("busy %d ns, want the union [20, 90) µs = 70000", doc.Totals.KernelBusyNs)
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 
 	"github.com/rlktop/rlktop/gpu/reading"
 	"github.com/rlktop/rlktop/internal/escape"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // Unknown is the value of a fact that could not be found out.
@@ -36,12 +37,6 @@ const Unknown = "unknown"
 // EnvPrefixes are the prefixes of environment variables recorded from the
 // environment in which rlktop runs (they change what GPU code does).
 var EnvPrefixes = []string{"CUDA_", "ROCM_", "HIP_", "TORCH_", "NCCL_", "PYTORCH_"}
-
-// Arm is one flag setting of the run (see loop.Arm).
-type Arm struct {
-	Name  string            `json:"name"`
-	Flags map[string]string `json:"flags"`
-}
 
 // Fingerprint is the SHA-256 of a file named with --fingerprint.
 type Fingerprint struct {
@@ -65,7 +60,7 @@ type Record struct {
 	Command    []string // the traced command; nil for the built-in loop
 	RlktopArgs []string // rlktop's own command line (os.Args)
 	Dir        string   // working directory of the command
-	Arms       []Arm
+	Arms       []livestate.Arm
 	Flags      []string          // the --flag specs as given
 	EnvSet     map[string]string // variables rlktop set for the child
 	Env        map[string]string // CUDA_*/ROCM_*/HIP_*/TORCH_*/NCCL_*/PYTORCH_* from the environment
@@ -92,7 +87,7 @@ type Options struct {
 	Command    []string
 	RlktopArgs []string // nil: os.Args
 	Dir        string   // "": os.Getwd
-	Arms       []Arm
+	Arms       []livestate.Arm
 	Flags      []string
 	EnvSet     map[string]string
 	Environ    []string // nil: os.Environ()

@@ -1042,7 +1042,7 @@ func (a *Aggregator) Snapshot() *Snapshot {
 	t := a.totals()
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, b := range a.busy {
-		t.BusyNs = addSat(t.BusyNs, b.all.total())
+		t.GPUBusyNs = addSat(t.GPUBusyNs, b.all.total())
 		t.KernelBusyNs = addSat(t.KernelBusyNs, b.kernTotal())
 		if b.all.started {
 			first, last = min(first, b.all.lo), max(last, b.all.cur.e)
@@ -1174,7 +1174,7 @@ func (s *Snapshot) overflowed() []string {
 		name string
 	}{
 		{t.KernelTotalNs, "the kernel total"}, {t.TransferNs, "the transfer total"},
-		{t.GPUTotalNs, "the GPU total"}, {t.BusyNs, "the busy time"},
+		{t.GPUTotalNs, "the GPU total"}, {t.GPUBusyNs, "the busy time"},
 		{t.KernelBusyNs, "the kernel busy time"}, {t.SpanNs, "the span"},
 	} {
 		if x.v == sat {
