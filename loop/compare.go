@@ -172,7 +172,7 @@ func (r *runner) execute(ctx context.Context, rec *os.File) error {
 		NoProfileMemory: o.NoProfileMemory,
 		PySampleHz:      o.PySampleHz,
 		Session: session.Options{Rules: o.Rules, Source: src, MaxSteps: 1 << 20,
-			WindowNs: int64(time.Second), WindowMaxEvents: 1 << 12},
+			RecentNs: int64(time.Second), RecentMaxEvents: 1 << 12},
 		Stdout:        o.Stdout,
 		StderrCopy:    o.Stderr,
 		Attach:        o.Attach,

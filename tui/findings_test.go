@@ -171,7 +171,7 @@ func TestFindingsAfterFlip(t *testing.T) {
 			for _, s := range c.steps {
 				win.Steps = append(win.Steps, attrib.StepRow{Step: s})
 			}
-			msg.State.Window = &win
+			msg.State.Recent = &win
 			m := newLive(t, 80, 24, &fakeCtl{})
 			m.Update(msg)
 			for m.Focused().Title() != "Findings" {

@@ -142,7 +142,7 @@ type live struct {
 	note           string
 
 	paused bool // display frozen
-	window bool // show State.Window
+	window bool // show State.Recent
 
 	recPath     string
 	recStarting bool
@@ -266,8 +266,8 @@ func (l *live) snapshot() *attrib.Snapshot {
 	if l.state == nil {
 		return nil
 	}
-	if l.window && l.state.Window != nil {
-		return l.state.Window
+	if l.window && l.state.Recent != nil {
+		return l.state.Recent
 	}
 	return l.state.Cumulative
 }
@@ -479,10 +479,10 @@ func onOff(b bool) string {
 }
 
 func windowText(st *livestate.State) string {
-	if st == nil || st.WindowNs <= 0 {
+	if st == nil || st.RecentNs <= 0 {
 		return "window"
 	}
-	return views.FormatNs(st.WindowNs)
+	return views.FormatNs(st.RecentNs)
 }
 
 // flip requests the next value of flag k.

@@ -84,7 +84,7 @@ func liveState(attention string, tracing bool) *livestate.State {
 	cum.Source, cum.Format, cum.Warnings = "live: built-in RL loop", "rlktop", nil
 	win := *cum
 	win.Kernels = cum.Kernels[:2]
-	st := &livestate.State{Cumulative: cum, Window: &win, WindowNs: 5e9, StepCount: 30, StepsPerSec: 6.5, Events: 12345}
+	st := &livestate.State{Cumulative: cum, Recent: &win, RecentNs: 5e9, StepCount: 30, StepsPerSec: 6.5, Events: 12345}
 	for i := int64(0); i < 30; i++ {
 		st.Steps = append(st.Steps, livestate.StepTime{Step: i, PID: 7, DurNs: 100e6 + (i%5)*20e6})
 	}

@@ -31,7 +31,7 @@ import (
 // is the steady state a long session runs in: the events of the last 400
 // steps per CPU-second of the whole process (GC included) while they are
 // ingested, after 600 steps (about 300,000 events) have filled the window
-// to its bound (Options.WindowMaxEvents) and grown the tables;
+// to its bound (Options.RecentMaxEvents) and grown the tables;
 // cold-events/cpu-s counts every step, the session's start included.
 func BenchmarkIngest(b *testing.B) {
 	for _, shape := range []string{"loop", "cupti"} {

@@ -56,8 +56,8 @@ func TestSessionPySamples(t *testing.T) {
 	}
 	st := sess.Snapshot()
 	p := st.Cumulative.Python
-	if p == nil || p.Samples != 5 || p.Steps != 3 || p.Dropped != 2 || st.Window.Python == nil || st.Window.Python.Samples != 5 {
-		t.Fatalf("live profile %+v, window %+v", p, st.Window.Python)
+	if p == nil || p.Samples != 5 || p.Steps != 3 || p.Dropped != 2 || st.Recent.Python == nil || st.Recent.Python.Samples != 5 {
+		t.Fatalf("live profile %+v, window %+v", p, st.Recent.Python)
 	}
 	fr := p.Functions("env_step")
 	if len(fr) != 2 || fr[0].Function != "play_move" || fr[0].Self != 5 || fr[0].Where() != "game.py:88" || fr[1].Function != "main" || fr[1].Total != 5 {

@@ -162,7 +162,7 @@ func unionLen(iv [][2]int64) int64 {
 // the session began, the lower median of its kept step times (steps, up
 // to Options.MaxSteps of all processes), first step start to latest step
 // end — so that a rank's step count is the one the Steps view and the
-// header give, not the steps in the last WindowNs. Every other figure
+// header give, not the steps in the last RecentNs. Every other figure
 // (operators, busy, communication, waits) stays the window's. nil when
 // win is nil.
 func wholeRun(win *attrib.RankSummary, pids []int32, runs map[int32]procRun, steps []livestate.StepTime) *attrib.RankSummary {

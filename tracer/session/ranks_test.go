@@ -31,8 +31,8 @@ func TestLiveRanks(t *testing.T) {
 	}
 	st := sess.Snapshot()
 	r := st.Cumulative.Ranks
-	if r == nil || st.Window.Ranks == nil || len(r.Sources) != 2 || !r.ByRank {
-		t.Fatalf("ranks %+v (window %+v)", r, st.Window.Ranks)
+	if r == nil || st.Recent.Ranks == nil || len(r.Sources) != 2 || !r.ByRank {
+		t.Fatalf("ranks %+v (window %+v)", r, st.Recent.Ranks)
 	}
 	r0, r1 := r.Sources[0], r.Sources[1]
 	if r0.Rank != 0 || r0.Name != "pid 20" || r0.RankFrom != attrib.RankFromTrace || r0.World != 2 || r1.Rank != 1 || r1.Name != "pid 10" {
@@ -293,7 +293,7 @@ func TestLiveRanksTracedSteps(t *testing.T) {
 // what starts before newest end - 350) keeps rank 0's steps 7–10 and rank
 // 1's 6–8.
 func TestLiveRanksWholeRun(t *testing.T) {
-	sess := New(Options{LinkDelay: time.Millisecond, WindowNs: 350})
+	sess := New(Options{LinkDelay: time.Millisecond, RecentNs: 350})
 	defer sess.Close()
 	var ws [2]*wire.Writer
 	var pipes [2]net.Conn
@@ -334,7 +334,7 @@ func TestLiveRanksWholeRun(t *testing.T) {
 		t.Fatal("pipes did not end")
 	}
 	st := sess.Snapshot()
-	c, w := st.Cumulative.Ranks, st.Window.Ranks
+	c, w := st.Cumulative.Ranks, st.Recent.Ranks
 	if c == nil || w == nil || len(c.Sources) != 2 || len(w.Sources) != 2 {
 		t.Fatalf("ranks: cumulative %+v window %+v", c, w)
 	}
@@ -407,5 +407,5 @@ type namedSnap struct {
 
 // bothSnaps is st's cumulative and window snapshots.
 func bothSnaps(st *livestate.State) []namedSnap {
-	return []namedSnap{{"cumulative", st.Cumulative}, {"window", st.Window}}
+	return []namedSnap{{"cumulative", st.Cumulative}, {"window", st.Recent}}
 }

@@ -15,7 +15,7 @@
 //	sess := session.New(session.Options{Rules: rules, Source: "live: " + cmd})
 //	addr, err := sess.Listen()        // child env: RLKTOP_SOCKET=addr
 //	...start the child...
-//	st := sess.Snapshot()             // ~10 Hz: st.Cumulative, st.Window, st.Steps, st.Children
+//	st := sess.Snapshot()             // ~10 Hz: st.Cumulative, st.Recent, st.Steps, st.Children
 //	sess.Control("attention", "fused") // applied by the child at its next step; ack → st.Marks
 //	sess.Record(f)                    // tee to a recording; sess.StopRecording()
 //	sess.Meta(runRecord)              // run record into recordings
@@ -58,13 +58,13 @@ type Options struct {
 	Peak func(*attrib.Snapshot)
 	// Source is shown as the snapshots' Source ("live: <command>").
 	Source string
-	// WindowNs is the span of the "current window" aggregate, ns of trace
+	// RecentNs is the span of the "current window" aggregate, ns of trace
 	// time back from the newest event (default 5 s).
-	WindowNs int64
-	// WindowMaxEvents bounds the GPU events kept for the window (default
+	RecentNs int64
+	// RecentMaxEvents bounds the GPU events kept for the window (default
 	// 1<<18, about 20 MB); beyond it the oldest leave early. Each Snapshot
 	// that rebuilds the window aggregates them afresh.
-	WindowMaxEvents int
+	RecentMaxEvents int
 	// LinkDelay is how long a GPU event may wait for the step that encloses
 	// its launch before it is attributed with what is known (default 2 s).
 	LinkDelay time.Duration
@@ -151,11 +151,11 @@ type Session struct {
 // New returns a session; it starts a goroutine for delayed linking, stopped
 // by Close.
 func New(opts Options) *Session {
-	if opts.WindowNs <= 0 {
-		opts.WindowNs = 5e9
+	if opts.RecentNs <= 0 {
+		opts.RecentNs = 5e9
 	}
-	if opts.WindowMaxEvents <= 0 {
-		opts.WindowMaxEvents = 1 << 18
+	if opts.RecentMaxEvents <= 0 {
+		opts.RecentMaxEvents = 1 << 18
 	}
 	if opts.LinkDelay <= 0 {
 		opts.LinkDelay = 2 * time.Second
@@ -315,19 +315,19 @@ func (s *Session) Snapshot() *livestate.State {
 		s.mu.Unlock()
 	}
 	w := &s.recent
-	st.Window, st.Timeline = w.snap, w.timeline
+	st.Recent, st.Timeline = w.snap, w.timeline
 	st.Cumulative.Python = in.cumPy
-	if st.Window != nil && st.Window.Python != in.winPy {
-		w := *st.Window // shared with earlier States
+	if st.Recent != nil && st.Recent.Python != in.winPy {
+		w := *st.Recent // shared with earlier States
 		w.Python = in.winPy
-		st.Window = &w
+		st.Recent = &w
 	}
 	if m := s.memModel(); m != nil {
 		st.Cumulative.Memory = m
-		if st.Window != nil {
-			w := *st.Window // shared with earlier States
+		if st.Recent != nil {
+			w := *st.Recent // shared with earlier States
 			w.Memory = m
-			st.Window = &w
+			st.Recent = &w
 		}
 	}
 	// Several processes: each one's numbers over the window, its steps
@@ -341,10 +341,10 @@ func (s *Session) Snapshot() *livestate.State {
 	}
 	if p := s.opts.Peak; p != nil {
 		p(st.Cumulative)
-		if st.Window != nil && st.Window.HasWork() {
-			w := *st.Window // shared with earlier States
+		if st.Recent != nil && st.Recent.HasWork() {
+			w := *st.Recent // shared with earlier States
 			p(&w)
-			st.Window = &w
+			st.Recent = &w
 		}
 	}
 	if len(st.Warnings) > 0 {
@@ -352,10 +352,10 @@ func (s *Session) Snapshot() *livestate.State {
 		// --listen refusals) travel with the snapshots every view and
 		// report reads: the TUI's W list, run --headless's report.
 		st.Cumulative.Warnings = append(slices.Clip(st.Cumulative.Warnings), st.Warnings...)
-		if st.Window != nil {
-			w := *st.Window
+		if st.Recent != nil {
+			w := *st.Recent
 			w.Warnings = append(slices.Clip(w.Warnings), st.Warnings...)
-			st.Window = &w
+			st.Recent = &w
 		}
 	}
 	s.cache, s.cacheVer = st, ver
@@ -409,7 +409,7 @@ func (s *Session) snapshotLocked(now time.Time) (*livestate.State, snapInput) {
 	s.cum.SetLive(devs, dropped)
 	st := &livestate.State{
 		Cumulative: s.cum.Snapshot(),
-		WindowNs:   s.opts.WindowNs,
+		RecentNs:   s.opts.RecentNs,
 		StepCount:  s.steps.count,
 		Steps:      s.steps.recent(),
 		Marks:      slices.Clone(s.marks),
@@ -421,7 +421,7 @@ func (s *Session) snapshotLocked(now time.Time) (*livestate.State, snapInput) {
 		Pending:    s.link.pending(),
 		Counters:   s.counterValues(),
 	}
-	st.StepsPerSec = stepsPerSec(st.Steps, s.opts.WindowNs)
+	st.StepsPerSec = stepsPerSec(st.Steps, s.opts.RecentNs)
 	if n := s.link.lateCount; n > 0 {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("%d GPU events arrived after the ranges around their launch were forgotten; their stage may be missing", n))
 	}
@@ -447,7 +447,7 @@ func (s *Session) snapshotLocked(now time.Time) (*livestate.State, snapInput) {
 	}
 	in.cumPy, in.winPy = s.pyProfiles()
 	w := &s.recent
-	in.rebuild = w.snap == nil || w.stale || (w.builtVer != s.version && now.Sub(w.at) >= minWindowRebuild)
+	in.rebuild = w.snap == nil || w.stale || (w.builtVer != s.version && now.Sub(w.at) >= minRecentRebuild)
 	w.stale = false
 	in.window.procs = procs
 	if in.rebuild {

@@ -194,7 +194,7 @@ func TestSessionEndToEnd(t *testing.T) {
 	}
 	st := sess.Snapshot()
 	checkSnapshot(t, "cumulative", st.Cumulative)
-	checkSnapshot(t, "window", st.Window)
+	checkSnapshot(t, "window", st.Recent)
 	if st.StepCount != nSteps || len(st.Steps) != nSteps {
 		t.Fatalf("steps %d %d", st.StepCount, len(st.Steps))
 	}
@@ -348,7 +348,7 @@ func TestSessionPipe(t *testing.T) {
 	}
 	sess.Reset()
 	st = sess.Snapshot()
-	if len(st.Cumulative.Kernels) != 0 || len(st.Window.Kernels) != 0 || st.Dropped != 42 || len(st.Children) != 1 {
+	if len(st.Cumulative.Kernels) != 0 || len(st.Recent.Kernels) != 0 || st.Dropped != 42 || len(st.Children) != 1 {
 		t.Fatalf("after Reset: %+v", st)
 	}
 }

@@ -202,8 +202,8 @@ func TestSessionWarningsInSnapshots(t *testing.T) {
 			if !slices.Contains(st.Cumulative.Warnings, want) {
 				t.Errorf("cumulative snapshot warnings %q lack it", st.Cumulative.Warnings)
 			}
-			if st.Window != nil && !slices.Contains(st.Window.Warnings, want) {
-				t.Errorf("window snapshot warnings %q lack it", st.Window.Warnings)
+			if st.Recent != nil && !slices.Contains(st.Recent.Warnings, want) {
+				t.Errorf("window snapshot warnings %q lack it", st.Recent.Warnings)
 			}
 			return
 		}
