@@ -682,7 +682,7 @@ func (a *Aggregator) flushCells() {
 // NewContexts tells the Aggregator that the events of the source named by
 // strs come with new contexts from now on: context IDs restart and mean
 // something else (each window and part of a streamed trace has its own,
-// tracefile.Window.Contexts). Open cells are added and what was worked out
+// tracefile.Capture.Contexts). Open cells are added and what was worked out
 // per context ID is forgotten.
 func (a *Aggregator) NewContexts(strs *tracer.Strings) {
 	for _, b := range a.bindings {
