@@ -25,34 +25,9 @@ import (
 	"github.com/rlktop/rlktop/gpu/rocmsmi"
 )
 
-// Re-exported reading types (defined in gpu/reading so that the binding
-// packages need not import this one).
-type (
-	// DeviceSample is one device's telemetry; see reading.Device.
-	DeviceSample = reading.Device
-	// Process is a process holding a device context; see reading.Process.
-	Process = reading.Process
-	// Info is the driver stack and static device properties; see
-	// reading.Info.
-	Info = reading.Info
-	// Backend is one vendor's telemetry source; see reading.Backend.
-	Backend = reading.Backend
-	// ProcSample is the watched child tree's CPU and memory; see proc.Stat.
-	ProcSample = proc.Stat
-	// Sample is the telemetry of every device and of the watched child at
-	// one instant; see reading.Sample.
-	Sample = reading.Sample
-	// CoTenant is a process sharing a device with the watched child; see
-	// reading.CoTenant.
-	CoTenant = reading.CoTenant
-)
-
-// Unknown marks a numeric field that could not be read.
-const Unknown = reading.Unknown
-
 // Sampler produces telemetry samples.
 type Sampler interface {
-	Sample() (Sample, error)
+	Sample() (reading.Sample, error)
 }
 
 // Options tune OpenWith. The zero value is what Open uses.
@@ -64,19 +39,19 @@ type Options struct {
 	ProcRoot string // /proc mount point; "" is /proc
 	// Backends, when non-nil, are used instead of opening NVML and ROCm
 	// SMI (tests, replay).
-	Backends []Backend
+	Backends []reading.Backend
 }
 
 // Monitor samples the GPU backends that opened and the watched child.
 // It implements Sampler and is safe for concurrent use.
 type Monitor struct {
-	backends []Backend
+	backends []reading.Backend
 	lines    []string
 	proc     *proc.Sampler
 	procRoot string
 
 	mu       sync.Mutex
-	infos    []Info
+	infos    []reading.Info
 	infoDone bool
 }
 
@@ -151,10 +126,10 @@ func (m *Monitor) HasGPU() bool { return len(m.backends) > 0 }
 
 // Infos returns the driver versions and device properties of each open
 // backend (read once at Open), for the run record.
-func (m *Monitor) Infos() []Info {
+func (m *Monitor) Infos() []reading.Info {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]Info(nil), m.infos...)
+	return append([]reading.Info(nil), m.infos...)
 }
 
 // Watch sets the child whose process tree is sampled and against which
@@ -173,8 +148,8 @@ func (m *Monitor) Close() error {
 // Sample reads every backend and the watched child. It returns an error
 // only when nothing at all could be read; partial failures are listed in
 // Sample.Errors and in each device's Errors.
-func (m *Monitor) Sample() (Sample, error) {
-	s := Sample{TS: time.Now().UnixNano()}
+func (m *Monitor) Sample() (reading.Sample, error) {
+	s := reading.Sample{TS: time.Now().UnixNano()}
 	for _, b := range m.backends {
 		devs, err := b.Read()
 		if err != nil {
@@ -204,7 +179,7 @@ func (m *Monitor) Sample() (Sample, error) {
 // coTenants lists device processes outside tree. When no device pid is
 // visible in procRoot, the driver's pids are from another namespace and
 // nothing can be judged (foreign true, no co-tenants).
-func coTenants(devs []DeviceSample, tree []int, procRoot string) (out []CoTenant, foreign bool) {
+func coTenants(devs []reading.Device, tree []int, procRoot string) (out []reading.CoTenant, foreign bool) {
 	ours := make(map[int]bool, len(tree))
 	for _, p := range tree {
 		ours[p] = true
@@ -220,7 +195,7 @@ func coTenants(devs []DeviceSample, tree []int, procRoot string) (out []CoTenant
 			if _, err := os.Stat(filepath.Join(procRoot, strconv.Itoa(p.PID))); err == nil {
 				visible = true
 			}
-			out = append(out, CoTenant{Device: d.Index, Vendor: d.Vendor, PID: p.PID, UsedMemBytes: p.UsedMemBytes})
+			out = append(out, reading.CoTenant{Device: d.Index, Vendor: d.Vendor, PID: p.PID, UsedMemBytes: p.UsedMemBytes})
 		}
 	}
 	if any && !visible {

@@ -114,7 +114,7 @@ func TestCoTenants(t *testing.T) {
 		MemUsedBytes: 1 << 30, MemTotalBytes: 80 << 30, PowerMW: 300000, PowerLimitMW: 700000,
 		SMClockMHz: 1980, MemClockMHz: 2619, TempC: 55, Throttle: []string{"gpu_idle", "sw_power_cap"}, ThrottleKnown: true,
 		Processes: []reading.Process{{PID: grandchild, UsedMemBytes: 1 << 29}, {PID: self, UsedMemBytes: 1 << 20}}}}}
-	m, status := OpenWith(Options{Backends: []Backend{fb}})
+	m, status := OpenWith(Options{Backends: []reading.Backend{fb}})
 	if !strings.Contains(status, "driver 550.1, CUDA 12.4") {
 		t.Errorf("status %q", status)
 	}
@@ -161,11 +161,11 @@ func TestCoTenants(t *testing.T) {
 
 type countingSampler struct{ n int }
 
-func (c *countingSampler) Sample() (Sample, error) {
+func (c *countingSampler) Sample() (reading.Sample, error) {
 	c.n++
-	return Sample{TS: int64(c.n), Devices: []DeviceSample{{Index: 1, UtilPct: c.n, MemUtilPct: Unknown,
-		MemUsedBytes: Unknown, MemTotalBytes: Unknown, PowerMW: Unknown, PowerLimitMW: Unknown,
-		SMClockMHz: Unknown, MemClockMHz: Unknown, TempC: Unknown}}}, nil
+	return reading.Sample{TS: int64(c.n), Devices: []reading.Device{{Index: 1, UtilPct: c.n, MemUtilPct: reading.Unknown,
+		MemUsedBytes: reading.Unknown, MemTotalBytes: reading.Unknown, PowerMW: reading.Unknown, PowerLimitMW: reading.Unknown,
+		SMClockMHz: reading.Unknown, MemClockMHz: reading.Unknown, TempC: reading.Unknown}}}, nil
 }
 
 func TestPoller(t *testing.T) {

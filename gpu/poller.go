@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rlktop/rlktop/gpu/reading"
 	"github.com/rlktop/rlktop/tracer"
 )
 
@@ -35,7 +36,7 @@ func CounterNames() []string {
 // AppendCounters appends s as counter samples at s.TS, naming tracks
 // through id (e.g. a *tracer.Strings' Intern). Unknown values are left
 // out; gpu.cotenants is written only while a child is watched.
-func AppendCounters(dst []tracer.Counter, s *Sample, id func(string) tracer.StrID) []tracer.Counter {
+func AppendCounters(dst []tracer.Counter, s *reading.Sample, id func(string) tracer.StrID) []tracer.Counter {
 	add := func(name string, dev int32, v float64) {
 		dst = append(dst, tracer.Counter{TS: s.TS, Name: id(name), Device: dev, Value: v})
 	}
@@ -80,7 +81,7 @@ func AppendCounters(dst []tracer.Counter, s *Sample, id func(string) tracer.StrI
 // Reading is what a Poller delivers: the sample, its counters, and the
 // error of a failed sample (then Sample may be partial).
 type Reading struct {
-	Sample   Sample
+	Sample   reading.Sample
 	Counters []tracer.Counter
 	Err      error
 }

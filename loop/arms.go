@@ -9,48 +9,43 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
-
-// Arm is one setting of a comparison: a set of flags.
-type Arm struct {
-	Name  string            // "attention=fused" or "A"/"B" style names
-	Flags map[string]string // key → value, applied together
-}
 
 // ErrBadFlag is wrapped by ParseFlagSpec errors.
 var ErrBadFlag = errors.New("bad --flag")
 
 // ParseFlagSpec parses "K=V1,V2,…". A single value is allowed (a flag held
 // fixed in every arm).
-func ParseFlagSpec(s string) (FlagSpec, error) {
+func ParseFlagSpec(s string) (livestate.FlagSpec, error) {
 	k, v, ok := strings.Cut(s, "=")
 	k = strings.TrimSpace(k)
 	if !ok || k == "" || v == "" {
-		return FlagSpec{}, fmt.Errorf("%w %q: want KEY=VALUE[,VALUE…], e.g. attention=math,fused", ErrBadFlag, s)
+		return livestate.FlagSpec{}, fmt.Errorf("%w %q: want KEY=VALUE[,VALUE…], e.g. attention=math,fused", ErrBadFlag, s)
 	}
 	var vals []string
 	for _, x := range strings.Split(v, ",") {
 		x = strings.TrimSpace(x)
 		if x == "" {
-			return FlagSpec{}, fmt.Errorf("%w %q: empty value", ErrBadFlag, s)
+			return livestate.FlagSpec{}, fmt.Errorf("%w %q: empty value", ErrBadFlag, s)
 		}
 		vals = append(vals, x)
 	}
-	return FlagSpec{Key: k, Values: vals}, nil
+	return livestate.FlagSpec{Key: k, Values: vals}, nil
 }
 
 // Arms combines flag specs into arms: the cartesian product of their
 // values, the first spec varying slowest. Repeated keys are an error. With
 // no specs there is one arm with no flags.
-func Arms(specs []FlagSpec) ([]Arm, error) {
+func Arms(specs []livestate.FlagSpec) ([]livestate.Arm, error) {
 	seen := map[string]bool{}
-	arms := []Arm{{Flags: map[string]string{}}}
+	arms := []livestate.Arm{{Flags: map[string]string{}}}
 	for _, sp := range specs {
 		if seen[sp.Key] {
 			return nil, fmt.Errorf("%w: %s given twice; put all values in one --flag %s=V1,V2", ErrBadFlag, sp.Key, sp.Key)
 		}
 		seen[sp.Key] = true
-		var next []Arm
+		var next []livestate.Arm
 		for _, a := range arms {
 			for _, v := range sp.Values {
 				f := make(map[string]string, len(a.Flags)+1)
@@ -58,13 +53,13 @@ func Arms(specs []FlagSpec) ([]Arm, error) {
 					f[k] = x
 				}
 				f[sp.Key] = v
-				next = append(next, Arm{Flags: f})
+				next = append(next, livestate.Arm{Flags: f})
 			}
 		}
 		arms = next
 	}
 	for i := range arms {
-		arms[i].Name = ArmName(arms[i].Flags, specs)
+		arms[i].Name = livestate.ArmName(arms[i].Flags, specs)
 	}
 	return arms, nil
 }
@@ -79,7 +74,7 @@ type Preset struct {
 
 // Specs returns the preset's flag specs for a command (builtin=false) or the
 // built-in loop, sorted by key for a stable arm order.
-func (p Preset) Specs(builtin bool) []FlagSpec {
+func (p Preset) Specs(builtin bool) []livestate.FlagSpec {
 	m := p.Command
 	if builtin {
 		m = p.Builtin
@@ -89,9 +84,9 @@ func (p Preset) Specs(builtin bool) []FlagSpec {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var out []FlagSpec
+	var out []livestate.FlagSpec
 	for _, k := range keys {
-		out = append(out, FlagSpec{Key: k, Values: m[k]})
+		out = append(out, livestate.FlagSpec{Key: k, Values: m[k]})
 	}
 	return out
 }

@@ -6,13 +6,15 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 func TestArmsProduct(t *testing.T) {
 	a, _ := ParseFlagSpec("attention=math,fused")
 	b, _ := ParseFlagSpec("qkv=separate,fused")
 	c, _ := ParseFlagSpec("envs=64")
-	arms, err := Arms([]FlagSpec{a, b, c})
+	arms, err := Arms([]livestate.FlagSpec{a, b, c})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +41,7 @@ func TestParseFlagSpecErrors(t *testing.T) {
 		}
 	}
 	a, _ := ParseFlagSpec("k=1,2")
-	if _, err := Arms([]FlagSpec{a, a}); err == nil || !strings.Contains(err.Error(), "given twice") {
+	if _, err := Arms([]livestate.FlagSpec{a, a}); err == nil || !strings.Contains(err.Error(), "given twice") {
 		t.Fatalf("duplicate key: %v", err)
 	}
 }

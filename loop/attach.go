@@ -16,6 +16,7 @@ import (
 
 	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/tracer/cupti/launch"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/pyagent"
 	"github.com/rlktop/rlktop/tracer/session"
 )
@@ -390,7 +391,7 @@ func waitHello(ctx context.Context, s *session.Session, t Target, folder string)
 func newAttachedSupervisor(t Target, detach func(time.Duration), agentLeft func() string, note string) *Supervisor {
 	s := NewSupervisor(Spec{})
 	s.attached = detach
-	s.status = Status{State: Running, PID: t.PID, Started: time.Now(), Attached: true}
+	s.status = livestate.Status{State: livestate.Running, PID: t.PID, Started: time.Now(), Attached: true}
 	s.done = make(chan struct{})
 	s.out.notice(note)
 	go s.watchAttached(t, agentLeft)
@@ -421,10 +422,10 @@ func (s *Supervisor) watchAttached(t Target, agentLeft func() string) {
 	st := s.status
 	st.ExitCode = -1 // not rlktop's child: its status is its parent's to read
 	if why != "" {
-		st.State = Stopped
+		st.State = livestate.Stopped
 		st.Detached = why
 	} else {
-		st.State = Exited
+		st.State = livestate.Exited
 	}
 	s.status = st
 	s.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/session"
 )
 
@@ -187,7 +188,7 @@ func TestAttachPlainPython(t *testing.T) {
 			during := last()
 			if how == "detach" {
 				l.Sup.Stop(3 * time.Second)
-				if st := l.Sup.Status(); st.State != Running {
+				if st := l.Sup.Status(); st.State != livestate.Running {
 					t.Errorf("after detaching the process is %s", st.Describe())
 				}
 				l.Close()

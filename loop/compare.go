@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
@@ -36,7 +37,7 @@ var ErrCompare = errors.New("compare")
 // hold NaN is invalid, with the reason in ArmStats.Reason; the comparison
 // still returns. Errors are for unusable options, a failed listener or
 // recording, ctx ending, and a recording that cannot be read back.
-func Compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
+func Compare(ctx context.Context, o CompareOptions) (*livestate.CompareResult, error) {
 	if len(o.Arms) < 2 {
 		return nil, fmt.Errorf("%w: %d arm(s); give a flag with two or more values (--flag attention=math,fused) or a preset", ErrCompare, len(o.Arms))
 	}
@@ -53,13 +54,13 @@ func Compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
 	return res, err
 }
 
-func (r *runner) run(ctx context.Context) (*CompareResult, error) {
+func (r *runner) run(ctx context.Context) (*livestate.CompareResult, error) {
 	o := r.o
-	res := &CompareResult{Mode: "restart", Schedule: []StepLabel{}}
+	res := &livestate.CompareResult{Mode: "restart", Schedule: []livestate.StepLabel{}}
 	if r.live {
 		res.Mode = "live"
 	}
-	r.labels = map[stepKey]StepLabel{}
+	r.labels = map[stepKey]livestate.StepLabel{}
 
 	var rec *os.File
 	if r.arms[0].invalid == "" {
@@ -76,10 +77,10 @@ func (r *runner) run(ctx context.Context) (*CompareResult, error) {
 	}
 
 	// Per-row data from the recording.
-	armsOut := make([]attrib.Arm, len(r.arms))
-	var profiled []attrib.Arm // a command's arms of profiled steps (addRows)
+	armsOut := make([]attrib.ArmSteps, len(r.arms))
+	var profiled []attrib.ArmSteps // a command's arms of profiled steps (addRows)
 	for i, a := range r.arms {
-		armsOut[i] = attrib.Arm{Name: a.name, Flags: a.flags, Valid: a.invalid == "", Reason: a.invalid}
+		armsOut[i] = attrib.ArmSteps{Name: a.name, Flags: a.flags, Valid: a.invalid == "", Reason: a.invalid}
 	}
 	if rec != nil {
 		t, err := tracefile.Open(rec.Name(), tracefile.Options{Own: true})
@@ -100,7 +101,7 @@ func (r *runner) run(ctx context.Context) (*CompareResult, error) {
 	}
 
 	// Statistics.
-	var noise *attrib.Arm
+	var noise *attrib.ArmSteps
 	nArms := len(o.Arms)
 	if o.Noise {
 		noise = &armsOut[nArms]
@@ -171,7 +172,7 @@ func (r *runner) execute(ctx context.Context, rec *os.File) error {
 		NoProfileMemory: o.NoProfileMemory,
 		PySampleHz:      o.PySampleHz,
 		Session: session.Options{Rules: o.Rules, Source: src, MaxSteps: 1 << 20,
-			WindowNs: int64(time.Second), WindowMaxEvents: 1 << 12},
+			RecentNs: int64(time.Second), RecentMaxEvents: 1 << 12},
 		Stdout:        o.Stdout,
 		StderrCopy:    o.Stderr,
 		Attach:        o.Attach,

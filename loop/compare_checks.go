@@ -10,6 +10,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // The Python agent's output checks (rlktop.check, probe, audit, log) reach
@@ -29,7 +30,7 @@ import (
 // res (Consistency, Metrics, Audits); an arm with NaN/Inf in a checked
 // tensor, or that compiled frames during counted steps (agentCompiles),
 // becomes invalid in out, with its steps named.
-func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResult) {
+func (r *runner) agentChecks(t *tracer.Trace, out []attrib.ArmSteps, res *livestate.CompareResult) {
 	if len(t.Counters) == 0 || len(r.all) == 0 {
 		return
 	}
@@ -84,7 +85,7 @@ func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResu
 		what string
 	}
 	nanSteps := map[int][]nanAt{}
-	checks := map[[2]string]*CheckSummary{}
+	checks := map[[2]string]*livestate.CheckSummary{}
 	lastSpan := map[[2]string]int{} // 1 + the span index last counted
 	for i, cs := range per {
 		for _, c := range cs {
@@ -105,7 +106,7 @@ func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResu
 			k := [2]string{chk, spans[i].label.Arm}
 			cs := checks[k]
 			if cs == nil {
-				cs = &CheckSummary{Name: chk, Arm: k[1], NaNSteps: []int64{}}
+				cs = &livestate.CheckSummary{Name: chk, Arm: k[1], NaNSteps: []int64{}}
 				checks[k] = cs
 			}
 			if lastSpan[k] != i+1 { // several checks of one name in a step count once
@@ -123,7 +124,7 @@ func (r *runner) agentChecks(t *tracer.Trace, out []attrib.Arm, res *CompareResu
 		cs.NaNSteps = slices.Compact(cs.NaNSteps)
 		res.Checks = append(res.Checks, *cs)
 	}
-	slices.SortFunc(res.Checks, func(a, b CheckSummary) int {
+	slices.SortFunc(res.Checks, func(a, b livestate.CheckSummary) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(armIdx[a.Arm], armIdx[b.Arm]))
 	})
 	for ai, ns := range nanSteps {
@@ -156,12 +157,12 @@ func spanAt(spans []stepSpan, ts int64) int {
 // agentProbes turns the probe samples at each switch (old arm → new arm)
 // into one consistency row per arm but A: the switches between it and A,
 // either way (A′'s row: A against A′, the same flags).
-func (r *runner) agentProbes(spans []stepSpan, probes map[int][]counterAt, armIdx map[string]int, res *CompareResult) {
+func (r *runner) agentProbes(spans []stepSpan, probes map[int][]counterAt, armIdx map[string]int, res *livestate.CompareResult) {
 	if len(probes) == 0 {
 		return
 	}
 	a0 := r.arms[0].name
-	rows := map[string]*ArmConsistency{}
+	rows := map[string]*livestate.ArmConsistency{}
 	for j, cs := range probes {
 		oldArm, newArm := spans[j-1].label.Arm, spans[j].label.Arm
 		var other string
@@ -190,7 +191,7 @@ func (r *runner) agentProbes(spans []stepSpan, probes map[int][]counterAt, armId
 			key := other + "\x00" + p
 			row := rows[key]
 			if row == nil {
-				row = &ArmConsistency{Arm: other, Probe: p, Bitwise: true}
+				row = &livestate.ArmConsistency{Arm: other, Probe: p, Bitwise: true}
 				rows[key] = row
 			}
 			row.Switches++
@@ -221,11 +222,11 @@ func (r *runner) agentProbes(spans []stepSpan, probes map[int][]counterAt, armId
 
 // agentMetrics compares each metric per arm with the A/A′ envelope, step
 // by step over counted steps (k-th with k-th) and on the means.
-func (r *runner) agentMetrics(spans []stepSpan, per map[int][]counterAt, res *CompareResult) {
+func (r *runner) agentMetrics(spans []stepSpan, per map[int][]counterAt, res *livestate.CompareResult) {
 	vals := map[string]map[string][]float64{} // metric → arm → per counted step
 	counted := map[string]int{}
 	for i, sp := range spans {
-		if sp.label.Phase != PhaseCounted {
+		if sp.label.Phase != livestate.PhaseCounted {
 			continue
 		}
 		counted[sp.label.Arm]++
@@ -266,7 +267,7 @@ func (r *runner) agentMetrics(spans []stepSpan, per map[int][]counterAt, res *Co
 		av, nv := vals[m][a], vals[m][noise]
 		for _, arm := range r.arms[1:] {
 			x := vals[m][arm.name]
-			mc := MetricCompare{Metric: m, Arm: arm.name, PerStep: x, APerStep: av, Mean: mean(x), Steps: len(x)}
+			mc := livestate.MetricCompare{Metric: m, Arm: arm.name, PerStep: x, APerStep: av, Mean: mean(x), Steps: len(x)}
 			if noise != "" && arm.name != noise {
 				lo, hi := minmax(mean(av), mean(nv))
 				mc.EnvLow, mc.EnvHigh = lo, hi
@@ -293,7 +294,7 @@ func (r *runner) agentMetrics(spans []stepSpan, per map[int][]counterAt, res *Co
 
 // agentAudits compares each audited tensor's per-step hashes of every arm
 // with arm A's at the same step numbers.
-func (r *runner) agentAudits(spans []stepSpan, per map[int][]counterAt, res *CompareResult) {
+func (r *runner) agentAudits(spans []stepSpan, per map[int][]counterAt, res *livestate.CompareResult) {
 	type h struct {
 		hi, lo uint64
 		n      int64
@@ -352,7 +353,7 @@ func (r *runner) agentAudits(spans []stepSpan, per map[int][]counterAt, res *Com
 		ah := hashes[name][a]
 		for _, arm := range r.arms[1:] {
 			xh := hashes[name][arm.name]
-			ac := AuditCompare{Name: name, Arm: arm.name, Bitwise: true, FirstDiff: -1, FirstDiffElem: -1}
+			ac := livestate.AuditCompare{Name: name, Arm: arm.name, Bitwise: true, FirstDiff: -1, FirstDiffElem: -1}
 			steps := make([]int64, 0, len(xh))
 			for s := range xh {
 				if _, ok := ah[s]; ok {
@@ -418,7 +419,7 @@ func envVerdict(v, lo, hi float64) string {
 
 // invalidate marks arm ai invalid for why, after any reason it already
 // has (an arm can fail several checks: NaN outputs, recompiles).
-func (r *runner) invalidate(out []attrib.Arm, ai int, why string) {
+func (r *runner) invalidate(out []attrib.ArmSteps, ai int, why string) {
 	if ai < len(out) {
 		out[ai].Valid = false
 		if out[ai].Reason != "" {

@@ -8,15 +8,15 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
-	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // TestMetricCompareJSONNaN: a step that logged no value (NaN) encodes as
 // null, not an encoding error (seen: "json: unsupported value: NaN").
 func TestMetricCompareJSONNaN(t *testing.T) {
-	b, err := json.Marshal(CompareResult{Metrics: []MetricCompare{{Metric: "loss", Arm: "B", Mean: math.NaN(),
+	b, err := json.Marshal(livestate.CompareResult{Metrics: []livestate.MetricCompare{{Metric: "loss", Arm: "B", Mean: math.NaN(),
 		PerStep: []float64{1.5, math.NaN()}, APerStep: []float64{2}}},
-		Audits: []AuditCompare{{Name: "x", Arm: "B", AValue: math.NaN(), BValue: 1}}})
+		Audits: []livestate.AuditCompare{{Name: "x", Arm: "B", AValue: math.NaN(), BValue: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestMetricCompareJSONNaN(t *testing.T) {
 // ("2, 10, 11": as text they came "10, 11, 2"); arm A, which logged finite
 // values, stays valid (a NaN metric counted as missing, B stayed valid).
 func TestLoggedNaNMetricInvalidatesArm(t *testing.T) {
-	r := &runner{arms: []*armRun{{name: "A"}, {name: "B"}}, labels: map[stepKey]StepLabel{}}
+	r := &runner{arms: []*armRun{{name: "A"}, {name: "B"}}, labels: map[stepKey]livestate.StepLabel{}}
 	tr := tracer.NewTrace("rlktop", "rec")
 	loss := tr.Strings.Intern("metric.loss")
 	for n := int64(1); n <= 12; n++ {
@@ -42,8 +42,8 @@ func TestLoggedNaNMetricInvalidatesArm(t *testing.T) {
 			arm = "B"
 		}
 		start := n * 1000
-		r.all = append(r.all, session.StepTime{Step: n, PID: 1, StartNs: start, DurNs: 900})
-		r.labels[stepKey{1, n}] = StepLabel{PID: 1, Step: n, Arm: arm, Phase: PhaseCounted}
+		r.all = append(r.all, livestate.StepTime{Step: n, PID: 1, StartNs: start, DurNs: 900})
+		r.labels[stepKey{1, n}] = livestate.StepLabel{PID: 1, Step: n, Arm: arm, Phase: livestate.PhaseCounted}
 		v := float64(n)
 		switch n {
 		case 2, 10:
@@ -53,8 +53,8 @@ func TestLoggedNaNMetricInvalidatesArm(t *testing.T) {
 		}
 		tr.Counters = append(tr.Counters, tracer.Counter{Name: loss, TS: start + 100, Value: v})
 	}
-	out := []attrib.Arm{{Name: "A", Valid: true}, {Name: "B", Valid: true}}
-	r.agentChecks(tr, out, &CompareResult{})
+	out := []attrib.ArmSteps{{Name: "A", Valid: true}, {Name: "B", Valid: true}}
+	r.agentChecks(tr, out, &livestate.CompareResult{})
 	if !out[0].Valid {
 		t.Errorf("arm A invalid: %s", out[0].Reason)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // agentCompiles marks invalid, in out and r.arms, every arm whose
@@ -20,14 +21,14 @@ import (
 //
 // spans are the session's steps in time order with their labels; per
 // holds each span's counter samples.
-func (r *runner) agentCompiles(spans []stepSpan, per map[int][]counterAt, armIdx map[string]int, out []attrib.Arm) {
+func (r *runner) agentCompiles(spans []stepSpan, per map[int][]counterAt, armIdx map[string]int, out []attrib.ArmSteps) {
 	type hit struct {
 		step   int64
 		frames float64
 	}
 	byArm := map[int][]hit{}
 	for i, cs := range per {
-		if i < 0 || i >= len(spans) || spans[i].label.Phase != PhaseCounted {
+		if i < 0 || i >= len(spans) || spans[i].label.Phase != livestate.PhaseCounted {
 			continue
 		}
 		ai, ok := armIdx[spans[i].label.Arm]

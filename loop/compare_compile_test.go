@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/rlktop/rlktop/tracer/attrib"
-	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // TestAgentCompilesInvalidArm: hand-made steps of two arms with the
@@ -19,20 +19,20 @@ func TestAgentCompilesInvalidArm(t *testing.T) {
 	r := &runner{arms: []*armRun{{name: "A"}, {name: "B"}}}
 	var spans []stepSpan
 	add := func(arm, phase string, step int64) {
-		spans = append(spans, stepSpan{s: session.StepTime{PID: 1, Step: step, StartNs: int64(len(spans)) * 10, DurNs: 10},
-			label: StepLabel{PID: 1, Step: step, Arm: arm, Phase: phase}, ok: true})
+		spans = append(spans, stepSpan{s: livestate.StepTime{PID: 1, Step: step, StartNs: int64(len(spans)) * 10, DurNs: 10},
+			label: livestate.StepLabel{PID: 1, Step: step, Arm: arm, Phase: phase}, ok: true})
 	}
-	add("A", PhaseWarmup, 0)
-	add("A", PhaseCounted, 1)
-	add("A", PhaseCounted, 2)
-	add("B", PhaseWarmup, 0)
-	add("B", PhaseCounted, 1)
-	add("B", PhaseCounted, 2)
-	add("B", PhaseCounted, 3)
-	add("B", PhaseExtra, 4)
+	add("A", livestate.PhaseWarmup, 0)
+	add("A", livestate.PhaseCounted, 1)
+	add("A", livestate.PhaseCounted, 2)
+	add("B", livestate.PhaseWarmup, 0)
+	add("B", livestate.PhaseCounted, 1)
+	add("B", livestate.PhaseCounted, 2)
+	add("B", livestate.PhaseCounted, 3)
+	add("B", livestate.PhaseExtra, 4)
 	c := func(v float64) []counterAt { return []counterAt{{attrib.CompileFramesCounter, v}, {"metric.loss", 7}} }
 	per := map[int][]counterAt{0: c(3), 1: c(0), 2: c(0), 3: c(1), 4: c(0), 5: c(2), 6: c(1), 7: c(5)}
-	out := []attrib.Arm{{Name: "A", Valid: true}, {Name: "B", Valid: false, Reason: "exit status 1"}}
+	out := []attrib.ArmSteps{{Name: "A", Valid: true}, {Name: "B", Valid: false, Reason: "exit status 1"}}
 	r.agentCompiles(spans, per, map[string]int{"A": 0, "B": 1}, out)
 	if !out[0].Valid || r.arms[0].invalid != "" {
 		t.Errorf("arm A compiled only in warm-up but is invalid: %q", out[0].Reason)

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/loop/demo"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/pyagent"
-	"github.com/rlktop/rlktop/tracer/session"
-	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // liveExec runs every segment in the one running child (the built-in loop,
@@ -95,9 +95,9 @@ func (r liveExec) execute(ctx context.Context, segs []Segment) error {
 		if next != nil {
 			// Send the switch once step end-2 is done (the last step runs).
 			if need >= 2 {
-				_, why, err := r.waitSteps(ctx, a, func(st *session.State) []session.StepTime {
+				_, why, err := r.waitSteps(ctx, a, func(st *livestate.State) []livestate.StepTime {
 					return r.stepsOf(st, &pid, first, s0, end-1)
-				}, int(need-1), func(st *session.State) bool { return r.pastStep(st, pid, end-1) })
+				}, int(need-1), func(st *livestate.State) bool { return r.pastStep(st, pid, end-1) })
 				if err != nil {
 					return err
 				}
@@ -112,7 +112,7 @@ func (r liveExec) execute(ctx context.Context, segs []Segment) error {
 				return err
 			}
 			switch {
-			case na.invalid != "" && r.lv.Sup.Status().State != Running:
+			case na.invalid != "" && r.lv.Sup.Status().State != livestate.Running:
 				r.failAll("stopped early: the child ended during arm " + a.name + "'s segment")
 				return nil
 			case na.invalid != "":
@@ -125,9 +125,9 @@ func (r liveExec) execute(ctx context.Context, segs []Segment) error {
 				end = min(end, s1)
 			}
 		}
-		steps, why, err := r.waitSteps(ctx, a, func(st *session.State) []session.StepTime {
+		steps, why, err := r.waitSteps(ctx, a, func(st *livestate.State) []livestate.StepTime {
 			return r.stepsOf(st, &pid, first, s0, end)
-		}, int(end-s0), func(st *session.State) bool { return r.pastStep(st, pid, end) })
+		}, int(end-s0), func(st *livestate.State) bool { return r.pastStep(st, pid, end) })
 		if err != nil {
 			return err
 		}
@@ -172,12 +172,12 @@ func (r liveExec) execute(ctx context.Context, segs []Segment) error {
 // number, setting *pid to that child; why says why none came (the child
 // ended, or no step within the step timeout).
 func (r liveExec) firstStep(ctx context.Context, a *armRun, pid *int32) (int64, string, error) {
-	steps, why, err := r.waitSteps(ctx, a, func(st *session.State) []session.StepTime {
+	steps, why, err := r.waitSteps(ctx, a, func(st *livestate.State) []livestate.StepTime {
 		all := r.stepsOf(st, pid, true, math.MinInt64, math.MaxInt64)
 		if len(all) == 0 {
 			return nil
 		}
-		return []session.StepTime{slices.MinFunc(all, func(x, y session.StepTime) int { return cmp.Compare(x.Step, y.Step) })}
+		return []livestate.StepTime{slices.MinFunc(all, func(x, y livestate.StepTime) int { return cmp.Compare(x.Step, y.Step) })}
 	}, 1, nil)
 	if err != nil || why != "" {
 		return 0, why, err
@@ -189,14 +189,14 @@ func (r liveExec) firstStep(ctx context.Context, a *armRun, pid *int32) (int64, 
 // child to report a step, when first and *pid is 0). The ranks of a
 // distributed job (several processes whose hellos name a world > 1) count
 // a step once every rank has finished it, as long as the slowest rank's
-// (session.State.RankSteps), whichever rank *pid is.
-func (r liveExec) stepsOf(st *session.State, pid *int32, first bool, from, to int64) []session.StepTime {
+// (livestate.State.RankSteps), whichever rank *pid is.
+func (r liveExec) stepsOf(st *livestate.State, pid *int32, first bool, from, to int64) []livestate.StepTime {
 	steps := st.Steps
 	ranks := st.RankSteps()
 	if ranks != nil {
 		steps = ranks
 	}
-	var out []session.StepTime
+	var out []livestate.StepTime
 	for _, s := range steps {
 		if first && *pid == 0 {
 			*pid = s.PID
@@ -211,11 +211,11 @@ func (r liveExec) stepsOf(st *session.State, pid *int32, first bool, from, to in
 // pastStep reports whether child pid (any, when 0) reported a step
 // numbered to or later; for a distributed job, whether every rank did
 // (as stepsOf counts them).
-func (r liveExec) pastStep(st *session.State, pid int32, to int64) bool {
+func (r liveExec) pastStep(st *livestate.State, pid int32, to int64) bool {
 	if ranks := st.RankSteps(); ranks != nil {
-		return slices.ContainsFunc(ranks, func(s session.StepTime) bool { return s.Step >= to })
+		return slices.ContainsFunc(ranks, func(s livestate.StepTime) bool { return s.Step >= to })
 	}
-	return slices.ContainsFunc(st.Steps, func(s session.StepTime) bool { return (pid == 0 || s.PID == pid) && s.Step >= to })
+	return slices.ContainsFunc(st.Steps, func(s livestate.StepTime) bool { return (pid == 0 || s.PID == pid) && s.Step >= to })
 }
 
 // switchKeys are the flags a switch to arm a sends: those that vary
@@ -257,13 +257,13 @@ func (r liveExec) switchLive(ctx context.Context, a *armRun) (int32, int64, erro
 // arm's flags at attach).
 func (r liveExec) switchLiveKeys(ctx context.Context, a *armRun, keys []string) (int32, int64, error) {
 	lv := r.lv
-	if lv.Sup.Status().State != Running {
+	if lv.Sup.Status().State != livestate.Running {
 		a.invalid = "stopped early: " + lv.Sup.Status().Describe()
 		return 0, 0, nil
 	}
 	st0 := lv.Session.Snapshot()
 	nMarks, nRef := len(st0.Marks), len(st0.Refusals)
-	kv := make([]wire.KV, 0, len(keys))
+	kv := make([]msg.KV, 0, len(keys))
 	for _, k := range keys {
 		v := a.flags[k]
 		if r.agent && k == pyagent.ArmKey {
@@ -271,7 +271,7 @@ func (r liveExec) switchLiveKeys(ctx context.Context, a *armRun, keys []string) 
 		} else {
 			lv.noteFlags(map[string]string{k: v}, false)
 		}
-		kv = append(kv, wire.KV{Key: k, Value: v})
+		kv = append(kv, msg.KV{Key: k, Value: v})
 	}
 	// All keys in one write: the child applies them at one step boundary.
 	seqs, err := lv.Session.SetFlags(kv)
@@ -291,7 +291,7 @@ func (r liveExec) switchLiveKeys(ctx context.Context, a *armRun, keys []string) 
 				ranks[c.Hello.PID] = true
 			}
 		}
-		acked := map[string]session.Mark{}
+		acked := map[string]livestate.Mark{}
 		ackedBy := map[string]map[int64]bool{}
 		for _, m := range st.Marks[nMarks:] {
 			if p, ok := acked[m.Key]; ok && ranks[m.PID] {
@@ -331,7 +331,7 @@ func (r liveExec) switchLiveKeys(ctx context.Context, a *armRun, keys []string) 
 		if all {
 			return pid, step, nil
 		}
-		if s := lv.Sup.Status(); s.State != Running {
+		if s := lv.Sup.Status(); s.State != livestate.Running {
 			a.invalid = "stopped early: " + s.Describe()
 			return 0, 0, nil
 		}

@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/pyagent"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // TestSwitchLiveRefused: a live switch the child acknowledges gives the
@@ -31,11 +33,11 @@ func TestSwitchLiveRefused(t *testing.T) {
 	a, b := net.Pipe()
 	lv.Session.AddConn(a)
 	s := wire.NewAsyncSender(b, 1<<14)
-	defer s.Close(wire.Bye{}, time.Second)
-	s.Hello(&wire.Hello{Source: pyagent.Source, PID: 4242})
+	defer s.Close(msg.Bye{}, time.Second)
+	s.Hello(&msg.Hello{Source: pyagent.Source, PID: 4242})
 	go func() {
 		for c := range s.Controls() {
-			ack := wire.Control{Op: wire.ControlAck, Seq: c.Seq, Step: 5}
+			ack := msg.Control{Op: msg.ControlAck, Seq: c.Seq, Step: 5}
 			if c.Key == "slow" && c.Value == "20" {
 				ack.Err, ack.Step = "slow must be below 10", -1
 			}
@@ -77,7 +79,7 @@ func TestWaitStepsGap(t *testing.T) {
 	w := wire.NewWriter(b)
 	defer b.Close()
 	go func() {
-		w.Hello(&wire.Hello{Source: pyagent.Source, PID: 4242})
+		w.Hello(&msg.Hello{Source: pyagent.Source, PID: 4242})
 		name := w.Name("step")
 		var evs []tracer.Event
 		for _, n := range []int64{10, 11, 13, 14} {
@@ -89,11 +91,11 @@ func TestWaitStepsGap(t *testing.T) {
 	r := liveExec{&runner{o: CompareOptions{StepTimeout: time.Minute}, live: true, agent: true, lv: lv}}
 	arm := &armRun{name: "a"}
 	var pid int32 = 4242
-	wait := func(from, to int64) ([]session.StepTime, string, time.Duration) {
+	wait := func(from, to int64) ([]livestate.StepTime, string, time.Duration) {
 		t0 := time.Now()
-		steps, why, err := r.waitSteps(context.Background(), arm, func(st *session.State) []session.StepTime {
+		steps, why, err := r.waitSteps(context.Background(), arm, func(st *livestate.State) []livestate.StepTime {
 			return r.stepsOf(st, &pid, false, from, to)
-		}, int(to-from), func(st *session.State) bool { return r.pastStep(st, pid, to) })
+		}, int(to-from), func(st *livestate.State) bool { return r.pastStep(st, pid, to) })
 		if err != nil {
 			t.Fatal(err)
 		}

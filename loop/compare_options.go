@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/tracer/attrib"
-	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // EnvSeed is the environment variable a command's arms get their seed in:
@@ -21,7 +21,7 @@ type CompareOptions struct {
 	// Arms to compare; the first is the baseline A. Every arm's Flags are
 	// complete (flags held fixed appear in every arm, as Arms builds them).
 	// Two or more.
-	Arms []Arm
+	Arms []livestate.Arm
 	// Command is the program and arguments; empty runs the built-in loop.
 	Command []string
 	// Exe is the rlktop binary for the built-in loop's child ("" =
@@ -62,7 +62,7 @@ type CompareOptions struct {
 	StepTimeout time.Duration
 	// Stats tunes the statistics; MinSteps defaults to Steps (an arm that
 	// stopped early is invalid).
-	Stats attrib.CompareOptions
+	Stats attrib.StatsOptions
 	// Stdout and Stderr receive the child's output (nil: discarded; the
 	// stderr tail is kept for error messages either way).
 	Stdout, Stderr io.Writer
@@ -71,7 +71,7 @@ type CompareOptions struct {
 	// OnStep, when set, receives each step's label as soon as its segment
 	// is cut (for a live sparkline of which arm ran each step). Called from
 	// Compare's goroutine.
-	OnStep func(StepLabel)
+	OnStep func(livestate.StepLabel)
 	// TempDir holds the temporary recording ("" = os.TempDir()).
 	TempDir string
 	// Attach, when set, compares inside the running Python process with
@@ -106,13 +106,13 @@ type runner struct {
 	common   map[string]string // flags equal in every arm
 	vary     []string          // keys that differ between arms (sorted)
 	arms     []*armRun         // arms then A′ (index len(o.Arms))
-	labels   map[stepKey]StepLabel
+	labels   map[stepKey]livestate.StepLabel
 	notes    []string
 	cotenant bool // a co-tenant note was added
 	lv       *Live
 	// all holds every step the session reported, in order of first sight:
 	// a restart resets the session's step list, so it is kept here.
-	all     []session.StepTime
+	all     []livestate.StepTime
 	allSeen map[stepKey]bool
 }
 

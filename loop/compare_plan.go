@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/loop/demo"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/pyagent"
 )
 
@@ -88,7 +89,7 @@ func (r *runner) plan() error {
 			ar.flags = map[string]string{}
 		}
 		if ar.name == "" {
-			ar.name = ArmName(ar.flags, nil)
+			ar.name = livestate.ArmName(ar.flags, nil)
 		}
 		r.arms = append(r.arms, ar)
 	}
@@ -112,7 +113,7 @@ func (r *runner) plan() error {
 	}
 	if o.Noise {
 		a := r.arms[0]
-		n := &armRun{name: NoiseName(a.name), flags: maps.Clone(a.flags), want: o.Steps}
+		n := &armRun{name: livestate.NoiseName(a.name), flags: maps.Clone(a.flags), want: o.Steps}
 		r.arms = append(r.arms, n)
 	}
 	seedNote := ""

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // restartExec runs every segment in a fresh child started with the arm's
@@ -30,7 +30,7 @@ func (r *restartExec) execute(ctx context.Context, segs []Segment) error {
 		}
 	}
 	if prev := r.prev; prev != nil && prev.invalid == "" {
-		if s := r.lv.Sup.Status(); s.State == Exited && (s.ExitCode != 0 || s.Signal != "") {
+		if s := r.lv.Sup.Status(); s.State == livestate.Exited && (s.ExitCode != 0 || s.Signal != "") {
 			prev.invalid = fmt.Sprintf("the child of one of its segments %s", s.Describe())
 		}
 	}
@@ -51,7 +51,7 @@ func (r *restartExec) restartSegment(ctx context.Context, first bool, seg Segmen
 		// The previous segment's child may have ended by itself after its
 		// steps were counted: a non-zero exit still makes its arm invalid.
 		if prev := r.prev; prev != nil && prev.invalid == "" {
-			if s := lv.Sup.Status(); s.State == Exited && (s.ExitCode != 0 || s.Signal != "") {
+			if s := lv.Sup.Status(); s.State == livestate.Exited && (s.ExitCode != 0 || s.Signal != "") {
 				prev.invalid = fmt.Sprintf("the child of one of its segments %s", s.Describe())
 			}
 		}
@@ -65,13 +65,13 @@ func (r *restartExec) restartSegment(ctx context.Context, first bool, seg Segmen
 	r.prev = a
 	need := seg.Warmup + seg.Count
 	var pid int32 = -1
-	steps, why, err := r.waitSteps(ctx, a, func(st *session.State) []session.StepTime {
+	steps, why, err := r.waitSteps(ctx, a, func(st *livestate.State) []livestate.StepTime {
 		// A distributed job: the new ranks' steps, each counted once every
-		// new rank finished it (session.State.RankStepsOf).
+		// new rank finished it (livestate.State.RankStepsOf).
 		if rs := st.RankStepsOf(func(p int32) bool { return !r.seen[p] }); rs != nil {
 			return rs[:min(len(rs), need)]
 		}
-		var out []session.StepTime
+		var out []livestate.StepTime
 		for _, s := range st.Steps {
 			if r.seen[s.PID] {
 				continue

@@ -9,6 +9,7 @@ import (
 	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // addRows reads the recording back and adds every counted step, with the
@@ -17,7 +18,7 @@ import (
 // events): without a GPU tracer the Python agent's torch.profiler windows
 // cover some steps only (2 of every 10), and a step outside them is not a
 // step without kernels; rowsOf then compares rows over those.
-func (r *runner) addRows(t *tracer.Trace, out []attrib.Arm) (profiled []attrib.Arm) {
+func (r *runner) addRows(t *tracer.Trace, out []attrib.ArmSteps) (profiled []attrib.ArmSteps) {
 	want := map[stepKey]bool{}
 	for _, a := range r.arms {
 		for _, s := range a.steps {
@@ -37,7 +38,7 @@ func (r *runner) addRows(t *tracer.Trace, out []attrib.Arm) (profiled []attrib.A
 	}
 	// The built-in loop's update steps (an "update" range) run 3–10× longer
 	// than collection steps; every arm counts the same share of them, and
-	// the bootstrap keeps that share (attrib.Arm.Strata).
+	// the bootstrap keeps that share (attrib.ArmSteps.Strata).
 	updateID, hasUpdate := t.Strings.Lookup("update")
 	isUpdate := func(evs []tracer.Event) bool {
 		for i := range evs {
@@ -51,9 +52,9 @@ func (r *runner) addRows(t *tracer.Trace, out []attrib.Arm) (profiled []attrib.A
 	}
 	agg := attrib.NewAggregator(r.o.Rules)
 	if !r.builtin {
-		profiled = make([]attrib.Arm, len(out))
+		profiled = make([]attrib.ArmSteps, len(out))
 		for i := range out {
-			profiled[i] = attrib.Arm{Name: out[i].Name, Flags: out[i].Flags, Valid: out[i].Valid, Reason: out[i].Reason}
+			profiled[i] = attrib.ArmSteps{Name: out[i].Name, Flags: out[i].Flags, Valid: out[i].Valid, Reason: out[i].Reason}
 		}
 	}
 	for i, a := range r.arms {
@@ -84,7 +85,7 @@ func (r *runner) addRows(t *tracer.Trace, out []attrib.Arm) (profiled []attrib.A
 // with a note and no rows when an arm has no profiled step at all (its
 // rows would read "only in A" for work it did). MinSteps does not apply:
 // the step arms decide validity.
-func (r *runner) rowsOf(steps, profiled []attrib.Arm, a, b int, noise int, o attrib.CompareOptions) (rows []attrib.RowComparison, note string, ok bool) {
+func (r *runner) rowsOf(steps, profiled []attrib.ArmSteps, a, b int, noise int, o attrib.StatsOptions) (rows []attrib.RowComparison, note string, ok bool) {
 	if profiled == nil {
 		return nil, "", false
 	}
@@ -104,7 +105,7 @@ func (r *runner) rowsOf(steps, profiled []attrib.Arm, a, b int, noise int, o att
 			return []attrib.RowComparison{}, fmt.Sprintf("no per-kernel, category or stage rows: arm %s has no profiled step (steps with GPU events: %s; without a GPU tracer the Python agent profiles 2 of every 10 steps): run more --steps", steps[i].Name, strings.Join(counts, ", ")), true
 		}
 	}
-	var nz *attrib.Arm
+	var nz *attrib.ArmSteps
 	if noise >= 0 {
 		nz = &profiled[noise]
 	}
@@ -137,7 +138,7 @@ func (r *runner) probe(a *armRun) ([]float32, error) {
 // consistency evaluates the probe under each arm's flags (in this process,
 // initial weights from the arm's seed) and compares it with arm A's. An
 // arm whose probe holds NaN becomes invalid.
-func (r *runner) consistency(out []attrib.Arm) []ArmConsistency {
+func (r *runner) consistency(out []attrib.ArmSteps) []livestate.ArmConsistency {
 	probes := make([][]float32, len(r.arms))
 	errs := make([]error, len(r.arms))
 	for i, a := range r.arms {
@@ -146,9 +147,9 @@ func (r *runner) consistency(out []attrib.Arm) []ArmConsistency {
 		}
 		probes[i], errs[i] = r.probe(a)
 	}
-	var cs []ArmConsistency
+	var cs []livestate.ArmConsistency
 	for i := range r.o.Arms {
-		c := ArmConsistency{Arm: r.arms[i].name}
+		c := livestate.ArmConsistency{Arm: r.arms[i].name}
 		if errs[i] != nil {
 			c.Err = errs[i].Error()
 			cs = append(cs, c)
@@ -172,7 +173,7 @@ func (r *runner) consistency(out []attrib.Arm) []ArmConsistency {
 					continue
 				}
 			}
-			d := CompareProbes(probes[0], other)
+			d := demo.CompareProbe(probes[0], other)
 			c.Len, c.MaxAbs, c.MaxULP, c.Bitwise = d.Len, d.MaxAbs, d.MaxULP, d.Bitwise
 		} else {
 			c.Err = "arm A's probe failed: " + errs[0].Error()

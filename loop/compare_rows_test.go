@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // TestRowsOfProfiledSteps: a command's steps outside the agent's
@@ -18,9 +19,9 @@ func TestRowsOfProfiledSteps(t *testing.T) {
 	snap := func(ns int64) *attrib.Snapshot {
 		return &attrib.Snapshot{Kernels: []attrib.KernelRow{{Name: "k", TotalNs: ns, Count: 1, Category: "gemm"}}}
 	}
-	arm := func(name string, steps int, ns ...int64) (all, prof attrib.Arm) {
-		all = attrib.Arm{Name: name, Valid: true}
-		prof = attrib.Arm{Name: name, Valid: true}
+	arm := func(name string, steps int, ns ...int64) (all, prof attrib.ArmSteps) {
+		all = attrib.ArmSteps{Name: name, Valid: true}
+		prof = attrib.ArmSteps{Name: name, Valid: true}
 		for i := 0; i < steps; i++ {
 			if i < len(ns) {
 				all.AddStep(100, snap(ns[i]))
@@ -32,10 +33,10 @@ func TestRowsOfProfiledSteps(t *testing.T) {
 		return
 	}
 	r := &runner{}
-	o := attrib.CompareOptions{Resamples: 200}
+	o := attrib.StatsOptions{Resamples: 200}
 	a, pa := arm("sdpa=math", 4, 10, 10)
 	b, pb := arm("sdpa=flash", 4, 5, 5)
-	rows, note, ok := r.rowsOf([]attrib.Arm{a, b}, []attrib.Arm{pa, pb}, 0, 1, -1, o)
+	rows, note, ok := r.rowsOf([]attrib.ArmSteps{a, b}, []attrib.ArmSteps{pa, pb}, 0, 1, -1, o)
 	var k *attrib.RowComparison
 	for i := range rows {
 		if rows[i].Group == attrib.GroupKernel && rows[i].Key == "k" {
@@ -46,15 +47,15 @@ func TestRowsOfProfiledSteps(t *testing.T) {
 		t.Errorf("partly profiled: ok %v, row %+v, note %q; want A 10, B 5 per step", ok, k, note)
 	}
 	b0, pb0 := arm("sdpa=flash", 4)
-	if rows, note, ok := r.rowsOf([]attrib.Arm{a, b0}, []attrib.Arm{pa, pb0}, 0, 1, -1, o); !ok || len(rows) != 0 || !strings.Contains(note, "arm sdpa=flash has no profiled step") {
+	if rows, note, ok := r.rowsOf([]attrib.ArmSteps{a, b0}, []attrib.ArmSteps{pa, pb0}, 0, 1, -1, o); !ok || len(rows) != 0 || !strings.Contains(note, "arm sdpa=flash has no profiled step") {
 		t.Errorf("B unprofiled: ok %v, %d rows, note %q", ok, len(rows), note)
 	}
 	af, paf := arm("sdpa=math", 2, 10, 10)
 	bf, pbf := arm("sdpa=flash", 2, 5, 5)
-	if _, _, ok := r.rowsOf([]attrib.Arm{af, bf}, []attrib.Arm{paf, pbf}, 0, 1, -1, o); ok {
+	if _, _, ok := r.rowsOf([]attrib.ArmSteps{af, bf}, []attrib.ArmSteps{paf, pbf}, 0, 1, -1, o); ok {
 		t.Error("every step profiled: want the step arms' rows (ok false)")
 	}
-	if _, _, ok := r.rowsOf([]attrib.Arm{a, b}, nil, 0, 1, -1, o); ok {
+	if _, _, ok := r.rowsOf([]attrib.ArmSteps{a, b}, nil, 0, 1, -1, o); ok {
 		t.Error("built-in loop (no profiled arms): want ok false")
 	}
 }
@@ -68,7 +69,7 @@ func TestPlanSaysNotInterleaved(t *testing.T) {
 		want  bool
 	}{{4, true}, {5, true}, {10, false}} {
 		r := &runner{o: CompareOptions{Command: []string{"python3", "train.py"}, Steps: c.steps, Noise: true,
-			Arms: []Arm{{Flags: map[string]string{"sdpa": "math"}}, {Flags: map[string]string{"sdpa": "flash"}}}}}
+			Arms: []livestate.Arm{{Flags: map[string]string{"sdpa": "math"}}, {Flags: map[string]string{"sdpa": "flash"}}}}}
 		r.defaults()
 		if err := r.plan(); err != nil {
 			t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // waitSteps polls the session until pick returns n steps, the child ends
@@ -15,7 +15,7 @@ import (
 // missing ones will not come (a gap in the child's step numbers) and
 // waitSteps returns what pick has, with no reason, instead of waiting out
 // the step timeout while the child runs on.
-func (r *runner) waitSteps(ctx context.Context, a *armRun, pick func(*session.State) []session.StepTime, n int, past func(*session.State) bool) ([]session.StepTime, string, error) {
+func (r *runner) waitSteps(ctx context.Context, a *armRun, pick func(*livestate.State) []livestate.StepTime, n int, past func(*livestate.State) bool) ([]livestate.StepTime, string, error) {
 	lv := r.lv
 	last, lastAt := -1, time.Now()
 	var pastAt time.Time
@@ -30,7 +30,7 @@ func (r *runner) waitSteps(ctx context.Context, a *armRun, pick func(*session.St
 			last, lastAt = len(steps), time.Now()
 			r.progress("arm %s: %d/%d steps of this segment (%d counted of %d)", a.name, len(steps), n, len(a.steps), r.o.Steps)
 		}
-		if s := lv.Sup.Status(); s.State != Running {
+		if s := lv.Sup.Status(); s.State != livestate.Running {
 			// Frames may still be in flight: look once more after they land.
 			lv.Session.Wait(time.Second)
 			st = lv.Session.Snapshot()
@@ -72,7 +72,7 @@ func (r *runner) waitSteps(ctx context.Context, a *armRun, pick func(*session.St
 const gapWait = 5 * time.Second
 
 // observe adds the steps of st not seen before to r.all.
-func (r *runner) observe(st *session.State) {
+func (r *runner) observe(st *livestate.State) {
 	if r.allSeen == nil {
 		r.allSeen = map[stepKey]bool{}
 	}
@@ -87,17 +87,17 @@ func (r *runner) observe(st *session.State) {
 
 // take labels a segment's steps: the first seg.Warmup are warm-up, the
 // rest counted (up to what the arm still owes).
-func (r *runner) take(a *armRun, seg Segment, steps []session.StepTime) {
+func (r *runner) take(a *armRun, seg Segment, steps []livestate.StepTime) {
 	for i, s := range steps {
-		ph := PhaseWarmup
+		ph := livestate.PhaseWarmup
 		if i >= seg.Warmup && a.want > 0 {
-			ph = PhaseCounted
+			ph = livestate.PhaseCounted
 			a.want--
 			a.steps = append(a.steps, stepRef{pid: s.PID, step: s.Step, dur: s.DurNs})
 		} else if i >= seg.Warmup {
-			ph = PhaseExtra
+			ph = livestate.PhaseExtra
 		}
-		l := StepLabel{PID: s.PID, Step: s.Step, Arm: a.name, Phase: ph, DurNs: s.DurNs}
+		l := livestate.StepLabel{PID: s.PID, Step: s.Step, Arm: a.name, Phase: ph, DurNs: s.DurNs}
 		r.labels[stepKey{s.PID, s.Step}] = l
 		if r.o.OnStep != nil {
 			r.o.OnStep(l)
@@ -108,13 +108,13 @@ func (r *runner) take(a *armRun, seg Segment, steps []session.StepTime) {
 // schedule lists every step the session saw, in order, with its label;
 // unlabelled steps ran under the arm of the step before them (same child)
 // while a switch was on its way.
-func (r *runner) schedule() []StepLabel {
-	out := []StepLabel{}
+func (r *runner) schedule() []livestate.StepLabel {
+	out := []livestate.StepLabel{}
 	prev := map[int32]string{}
 	for _, s := range r.all {
 		l, ok := r.labels[stepKey{s.PID, s.Step}]
 		if !ok {
-			l = StepLabel{PID: s.PID, Step: s.Step, Arm: prev[s.PID], Phase: PhaseExtra, DurNs: s.DurNs}
+			l = livestate.StepLabel{PID: s.PID, Step: s.Step, Arm: prev[s.PID], Phase: livestate.PhaseExtra, DurNs: s.DurNs}
 		}
 		prev[s.PID] = l.Arm
 		out = append(out, l)
@@ -132,7 +132,7 @@ type counterAt struct {
 
 // stepSpan is one step the session reported, with its arm label.
 type stepSpan struct {
-	s     session.StepTime
-	label StepLabel
+	s     livestate.StepTime
+	label livestate.StepLabel
 	ok    bool
 }

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // rlktopBin is the built-in loop's child binary TestMain builds:
@@ -50,9 +52,9 @@ func needBin(t *testing.T) string {
 }
 
 // tinyArms: the built-in loop at a tiny size, one arm per attention value.
-func tinyArms(t *testing.T, values string) []Arm {
+func tinyArms(t *testing.T, values string) []livestate.Arm {
 	t.Helper()
-	var specs []FlagSpec
+	var specs []livestate.FlagSpec
 	for _, s := range []string{"attention=" + values, "envs=8", "layers=1", "width=24"} {
 		sp, err := ParseFlagSpec(s)
 		if err != nil {
@@ -87,7 +89,7 @@ func TestCompareBuiltinLive(t *testing.T) {
 	for _, a := range res.Arms {
 		byName[a.Name] = a
 	}
-	names := []string{"attention=fused", "attention=math", "attention=bogus", NoiseName("attention=fused")}
+	names := []string{"attention=fused", "attention=math", "attention=bogus", livestate.NoiseName("attention=fused")}
 	if len(res.Arms) != 4 {
 		t.Fatalf("%d arms, want 4: %+v", len(res.Arms), res.Arms)
 	}
@@ -123,10 +125,10 @@ func TestCompareBuiltinLive(t *testing.T) {
 	var seq []string
 	prevArm, prevPhase := "", ""
 	for _, s := range res.Schedule {
-		if s.Phase == PhaseCounted {
+		if s.Phase == livestate.PhaseCounted {
 			counted[s.Arm]++
 			seq = append(seq, s.Arm)
-			if prevArm != s.Arm || prevPhase != PhaseWarmup {
+			if prevArm != s.Arm || prevPhase != livestate.PhaseWarmup {
 				t.Errorf("counted step %d of %s follows %s step of %q", s.Step, s.Arm, prevPhase, prevArm)
 			}
 		}
@@ -143,7 +145,7 @@ func TestCompareBuiltinLive(t *testing.T) {
 	want := []string{A, B, N, N, B, A, A, B, N}
 	warm := 0
 	for _, s := range res.Schedule {
-		if s.Phase == PhaseWarmup {
+		if s.Phase == livestate.PhaseWarmup {
 			warm++
 		}
 	}
@@ -208,7 +210,7 @@ func TestCompareRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := []string{bin, DemoChildCommand, "--flag", "envs=8", "--flag", "layers=1", "--flag", "width=24"}
-	arms := []Arm{{Name: "X=1", Flags: map[string]string{"RLKTOP_TEST_X": "1"}}, {Name: "X=2", Flags: map[string]string{"RLKTOP_TEST_X": "2"}}}
+	arms := []livestate.Arm{{Name: "X=1", Flags: map[string]string{"RLKTOP_TEST_X": "1"}}, {Name: "X=2", Flags: map[string]string{"RLKTOP_TEST_X": "2"}}}
 	res, err := Compare(ctx, CompareOptions{Arms: arms, Command: cmd, Untraced: true, Steps: 2, Warmup: 1, Block: 1, StepTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +220,7 @@ func TestCompareRestart(t *testing.T) {
 	}
 	pids := map[string]map[int32]bool{}
 	for _, s := range res.Schedule {
-		if s.Phase == PhaseCounted {
+		if s.Phase == livestate.PhaseCounted {
 			if pids[s.Arm] == nil {
 				pids[s.Arm] = map[int32]bool{}
 			}
@@ -260,22 +262,22 @@ func TestULPDistance(t *testing.T) {
 		{math.Float32frombits(0x3f7fffff), one, 1}, // largest below 1
 	}
 	for _, c := range cases {
-		if got := ULPDistance(c.x, c.y); got != c.want {
+		if got := demo.ULPDistance(c.x, c.y); got != c.want {
 			t.Errorf("ULPDistance(%g [%#x], %g [%#x]) = %d, want %d", c.x, math.Float32bits(c.x), c.y, math.Float32bits(c.y), got, c.want)
 		}
-		if got := ULPDistance(c.y, c.x); got != c.want {
+		if got := demo.ULPDistance(c.y, c.x); got != c.want {
 			t.Errorf("ULPDistance not symmetric for %g, %g", c.x, c.y)
 		}
 	}
 	nan := float32(math.NaN())
-	if ULPDistance(nan, 1) != math.MaxInt64 {
+	if demo.ULPDistance(nan, 1) != math.MaxInt64 {
 		t.Error("NaN distance")
 	}
-	d := CompareProbes([]float32{1, 2, nan, 4}, []float32{1, math.Float32frombits(0x40000003), 3, 4})
+	d := demo.CompareProbe([]float32{1, 2, nan, 4}, []float32{1, math.Float32frombits(0x40000003), 3, 4})
 	if d.Len != 4 || d.NaN != 1 || d.MaxULP != 3 || d.Bitwise || d.MaxAbs != float64(math.Float32frombits(0x40000003))-2 {
-		t.Errorf("CompareProbes = %+v", d)
+		t.Errorf("demo.CompareProbe = %+v", d)
 	}
-	if !CompareProbes([]float32{1, nan}, []float32{1, nan}).Bitwise {
+	if !demo.CompareProbe([]float32{1, nan}, []float32{1, nan}).Bitwise {
 		t.Error("identical NaN bits must be bitwise equal")
 	}
 	if CountNaN([]float32{nan, 1, nan}) != 2 {
@@ -294,7 +296,7 @@ func TestCompareOptionErrors(t *testing.T) {
 func TestCompareFailingCommand(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	arms := []Arm{{Name: "X=1", Flags: map[string]string{"RLKTOP_TEST_X": "1"}}, {Name: "X=2", Flags: map[string]string{"RLKTOP_TEST_X": "2"}}}
+	arms := []livestate.Arm{{Name: "X=1", Flags: map[string]string{"RLKTOP_TEST_X": "1"}}, {Name: "X=2", Flags: map[string]string{"RLKTOP_TEST_X": "2"}}}
 	res, err := Compare(ctx, CompareOptions{Arms: arms, Command: []string{"/bin/sh", "-c", "echo boom >&2; exit 3"}, Untraced: true, Steps: 2, Noise: true, StepTimeout: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)

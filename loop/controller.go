@@ -96,7 +96,7 @@ func (c *Controller) StartRecording() (string, error) {
 }
 
 // StopRecording ends the recording and closes its file.
-func (c *Controller) StopRecording() (session.RecordingInfo, error) {
+func (c *Controller) StopRecording() (livestate.RecordingInfo, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	info, err := c.live.Session.StopRecording()
@@ -112,13 +112,13 @@ func (c *Controller) StopRecording() (session.RecordingInfo, error) {
 // then the built-in loop's backend flags in force), then restarts the live child. A
 // command is compared as `rlktop compare -- CMD` would (live agent
 // switches, else restarts with the arm's environment).
-func (c *Controller) Compare(ctx context.Context, key string, values []string, progress func(string), onStep func(StepLabel)) (*CompareResult, error) {
+func (c *Controller) Compare(ctx context.Context, key string, values []string, progress func(string), onStep func(livestate.StepLabel)) (*livestate.CompareResult, error) {
 	if c.opts.Attach != 0 {
 		// This comparison stops and restarts the child; an attached process
 		// is compared in place by compare --attach instead.
 		return nil, fmt.Errorf("comparing inside the TUI restarts the process, which rlktop does not do to one it attached to: quit (q detaches) and run `rlktop compare --attach %d --flag %s=%s`", c.opts.Attach, key, strings.Join(values, ","))
 	}
-	specs := []FlagSpec{{Key: key, Values: values}}
+	specs := []livestate.FlagSpec{{Key: key, Values: values}}
 	inForce := c.live.Flags()
 	fixed := maps.Clone(c.opts.Flags)
 	if fixed == nil {
@@ -131,7 +131,7 @@ func (c *Controller) Compare(ctx context.Context, key string, values []string, p
 	}
 	delete(fixed, key)
 	for _, k := range slices.Sorted(maps.Keys(fixed)) {
-		specs = append(specs, FlagSpec{Key: k, Values: []string{fixed[k]}})
+		specs = append(specs, livestate.FlagSpec{Key: k, Values: []string{fixed[k]}})
 	}
 	arms, err := Arms(specs)
 	if err != nil {
@@ -156,13 +156,13 @@ func (c *Controller) Compare(ctx context.Context, key string, values []string, p
 // StopRecordingAtExit ends a recording the user left running when
 // quitting: ok is false when none ran; otherwise path is the file and err
 // StopRecording's error (info is what was written either way).
-func (c *Controller) StopRecordingAtExit() (info session.RecordingInfo, path string, ok bool, err error) {
+func (c *Controller) StopRecordingAtExit() (info livestate.RecordingInfo, path string, ok bool, err error) {
 	c.mu.Lock()
 	running := c.rec != nil
 	path = c.recPath
 	c.mu.Unlock()
 	if !running {
-		return session.RecordingInfo{}, "", false, nil
+		return livestate.RecordingInfo{}, "", false, nil
 	}
 	info, err = c.StopRecording()
 	return info, path, true, err
@@ -198,11 +198,11 @@ type PollSink interface {
 	Live(livestate.Update) bool
 	// ConnClosed is told once per connection rlktop closed on an error
 	// (Child.Err: a corrupt frame, a protocol violation).
-	ConnClosed(session.Child) bool
+	ConnClosed(livestate.Child) bool
 	// ChildEnded is told when the child's status (Status.Describe) changes
 	// to other than running or not started, outside a comparison; err is
 	// ChildError's (nil for a clean exit).
-	ChildEnded(st Status, err error) bool
+	ChildEnded(st livestate.Status, err error) bool
 }
 
 // Poll reads the live run every 100 ms into sink until done is closed or
@@ -245,7 +245,7 @@ func (c *Controller) Poll(done <-chan struct{}, sink PollSink) {
 		desc := cs.Describe()
 		if desc != lastState {
 			lastState = desc
-			if cs.State != Running && cs.State != NotStarted && !c.comparing.Load() {
+			if cs.State != livestate.Running && cs.State != livestate.NotStarted && !c.comparing.Load() {
 				if !sink.ChildEnded(cs, ChildError(cs)) {
 					return
 				}

@@ -57,16 +57,16 @@ func TestLiveControllerCompare(t *testing.T) {
 	var progress []string
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	var labels []StepLabel
+	var labels []livestate.StepLabel
 	res, err := ctl.Compare(ctx, "attention", []string{"math", "fused"}, func(s string) { progress = append(progress, s) },
-		func(l StepLabel) { labels = append(labels, l) })
+		func(l livestate.StepLabel) { labels = append(labels, l) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The segments' steps reached the TUI's step chart as the final
 	// schedule labels them (the schedule also lists the unlabelled steps
 	// that ran between segments), with the arm names the TUI maps.
-	sched := map[[2]int64]StepLabel{}
+	sched := map[[2]int64]livestate.StepLabel{}
 	counted := 0
 	for _, l := range res.Schedule {
 		sched[[2]int64{int64(l.PID), l.Step}] = l
@@ -75,7 +75,7 @@ func TestLiveControllerCompare(t *testing.T) {
 		if got := sched[[2]int64{int64(l.PID), l.Step}]; got != l {
 			t.Errorf("live label %+v, schedule says %+v", l, got)
 		}
-		if l.Phase == PhaseCounted {
+		if l.Phase == livestate.PhaseCounted {
 			counted++
 		}
 	}
@@ -83,7 +83,7 @@ func TestLiveControllerCompare(t *testing.T) {
 		t.Errorf("%d counted labels delivered, want %d", counted, want)
 	}
 	if len(res.Arms) != 3 || res.Arms[0].Name != "attention=math" || res.Arms[1].Name != "attention=fused" ||
-		res.Arms[2].Name != NoiseName("attention=math") {
+		res.Arms[2].Name != livestate.NoiseName("attention=math") {
 		t.Fatalf("arms %+v", res.Arms)
 	}
 	for _, a := range res.Arms {
@@ -112,7 +112,7 @@ func TestLiveControllerCompare(t *testing.T) {
 	}
 	arms := map[string]int{}
 	for _, s := range res.Schedule {
-		if s.Phase == PhaseCounted {
+		if s.Phase == livestate.PhaseCounted {
 			arms[s.Arm]++
 		}
 	}
@@ -123,7 +123,7 @@ func TestLiveControllerCompare(t *testing.T) {
 		t.Error("no progress lines")
 	}
 	st := live.Sup.Status()
-	if st.State != Running || st.PID == before {
+	if st.State != livestate.Running || st.PID == before {
 		t.Errorf("live child after the comparison: %s (pid before %d)", st.Describe(), before)
 	}
 }
@@ -132,10 +132,10 @@ func TestLiveControllerCompare(t *testing.T) {
 type pollRec struct {
 	mu      sync.Mutex
 	updates int
-	flags   FlagState // the last update's
+	flags   livestate.FlagState // the last update's
 	lines   []string
-	conns   []session.Child
-	ended   []Status
+	conns   []livestate.Child
+	ended   []livestate.Status
 	errs    []error
 }
 
@@ -152,14 +152,14 @@ func (p *pollRec) Live(u livestate.Update) bool {
 	return true
 }
 
-func (p *pollRec) ConnClosed(c session.Child) bool {
+func (p *pollRec) ConnClosed(c livestate.Child) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.conns = append(p.conns, c)
 	return true
 }
 
-func (p *pollRec) ChildEnded(st Status, err error) bool {
+func (p *pollRec) ChildEnded(st livestate.Status, err error) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ended = append(p.ended, st)
@@ -217,7 +217,7 @@ func TestControllerPoll(t *testing.T) {
 // flags in digit-key order, a command's Python agent flags (pyagent.Flags,
 // names by hand), none for a command without the agent.
 func TestPanelFlags(t *testing.T) {
-	keys := func(fs []FlagSpec) string {
+	keys := func(fs []livestate.FlagSpec) string {
 		var k []string
 		for _, f := range fs {
 			if len(f.Values) < 2 {
@@ -263,7 +263,7 @@ func TestStopChild(t *testing.T) {
 	t0 := time.Now()
 	live.StopChild(context.Background(), 200*time.Millisecond, 2*time.Second)
 	st := live.Sup.Status()
-	if st.State == Running || st.Signal == "" {
+	if st.State == livestate.Running || st.Signal == "" {
 		t.Fatalf("after StopChild: %s", st.Describe())
 	}
 	if d := time.Since(t0); d < 200*time.Millisecond {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/tracer/flagtab"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/pyagent"
 )
 
@@ -34,18 +35,18 @@ func flagTable(builtin, noAgent bool) flagtab.Table {
 // with options o, in panel order (digit keys 1–9): the Choice flags of
 // FlagTableOf(o) with their choices — the built-in loop's five backend
 // flags, a command's Python agent flags, none for a command with NoAgent.
-func PanelFlags(o LiveOptions) []FlagSpec { return specsOf(FlagTableOf(o).Panel()) }
+func PanelFlags(o LiveOptions) []livestate.FlagSpec { return specsOf(FlagTableOf(o).Panel()) }
 
 // BuiltinBackends lists the built-in loop's backend flags (demo.FlagTable's
 // Choice flags) with their choices, in the flags panel's order (digit keys
 // 1–5).
-func BuiltinBackends() []FlagSpec { return specsOf(demo.FlagTable.Panel()) }
+func BuiltinBackends() []livestate.FlagSpec { return specsOf(demo.FlagTable.Panel()) }
 
 // specsOf returns t's flags as FlagSpecs of their choices (nil for none).
-func specsOf(t flagtab.Table) []FlagSpec {
-	var out []FlagSpec
+func specsOf(t flagtab.Table) []livestate.FlagSpec {
+	var out []livestate.FlagSpec
 	for _, f := range t {
-		out = append(out, FlagSpec{Key: f.Name, Values: slices.Clone(f.Choices)})
+		out = append(out, livestate.FlagSpec{Key: f.Name, Values: slices.Clone(f.Choices)})
 	}
 	return out
 }

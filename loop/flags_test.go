@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/pyagent"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 	"github.com/rlktop/rlktop/views"
 )
 
@@ -24,7 +26,7 @@ func TestPanelAndPlanAgree(t *testing.T) {
 	plan := func(command []string, key string, values ...string) *runner {
 		t.Helper()
 		r := &runner{o: CompareOptions{Command: command, Steps: 10,
-			Arms: []Arm{{Flags: map[string]string{key: values[0]}}, {Flags: map[string]string{key: values[1]}}}},
+			Arms: []livestate.Arm{{Flags: map[string]string{key: values[0]}}, {Flags: map[string]string{key: values[1]}}}},
 			builtin: len(command) == 0}
 		r.defaults()
 		if err := r.plan(); err != nil {
@@ -88,21 +90,21 @@ func TestLiveFlagState(t *testing.T) {
 	a, b := net.Pipe()
 	lv.Session.AddConn(a)
 	s := wire.NewAsyncSender(b, 1<<14)
-	defer s.Close(wire.Bye{}, time.Second)
-	s.Hello(&wire.Hello{Source: pyagent.Source, PID: 4242})
-	s.Ack(&wire.Control{Op: wire.ControlAck, Flags: []wire.KV{{Key: "sdpa", Value: "default"}}, Tracing: true})
+	defer s.Close(msg.Bye{}, time.Second)
+	s.Hello(&msg.Hello{Source: pyagent.Source, PID: 4242})
+	s.Ack(&msg.Control{Op: msg.ControlAck, Flags: []msg.KV{{Key: "sdpa", Value: "default"}}, Tracing: true})
 	release := make(chan struct{})
 	go func() {
 		cur := "default"
 		for c := range s.Controls() {
 			<-release
-			ack := wire.Control{Op: wire.ControlAck, Seq: c.Seq, Step: 5, Tracing: true}
+			ack := msg.Control{Op: msg.ControlAck, Seq: c.Seq, Step: 5, Tracing: true}
 			if c.Value == "cudnn" {
 				ack.Err, ack.Step = "no cuDNN attention in this torch", -1
 			} else {
 				cur = c.Value
 			}
-			ack.Flags = []wire.KV{{Key: "sdpa", Value: cur}}
+			ack.Flags = []msg.KV{{Key: "sdpa", Value: cur}}
 			s.Ack(&ack)
 		}
 	}()
@@ -111,9 +113,9 @@ func TestLiveFlagState(t *testing.T) {
 	go func() { ctl.Poll(done, rec); close(stopped) }()
 	defer func() { close(done); <-stopped }()
 	// polled waits for an update whose flag state satisfies cond.
-	polled := func(what string, cond func(FlagState) bool) FlagState {
+	polled := func(what string, cond func(livestate.FlagState) bool) livestate.FlagState {
 		t.Helper()
-		var fs FlagState
+		var fs livestate.FlagState
 		waitFor(t, 5*time.Second, what, func() bool {
 			rec.mu.Lock()
 			defer rec.mu.Unlock()
@@ -123,7 +125,7 @@ func TestLiveFlagState(t *testing.T) {
 		return fs
 	}
 	// panel draws the agent's flags panel from fs; line is sdpa's.
-	panel := func(fs FlagState) string {
+	panel := func(fs livestate.FlagState) string {
 		st := views.DefaultStyles()
 		f := views.NewFlags(&st, PanelFlags(LiveOptions{Command: o.Command}))
 		f.SetSize(120, 10)
@@ -135,12 +137,12 @@ func TestLiveFlagState(t *testing.T) {
 		}
 		return ""
 	}
-	polled("the agent's first acknowledgement", func(fs FlagState) bool { return fs.InForce["sdpa"] == "default" })
+	polled("the agent's first acknowledgement", func(fs livestate.FlagState) bool { return fs.InForce["sdpa"] == "default" })
 
 	if err := ctl.SetFlag("sdpa", "flash"); err != nil {
 		t.Fatalf("SetFlag(sdpa=flash): %v", err)
 	}
-	fs := polled("sdpa=flash pending", func(fs FlagState) bool { return fs.Pending["sdpa"] == "flash" })
+	fs := polled("sdpa=flash pending", func(fs livestate.FlagState) bool { return fs.Pending["sdpa"] == "flash" })
 	if fs.InForce["sdpa"] != "default" || len(fs.Pending) != 1 {
 		t.Errorf("before the acknowledgement: in force %v, pending %v; want sdpa=default in force, only sdpa=flash pending", fs.InForce, fs.Pending)
 	}
@@ -148,7 +150,7 @@ func TestLiveFlagState(t *testing.T) {
 		t.Errorf("panel before the acknowledgement: %q", l)
 	}
 	release <- struct{}{}
-	fs = polled("sdpa=flash in force", func(fs FlagState) bool { return fs.InForce["sdpa"] == "flash" })
+	fs = polled("sdpa=flash in force", func(fs livestate.FlagState) bool { return fs.InForce["sdpa"] == "flash" })
 	if len(fs.Pending) != 0 {
 		t.Errorf("acknowledged flip still pending: %v", fs.Pending)
 	}
@@ -159,10 +161,10 @@ func TestLiveFlagState(t *testing.T) {
 	if err := ctl.SetFlag("sdpa", "cudnn"); err != nil {
 		t.Fatal(err)
 	}
-	polled("sdpa=cudnn pending", func(fs FlagState) bool { return fs.Pending["sdpa"] == "cudnn" })
+	polled("sdpa=cudnn pending", func(fs livestate.FlagState) bool { return fs.Pending["sdpa"] == "cudnn" })
 	release <- struct{}{}
 	waitFor(t, 3*time.Second, "the refusal", func() bool { return len(lv.Session.Snapshot().Refusals) == 1 })
-	fs = polled("the refused flip no longer pending", func(fs FlagState) bool { return len(fs.Pending) == 0 })
+	fs = polled("the refused flip no longer pending", func(fs livestate.FlagState) bool { return len(fs.Pending) == 0 })
 	if fs.InForce["sdpa"] != "flash" {
 		t.Errorf("after the refusal: in force %v, want sdpa=flash", fs.InForce)
 	}

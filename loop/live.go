@@ -14,14 +14,16 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rlktop/rlktop/gpu"
+	"github.com/rlktop/rlktop/gpu/reading"
 	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/tracer/cupti/launch"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/pyagent"
 	rocplaunch "github.com/rlktop/rlktop/tracer/rocprof/launch"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tracer/steps"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // LiveOptions configure a live run: the built-in loop (Command empty) or a
@@ -173,7 +175,7 @@ func StartLive(o LiveOptions) (*Live, error) {
 	l.Sup = NewSupervisor(spec)
 	err = l.Sup.Start()
 	if l.tel.mon != nil {
-		if st := l.Sup.Status(); st.State == Running {
+		if st := l.Sup.Status(); st.State == livestate.Running {
 			l.tel.mon.Watch(st.PID)
 		}
 		l.tel.start(l.Session, l.Sup, o.Telemetry)
@@ -216,10 +218,10 @@ func diffEnv(base, env []string) map[string]string {
 	return out
 }
 
-func metaKV(m map[string]string) []wire.KV {
-	kv := make([]wire.KV, 0, len(m))
+func metaKV(m map[string]string) []msg.KV {
+	kv := make([]msg.KV, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		kv = append(kv, wire.KV{Key: k, Value: m[k]})
+		kv = append(kv, msg.KV{Key: k, Value: m[k]})
 	}
 	return kv
 }
@@ -358,7 +360,7 @@ func (l *Live) AgentConnected() bool { return agentFlags(l.Session.Snapshot()) !
 // agentFlags returns the flags the newest Python agent connection listed
 // in its last acknowledgement (built-in agent flags and the script's own),
 // or nil when no agent is connected.
-func agentFlags(st *session.State) map[string]string {
+func agentFlags(st *livestate.State) map[string]string {
 	for i := len(st.Children) - 1; i >= 0; i-- {
 		c := &st.Children[i]
 		if c.Hello.Source == pyagent.Source && c.Connected {
@@ -379,7 +381,7 @@ func (l *Live) Flags() map[string]string { return l.FlagsIn(l.Session.Snapshot()
 
 // FlagsIn is Flags with the children's flags taken from st, a session
 // state the caller already holds (a poller need not take a second one).
-func (l *Live) FlagsIn(st *session.State) map[string]string {
+func (l *Live) FlagsIn(st *livestate.State) map[string]string {
 	l.mu.Lock()
 	out := maps.Clone(l.flags)
 	l.mu.Unlock()
@@ -404,8 +406,8 @@ type flagRequest struct {
 // or st holds the child's refusal of its command (State.Refusals, by
 // sequence number); a failed SetFlag never pends. Settled flips are
 // forgotten.
-func (l *Live) FlagState(st *session.State) FlagState {
-	fs := FlagState{InForce: l.FlagsIn(st)}
+func (l *Live) FlagState(st *livestate.State) livestate.FlagState {
+	fs := livestate.FlagState{InForce: l.FlagsIn(st)}
 	refused := map[uint64]bool{}
 	for _, rf := range st.Refusals {
 		refused[rf.Seq] = true
@@ -471,7 +473,7 @@ func (l *Live) setFlag(key, value string) (uint64, error) {
 		}
 		return 0, fmt.Errorf("%s: %w", key, ErrAttachedRestart)
 	}
-	if l.Sup.Status().State == Running {
+	if l.Sup.Status().State == livestate.Running {
 		if l.Builtin && FlagTableOf(l.opts).IsLive(key) {
 			return l.Session.Control(key, value)
 		}
@@ -502,19 +504,19 @@ func (l *Live) Restart() error {
 	l.Session.Reset()
 	l.Sup.SetSpec(spec)
 	err = l.Sup.Start()
-	if st := l.Sup.Status(); st.State == Running && l.tel.mon != nil {
+	if st := l.Sup.Status(); st.State == livestate.Running && l.tel.mon != nil {
 		l.tel.mon.Watch(st.PID)
 	}
 	return err
 }
 
 // Telemetry returns the latest telemetry sample of the device panel (GPU
-// devices, the child tree's CPU% and RSS, co-tenants; see gpu.Sample),
+// devices, the child tree's CPU% and RSS, co-tenants; see reading.Sample),
 // the status line of what is sampled and, calmly, what is absent (e.g.
 // "no NVIDIA driver: libnvidia-ml.so.1 not found; …; CPU only: the
 // child's CPU% and RSS"), and whether a sample was taken yet. With
 // telemetry off (LiveOptions.Telemetry < 0) the status says so.
-func (l *Live) Telemetry() (gpu.Sample, string, bool) { return l.tel.latest() }
+func (l *Live) Telemetry() (reading.Sample, string, bool) { return l.tel.latest() }
 
 // CoTenantNotes returns the co-tenant warnings given so far (also in
 // the session's State.Warnings), for a comparison's notes.
@@ -551,9 +553,9 @@ func (l *Live) Finish(exit int) {
 // ExitStatus is a child's exit status as a shell reports it: its exit
 // code, 128+N when killed by signal N, 127 when it did not start, -1
 // while it runs.
-func ExitStatus(st Status) int {
+func ExitStatus(st livestate.Status) int {
 	switch {
-	case st.State == Running || st.State == NotStarted:
+	case st.State == livestate.Running || st.State == livestate.NotStarted:
 		return -1
 	case st.Err != "" && st.Signal == "":
 		if st.ExitCode > 0 {
@@ -578,7 +580,7 @@ func ExitStatus(st Status) int {
 // not running. A process rlktop attached to is not ended: its agent
 // detaches (Supervisor.Stop) and it runs on.
 func (l *Live) StopChild(ctx context.Context, ask, grace time.Duration) {
-	if l.Sup.Status().State != Running {
+	if l.Sup.Status().State != livestate.Running {
 		return
 	}
 	if l.att != nil {
@@ -645,8 +647,8 @@ var ErrChildFailed = errors.New("traced process failed")
 
 // ChildError describes a failed child for the user: its status and the
 // tail of its stderr.
-func ChildError(st Status) error {
-	if st.State == Running || (st.ExitCode == 0 && st.Signal == "" && st.Err == "") {
+func ChildError(st livestate.Status) error {
+	if st.State == livestate.Running || (st.ExitCode == 0 && st.Signal == "" && st.Err == "") {
 		return nil
 	}
 	msg := st.Describe()

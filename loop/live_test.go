@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/gpu"
+	"github.com/rlktop/rlktop/gpu/reading"
 	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
@@ -137,15 +139,15 @@ func TestLiveRestartRecordTelemetry(t *testing.T) {
 // TestExitStatus: a shell's convention, 128+N for signal N.
 func TestExitStatus(t *testing.T) {
 	for _, c := range []struct {
-		st   Status
+		st   livestate.Status
 		want int
 	}{
-		{Status{State: Exited, ExitCode: 0}, 0},
-		{Status{State: Exited, ExitCode: 3}, 3},
-		{Status{State: Stopped, ExitCode: -1, Signal: "killed"}, 137},     // SIGKILL = 9
-		{Status{State: Stopped, ExitCode: -1, Signal: "terminated"}, 143}, // SIGTERM = 15
-		{Status{State: Exited, ExitCode: 127, Err: "exec: not found"}, 127},
-		{Status{State: Running, PID: 1}, -1},
+		{livestate.Status{State: livestate.Exited, ExitCode: 0}, 0},
+		{livestate.Status{State: livestate.Exited, ExitCode: 3}, 3},
+		{livestate.Status{State: livestate.Stopped, ExitCode: -1, Signal: "killed"}, 137},     // SIGKILL = 9
+		{livestate.Status{State: livestate.Stopped, ExitCode: -1, Signal: "terminated"}, 143}, // SIGTERM = 15
+		{livestate.Status{State: livestate.Exited, ExitCode: 127, Err: "exec: not found"}, 127},
+		{livestate.Status{State: livestate.Running, PID: 1}, -1},
 	} {
 		if got := ExitStatus(c.st); got != c.want {
 			t.Errorf("ExitStatus(%+v) = %d, want %d", c.st, got, c.want)
@@ -158,7 +160,7 @@ func TestExitStatus(t *testing.T) {
 func TestTelemetryCoTenantWarning(t *testing.T) {
 	var tel telemetry
 	ts := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local).UnixNano()
-	co := gpu.Sample{TS: ts, CoTenants: []gpu.CoTenant{{Device: 0, Vendor: "nvidia", PID: 4242, UsedMemBytes: 512 << 20}}}
+	co := reading.Sample{TS: ts, CoTenants: []reading.CoTenant{{Device: 0, Vendor: "nvidia", PID: 4242, UsedMemBytes: 512 << 20}}}
 	msg := tel.take(gpu.Reading{Sample: co})
 	want := "GPU co-tenant since 03:04:05: pid 4242 on nvidia GPU 0 (512 MiB)"
 	if !strings.HasPrefix(msg, want) {
@@ -167,7 +169,7 @@ func TestTelemetryCoTenantWarning(t *testing.T) {
 	if again := tel.take(gpu.Reading{Sample: co}); again != "" {
 		t.Errorf("second warning for the same pid: %q", again)
 	}
-	if m := tel.take(gpu.Reading{Sample: gpu.Sample{TS: ts}}); m != "" || tel.cotenant {
+	if m := tel.take(gpu.Reading{Sample: reading.Sample{TS: ts}}); m != "" || tel.cotenant {
 		t.Errorf("no co-tenant: %q, flag %v", m, tel.cotenant)
 	}
 	if len(tel.notes) != 1 {

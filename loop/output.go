@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // The child's stdout and stderr are files, not pipes. A pipe ties the
@@ -51,9 +53,9 @@ const TailLines = 20
 // outputLog is the Supervisor's output ring and stderr tail.
 type outputLog struct {
 	mu      sync.Mutex
-	ring    []OutputLine // circular, len ≤ OutputLines
-	start   int          // index of the oldest line in ring
-	seq     uint64       // Seq of the newest line
+	ring    []livestate.OutputLine // circular, len ≤ OutputLines
+	start   int                    // index of the oldest line in ring
+	seq     uint64                 // Seq of the newest line
 	split   [3]lineSplitter
 	tail    []string // last TailLines stderr lines
 	sinks   [3]io.Writer
@@ -75,7 +77,7 @@ func (o *outputLog) reset(stdout, stderr io.Writer) {
 
 // feed takes bytes the child wrote to stream st. Sink writes happen under
 // the lock, in order; a sink that fails is not written again.
-func (o *outputLog) feed(st Stream, p []byte) {
+func (o *outputLog) feed(st livestate.Stream, p []byte) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if w := o.sinks[st]; w != nil && !o.sinkErr[st] {
@@ -91,19 +93,19 @@ func (o *outputLog) feed(st Stream, p []byte) {
 func (o *outputLog) notice(text string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.pushLocked(Notice, "rlktop: "+text, time.Now())
+	o.pushLocked(livestate.Notice, "rlktop: "+text, time.Now())
 }
 
-func (o *outputLog) pushLocked(st Stream, text string, now time.Time) {
+func (o *outputLog) pushLocked(st livestate.Stream, text string, now time.Time) {
 	o.seq++
-	l := OutputLine{Seq: o.seq, Stream: st, Text: text, Time: now}
+	l := livestate.OutputLine{Seq: o.seq, Stream: st, Text: text, Time: now}
 	if len(o.ring) < OutputLines {
 		o.ring = append(o.ring, l)
 	} else {
 		o.ring[o.start] = l
 		o.start = (o.start + 1) % len(o.ring)
 	}
-	if st == Stderr {
+	if st == livestate.Stderr {
 		o.tail = append(o.tail, text)
 		if len(o.tail) > 2*TailLines {
 			o.tail = append(o.tail[:0], o.tail[len(o.tail)-TailLines:]...)
@@ -111,7 +113,7 @@ func (o *outputLog) pushLocked(st Stream, text string, now time.Time) {
 	}
 }
 
-func (o *outputLog) since(after uint64) (lines, partial []OutputLine) {
+func (o *outputLog) since(after uint64) (lines, partial []livestate.OutputLine) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	n := len(o.ring)
@@ -121,9 +123,9 @@ func (o *outputLog) since(after uint64) (lines, partial []OutputLine) {
 			lines = append(lines, l)
 		}
 	}
-	for _, st := range []Stream{Stdout, Stderr} {
+	for _, st := range []livestate.Stream{livestate.Stdout, livestate.Stderr} {
 		if cur := o.split[st].cur; len(cur) > 0 {
-			partial = append(partial, OutputLine{Stream: st, Text: string(cur)})
+			partial = append(partial, livestate.OutputLine{Stream: st, Text: string(cur)})
 		}
 	}
 	return lines, partial
@@ -135,7 +137,7 @@ func (o *outputLog) stderrTail() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	out := append([]string(nil), o.tail...)
-	if cur := o.split[Stderr].cur; len(cur) > 0 {
+	if cur := o.split[livestate.Stderr].cur; len(cur) > 0 {
 		out = append(out, string(cur))
 	}
 	if len(out) > TailLines {
@@ -198,7 +200,7 @@ func openOutputFiles(log *outputLog) (*outputFiles, error) {
 		return nil, fmt.Errorf("making the directory for the child's output: %w", err)
 	}
 	f := &outputFiles{dir: dir, log: log, stop: make(chan struct{}), done: make(chan struct{})}
-	for _, st := range []Stream{Stdout, Stderr} {
+	for _, st := range []livestate.Stream{livestate.Stdout, livestate.Stderr} {
 		p := filepath.Join(dir, st.String())
 		w, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 		if err != nil {
@@ -266,12 +268,12 @@ func (f *outputFiles) finish() {
 }
 
 func (f *outputFiles) drain(buf []byte) {
-	for _, st := range []Stream{Stdout, Stderr} {
+	for _, st := range []livestate.Stream{livestate.Stdout, livestate.Stderr} {
 		f.drainOne(st, buf)
 	}
 }
 
-func (f *outputFiles) drainOne(st Stream, buf []byte) {
+func (f *outputFiles) drainOne(st livestate.Stream, buf []byte) {
 	r := f.r[st]
 	fi, err := r.Stat()
 	if err != nil {
@@ -301,7 +303,7 @@ func (f *outputFiles) drainOne(st Stream, buf []byte) {
 
 // release frees the bytes already read: punch them out, or truncate a
 // file that is big and fully read where punching is not supported.
-func (f *outputFiles) release(st Stream) {
+func (f *outputFiles) release(st livestate.Stream) {
 	const block = 4096
 	upto := f.off[st] &^ (block - 1)
 	if f.stuck[st] || upto-f.freed[st] < OutputPunchBytes {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 func TestLineSplitter(t *testing.T) {
@@ -33,18 +35,18 @@ func TestOutputRingSeqAndDrop(t *testing.T) {
 	o := newOutputLog()
 	o.reset(nil, nil)
 	for i := 1; i <= OutputLines+5; i++ {
-		o.feed(Stdout, fmt.Appendf(nil, "l%d\n", i))
+		o.feed(livestate.Stdout, fmt.Appendf(nil, "l%d\n", i))
 	}
-	o.feed(Stderr, []byte("err\npart"))
+	o.feed(livestate.Stderr, []byte("err\npart"))
 	lines, partial := o.since(0)
 	if len(lines) != OutputLines {
 		t.Fatalf("%d lines, want %d", len(lines), OutputLines)
 	}
 	// Seq 1..1006 were written; the ring holds the newest 1000: 7..1006.
-	if lines[0].Seq != 7 || lines[0].Text != "l7" || lines[len(lines)-1].Seq != OutputLines+6 || lines[len(lines)-1].Text != "err" || lines[len(lines)-1].Stream != Stderr {
+	if lines[0].Seq != 7 || lines[0].Text != "l7" || lines[len(lines)-1].Seq != OutputLines+6 || lines[len(lines)-1].Text != "err" || lines[len(lines)-1].Stream != livestate.Stderr {
 		t.Fatalf("first %+v last %+v", lines[0], lines[len(lines)-1])
 	}
-	if len(partial) != 1 || partial[0].Text != "part" || partial[0].Stream != Stderr {
+	if len(partial) != 1 || partial[0].Text != "part" || partial[0].Stream != livestate.Stderr {
 		t.Fatalf("partial = %+v", partial)
 	}
 	lines, _ = o.since(OutputLines + 5)
@@ -117,7 +119,7 @@ func TestSupervisorChildNeverWaitsForReader(t *testing.T) {
 	// 1000 (Seq 2..1001). Between the streams the order is the tailer's.
 	var lastErr string
 	for _, l := range lines {
-		if l.Stream == Stderr {
+		if l.Stream == livestate.Stderr {
 			lastErr = l.Text
 		}
 	}

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // Spec is what to launch.
@@ -38,7 +40,7 @@ type Supervisor struct {
 	mu       sync.Mutex
 	spec     Spec
 	cmd      *exec.Cmd
-	status   Status
+	status   livestate.Status
 	out      *outputLog
 	done     chan struct{}
 	stopping bool
@@ -53,12 +55,12 @@ type Supervisor struct {
 	attached func(grace time.Duration)
 	// Exits receives the final Status each time the child ends (buffered;
 	// a slow reader loses old notifications, never blocks the supervisor).
-	Exits chan Status
+	Exits chan livestate.Status
 }
 
 // NewSupervisor returns a supervisor for spec; nothing runs until Start.
 func NewSupervisor(spec Spec) *Supervisor {
-	return &Supervisor{spec: spec, out: newOutputLog(), Exits: make(chan Status, 8)}
+	return &Supervisor{spec: spec, out: newOutputLog(), Exits: make(chan livestate.Status, 8)}
 }
 
 // SetEnv replaces the environment used by the next Start/Restart (arms
@@ -85,7 +87,7 @@ func (s *Supervisor) Start() error {
 	if s.attached != nil {
 		return ErrAttachedRestart
 	}
-	if s.status.State == Running {
+	if s.status.State == livestate.Running {
 		return errors.New("child already running")
 	}
 	if len(s.spec.Argv) == 0 {
@@ -104,26 +106,26 @@ func (s *Supervisor) Start() error {
 	// Own process group, so Stop reaches the child's children (torchrun ranks).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	restarts := s.status.Restarts
-	if s.status.State != NotStarted {
+	if s.status.State != livestate.NotStarted {
 		restarts++
 	}
 	s.out.reset(s.spec.Stdout, s.spec.StderrCopy)
 	files, err := openOutputFiles(s.out)
 	if err != nil {
-		s.status = Status{State: Exited, ExitCode: 127, Err: err.Error(), Restarts: restarts}
+		s.status = livestate.Status{State: livestate.Exited, ExitCode: 127, Err: err.Error(), Restarts: restarts}
 		return fmt.Errorf("starting %s: %w", s.spec.Argv[0], err)
 	}
-	cmd.Stdout, cmd.Stderr = files.w[Stdout], files.w[Stderr]
+	cmd.Stdout, cmd.Stderr = files.w[livestate.Stdout], files.w[livestate.Stderr]
 	if err := cmd.Start(); err != nil {
 		files.remove()
-		s.status = Status{State: Exited, ExitCode: 127, Err: err.Error(), Restarts: restarts}
+		s.status = livestate.Status{State: livestate.Exited, ExitCode: 127, Err: err.Error(), Restarts: restarts}
 		return fmt.Errorf("starting %s: %w", s.spec.Argv[0], err)
 	}
 	files.closeChildEnds()
 	go files.run()
 	s.cmd = cmd
 	s.stopping = false
-	s.status = Status{State: Running, PID: cmd.Process.Pid, Started: time.Now(), Restarts: restarts, OutputDir: files.dir}
+	s.status = livestate.Status{State: livestate.Running, PID: cmd.Process.Pid, Started: time.Now(), Restarts: restarts, OutputDir: files.dir}
 	s.done = make(chan struct{})
 	go s.wait(cmd, s.done, files)
 	return nil
@@ -134,9 +136,9 @@ func (s *Supervisor) wait(cmd *exec.Cmd, done chan struct{}, files *outputFiles)
 	files.finish() // the last bytes the child wrote, then the files go
 	s.mu.Lock()
 	st := s.status
-	st.State = Exited
+	st.State = livestate.Exited
 	if s.stopping {
-		st.State = Stopped
+		st.State = livestate.Stopped
 	}
 	st.ExitCode = 0
 	var ee *exec.ExitError
@@ -162,11 +164,11 @@ func (s *Supervisor) wait(cmd *exec.Cmd, done chan struct{}, files *outputFiles)
 }
 
 // Status returns the child's current status, with the stderr tail so far.
-func (s *Supervisor) Status() Status {
+func (s *Supervisor) Status() livestate.Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.status
-	if st.State == Running {
+	if st.State == livestate.Running {
 		st.StderrTail = s.out.stderrTail()
 	}
 	return st
@@ -186,7 +188,7 @@ func (s *Supervisor) Status() Status {
 func (s *Supervisor) Stop(grace time.Duration) {
 	s.mu.Lock()
 	mark := s.mark
-	if s.status.State != Running {
+	if s.status.State != livestate.Running {
 		s.mu.Unlock()
 		s.endLeftovers(mark, grace)
 		return
@@ -241,7 +243,7 @@ func (s *Supervisor) Restart(grace time.Duration) error {
 
 // Wait blocks until the current child exits or ctx ends, and returns its
 // status.
-func (s *Supervisor) Wait(ctx context.Context) Status {
+func (s *Supervisor) Wait(ctx context.Context) livestate.Status {
 	s.mu.Lock()
 	done := s.done
 	s.mu.Unlock()
@@ -275,7 +277,7 @@ func Environ(base []string, set map[string]string) []string {
 }
 
 // WaitFor is Wait with a timeout instead of a context.
-func (s *Supervisor) WaitFor(d time.Duration) Status {
+func (s *Supervisor) WaitFor(d time.Duration) livestate.Status {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	return s.Wait(ctx)
@@ -292,6 +294,6 @@ func (s *Supervisor) WaitFor(d time.Duration) Status {
 //
 // This is what a live output pane polls: keep the last Seq, call Output
 // each tick, append.
-func (s *Supervisor) Output(after uint64) (lines []OutputLine, partial []OutputLine) {
+func (s *Supervisor) Output(after uint64) (lines []livestate.OutputLine, partial []livestate.OutputLine) {
 	return s.out.since(after)
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 func TestSupervisorCrashKeepsTailAndStatus(t *testing.T) {
@@ -17,7 +19,7 @@ func TestSupervisorCrashKeepsTailAndStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := s.Wait(context.Background())
-	if st.State != Exited || st.ExitCode != 3 {
+	if st.State != livestate.Exited || st.ExitCode != 3 {
 		t.Fatalf("status = %+v, want exited 3", st)
 	}
 	if len(st.StderrTail) != TailLines {
@@ -60,7 +62,7 @@ func TestSupervisorStopKillsGroup(t *testing.T) {
 		t.Fatalf("Stop took %v", d)
 	}
 	st := s.Status()
-	if st.State != Stopped || st.Signal == "" {
+	if st.State != livestate.Stopped || st.Signal == "" {
 		t.Fatalf("status = %+v, want stopped by signal", st)
 	}
 }
@@ -71,7 +73,7 @@ func TestSupervisorStartFailure(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/prog") {
 		t.Fatalf("err = %v", err)
 	}
-	if st := s.Status(); st.State != Exited || st.Err == "" {
+	if st := s.Status(); st.State != livestate.Exited || st.Err == "" {
 		t.Fatalf("status = %+v", st)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/gpu"
+	"github.com/rlktop/rlktop/gpu/reading"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/session"
 )
 
@@ -22,7 +24,7 @@ type telemetry struct {
 	done   chan struct{}
 
 	mu       sync.Mutex
-	sample   gpu.Sample
+	sample   reading.Sample
 	have     bool
 	notes    []string     // co-tenant warnings given, in order
 	warned   map[int]bool // co-tenant pids already warned about
@@ -47,10 +49,10 @@ func (t *telemetry) start(sess *session.Session, sup *Supervisor, every time.Dur
 			// Follow the child across restarts (Restart also calls Watch
 			// at once; this catches any other relaunch).
 			switch cs := sup.Status(); {
-			case cs.State == Running && cs.PID != watched:
+			case cs.State == livestate.Running && cs.PID != watched:
 				watched = cs.PID
 				t.mon.Watch(cs.PID)
-			case cs.State != Running && watched != 0:
+			case cs.State != livestate.Running && watched != 0:
 				watched = 0
 				t.mon.Watch(0) // no child: no "process not found" errors
 			}
@@ -110,9 +112,9 @@ func (t *telemetry) close() {
 
 // latest is the newest sample, the status line and whether a sample was
 // taken yet (Live.Telemetry).
-func (t *telemetry) latest() (gpu.Sample, string, bool) {
+func (t *telemetry) latest() (reading.Sample, string, bool) {
 	if t.mon == nil {
-		return gpu.Sample{}, "telemetry off", false
+		return reading.Sample{}, "telemetry off", false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -77,14 +77,14 @@ func TestComparisonWriters(t *testing.T) {
 
 // The writer works on a real CompareArms result.
 func TestComparisonFromArms(t *testing.T) {
-	mk := func(name string, v int64) attrib.Arm {
-		a := attrib.Arm{Name: name, Valid: true}
+	mk := func(name string, v int64) attrib.ArmSteps {
+		a := attrib.ArmSteps{Name: name, Valid: true}
 		for i := 0; i < 10; i++ {
 			a.AddStep(v+int64(i), &attrib.Snapshot{Categories: []attrib.GroupRow{{Key: "attention", TotalNs: v / 2}}})
 		}
 		return a
 	}
-	c := attrib.CompareArms(mk("A", 1000), mk("B", 2000), nil, attrib.CompareOptions{})
+	c := attrib.CompareArms(mk("A", 1000), mk("B", 2000), nil, attrib.StatsOptions{})
 	var b bytes.Buffer
 	if err := WriteComparison(&b, c, Options{Format: "md"}); err != nil {
 		t.Fatal(err)

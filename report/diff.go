@@ -61,7 +61,7 @@ func diffRows(rows []attrib.DiffRow, top int) []DiffRowDoc {
 	return out
 }
 
-// WriteDiff writes d (B against A, attrib.Compare) as a table (default),
+// WriteDiff writes d (B against A, attrib.DiffSnapshots) as a table (default),
 // "json" (DiffDoc, all three groups) or "md". o.By picks the rows of the
 // text formats: attrib.GroupKernel (default), GroupCategory or GroupStage.
 // o.Top limits the rows (0 = all; < 0 = 25 for table/md, all for json).

@@ -54,7 +54,7 @@ func TestWriteDiffText(t *testing.T) {
 // busy_ns included copies): busy_ns the kernels' union, gpu_busy_ns with
 // memcpy/memset.
 func TestDiffJSONBusy(t *testing.T) {
-	d := &attrib.Diff{A: "a", B: "b", TotalsA: attrib.Totals{KernelBusyNs: 100, BusyNs: 150}, TotalsB: attrib.Totals{KernelBusyNs: 7, BusyNs: 9}}
+	d := &attrib.Diff{A: "a", B: "b", TotalsA: attrib.Totals{KernelBusyNs: 100, GPUBusyNs: 150}, TotalsB: attrib.Totals{KernelBusyNs: 7, GPUBusyNs: 9}}
 	var b strings.Builder
 	if err := WriteDiff(&b, d, Options{Format: "json"}); err != nil {
 		t.Fatal(err)

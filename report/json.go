@@ -98,9 +98,9 @@ type (
 	TotalsDoc struct {
 		KernelCount   int64 `json:"kernel_count"`
 		KernelTotalNs int64 `json:"kernel_total_ns"`
-		// BusyNs is the JSON contract's busy time: the union of kernel
+		// KernelBusyNs is the JSON contract's busy time: the union of kernel
 		// intervals per device, summed over devices.
-		BusyNs int64 `json:"busy_ns"`
+		KernelBusyNs int64 `json:"busy_ns"`
 		// GPUBusyNs is the same union over kernels, memcpy and memset.
 		GPUBusyNs     int64 `json:"gpu_busy_ns"`
 		TransferCount int64 `json:"transfer_count"`
@@ -184,7 +184,7 @@ type (
 // gpu_busy_ns with memcpy and memset. report's and diff's JSON both use it.
 func totalsDoc(t attrib.Totals) TotalsDoc {
 	return TotalsDoc{
-		KernelCount: t.KernelCount, KernelTotalNs: t.KernelTotalNs, BusyNs: t.KernelBusyNs, GPUBusyNs: t.BusyNs,
+		KernelCount: t.KernelCount, KernelTotalNs: t.KernelTotalNs, KernelBusyNs: t.KernelBusyNs, GPUBusyNs: t.GPUBusyNs,
 		TransferCount: t.TransferCount, TransferNs: t.TransferNs,
 		GPUTotalNs: t.GPUTotalNs, SpanNs: t.SpanNs,
 	}

@@ -103,8 +103,8 @@ func MergeDocs(docs []*Doc, names []string) (*attrib.Snapshot, error) {
 		t, dt := &s.Totals, d.Totals
 		t.KernelCount += dt.KernelCount
 		t.KernelTotalNs = addSat(t.KernelTotalNs, dt.KernelTotalNs)
-		t.KernelBusyNs = addSat(t.KernelBusyNs, dt.BusyNs)
-		t.BusyNs = addSat(t.BusyNs, dt.GPUBusyNs)
+		t.KernelBusyNs = addSat(t.KernelBusyNs, dt.KernelBusyNs)
+		t.GPUBusyNs = addSat(t.GPUBusyNs, dt.GPUBusyNs)
 		t.TransferCount += dt.TransferCount
 		t.TransferNs = addSat(t.TransferNs, dt.TransferNs)
 		t.GPUTotalNs = addSat(t.GPUTotalNs, dt.GPUTotalNs)

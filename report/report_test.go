@@ -18,7 +18,7 @@ func snap() *attrib.Snapshot {
 	return &attrib.Snapshot{
 		Source: "hand.json", Format: "kineto", Rank: -1,
 		Devices: []tracer.Device{{ID: 0, Name: "NVIDIA A100-SXM4-40GB", Vendor: "nvidia"}},
-		Totals:  attrib.Totals{KernelCount: 6, KernelTotalNs: 85, TransferCount: 1, TransferNs: 50, GPUTotalNs: 135, BusyNs: 130, KernelBusyNs: 80, SpanNs: 450},
+		Totals:  attrib.Totals{KernelCount: 6, KernelTotalNs: 85, TransferCount: 1, TransferNs: 50, GPUTotalNs: 135, GPUBusyNs: 130, KernelBusyNs: 80, SpanNs: 450},
 		Kernels: []attrib.KernelRow{
 			{Name: "ampere_sgemm_128x64_nn", DisplayName: "ampere_sgemm_128x64_nn", Kind: tracer.KindKernel, Category: "gemm", Count: 4, TotalNs: 70, MeanNs: 17, MinNs: 10, MaxNs: 30, P50Ns: 10, P99Ns: 30, Share: 70.0 / 85, Stage: "forward"},
 			{Name: "void f<int>(int|x)", DisplayName: "f", Kind: tracer.KindKernel, Category: "attention", Count: 2, TotalNs: 15, MeanNs: 7, MinNs: 5, MaxNs: 10, P50Ns: 5, P99Ns: 10, Share: 15.0 / 85},
@@ -102,7 +102,7 @@ func TestJSONContract(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		t.Fatal(err)
 	}
-	if d.Totals.KernelCount != 6 || d.Totals.KernelTotalNs != 85 || d.Totals.BusyNs != 80 || d.Totals.GPUBusyNs != 130 {
+	if d.Totals.KernelCount != 6 || d.Totals.KernelTotalNs != 85 || d.Totals.KernelBusyNs != 80 || d.Totals.GPUBusyNs != 130 {
 		t.Errorf("totals %+v", d.Totals)
 	}
 	k := d.Kernels[0]

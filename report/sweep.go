@@ -35,7 +35,7 @@ func (p SweepPoint) StepNs(firstMedianNs int64) (v, lo, hi float64) {
 // SweepOf recognises a sweep: at least three arms that differ from the
 // first in one flag only, whose values are all positive numbers. arms are
 // the comparison's arms (an A′ after them is ignored), pairs[i] arm i+1
-// against arm 0 (loop.CompareResult.Pairs). ok is false otherwise.
+// against arm 0 (livestate.CompareResult.Pairs). ok is false otherwise.
 func SweepOf(arms []attrib.ArmStats, pairs []*attrib.Comparison) (key string, pts []SweepPoint, ok bool) {
 	n := len(pairs) + 1
 	if n < 3 || len(arms) < n {

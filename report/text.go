@@ -218,7 +218,7 @@ func header(w io.Writer, s *attrib.Snapshot, prefix string) error {
 	if t.TransferCount > 0 {
 		fmt.Fprintf(&b, "; memcpy/memset: %d, %s", t.TransferCount, Duration(t.TransferNs))
 		if !s.SummaryOnly {
-			fmt.Fprintf(&b, "; GPU busy with copies %s", Duration(t.BusyNs))
+			fmt.Fprintf(&b, "; GPU busy with copies %s", Duration(t.GPUBusyNs))
 		}
 	}
 	b.WriteString("\n")

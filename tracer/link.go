@@ -550,7 +550,7 @@ func (l *Linker) ctxOf(k ctxKey) CtxID {
 }
 
 // ResetContexts forgets every context but context 0: IDs handed out
-// before mean nothing after it (WindowLinker starts each window, and each
+// before mean nothing after it (CaptureLinker starts each window, and each
 // part of a long one, with fresh contexts, so that their number stays one
 // window's). The operator stacks are kept.
 func (l *Linker) ResetContexts() {
@@ -860,7 +860,7 @@ func (l *Linker) callAt(pid, tid int32, calls []OpCall) CallID {
 }
 
 // linkBatch is Link's work on one array of events with a given Linker
-// (Trace.Link: the whole trace; WindowLinker: one window), with scratch
+// (Trace.Link: the whole trace; CaptureLinker: one window), with scratch
 // kept between calls.
 type linkBatch struct {
 	// calls, when not nil, is Trace.Calls: each GPU op gets the innermost
@@ -994,7 +994,7 @@ type Stacks struct {
 }
 
 // Forget drops what Of learnt per context ID (the stack indices stay):
-// call it when context IDs restart (tracefile.Window.Contexts).
+// call it when context IDs restart (tracefile.Capture.Contexts).
 func (s *Stacks) Forget() { s.of = s.of[:0] }
 
 // Of returns the stack index (0, 1, …) of context id of ctxs; context 0

@@ -71,7 +71,7 @@ var spanCodec = extsort.Codec[span]{Size: spanSize, Put: putSpan, Get: getSpan, 
 // go through an external sort to a temporary file (spill mode, above)
 // instead of memory, until DropIntervals. Every interval must be added
 // before the first Resolve: later ones are ignored (the caller checks that
-// none come; WindowLinker's long window does).
+// none come; CaptureLinker's long window does).
 func (l *Linker) SpillIntervals() {
 	l.spill = extsort.New(spillCodec)
 	l.spillKeys, l.spillErr = l.spillKeys[:0], nil

@@ -77,7 +77,7 @@ func TestSpilledWindowLinksAsLink(t *testing.T) {
 	tr.Events = slices.Clone(evs)
 	tr.Link()
 
-	w := NewWindowLinker()
+	w := NewCaptureLinker()
 	w.Begin()
 	got := map[uint64]CtxID{}
 	for i := range evs {

@@ -11,7 +11,7 @@ import (
 	"github.com/rlktop/rlktop/internal/extsort"
 )
 
-// WindowLinker links a trace that arrives as consecutive windows (a
+// CaptureLinker links a trace that arrives as consecutive windows (a
 // streamed Kineto file: each torch.profiler window is its CPU events, then
 // its launches and GPU ops), one window at a time, with Trace.Link's rule;
 // each window gets its own contexts (Contexts; each part of a long window
@@ -41,7 +41,7 @@ import (
 //     each window was linked.
 //
 // Not safe for concurrent use.
-type WindowLinker struct {
+type CaptureLinker struct {
 	l       *Linker
 	b       linkBatch
 	windows int
@@ -54,41 +54,41 @@ type WindowLinker struct {
 	inc      incWindow // the window being linked incrementally (Begin)
 }
 
-// NewWindowLinker returns a WindowLinker with no window linked.
-func NewWindowLinker() *WindowLinker {
-	return &WindowLinker{l: NewLinker(), prevEnd: math.MinInt64, stepTIDs: map[int32]int32{}}
+// NewCaptureLinker returns a CaptureLinker with no window linked.
+func NewCaptureLinker() *CaptureLinker {
+	return &CaptureLinker{l: NewLinker(), prevEnd: math.MinInt64, stepTIDs: map[int32]int32{}}
 }
 
 // SetStrings gives the linker the trace's names (Linker.SetStrings), for
 // Context.AfterAttention.
-func (w *WindowLinker) SetStrings(s *Strings) { w.l.SetStrings(s) }
+func (w *CaptureLinker) SetStrings(s *Strings) { w.l.SetStrings(s) }
 
 // Contexts returns the contexts of the window (or part) being linked,
 // indexed by Event.Ctx: each window starts with fresh contexts (Window,
 // Begin) and so does each part of a long one (NewPart), so that memory
 // holds one window's or part's contexts, not one per operator stack and
 // step of the whole trace. An ID means nothing in another window or part.
-func (w *WindowLinker) Contexts() []Context { return w.l.Contexts }
+func (w *CaptureLinker) Contexts() []Context { return w.l.Contexts }
 
 // NewPart starts a new part of the long window being linked (Begin):
 // contexts handed out before are forgotten, and Op and Unlaunched answer
 // in fresh ones.
-func (w *WindowLinker) NewPart() { w.l.ResetContexts() }
+func (w *CaptureLinker) NewPart() { w.l.ResetContexts() }
 
 // Windows returns the number of windows linked.
-func (w *WindowLinker) Windows() int { return w.windows }
+func (w *CaptureLinker) Windows() int { return w.windows }
 
 // SetCalls gives the next Window the operator calls its events index
 // (Event.Call; the window's own), so that its GPU ops get theirs (as
 // Trace.Link does); nil: none.
-func (w *WindowLinker) SetCalls(calls []OpCall) { w.b.calls = calls }
+func (w *CaptureLinker) SetCalls(calls []OpCall) { w.b.calls = calls }
 
 // Window links evs, the next window's events in file order: it fills
 // Event.Ctx of its GPU ops (kernel, memcpy, memset). It returns a non-nil
 // error naming the condition when the windows so far might link
-// differently from the whole trace at once (see WindowLinker); evs are
+// differently from the whole trace at once (see CaptureLinker); evs are
 // then linked as far as this window knows.
-func (w *WindowLinker) Window(evs []Event) error {
+func (w *CaptureLinker) Window(evs []Event) error {
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for i := range evs {
 		e := &evs[i]
@@ -101,9 +101,9 @@ func (w *WindowLinker) Window(evs []Event) error {
 
 // close ends a window whose events span [lo, hi) ns (any: it had events):
 // it forgets the window's intervals and checks the conditions of
-// WindowLinker against the earlier windows (w.b holds the window's launch
+// CaptureLinker against the earlier windows (w.b holds the window's launch
 // and unmatched correlation ids).
-func (w *WindowLinker) close(lo, hi int64, any bool) error {
+func (w *CaptureLinker) close(lo, hi int64, any bool) error {
 	var err error
 	if w.windows > 0 && any && lo <= w.prevEnd {
 		err = fmt.Errorf("window %d starts at %d ns, not after the end of the earlier windows (%d ns)", w.windows, lo, w.prevEnd)
@@ -139,7 +139,7 @@ func (w *WindowLinker) close(lo, hi int64, any bool) error {
 // Finish checks that each process's step thread over the whole trace is
 // the one its windows were linked with; a non-nil error says which
 // differs.
-func (w *WindowLinker) Finish() error {
+func (w *CaptureLinker) Finish() error {
 	for pid, old := range w.stepTIDs {
 		if tid, ok := w.l.StepThread(pid); ok && tid != old {
 			return fmt.Errorf("process %d's step thread is %d over the whole trace, %d when its windows were linked", pid, tid, old)
@@ -177,7 +177,7 @@ type incWindow struct {
 }
 
 // Begin starts a window linked incrementally (Add, Op, Unlaunched, End).
-func (w *WindowLinker) Begin() {
+func (w *CaptureLinker) Begin() {
 	w.l.SpillIntervals()
 	w.l.ResetContexts()
 	inc := &w.inc
@@ -191,7 +191,7 @@ func (w *WindowLinker) Begin() {
 // ranges and steps are kept as intervals, and a launch call (runtime or
 // driver) is resolved to the context open at its start. Steps must have
 // their final kind (tracefile cuts them before adding).
-func (w *WindowLinker) Add(e *Event) {
+func (w *CaptureLinker) Add(e *Event) {
 	inc := &w.inc
 	inc.lo, inc.hi = min(inc.lo, e.Start), max(inc.hi, e.Start+max(e.Dur, 0))
 	switch {
@@ -217,7 +217,7 @@ func (w *WindowLinker) Add(e *Event) {
 // now: its launch call was added, or it has no correlation id. ok is false
 // while a launch with its id may still come; ask Unlaunched at the
 // window's end.
-func (w *WindowLinker) Op(e *Event) (ctx CtxID, ok bool) {
+func (w *CaptureLinker) Op(e *Event) (ctx CtxID, ok bool) {
 	if e.Corr != 0 {
 		k, ok := w.inc.launch.get(e.Corr)
 		if !ok {
@@ -231,7 +231,7 @@ func (w *WindowLinker) Op(e *Event) (ctx CtxID, ok bool) {
 // Unlaunched returns the context of GPU op e whose launch call never came
 // in the window (the window's end): its own start on its thread when that
 // is known (TID >= 0), else 0.
-func (w *WindowLinker) Unlaunched(e *Event) CtxID {
+func (w *CaptureLinker) Unlaunched(e *Event) CtxID {
 	if ctx, ok := w.Op(e); ok {
 		return ctx
 	}
@@ -239,7 +239,7 @@ func (w *WindowLinker) Unlaunched(e *Event) CtxID {
 	return w.ownCtx(e)
 }
 
-func (w *WindowLinker) ownCtx(e *Event) CtxID {
+func (w *CaptureLinker) ownCtx(e *Event) CtxID {
 	if e.TID >= 0 {
 		w.inc.resolved = true
 		return w.l.Resolve(e.PID, e.TID, e.Start)
@@ -250,7 +250,7 @@ func (w *WindowLinker) ownCtx(e *Event) CtxID {
 // End closes the incrementally linked window with Window's checks, and
 // the check that no operator, range or step came after its first
 // resolved launch.
-func (w *WindowLinker) End() error {
+func (w *CaptureLinker) End() error {
 	inc := &w.inc
 	inc.on = false
 	w.b.launchMin, w.b.launchMax, w.b.unmatched = inc.launchMin, inc.launchMax, inc.unmatched

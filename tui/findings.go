@@ -96,13 +96,13 @@ func (m *Model) kernelLabels(s *attrib.Snapshot) func(int) string {
 
 // sinceFlip is what the live findings are evaluated over once a flag was
 // flipped while the cumulative totals are shown: the window (the last
-// WindowNs), with a note saying so; nil when no flip took effect or the
+// RecentNs), with a note saying so; nil when no flip took effect or the
 // window is shown anyway. The cumulative totals mix the steps before and
 // after the flip, so a finding about the old setting stayed listed
 // ("attention runs on the math fallback" at 14.3% after 1
 // switched the built-in loop to attention=fused).
 func sinceFlip(st *livestate.State, shown *attrib.Snapshot) (*attrib.Snapshot, string) {
-	if st == nil || st.Window == nil || shown != st.Cumulative || len(st.Marks) == 0 {
+	if st == nil || st.Recent == nil || shown != st.Cumulative || len(st.Marks) == 0 {
 		return nil, ""
 	}
 	mk := st.Marks[len(st.Marks)-1]
@@ -111,10 +111,10 @@ func sinceFlip(st *livestate.State, shown *attrib.Snapshot) (*attrib.Snapshot, s
 		flip += fmt.Sprintf(" from step %d", mk.Step)
 	}
 	note := fmt.Sprintf("findings over the last %s (%s; the cumulative totals mix both settings)", windowText(st), flip)
-	if mk.Step >= 0 && slices.ContainsFunc(st.Window.Steps, func(r attrib.StepRow) bool { return r.Step < mk.Step }) {
+	if mk.Step >= 0 && slices.ContainsFunc(st.Recent.Steps, func(r attrib.StepRow) bool { return r.Step < mk.Step }) {
 		note = fmt.Sprintf("findings over the last %s, which still holds steps before %s", windowText(st), flip)
 	}
-	return st.Window, note
+	return st.Recent, note
 }
 
 // tryFinding is enter on finding id: in a live run, the compare view's
@@ -142,12 +142,12 @@ func (m *Model) tryFinding(id string) {
 // findingChoice is the flag and values the next comparison compares when
 // a finding asked for it (enter): its current value, then the suggested
 // one; ok false otherwise.
-func (m *Model) findingChoice() (views.FlagChoice, bool) {
+func (m *Model) findingChoice() (livestate.FlagSpec, bool) {
 	f := m.fnd
 	if f.pending == "" {
-		return views.FlagChoice{}, false
+		return livestate.FlagSpec{}, false
 	}
-	return views.FlagChoice{Key: f.flag.Key, Values: []string{f.flag.Current, f.flag.Value}}, true
+	return livestate.FlagSpec{Key: f.flag.Key, Values: []string{f.flag.Current, f.flag.Value}}, true
 }
 
 // findingStarted: the confirmed comparison runs for the pending finding.

@@ -11,7 +11,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/rlktop/rlktop/gpu/gputest"
-	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tui"
@@ -38,13 +37,13 @@ func mathUpdate() livestate.Update {
 	return msg
 }
 
-func fusedResult() *loop.CompareResult {
-	return &loop.CompareResult{
+func fusedResult() *livestate.CompareResult {
+	return &livestate.CompareResult{
 		Arms: []attrib.ArmStats{{Name: "attention=math", Valid: true, Steps: 8, MedianNs: 2e8},
 			{Name: "attention=fused", Valid: true, Steps: 8, MedianNs: 1.42e8}, {Name: "A′ (attention=math)", Valid: true, Steps: 8, MedianNs: 2e8}},
 		Ratio: attrib.Ratio{Value: 0.71, CILow: 0.70, CIHigh: 0.75}, Verdict: attrib.VerdictFaster, Mode: "live",
 		Rows: []attrib.RowComparison{{Group: "category", Key: "attention", ANs: 60e6, BNs: 40.8e6, Ratio: 0.68, CILow: 0.6, CIHigh: 0.7, Verdict: "faster"}},
-		Consistency: []loop.ArmConsistency{{Arm: "attention=math", Len: 752, Bitwise: true},
+		Consistency: []livestate.ArmConsistency{{Arm: "attention=math", Len: 752, Bitwise: true},
 			{Arm: "attention=fused", Len: 752, MaxAbs: 1.7e-6, MaxULP: 850}},
 	}
 }
@@ -172,7 +171,7 @@ func TestFindingsAfterFlip(t *testing.T) {
 			for _, s := range c.steps {
 				win.Steps = append(win.Steps, attrib.StepRow{Step: s})
 			}
-			msg.State.Window = &win
+			msg.State.Recent = &win
 			m := newLive(t, 80, 24, &fakeCtl{})
 			m.Update(msg)
 			for m.Focused().Title() != "Findings" {

@@ -10,8 +10,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/rlktop/rlktop/gpu/gputest"
-	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tui"
 	"github.com/rlktop/rlktop/views"
 	"github.com/rlktop/rlktop/views/viewstest"
@@ -183,7 +183,7 @@ func TestFlowMouseClickTab(t *testing.T) {
 // TestFlowCompareConfirm: in the running program, C shows what a
 // comparison stops and loses and starts nothing; C again starts it.
 func TestFlowCompareConfirm(t *testing.T) {
-	ctl := &fakeCtl{res: &loop.CompareResult{Mode: "live"}}
+	ctl := &fakeCtl{res: &livestate.CompareResult{Mode: "live"}}
 	st := views.DefaultStyles()
 	m := tui.New(tui.Options{Styles: &st, Controller: ctl, Backends: backendChoices(), DeviceStatus: gputest.CPUOnlyStatus})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
@@ -216,14 +216,14 @@ func TestFlowCompareConfirm(t *testing.T) {
 // 3, 3 and 2 counted steps. 200 columns: the wide layout shows the step
 // chart beside the Compare view.
 func TestFlowCompareArmsOnStepChart(t *testing.T) {
-	lbl := func(arm, phase string, ms int64) loop.StepLabel {
-		return loop.StepLabel{PID: 9, Arm: arm, Phase: phase, DurNs: ms * 1e6}
+	lbl := func(arm, phase string, ms int64) livestate.StepLabel {
+		return livestate.StepLabel{PID: 9, Arm: arm, Phase: phase, DurNs: ms * 1e6}
 	}
-	a, b, n := "attention=math", "attention=fused", loop.NoiseName("attention=math")
-	ctl := &fakeCtl{res: &loop.CompareResult{Mode: "restart"}, block: make(chan struct{}), labels: []loop.StepLabel{
-		lbl(a, loop.PhaseWarmup, 30), lbl(a, loop.PhaseCounted, 20), lbl(a, loop.PhaseCounted, 21), lbl(a, loop.PhaseCounted, 22),
-		lbl(b, loop.PhaseWarmup, 15), lbl(b, loop.PhaseCounted, 10), lbl(b, loop.PhaseCounted, 11), lbl(b, loop.PhaseCounted, 12),
-		lbl(n, loop.PhaseWarmup, 25), lbl(n, loop.PhaseCounted, 20), lbl(n, loop.PhaseCounted, 23), lbl(a, loop.PhaseExtra, 24),
+	a, b, n := "attention=math", "attention=fused", livestate.NoiseName("attention=math")
+	ctl := &fakeCtl{res: &livestate.CompareResult{Mode: "restart"}, block: make(chan struct{}), labels: []livestate.StepLabel{
+		lbl(a, livestate.PhaseWarmup, 30), lbl(a, livestate.PhaseCounted, 20), lbl(a, livestate.PhaseCounted, 21), lbl(a, livestate.PhaseCounted, 22),
+		lbl(b, livestate.PhaseWarmup, 15), lbl(b, livestate.PhaseCounted, 10), lbl(b, livestate.PhaseCounted, 11), lbl(b, livestate.PhaseCounted, 12),
+		lbl(n, livestate.PhaseWarmup, 25), lbl(n, livestate.PhaseCounted, 20), lbl(n, livestate.PhaseCounted, 23), lbl(a, livestate.PhaseExtra, 24),
 	}}
 	st := views.DefaultStyles()
 	m := tui.New(tui.Options{Styles: &st, Controller: ctl, Backends: backendChoices(), DeviceStatus: gputest.CPUOnlyStatus})

@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tui"
 	"github.com/rlktop/rlktop/views"
 	"github.com/rlktop/rlktop/views/viewstest"
@@ -52,7 +53,7 @@ func TestFlowOpenSortFilterQuit(t *testing.T) {
 		t.Fatalf("unexpected error: %v", final.Err())
 	}
 	k := final.Kernels()
-	if col, desc := k.Sort(); col != views.SortCount || !desc {
+	if col, desc := k.Sort(); col != attrib.ByCount || !desc {
 		t.Errorf("sort = %v desc %v, want count descending", col, desc)
 	}
 	if k.Filter() != "gemm" || k.Capturing() {

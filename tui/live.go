@@ -99,7 +99,7 @@ const maxCompareSteps = 4096
 
 // LiveKeyMap is the live run's global keys.
 type LiveKeyMap struct {
-	Flip, Tracing, Pause, Window, Restart, Record, Compare key.Binding
+	Flip, Tracing, Pause, Recent, Restart, Record, Compare key.Binding
 }
 
 // DefaultLiveKeyMap: 1–9 flip flag n, T tracing, p pause display, w
@@ -109,7 +109,7 @@ func DefaultLiveKeyMap() LiveKeyMap {
 		Flip:    key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6", "7", "8", "9"), key.WithHelp("1-5", "flip")),
 		Tracing: key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "tracing")),
 		Pause:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
-		Window:  key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "window")),
+		Recent:  key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "window")),
 		Restart: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restart")),
 		Record:  key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "record")),
 		Compare: key.NewBinding(key.WithKeys("C"), key.WithHelp("C", "compare")),
@@ -142,7 +142,7 @@ type live struct {
 	note           string
 
 	paused bool // display frozen
-	window bool // show State.Window
+	recent bool // show State.Recent
 
 	recPath     string
 	recStarting bool
@@ -200,7 +200,7 @@ func (l *live) lateTabs() []Tab {
 // bindings are the live keys for help.
 func (l *live) bindings() []key.Binding {
 	k := l.keys
-	return []key.Binding{k.Flip, k.Tracing, k.Pause, k.Window, k.Restart, k.Record, k.Compare}
+	return []key.Binding{k.Flip, k.Tracing, k.Pause, k.Recent, k.Restart, k.Record, k.Compare}
 }
 
 func (l *live) tracing() bool {
@@ -266,8 +266,8 @@ func (l *live) snapshot() *attrib.Snapshot {
 	if l.state == nil {
 		return nil
 	}
-	if l.window && l.state.Window != nil {
-		return l.state.Window
+	if l.recent && l.state.Recent != nil {
+		return l.state.Recent
 	}
 	return l.state.Cumulative
 }
@@ -405,7 +405,7 @@ func (m *Model) liveKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	l := m.live
 	k := l.keys
 	switch {
-	case l.cmp.Phase == views.CompareRunning && !key.Matches(msg, k.Pause) && !key.Matches(msg, k.Window) && !key.Matches(msg, k.Compare):
+	case l.cmp.Phase == views.CompareRunning && !key.Matches(msg, k.Pause) && !key.Matches(msg, k.Recent) && !key.Matches(msg, k.Compare):
 		m.setStatus("a comparison runs (C cancels); flags, tracing, restart and recording wait for it", Warn)
 		return nil, true
 	case key.Matches(msg, k.Flip):
@@ -433,12 +433,12 @@ func (m *Model) liveKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 			m.setStatus("display resumed", Info)
 		}
 		return nil, true
-	case key.Matches(msg, k.Window):
-		l.window = !l.window
+	case key.Matches(msg, k.Recent):
+		l.recent = !l.recent
 		if s := l.snapshot(); s != nil && !l.paused {
 			m.setSnapshot(s)
 		}
-		if l.window {
+		if l.recent {
 			m.setStatus(fmt.Sprintf("showing the last %s (w: cumulative)", windowText(l.state)), Info)
 		} else {
 			m.setStatus("showing everything since the start (w: window)", Info)
@@ -479,16 +479,16 @@ func onOff(b bool) string {
 }
 
 func windowText(st *livestate.State) string {
-	if st == nil || st.WindowNs <= 0 {
+	if st == nil || st.RecentNs <= 0 {
 		return "window"
 	}
-	return views.FormatNs(st.WindowNs)
+	return views.FormatNs(st.RecentNs)
 }
 
 // flip requests the next value of flag k.
 func (m *Model) flip(k string) tea.Cmd {
 	l := m.live
-	var c views.FlagChoice
+	var c livestate.FlagSpec
 	for _, x := range l.flags.Choices() {
 		if x.Key == k {
 			c = x
@@ -771,7 +771,7 @@ func (m *Model) liveRight() string {
 	if l.paused {
 		parts = append(parts, st.Live.Pending.Render("PAUSED"))
 	}
-	if l.window {
+	if l.recent {
 		parts = append(parts, "window "+windowText(l.state))
 	} else {
 		parts = append(parts, "cumulative")

@@ -13,13 +13,10 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/rlktop/rlktop/gpu/gputest"
-	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/livestate"
-	"github.com/rlktop/rlktop/tracer/session"
-	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 	"github.com/rlktop/rlktop/tui"
-	"github.com/rlktop/rlktop/views"
 	"github.com/rlktop/rlktop/views/viewstest"
 )
 
@@ -27,10 +24,10 @@ import (
 type fakeCtl struct {
 	mu    sync.Mutex
 	calls []string
-	res   *loop.CompareResult
+	res   *livestate.CompareResult
 	// labels are sent to Compare's onStep before it returns; block, when
 	// set, holds Compare until closed.
-	labels []loop.StepLabel
+	labels []livestate.StepLabel
 	block  chan struct{}
 }
 
@@ -47,11 +44,11 @@ func (f *fakeCtl) StartRecording() (string, error) {
 	f.log("record")
 	return "/work/rlktop-20261129-120000.rlk", nil
 }
-func (f *fakeCtl) StopRecording() (session.RecordingInfo, error) {
+func (f *fakeCtl) StopRecording() (livestate.RecordingInfo, error) {
 	f.log("stop")
-	return session.RecordingInfo{Bytes: 3 << 20, Frames: 120, Events: 45000}, nil
+	return livestate.RecordingInfo{Bytes: 3 << 20, Frames: 120, Events: 45000}, nil
 }
-func (f *fakeCtl) Compare(ctx context.Context, k string, vals []string, progress func(string), onStep func(loop.StepLabel)) (*loop.CompareResult, error) {
+func (f *fakeCtl) Compare(ctx context.Context, k string, vals []string, progress func(string), onStep func(livestate.StepLabel)) (*livestate.CompareResult, error) {
 	f.log("compare " + k + "=" + strings.Join(vals, ","))
 	progress("arm " + k + "=" + vals[0] + " from step 0")
 	for _, l := range f.labels {
@@ -66,8 +63,8 @@ func (f *fakeCtl) Compare(ctx context.Context, k string, vals []string, progress
 	return f.res, nil
 }
 
-func backendChoices() []views.FlagChoice {
-	return []views.FlagChoice{
+func backendChoices() []livestate.FlagSpec {
+	return []livestate.FlagSpec{
 		{Key: "attention", Values: []string{"math", "fused"}},
 		{Key: "qkv", Values: []string{"separate", "fused"}},
 		{Key: "scan", Values: []string{"serial", "sklansky"}},
@@ -82,26 +79,26 @@ var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 // cumulative aggregate, a window with only its first two kernels, 30
 // steps of pid 7 (100 ms + (i mod 5) × 20 ms) with attention flipped at
 // step 20, one child with the flags in force.
-func liveState(attention string, tracing bool) *session.State {
+func liveState(attention string, tracing bool) *livestate.State {
 	cum := viewstest.Snapshot()
 	cum.Source, cum.Format, cum.Warnings = "live: built-in RL loop", "rlktop", nil
 	win := *cum
 	win.Kernels = cum.Kernels[:2]
-	st := &session.State{Cumulative: cum, Window: &win, WindowNs: 5e9, StepCount: 30, StepsPerSec: 6.5, Events: 12345}
+	st := &livestate.State{Cumulative: cum, Recent: &win, RecentNs: 5e9, StepCount: 30, StepsPerSec: 6.5, Events: 12345}
 	for i := int64(0); i < 30; i++ {
-		st.Steps = append(st.Steps, session.StepTime{Step: i, PID: 7, DurNs: 100e6 + (i%5)*20e6})
+		st.Steps = append(st.Steps, livestate.StepTime{Step: i, PID: 7, DurNs: 100e6 + (i%5)*20e6})
 	}
-	st.Marks = []session.Mark{{Step: 20, PID: 7, Key: "attention", Value: "math"}}
-	st.Children = []session.Child{{Connected: true, Tracing: tracing, Flags: []wire.KV{{Key: "attention", Value: attention}}}}
+	st.Marks = []livestate.Mark{{Step: 20, PID: 7, Key: "attention", Value: "math"}}
+	st.Children = []livestate.Child{{Connected: true, Tracing: tracing, Flags: []msg.KV{{Key: "attention", Value: attention}}}}
 	return st
 }
 
-func liveFlags(attention string) loop.FlagState {
-	return loop.FlagState{InForce: map[string]string{"attention": attention, "qkv": "separate", "scan": "serial", "sampler": "multinomial", "head": "materialized"}}
+func liveFlags(attention string) livestate.FlagState {
+	return livestate.FlagState{InForce: map[string]string{"attention": attention, "qkv": "separate", "scan": "serial", "sampler": "multinomial", "head": "materialized"}}
 }
 
 func liveMsg(attention string, tracing bool) livestate.Update {
-	return livestate.Update{State: liveState(attention, tracing), Child: loop.Status{State: loop.Running, PID: 7},
+	return livestate.Update{State: liveState(attention, tracing), Child: livestate.Status{State: livestate.Running, PID: 7},
 		Flags: liveFlags(attention), At: t0}
 }
 
@@ -193,7 +190,7 @@ func TestLiveFlipPendingAck(t *testing.T) {
 }
 
 func TestLiveKeysCallController(t *testing.T) {
-	res := &loop.CompareResult{
+	res := &livestate.CompareResult{
 		Arms: []attrib.ArmStats{{Name: "attention=math", Valid: true, Steps: 4, MedianNs: 2e8},
 			{Name: "attention=fused", Valid: true, Steps: 4, MedianNs: 1e8}},
 		Ratio: attrib.Ratio{Value: 0.5, CILow: 0.45, CIHigh: 0.55}, Verdict: attrib.VerdictFaster, Mode: "live",
@@ -206,8 +203,8 @@ func TestLiveKeysCallController(t *testing.T) {
 	press(m, "r")
 	press(m, "R")
 	st := liveState("math", true)
-	st.Recording = &session.RecordingInfo{Started: t0.Add(-65 * time.Second), Bytes: 1536 << 10}
-	m.Update(livestate.Update{State: st, Child: loop.Status{State: loop.Running, PID: 7}, Flags: liveFlags("math"), At: t0})
+	st.Recording = &livestate.RecordingInfo{Started: t0.Add(-65 * time.Second), Bytes: 1536 << 10}
+	m.Update(livestate.Update{State: st, Child: livestate.Status{State: livestate.Running, PID: 7}, Flags: liveFlags("math"), At: t0})
 	if out := ansi.Strip(m.Render()); !strings.Contains(out, "● REC rlktop-20261129-120000.rlk 1.5 MiB 1:05") {
 		t.Fatalf("recording indicator missing:\n%s", out)
 	}
@@ -259,7 +256,7 @@ func TestLiveCrashShowsTail(t *testing.T) {
 	m := newLive(t, 200, 50, &fakeCtl{})
 	m.Update(liveMsg("math", true))
 	m.Update(livestate.Update{State: liveState("math", true), At: t0, Flags: liveFlags("math"),
-		Child: loop.Status{State: loop.Exited, PID: 7, ExitCode: 2, StderrTail: []string{"panic: boom", "goroutine 1 [running]:"}}})
+		Child: livestate.Status{State: livestate.Exited, PID: 7, ExitCode: 2, StderrTail: []string{"panic: boom", "goroutine 1 [running]:"}}})
 	out := ansi.Strip(m.Render())
 	for _, s := range []string{"exited with status 2", "r restarts", "panic: boom", "attn"} {
 		if !strings.Contains(out, s) && s != "attn" {
@@ -294,12 +291,12 @@ func TestLiveEverySize(t *testing.T) {
 	if testing.Short() {
 		t.Skip("size sweep skipped with -short")
 	}
-	res := &loop.CompareResult{
+	res := &livestate.CompareResult{
 		Arms: []attrib.ArmStats{{Name: "attention=math", Valid: true, Steps: 4, MedianNs: 2e8},
 			{Name: "attention=fused", Valid: false, Reason: "exited with status 2", Steps: 1, MedianNs: 1e8}},
 		Verdict: attrib.VerdictInvalid, Mode: "live",
 		Rows:     []attrib.RowComparison{{Group: "kernel", Key: strings.Repeat("very_long_kernel_name_", 10), ANs: 1, BNs: 5e7, DeltaNs: 5e7, Ratio: 5e7, CILow: 1, CIHigh: 9e9, Verdict: attrib.VerdictSlower}},
-		Schedule: []loop.StepLabel{{Arm: "attention=math", Phase: loop.PhaseCounted, DurNs: 5}, {Arm: "attention=fused", Phase: loop.PhaseWarmup, DurNs: 9}},
+		Schedule: []livestate.StepLabel{{Arm: "attention=math", Phase: livestate.PhaseCounted, DurNs: 5}, {Arm: "attention=fused", Phase: livestate.PhaseWarmup, DurNs: 9}},
 	}
 	h200 := gputest.H200Busy()
 	m := newLive(t, 80, 24, &fakeCtl{res: res})
@@ -308,7 +305,7 @@ func TestLiveEverySize(t *testing.T) {
 	press(m, "C") // a finished comparison (C asks, C again starts)
 	press(m, "C")
 	m.Update(livestate.Update{State: liveState("math", true), At: t0, Flags: liveFlags("math"),
-		Child: loop.Status{State: loop.Exited, ExitCode: 2, StderrTail: []string{strings.Repeat("x", 300), "b"}}})
+		Child: livestate.Status{State: livestate.Exited, ExitCode: 2, StderrTail: []string{strings.Repeat("x", 300), "b"}}})
 	for w := 1; w <= 240; w += 23 {
 		for h := 1; h <= 60; h += 11 {
 			m.Update(tea.WindowSizeMsg{Width: w, Height: h})
@@ -385,16 +382,16 @@ func TestLiveFlipRefused(t *testing.T) {
 	m := newLive(t, 200, 50, &fakeCtl{})
 	m.Update(liveMsg("math", true))
 	press(m, "1")
-	msg := liveMsg("math", true)
-	msg.State.Refusals = []session.Refusal{{Seq: 1, PID: 7, Op: wire.ControlSet, Key: "attention", Value: "math", Err: "old"}}
-	m.Update(msg)
+	up := liveMsg("math", true)
+	up.State.Refusals = []livestate.Refusal{{Seq: 1, PID: 7, Op: msg.ControlSet, Key: "attention", Value: "math", Err: "old"}}
+	m.Update(up)
 	if !strings.Contains(ansi.Strip(m.Render()), "→ fused pending") {
 		t.Fatal("a refusal of another value cleared the pending flip")
 	}
-	msg = liveMsg("math", true)
-	msg.State.Refusals = append(msg.State.Refusals[:0:0], session.Refusal{Seq: 1, PID: 7, Op: wire.ControlSet, Key: "attention", Value: "math", Err: "old"},
-		session.Refusal{Seq: 2, PID: 7, Op: wire.ControlSet, Key: "attention", Value: "fused", Err: "no fused kernel on this device"})
-	m.Update(msg)
+	up = liveMsg("math", true)
+	up.State.Refusals = append(up.State.Refusals[:0:0], livestate.Refusal{Seq: 1, PID: 7, Op: msg.ControlSet, Key: "attention", Value: "math", Err: "old"},
+		livestate.Refusal{Seq: 2, PID: 7, Op: msg.ControlSet, Key: "attention", Value: "fused", Err: "no fused kernel on this device"})
+	m.Update(up)
 	out := ansi.Strip(m.Render())
 	if strings.Contains(out, "pending") {
 		t.Errorf("still pending after the refusal:\n%s", out)
@@ -414,14 +411,14 @@ func TestLiveStepTimeRanks(t *testing.T) {
 	st := liveState("math", true)
 	st.Steps, st.StepCount, st.Marks = nil, 40, nil
 	for i := int64(0); i < 20; i++ {
-		st.Steps = append(st.Steps, session.StepTime{Step: i, PID: 7, StartNs: i * 2e8, DurNs: 100e6},
-			session.StepTime{Step: i, PID: 8, StartNs: i * 2e8, DurNs: 150e6})
+		st.Steps = append(st.Steps, livestate.StepTime{Step: i, PID: 7, StartNs: i * 2e8, DurNs: 100e6},
+			livestate.StepTime{Step: i, PID: 8, StartNs: i * 2e8, DurNs: 150e6})
 	}
-	st.Children = []session.Child{
-		{Connected: true, Tracing: true, Hello: wire.Hello{PID: 7, Rank: 0, World: 2}},
-		{Connected: true, Tracing: true, Hello: wire.Hello{PID: 8, Rank: 1, World: 2}}}
+	st.Children = []livestate.Child{
+		{Connected: true, Tracing: true, Hello: msg.Hello{PID: 7, Rank: 0, World: 2}},
+		{Connected: true, Tracing: true, Hello: msg.Hello{PID: 8, Rank: 1, World: 2}}}
 	m := newLive(t, 200, 50, &fakeCtl{})
-	m.Update(livestate.Update{State: st, Child: loop.Status{State: loop.Running, PID: 6}, Flags: liveFlags("math"), At: t0})
+	m.Update(livestate.Update{State: st, Child: livestate.Status{State: livestate.Running, PID: 6}, Flags: liveFlags("math"), At: t0})
 	out := ansi.Strip(m.Render())
 	for _, want := range []string{"· 20 steps", "median 150 ms", "min 150 ms"} {
 		if !strings.Contains(out, want) {

@@ -47,6 +47,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/views"
 )
 
@@ -99,7 +100,7 @@ type Options struct {
 	// keys (LiveKeyMap) call the Controller from commands.
 	Controller Controller
 	// Backends are the flags the Flags view lists (live runs).
-	Backends []views.FlagChoice
+	Backends []livestate.FlagSpec
 	// DeviceStatus is gpu.Open's status line for the Device view.
 	DeviceStatus string
 	// Untraced, when set, is why a live command runs without a tracer

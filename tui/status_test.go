@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/rlktop/rlktop/gpu/gputest"
-	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tui"
 	"github.com/rlktop/rlktop/views/viewstest"
 )
@@ -76,7 +76,7 @@ func TestStepsAfterExit(t *testing.T) {
 	m := newLive(t, 80, 24, &fakeCtl{})
 	msg := liveMsg("math", true)
 	msg.State.Steps = nil
-	msg.Child = loop.Status{State: loop.Exited, ExitCode: 1}
+	msg.Child = livestate.Status{State: livestate.Exited, ExitCode: 1}
 	m.Update(msg)
 	for m.Focused().Title() != "Step time" {
 		press(m, "tab")
@@ -90,7 +90,7 @@ func TestStepsAfterExit(t *testing.T) {
 // TestCompareAsksFirst: C alone starts nothing and says what will be
 // lost; another key cancels; C, C starts the comparison.
 func TestCompareAsksFirst(t *testing.T) {
-	ctl := &fakeCtl{res: &loop.CompareResult{Arms: nil, Mode: "live"}}
+	ctl := &fakeCtl{res: &livestate.CompareResult{Arms: nil, Mode: "live"}}
 	m := newLive(t, 80, 24, ctl)
 	m.Update(liveMsg("math", true))
 	press(m, "C")

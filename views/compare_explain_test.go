@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/views"
 )
 
@@ -18,8 +18,8 @@ import (
 // the interval excludes 1 but the ratio is inside → within noise (the
 // example); gemm 0.700 [0.650–0.750] with ±10% → faster; the
 // attention category (the flag's) comes first though its Δ is smaller.
-func explainFixture() *loop.CompareResult {
-	return &loop.CompareResult{
+func explainFixture() *livestate.CompareResult {
+	return &livestate.CompareResult{
 		Arms: []attrib.ArmStats{{Name: "attention=math", Valid: true, Steps: 10, MedianNs: 200e6, P10Ns: 150e6, P90Ns: 260e6},
 			{Name: "attention=fused", Valid: true, Steps: 10, MedianNs: 190e6, P10Ns: 140e6, P90Ns: 250e6},
 			{Name: "A′ (attention=math)", Valid: true, Steps: 10, MedianNs: 205e6, P10Ns: 150e6, P90Ns: 270e6}},

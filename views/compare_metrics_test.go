@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/views"
 )
 
@@ -14,7 +14,7 @@ import (
 // the arm's mean and its verdict against the A/A′ envelope.
 func TestCompareMetricCurves(t *testing.T) {
 	r := explainFixture()
-	r.Metrics = []loop.MetricCompare{{Metric: "loss", Arm: "attention=fused", Steps: 3, Mean: 2,
+	r.Metrics = []livestate.MetricCompare{{Metric: "loss", Arm: "attention=fused", Steps: 3, Mean: 2,
 		PerStep: []float64{3, 2, 1}, APerStep: []float64{1, 2, 3}, Verdict: "inside"}}
 	v := views.NewCompare(styles())
 	v.SetSize(160, 60)

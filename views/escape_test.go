@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/views"
 	"github.com/rlktop/rlktop/views/viewstest"
 )
@@ -46,7 +46,7 @@ func TestViewsEscapeNames(t *testing.T) {
 // log line or a progress bar's controls are not replayed on the terminal.
 func TestChildStderrEscaped(t *testing.T) {
 	v := views.NewChild(styles())
-	v.SetState(views.ChildState{Status: loop.Status{State: loop.Exited, PID: 7, ExitCode: 1,
+	v.SetState(views.ChildState{Status: livestate.Status{State: livestate.Exited, PID: 7, ExitCode: 1,
 		StderrTail: []string{"\x1b[31mERROR\x1b[0m boom\a", "\x1b[2J"}}})
 	v.SetSize(120, v.Height())
 	out := v.View()

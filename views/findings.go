@@ -111,7 +111,7 @@ func (f *Findings) Find(id string) *attrib.Finding {
 func (f *Findings) SetRunning(id string) { f.running = id }
 
 // SetTried records the measured result of testing finding id's flag
-// (loop.Tried.String()); it stays shown on the finding while it is
+// (livestate.Tried.String()); it stays shown on the finding while it is
 // listed, and under "tested in this run" while it is not (a comparison
 // restarts the window, and the finding returns only when its rule fires
 // again on the new steps).

@@ -11,11 +11,6 @@ import (
 	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
-// FlagChoice is one flag of a live run's flags panel and the values a
-// flip cycles through, in order (loop.PanelFlags gives them from the run's
-// flag table); FlagChoice.Next is the value after one.
-type FlagChoice = livestate.FlagSpec
-
 // FlagsState is what the flags panel shows: the run's flags in force (as
 // the newest child last acknowledged them) and pending (requested, not
 // yet acknowledged), the one livestate.FlagState the TUI reads, and
@@ -53,7 +48,7 @@ func DefaultFlagsKeyMap() FlagsKeyMap {
 type Flags struct {
 	st      *Styles
 	keys    FlagsKeyMap
-	choices []FlagChoice
+	choices []livestate.FlagSpec
 	state   FlagsState
 	list    list
 	w, h    int
@@ -62,7 +57,7 @@ type Flags struct {
 
 // NewFlags returns the flags panel for choices (shown in this order; the
 // digit key of flag i is i+1).
-func NewFlags(st *Styles, choices []FlagChoice) *Flags {
+func NewFlags(st *Styles, choices []livestate.FlagSpec) *Flags {
 	f := &Flags{st: st, keys: DefaultFlagsKeyMap(), choices: choices}
 	f.list.setLen(len(choices))
 	return f
@@ -82,12 +77,12 @@ func (f *Flags) SetState(s FlagsState) { f.state = s }
 func (f *Flags) State() FlagsState { return f.state }
 
 // Choices returns the flags in panel order.
-func (f *Flags) Choices() []FlagChoice { return f.choices }
+func (f *Flags) Choices() []livestate.FlagSpec { return f.choices }
 
 // Selected returns the flag under the cursor ("" with no flags).
-func (f *Flags) Selected() FlagChoice {
+func (f *Flags) Selected() livestate.FlagSpec {
 	if f.list.cursor < 0 || f.list.cursor >= len(f.choices) {
-		return FlagChoice{}
+		return livestate.FlagSpec{}
 	}
 	return f.choices[f.list.cursor]
 }

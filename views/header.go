@@ -117,7 +117,7 @@ func (h *Header) layout() {
 	if t.TransferCount > 0 {
 		items = append(items, item("memcpy/set", FormatCount(t.TransferCount)+" · "+FormatNs(t.TransferNs)))
 		if !s.SummaryOnly {
-			items = append(items, item("GPU busy", FormatNs(t.BusyNs)))
+			items = append(items, item("GPU busy", FormatNs(t.GPUBusyNs)))
 		}
 	}
 	if label, n := stepsItem(s); n != "" {

@@ -14,23 +14,9 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-// SortKey is a column the kernels table can be sorted by
-// (attrib.KernelSort: `report --sort` orders rows the same way).
-type SortKey = attrib.KernelSort
-
-// Sort columns. All but Name sort descending by default, Name ascending;
-// pressing the same key again reverses the order.
-const (
-	SortTotal = attrib.ByTotal
-	SortCount = attrib.ByCount
-	SortMean  = attrib.ByMean
-	SortName  = attrib.ByName
-	SortP50   = attrib.ByP50
-	SortP99   = attrib.ByP99
-	SortShare = attrib.ByShare
-)
-
-// KernelsKeyMap is the kernels table's bindings.
+// KernelsKeyMap is the kernels table's bindings. Each Sort key orders
+// the rows by one attrib.KernelSort column (as `report --sort` does):
+// descending, except Name ascending; the same key again reverses it.
 type KernelsKeyMap struct {
 	ListKeyMap
 	SortTotal, SortCount, SortMean, SortName key.Binding
@@ -84,7 +70,7 @@ type Kernels struct {
 	names   kernelNames         // the name shown per row, and fitted to the column
 	disp    []string            // names.Shown per all row, while sorted by name
 	rows    []int               // indices into all: filtered and sorted
-	sortBy  SortKey
+	sortBy  attrib.KernelSort
 	desc    bool
 	input   textinput.Model
 	editing bool
@@ -108,7 +94,7 @@ func NewKernels(st *Styles) *Kernels {
 	in.Placeholder = "substring of the kernel name"
 	in.SetStyles(st.Filter)
 	in.CharLimit = 256
-	return &Kernels{st: st, keys: DefaultKernelsKeyMap(), sortBy: SortTotal, desc: true, input: in}
+	return &Kernels{st: st, keys: DefaultKernelsKeyMap(), sortBy: attrib.ByTotal, desc: true, input: in}
 }
 
 // KeyMap returns the bindings in use; SetKeyMap replaces them.
@@ -135,10 +121,10 @@ func (k *Kernels) Info() string {
 }
 
 // Sort returns the sort column and whether it is descending.
-func (k *Kernels) Sort() (SortKey, bool) { return k.sortBy, k.desc }
+func (k *Kernels) Sort() (attrib.KernelSort, bool) { return k.sortBy, k.desc }
 
 // SetSort sorts by col in the given direction.
-func (k *Kernels) SetSort(col SortKey, desc bool) {
+func (k *Kernels) SetSort(col attrib.KernelSort, desc bool) {
 	k.sortBy, k.desc = col, desc
 	k.refresh()
 }
@@ -233,7 +219,7 @@ func (k *Kernels) refresh() {
 		}
 	}
 	k.disp = k.disp[:0]
-	if k.sortBy == SortName {
+	if k.sortBy == attrib.ByName {
 		for i := range k.all {
 			k.disp = append(k.disp, k.names.Shown(i))
 		}
@@ -242,9 +228,9 @@ func (k *Kernels) refresh() {
 		ra, rb := k.all[a], k.all[b]
 		var c int
 		switch k.sortBy {
-		case SortName:
+		case attrib.ByName:
 			c = cmp.Compare(k.disp[a], k.disp[b])
-		case SortShare:
+		case attrib.ByShare:
 			c = cmp.Compare(k.share(ra), k.share(rb))
 		default:
 			c = attrib.CompareKernels(ra, rb, k.sortBy)
@@ -425,30 +411,30 @@ func (k *Kernels) Update(msg tea.Msg) tea.Cmd {
 	if k.list.handle(km, k.keys.ListKeyMap) {
 		return nil
 	}
-	sortKey := func(col SortKey) {
+	sortKey := func(col attrib.KernelSort) {
 		if k.sortBy == col {
 			k.desc = !k.desc
 		} else {
-			k.sortBy, k.desc = col, col != SortName
+			k.sortBy, k.desc = col, col != attrib.ByName
 		}
 		k.refresh()
 		k.list.cursor, k.list.offset = 0, 0 // after sorting, users look at the top
 	}
 	switch {
 	case key.Matches(km, k.keys.SortTotal):
-		sortKey(SortTotal)
+		sortKey(attrib.ByTotal)
 	case key.Matches(km, k.keys.SortCount):
-		sortKey(SortCount)
+		sortKey(attrib.ByCount)
 	case key.Matches(km, k.keys.SortMean):
-		sortKey(SortMean)
+		sortKey(attrib.ByMean)
 	case key.Matches(km, k.keys.SortName):
-		sortKey(SortName)
+		sortKey(attrib.ByName)
 	case key.Matches(km, k.keys.SortP50):
-		sortKey(SortP50)
+		sortKey(attrib.ByP50)
 	case key.Matches(km, k.keys.SortP99):
-		sortKey(SortP99)
+		sortKey(attrib.ByP99)
 	case key.Matches(km, k.keys.SortShare):
-		sortKey(SortShare)
+		sortKey(attrib.ByShare)
 	case key.Matches(km, k.keys.Drill):
 		if k.Selected() != nil {
 			k.drill = true
@@ -491,20 +477,20 @@ func (k *Kernels) Click(x, y int) tea.Cmd {
 	if y == 0 { // the heading
 		type col struct {
 			w int
-			s SortKey
+			s attrib.KernelSort
 		}
-		cols := []col{{1 + k.nameWidth(), SortName}, {1 + kwCat, -1}, {1 + kwCount, SortCount}, {1 + kwTime, SortTotal}, {1 + kwTime, SortMean}}
+		cols := []col{{1 + k.nameWidth(), attrib.ByName}, {1 + kwCat, -1}, {1 + kwCount, attrib.ByCount}, {1 + kwTime, attrib.ByTotal}, {1 + kwTime, attrib.ByMean}}
 		if k.wide() {
-			cols = append(cols, col{1 + kwTime, SortP50}, col{1 + kwTime, SortP99})
+			cols = append(cols, col{1 + kwTime, attrib.ByP50}, col{1 + kwTime, attrib.ByP99})
 		}
-		cols = append(cols, col{1 + kwShare, SortShare})
+		cols = append(cols, col{1 + kwShare, attrib.ByShare})
 		at := 0
 		for _, c := range cols {
 			if x >= at && x < at+c.w && c.s >= 0 {
 				if k.sortBy == c.s {
 					k.desc = !k.desc
 				} else {
-					k.sortBy, k.desc = c.s, c.s != SortName
+					k.sortBy, k.desc = c.s, c.s != attrib.ByName
 				}
 				k.refresh()
 				k.list.cursor, k.list.offset = 0, 0
@@ -608,7 +594,7 @@ func (k *Kernels) View() string {
 		return block(lines, k.w, k.h)
 	}
 	nw := k.nameWidth()
-	head := func(label string, col SortKey, w int, right bool) string {
+	head := func(label string, col attrib.KernelSort, w int, right bool) string {
 		s := fit(label, w)
 		if right {
 			s = fitRight(label, w)
@@ -618,17 +604,17 @@ func (k *Kernels) View() string {
 		}
 		return st.Table.Header.Render(s)
 	}
-	hdr := " " + head("kernel", SortName, nw, false) + " " + st.Table.Header.Render(fit("category", kwCat)) +
-		" " + head("count", SortCount, kwCount, true) + " " + head("total", SortTotal, kwTime, true) +
-		" " + head("mean", SortMean, kwTime, true)
+	hdr := " " + head("kernel", attrib.ByName, nw, false) + " " + st.Table.Header.Render(fit("category", kwCat)) +
+		" " + head("count", attrib.ByCount, kwCount, true) + " " + head("total", attrib.ByTotal, kwTime, true) +
+		" " + head("mean", attrib.ByMean, kwTime, true)
 	if k.wide() {
-		hdr += " " + head("p50", SortP50, kwTime, true) + " " + head("p99", SortP99, kwTime, true)
+		hdr += " " + head("p50", attrib.ByP50, kwTime, true) + " " + head("p99", attrib.ByP99, kwTime, true)
 	}
 	shareHead := "share"
 	if k.xfers {
 		shareHead = "of GPU"
 	}
-	hdr += " " + head(shareHead, SortShare, kwShare, true)
+	hdr += " " + head(shareHead, attrib.ByShare, kwShare, true)
 	if k.showWork() {
 		hdr += " " + st.Table.Header.Render(fitRight("FLOP/s", 9)) + " " + st.Table.Header.Render(fitRight("roof", 11))
 	}

@@ -31,7 +31,7 @@ func TestKernelsSortAndFilter(t *testing.T) {
 		}
 	}
 	press(k, "c")
-	if col, desc := k.Sort(); col != views.SortCount || !desc {
+	if col, desc := k.Sort(); col != attrib.ByCount || !desc {
 		t.Fatalf("after c: sort %v desc %v", col, desc)
 	}
 	check("count desc", func(a, b viewstest.Kernel) bool { return a.Count > b.Count })

@@ -7,20 +7,18 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/rlktop/rlktop/gpu"
 	"github.com/rlktop/rlktop/gpu/gputest"
-	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/gpu/reading"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/livestate"
-	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/views"
 	"github.com/rlktop/rlktop/views/viewstest"
 )
 
 // backends is the built-in loop's flag set (loop.PanelFlags of
 // demo.FlagTable), in panel order.
-func backends() []views.FlagChoice {
-	return []views.FlagChoice{
+func backends() []livestate.FlagSpec {
+	return []livestate.FlagSpec{
 		{Key: "attention", Values: []string{"math", "fused"}},
 		{Key: "qkv", Values: []string{"separate", "fused"}},
 		{Key: "scan", Values: []string{"serial", "sklansky"}},
@@ -34,7 +32,7 @@ func inForce() map[string]string {
 }
 
 func TestFlagChoiceNext(t *testing.T) {
-	c := views.FlagChoice{Key: "k", Values: []string{"a", "b", "c"}}
+	c := livestate.FlagSpec{Key: "k", Values: []string{"a", "b", "c"}}
 	for cur, want := range map[string]string{"a": "b", "b": "c", "c": "a", "zz": "a"} {
 		if got := c.Next(cur); got != want {
 			t.Errorf("Next(%q) = %q, want %q", cur, got, want)
@@ -85,12 +83,12 @@ func TestFlagsFlipSelected(t *testing.T) {
 // steps: 40 steps of pid 7, step i taking 100 ms + (i mod 8) × 10 ms,
 // the attention flip acknowledged at step 30. One earlier step of
 // another pid (a previous child) is left out of the panel.
-func stepsFixture() ([]session.StepTime, []session.Mark) {
-	st := []session.StepTime{{Step: 99, PID: 3, DurNs: 5e9}}
+func stepsFixture() ([]livestate.StepTime, []livestate.Mark) {
+	st := []livestate.StepTime{{Step: 99, PID: 3, DurNs: 5e9}}
 	for i := int64(0); i < 40; i++ {
-		st = append(st, session.StepTime{Step: i, PID: 7, StartNs: i * 2e8, DurNs: 100e6 + (i%8)*10e6})
+		st = append(st, livestate.StepTime{Step: i, PID: 7, StartNs: i * 2e8, DurNs: 100e6 + (i%8)*10e6})
 	}
-	marks := []session.Mark{{Step: 30, PID: 7, Key: "attention", Value: "fused"}, {Step: 99, PID: 3, Key: "qkv", Value: "fused"}}
+	marks := []livestate.Mark{{Step: 30, PID: 7, Key: "attention", Value: "fused"}, {Step: 99, PID: 3, Key: "qkv", Value: "fused"}}
 	return st, marks
 }
 
@@ -133,8 +131,8 @@ func TestStepTimesView(t *testing.T) {
 
 func TestChildView(t *testing.T) {
 	cases := map[string]views.ChildState{
-		"running": {Status: loop.Status{State: loop.Running, PID: 4242}, Events: 123456},
-		"crashed": {Status: loop.Status{State: loop.Exited, PID: 4242, ExitCode: -1, Signal: "killed", Restarts: 1,
+		"running": {Status: livestate.Status{State: livestate.Running, PID: 4242}, Events: 123456},
+		"crashed": {Status: livestate.Status{State: livestate.Exited, PID: 4242, ExitCode: -1, Signal: "killed", Restarts: 1,
 			StderrTail: []string{"step 41: 812.3 ms, legal 26", "step 42: 790.0 ms, legal 26"}}, Events: 9000, Dropped: 17},
 	}
 	for name, c := range cases {
@@ -154,7 +152,7 @@ func TestDeviceView(t *testing.T) {
 	cases := []struct {
 		name   string
 		status string
-		s      *gpu.Sample
+		s      *reading.Sample
 	}{
 		{"h200_cotenant", "nvidia: 1 device(s), driver 550.54.14, CUDA 12.4", &h200},
 		{"mi300_idle", "amd: 1 device(s)", &mi300},
@@ -182,12 +180,12 @@ func TestDeviceView(t *testing.T) {
 // compareFixture is a hand-made result: B (fused) 40% faster, rows whose
 // |Δ| order is known (attn_math_qk −30 ms, attn_fused_fwd +20 ms,
 // matmul_mlp_up +1 ms, attention category −40 ms).
-func compareFixture() *loop.CompareResult {
-	r := &loop.CompareResult{
+func compareFixture() *livestate.CompareResult {
+	r := &livestate.CompareResult{
 		Arms: []attrib.ArmStats{
 			{Name: "attention=math", Valid: true, Steps: 4, MedianNs: 500e6, P10Ns: 480e6, P90Ns: 560e6},
 			{Name: "attention=fused", Valid: true, Steps: 4, MedianNs: 300e6, P10Ns: 290e6, P90Ns: 330e6},
-			{Name: loop.NoiseName("attention=math"), Valid: true, Steps: 4, MedianNs: 505e6, P10Ns: 470e6, P90Ns: 570e6},
+			{Name: livestate.NoiseName("attention=math"), Valid: true, Steps: 4, MedianNs: 505e6, P10Ns: 470e6, P90Ns: 570e6},
 		},
 		Ratio:   attrib.Ratio{Value: 0.6, CILow: 0.55, CIHigh: 0.66},
 		Verdict: attrib.VerdictFaster,
@@ -198,18 +196,18 @@ func compareFixture() *loop.CompareResult {
 			{Group: "category", Key: "attention", ANs: 60e6, BNs: 20e6, DeltaNs: -40e6, Ratio: 0.333, CILow: 0.3, CIHigh: 0.36, Verdict: attrib.VerdictFaster},
 			{Group: "kernel", Key: "attn_fused_fwd", ANs: 0, BNs: 20e6, DeltaNs: 20e6, Verdict: attrib.VerdictSlower},
 		},
-		Consistency: []loop.ArmConsistency{{Arm: "attention=fused", Len: 2048, MaxAbs: 2.4e-6, MaxULP: 9}},
+		Consistency: []livestate.ArmConsistency{{Arm: "attention=fused", Len: 2048, MaxAbs: 2.4e-6, MaxULP: 9}},
 		Mode:        "live",
 		WallNs:      95e9,
 	}
-	arms := []string{"attention=math", "attention=fused", loop.NoiseName("attention=math")}
+	arms := []string{"attention=math", "attention=fused", livestate.NoiseName("attention=math")}
 	for i := 0; i < 15; i++ {
 		a := (i / 5) % 3
-		ph := loop.PhaseCounted
+		ph := livestate.PhaseCounted
 		if i%5 == 0 {
-			ph = loop.PhaseWarmup
+			ph = livestate.PhaseWarmup
 		}
-		r.Schedule = append(r.Schedule, loop.StepLabel{PID: 1, Step: int64(i), Arm: arms[a], Phase: ph, DurNs: r.Arms[a].MedianNs + int64(i%5)*1e6})
+		r.Schedule = append(r.Schedule, livestate.StepLabel{PID: 1, Step: int64(i), Arm: arms[a], Phase: ph, DurNs: r.Arms[a].MedianNs + int64(i%5)*1e6})
 	}
 	return r
 }
@@ -321,7 +319,7 @@ func TestStepTimesCompare(t *testing.T) {
 // calls torch.compile, and "?" for a flag it cannot read; neither
 // highlights a value, and the line says which. tf32 "on" is in force.
 func TestFlagsNotUsed(t *testing.T) {
-	choices := []views.FlagChoice{{Key: "compile", Values: []string{"on", "off"}},
+	choices := []livestate.FlagSpec{{Key: "compile", Values: []string{"on", "off"}},
 		{Key: "sdpa", Values: []string{"default", "math", "flash"}}, {Key: "tf32", Values: []string{"on", "off"}}}
 	for _, w := range widths {
 		t.Run(fmt.Sprintf("w%d", w), func(t *testing.T) {

@@ -6,29 +6,29 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
-	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/views"
 )
 
 // outputFixture: a training log as a PyTorch script writes it — loss on
 // stdout, warnings on stderr, a notice from rlktop, an escape sequence
 // that must be shown escaped, and a progress line still being written.
-func outputFixture() (lines, partial []loop.OutputLine) {
+func outputFixture() (lines, partial []livestate.OutputLine) {
 	texts := []struct {
-		s    loop.Stream
+		s    livestate.Stream
 		text string
 	}{
-		{loop.Stdout, "epoch 0 step 10 loss 2.3026 lr 3.0e-04 58.1 samples/s"},
-		{loop.Stderr, "UserWarning: TypedStorage is deprecated"},
-		{loop.Stdout, "epoch 0 step 20 loss 2.1187 lr 3.0e-04 61.4 samples/s"},
-		{loop.Notice, "rlktop: 12 KiB of output skipped (the pane was behind)"},
-		{loop.Stdout, "epoch 0 step 30 loss 1.9871 lr 3.0e-04 60.9 samples/s \x1b[31mred\x1b[0m"},
-		{loop.Stderr, "step 30: 412.0 ms, legal 26, policy loss 0.8044, value loss 0.5184 (update at step 27)"},
+		{livestate.Stdout, "epoch 0 step 10 loss 2.3026 lr 3.0e-04 58.1 samples/s"},
+		{livestate.Stderr, "UserWarning: TypedStorage is deprecated"},
+		{livestate.Stdout, "epoch 0 step 20 loss 2.1187 lr 3.0e-04 61.4 samples/s"},
+		{livestate.Notice, "rlktop: 12 KiB of output skipped (the pane was behind)"},
+		{livestate.Stdout, "epoch 0 step 30 loss 1.9871 lr 3.0e-04 60.9 samples/s \x1b[31mred\x1b[0m"},
+		{livestate.Stderr, "step 30: 412.0 ms, legal 26, policy loss 0.8044, value loss 0.5184 (update at step 27)"},
 	}
 	for i, t := range texts {
-		lines = append(lines, loop.OutputLine{Seq: uint64(i + 1), Stream: t.s, Text: t.text})
+		lines = append(lines, livestate.OutputLine{Seq: uint64(i + 1), Stream: t.s, Text: t.text})
 	}
-	partial = []loop.OutputLine{{Stream: loop.Stdout, Text: "evaluating: 40%|████      | 4/10"}}
+	partial = []livestate.OutputLine{{Stream: livestate.Stdout, Text: "evaluating: 40%|████      | 4/10"}}
 	return lines, partial
 }
 
@@ -71,7 +71,7 @@ func TestOutputFilterFollowDrop(t *testing.T) {
 		t.Errorf("filter kept %d lines, want 4", got)
 	}
 	v.SetFilter("")
-	v.Append([]loop.OutputLine{lines[5], {Seq: 10, Stream: loop.Stdout, Text: "after a gap"}}, nil)
+	v.Append([]livestate.OutputLine{lines[5], {Seq: 10, Stream: livestate.Stdout, Text: "after a gap"}}, nil)
 	if got := len(v.Lines()); got != 7 {
 		t.Errorf("%d lines, want 7 (6 + 1; the repeated Seq 6 ignored)", got)
 	}
@@ -87,9 +87,9 @@ func TestOutputFilterFollowDrop(t *testing.T) {
 		t.Error("not following after End")
 	}
 	// Bounded: OutputMaxLines + 10 lines keep the newest OutputMaxLines.
-	var many []loop.OutputLine
+	var many []livestate.OutputLine
 	for i := 0; i < views.OutputMaxLines+10; i++ {
-		many = append(many, loop.OutputLine{Seq: uint64(100 + i), Stream: loop.Stdout, Text: fmt.Sprint("line ", i)})
+		many = append(many, livestate.OutputLine{Seq: uint64(100 + i), Stream: livestate.Stdout, Text: fmt.Sprint("line ", i)})
 	}
 	v.Append(many, nil)
 	got := v.Lines()
@@ -107,8 +107,8 @@ func TestOutputWrapsWords(t *testing.T) {
 		"throughput 2.51 steps/s, grad norm 1.0394, entropy 2.8811"
 	v := views.NewOutput(styles())
 	v.SetSize(80, 4)
-	v.Append([]loop.OutputLine{{Seq: 1, Stream: loop.Stdout, Text: "first line"},
-		{Seq: 2, Stream: loop.Stdout, Text: text}}, nil)
+	v.Append([]livestate.OutputLine{{Seq: 1, Stream: livestate.Stdout, Text: "first line"},
+		{Seq: 2, Stream: livestate.Stdout, Text: text}}, nil)
 	out := render(t, v.View(), 80, 4)
 	rows := strings.Split(out, "\n")
 	var words []string

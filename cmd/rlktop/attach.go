@@ -13,6 +13,7 @@ import (
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/session"
 )
 
@@ -108,11 +109,11 @@ func attachOptions(rf *runFlags, pid int, timeout time.Duration) (loop.LiveOptio
 
 // attachEnd is what attach --headless says after its report: how long
 // attaching took was in the banner; here whether the process runs on.
-func attachEnd(stderr io.Writer, pid int, exit loop.Status, st *session.State, interrupted bool) error {
+func attachEnd(stderr io.Writer, pid int, exit livestate.Status, st *livestate.State, interrupted bool) error {
 	switch {
 	case exit.Detached != "":
 		return fmt.Errorf("pid %d after %d steps: %s", pid, st.StepsPerRank(), exit.Describe())
-	case exit.State == loop.Running:
+	case exit.State == livestate.Running:
 		fmt.Fprintf(stderr, "rlktop: detached from pid %d after %d steps: it runs on as before\n", pid, st.StepsPerRank())
 	default:
 		fmt.Fprintf(stderr, "rlktop: pid %d exited while attached, after %d steps\n", pid, st.StepsPerRank())

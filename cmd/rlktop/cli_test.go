@@ -9,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
-	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/views/viewstest"
 )
 
@@ -149,7 +148,7 @@ func TestCompletions(t *testing.T) {
 // kernels table and nothing after it (steps: and flags: lines were
 // appended); every record has the header's field count.
 func TestHeadlessCSVIsOneTable(t *testing.T) {
-	st := &session.State{Cumulative: viewstest.Snapshot(), Steps: []session.StepTime{{Step: 1, DurNs: 100}, {Step: 2, DurNs: 200}}}
+	st := &livestate.State{Cumulative: viewstest.Snapshot(), Steps: []livestate.StepTime{{Step: 1, DurNs: 100}, {Step: 2, DurNs: 200}}}
 	var b bytes.Buffer
 	if err := writeRunReport(&b, st, map[string]string{"attention": "math"}, &runFlags{format: "csv", by: "kernel"}, false); err != nil {
 		t.Fatal(err)
@@ -170,7 +169,7 @@ func TestCompareSweepTable(t *testing.T) {
 	arm := func(v string) attrib.ArmStats {
 		return attrib.ArmStats{Name: "envs=" + v, Flags: map[string]string{"envs": v}, Valid: true, Steps: 20, MedianNs: 10e6}
 	}
-	res := &loop.CompareResult{Arms: []attrib.ArmStats{arm("1"), arm("4"), arm("16")}, Mode: "live",
+	res := &livestate.CompareResult{Arms: []attrib.ArmStats{arm("1"), arm("4"), arm("16")}, Mode: "live",
 		Pairs: []*attrib.Comparison{
 			{Arms: []attrib.ArmStats{arm("1"), arm("4")}, Ratio: attrib.Ratio{Value: 1.02, CILow: 0.98, CIHigh: 1.06}, Verdict: attrib.VerdictNoise},
 			{Arms: []attrib.ArmStats{arm("1"), arm("16")}, Ratio: attrib.Ratio{Value: 1.10, CILow: 1.05, CIHigh: 1.15}, Verdict: attrib.VerdictSlower},

@@ -15,6 +15,7 @@ import (
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/pyagent"
 )
 
@@ -148,8 +149,8 @@ Times are integer ns.`,
 }
 
 // compareArms builds the arms from --preset and --flag.
-func compareArms(cf *compareFlags, builtin bool) ([]loop.Arm, error) {
-	var specs []loop.FlagSpec
+func compareArms(cf *compareFlags, builtin bool) ([]livestate.Arm, error) {
+	var specs []livestate.FlagSpec
 	if cf.preset != "" || cf.presetsPath != "" {
 		ps, err := loop.Presets(cf.presetsPath)
 		if err != nil {

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 func TestCompareArmsFromFlagsAndPresets(t *testing.T) {
@@ -43,17 +43,17 @@ func TestCompareArmsFromFlagsAndPresets(t *testing.T) {
 }
 
 // fakeResult is a hand-made comparison for the writers.
-func fakeResult() *loop.CompareResult {
+func fakeResult() *livestate.CompareResult {
 	arms := []attrib.ArmStats{
 		{Name: "attention=math", Flags: map[string]string{"attention": "math"}, Valid: true, Steps: 20, MedianNs: 900e6, P10Ns: 600e6, P90Ns: 3e9},
 		{Name: "attention=fused", Flags: map[string]string{"attention": "fused"}, Valid: true, Steps: 20, MedianNs: 800e6, P10Ns: 500e6, P90Ns: 2.8e9},
 	}
 	rows := []attrib.RowComparison{{Group: "kernel", Key: "attn_math_qk", ANs: 5e6, Verdict: attrib.VerdictGone},
 		{Group: "category", Key: "attention", ANs: 40e6, BNs: 30e6, DeltaNs: -10e6, Ratio: 0.75, CILow: 0.7, CIHigh: 0.8, Verdict: attrib.VerdictFaster}}
-	return &loop.CompareResult{Arms: arms, Ratio: attrib.Ratio{Value: 0.889, CILow: 0.8, CIHigh: 0.95}, Verdict: attrib.VerdictFaster,
+	return &livestate.CompareResult{Arms: arms, Ratio: attrib.Ratio{Value: 0.889, CILow: 0.8, CIHigh: 0.95}, Verdict: attrib.VerdictFaster,
 		Noise: &attrib.Noise{Ratio: 1.01, CILow: 0.97, CIHigh: 1.05}, Rows: rows, Mode: "live",
-		Consistency: []loop.ArmConsistency{{Arm: "attention=math", Len: 752, Bitwise: true}, {Arm: "attention=fused", Len: 752, MaxAbs: 1.79e-6, MaxULP: 850}},
-		Schedule:    []loop.StepLabel{{Step: 0, Arm: "attention=math", Phase: loop.PhaseWarmup}, {Step: 1, Arm: "attention=math", Phase: loop.PhaseCounted}},
+		Consistency: []livestate.ArmConsistency{{Arm: "attention=math", Len: 752, Bitwise: true}, {Arm: "attention=fused", Len: 752, MaxAbs: 1.79e-6, MaxULP: 850}},
+		Schedule:    []livestate.StepLabel{{Step: 0, Arm: "attention=math", Phase: livestate.PhaseWarmup}, {Step: 1, Arm: "attention=math", Phase: livestate.PhaseCounted}},
 		Notes:       []string{"a note"}}
 }
 
@@ -129,7 +129,7 @@ func TestCompareInvalidArmExitStatus(t *testing.T) {
 	if !errors.As(err, &ee) || ee.code != exitInvalidArm {
 		t.Fatalf("err %v, want exit status %d; stderr:\n%s", err, exitInvalidArm, stderr.String())
 	}
-	var res loop.CompareResult
+	var res livestate.CompareResult
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 		t.Fatalf("%v\n%s", err, stdout.String())
 	}

@@ -76,7 +76,7 @@ the kernels' busy time, gpu_busy_ns with memcpy/memset), "only_a", "only_b", "ke
 }
 
 // diffFiles imports and aggregates both files and compares B against A
-// (attrib.Compare). Errors are the importers' (they name file and offset).
+// (attrib.DiffSnapshots). Errors are the importers' (they name file and offset).
 // When an input is damaged but its reader kept what came before the
 // damage, the diff of what was kept comes back with a damagedInputs error.
 func diffFiles(pathA, pathB string, rules *attrib.Rules) (*attrib.Diff, error) {
@@ -105,9 +105,9 @@ func diffFiles(pathA, pathB string, rules *attrib.Rules) (*attrib.Diff, error) {
 		return nil, fmt.Errorf("neither %s nor %s holds GPU kernels or transfers: nothing to diff (a CPU-only trace?)", pathA, pathB)
 	}
 	if len(damaged) > 0 {
-		return attrib.Compare(a, b), damaged
+		return attrib.DiffSnapshots(a, b), damaged
 	}
-	return attrib.Compare(a, b), nil
+	return attrib.DiffSnapshots(a, b), nil
 }
 
 // warnImports prints the warnings `report` would show of the inputs

@@ -260,7 +260,7 @@ func exportParquetStream(errw io.Writer, ins []string, out, stepsOut string, rul
 		ow := columnar.NewOpWriter(w, rules)
 		var ss *attrib.SourceStream
 		rank := -1
-		streamErr = streamFiles(ins, true, progress, func(i int, win *tracefile.Window) error {
+		streamErr = streamFiles(ins, true, progress, func(i int, win *tracefile.Capture) error {
 			if win.Index == 0 && win.Part == 0 {
 				ss, rank = attrib.NewSourceStream(rules), win.Rank
 				ow.Source(i, ins[i], rank)

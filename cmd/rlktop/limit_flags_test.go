@@ -14,6 +14,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // TestLimitFlags: each limit flag takes effect on the command that reads
@@ -97,7 +98,7 @@ func TestLimitFlags(t *testing.T) {
 	var rec bytes.Buffer
 	w := wire.NewWriter(&rec)
 	w.Flags = wire.FlagRelayed
-	if err := w.Hello(&wire.Hello{Source: "crafted", PID: 1}); err != nil {
+	if err := w.Hello(&msg.Hello{Source: "crafted", PID: 1}); err != nil {
 		t.Fatal(err)
 	}
 	p := binary.AppendUvarint(nil, 10)

@@ -10,7 +10,6 @@ import (
 	"github.com/rlktop/rlktop/gpu/reading"
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/tracer/livestate"
-	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tui"
 	"github.com/rlktop/rlktop/views"
 )
@@ -64,7 +63,7 @@ func runTUI(o loop.LiveOptions, listen func(*loop.Live) (string, error)) error {
 	// A command that ended by itself before the user quit: its exit status
 	// becomes rlktop's, as in the headless run.
 	if !live.Builtin {
-		if st := live.Sup.Status(); st.State == loop.Exited {
+		if st := live.Sup.Status(); st.State == livestate.Exited {
 			if code := loop.ExitStatus(st); code > 0 {
 				return exitError{code: code}
 			}
@@ -105,11 +104,11 @@ func (f tuiFeed) Live(u livestate.Update) bool { return f.try(u) }
 
 // ConnClosed: a connection rlktop closed on an error (corrupt frame,
 // protocol violation) is said once, as an error in the status bar.
-func (f tuiFeed) ConnClosed(c session.Child) bool {
+func (f tuiFeed) ConnClosed(c livestate.Child) bool {
 	return f.send(tui.StatusMsg{Text: connErrText(c), Level: tui.Error})
 }
 
-func (f tuiFeed) ChildEnded(st loop.Status, err error) bool {
+func (f tuiFeed) ChildEnded(st livestate.Status, err error) bool {
 	text, lvl := "child "+st.Describe(), tui.Warn
 	if err != nil {
 		text, lvl = "child "+st.Describe()+" (r restarts; the Child panel shows its stderr)", tui.Error

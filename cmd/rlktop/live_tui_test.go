@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/session"
 	"github.com/rlktop/rlktop/tui"
 	"github.com/rlktop/rlktop/views"
@@ -88,7 +89,7 @@ func (s *screenModel) clickTab(t *testing.T, tm *teatest.TestModel, label string
 // startLiveTUI starts the live run o, its controller and poller, and the
 // real TUI model with backends under teatest at 200×50, as runTUI wires
 // them; everything stops when the test ends.
-func startLiveTUI(t *testing.T, o loop.LiveOptions, backends []views.FlagChoice) (*loop.Live, *teatest.TestModel, *screenModel) {
+func startLiveTUI(t *testing.T, o loop.LiveOptions, backends []livestate.FlagSpec) (*loop.Live, *teatest.TestModel, *screenModel) {
 	t.Helper()
 	live, err := loop.StartLive(o)
 	if err != nil {
@@ -138,7 +139,7 @@ func TestLiveTUIFlipAttention(t *testing.T) {
 	if !names["attn_math_qk"] || !names["attn_fused_fwd"] {
 		t.Errorf("session kernels lack attn_math_qk or attn_fused_fwd: %v", names)
 	}
-	var mark *session.Mark
+	var mark *livestate.Mark
 	for i := range ss.Marks {
 		if ss.Marks[i].Key == "attention" && ss.Marks[i].Value == "fused" {
 			mark = &ss.Marks[i]

@@ -15,6 +15,7 @@ import (
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/loop/runrecord"
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
 
@@ -129,7 +130,7 @@ wait:
 		if snap.Recording != nil && snap.Recording.Err != "" {
 			break // the first write error ends the run: nothing more reaches the file
 		}
-		if live.Sup.Status().State != loop.Running {
+		if live.Sup.Status().State != livestate.Running {
 			break
 		}
 		select {
@@ -175,7 +176,7 @@ wait:
 		return nil // detached (or the process exited by itself): no status of ours
 	}
 	if len(command) == 0 {
-		if err := loop.ChildError(exit); err != nil && exit.State == loop.Exited {
+		if err := loop.ChildError(exit); err != nil && exit.State == livestate.Exited {
 			return err
 		}
 		if rc.steps > 0 && st.StepCount < rc.steps {
@@ -183,7 +184,7 @@ wait:
 		}
 		return nil
 	}
-	if exit.State == loop.Exited && exit.ExitCode != 0 {
+	if exit.State == livestate.Exited && exit.ExitCode != 0 {
 		return exitError{code: max(exit.ExitCode, 1)}
 	}
 	return nil

@@ -35,7 +35,7 @@ func streamReport(paths []string, rules *attrib.Rules, progress func(int64, int6
 	var n streamStats
 	var traces []*tracer.Trace
 	memFiles := map[int]bool{} // files with torch.profiler memory events
-	err := streamFiles(paths, noShapes, progress, func(i int, w *tracefile.Window) error {
+	err := streamFiles(paths, noShapes, progress, func(i int, w *tracefile.Capture) error {
 		if w.Shapes {
 			ss.ExpectWork()
 		}
@@ -92,7 +92,7 @@ func streamMemory(paths []string, memFiles map[int]bool) (*attrib.Memory, error)
 // damaged or not Kineto) sends the caller to the whole-file path, which
 // says what is wrong.
 func streamMeta(paths []string, progress func(int64, int64)) (ts []*tracer.Trace, ok bool) {
-	err := streamFiles(paths, true, progress, func(int, *tracefile.Window) error { return nil },
+	err := streamFiles(paths, true, progress, func(int, *tracefile.Capture) error { return nil },
 		func(_ int, t *tracer.Trace) error {
 			ts = append(ts, t)
 			return nil
@@ -108,7 +108,7 @@ func streamMeta(paths []string, progress func(int64, int64)) (ts []*tracer.Trace
 // noShapes ignores recorded shapes (tracefile.Options.NoShapes): what
 // needs no modelled work (export, --meta) streams a long window with
 // shapes, which a report with work reads whole.
-func streamFiles(paths []string, noShapes bool, progress func(int64, int64), part func(i int, w *tracefile.Window) error, done func(i int, t *tracer.Trace) error) error {
+func streamFiles(paths []string, noShapes bool, progress func(int64, int64), part func(i int, w *tracefile.Capture) error, done func(i int, t *tracer.Trace) error) error {
 	var total, base int64
 	sizes := make([]int64, len(paths))
 	for i, p := range paths {
@@ -123,7 +123,7 @@ func streamFiles(paths []string, noShapes bool, progress func(int64, int64), par
 			from := base
 			opts.Progress = func(read, _ int64) { progress(from+read, total) }
 		}
-		t, err := tracefile.OpenStream(p, opts, func(w *tracefile.Window) error { return part(i, w) })
+		t, err := tracefile.OpenStream(p, opts, func(w *tracefile.Capture) error { return part(i, w) })
 		if err != nil {
 			return err
 		}

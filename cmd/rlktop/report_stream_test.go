@@ -177,7 +177,7 @@ func readTraceBytes(t *testing.T, p string) []byte {
 // the first window's in time (on device 0: [20, 80) and [50, 90) µs, so
 // busy is the union, 70 µs, not 60 + 40) cannot be streamed exactly: the
 // stream refuses and report reads the file whole, with the same output.
-// Without WindowLinker's check the streamed busy time would be 100 µs.
+// Without CaptureLinker's check the streamed busy time would be 100 µs.
 func TestReportStreamRefusesOverlap(t *testing.T) {
 	const trace = `{"schemaVersion": 1, "traceEvents": [
   {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
@@ -197,14 +197,14 @@ func TestReportStreamRefusesOverlap(t *testing.T) {
 	}
 	var doc struct {
 		Totals struct {
-			BusyNs int64 `json:"busy_ns"`
+			KernelBusyNs int64 `json:"busy_ns"`
 		} `json:"totals"`
 	}
 	if err := json.Unmarshal(reportJSON(t, p), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Totals.BusyNs != 70_000 {
-		t.Errorf("busy %d ns, want the union [20, 90) µs = 70000", doc.Totals.BusyNs)
+	if doc.Totals.KernelBusyNs != 70_000 {
+		t.Errorf("busy %d ns, want the union [20, 90) µs = 70000", doc.Totals.KernelBusyNs)
 	}
 }
 

@@ -232,7 +232,7 @@ wait:
 		if rf.steps > 0 && stepsDone(st) >= rf.steps {
 			break
 		}
-		if live.Sup.Status().State != loop.Running {
+		if live.Sup.Status().State != livestate.Running {
 			break
 		}
 		select {
@@ -248,7 +248,7 @@ wait:
 	case interrupted:
 		live.Sup.Stop(3 * time.Second) // the child's last frames arrive as it ends
 		live.Session.Wait(time.Second)
-	case !builtin && live.Sup.Status().State == loop.Running:
+	case !builtin && live.Sup.Status().State == livestate.Running:
 		// The command ran its --steps: end it now (asking its Python agent
 		// first, which ends it as Ctrl-C would), so that the report holds
 		// those steps and not what it ran while rlktop waited. An attached
@@ -289,7 +289,7 @@ wait:
 		}
 		return nil
 	}
-	if exit.State != loop.Running && exit.ExitCode != 0 && !stoppedByUs {
+	if exit.State != livestate.Running && exit.ExitCode != 0 && !stoppedByUs {
 		return exitError{code: max(exit.ExitCode, 1)}
 	}
 	return nil
@@ -301,8 +301,8 @@ wait:
 // nothing else): how it ended (status, signal or start failure) and how
 // many steps it reported; "" when it exited with status 0 after at least
 // one step (a script with fewer steps than --steps ends so normally).
-func childEndLine(command []string, exit loop.Status, steps int64) string {
-	if exit.State == loop.Running || (exit.ExitCode == 0 && exit.Signal == "" && exit.Err == "" && steps > 0) {
+func childEndLine(command []string, exit livestate.Status, steps int64) string {
+	if exit.State == livestate.Running || (exit.ExitCode == 0 && exit.Signal == "" && exit.Err == "" && steps > 0) {
 		return ""
 	}
 	how := fmt.Sprintf("exited with status %d", exit.ExitCode)
@@ -326,7 +326,7 @@ func childEndLine(command []string, exit loop.Status, steps int64) string {
 // warnConnErrors tells the user about traced processes whose connection
 // ended in an error (a corrupt or oversized frame, a protocol violation):
 // rlktop closed it and the report lacks what that process sent after.
-func warnConnErrors(w io.Writer, st *session.State) {
+func warnConnErrors(w io.Writer, st *livestate.State) {
 	for _, c := range st.Children {
 		if c.Err != "" {
 			fmt.Fprintf(w, "rlktop: warning: %s\n", connErrText(c))
@@ -336,15 +336,15 @@ func warnConnErrors(w io.Writer, st *session.State) {
 
 // warnSession prints the session's warnings (the agent's, a trace
 // window's import, --listen refusals) for a command that prints no
-// report (record); a report carries them (session.State's snapshots).
-func warnSession(w io.Writer, st *session.State) {
+// report (record); a report carries them (livestate.State's snapshots).
+func warnSession(w io.Writer, st *livestate.State) {
 	for _, m := range st.Warnings {
 		fmt.Fprintf(w, "rlktop: warning: %s\n", escape.Control(m))
 	}
 }
 
 // connErrText says which connection rlktop closed and why.
-func connErrText(c session.Child) string {
+func connErrText(c livestate.Child) string {
 	who := fmt.Sprintf("the connection of pid %d", c.Hello.PID)
 	if c.Hello.PID == 0 {
 		who = "a connection that sent no hello"
@@ -366,7 +366,7 @@ func warnFingerprints(w io.Writer, live *loop.Live) {
 
 // summarizeSteps is the "steps" object of a run report (attrib.StepSummary,
 // the same summary compare's arms use).
-func summarizeSteps(st *session.State) attrib.StepSummary {
+func summarizeSteps(st *livestate.State) attrib.StepSummary {
 	steps := st.Steps
 	if rs := st.RankSteps(); rs != nil {
 		steps = rs // a distributed job: one step per step every rank finished
@@ -380,7 +380,7 @@ func summarizeSteps(st *session.State) attrib.StepSummary {
 
 // perRank is " per rank" when st's steps are a distributed job's
 // (State.RankSteps), whose StepsPerRank counts one rank's; else "".
-func perRank(st *session.State) string {
+func perRank(st *livestate.State) string {
 	if st.RankSteps() != nil {
 		return " per rank"
 	}
@@ -388,9 +388,9 @@ func perRank(st *session.State) string {
 }
 
 // stepsDone is the steps --steps counts: with the ranks of a distributed
-// job (session.State.RankSteps), those every rank has finished; else every
+// job (livestate.State.RankSteps), those every rank has finished; else every
 // step received.
-func stepsDone(st *session.State) int64 {
+func stepsDone(st *livestate.State) int64 {
 	if rs := st.RankSteps(); rs != nil {
 		return int64(len(rs))
 	}
@@ -399,7 +399,7 @@ func stepsDone(st *session.State) int64 {
 
 // writeRunReport is report.WriteRun of st's cumulative snapshot and step
 // summary with run's --format, --by and --top.
-func writeRunReport(w io.Writer, st *session.State, flags map[string]string, rf *runFlags, command bool) error {
+func writeRunReport(w io.Writer, st *livestate.State, flags map[string]string, rf *runFlags, command bool) error {
 	if rf.by == report.ByFinding {
 		// The findings the live TUI shows, over the whole run
 		// (run --headless --by finding was refused).

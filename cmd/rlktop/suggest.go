@@ -16,6 +16,7 @@ import (
 	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/session"
 )
 
@@ -89,9 +90,9 @@ func runSuggest(stdout, stderr io.Writer, cf *compareFlags, command []string) er
 	if err != nil {
 		return err
 	}
-	in := loop.FindingInputOf(st, flags, !builtin)
+	in := livestate.FindingInputOf(st, flags, !builtin)
 	fs := attrib.EvaluateFindings(fr, in)
-	doc := report.SuggestDoc{ProfileSteps: st.StepCount, Flags: flags, Findings: fs, Tried: []loop.Tried{}}
+	doc := report.SuggestDoc{ProfileSteps: st.StepCount, Flags: flags, Findings: fs, Tried: []livestate.Tried{}}
 	if doc.Findings == nil {
 		doc.Findings = []attrib.Finding{}
 	}
@@ -100,11 +101,11 @@ func runSuggest(stdout, stderr io.Writer, cf *compareFlags, command []string) er
 	plan := loop.PlanSuggestions(fs)
 	for i, f := range plan.Findings {
 		fl := f.Flag
-		t := loop.Tried{FindingID: f.ID, Key: fl.Key, From: fl.Current, To: fl.Value, Row: loop.FindingRow(&f)}
-		specs := []loop.FlagSpec{{Key: fl.Key, Values: []string{fl.Current, fl.Value}}}
+		t := livestate.Tried{FindingID: f.ID, Key: fl.Key, From: fl.Current, To: fl.Value, Row: livestate.FindingRow(&f)}
+		specs := []livestate.FlagSpec{{Key: fl.Key, Values: []string{fl.Current, fl.Value}}}
 		for _, k := range slices.Sorted(maps.Keys(held)) {
 			if k != fl.Key {
-				specs = append(specs, loop.FlagSpec{Key: k, Values: []string{held[k]}})
+				specs = append(specs, livestate.FlagSpec{Key: k, Values: []string{held[k]}})
 			}
 		}
 		arms, err := loop.Arms(specs)
@@ -128,7 +129,7 @@ func runSuggest(stdout, stderr io.Writer, cf *compareFlags, command []string) er
 			doc.Tried = append(doc.Tried, t)
 			continue
 		}
-		t = loop.TriedOf(res, f.ID, fl.Key, fl.Current, fl.Value, t.Row)
+		t = livestate.TriedOf(res, f.ID, fl.Key, fl.Current, fl.Value, t.Row)
 		doc.Tried = append(doc.Tried, t)
 	}
 	return report.WriteSuggest(stdout, &doc, report.Options{Format: cf.format})
@@ -136,7 +137,7 @@ func runSuggest(stdout, stderr io.Writer, cf *compareFlags, command []string) er
 
 // profileRun runs lo until steps steps arrived (or the child ended), stops
 // it, and returns the session's state and the flags in force.
-func profileRun(ctx context.Context, lo loop.LiveOptions, steps int64) (*session.State, map[string]string, error) {
+func profileRun(ctx context.Context, lo loop.LiveOptions, steps int64) (*livestate.State, map[string]string, error) {
 	live, err := loop.StartLive(lo)
 	if live == nil {
 		return nil, nil, err
@@ -149,7 +150,7 @@ func profileRun(ctx context.Context, lo loop.LiveOptions, steps int64) (*session
 	defer tick.Stop()
 	for {
 		st := live.Session.Snapshot()
-		if st.StepCount >= steps || live.Sup.Status().State != loop.Running {
+		if st.StepCount >= steps || live.Sup.Status().State != livestate.Running {
 			break
 		}
 		select {
@@ -158,7 +159,7 @@ func profileRun(ctx context.Context, lo loop.LiveOptions, steps int64) (*session
 		case <-tick.C:
 		}
 	}
-	if len(lo.Command) > 0 && live.Sup.Status().State == loop.Running {
+	if len(lo.Command) > 0 && live.Sup.Status().State == livestate.Running {
 		if live.AgentConnected() {
 			live.StopChild(context.Background(), 10*time.Second, 3*time.Second)
 		} else {

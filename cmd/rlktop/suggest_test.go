@@ -12,6 +12,7 @@ import (
 	"github.com/rlktop/rlktop/loop"
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // TestSuggestBuiltinMathAttention: `compare --suggest` on the
@@ -28,7 +29,7 @@ import (
 func TestSuggestBuiltinMathAttention(t *testing.T) {
 	bin := needRecordBin(t)
 	var doc report.SuggestDoc
-	var tr loop.Tried
+	var tr livestate.Tried
 	// Up to three runs: a run whose interval reaches 1 ("within noise")
 	// on a machine loaded by other test suites (load 16 on 2 cores) is
 	// run again; "slower" or "invalid" fails at once.
@@ -101,19 +102,19 @@ var attentionLoop = []string{"--flag", "envs=32", "--flag", "layers=2", "--flag"
 
 // TestTriedString: the line a finding shows after its test.
 func TestTriedString(t *testing.T) {
-	tr := loop.TriedOf(fakeResult(), "attention-math-fallback", "attention", "math", "fused", "attention")
+	tr := livestate.TriedOf(fakeResult(), "attention-math-fallback", "attention", "math", "fused", "attention")
 	want := "tried attention=fused: step 0.89× [0.80, 0.95] faster, attention 0.75×, outputs max |Δ| 1.8e-06, not bitwise"
 	if got := tr.String(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 	res := fakeResult()
 	res.CoTenant, res.Notes = true, []string{"GPU co-tenant since 12:00: pid 9 on nvidia GPU 0"}
-	tr = loop.TriedOf(res, "attention-math-fallback", "attention", "math", "fused", "attention")
+	tr = livestate.TriedOf(res, "attention-math-fallback", "attention", "math", "fused", "attention")
 	if !tr.CoTenant || !strings.HasSuffix(tr.String(), "(another process shared the GPU: timing suspect)") || len(tr.Notes) != 1 {
 		t.Errorf("co-tenant: %+v %q", tr, tr.String())
 	}
 	var b strings.Builder
-	report.WriteSuggest(&b, &report.SuggestDoc{Tried: []loop.Tried{tr}}, report.Options{Format: "table"})
+	report.WriteSuggest(&b, &report.SuggestDoc{Tried: []livestate.Tried{tr}}, report.Options{Format: "table"})
 	if !strings.Contains(b.String(), "note: attention-math-fallback: another process shared the GPU") {
 		t.Errorf("table lacks the co-tenant note:\n%s", b.String())
 	}
@@ -135,7 +136,7 @@ func TestLiveControllerCompareCommand(t *testing.T) {
 	defer ctl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := ctl.Compare(ctx, "slow", []string{"0", "20"}, func(string) {}, func(loop.StepLabel) {})
+	res, err := ctl.Compare(ctx, "slow", []string{"0", "20"}, func(string) {}, func(livestate.StepLabel) {})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/rlktop/rlktop/internal/testutil"
-	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // The real-PyTorch tests: a CGO_ENABLED=0 rlktop runs
@@ -181,7 +181,7 @@ func TestTorchCompareCompile(t *testing.T) {
 // runCompareJSON runs `rlktop compare --format json ARGS -- COMMAND` inside
 // the root with RLKTOP_KINETO=kineto; it returns the decoded result and
 // the exit status.
-func runCompareJSON(t *testing.T, r *testutil.TorchRoot, kineto string, args, command []string) (*loop.CompareResult, int) {
+func runCompareJSON(t *testing.T, r *testutil.TorchRoot, kineto string, args, command []string) (*livestate.CompareResult, int) {
 	t.Helper()
 	argv := append(append(append([]string{r.Bin, "compare", "--format", "json"}, args...), "--"), command...)
 	cmd := r.Command(argv...)
@@ -198,7 +198,7 @@ func runCompareJSON(t *testing.T, r *testutil.TorchRoot, kineto string, args, co
 	if code != 0 {
 		t.Logf("compare %v: exit %d; its stderr:\n%s", args, code, tail(stderr.String(), 3000))
 	}
-	var res loop.CompareResult
+	var res livestate.CompareResult
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("compare %v: exit %d, not JSON: %v\n%s\n%s", args, code, err, tail(string(out), 2000), tail(stderr.String(), 3000))
 	}
@@ -206,7 +206,7 @@ func runCompareJSON(t *testing.T, r *testutil.TorchRoot, kineto string, args, co
 }
 
 // compareJSON is runCompareJSON on testdata/torch_checks.py, windows off.
-func compareJSON(t *testing.T, r *testutil.TorchRoot, args ...string) (*loop.CompareResult, int) {
+func compareJSON(t *testing.T, r *testutil.TorchRoot, args ...string) (*livestate.CompareResult, int) {
 	t.Helper()
 	script := testutil.CopyIntoRoot(t, r, "testdata/torch_checks.py")
 	return runCompareJSON(t, r, "0", args, []string{"python3", script})
@@ -275,7 +275,7 @@ func TestTorchChecksAuditsAndMetrics(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d (arms %+v)", code, res.Arms)
 	}
-	audits := map[string]loop.AuditCompare{}
+	audits := map[string]livestate.AuditCompare{}
 	for _, a := range res.Audits {
 		audits[a.Arm] = a
 	}
@@ -310,7 +310,7 @@ func TestTorchChecksAuditsAndMetrics(t *testing.T) {
 	if len(res2.Audits) != 2 {
 		t.Errorf("audits %+v, want two arms against A", res2.Audits)
 	}
-	metrics := map[string]loop.MetricCompare{}
+	metrics := map[string]livestate.MetricCompare{}
 	for _, m := range res.Metrics {
 		metrics[m.Arm] = m
 	}

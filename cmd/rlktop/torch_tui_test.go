@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 	"github.com/rlktop/rlktop/internal/testutil"
 	"github.com/rlktop/rlktop/loop"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/session"
 )
 
@@ -64,7 +65,7 @@ func TestTorchLiveTUIFlip(t *testing.T) {
 	// redraws only changed cells, so a line's text need not appear whole
 	// in the output stream.)
 	deadline := time.Now().Add(wait)
-	var mark *session.Mark
+	var mark *livestate.Mark
 	bmm := false
 	for (mark == nil || !bmm) && time.Now().Before(deadline) {
 		ss := live.Session.Snapshot()

@@ -6,18 +6,18 @@ package gputest
 import (
 	"time"
 
-	"github.com/rlktop/rlktop/gpu"
+	"github.com/rlktop/rlktop/gpu/reading"
 )
 
 // Fixed is a gpu.Sampler that returns S (with TS set to the call time
 // unless S.TS is non-zero) and Err on every call.
 type Fixed struct {
-	S   gpu.Sample
+	S   reading.Sample
 	Err error
 }
 
 // Sample implements gpu.Sampler.
-func (f *Fixed) Sample() (gpu.Sample, error) {
+func (f *Fixed) Sample() (reading.Sample, error) {
 	s := f.S
 	if s.TS == 0 {
 		s.TS = time.Now().UnixNano()
@@ -30,33 +30,33 @@ const TS = int64(1795953600) * 1e9
 
 // H200Busy is one NVIDIA H200 at full load, power-capped, with the child's
 // process (pid 4242) and a co-tenant (pid 999) on it.
-func H200Busy() gpu.Sample {
-	return gpu.Sample{
+func H200Busy() reading.Sample {
+	return reading.Sample{
 		TS: TS,
-		Devices: []gpu.DeviceSample{{
+		Devices: []reading.Device{{
 			Index: 0, Vendor: "nvidia", Name: "NVIDIA H200", UUID: "GPU-00000000-0000-0000-0000-000000000000",
 			UtilPct: 98, MemUtilPct: 41,
 			MemUsedBytes: 61 << 30, MemTotalBytes: 143771 << 20,
 			PowerMW: 697_000, PowerLimitMW: 700_000,
 			SMClockMHz: 1755, MemClockMHz: 3201, TempC: 71,
 			Throttle: []string{"sw_power_cap"}, ThrottleKnown: true,
-			Processes: []gpu.Process{
+			Processes: []reading.Process{
 				{PID: 4242, UsedMemBytes: 58 << 30, Kind: "compute"},
 				{PID: 999, UsedMemBytes: 3 << 30, Kind: "compute"},
 			},
 		}},
-		Proc:      gpu.ProcSample{Root: 4242, PIDs: []int{4242, 4250}, CPUPct: 104.5, RSSBytes: 9 << 30},
+		Proc:      reading.ProcStat{Root: 4242, PIDs: []int{4242, 4250}, CPUPct: 104.5, RSSBytes: 9 << 30},
 		ProcOK:    true,
-		CoTenants: []gpu.CoTenant{{Device: 0, Vendor: "nvidia", PID: 999, UsedMemBytes: 3 << 30}},
+		CoTenants: []reading.CoTenant{{Device: 0, Vendor: "nvidia", PID: 999, UsedMemBytes: 3 << 30}},
 	}
 }
 
 // MI300Idle is one AMD MI300X, idle, with unknown throttle reasons (ROCm
 // SMI does not report them) and no processes.
-func MI300Idle() gpu.Sample {
-	return gpu.Sample{
+func MI300Idle() reading.Sample {
+	return reading.Sample{
 		TS: TS,
-		Devices: []gpu.DeviceSample{{
+		Devices: []reading.Device{{
 			Index: 0, Vendor: "amd", Name: "AMD Instinct MI300X", UUID: "0x1234abcd",
 			UtilPct: 0, MemUtilPct: 0,
 			MemUsedBytes: 283 << 20, MemTotalBytes: 192 << 30,
@@ -68,10 +68,10 @@ func MI300Idle() gpu.Sample {
 
 // CPUOnly is the built-in loop on a machine without a GPU driver: only
 // the child's CPU% and RSS.
-func CPUOnly() gpu.Sample {
-	return gpu.Sample{
+func CPUOnly() reading.Sample {
+	return reading.Sample{
 		TS:     TS,
-		Proc:   gpu.ProcSample{Root: 4242, PIDs: []int{4242}, CPUPct: 187.3, RSSBytes: 312 << 20},
+		Proc:   reading.ProcStat{Root: 4242, PIDs: []int{4242}, CPUPct: 187.3, RSSBytes: 312 << 20},
 		ProcOK: true,
 	}
 }

@@ -30,10 +30,6 @@ const UserHZ = 100
 // ErrNoProcess is returned (wrapped) when the root process is gone.
 var ErrNoProcess = errors.New("process not found")
 
-// Stat is one sample of a process tree; see reading.ProcStat (a plain type
-// there, for the view layer).
-type Stat = reading.ProcStat
-
 // Sampler samples one process tree. Safe for concurrent use.
 type Sampler struct {
 	mu    sync.Mutex
@@ -73,22 +69,22 @@ func (s *Sampler) Root() int {
 // would also count children reaped before the watch began); a process
 // first seen now counts all its CPU time so far. The error wraps
 // ErrNoProcess when the root is gone or not set.
-func (s *Sampler) Sample() (Stat, error) {
+func (s *Sampler) Sample() (reading.ProcStat, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.root <= 0 {
-		return Stat{CPUPct: -1}, fmt.Errorf("proc: no process to watch: %w", ErrNoProcess)
+		return reading.ProcStat{CPUPct: -1}, fmt.Errorf("proc: no process to watch: %w", ErrNoProcess)
 	}
 	now := time.Now()
 	procs, err := Scan(s.proc)
 	if err != nil {
-		return Stat{Root: s.root, CPUPct: -1}, err
+		return reading.ProcStat{Root: s.root, CPUPct: -1}, err
 	}
 	tree := Descendants(procs, s.root)
 	if !tree[s.root] {
-		return Stat{Root: s.root, CPUPct: -1}, fmt.Errorf("proc: pid %d: %w (it exited)", s.root, ErrNoProcess)
+		return reading.ProcStat{Root: s.root, CPUPct: -1}, fmt.Errorf("proc: pid %d: %w (it exited)", s.root, ErrNoProcess)
 	}
-	st := Stat{Root: s.root, At: now, CPUPct: -1}
+	st := reading.ProcStat{Root: s.root, At: now, CPUPct: -1}
 	cur := make(map[int]uint64, len(tree))
 	var delta uint64
 	for pid := range tree {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rlktop/rlktop/gpu/reading"
 )
 
 // independentTicks reads utime+stime of pid with a plain split of
@@ -99,7 +101,7 @@ func TestTreeSumsDescendants(t *testing.T) {
 	// A shell with two sleeping children: three processes, idle.
 	cmd := start(t, "sh", "-c", "sleep 30 & sleep 30 & wait")
 	pid := cmd.Process.Pid
-	var st Stat
+	var st reading.ProcStat
 	var err error
 	s := New(pid, "")
 	deadline := time.Now().Add(5 * time.Second)

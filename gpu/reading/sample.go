@@ -34,7 +34,7 @@ type CoTenant struct {
 // HasCoTenant reports whether another process shares a device.
 func (s *Sample) HasCoTenant() bool { return len(s.CoTenants) > 0 }
 
-// ProcStat is one sample of a process tree (gpu/proc.Stat, gpu.ProcSample).
+// ProcStat is one sample of a process tree (gpu/proc.Sampler).
 type ProcStat struct {
 	Root int   // the watched process
 	PIDs []int // Root and its live descendants, ascending

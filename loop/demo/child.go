@@ -14,6 +14,7 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/gotrace"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // ChildOptions configures RunChild.
@@ -80,7 +81,7 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 	} else {
 		s = wire.NewAsyncSender(conn, senderCapacity)
 		host, _ := os.Hostname()
-		s.Hello(&wire.Hello{
+		s.Hello(&msg.Hello{
 			Source: "gotrace", PID: int64(os.Getpid()), Rank: -1, Host: host,
 			Device:        fmt.Sprintf("cpu: %d cores (Go demo loop)", runtime.NumCPU()),
 			ClockOffsetNs: tr.ClockOffset(), StartNs: time.Now().UnixNano(),
@@ -94,7 +95,7 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 	l, err := New(cfg, tr)
 	if err != nil {
 		if s != nil {
-			_ = s.Close(wire.Bye{Reason: "error: " + err.Error(), ExitCode: 1}, 2*time.Second)
+			_ = s.Close(msg.Bye{Reason: "error: " + err.Error(), ExitCode: 1}, 2*time.Second)
 		}
 		return err
 	}
@@ -102,7 +103,7 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 		s.Meta(flagKVs("flag.", l.Flags()))
 		// An unsolicited ack (sequence 0) tells rlktop every flag in force
 		// before any step, defaults included.
-		s.Ack(&wire.Control{Op: wire.ControlAck, Flags: flagKVs("", l.Flags()), Tracing: true, Step: 0})
+		s.Ack(&msg.Control{Op: msg.ControlAck, Flags: flagKVs("", l.Flags()), Tracing: true, Step: 0})
 	}
 	var reportedDrops uint64
 	pump := func() {
@@ -122,12 +123,12 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 		pump()
 		if s != nil {
 			if d := tr.Dropped(); d > 0 {
-				s.Meta([]wire.KV{{Key: "gotrace.dropped_events", Value: fmt.Sprint(d)}})
+				s.Meta([]msg.KV{{Key: "gotrace.dropped_events", Value: fmt.Sprint(d)}})
 			}
-			_ = s.Close(wire.Bye{Reason: reason, ExitCode: code}, 2*time.Second)
+			_ = s.Close(msg.Bye{Reason: reason, ExitCode: code}, 2*time.Second)
 		}
 	}
-	var controls <-chan wire.Control
+	var controls <-chan msg.Control
 	if s != nil {
 		controls = s.Controls()
 	}
@@ -161,17 +162,17 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 					bye("rlktop closed the connection", 0)
 					return nil
 				}
-				ack := wire.Control{Op: wire.ControlAck, Seq: c.Seq, Step: st.Step + 1}
+				ack := msg.Control{Op: msg.ControlAck, Seq: c.Seq, Step: st.Step + 1}
 				switch c.Op {
-				case wire.ControlSet:
+				case msg.ControlSet:
 					if err := l.Set(c.Key, c.Value); err != nil {
 						ack.Err = err.Error()
 					}
-				case wire.ControlPause:
+				case msg.ControlPause:
 					tr.Enable(false)
-				case wire.ControlResume:
+				case msg.ControlResume:
 					tr.Enable(true)
-				case wire.ControlStop:
+				case msg.ControlStop:
 					ack.Flags, ack.Tracing = flagKVs("", l.Flags()), tr.Enabled()
 					s.Ack(&ack)
 					bye("stop", 0)
@@ -194,10 +195,10 @@ func RunChild(ctx context.Context, cfg Config, o ChildOptions) error {
 // with Send: none, the loop's are drained from gotrace's ring).
 const senderCapacity = 1024
 
-func flagKVs(prefix string, m map[string]string) []wire.KV {
-	kv := make([]wire.KV, 0, len(m))
+func flagKVs(prefix string, m map[string]string) []msg.KV {
+	kv := make([]msg.KV, 0, len(m))
 	for k, v := range m {
-		kv = append(kv, wire.KV{Key: prefix + k, Value: v})
+		kv = append(kv, msg.KV{Key: prefix + k, Value: v})
 	}
 	sort.Slice(kv, func(i, j int) bool { return kv[i].Key < kv[j].Key })
 	return kv

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // TestRunChildOverWire runs the child body against a real Unix socket from
@@ -40,7 +41,7 @@ func TestRunChildOverWire(t *testing.T) {
 	r := wire.NewReader(conn)
 	w := wire.NewWriter(conn)
 	names := map[uint32]string{}
-	var hello wire.Hello
+	var hello msg.Hello
 	sentSet, acked, sawMath, sentStop := false, false, false, false
 	kinds := map[tracer.Kind]int{}
 	for {
@@ -71,13 +72,13 @@ func TestRunChildOverWire(t *testing.T) {
 				}
 			}
 			if !sentSet {
-				if err := w.Control(&wire.Control{Op: wire.ControlSet, Seq: 7, Key: "attention", Value: "math"}); err != nil {
+				if err := w.Control(&msg.Control{Op: msg.ControlSet, Seq: 7, Key: "attention", Value: "math"}); err != nil {
 					t.Fatal(err)
 				}
 				sentSet = true
 			}
 			if sawMath && acked && !sentStop {
-				if err := w.Control(&wire.Control{Op: wire.ControlStop, Seq: 8}); err != nil {
+				if err := w.Control(&msg.Control{Op: msg.ControlStop, Seq: 8}); err != nil {
 					t.Fatal(err)
 				}
 				sentStop = true

@@ -26,8 +26,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rlktop/rlktop/gpu"
+	"github.com/rlktop/rlktop/gpu/reading"
 	"github.com/rlktop/rlktop/internal/escape"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // Unknown is the value of a fact that could not be found out.
@@ -36,12 +37,6 @@ const Unknown = "unknown"
 // EnvPrefixes are the prefixes of environment variables recorded from the
 // environment in which rlktop runs (they change what GPU code does).
 var EnvPrefixes = []string{"CUDA_", "ROCM_", "HIP_", "TORCH_", "NCCL_", "PYTORCH_"}
-
-// Arm is one flag setting of the run (see loop.Arm).
-type Arm struct {
-	Name  string            `json:"name"`
-	Flags map[string]string `json:"flags"`
-}
 
 // Fingerprint is the SHA-256 of a file named with --fingerprint.
 type Fingerprint struct {
@@ -65,7 +60,7 @@ type Record struct {
 	Command    []string // the traced command; nil for the built-in loop
 	RlktopArgs []string // rlktop's own command line (os.Args)
 	Dir        string   // working directory of the command
-	Arms       []Arm
+	Arms       []livestate.Arm
 	Flags      []string          // the --flag specs as given
 	EnvSet     map[string]string // variables rlktop set for the child
 	Env        map[string]string // CUDA_*/ROCM_*/HIP_*/TORCH_*/NCCL_*/PYTORCH_* from the environment
@@ -78,7 +73,7 @@ type Record struct {
 	Kernel     string // kernel release and version (uname -r -v)
 	CPU        string // CPU model name
 	CPUs       int    // logical CPUs
-	GPUs       []gpu.Info
+	GPUs       []reading.Info
 	Start, End time.Time
 	Exit       int
 	Finished   bool
@@ -92,14 +87,14 @@ type Options struct {
 	Command    []string
 	RlktopArgs []string // nil: os.Args
 	Dir        string   // "": os.Getwd
-	Arms       []Arm
+	Arms       []livestate.Arm
 	Flags      []string
 	EnvSet     map[string]string
 	Environ    []string // nil: os.Environ()
 	// Fingerprint names files to hash (relative paths are taken from Dir).
 	Fingerprint []string
 	// GPUs are the device infos to record, e.g. gpu.Monitor.Infos().
-	GPUs []gpu.Info
+	GPUs []reading.Info
 	// GitTimeout bounds each git command; 0 means 5 s.
 	GitTimeout time.Duration
 	// ProcRoot is the proc file system (CPU model, kernel); "" is /proc.
@@ -341,7 +336,7 @@ const (
 	KeyKernel     = "run.kernel"
 	KeyCPU        = "run.cpu"
 	KeyCPUs       = "run.cpus"
-	KeyGPUs       = "run.gpus" // JSON [gpu.Info]
+	KeyGPUs       = "run.gpus" // JSON [reading.Info]
 	KeyStart      = "run.start"
 	KeyEnd        = "run.end"
 	KeyExit       = "run.exit"

@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rlktop/rlktop/gpu"
+	"github.com/rlktop/rlktop/gpu/reading"
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 func git(t *testing.T, dir string, args ...string) string {
@@ -44,12 +45,12 @@ func TestCollectInGitRepo(t *testing.T) {
 		Command:     []string{"python", "train.py", "--lr", "1e-3"},
 		RlktopArgs:  []string{"rlktop", "record", "-o", "x.rlk", "--", "python", "train.py"},
 		Dir:         dir,
-		Arms:        []Arm{{Name: "attention=fused", Flags: map[string]string{"attention": "fused"}}},
+		Arms:        []livestate.Arm{{Name: "attention=fused", Flags: map[string]string{"attention": "fused"}}},
 		Flags:       []string{"attention=math,fused"},
 		EnvSet:      map[string]string{"CUDA_INJECTION64_PATH": "/opt/rlktop/lib.so"},
 		Environ:     []string{"HOME=/root", "CUDA_VISIBLE_DEVICES=0", "NCCL_DEBUG=INFO", "TORCHINDUCTOR_CACHE_DIR=/x", "TORCH_LOGS=+dynamo", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", "HIP_VISIBLE_DEVICES=1", "ROCM_PATH=/opt/rocm", "PATH=/bin"},
 		Fingerprint: []string{"train.py", "missing.cfg"},
-		GPUs:        []gpu.Info{{Vendor: "nvidia", Driver: "550.54.14", CUDA: "12.4", Devices: []tracer.Device{{ID: 0, Name: "NVIDIA H200", TotalMemory: 150 << 30, ComputeCap: "9.0", Props: map[string]string{"uuid": "GPU-1"}}}}},
+		GPUs:        []reading.Info{{Vendor: "nvidia", Driver: "550.54.14", CUDA: "12.4", Devices: []tracer.Device{{ID: 0, Name: "NVIDIA H200", TotalMemory: 150 << 30, ComputeCap: "9.0", Props: map[string]string{"uuid": "GPU-1"}}}}},
 		Now:         func() time.Time { return clock },
 	})
 	if err != nil {

@@ -159,7 +159,7 @@ func (o *OpWriter) Source(index int, file string, rank int) {
 
 // Add writes the GPU ops (kernel, memcpy, memset) of evs, the current
 // source's next events, linked against ctxs (theirs alone: context IDs
-// may restart from call to call, as each tracefile.Window has its own)
+// may restart from call to call, as each tracefile.Capture has its own)
 // with names in strs (the source's one table). Errors are the writer's,
 // wrapped.
 func (o *OpWriter) Add(evs []tracer.Event, strs *tracer.Strings, ctxs []tracer.Context) error {

@@ -683,7 +683,7 @@ func (a *Aggregator) flushCells() {
 // NewContexts tells the Aggregator that the events of the source named by
 // strs come with new contexts from now on: context IDs restart and mean
 // something else (each window and part of a streamed trace has its own,
-// tracefile.Window.Contexts). Open cells are added and what was worked out
+// tracefile.Capture.Contexts). Open cells are added and what was worked out
 // per context ID is forgotten.
 func (a *Aggregator) NewContexts(strs *tracer.Strings) {
 	for _, b := range a.bindings {
@@ -1043,7 +1043,7 @@ func (a *Aggregator) Snapshot() *Snapshot {
 	t := a.totals()
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, b := range a.busy {
-		t.BusyNs = addSat(t.BusyNs, b.all.total())
+		t.GPUBusyNs = addSat(t.GPUBusyNs, b.all.total())
 		t.KernelBusyNs = addSat(t.KernelBusyNs, b.kernTotal())
 		if b.all.started {
 			first, last = min(first, b.all.lo), max(last, b.all.cur.End)
@@ -1175,7 +1175,7 @@ func (s *Snapshot) overflowed() []string {
 		name string
 	}{
 		{t.KernelTotalNs, "the kernel total"}, {t.TransferNs, "the transfer total"},
-		{t.GPUTotalNs, "the GPU total"}, {t.BusyNs, "the busy time"},
+		{t.GPUTotalNs, "the GPU total"}, {t.GPUBusyNs, "the busy time"},
 		{t.KernelBusyNs, "the kernel busy time"}, {t.SpanNs, "the span"},
 	} {
 		if x.v == sat {

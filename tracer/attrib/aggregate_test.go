@@ -69,7 +69,7 @@ func TestAggregateHandCounts(t *testing.T) {
 		KernelCount: 6, KernelTotalNs: 10 + 20 + 30 + 10 + 10 + 5,
 		TransferCount: 1, TransferNs: 50, GPUTotalNs: 135,
 		// dev0 union: [0,15)+[100,120)+[200,230)+[300,305)+[400,450) = 15+20+30+5+50; dev1: 10
-		BusyNs: 130,
+		GPUBusyNs: 130,
 		// kernels only: dev0 [0,15)+[100,120)+[200,230)+[300,305) = 70; dev1 10
 		KernelBusyNs: 80,
 		SpanNs:       450,
@@ -141,7 +141,7 @@ func TestAggregateIncrementalAndReset(t *testing.T) {
 	e := tr.Events[1] // one gemm [0,10) on device 0
 	live.Add(&e, tr.Strings, tr.Contexts)
 	s := live.Snapshot()
-	if s.Totals.KernelCount != 1 || s.Totals.BusyNs != 10 || len(s.Kernels) != 1 || s.Kernels[0].P99Ns != 10 || len(s.Transfers) != 0 {
+	if s.Totals.KernelCount != 1 || s.Totals.GPUBusyNs != 10 || len(s.Kernels) != 1 || s.Kernels[0].P99Ns != 10 || len(s.Transfers) != 0 {
 		t.Errorf("after reset: %+v", s)
 	}
 }
@@ -164,7 +164,7 @@ func TestAggregateOddEvents(t *testing.T) {
 		a.Add(&e, tr.Strings, tr.Contexts)
 	}
 	s := a.Snapshot()
-	if s.Totals.KernelCount != 1 || s.Totals.KernelTotalNs != 0 || s.Totals.BusyNs != 10 || s.Kernels[0].Category != CategoryOther || s.Transfers[0].Category != "memset" {
+	if s.Totals.KernelCount != 1 || s.Totals.KernelTotalNs != 0 || s.Totals.GPUBusyNs != 10 || s.Kernels[0].Category != CategoryOther || s.Transfers[0].Category != "memset" {
 		t.Errorf("%+v %+v %+v", s.Totals, s.Kernels, s.Transfers)
 	}
 }
@@ -373,7 +373,7 @@ func TestAggregateSummaryOnly(t *testing.T) {
 	a := NewAggregator(nil)
 	a.AddTrace(tr)
 	s := a.Snapshot()
-	if !s.SummaryOnly || s.Totals.KernelCount != 12 || s.Totals.KernelTotalNs != 4000 || s.Totals.TransferNs != 600 || s.Totals.BusyNs != 0 {
+	if !s.SummaryOnly || s.Totals.KernelCount != 12 || s.Totals.KernelTotalNs != 4000 || s.Totals.TransferNs != 600 || s.Totals.GPUBusyNs != 0 {
 		t.Errorf("totals %+v summaryOnly=%v", s.Totals, s.SummaryOnly)
 	}
 	if k := s.Kernels[0]; k.Name != "attn_fwd" || k.Category != "attention" || k.P50Ns != 1500 || k.P99Ns != 0 || k.MeanNs != 1500 || k.Share != 0.75 {
@@ -394,7 +394,7 @@ func TestAggregateTwoTraces(t *testing.T) {
 	a.AddTrace(handTrace())
 	a.AddTrace(handTrace())
 	s := a.Snapshot()
-	if s.Totals.KernelCount != 12 || s.Totals.BusyNs != 260 || s.Kernels[0].Count != 8 || s.Kernels[0].P50Ns != 10 {
+	if s.Totals.KernelCount != 12 || s.Totals.GPUBusyNs != 260 || s.Kernels[0].Count != 8 || s.Kernels[0].P50Ns != 10 {
 		t.Errorf("two traces: %+v %+v", s.Totals, s.Kernels[0])
 	}
 	if s.Source != "hand.json, hand.json" || s.Format != "test" {
@@ -771,8 +771,8 @@ func TestAggregatorAgainstNaive(t *testing.T) {
 		}
 		return t
 	}
-	if want := union(ivs); got.Totals.BusyNs != want {
-		t.Errorf("busy %d, naive %d", got.Totals.BusyNs, want)
+	if want := union(ivs); got.Totals.GPUBusyNs != want {
+		t.Errorf("busy %d, naive %d", got.Totals.GPUBusyNs, want)
 	}
 	if want := union(kivs); got.Totals.KernelBusyNs != want {
 		t.Errorf("kernel busy %d, naive %d", got.Totals.KernelBusyNs, want)
@@ -816,7 +816,7 @@ func TestAggregatorAgainstNaive(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d kernel rows, %d transfer rows, %d categories, %d stages, %d steps, busy %d of %d", len(got.Kernels), len(got.Transfers), len(got.Categories), len(got.Stages), len(got.Steps), got.Totals.BusyNs, got.Totals.GPUTotalNs)
+	t.Logf("%d kernel rows, %d transfer rows, %d categories, %d stages, %d steps, busy %d of %d", len(got.Kernels), len(got.Transfers), len(got.Categories), len(got.Stages), len(got.Steps), got.Totals.GPUBusyNs, got.Totals.GPUTotalNs)
 	check("category", got.Categories, cats)
 	check("stage", got.Stages, stages)
 	if len(got.Steps) != len(steps) {

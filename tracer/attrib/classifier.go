@@ -61,7 +61,7 @@ func (c *Classifier) Category(k tracer.Kind, name tracer.StrID, ctx tracer.CtxID
 
 // SetContexts replaces the contexts with ctxs, new ones whose IDs restart
 // (each window and part of a streamed trace has its own,
-// tracefile.Window.Contexts): what was learnt per stack stays.
+// tracefile.Capture.Contexts): what was learnt per stack stays.
 func (c *Classifier) SetContexts(ctxs []tracer.Context) {
 	c.ctxs = ctxs
 	c.stack.Forget()

@@ -20,7 +20,7 @@ const (
 	VerdictNew  = "only in B"
 	VerdictGone = "only in A"
 	// VerdictFew marks rows compared over fewer than
-	// CompareOptions.MinRowSteps steps in an arm (a command's profiled
+	// StatsOptions.MinRowSteps steps in an arm (a command's profiled
 	// steps, 2 of every 10 without a GPU tracer): the ratio stands, with
 	// no interval — a bootstrap of one or two steps resamples the same
 	// values and gives a point, not an interval — and no verdict.
@@ -34,14 +34,14 @@ const (
 	GroupStage    = "stage"
 )
 
-// Arm is one setting's measurements: the counted step times (warm-up steps
+// ArmSteps is one setting's measurements: the counted step times (warm-up steps
 // already dropped) and, per row, the GPU time each of those steps spent in it.
-type Arm struct {
+type ArmSteps struct {
 	Name  string
 	Flags map[string]string
 	// Valid is false when the arm cannot be trusted: it exited non-zero,
 	// stopped early, or produced NaN; Reason says which. CompareArms also marks
-	// arms with fewer than CompareOptions.MinSteps steps or a negative step
+	// arms with fewer than StatsOptions.MinSteps steps or a negative step
 	// time invalid.
 	Valid  bool
 	Reason string
@@ -77,7 +77,7 @@ type rowKeyS struct{ group, key string }
 // summarises (a Snapshot of an aggregator Reset at the step's start; nil
 // for no per-row data). Rows absent from s get 0 for this step; rows new
 // in s get 0 for the earlier steps.
-func (a *Arm) AddStep(stepNs int64, s *Snapshot) {
+func (a *ArmSteps) AddStep(stepNs int64, s *Snapshot) {
 	n := len(a.StepNs)
 	a.StepNs = append(a.StepNs, stepNs)
 	if a.rowIdx == nil {
@@ -123,8 +123,8 @@ func (a *Arm) AddStep(stepNs int64, s *Snapshot) {
 	}
 }
 
-// CompareOptions tune CompareArms. The zero value means the defaults.
-type CompareOptions struct {
+// StatsOptions tune CompareArms. The zero value means the defaults.
+type StatsOptions struct {
 	Resamples int     // bootstrap resamples; default 2000
 	Level     float64 // confidence level; default 0.95
 	Seed      uint64  // PRNG seed (results are reproducible); default 1
@@ -134,11 +134,11 @@ type CompareOptions struct {
 	MinRowSteps int
 }
 
-// DefaultMinRowSteps is CompareOptions.MinRowSteps's default: three steps
+// DefaultMinRowSteps is StatsOptions.MinRowSteps's default: three steps
 // per arm, the fewest whose resamples differ in more than one value.
 const DefaultMinRowSteps = 3
 
-func (o *CompareOptions) defaults() {
+func (o *StatsOptions) defaults() {
 	if o.Resamples <= 0 {
 		o.Resamples = 2000
 	}
@@ -235,7 +235,7 @@ type Comparison struct {
 // interval contains 1 or the ratio lies inside the A/A′ envelope; else
 // "faster" (ratio < 1) or "slower". An invalid arm is never "faster".
 // The PRNG is seeded (Seed), so the same inputs give the same result.
-func CompareArms(a, b Arm, noise *Arm, o CompareOptions) *Comparison {
+func CompareArms(a, b ArmSteps, noise *ArmSteps, o StatsOptions) *Comparison {
 	o.defaults()
 	rng := rand.New(rand.NewPCG(o.Seed, 0x726c6b746f70)) // "rlktop"
 	c := &Comparison{
@@ -372,7 +372,7 @@ func groupOrder(g string) int {
 }
 
 // checkArm returns why an arm is invalid ("" when valid).
-func checkArm(a *Arm, o CompareOptions) string {
+func checkArm(a *ArmSteps, o StatsOptions) string {
 	switch {
 	case !a.Valid:
 		if a.Reason == "" {
@@ -390,7 +390,7 @@ func checkArm(a *Arm, o CompareOptions) string {
 	return ""
 }
 
-func armStats(a *Arm, why string) ArmStats {
+func armStats(a *ArmSteps, why string) ArmStats {
 	s := ArmStats{Name: a.Name, Flags: a.Flags, Valid: why == "", Reason: why, Steps: len(a.StepNs)}
 	if s.Flags == nil {
 		s.Flags = map[string]string{}
@@ -484,7 +484,7 @@ func median(sorted []int64) float64 {
 
 // bootMedianRatio returns median(b)/median(a) and its percentile bootstrap
 // interval, each arm resampled independently o.Resamples times.
-func bootMedianRatio(rng *rand.Rand, a, b []int64, stA, stB []int32, o CompareOptions) Ratio {
+func bootMedianRatio(rng *rand.Rand, a, b []int64, stA, stB []int32, o StatsOptions) Ratio {
 	if stA != nil || stB != nil {
 		return bootMedianRatioStrata(rng, a, b, stA, stB, o)
 	}
@@ -517,8 +517,8 @@ func bootMedianRatio(rng *rand.Rand, a, b []int64, stA, stB []int32, o CompareOp
 }
 
 // bootMedianRatioStrata is bootMedianRatio with each arm resampled within
-// its strata (see Arm.Strata).
-func bootMedianRatioStrata(rng *rand.Rand, a, b []int64, stA, stB []int32, o CompareOptions) Ratio {
+// its strata (see ArmSteps.Strata).
+func bootMedianRatioStrata(rng *rand.Rand, a, b []int64, stA, stB []int32, o StatsOptions) Ratio {
 	r := Ratio{}
 	sa, sb := slices.Clone(a), slices.Clone(b)
 	slices.Sort(sa)
@@ -555,7 +555,7 @@ func bootMedianRatioStrata(rng *rand.Rand, a, b []int64, stA, stB []int32, o Com
 }
 
 // strata returns a.Strata when it is aligned with the steps, else nil.
-func (a *Arm) strata() []int32 {
+func (a *ArmSteps) strata() []int32 {
 	if len(a.Strata) != len(a.StepNs) {
 		return nil
 	}

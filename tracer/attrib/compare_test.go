@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-func constArm(name string, n int, v int64) Arm {
-	a := Arm{Name: name, Valid: true}
+func constArm(name string, n int, v int64) ArmSteps {
+	a := ArmSteps{Name: name, Valid: true}
 	for i := 0; i < n; i++ {
 		a.StepNs = append(a.StepNs, v)
 	}
@@ -20,7 +20,7 @@ func constArm(name string, n int, v int64) Arm {
 func TestArmStats(t *testing.T) {
 	// 10 steps 100..1000: median (500+600)/2 = 550; p10 = rank ceil(1) = 100;
 	// p90 = rank ceil(9) = 900.
-	a := Arm{Name: "A", Valid: true, StepNs: []int64{1000, 100, 900, 200, 800, 300, 700, 400, 600, 500}}
+	a := ArmSteps{Name: "A", Valid: true, StepNs: []int64{1000, 100, 900, 200, 800, 300, 700, 400, 600, 500}}
 	s := armStats(&a, "")
 	if s.MedianNs != 550 || s.P10Ns != 100 || s.P90Ns != 900 || s.Steps != 10 || !s.Valid {
 		t.Errorf("%+v", s)
@@ -60,7 +60,7 @@ func TestCompareExact(t *testing.T) {
 	a, b := constArm("A", 20, 1000), constArm("B", 20, 2000)
 	a.Rows = []RowSamples{{GroupCategory, "gemm", slices.Repeat([]int64{600}, 20)}, {GroupCategory, "attention", slices.Repeat([]int64{300}, 20)}}
 	b.Rows = []RowSamples{{GroupCategory, "gemm", slices.Repeat([]int64{600}, 20)}, {GroupCategory, "attention", slices.Repeat([]int64{1300}, 20)}, {GroupCategory, "scan", slices.Repeat([]int64{50}, 20)}}
-	c := CompareArms(a, b, nil, CompareOptions{})
+	c := CompareArms(a, b, nil, StatsOptions{})
 	if c.Ratio != (Ratio{2, 2, 2}) || c.Verdict != VerdictSlower {
 		t.Errorf("ratio %+v verdict %s", c.Ratio, c.Verdict)
 	}
@@ -73,7 +73,7 @@ func TestCompareExact(t *testing.T) {
 		t.Errorf("rows\n got %+v\nwant %+v", c.Rows, want)
 	}
 	// Reversed: B is faster.
-	if c := CompareArms(b, a, nil, CompareOptions{}); c.Verdict != VerdictFaster || c.Ratio.Value != 0.5 {
+	if c := CompareArms(b, a, nil, StatsOptions{}); c.Verdict != VerdictFaster || c.Ratio.Value != 0.5 {
 		t.Errorf("reversed %+v %s", c.Ratio, c.Verdict)
 	}
 }
@@ -84,20 +84,20 @@ func TestCompareExact(t *testing.T) {
 // and VerdictFew; with 3 steps each they get the interval and verdict of
 // TestCompareExact.
 func TestCompareFewRowSteps(t *testing.T) {
-	arms := func(na, nb int) (Arm, Arm) {
+	arms := func(na, nb int) (ArmSteps, ArmSteps) {
 		a, b := constArm("A", na, 1000), constArm("B", nb, 2000)
 		a.Rows = []RowSamples{{GroupCategory, "attention", slices.Repeat([]int64{300}, na)}}
 		b.Rows = []RowSamples{{GroupCategory, "attention", slices.Repeat([]int64{1300}, nb)}}
 		return a, b
 	}
 	a, b := arms(1, 2)
-	c := CompareArms(a, b, nil, CompareOptions{MinSteps: 1})
+	c := CompareArms(a, b, nil, StatsOptions{MinSteps: 1})
 	want := RowComparison{Group: GroupCategory, Key: "attention", ANs: 300, BNs: 1300, DeltaNs: 1000, Ratio: 1300.0 / 300, Verdict: VerdictFew}
 	if len(c.Rows) != 1 || c.Rows[0] != want {
 		t.Errorf("1 and 2 steps: rows %+v, want %+v", c.Rows, want)
 	}
 	a, b = arms(3, 3)
-	c = CompareArms(a, b, nil, CompareOptions{MinSteps: 1})
+	c = CompareArms(a, b, nil, StatsOptions{MinSteps: 1})
 	if len(c.Rows) != 1 || c.Rows[0].Verdict != VerdictSlower || c.Rows[0].CILow != 1300.0/300 {
 		t.Errorf("3 steps each: rows %+v, want slower with its interval", c.Rows)
 	}
@@ -107,29 +107,29 @@ func TestCompareInvalidNeverFaster(t *testing.T) {
 	a, b := constArm("A", 20, 1000), constArm("B", 20, 500)
 	b.Valid, b.Reason = false, "exited with status 1"
 	b.Rows = []RowSamples{{GroupKernel, "k", slices.Repeat([]int64{100}, 20)}}
-	c := CompareArms(a, b, nil, CompareOptions{})
+	c := CompareArms(a, b, nil, StatsOptions{})
 	if c.Verdict != VerdictInvalid || c.Arms[1].Valid || c.Arms[1].Reason != "exited with status 1" || c.Rows[0].Verdict != VerdictInvalid {
 		t.Errorf("%+v", c)
 	}
 	// Too few steps, and a negative step time.
 	short := constArm("B", 3, 500)
-	if c := CompareArms(a, short, nil, CompareOptions{}); c.Verdict != VerdictInvalid || !strings.Contains(c.Arms[1].Reason, "too few counted steps (3 < 5)") {
+	if c := CompareArms(a, short, nil, StatsOptions{}); c.Verdict != VerdictInvalid || !strings.Contains(c.Arms[1].Reason, "too few counted steps (3 < 5)") {
 		t.Errorf("short arm: %s %q", c.Verdict, c.Arms[1].Reason)
 	}
 	neg := constArm("B", 10, 500)
 	neg.StepNs[3] = -1
-	if c := CompareArms(a, neg, nil, CompareOptions{}); c.Verdict != VerdictInvalid {
+	if c := CompareArms(a, neg, nil, StatsOptions{}); c.Verdict != VerdictInvalid {
 		t.Errorf("negative step: %s", c.Verdict)
 	}
 	// An invalid A′ is ignored, not fatal.
 	bad := constArm("A'", 2, 1000)
-	if c := CompareArms(a, constArm("B", 20, 500), &bad, CompareOptions{}); c.Verdict != VerdictFaster || c.Noise != nil || len(c.Arms) != 3 || c.Arms[2].Valid {
+	if c := CompareArms(a, constArm("B", 20, 500), &bad, StatsOptions{}); c.Verdict != VerdictFaster || c.Noise != nil || len(c.Arms) != 3 || c.Arms[2].Valid {
 		t.Errorf("invalid noise arm: %+v", c)
 	}
 }
 
 func TestArmAddStep(t *testing.T) {
-	var a Arm
+	var a ArmSteps
 	a.AddStep(100, &Snapshot{Categories: []GroupRow{{Key: "gemm", TotalNs: 40}}, Kernels: []KernelRow{{Name: "k1", TotalNs: 40}}})
 	a.AddStep(110, &Snapshot{Categories: []GroupRow{{Key: "attention", TotalNs: 30}}, Stages: []GroupRow{{Key: "fwd", TotalNs: 30}}})
 	a.AddStep(120, nil)
@@ -151,7 +151,7 @@ func TestComparisonJSON(t *testing.T) {
 	a, b := constArm("A", 10, 1000), constArm("B", 10, 1100)
 	a.Flags = map[string]string{"attention": "math"}
 	n := constArm("A'", 10, 1000)
-	c := CompareArms(a, b, &n, CompareOptions{})
+	c := CompareArms(a, b, &n, StatsOptions{})
 	raw, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
@@ -202,8 +202,8 @@ var synthBase = []struct {
 	ns  float64
 }{{"attention", 4e6}, {"gemm", 6e6}, {"elementwise", 2e6}}
 
-func (s synthetic) arm(name string, steps int, slow map[string]float64) Arm {
-	a := Arm{Name: name, Valid: true}
+func (s synthetic) arm(name string, steps int, slow map[string]float64) ArmSteps {
+	a := ArmSteps{Name: name, Valid: true}
 	rows := make([]RowSamples, len(synthBase))
 	for i, b := range synthBase {
 		rows[i] = RowSamples{Group: GroupCategory, Key: b.cat}
@@ -239,7 +239,7 @@ func TestProofAANoise(t *testing.T) {
 		a := src.arm("A", steps, nil)
 		b := src.arm("A2", steps, nil)
 		n := src.arm("A'", steps, nil)
-		c := CompareArms(a, b, &n, CompareOptions{Seed: uint64(i + 1), Resamples: 1000})
+		c := CompareArms(a, b, &n, StatsOptions{Seed: uint64(i + 1), Resamples: 1000})
 		if c.Verdict == VerdictNoise {
 			noiseOK++
 		}
@@ -273,7 +273,7 @@ func TestProofSlowdownDetected(t *testing.T) {
 		a := src.arm("A", steps, nil)
 		b := src.arm("B", steps, map[string]float64{"attention": 1.10})
 		n := src.arm("A'", steps, nil)
-		c := CompareArms(a, b, &n, CompareOptions{Seed: uint64(i + 1), Resamples: 1000})
+		c := CompareArms(a, b, &n, StatsOptions{Seed: uint64(i + 1), Resamples: 1000})
 		if c.Verdict == VerdictSlower {
 			stepSlower++
 		}

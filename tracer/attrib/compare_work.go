@@ -10,7 +10,7 @@ type ArmWork struct {
 }
 
 // addWork adds a step's per-category work to the arm.
-func (a *Arm) addWork(s *Snapshot) {
+func (a *ArmSteps) addWork(s *Snapshot) {
 	if !s.HasWork() {
 		return
 	}
@@ -25,7 +25,7 @@ func (a *Arm) addWork(s *Snapshot) {
 }
 
 // armWork is category key's work in arm x per step (nil: none).
-func armWork(x *Arm, key string) *ArmWork {
+func armWork(x *ArmSteps, key string) *ArmWork {
 	w, ok := x.Work[key]
 	if !ok || !w.Known() || len(x.StepNs) == 0 {
 		return nil
@@ -36,7 +36,7 @@ func armWork(x *Arm, key string) *ArmWork {
 }
 
 // setWork sets a category row's per-arm work.
-func (rc *RowComparison) setWork(a, b Arm) {
+func (rc *RowComparison) setWork(a, b ArmSteps) {
 	if rc.Group != GroupCategory {
 		return
 	}

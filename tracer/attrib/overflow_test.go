@@ -60,7 +60,7 @@ func TestOverflowSaturatesAndWarns(t *testing.T) {
 	// True values: kernel total 1e19+10, busy 1e19+10, span 1e19 — all past
 	// 2^63-1, so each is the maximum.
 	for name, v := range map[string]int64{"KernelTotalNs": tt.KernelTotalNs, "GPUTotalNs": tt.GPUTotalNs,
-		"BusyNs": tt.BusyNs, "KernelBusyNs": tt.KernelBusyNs, "SpanNs": tt.SpanNs} {
+		"BusyNs": tt.GPUBusyNs, "KernelBusyNs": tt.KernelBusyNs, "SpanNs": tt.SpanNs} {
 		if v != maxNs {
 			t.Errorf("%s = %d, want %d (saturated)", name, v, int64(maxNs))
 		}
@@ -97,7 +97,7 @@ func TestOverflowSaturatesAndWarns(t *testing.T) {
 
 	// Just below: 2 × 4e18 + 10 fits; exact sums and no warning.
 	s = build(4e18)
-	if s.Totals.KernelTotalNs != 8e18+10 || s.Totals.BusyNs != 8e18+10 || s.Totals.SpanNs != 8e18 {
+	if s.Totals.KernelTotalNs != 8e18+10 || s.Totals.GPUBusyNs != 8e18+10 || s.Totals.SpanNs != 8e18 {
 		t.Errorf("4e18 case totals %+v", s.Totals)
 	}
 	for _, w := range s.Warnings {

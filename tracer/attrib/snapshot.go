@@ -82,10 +82,10 @@ type Totals struct {
 	// GPUTotalNs = KernelTotalNs + TransferNs: the denominator of category
 	// and stage shares.
 	GPUTotalNs int64
-	// BusyNs is the union of kernel, memcpy and memset intervals per device,
+	// GPUBusyNs is the union of kernel, memcpy and memset intervals per device,
 	// summed over devices, ns. It is less than GPUTotalNs when streams
 	// overlap.
-	BusyNs int64
+	GPUBusyNs int64
 	// KernelBusyNs is the same union over kernels only (the JSON
 	// contract's busy_ns), ns.
 	KernelBusyNs int64

@@ -12,8 +12,8 @@ import (
 // source: collection 100 ms (B: 70 ms) ± 5%, update 600 ms ± 5%.
 func TestStrataKeepStepMix(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
-	mk := func(collect int64) Arm {
-		a := Arm{Valid: true}
+	mk := func(collect int64) ArmSteps {
+		a := ArmSteps{Valid: true}
 		for i := 0; i < 20; i++ {
 			base, st := collect, int32(0)
 			if i%4 == 3 {
@@ -26,7 +26,7 @@ func TestStrataKeepStepMix(t *testing.T) {
 		return a
 	}
 	a, b := mk(100_000_000), mk(70_000_000)
-	c := CompareArms(a, b, nil, CompareOptions{})
+	c := CompareArms(a, b, nil, StatsOptions{})
 	// Hand reasoning: both medians fall among the 15 collection steps, so the
 	// ratio is about 0.70; a resample keeps 15 of them, so the interval stays
 	// within ±10% of it.
@@ -35,7 +35,7 @@ func TestStrataKeepStepMix(t *testing.T) {
 	}
 	// Without strata the resampled mix varies and the interval widens.
 	a.Strata, b.Strata = nil, nil
-	u := CompareArms(a, b, nil, CompareOptions{})
+	u := CompareArms(a, b, nil, StatsOptions{})
 	if u.Ratio.CIHigh-u.Ratio.CILow <= c.Ratio.CIHigh-c.Ratio.CILow {
 		t.Fatalf("unstratified CI %+v is not wider than stratified %+v", u.Ratio, c.Ratio)
 	}

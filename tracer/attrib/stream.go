@@ -22,7 +22,7 @@ import (
 // Aggregator.SealBusyBefore) and, at the window's end, the window's
 // per-device unions (compute, communication, copies) to the source's
 // sums. Each window and part comes with its own contexts
-// (tracefile.Window.Contexts): AddPart adds its open cells at its end and
+// (tracefile.Capture.Contexts): AddPart adds its open cells at its end and
 // forgets them (Aggregator.NewContexts). Memory: the tables, one window's
 // GPU op intervals (16 bytes each, kept to its end; a long window's go to
 // a temporary file), and per source its steps and (for matching across
@@ -32,7 +32,7 @@ import (
 //
 // Exact when each source's windows do not overlap in time (each window's
 // events start after every earlier window's end, which
-// tracer.WindowLinker checks): interval unions and their overlap then add
+// tracer.CaptureLinker checks): interval unions and their overlap then add
 // up window by window, and collectives are numbered in start order. The
 // traces must have GPU work (tracefile.OpenStream refuses others). Not
 // safe for concurrent use: feed the sources in input order.
@@ -126,7 +126,7 @@ func (s *SourceStream) AddWindow(evs []tracer.Event, strs *tracer.Strings, ctxs 
 }
 
 // AddPart adds one part of a window of the current source
-// (tracefile.Window: a long window comes in parts, its steps in the first,
+// (tracefile.Capture: a long window comes in parts, its steps in the first,
 // then its GPU ops in file order): first opens the window, whose events
 // all start at or after from ns, and last closes it. AddWindow is AddPart
 // of a whole window.

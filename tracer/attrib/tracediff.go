@@ -26,7 +26,7 @@ type DiffRow struct {
 	Category string
 }
 
-// Diff is the comparison of two snapshots.
+// Diff is DiffSnapshots' result: two snapshots side by side.
 type Diff struct {
 	A, B       string // sources
 	TotalsA    Totals
@@ -41,10 +41,11 @@ type Diff struct {
 	Warnings []string
 }
 
-// Compare diffs snapshot b against a: kernels matched by exact name, and the
-// rest by display name (so kernels whose template arguments differ between
-// the two builds still pair up); categories and stages by key.
-func Compare(a, b *Snapshot) *Diff {
+// DiffSnapshots diffs snapshot b against a: kernels matched by exact
+// name, and the rest by display name (so kernels whose template arguments
+// differ between the two builds still pair up); categories and stages by
+// key.
+func DiffSnapshots(a, b *Snapshot) *Diff {
 	d := &Diff{A: a.Source, B: b.Source, TotalsA: a.Totals, TotalsB: b.Totals,
 		Warnings: append(slices.Clone(a.Warnings), b.Warnings...)}
 	d.Kernels = diffKernels(a.Kernels, b.Kernels)

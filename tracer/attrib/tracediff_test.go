@@ -17,7 +17,7 @@ func TestCompareMatchesByNameThenDisplayName(t *testing.T) {
 		{Name: "gemm<half, 128>", DisplayName: "gemm", Count: 4, TotalNs: 200},
 		{Name: "onlyB", DisplayName: "onlyB", Count: 5, TotalNs: 11},
 	}, Categories: []GroupRow{{Key: "gemm", Count: 4, TotalNs: 200}, {Key: "collective", Count: 1, TotalNs: 5}}}
-	d := Compare(a, b)
+	d := DiffSnapshots(a, b)
 	byKey := map[string]DiffRow{}
 	for _, r := range d.Kernels {
 		byKey[r.Display] = r

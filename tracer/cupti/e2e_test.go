@@ -26,6 +26,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer/internal/injecttest"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 var libs injecttest.Build
@@ -392,7 +393,7 @@ func TestInjectionPauseResume(t *testing.T) {
 		}
 		switch {
 		case state == 0 && len(r.Events) >= 100:
-			w.Control(&wire.Control{Op: wire.ControlPause, Seq: 1})
+			w.Control(&msg.Control{Op: msg.ControlPause, Seq: 1})
 			w.Flush()
 			state = 1
 		case state == 1 && len(r.Acks) == 1:
@@ -400,7 +401,7 @@ func TestInjectionPauseResume(t *testing.T) {
 			state = 2
 			go func() {
 				time.Sleep(300 * time.Millisecond)
-				w.Control(&wire.Control{Op: wire.ControlResume, Seq: 2})
+				w.Control(&msg.Control{Op: msg.ControlResume, Seq: 2})
 				w.Flush()
 			}()
 		}

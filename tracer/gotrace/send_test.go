@@ -10,6 +10,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // lockedBuf is a connection that keeps what the sender writes (its
@@ -34,7 +35,7 @@ func TestSendsThroughSender(t *testing.T) {
 	conn := &lockedBuf{}
 	tr := New(1024)
 	s := wire.NewAsyncSender(conn, 16)
-	s.Hello(&wire.Hello{Source: "gotrace", PID: 1})
+	s.Hello(&msg.Hello{Source: "gotrace", PID: 1})
 	if err := tr.NameWith(s); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestSendsThroughSender(t *testing.T) {
 	flushed := bytes.Count(conn.b.Bytes(), []byte("k0"))
 	n := conn.b.Len()
 	conn.mu.Unlock()
-	if err := s.Close(wire.Bye{Reason: "exit"}, 5*time.Second); err != nil {
+	if err := s.Close(msg.Bye{Reason: "exit"}, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	conn.mu.Lock()
@@ -147,7 +148,7 @@ func BenchmarkChildSend(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			tr := New(1 << 16)
 			s := wire.NewAsyncSender(discardConn{}, 1<<16)
-			s.Hello(&wire.Hello{Source: "gotrace", PID: 1})
+			s.Hello(&msg.Hello{Source: "gotrace", PID: 1})
 			var relay *wire.Relay
 			if mode == "attached" {
 				if err := tr.NameWith(s); err != nil {
@@ -178,7 +179,7 @@ func BenchmarkChildSend(b *testing.B) {
 					s.Flush(10 * time.Second)
 				}
 			}
-			s.Close(wire.Bye{}, 10*time.Second)
+			s.Close(msg.Bye{}, 10*time.Second)
 			n := float64(b.N) * (perStep + 1)
 			b.ReportMetric(n/(cpuTime()-cpu0).Seconds(), "events/cpu-s")
 			b.ReportMetric(float64(s.Dropped().Events+tr.Dropped())/n, "dropped/event")

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// ChildState is the child's lifecycle state (loop.State).
+// ChildState is the child's lifecycle state (loop.Supervisor's).
 type ChildState int
 
 // Child states.

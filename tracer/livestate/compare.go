@@ -34,7 +34,7 @@ type ArmConsistency struct {
 	Arm     string  `json:"arm"`
 	Len     int     `json:"len"`     // probe values compared
 	MaxAbs  float64 `json:"max_abs"` // max |arm − A| over pairs where neither is NaN
-	MaxULP  int64   `json:"max_ulp"` // max distance in float32 ulps (loop.ULPDistance)
+	MaxULP  int64   `json:"max_ulp"` // max distance in float32 ulps (loop/demo.ULPDistance)
 	NaN     int     `json:"nan"`     // NaN probe values in this arm's own output
 	Bitwise bool    `json:"bitwise"` // every value has the same bits as A's
 	Err     string  `json:"err,omitempty"`

@@ -2,11 +2,9 @@
 // produces and the view layer draws: the child's status and output lines
 // (made by loop.Supervisor), a comparison's result and its step labels
 // (loop.Compare), and the step times and flag marks of a live session
-// (tracer/session). loop and tracer/session re-export them as type
-// aliases (loop.CompareResult = livestate.CompareResult), so their callers
-// are unchanged; views and tui import this package instead of loop and
-// session (the rule internal/archtest checks). Device readings live in
-// gpu/reading for the same reason.
+// (tracer/session), under these names only: views and tui import this
+// package instead of loop and session (the rule internal/archtest
+// checks). Device readings live in gpu/reading for the same reason.
 //
 // It imports only the standard library and tracer/attrib (the comparison
 // statistics a CompareResult carries); keep it so.

@@ -47,3 +47,11 @@ func (s FlagSpec) Next(cur string) string {
 	}
 	return s.Values[0]
 }
+
+// Arm is one setting of a comparison: a name and the complete set of
+// flags applied together (loop.Arms builds them from FlagSpecs; a run
+// record lists them under these JSON names).
+type Arm struct {
+	Name  string            `json:"name"`  // "attention=fused" or "A"/"B" style names
+	Flags map[string]string `json:"flags"` // key → value
+}

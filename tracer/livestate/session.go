@@ -28,17 +28,17 @@ type Child struct {
 type State struct {
 	// Cumulative holds everything since the session (or last Reset) began.
 	Cumulative *attrib.Snapshot
-	// Window holds the GPU events launched in the last WindowNs of trace
+	// Recent holds the GPU events launched in the last RecentNs of trace
 	// time (and the steps in it).
-	Window   *attrib.Snapshot
-	WindowNs int64
+	Recent   *attrib.Snapshot
+	RecentNs int64
 	// Steps are the most recent completed steps, oldest first (at most
 	// session.Options.MaxSteps).
 	Steps []StepTime
 	// StepCount counts every step received.
 	StepCount int64
 	// StepsPerSec is the completion rate over the window: steps ended in
-	// the last WindowNs divided by the time they span; 0 with < 2 steps.
+	// the last RecentNs divided by the time they span; 0 with < 2 steps.
 	StepsPerSec float64
 	Marks       []Mark
 	// Refusals are the control commands children refused, oldest first

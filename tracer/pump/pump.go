@@ -24,6 +24,7 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/steps"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // State is what Source.Next found.
@@ -52,10 +53,10 @@ type Source interface {
 	Name(id tracer.StrID) string
 	// Counters returns the library's counters as Meta pairs, or nil when
 	// they did not change since the previous call and force is false.
-	Counters(force bool) []wire.KV
+	Counters(force bool) []msg.KV
 	// Info returns the library's state as Meta pairs, and whether tracing
 	// is on now.
-	Info() (kv []wire.KV, tracing bool)
+	Info() (kv []msg.KV, tracing bool)
 	// SetTracing switches the GPU tool's tracing on or off; the error says
 	// why it could not (in the ack rlktop shows).
 	SetTracing(on bool) error
@@ -179,7 +180,7 @@ func Run(cfg Config, src Source, s *wire.AsyncSender) {
 			}
 			kv, _ := src.Info()
 			s.Meta(kv)
-			_ = s.Close(wire.Bye{Reason: "detached", ExitCode: -1}, ExitFlush)
+			_ = s.Close(msg.Bye{Reason: "detached", ExitCode: -1}, ExitFlush)
 			cfg.Logf("detached: %s switched off", cfg.Tracing)
 			s, relay = nil, nil
 		}
@@ -198,7 +199,7 @@ func Run(cfg Config, src Source, s *wire.AsyncSender) {
 				if st == Inert {
 					reason = cfg.Inert
 				}
-				_ = s.Close(wire.Bye{Reason: reason, ExitCode: -1}, ExitFlush)
+				_ = s.Close(msg.Bye{Reason: reason, ExitCode: -1}, ExitFlush)
 			}
 			src.Done(st)
 			return
@@ -221,13 +222,13 @@ var detachAsked atomic.Bool
 // library's state as Meta.
 func Controls(cfg Config, src Source, s *wire.AsyncSender) {
 	for c := range s.Controls() {
-		ack := wire.Control{Op: wire.ControlAck, Seq: c.Seq, Step: -1}
+		ack := msg.Control{Op: msg.ControlAck, Seq: c.Seq, Step: -1}
 		switch c.Op {
-		case wire.ControlPause, wire.ControlResume:
-			if err := src.SetTracing(c.Op == wire.ControlResume); err != nil {
+		case msg.ControlPause, msg.ControlResume:
+			if err := src.SetTracing(c.Op == msg.ControlResume); err != nil {
 				ack.Err = err.Error()
 			}
-		case wire.ControlDetach:
+		case msg.ControlDetach:
 			// Off for good: the flush in SetTracing hands the last buffers
 			// to the ring; Run sends them, then closes (detachAsked).
 			if err := src.SetTracing(false); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // fakeSource plays a script of states; each Buffer delivers the events of
@@ -67,20 +68,20 @@ func (f *fakeSource) Take() ([]string, []tracer.Event) {
 
 func (f *fakeSource) Name(id tracer.StrID) string { return f.strs[id] }
 
-func (f *fakeSource) Counters(force bool) []wire.KV {
+func (f *fakeSource) Counters(force bool) []msg.KV {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.counters == f.reported && !force {
 		return nil
 	}
 	f.reported = f.counters
-	return []wire.KV{{Key: "fake.buffers", Value: fmt.Sprint(f.counters)}}
+	return []msg.KV{{Key: "fake.buffers", Value: fmt.Sprint(f.counters)}}
 }
 
-func (f *fakeSource) Info() ([]wire.KV, bool) {
+func (f *fakeSource) Info() ([]msg.KV, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return []wire.KV{{Key: "fake.tracing", Value: fmt.Sprint(f.tracing)}}, f.tracing
+	return []msg.KV{{Key: "fake.tracing", Value: fmt.Sprint(f.tracing)}}, f.tracing
 }
 
 func (f *fakeSource) SetTracing(on bool) error {
@@ -121,7 +122,7 @@ func (r *recv) count() int {
 	defer r.mu.Unlock()
 	return len(r.lines)
 }
-func (r *recv) Hello(h *wire.Hello, _ bool) error     { return r.add("hello %s", h.Source) }
+func (r *recv) Hello(h *msg.Hello, _ bool) error      { return r.add("hello %s", h.Source) }
 func (r *recv) Intern(s []byte) (tracer.StrID, error) { return r.tab.InternBytes(s), nil }
 func (r *recv) Events(evs []tracer.Event, _ int) error {
 	for _, e := range evs {
@@ -130,13 +131,13 @@ func (r *recv) Events(evs []tracer.Event, _ int) error {
 	return nil
 }
 func (r *recv) Counters([]tracer.Counter, int) error { return nil }
-func (r *recv) Drops(wire.Drops) error               { return nil }
-func (r *recv) Control(c *wire.Control) error {
+func (r *recv) Drops(msg.Drops) error                { return nil }
+func (r *recv) Control(c *msg.Control) error {
 	return r.add("ack %d tracing=%v err=%q", c.Seq, c.Tracing, c.Err)
 }
-func (r *recv) Meta(kv []wire.KV) error        { return r.add("meta %v", kv) }
+func (r *recv) Meta(kv []msg.KV) error         { return r.add("meta %v", kv) }
 func (r *recv) TraceFile(wire.TraceFile) error { return nil }
-func (r *recv) Bye(y wire.Bye) error           { return r.add("bye %s", y.Reason) }
+func (r *recv) Bye(y msg.Bye) error            { return r.add("bye %s", y.Reason) }
 func splitMeta(lines []string) (metas, others []string) {
 	for _, l := range lines {
 		if strings.HasPrefix(l, "meta ") {
@@ -180,7 +181,7 @@ func TestRunSendsStepsCountersAndBye(t *testing.T) {
 	got := make(chan struct{})
 	go func() { r.readAll(t, b); close(got) }()
 	s := wire.NewAsyncSender(a, 1024)
-	s.Hello(&wire.Hello{Source: "fake"})
+	s.Hello(&msg.Hello{Source: "fake"})
 	Run(testCfg, f, s)
 	<-got
 	// The sender writes queued Meta frames before queued events, so the
@@ -258,7 +259,7 @@ func TestRunDropsDeadSender(t *testing.T) {
 		b.Close()
 	}()
 	s := wire.NewAsyncSender(a, 1024)
-	s.Hello(&wire.Hello{Source: "fake"})
+	s.Hello(&msg.Hello{Source: "fake"})
 	Run(testCfg, f, s)
 	if len(f.switches) != 1 || f.switches[0] {
 		t.Fatalf("SetTracing calls %v, want one, off", f.switches)
@@ -278,23 +279,23 @@ func TestControls(t *testing.T) {
 	f := &fakeSource{strs: []string{""}, tracing: true}
 	a, b := net.Pipe()
 	s := wire.NewAsyncSender(a, 16)
-	s.Hello(&wire.Hello{Source: "fake"})
+	s.Hello(&msg.Hello{Source: "fake"})
 	done := make(chan struct{})
 	go func() { Controls(testCfg, f, s); close(done) }()
 	r := &recv{tab: tracer.NewStrings()}
 	got := make(chan struct{})
 	go func() { r.readAll(t, b); close(got) }()
 	w := wire.NewWriter(b)
-	w.Controls([]wire.Control{
-		{Op: wire.ControlPause, Seq: 1},
-		{Op: wire.ControlResume, Seq: 2},
-		{Op: wire.ControlSet, Seq: 3, Key: "tf32", Value: "1"},
+	w.Controls([]msg.Control{
+		{Op: msg.ControlPause, Seq: 1},
+		{Op: msg.ControlResume, Seq: 2},
+		{Op: msg.ControlSet, Seq: 3, Key: "tf32", Value: "1"},
 	})
 	// Hello, then an ack and a Meta frame per command.
 	for deadline := time.Now().Add(10 * time.Second); r.count() < 7 && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
-	s.Close(wire.Bye{Reason: "exit"}, time.Second)
+	s.Close(msg.Bye{Reason: "exit"}, time.Second)
 	<-got
 	b.Close()
 	<-done
@@ -350,8 +351,8 @@ func TestConnect(t *testing.T) {
 	if s == nil {
 		t.Fatalf("RLKTOP_SOCKET=%q (listening): got no sender", addr)
 	}
-	s.Hello(&wire.Hello{Source: "fake"})
-	_ = s.Close(wire.Bye{Reason: "exit"}, time.Second)
+	s.Hello(&msg.Hello{Source: "fake"})
+	_ = s.Close(msg.Bye{Reason: "exit"}, time.Second)
 	<-got
 	if want := []string{"hello fake", "bye exit"}; strings.Join(r.lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rlktop received %q, want %q", r.lines, want)

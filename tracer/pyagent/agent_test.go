@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // agentScript declares a flag and runs 60 steps of ~5 ms, printing the
@@ -89,7 +90,7 @@ func TestAgentFlagAtStepBoundary(t *testing.T) {
 				}
 			}
 			if steps >= 5 && !sent {
-				if err := w.Control(&wire.Control{Op: wire.ControlSet, Seq: 7, Key: "sampler", Value: "gumbel"}); err != nil {
+				if err := w.Control(&msg.Control{Op: msg.ControlSet, Seq: 7, Key: "sampler", Value: "gumbel"}); err != nil {
 					t.Fatal(err)
 				}
 				w.Flush()

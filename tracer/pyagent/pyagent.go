@@ -29,7 +29,7 @@ import (
 //go:embed py/sitecustomize.py py/rlktop/*.py
 var files embed.FS
 
-// Source is the agent's wire.Hello Source.
+// Source is the agent's msg.Hello Source.
 const Source = "pyagent"
 
 // Environment variables the launcher sets for the agent.

@@ -11,6 +11,7 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/flagtab"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // TestFlagsMatchPython: the agent's Python code reads the built-in flags
@@ -131,8 +132,8 @@ sys.stdout.buffer.write(bytes(out))
 			}
 		case wire.TypeControl:
 			c, err := f.Control()
-			if err != nil || c.Op != wire.ControlAck || c.Seq != 9 || c.Step != 12 || !c.Tracing ||
-				!slices.Equal(c.Flags, []wire.KV{{Key: "compile", Value: "on"}, {Key: "sdpa", Value: "flash"}}) {
+			if err != nil || c.Op != msg.ControlAck || c.Seq != 9 || c.Step != 12 || !c.Tracing ||
+				!slices.Equal(c.Flags, []msg.KV{{Key: "compile", Value: "on"}, {Key: "sdpa", Value: "flash"}}) {
 				t.Errorf("ack %+v %v", c, err)
 			}
 		case wire.TypeTraceFile:

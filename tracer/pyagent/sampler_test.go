@@ -12,6 +12,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // samplerScript runs the agent's sampler (py/rlktop/_sampler.py) at
@@ -85,15 +86,15 @@ type sampleSink struct {
 	period  int64
 }
 
-func (s *sampleSink) Hello(*wire.Hello, bool) error         { return nil }
+func (s *sampleSink) Hello(*msg.Hello, bool) error          { return nil }
 func (s *sampleSink) Intern(b []byte) (tracer.StrID, error) { return s.strs.InternBytes(b), nil }
 func (s *sampleSink) Events([]tracer.Event, int) error      { return nil }
 func (s *sampleSink) Counters([]tracer.Counter, int) error  { return nil }
-func (s *sampleSink) Drops(wire.Drops) error                { return nil }
-func (s *sampleSink) Control(*wire.Control) error           { return nil }
-func (s *sampleSink) Meta([]wire.KV) error                  { return nil }
+func (s *sampleSink) Drops(msg.Drops) error                 { return nil }
+func (s *sampleSink) Control(*msg.Control) error            { return nil }
+func (s *sampleSink) Meta([]msg.KV) error                   { return nil }
 func (s *sampleSink) TraceFile(wire.TraceFile) error        { return nil }
-func (s *sampleSink) Bye(wire.Bye) error                    { return nil }
+func (s *sampleSink) Bye(msg.Bye) error                     { return nil }
 func (s *sampleSink) InternPyStack(p uint32, f tracer.PyFrame) (uint32, error) {
 	return s.stacks.Intern(p, f), nil
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer/internal/injecttest"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 var libs injecttest.Build
@@ -226,15 +227,15 @@ func TestPauseResume(t *testing.T) {
 		}
 		switch {
 		case state == 0 && r.Hello.Source != "":
-			w.Control(&wire.Control{Op: wire.ControlPause, Seq: 1})
+			w.Control(&msg.Control{Op: msg.ControlPause, Seq: 1})
 			w.Flush()
 			state = 1
 		case state == 1 && len(r.Acks) == 1:
 			state = 2
 			go func() {
 				time.Sleep(300 * time.Millisecond) // the stand-in polls the context state every ms
-				w.Control(&wire.Control{Op: wire.ControlResume, Seq: 2})
-				w.Control(&wire.Control{Op: wire.ControlSet, Seq: 3, Key: "X", Value: "1"})
+				w.Control(&msg.Control{Op: msg.ControlResume, Seq: 2})
+				w.Control(&msg.Control{Op: msg.ControlSet, Seq: 3, Key: "X", Value: "1"})
 				w.Flush()
 			}()
 		}

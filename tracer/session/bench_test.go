@@ -11,6 +11,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // BenchmarkIngest measures the session's work per event from the bytes of
@@ -30,7 +31,7 @@ import (
 // is the steady state a long session runs in: the events of the last 400
 // steps per CPU-second of the whole process (GC included) while they are
 // ingested, after 600 steps (about 300,000 events) have filled the window
-// to its bound (Options.WindowMaxEvents) and grown the tables;
+// to its bound (Options.RecentMaxEvents) and grown the tables;
 // cold-events/cpu-s counts every step, the session's start included.
 func BenchmarkIngest(b *testing.B) {
 	for _, shape := range []string{"loop", "cupti"} {
@@ -82,7 +83,7 @@ func ingestStream(shape string, warm, measured int) (data []byte, cut int64, eve
 	const perRange, ranges = 99, 5
 	var buf bytes.Buffer
 	w := wire.NewWriter(&buf)
-	w.Hello(&wire.Hello{Source: "bench", PID: 1, ClockOffsetNs: 1_700_000_000_000_000_000})
+	w.Hello(&msg.Hello{Source: "bench", PID: 1, ClockOffsetNs: 1_700_000_000_000_000_000})
 	names := make([]tracer.StrID, 60)
 	for i := range names {
 		names[i] = w.Name(fmt.Sprintf("kernel_%02d", i))
@@ -159,7 +160,7 @@ func BenchmarkSocketEndToEnd(b *testing.B) {
 			b.Fatal(err)
 		}
 		s := wire.NewAsyncSender(conn, 1<<16)
-		s.Hello(&wire.Hello{Source: "bench", PID: 1})
+		s.Hello(&msg.Hello{Source: "bench", PID: 1})
 		for i := 1; i <= 52; i++ {
 			s.Name(fmt.Sprintf("name_%d", i))
 		}
@@ -168,7 +169,7 @@ func BenchmarkSocketEndToEnd(b *testing.B) {
 				runtime.Gosched()
 			}
 		}
-		s.Close(wire.Bye{}, 30*time.Second)
+		s.Close(msg.Bye{}, 30*time.Second)
 		sess.Wait(30 * time.Second)
 		if st := sess.Snapshot(); st.Events != total {
 			b.Fatalf("ingested %d of %d", st.Events, total)

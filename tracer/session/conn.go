@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // Listen starts a Unix-socket server (wire.Listen) and serves it; the
@@ -71,7 +73,7 @@ type conn struct {
 	rw     io.ReadWriteCloser
 	wmu    sync.Mutex
 	w      *wire.Writer
-	info   Child
+	info   livestate.Child
 	pid    int32
 	hellos int
 	// names defined so far and their bytes (Options.MaxNamesPerConn)
@@ -153,7 +155,7 @@ func (c *conn) serve() error {
 // The wire.Sink methods: each runs with the frame decoded, takes s.mu for
 // what it changes and bumps the version.
 
-func (c *conn) Hello(h *wire.Hello, _ bool) error {
+func (c *conn) Hello(h *msg.Hello, _ bool) error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -201,7 +203,7 @@ func (c *conn) Counters(cs []tracer.Counter, _ int) error {
 	return nil
 }
 
-func (c *conn) Drops(d wire.Drops) error {
+func (c *conn) Drops(d msg.Drops) error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -213,11 +215,11 @@ func (c *conn) Drops(d wire.Drops) error {
 	return nil
 }
 
-func (c *conn) Control(ct *wire.Control) error {
+func (c *conn) Control(ct *msg.Control) error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ct.Op == wire.ControlAck {
+	if ct.Op == msg.ControlAck {
 		s.ack(c, ct)
 	}
 	if s.rec != nil {
@@ -227,7 +229,7 @@ func (c *conn) Control(ct *wire.Control) error {
 	return nil
 }
 
-func (c *conn) Meta(kv []wire.KV) error {
+func (c *conn) Meta(kv []msg.KV) error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -260,7 +262,7 @@ func (c *conn) TraceFile(tf wire.TraceFile) error {
 	return nil
 }
 
-func (c *conn) Bye(y wire.Bye) error {
+func (c *conn) Bye(y msg.Bye) error {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -269,21 +271,21 @@ func (c *conn) Bye(y wire.Bye) error {
 	return nil
 }
 
-func (s *Session) ack(c *conn, ct *wire.Control) {
+func (s *Session) ack(c *conn, ct *msg.Control) {
 	c.info.Flags = slices.Clone(ct.Flags)
 	c.info.Tracing = ct.Tracing
 	cmd, ok := s.sent[ct.Seq]
 	if !ok || ct.Err != "" {
 		if ct.Err != "" {
-			rf := Refusal{Seq: cmd.Seq, PID: c.info.Hello.PID, Op: cmd.Op, Key: cmd.Key, Value: cmd.Value,
+			rf := livestate.Refusal{Seq: cmd.Seq, PID: c.info.Hello.PID, Op: cmd.Op, Key: cmd.Key, Value: cmd.Value,
 				Err: ct.Err, AtNs: s.opts.Now().UnixNano()}
 			s.refusals = append(s.refusals, rf)
 			s.warn(rf.String())
 		}
 		return
 	}
-	if cmd.Op == wire.ControlSet {
-		s.marks = append(s.marks, Mark{Step: ct.Step, PID: c.info.Hello.PID, Key: cmd.Key, Value: cmd.Value, AtNs: s.opts.Now().UnixNano(), Seq: cmd.Seq})
+	if cmd.Op == msg.ControlSet {
+		s.marks = append(s.marks, livestate.Mark{Step: ct.Step, PID: c.info.Hello.PID, Key: cmd.Key, Value: cmd.Value, AtNs: s.opts.Now().UnixNano(), Seq: cmd.Seq})
 	}
 }
 
@@ -292,34 +294,34 @@ func (s *Session) ack(c *conn, ct *wire.Control) {
 // Mark. A child that cannot take the frame within 1 s is skipped and the
 // error returned.
 func (s *Session) Control(key, value string) (uint64, error) {
-	return s.send(wire.Control{Op: wire.ControlSet, Key: key, Value: value, Step: -1})
+	return s.send(msg.Control{Op: msg.ControlSet, Key: key, Value: value, Step: -1})
 }
 
 // PauseTracing asks every child to stop tracing (the loop keeps running).
 func (s *Session) PauseTracing() (uint64, error) {
-	return s.send(wire.Control{Op: wire.ControlPause, Step: -1})
+	return s.send(msg.Control{Op: msg.ControlPause, Step: -1})
 }
 
 // ResumeTracing asks every child to trace again.
 func (s *Session) ResumeTracing() (uint64, error) {
-	return s.send(wire.Control{Op: wire.ControlResume, Step: -1})
+	return s.send(msg.Control{Op: msg.ControlResume, Step: -1})
 }
 
 // StopChildren asks every child to stop its loop cleanly.
 func (s *Session) StopChildren() (uint64, error) {
-	return s.send(wire.Control{Op: wire.ControlStop, Step: -1})
+	return s.send(msg.Control{Op: msg.ControlStop, Step: -1})
 }
 
 // DetachChildren asks every connected Python agent to leave its process
-// (wire.ControlDetach: rlktop attach's agents undo what they installed
+// (msg.ControlDetach: rlktop attach's agents undo what they installed
 // and close their connection; the processes run on). Wait then sees the
 // connections end.
 func (s *Session) DetachChildren() (uint64, error) {
-	return s.send(wire.Control{Op: wire.ControlDetach, Step: -1})
+	return s.send(msg.Control{Op: msg.ControlDetach, Step: -1})
 }
 
-func (s *Session) send(ct wire.Control) (uint64, error) {
-	seqs, err := s.sendAll([]wire.Control{ct})
+func (s *Session) send(ct msg.Control) (uint64, error) {
+	seqs, err := s.sendAll([]msg.Control{ct})
 	return seqs[0], err
 }
 
@@ -328,15 +330,15 @@ func (s *Session) send(ct wire.Control) (uint64, error) {
 // boundary (a comparison's switch between arms); it returns the control
 // sequence numbers in kv's order. Errors name the children that could
 // not be written to.
-func (s *Session) SetFlags(kv []wire.KV) ([]uint64, error) {
-	cs := make([]wire.Control, len(kv))
+func (s *Session) SetFlags(kv []msg.KV) ([]uint64, error) {
+	cs := make([]msg.Control, len(kv))
 	for i, p := range kv {
-		cs[i] = wire.Control{Op: wire.ControlSet, Key: p.Key, Value: p.Value}
+		cs[i] = msg.Control{Op: msg.ControlSet, Key: p.Key, Value: p.Value}
 	}
 	return s.sendAll(cs)
 }
 
-func (s *Session) sendAll(cts []wire.Control) ([]uint64, error) {
+func (s *Session) sendAll(cts []msg.Control) ([]uint64, error) {
 	s.mu.Lock()
 	seqs := make([]uint64, len(cts))
 	for i := range cts {
@@ -345,8 +347,8 @@ func (s *Session) sendAll(cts []wire.Control) ([]uint64, error) {
 		seqs[i] = s.seq
 		s.sent[s.seq] = cts[i]
 	}
-	set := cts[0].Op == wire.ControlSet
-	detach := cts[0].Op == wire.ControlDetach
+	set := cts[0].Op == msg.ControlSet
+	detach := cts[0].Op == msg.ControlDetach
 	type target struct {
 		c   *conn
 		pid int64
@@ -387,10 +389,10 @@ func (s *Session) sendAll(cts []wire.Control) ([]uint64, error) {
 
 // Children returns every connection's state so far, oldest first (as in
 // State.Children), without building a snapshot: cheap enough to poll.
-func (s *Session) Children() []Child {
+func (s *Session) Children() []livestate.Child {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Child, 0, len(s.children))
+	out := make([]livestate.Child, 0, len(s.children))
 	for _, c := range s.children {
 		ci := c.info
 		ci.Flags, ci.Meta = slices.Clone(ci.Flags), slices.Clone(ci.Meta)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // A connection that defines more names than Options.MaxNamesPerConn is
@@ -21,7 +22,7 @@ func TestNameLimitClosesConnection(t *testing.T) {
 	a, b := net.Pipe()
 	sess.AddConn(a)
 	w := wire.NewWriter(b)
-	w.Hello(&wire.Hello{Source: "cupti", PID: 7})
+	w.Hello(&msg.Hello{Source: "cupti", PID: 7})
 	var evs []tracer.Event
 	for i := range 6 {
 		evs = append(evs, tracer.Event{Kind: tracer.KindKernel, Name: w.Name(fmt.Sprintf("k%d", i)), Start: int64(10 * i), Dur: 5, TID: -1, PID: 7})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // TestSessionMemoryWaitsForStep: a tracer's Memory frame arrives before
@@ -20,7 +21,7 @@ func TestSessionMemoryWaitsForStep(t *testing.T) {
 	a, b := net.Pipe()
 	sess.AddConn(a)
 	w := wire.NewWriter(b)
-	w.Hello(&wire.Hello{Source: "gotrace", PID: 5})
+	w.Hello(&msg.Hello{Source: "gotrace", PID: 5})
 	w.Memory([]tracer.MemEvent{
 		{TS: 150, Bytes: 4096, Addr: 1, Allocated: -1, Reserved: -1, PID: 5, TID: 9, Device: 0},
 		{TS: 250, Bytes: -4096, Addr: 1, Allocated: -1, Reserved: -1, PID: 5, TID: 9, Device: 0},

@@ -9,6 +9,7 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // TestLiveAgentOutputs: the Python agent's per-step outputs reach a live
@@ -25,7 +26,7 @@ func TestLiveAgentOutputs(t *testing.T) {
 	a, b := net.Pipe()
 	sess.AddConn(a)
 	w := wire.NewWriter(b)
-	w.Hello(&wire.Hello{Source: "python", PID: 7})
+	w.Hello(&msg.Hello{Source: "python", PID: 7})
 	step := w.Name("step")
 	var evs []tracer.Event
 	for i := int64(0); i < 3; i++ {

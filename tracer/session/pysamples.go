@@ -10,7 +10,7 @@ import (
 
 // pyKeep is what the session keeps of the Python agents' stack samples:
 // one stack table (the session's string ids), the cumulative aggregate,
-// and the newest samples for the window's profile (those within WindowNs
+// and the newest samples for the window's profile (those within RecentNs
 // of the newest, at most maxPyWindow).
 type pyKeep struct {
 	stacks  *tracer.PyStacks
@@ -61,7 +61,7 @@ func (c *conn) PySamples(b *wire.PyBatch, _ int) error {
 	}
 	p.win = append(p.win, b.Samples...)
 	cut := 0
-	for cut < len(p.win) && (len(p.win)-cut > maxPyWindow || p.win[cut].TS < p.newest-s.opts.WindowNs) {
+	for cut < len(p.win) && (len(p.win)-cut > maxPyWindow || p.win[cut].TS < p.newest-s.opts.RecentNs) {
 		cut++
 	}
 	if cut > len(p.win)/2 {

@@ -10,6 +10,7 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // TestSessionPySamples: Python samples sent over a connection show in the
@@ -24,7 +25,7 @@ func TestSessionPySamples(t *testing.T) {
 	a, b := net.Pipe()
 	sess.AddConn(a)
 	w := wire.NewWriter(b)
-	w.Hello(&wire.Hello{Source: "pyagent", PID: 9})
+	w.Hello(&msg.Hello{Source: "pyagent", PID: 9})
 	w.Define(1, "main")
 	w.Define(2, "train.py")
 	w.Define(3, "play_move")
@@ -55,8 +56,8 @@ func TestSessionPySamples(t *testing.T) {
 	}
 	st := sess.Snapshot()
 	p := st.Cumulative.Python
-	if p == nil || p.Samples != 5 || p.Steps != 3 || p.Dropped != 2 || st.Window.Python == nil || st.Window.Python.Samples != 5 {
-		t.Fatalf("live profile %+v, window %+v", p, st.Window.Python)
+	if p == nil || p.Samples != 5 || p.Steps != 3 || p.Dropped != 2 || st.Recent.Python == nil || st.Recent.Python.Samples != 5 {
+		t.Fatalf("live profile %+v, window %+v", p, st.Recent.Python)
 	}
 	fr := p.Functions("env_step")
 	if len(fr) != 2 || fr[0].Function != "play_move" || fr[0].Self != 5 || fr[0].Where() != "game.py:88" || fr[1].Function != "main" || fr[1].Total != 5 {

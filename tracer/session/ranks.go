@@ -9,6 +9,7 @@ import (
 	"github.com/rlktop/rlktop/internal/interval"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // Live ranks: every process connected to the session
@@ -145,10 +146,10 @@ func tracedNs(traces []*tracer.Trace, steps []attrib.StepRow, rules *attrib.Rule
 // the session began, the lower median of its kept step times (steps, up
 // to Options.MaxSteps of all processes), first step start to latest step
 // end — so that a rank's step count is the one the Steps view and the
-// header give, not the steps in the last WindowNs. Every other figure
+// header give, not the steps in the last RecentNs. Every other figure
 // (operators, busy, communication, waits) stays the window's. nil when
 // win is nil.
-func wholeRun(win *attrib.RankSummary, pids []int32, runs map[int32]procRun, steps []StepTime) *attrib.RankSummary {
+func wholeRun(win *attrib.RankSummary, pids []int32, runs map[int32]procRun, steps []livestate.StepTime) *attrib.RankSummary {
 	if win == nil {
 		return nil
 	}
@@ -190,7 +191,7 @@ func wholeRun(win *attrib.RankSummary, pids []int32, runs map[int32]procRun, ste
 // pids (the live Ranks summary's order), then in procs' connection order,
 // then by PID; rows by step, then source (stepOrder of ranks: the live
 // Ranks summary).
-func procStepRows(steps []StepTime, gpu map[stepKey]stepSums, pids []int32, procs []rankProc, ranks *attrib.RankSummary) []attrib.StepRow {
+func procStepRows(steps []livestate.StepTime, gpu map[stepKey]stepSums, pids []int32, procs []rankProc, ranks *attrib.RankSummary) []attrib.StepRow {
 	by := map[stepKey]*attrib.StepRow{}
 	seen := map[int32]bool{}
 	oldest := map[int32]int64{}

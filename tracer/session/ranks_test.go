@@ -10,7 +10,9 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // TestLiveRanks: two processes connect with hellos naming ranks 1 and 0
@@ -29,8 +31,8 @@ func TestLiveRanks(t *testing.T) {
 	}
 	st := sess.Snapshot()
 	r := st.Cumulative.Ranks
-	if r == nil || st.Window.Ranks == nil || len(r.Sources) != 2 || !r.ByRank {
-		t.Fatalf("ranks %+v (window %+v)", r, st.Window.Ranks)
+	if r == nil || st.Recent.Ranks == nil || len(r.Sources) != 2 || !r.ByRank {
+		t.Fatalf("ranks %+v (window %+v)", r, st.Recent.Ranks)
 	}
 	r0, r1 := r.Sources[0], r.Sources[1]
 	if r0.Rank != 0 || r0.Name != "pid 20" || r0.RankFrom != attrib.RankFromTrace || r0.World != 2 || r1.Rank != 1 || r1.Name != "pid 10" {
@@ -56,7 +58,7 @@ func TestLiveRanksOneProcess(t *testing.T) {
 	a, b := net.Pipe()
 	sess.AddConn(a)
 	w := wire.NewWriter(b)
-	w.Hello(&wire.Hello{Source: "python", PID: 5, Rank: 0, World: 1})
+	w.Hello(&msg.Hello{Source: "python", PID: 5, Rank: 0, World: 1})
 	w.Events([]tracer.Event{{Kind: tracer.KindKernel, Name: w.Name("k"), Start: 10, Dur: 5, TID: -1, PID: 5}})
 	b.Close()
 	if !sess.Wait(5 * time.Second) {
@@ -70,13 +72,13 @@ func TestLiveRanksOneProcess(t *testing.T) {
 // RankSteps counts a step once every rank finished it, as long as its
 // slowest rank; processes outside the job (no world) are not ranks.
 func TestRankSteps(t *testing.T) {
-	st := &State{
-		Children: []Child{
-			{Hello: wire.Hello{PID: 30}}, // the launcher: no rank
-			{Hello: wire.Hello{PID: 10, Rank: 1, World: 2}},
-			{Hello: wire.Hello{PID: 20, Rank: 0, World: 2}},
+	st := &livestate.State{
+		Children: []livestate.Child{
+			{Hello: msg.Hello{PID: 30}}, // the launcher: no rank
+			{Hello: msg.Hello{PID: 10, Rank: 1, World: 2}},
+			{Hello: msg.Hello{PID: 20, Rank: 0, World: 2}},
 		},
-		Steps: []StepTime{
+		Steps: []livestate.StepTime{
 			{Step: 1, PID: 20, StartNs: 0, DurNs: 100}, {Step: 1, PID: 10, StartNs: 5, DurNs: 120},
 			{Step: 7, PID: 30, StartNs: 50, DurNs: 1},
 			{Step: 2, PID: 20, StartNs: 100, DurNs: 100}, {Step: 2, PID: 10, StartNs: 125, DurNs: 90},
@@ -84,7 +86,7 @@ func TestRankSteps(t *testing.T) {
 		},
 	}
 	got := st.RankSteps()
-	want := []StepTime{{Step: 1, PID: 20, StartNs: 0, DurNs: 120}, {Step: 2, PID: 20, StartNs: 100, DurNs: 100}}
+	want := []livestate.StepTime{{Step: 1, PID: 20, StartNs: 0, DurNs: 120}, {Step: 2, PID: 20, StartNs: 100, DurNs: 100}}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("RankSteps %+v, want %+v (step 3: rank 1 not done)", got, want)
 	}
@@ -165,7 +167,7 @@ func TestLiveRankStepsKept(t *testing.T) {
 		a, b := net.Pipe()
 		sess.AddConn(a)
 		w := wire.NewWriter(b)
-		w.Hello(&wire.Hello{Source: "python", PID: pid, Rank: pid/10 - 1, World: 2})
+		w.Hello(&msg.Hello{Source: "python", PID: pid, Rank: pid/10 - 1, World: 2})
 		step, k := w.Name("step"), w.Name("gemm_k")
 		var evs []tracer.Event
 		for n := int64(1); n <= 5; n++ {
@@ -209,7 +211,7 @@ func sendRank(t *testing.T, sess *Session, pid, rank int64, dev int32, steps [][
 	a, b := net.Pipe()
 	sess.AddConn(a)
 	w := wire.NewWriter(b)
-	w.Hello(&wire.Hello{Source: "python", PID: pid, Rank: rank, World: 2})
+	w.Hello(&msg.Hello{Source: "python", PID: pid, Rank: rank, World: 2})
 	step := w.Name("step")
 	names := []tracer.StrID{w.Name("gemm_k"), w.Name("ncclKernel_AllReduce_RING_LL_Sum_float")}
 	var evs []tracer.Event
@@ -291,7 +293,7 @@ func TestLiveRanksTracedSteps(t *testing.T) {
 // what starts before newest end - 350) keeps rank 0's steps 7–10 and rank
 // 1's 6–8.
 func TestLiveRanksWholeRun(t *testing.T) {
-	sess := New(Options{LinkDelay: time.Millisecond, WindowNs: 350})
+	sess := New(Options{LinkDelay: time.Millisecond, RecentNs: 350})
 	defer sess.Close()
 	var ws [2]*wire.Writer
 	var pipes [2]net.Conn
@@ -300,7 +302,7 @@ func TestLiveRanksWholeRun(t *testing.T) {
 		a, b := net.Pipe()
 		sess.AddConn(a)
 		ws[i], pipes[i] = wire.NewWriter(b), b
-		ws[i].Hello(&wire.Hello{Source: "python", PID: pid, Rank: int64(i), World: 2})
+		ws[i].Hello(&msg.Hello{Source: "python", PID: pid, Rank: int64(i), World: 2})
 		stepName[i] = ws[i].Name("step")
 	}
 	sent := int64(0)
@@ -332,7 +334,7 @@ func TestLiveRanksWholeRun(t *testing.T) {
 		t.Fatal("pipes did not end")
 	}
 	st := sess.Snapshot()
-	c, w := st.Cumulative.Ranks, st.Window.Ranks
+	c, w := st.Cumulative.Ranks, st.Recent.Ranks
 	if c == nil || w == nil || len(c.Sources) != 2 || len(w.Sources) != 2 {
 		t.Fatalf("ranks: cumulative %+v window %+v", c, w)
 	}
@@ -383,15 +385,15 @@ func TestTracedNs(t *testing.T) {
 // them, StepCount over the children naming a world of 2 (40 / 2; the
 // launcher has none); one process: StepCount.
 func TestStepsPerRank(t *testing.T) {
-	st := &State{StepCount: 797, Cumulative: &attrib.Snapshot{Ranks: &attrib.RankSummary{Sources: []attrib.SourceRow{{Steps: 399}, {Steps: 398}}}}}
+	st := &livestate.State{StepCount: 797, Cumulative: &attrib.Snapshot{Ranks: &attrib.RankSummary{Sources: []attrib.SourceRow{{Steps: 399}, {Steps: 398}}}}}
 	if got := st.StepsPerRank(); got != 399 {
 		t.Errorf("with Ranks: %d, want 399", got)
 	}
-	st = &State{StepCount: 40, Children: []Child{{Hello: wire.Hello{PID: 6}}, {Hello: wire.Hello{PID: 7, World: 2}}, {Hello: wire.Hello{PID: 8, Rank: 1, World: 2}}}}
+	st = &livestate.State{StepCount: 40, Children: []livestate.Child{{Hello: msg.Hello{PID: 6}}, {Hello: msg.Hello{PID: 7, World: 2}}, {Hello: msg.Hello{PID: 8, Rank: 1, World: 2}}}}
 	if got := st.StepsPerRank(); got != 20 {
 		t.Errorf("children of world 2: %d, want 20", got)
 	}
-	st = &State{StepCount: 40, Children: []Child{{Hello: wire.Hello{PID: 6}}}}
+	st = &livestate.State{StepCount: 40, Children: []livestate.Child{{Hello: msg.Hello{PID: 6}}}}
 	if got := st.StepsPerRank(); got != 40 {
 		t.Errorf("one process: %d, want 40", got)
 	}
@@ -404,6 +406,6 @@ type namedSnap struct {
 }
 
 // bothSnaps is st's cumulative and window snapshots.
-func bothSnaps(st *State) []namedSnap {
-	return []namedSnap{{"cumulative", st.Cumulative}, {"window", st.Window}}
+func bothSnaps(st *livestate.State) []namedSnap {
+	return []namedSnap{{"cumulative", st.Cumulative}, {"window", st.Recent}}
 }

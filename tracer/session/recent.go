@@ -7,9 +7,9 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-// recent is the session's window: the events of the last Options.WindowNs
-// (at most WindowMaxEvents of each kind, the oldest leaving first) and
-// what was last built from them — State.Window, State.Timeline and the
+// recent is the session's window: the events of the last Options.RecentNs
+// (at most RecentMaxEvents of each kind, the oldest leaving first) and
+// what was last built from them — State.Recent, State.Timeline and the
 // ranks of several processes. The events change under Session.mu; the
 // built part is rebuilt outside it, under Session.snapMu, from a copy.
 type recent struct {
@@ -31,10 +31,10 @@ type recent struct {
 	rankPIDs []int32             // the processes of ranks, in its source order
 }
 
-// minWindowRebuild is the least time between two rebuilds of the window
+// minRecentRebuild is the least time between two rebuilds of the window
 // (it is aggregated afresh from the kept events, outside the session
 // lock).
-const minWindowRebuild = 200 * time.Millisecond
+const minRecentRebuild = 200 * time.Millisecond
 
 // addGPU keeps linked GPU events and steps, dropping from the front what
 // left the window (s.mu held).
@@ -45,7 +45,7 @@ func (w *recent) addGPU(evs []tracer.Event, o *Options) {
 		}
 	}
 	w.gpu.pushAll(evs)
-	for w.gpu.len() > 0 && (w.gpu.len() > o.WindowMaxEvents || w.gpu.front().Start < w.newest-o.WindowNs) {
+	for w.gpu.len() > 0 && (w.gpu.len() > o.RecentMaxEvents || w.gpu.front().Start < w.newest-o.RecentNs) {
 		w.gpu.popFront()
 	}
 }
@@ -54,7 +54,7 @@ func (w *recent) addGPU(evs []tracer.Event, o *Options) {
 // events are kept (s.mu held).
 func (w *recent) addCPU(e *tracer.Event, o *Options) {
 	w.cpu.push(e)
-	for w.cpu.len() > 0 && (w.cpu.len() > o.WindowMaxEvents || w.cpu.front().End() < w.newest-o.WindowNs) {
+	for w.cpu.len() > 0 && (w.cpu.len() > o.RecentMaxEvents || w.cpu.front().End() < w.newest-o.RecentNs) {
 		w.cpu.popFront()
 	}
 }

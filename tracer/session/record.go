@@ -15,7 +15,9 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // ErrNotRecording is returned by StopRecording when no recording runs.
@@ -37,7 +39,7 @@ type recorder struct {
 	defined int // strs ids [1, defined) are in the recording
 	// pyFrames, pyNodes: the session's Python frames and stacks written so far.
 	pyFrames, pyNodes int
-	ri                RecordingInfo
+	ri                livestate.RecordingInfo
 	err               error // stops the recording (session side)
 	closed            bool
 
@@ -122,7 +124,7 @@ func (s *Session) Record(w io.Writer) error {
 			r.hello(&h)
 		}
 	}
-	r.meta(append([]wire.KV{
+	r.meta(append([]msg.KV{
 		{Key: "recording.start_ns", Value: strconv.FormatInt(r.ri.Started.UnixNano(), 10)},
 		{Key: "recording.source", Value: s.opts.Source},
 	}, s.meta...))
@@ -164,17 +166,17 @@ func (s *Session) RecordFile(path string) error {
 // StopRecording writes the final Bye, waits for everything queued to be
 // compressed and written, ends the gzip stream (closing the file when
 // RecordFile opened it) and returns the recording's figures.
-func (s *Session) StopRecording() (RecordingInfo, error) {
+func (s *Session) StopRecording() (livestate.RecordingInfo, error) {
 	s.mu.Lock()
 	r := s.rec
 	if r == nil {
 		s.mu.Unlock()
-		return RecordingInfo{}, ErrNotRecording
+		return livestate.RecordingInfo{}, ErrNotRecording
 	}
 	s.rec = nil
 	s.version++
 	if r.err == nil {
-		r.done1(r.w.Bye(wire.Bye{Reason: "recording stopped", ExitCode: -1}))
+		r.done1(r.w.Bye(msg.Bye{Reason: "recording stopped", ExitCode: -1}))
 	}
 	r.closed = true
 	close(r.q)
@@ -201,7 +203,7 @@ func (s *Session) StopRecording() (RecordingInfo, error) {
 
 // Meta adds key/value pairs to the session's run record: written into the
 // current recording at once and at the start of every later one.
-func (s *Session) Meta(kv []wire.KV) {
+func (s *Session) Meta(kv []msg.KV) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.meta = append(s.meta, kv...)
@@ -210,7 +212,7 @@ func (s *Session) Meta(kv []wire.KV) {
 	}
 }
 
-func (r *recorder) info() RecordingInfo {
+func (r *recorder) info() livestate.RecordingInfo {
 	ri := r.ri
 	ri.Bytes = r.bytes.Load()
 	if r.err != nil {
@@ -259,7 +261,7 @@ func (r *recorder) defineStrings() {
 	r.defined = r.strs.Len()
 }
 
-func (r *recorder) hello(h *wire.Hello) {
+func (r *recorder) hello(h *msg.Hello) {
 	if r.err == nil {
 		r.done1(r.w.Hello(h))
 	}
@@ -284,11 +286,11 @@ func (r *recorder) counters(cs []tracer.Counter) {
 
 func (r *recorder) drops(total uint64) {
 	if r.err == nil {
-		r.done1(r.w.Drops(wire.Drops{Events: total}))
+		r.done1(r.w.Drops(msg.Drops{Events: total}))
 	}
 }
 
-func (r *recorder) control(c *wire.Control) {
+func (r *recorder) control(c *msg.Control) {
 	if r.err == nil {
 		c2 := *c
 		c2.Flags = slices.Clone(c.Flags)
@@ -296,7 +298,7 @@ func (r *recorder) control(c *wire.Control) {
 	}
 }
 
-func (r *recorder) meta(kv []wire.KV) {
+func (r *recorder) meta(kv []msg.KV) {
 	if r.err == nil {
 		r.done1(r.w.Meta(kv))
 	}

@@ -15,7 +15,7 @@
 //	sess := session.New(session.Options{Rules: rules, Source: "live: " + cmd})
 //	addr, err := sess.Listen()        // child env: RLKTOP_SOCKET=addr
 //	...start the child...
-//	st := sess.Snapshot()             // ~10 Hz: st.Cumulative, st.Window, st.Steps, st.Children
+//	st := sess.Snapshot()             // ~10 Hz: st.Cumulative, st.Recent, st.Steps, st.Children
 //	sess.Control("attention", "fused") // applied by the child at its next step; ack → st.Marks
 //	sess.Record(f)                    // tee to a recording; sess.StopRecording()
 //	sess.Meta(runRecord)              // run record into recordings
@@ -44,7 +44,9 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // Options configure a Session. The zero value is usable.
@@ -56,13 +58,13 @@ type Options struct {
 	Peak func(*attrib.Snapshot)
 	// Source is shown as the snapshots' Source ("live: <command>").
 	Source string
-	// WindowNs is the span of the "current window" aggregate, ns of trace
+	// RecentNs is the span of the "current window" aggregate, ns of trace
 	// time back from the newest event (default 5 s).
-	WindowNs int64
-	// WindowMaxEvents bounds the GPU events kept for the window (default
+	RecentNs int64
+	// RecentMaxEvents bounds the GPU events kept for the window (default
 	// 1<<18, about 20 MB); beyond it the oldest leave early. Each Snapshot
 	// that rebuilds the window aggregates them afresh.
-	WindowMaxEvents int
+	RecentMaxEvents int
 	// LinkDelay is how long a GPU event may wait for the step that encloses
 	// its launch before it is attributed with what is known (default 2 s).
 	LinkDelay time.Duration
@@ -114,8 +116,8 @@ type Session struct {
 	cum      *attrib.Aggregator
 	recent   recent
 	steps    stepTable
-	marks    []Mark
-	refusals []Refusal
+	marks    []livestate.Mark
+	refusals []livestate.Refusal
 	children []*conn
 	// connected counts the children served now; connsFull is set once
 	// MaxConns was reached (one warning).
@@ -124,9 +126,9 @@ type Session struct {
 	events    uint64
 	warnings  []string
 	seq       uint64
-	sent      map[uint64]wire.Control // commands awaiting acks
+	sent      map[uint64]msg.Control // commands awaiting acks
 	rec       *recorder
-	meta      []wire.KV
+	meta      []msg.KV
 	counters  map[counterKey]tracer.Counter // latest sample per track
 	outputs   agentSamples
 	version   uint64 // bumped on every change
@@ -137,7 +139,7 @@ type Session struct {
 	py          *pyKeep  // Python stack samples (pysamples.go)
 
 	snapMu   sync.Mutex // Snapshot runs one at a time, mostly outside mu
-	cache    *State
+	cache    *livestate.State
 	cacheVer uint64
 
 	servers []*wire.Server
@@ -149,11 +151,11 @@ type Session struct {
 // New returns a session; it starts a goroutine for delayed linking, stopped
 // by Close.
 func New(opts Options) *Session {
-	if opts.WindowNs <= 0 {
-		opts.WindowNs = 5e9
+	if opts.RecentNs <= 0 {
+		opts.RecentNs = 5e9
 	}
-	if opts.WindowMaxEvents <= 0 {
-		opts.WindowMaxEvents = 1 << 18
+	if opts.RecentMaxEvents <= 0 {
+		opts.RecentMaxEvents = 1 << 18
 	}
 	if opts.LinkDelay <= 0 {
 		opts.LinkDelay = 2 * time.Second
@@ -187,7 +189,7 @@ func New(opts Options) *Session {
 		opts:  opts,
 		strs:  tracer.NewStrings(),
 		steps: stepTable{keep: opts.MaxSteps},
-		sent:  map[uint64]wire.Control{},
+		sent:  map[uint64]msg.Control{},
 		stop:  make(chan struct{}),
 	}
 	s.cum = attrib.NewAggregator(opts.Rules)
@@ -277,7 +279,7 @@ func (s *Session) droppedLocked() uint64 {
 // then rebuilds the window outside the lock, at most every 200 ms (in
 // between, the previous window is returned and the next call rebuilds
 // it). Snapshots are serialised.
-func (s *Session) Snapshot() *State {
+func (s *Session) Snapshot() *livestate.State {
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	s.mu.Lock()
@@ -313,19 +315,19 @@ func (s *Session) Snapshot() *State {
 		s.mu.Unlock()
 	}
 	w := &s.recent
-	st.Window, st.Timeline = w.snap, w.timeline
+	st.Recent, st.Timeline = w.snap, w.timeline
 	st.Cumulative.Python = in.cumPy
-	if st.Window != nil && st.Window.Python != in.winPy {
-		w := *st.Window // shared with earlier States
+	if st.Recent != nil && st.Recent.Python != in.winPy {
+		w := *st.Recent // shared with earlier States
 		w.Python = in.winPy
-		st.Window = &w
+		st.Recent = &w
 	}
 	if m := s.memModel(); m != nil {
 		st.Cumulative.Memory = m
-		if st.Window != nil {
-			w := *st.Window // shared with earlier States
+		if st.Recent != nil {
+			w := *st.Recent // shared with earlier States
 			w.Memory = m
-			st.Window = &w
+			st.Recent = &w
 		}
 	}
 	// Several processes: each one's numbers over the window, its steps
@@ -339,10 +341,10 @@ func (s *Session) Snapshot() *State {
 	}
 	if p := s.opts.Peak; p != nil {
 		p(st.Cumulative)
-		if st.Window != nil && st.Window.HasWork() {
-			w := *st.Window // shared with earlier States
+		if st.Recent != nil && st.Recent.HasWork() {
+			w := *st.Recent // shared with earlier States
 			p(&w)
-			st.Window = &w
+			st.Recent = &w
 		}
 	}
 	if len(st.Warnings) > 0 {
@@ -350,10 +352,10 @@ func (s *Session) Snapshot() *State {
 		// --listen refusals) travel with the snapshots every view and
 		// report reads: the TUI's W list, run --headless's report.
 		st.Cumulative.Warnings = append(slices.Clip(st.Cumulative.Warnings), st.Warnings...)
-		if st.Window != nil {
-			w := *st.Window
+		if st.Recent != nil {
+			w := *st.Recent
 			w.Warnings = append(slices.Clip(w.Warnings), st.Warnings...)
-			st.Window = &w
+			st.Recent = &w
 		}
 	}
 	s.cache, s.cacheVer = st, ver
@@ -383,10 +385,10 @@ type snapInput struct {
 // snapshotLocked starts the State from the cumulative aggregate and
 // copies of the session's plain state, and copies what the rest needs
 // (s.mu and s.snapMu held).
-func (s *Session) snapshotLocked(now time.Time) (*State, snapInput) {
+func (s *Session) snapshotLocked(now time.Time) (*livestate.State, snapInput) {
 	var procs []rankProc
 	var devs []tracer.Device // the devices the children's hellos describe
-	var children []Child
+	var children []livestate.Child
 	for _, c := range s.children {
 		ci := c.info
 		procs = append(procs, rankProc{pid: int32(ci.Hello.PID), rank: int(ci.Hello.Rank), world: int(ci.Hello.World)})
@@ -405,9 +407,9 @@ func (s *Session) snapshotLocked(now time.Time) (*State, snapInput) {
 	}
 	dropped := s.droppedLocked()
 	s.cum.SetLive(devs, dropped)
-	st := &State{
+	st := &livestate.State{
 		Cumulative: s.cum.Snapshot(),
-		WindowNs:   s.opts.WindowNs,
+		RecentNs:   s.opts.RecentNs,
 		StepCount:  s.steps.count,
 		Steps:      s.steps.recent(),
 		Marks:      slices.Clone(s.marks),
@@ -419,7 +421,7 @@ func (s *Session) snapshotLocked(now time.Time) (*State, snapInput) {
 		Pending:    s.link.pending(),
 		Counters:   s.counterValues(),
 	}
-	st.StepsPerSec = stepsPerSec(st.Steps, s.opts.WindowNs)
+	st.StepsPerSec = stepsPerSec(st.Steps, s.opts.RecentNs)
 	if n := s.link.lateCount; n > 0 {
 		st.Warnings = append(st.Warnings, fmt.Sprintf("%d GPU events arrived after the ranges around their launch were forgotten; their stage may be missing", n))
 	}
@@ -445,7 +447,7 @@ func (s *Session) snapshotLocked(now time.Time) (*State, snapInput) {
 	}
 	in.cumPy, in.winPy = s.pyProfiles()
 	w := &s.recent
-	in.rebuild = w.snap == nil || w.stale || (w.builtVer != s.version && now.Sub(w.at) >= minWindowRebuild)
+	in.rebuild = w.snap == nil || w.stale || (w.builtVer != s.version && now.Sub(w.at) >= minRecentRebuild)
 	w.stale = false
 	in.window.procs = procs
 	if in.rebuild {
@@ -456,12 +458,12 @@ func (s *Session) snapshotLocked(now time.Time) (*State, snapInput) {
 
 // counterValues is the latest sample of each counter track, by name then
 // device (s.mu held).
-func (s *Session) counterValues() []CounterValue {
-	var out []CounterValue
+func (s *Session) counterValues() []livestate.CounterValue {
+	var out []livestate.CounterValue
 	for _, c := range s.counters {
-		out = append(out, CounterValue{Name: s.strs.Get(c.Name), Device: c.Device, TS: c.TS, Value: c.Value})
+		out = append(out, livestate.CounterValue{Name: s.strs.Get(c.Name), Device: c.Device, TS: c.TS, Value: c.Value})
 	}
-	slices.SortFunc(out, func(a, b CounterValue) int {
+	slices.SortFunc(out, func(a, b livestate.CounterValue) int {
 		if a.Name != b.Name {
 			return strings.Compare(a.Name, b.Name)
 		}
@@ -474,7 +476,7 @@ func (s *Session) counterValues() []CounterValue {
 // windowNs of its end (at least two), over the time from the first of them
 // starting to the newest ending. One process only, so that ranks stepping
 // together do not add up.
-func stepsPerSec(steps []StepTime, windowNs int64) float64 {
+func stepsPerSec(steps []livestate.StepTime, windowNs int64) float64 {
 	if len(steps) < 2 {
 		return 0
 	}
@@ -624,7 +626,7 @@ func (a *agentSamples) frozen() agentSamples {
 
 // summary is the samples summarised over steps (attrib.Outputs of the
 // steps as step events and the samples); nil without either.
-func (a agentSamples) summary(steps []StepTime) []attrib.OutputRow {
+func (a agentSamples) summary(steps []livestate.StepTime) []attrib.OutputRow {
 	if len(a.samples) == 0 || len(steps) == 0 {
 		return nil
 	}

@@ -12,8 +12,10 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // The synthetic loop: nSteps steps, 1 ms apart, each 0.9 ms long, on pid
@@ -76,7 +78,7 @@ func sendLoop(s *wire.AsyncSender) { sendSteps(s, nSteps, nil) }
 // steps < 0 (pausing between steps when pause is non-nil).
 func sendSteps(s *wire.AsyncSender, steps int64, pause func()) {
 	y := &synth{s: s, names: map[string]tracer.StrID{}}
-	s.Hello(&wire.Hello{Source: "gotrace", PID: pid, Rank: -1, Host: "test", Device: "cpu", ClockOffsetNs: clockOffs,
+	s.Hello(&msg.Hello{Source: "gotrace", PID: pid, Rank: -1, Host: "test", Device: "cpu", ClockOffsetNs: clockOffs,
 		Cmdline: []string{"synthetic"}})
 	var lateGPU []tracer.Event
 	for n := int64(0); steps < 0 || n < steps; n++ {
@@ -179,7 +181,7 @@ func TestSessionEndToEnd(t *testing.T) {
 
 	s := dialSender(t, addr)
 	sendLoop(s)
-	if err := s.Close(wire.Bye{Reason: "exit", ExitCode: 0}, 5*time.Second); err != nil {
+	if err := s.Close(msg.Bye{Reason: "exit", ExitCode: 0}, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	// Wait covers the connections accepted so far; the accept runs on the
@@ -192,7 +194,7 @@ func TestSessionEndToEnd(t *testing.T) {
 	}
 	st := sess.Snapshot()
 	checkSnapshot(t, "cumulative", st.Cumulative)
-	checkSnapshot(t, "window", st.Window)
+	checkSnapshot(t, "window", st.Recent)
 	if st.StepCount != nSteps || len(st.Steps) != nSteps {
 		t.Fatalf("steps %d %d", st.StepCount, len(st.Steps))
 	}
@@ -244,7 +246,7 @@ func TestSessionControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := dialSender(t, addr)
-	s.Hello(&wire.Hello{Source: "gotrace", PID: 7})
+	s.Hello(&msg.Hello{Source: "gotrace", PID: 7})
 	deadline := time.Now().Add(5 * time.Second)
 	for len(sess.Snapshot().Children) == 0 || sess.Snapshot().Children[0].Hello.PID != 7 {
 		if time.Now().After(deadline) {
@@ -256,16 +258,16 @@ func TestSessionControl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c wire.Control
+	var c msg.Control
 	select {
 	case c = <-s.Controls():
 	case <-time.After(5 * time.Second):
 		t.Fatal("control never arrived")
 	}
-	if c.Op != wire.ControlSet || c.Key != "attention" || c.Value != "fused" || c.Seq != seq {
+	if c.Op != msg.ControlSet || c.Key != "attention" || c.Value != "fused" || c.Seq != seq {
 		t.Fatalf("control %+v", c)
 	}
-	s.Ack(&wire.Control{Op: wire.ControlAck, Seq: c.Seq, Flags: []wire.KV{{Key: "attention", Value: "fused"}}, Tracing: true, Step: 12})
+	s.Ack(&msg.Control{Op: msg.ControlAck, Seq: c.Seq, Flags: []msg.KV{{Key: "attention", Value: "fused"}}, Tracing: true, Step: 12})
 	for {
 		st := sess.Snapshot()
 		if len(st.Marks) == 1 {
@@ -294,11 +296,11 @@ func TestSessionControl(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("second control never arrived")
 	}
-	s.Ack(&wire.Control{Op: wire.ControlAck, Seq: c.Seq, Err: "unknown value", Step: -1})
+	s.Ack(&msg.Control{Op: msg.ControlAck, Seq: c.Seq, Err: "unknown value", Step: -1})
 	for {
 		st := sess.Snapshot()
 		if len(st.Refusals) == 1 {
-			want := Refusal{Seq: seq2, PID: 7, Op: wire.ControlSet, Key: "qkv", Value: "bogus", Err: "unknown value", AtNs: st.Refusals[0].AtNs}
+			want := livestate.Refusal{Seq: seq2, PID: 7, Op: msg.ControlSet, Key: "qkv", Value: "bogus", Err: "unknown value", AtNs: st.Refusals[0].AtNs}
 			if st.Refusals[0] != want || seq2 == seq || st.Refusals[0].AtNs == 0 {
 				t.Errorf("refusal %+v, want %+v", st.Refusals[0], want)
 			}
@@ -316,7 +318,7 @@ func TestSessionControl(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	s.Close(wire.Bye{}, time.Second)
+	s.Close(msg.Bye{}, time.Second)
 }
 
 // TestSessionPipe drives a session over an in-memory pipe with a plain
@@ -327,10 +329,10 @@ func TestSessionPipe(t *testing.T) {
 	a, b := net.Pipe()
 	sess.AddConn(a)
 	w := wire.NewWriter(b)
-	w.Hello(&wire.Hello{Source: "cupti", PID: 5})
+	w.Hello(&msg.Hello{Source: "cupti", PID: 5})
 	k := w.Name("k")
 	w.Events([]tracer.Event{{Kind: tracer.KindKernel, Name: k, Start: 10, Dur: 5, TID: -1, PID: 5}})
-	w.Drops(wire.Drops{Events: 42, Batches: 1})
+	w.Drops(msg.Drops{Events: 42, Batches: 1})
 	b.Close()
 	if !sess.Wait(5 * time.Second) {
 		t.Fatal("pipe did not end")
@@ -346,7 +348,7 @@ func TestSessionPipe(t *testing.T) {
 	}
 	sess.Reset()
 	st = sess.Snapshot()
-	if len(st.Cumulative.Kernels) != 0 || len(st.Window.Kernels) != 0 || st.Dropped != 42 || len(st.Children) != 1 {
+	if len(st.Cumulative.Kernels) != 0 || len(st.Recent.Kernels) != 0 || st.Dropped != 42 || len(st.Children) != 1 {
 		t.Fatalf("after Reset: %+v", st)
 	}
 }
@@ -364,7 +366,7 @@ func TestRecordingTruncated(t *testing.T) {
 	sess.AddConn(a)
 	s := wire.NewAsyncSender(b, 1<<14)
 	sendLoop(s)
-	s.Close(wire.Bye{}, 5*time.Second)
+	s.Close(msg.Bye{}, 5*time.Second)
 	sess.Wait(5 * time.Second)
 	sess.Close()
 	full := buf.Bytes()
@@ -410,10 +412,10 @@ func TestStepsPerSec(t *testing.T) {
 	// Two ranks stepping every 100 ms, 0.1 s window: the newest step's
 	// rank only — steps ending in [end-0.1 s, end] are the last two
 	// (ends 0.45 and 0.55 s; starts 0.40 and 0.50) → 2 / 0.15 s.
-	var steps []StepTime
+	var steps []livestate.StepTime
 	for i := range int64(6) {
 		for pid := int32(1); pid <= 2; pid++ {
-			steps = append(steps, StepTime{Step: i, PID: pid, StartNs: i * 100e6, DurNs: 50e6})
+			steps = append(steps, livestate.StepTime{Step: i, PID: pid, StartNs: i * 100e6, DurNs: 50e6})
 		}
 	}
 	if got, want := stepsPerSec(steps, 100e6), 2/0.15; got < want-1e-9 || got > want+1e-9 {
@@ -443,7 +445,7 @@ func TestReplay(t *testing.T) {
 	live.AddConn(a)
 	s := wire.NewAsyncSender(b, 1<<14)
 	sendLoop(s)
-	s.Close(wire.Bye{}, 5*time.Second)
+	s.Close(msg.Bye{}, 5*time.Second)
 	live.Wait(5 * time.Second)
 	live.Close() // stops the recording and closes the file
 
@@ -477,7 +479,7 @@ func TestRecordingSlowDisk(t *testing.T) {
 	}
 	t0 := time.Now()
 	for i := range 5000 {
-		sess.Meta([]wire.KV{{Key: "k", Value: fmt.Sprint(i)}})
+		sess.Meta([]msg.KV{{Key: "k", Value: fmt.Sprint(i)}})
 	}
 	if d := time.Since(t0); d > 10*time.Second {
 		t.Fatalf("5000 frames took %v with the disk stuck", d)

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
 // stepTable is what the session knows of its processes' steps, each fact
@@ -16,9 +17,9 @@ import (
 // window's come from its events. A per-step figure a source adds (device
 // memory, samples) belongs in stepSums. Guarded by Session.mu.
 type stepTable struct {
-	keep  int        // step times kept (Options.MaxSteps); up to twice as many between trims
-	times []StepTime // arrival order
-	count int64      // steps received
+	keep  int                  // step times kept (Options.MaxSteps); up to twice as many between trims
+	times []livestate.StepTime // arrival order
+	count int64                // steps received
 	// gpu is each process's GPU work per step, for the steps whose times
 	// are kept; last caches the entry of the previous op.
 	gpu     map[stepKey]*stepSums
@@ -64,7 +65,7 @@ func (t *stepTable) addStep(e *tracer.Event) {
 	r.steps++
 	r.first, r.last = min(r.first, e.Start), max(r.last, e.End())
 	t.count++
-	t.times = append(t.times, StepTime{Step: e.Value, PID: e.PID, StartNs: e.Start, DurNs: e.Dur})
+	t.times = append(t.times, livestate.StepTime{Step: e.Value, PID: e.PID, StartNs: e.Start, DurNs: e.Dur})
 	if len(t.times) > 2*t.keep {
 		t.times = append(t.times[:0], t.times[len(t.times)-t.keep:]...)
 		t.pruneGPU()
@@ -124,7 +125,7 @@ func (t *stepTable) pruneGPU() {
 }
 
 // recent is a copy of the newest kept step times (at most keep).
-func (t *stepTable) recent() []StepTime {
+func (t *stepTable) recent() []livestate.StepTime {
 	n := min(len(t.times), t.keep)
 	return slices.Clone(t.times[len(t.times)-n:])
 }

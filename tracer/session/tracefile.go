@@ -32,13 +32,13 @@ const MaxTraceFileBytes = 512 << 20
 // when it holds no GPU work (tracer.Trace.CPUOpKernels).
 func (s *Session) importTraceFile(c *conn, tf wire.TraceFile) {
 	defer s.wg.Done()
-	if ok, why := agentWindowPath(tf.Path); !ok {
+	if ok, why := agentCapturePath(tf.Path); !ok {
 		s.mu.Lock()
 		s.warn(fmt.Sprintf("child pid %d: trace file %s not imported: %s", c.info.Hello.PID, tf.Path, why))
 		s.mu.Unlock()
 		return
 	}
-	f, fi, err := openAgentWindow(tf.Path)
+	f, fi, err := openAgentCapture(tf.Path)
 	if err != nil {
 		s.mu.Lock()
 		s.warn(fmt.Sprintf("child pid %d: trace file %s not imported: %v", c.info.Hello.PID, tf.Path, err))
@@ -153,10 +153,10 @@ func (s *Session) vendorTracedLocked(pid int32) bool {
 	return false
 }
 
-// agentWindowPath reports whether path is a file the Python agent writes
+// agentCapturePath reports whether path is a file the Python agent writes
 // (a window-N.json in a folder rlktop-kineto-*), the only files rlktop
 // removes after importing them.
-func agentWindowPath(path string) (bool, string) {
+func agentCapturePath(path string) (bool, string) {
 	if !filepath.IsAbs(path) {
 		return false, "not an absolute path"
 	}
@@ -167,13 +167,13 @@ func agentWindowPath(path string) (bool, string) {
 	return true, ""
 }
 
-// openAgentWindow opens a window file the way only the agent's own files
+// openAgentCapture opens a window file the way only the agent's own files
 // pass: its folder a real directory (not a link) that only its owner can
 // enter (mkdtemp's 0700) and owned by rlktop's user, the file itself a
 // regular file of that user, opened without following a link and without
 // blocking (a FIFO or device named by a client would hang the import).
 // The caller reads f and closes it.
-func openAgentWindow(path string) (*os.File, os.FileInfo, error) {
+func openAgentCapture(path string) (*os.File, os.FileInfo, error) {
 	dir := filepath.Dir(path)
 	di, err := os.Lstat(dir)
 	if err != nil {

@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // traceFileFrame is a TraceFile frame's payload (tracer/wire/FORMAT.md:
@@ -67,7 +69,7 @@ func TestTraceFileOnlyRegularPrivate(t *testing.T) {
 	sess.AddConn(a)
 	w := wire.NewWriter(b)
 	go func() {
-		w.Hello(&wire.Hello{Source: "python", PID: 7})
+		w.Hello(&msg.Hello{Source: "python", PID: 7})
 		for i, p := range []string{fifo, link, public, good} {
 			w.WriteFrame(wire.TypeTraceFile, 0, traceFileFrame("kineto", p, int64(i), int64(i)))
 		}
@@ -188,8 +190,8 @@ func TestSessionWarningsInSnapshots(t *testing.T) {
 	sess.AddConn(a)
 	w := wire.NewWriter(b)
 	go func() {
-		w.Hello(&wire.Hello{Source: "pyagent", PID: 7})
-		w.Meta([]wire.KV{{Key: AgentWarningKey, Value: "torch.profiler window of steps 2-3 not written"}})
+		w.Hello(&msg.Hello{Source: "pyagent", PID: 7})
+		w.Meta([]msg.KV{{Key: AgentWarningKey, Value: "torch.profiler window of steps 2-3 not written"}})
 		w.Flush()
 	}()
 	want := "child pid 7: torch.profiler window of steps 2-3 not written"
@@ -200,8 +202,8 @@ func TestSessionWarningsInSnapshots(t *testing.T) {
 			if !slices.Contains(st.Cumulative.Warnings, want) {
 				t.Errorf("cumulative snapshot warnings %q lack it", st.Cumulative.Warnings)
 			}
-			if st.Window != nil && !slices.Contains(st.Window.Warnings, want) {
-				t.Errorf("window snapshot warnings %q lack it", st.Window.Warnings)
+			if st.Recent != nil && !slices.Contains(st.Recent.Warnings, want) {
+				t.Errorf("window snapshot warnings %q lack it", st.Recent.Warnings)
 			}
 			return
 		}
@@ -232,10 +234,10 @@ func TestWindowBesideGPUTracer(t *testing.T) {
 			sess.AddConn(c)
 			go func() {
 				w := wire.NewWriter(d)
-				w.Hello(&wire.Hello{Source: "cupti", PID: 7})
+				w.Hello(&msg.Hello{Source: "cupti", PID: 7})
 				w.Flush()
 			}()
-			for !slices.ContainsFunc(sess.Children(), func(c Child) bool { return c.Hello.Source == "cupti" }) {
+			for !slices.ContainsFunc(sess.Children(), func(c livestate.Child) bool { return c.Hello.Source == "cupti" }) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			defer d.Close()
@@ -244,7 +246,7 @@ func TestWindowBesideGPUTracer(t *testing.T) {
 		sess.AddConn(a)
 		go func() {
 			w := wire.NewWriter(b)
-			w.Hello(&wire.Hello{Source: "pyagent", PID: 7})
+			w.Hello(&msg.Hello{Source: "pyagent", PID: 7})
 			w.WriteFrame(wire.TypeTraceFile, 0, traceFileFrame("kineto", win, 0, 0))
 			w.Flush()
 		}()
@@ -255,7 +257,7 @@ func TestWindowBesideGPUTracer(t *testing.T) {
 		// launch context until then).
 		b.Close()
 		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-			if !slices.ContainsFunc(sess.Children(), func(c Child) bool { return c.Hello.Source == "pyagent" && c.Connected }) {
+			if !slices.ContainsFunc(sess.Children(), func(c livestate.Child) bool { return c.Hello.Source == "pyagent" && c.Connected }) {
 				break
 			}
 		}

@@ -188,7 +188,7 @@ func FromEnv(getenv func(string) string, warn func(error)) *StepRule {
 }
 
 // applyStepRanges makes evs' ranges named like a step the steps (the
-// step-like choice of ApplyTrace and TraceWindows): ProfilerStep#N steps
+// step-like choice of ApplyTrace and TraceCaptures): ProfilerStep#N steps
 // turn back into plain ranges, and the step-like ranges are cut in start
 // order (a file's events need not be in time order), so unnumbered ones
 // are counted per thread as the live rule counts them.
@@ -267,21 +267,21 @@ func ApplyTrace(t *tracer.Trace) string {
 	return t.StepRule
 }
 
-// TraceWindows is ApplyTrace for a trace read window by window
+// TraceCaptures is ApplyTrace for a trace read window by window
 // (tracefile.OpenStream: consecutive windows, each starting after the
 // previous ones end). Apply each window in order; the steps equal
 // ApplyTrace's on the whole trace. Not safe for concurrent use.
-type TraceWindows struct {
+type TraceCaptures struct {
 	r           *StepRule
 	windows     int
 	stepLike    bool
 	prof, other bool
 }
 
-// NewTraceWindows returns the rule before the first window.
-func NewTraceWindows() *TraceWindows {
+// NewTraceCaptures returns the rule before the first window.
+func NewTraceCaptures() *TraceCaptures {
 	r, _ := NewStepRule("")
-	return &TraceWindows{r: r}
+	return &TraceCaptures{r: r}
 }
 
 // Apply cuts the steps of t, the next window (its Events only; Strings the
@@ -291,7 +291,7 @@ func NewTraceWindows() *TraceWindows {
 // steps were cut by the other rule (the caller must cut the whole trace).
 // Unnumbered step ranges are counted per thread in start order across
 // windows, as ApplyTrace counts them.
-func (w *TraceWindows) Apply(t *tracer.Trace) error {
+func (w *TraceCaptures) Apply(t *tracer.Trace) error {
 	r, name := w.r, t.Strings.Get
 	like := false
 	for i := range t.Events {
@@ -326,7 +326,7 @@ func (w *TraceWindows) Apply(t *tracer.Trace) error {
 
 // Rule returns the rule the windows so far were cut by, as
 // Trace.StepRule names it (ApplyTrace's Rule* constants).
-func (w *TraceWindows) Rule() string {
+func (w *TraceCaptures) Rule() string {
 	switch {
 	case w.stepLike:
 		return RuleStepRanges

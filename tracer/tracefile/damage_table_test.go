@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // damageCase is one format with two kinds of damage, each written by the
@@ -178,16 +179,16 @@ func damageCases() []damageCase {
 			bad: func(t *testing.T, dir string) string {
 				var buf bytes.Buffer
 				w := wire.NewWriter(&buf)
-				w.Hello(&wire.Hello{Source: "gotrace", PID: 9})
+				w.Hello(&msg.Hello{Source: "gotrace", PID: 9})
 				k := w.Name("k")
 				w.Events([]tracer.Event{{Kind: tracer.KindKernel, Name: k, Start: 20, Dur: 5, PID: 9, TID: 1}, {Kind: tracer.KindKernel, Name: 77, Start: 30, Dur: 5, PID: 9, TID: 1}})
-				w.Bye(wire.Bye{Reason: "exit"})
+				w.Bye(msg.Bye{Reason: "exit"})
 				return writeFile(t, filepath.Join(dir, "bad.rlk"), buf.Bytes())
 			},
 			stop: func(t *testing.T, dir string) string {
 				var buf bytes.Buffer
 				w := wire.NewWriter(&buf)
-				w.Hello(&wire.Hello{Source: "gotrace", PID: 9})
+				w.Hello(&msg.Hello{Source: "gotrace", PID: 9})
 				k := w.Name("k")
 				w.Events([]tracer.Event{{Kind: tracer.KindKernel, Name: k, Start: 20, Dur: 5, PID: 9, TID: 1}})
 				w.Flush()
@@ -195,7 +196,7 @@ func damageCases() []damageCase {
 				w.Events([]tracer.Event{{Kind: tracer.KindKernel, Name: k, Start: 40, Dur: 5, PID: 9, TID: 1}})
 				w.Flush()
 				n2 := buf.Len()
-				w.Bye(wire.Bye{Reason: "exit"})
+				w.Bye(msg.Bye{Reason: "exit"})
 				b := buf.Bytes()
 				b[(n+n2)/2] ^= 0xff // inside the second events frame
 				return writeFile(t, filepath.Join(dir, "stop.rlk"), b)

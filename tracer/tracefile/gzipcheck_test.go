@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // kinetoKernels is a Kineto trace of n kernels of 500 µs each: the kernel
@@ -164,12 +165,12 @@ func TestRecordingTrailerCutSaidPrecisely(t *testing.T) {
 	var plain bytes.Buffer
 	w := wire.NewWriter(&plain)
 	w.Flags = wire.FlagRelayed
-	w.Hello(&wire.Hello{Source: "gotrace", PID: 9})
+	w.Hello(&msg.Hello{Source: "gotrace", PID: 9})
 	k := w.Name("k")
 	w.Events([]tracer.Event{{Kind: tracer.KindKernel, Name: k, Start: 20, Dur: 5, PID: 9, TID: 1}})
 	w.Flush()
 	beforeBye := plain.Len()
-	w.Bye(wire.Bye{Reason: "exit"})
+	w.Bye(msg.Bye{Reason: "exit"})
 	w.Flush()
 	gzOf := func(b []byte) []byte {
 		var g bytes.Buffer

@@ -184,7 +184,7 @@ func benchKinetoStream(b *testing.B, oneWindow bool) {
 	cpu0 := kProcessCPU()
 	for i := 0; i < b.N; i++ {
 		var c int64
-		_, err := OpenStream(path, Options{}, func(w *Window) error {
+		_, err := OpenStream(path, Options{}, func(w *Capture) error {
 			for j := range w.Events {
 				if w.Events[j].Kind == tracer.KindKernel {
 					c++

@@ -94,9 +94,9 @@ func TestKinetoParallelDamage(t *testing.T) {
 // OpenStream's windows and trace are the same read in parallel.
 func TestKinetoParallelStream(t *testing.T) {
 	p := filepath.Join(testutil.SharedTraces(t), "kineto", "hta_diff_test_v100.json.gz")
-	read := func(workers, chunk int) (*tracer.Trace, []Window, error) {
-		var ws []Window
-		tr, err := OpenStream(p, Options{workers: workers, chunk: chunk}, func(w *Window) error {
+	read := func(workers, chunk int) (*tracer.Trace, []Capture, error) {
+		var ws []Capture
+		tr, err := OpenStream(p, Options{workers: workers, chunk: chunk}, func(w *Capture) error {
 			c := *w
 			c.Events, c.Contexts, c.Strings = slices.Clone(w.Events), slices.Clone(w.Contexts), nil
 			ws = append(ws, c)

@@ -112,11 +112,11 @@ func TestStreamRefusesLongWindowWithShapes(t *testing.T) {
 	partWindow = 1000
 	defer func() { partWindow = old }()
 	p := filepath.Join(testutil.SharedTraces(t), "kineto", "tracelens_h100_qwen15_sdpa_flash.json.gz")
-	_, err := OpenStream(p, Options{}, func(*Window) error { return nil })
+	_, err := OpenStream(p, Options{}, func(*Capture) error { return nil })
 	if err == nil || !errors.Is(err, ErrNotStreamable) {
 		t.Fatalf("long window with shapes: %v, want ErrNotStreamable", err)
 	}
-	if _, err := OpenStream(p, Options{NoShapes: true}, func(*Window) error { return nil }); err != nil {
+	if _, err := OpenStream(p, Options{NoShapes: true}, func(*Capture) error { return nil }); err != nil {
 		t.Fatalf("long window without shapes: %v", err)
 	}
 }

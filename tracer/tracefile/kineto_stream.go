@@ -19,11 +19,11 @@ import (
 // ends when a CPU event (operator, range, step, Python frame) comes after
 // launches or GPU ops and starts after the end of every event read so far;
 // the window's events are then cut into steps, linked
-// (tracer.WindowLinker), handed to the caller and dropped. Memory is one
+// (tracer.CaptureLinker), handed to the caller and dropped. Memory is one
 // window's events (64 bytes each) and its linking state, plus the trace's
 // steps: flat as a file of many windows grows. A window past partWindow
 // events (a file that is one long torch.profiler window) is not held: it
-// is linked while it is read (tracer.WindowLinker Begin/Add/Op/End) and
+// is linked while it is read (tracer.CaptureLinker Begin/Add/Op/End) and
 // handed out in parts (Window.Part, Window.Last): its steps, then its GPU
 // ops in file order, each as soon as its launch was read. Its operator and
 // range intervals go through an external sort to a temporary file
@@ -46,7 +46,7 @@ import (
 // file with Open instead and discard what the windows gave.
 var ErrNotStreamable = errors.New("cannot be streamed window by window")
 
-// Window is one window of a streamed trace, or one part of it: its events
+// Capture is one window of a streamed trace, or one part of it: its events
 // in file order, steps cut and GPU ops linked. A window of up to
 // partWindow events comes whole (Part 0, Last) with every event; a longer
 // one comes in parts 0, 1, … (the last has Last set) that hold only its
@@ -61,7 +61,7 @@ var ErrNotStreamable = errors.New("cannot be streamed window by window")
 // before traceEvents; -1 unknown): a caller that writes it with each
 // window checks it against the returned trace's Rank. Events and
 // Contexts are valid only during the callback.
-type Window struct {
+type Capture struct {
 	Index    int
 	Part     int
 	Last     bool
@@ -92,13 +92,13 @@ type Window struct {
 // wrapping ErrNotStreamable, possibly after fn has seen some windows. A
 // damaged file gives Open's *Error (the windows before the damage were
 // handed to fn). opts.Progress is called as by Open.
-func OpenStream(path string, opts Options, fn func(w *Window) error) (*tracer.Trace, error) {
+func OpenStream(path string, opts Options, fn func(w *Capture) error) (*tracer.Trace, error) {
 	f, size, err := openFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	ks := &kstream{fn: fn, link: tracer.NewWindowLinker()}
+	ks := &kstream{fn: fn, link: tracer.NewCaptureLinker()}
 	ks.work.model = opts.OpModel
 	opts.stream = ks
 	t, err := Read(f, path, size, opts)
@@ -116,8 +116,8 @@ func OpenStream(path string, opts Options, fn func(w *Window) error) (*tracer.Tr
 
 // kstream is the Kineto decoder's streaming state (kdec.stream).
 type kstream struct {
-	fn   func(w *Window) error
-	link *tracer.WindowLinker
+	fn   func(w *Capture) error
+	link *tracer.CaptureLinker
 	err  error // set once: ErrNotStreamable's reason, or fn's error
 
 	memEvents int  // [memory] events read (Window.MemoryEvents)
@@ -137,7 +137,7 @@ type kstream struct {
 
 	devPIDs map[int32]bool // pids of GPU ops whose device came from the pid
 
-	steps   *steps.TraceWindows
+	steps   *steps.TraceCaptures
 	stepEvs []tracer.Event
 
 	nestN        int
@@ -159,7 +159,7 @@ func (ks *kstream) start(d *kdec, opts Options) {
 	ks.ran = true
 	ks.strs, ks.t = d.t.Strings, d.t
 	ks.devPIDs = map[int32]bool{}
-	ks.steps = steps.NewTraceWindows()
+	ks.steps = steps.NewTraceCaptures()
 	ks.maxEnd = -1 << 63
 }
 
@@ -280,7 +280,7 @@ func (ks *kstream) flush(d *kdec) {
 			ks.gpuWork = true
 		}
 	}
-	w := &Window{Index: ks.link.Windows() - 1, Last: true, After: ks.after, Rank: d.t.Rank, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts(), Shapes: shapes, MemoryEvents: ks.memEvents}
+	w := &Capture{Index: ks.link.Windows() - 1, Last: true, After: ks.after, Rank: d.t.Rank, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts(), Shapes: shapes, MemoryEvents: ks.memEvents}
 	if err := ks.fn(w); err != nil {
 		ks.fail(err)
 	}

@@ -170,7 +170,7 @@ func (ks *kstream) handOut(last bool) {
 	if ks.err != nil {
 		return
 	}
-	w := &Window{Index: in.index, Part: in.part, Last: last, After: ks.after, Rank: ks.t.Rank, Events: in.out, Strings: ks.strs, Contexts: ks.link.Contexts(), MemoryEvents: ks.memEvents}
+	w := &Capture{Index: in.index, Part: in.part, Last: last, After: ks.after, Rank: ks.t.Rank, Events: in.out, Strings: ks.strs, Contexts: ks.link.Contexts(), MemoryEvents: ks.memEvents}
 	if err := ks.fn(w); err != nil {
 		ks.fail(err)
 	}

@@ -46,7 +46,7 @@ func TestOpenStreamEqualsOpen(t *testing.T) {
 		var got []tracer.Event
 		var ctxs []tracer.Context
 		windows := 0
-		st, err := OpenStream(p, Options{}, func(w *Window) error {
+		st, err := OpenStream(p, Options{}, func(w *Capture) error {
 			if w.Index != windows {
 				t.Errorf("%s: window %d handed out as %d", name, windows, w.Index)
 			}
@@ -106,7 +106,7 @@ func TestOpenStreamRefuses(t *testing.T) {
 		if _, err := os.Stat(c.path); err != nil {
 			t.Fatalf("test input missing: %v", err)
 		}
-		_, err := OpenStream(c.path, Options{}, func(*Window) error { return nil })
+		_, err := OpenStream(c.path, Options{}, func(*Capture) error { return nil })
 		if !errors.Is(err, ErrNotStreamable) || !bytes.Contains([]byte(err.Error()), []byte(c.why)) {
 			t.Errorf("%s: got %v, want ErrNotStreamable (%s)", c.path, err, c.why)
 		}
@@ -202,7 +202,7 @@ func testOpenStreamParts(t *testing.T) {
 		var got []tracer.Event
 		var ctxs []tracer.Context
 		windows, parts, part, cpu, lastCtxs := 0, 0, 0, 0, 0
-		st, err := OpenStream(p, Options{NoShapes: true}, func(w *Window) error {
+		st, err := OpenStream(p, Options{NoShapes: true}, func(w *Capture) error {
 			if w.Index != windows || w.Part != part {
 				t.Errorf("%s: window %d part %d handed out as %d part %d", c.name, windows, part, w.Index, w.Part)
 			}
@@ -291,7 +291,7 @@ func TestOpenStreamPartsNesting(t *testing.T) {
 	}
 	partWindow = 0
 	parts := 0
-	st, err := OpenStream(p, Options{NoShapes: true}, func(w *Window) error { parts++; return nil })
+	st, err := OpenStream(p, Options{NoShapes: true}, func(w *Capture) error { parts++; return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,12 +317,12 @@ func TestOpenStreamPartsRefusesLateCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	partWindow = 0
-	_, err := OpenStream(p, Options{NoShapes: true}, func(w *Window) error { return nil })
+	_, err := OpenStream(p, Options{NoShapes: true}, func(w *Capture) error { return nil })
 	if !errors.Is(err, ErrNotStreamable) || !strings.Contains(err.Error(), "comes after launches or GPU ops") {
 		t.Errorf("got %v, want a refusal of the late operator", err)
 	}
 	partWindow = 1 << 18 // held whole: linked with the operator
-	if _, err := OpenStream(p, Options{NoShapes: true}, func(w *Window) error { return nil }); err != nil {
+	if _, err := OpenStream(p, Options{NoShapes: true}, func(w *Capture) error { return nil }); err != nil {
 		t.Errorf("held whole: %v", err)
 	}
 }
@@ -365,7 +365,7 @@ func TestOpenStreamPartsNestingWide(t *testing.T) {
 	// The records in memory, then sorted on disk in runs of 50.
 	for _, runRecs := range []int{oldRun, 50} {
 		extsort.RunRecs = runRecs
-		st, err := OpenStream(p, Options{NoShapes: true}, func(w *Window) error { return nil })
+		st, err := OpenStream(p, Options{NoShapes: true}, func(w *Capture) error { return nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -394,7 +394,7 @@ func TestOpenStreamPartsNoTempDir(t *testing.T) {
 	}
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
 	partWindow, extsort.RunRecs = 0, 100
-	_, err := OpenStream(p, Options{NoShapes: true}, func(w *Window) error { return nil })
+	_, err := OpenStream(p, Options{NoShapes: true}, func(w *Capture) error { return nil })
 	if !errors.Is(err, ErrNotStreamable) || !strings.Contains(err.Error(), "TMPDIR") {
 		t.Errorf("got %v, want a refusal naming TMPDIR", err)
 	}

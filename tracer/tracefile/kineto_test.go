@@ -27,7 +27,7 @@ type kinetoExpected struct {
 	MemcpyTotalNs int64 `json:"memcpy_total_ns"`
 	MemsetCount   int64 `json:"memset_count"`
 	MemsetTotalNs int64 `json:"memset_total_ns"`
-	BusyNs        int64 `json:"busy_ns"`
+	KernelBusyNs  int64 `json:"busy_ns"`
 	Kernels       []struct {
 		Name    string `json:"name"`
 		Count   int64  `json:"count"`
@@ -130,7 +130,7 @@ func TestKinetoSharedTraces(t *testing.T) {
 			check("memset count", sc, w.MemsetCount)
 			check("memset total ns", sns, w.MemsetTotalNs)
 			if kc+mc+sc > 0 {
-				check("busy ns", busyNs(tr), w.BusyNs)
+				check("busy ns", busyNs(tr), w.KernelBusyNs)
 			}
 			if len(got) != len(w.Kernels) {
 				t.Errorf("%d distinct kernel names, reference %d", len(got), len(w.Kernels))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // The "rlktop" format: rlktop's own recordings (a gzip-compressed wire
@@ -171,7 +172,7 @@ func (rs *recSink) Reserve(ty wire.Type, n uint64, off int64) error {
 		Hint: fmt.Sprintf("to read it all, pass --%s N or set %s to a larger number (0: no limit; each event takes about %d bytes at a report's peak)", MaxRecordingEventsFlag, MaxRecordingEventsEnv, RecordingEventBytes)}
 }
 
-func (rs *recSink) Hello(h *wire.Hello, relayed bool) error {
+func (rs *recSink) Hello(h *msg.Hello, relayed bool) error {
 	rs.hellos++
 	rs.relayed = rs.relayed || relayed
 	addHello(rs.t, h, rs.hellos)
@@ -192,21 +193,21 @@ func (rs *recSink) Counters(cs []tracer.Counter, undefined int) error {
 	return nil
 }
 
-func (rs *recSink) Drops(d wire.Drops) error {
+func (rs *recSink) Drops(d msg.Drops) error {
 	rs.dropped[rs.hellos] = d.Events
 	rs.lastDrops = d.Events
 	return nil
 }
 
-func (rs *recSink) Meta(kv []wire.KV) error {
+func (rs *recSink) Meta(kv []msg.KV) error {
 	for _, p := range kv {
 		rs.t.Meta[p.Key] = p.Value
 	}
 	return nil
 }
 
-func (rs *recSink) Control(c *wire.Control) error {
-	if c.Op == wire.ControlAck && c.Err == "" && len(c.Flags) > 0 {
+func (rs *recSink) Control(c *msg.Control) error {
+	if c.Op == msg.ControlAck && c.Err == "" && len(c.Flags) > 0 {
 		var fl []string
 		for _, p := range c.Flags {
 			fl = append(fl, p.Key+"="+p.Value)
@@ -227,7 +228,7 @@ func (rs *recSink) Memory(ms []tracer.MemEvent) error {
 // read back from a recording: their events were merged into the stream.
 func (rs *recSink) TraceFile(wire.TraceFile) error { return nil }
 
-func (rs *recSink) Bye(y wire.Bye) error {
+func (rs *recSink) Bye(y msg.Bye) error {
 	rs.bye = true
 	rs.t.Meta["end"] = y.Reason
 	if y.ExitCode >= 0 {
@@ -240,7 +241,7 @@ func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 // addHello records a sender's identity in the trace: devices, rank, and
 // meta keys prefixed with the sender's number when there are several.
-func addHello(t *tracer.Trace, h *wire.Hello, n int) {
+func addHello(t *tracer.Trace, h *msg.Hello, n int) {
 	p := ""
 	if n > 1 {
 		p = fmt.Sprintf("child%d.", n)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // zeroEventsRecording is a gzip recording of frames Events frames, each
@@ -22,7 +23,7 @@ func zeroEventsRecording(t *testing.T, frames, perFrame int) []byte {
 	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
 	w := wire.NewWriter(zw)
 	w.Flags = wire.FlagRelayed
-	if err := w.Hello(&wire.Hello{Source: "crafted", PID: 1}); err != nil {
+	if err := w.Hello(&msg.Hello{Source: "crafted", PID: 1}); err != nil {
 		t.Fatal(err)
 	}
 	p := binary.AppendUvarint(nil, uint64(perFrame))

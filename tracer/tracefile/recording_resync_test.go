@@ -10,6 +10,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // recorderLike writes a recording as the session's recorder does (gzip,
@@ -21,7 +22,7 @@ func recorderLike(t *testing.T, frames int) []byte {
 	zw := gzip.NewWriter(&gz)
 	w := wire.NewWriter(zw)
 	w.Flags = wire.FlagRelayed
-	w.Hello(&wire.Hello{Source: "gotrace", PID: 9})
+	w.Hello(&msg.Hello{Source: "gotrace", PID: 9})
 	k := w.Name("kernel")
 	w.Flush()
 	zw.Flush()
@@ -30,7 +31,7 @@ func recorderLike(t *testing.T, frames int) []byte {
 		w.Flush()
 		zw.Flush()
 	}
-	w.Bye(wire.Bye{Reason: "exit"})
+	w.Bye(msg.Bye{Reason: "exit"})
 	w.Flush()
 	zw.Close()
 	return gz.Bytes()

@@ -8,6 +8,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // rawStream is what one traced process sends: a hello with a clock offset,
@@ -16,7 +17,7 @@ func rawStream(flags uint8) []byte {
 	var buf bytes.Buffer
 	w := wire.NewWriter(&buf)
 	w.Flags = flags
-	w.Hello(&wire.Hello{Source: "gotrace", PID: 9, Rank: 2, World: 4, Host: "h", ClockOffsetNs: 1000,
+	w.Hello(&msg.Hello{Source: "gotrace", PID: 9, Rank: 2, World: 4, Host: "h", ClockOffsetNs: 1000,
 		Devices: []tracer.Device{{ID: 0, Name: "Go CPU", Vendor: "cpu"}}})
 	k, r, st := w.Name("attn_fused_fwd"), w.Name("forward"), w.Name("step")
 	w.Events([]tracer.Event{
@@ -24,10 +25,10 @@ func rawStream(flags uint8) []byte {
 		{Kind: tracer.KindRange, Name: r, Start: 10, Dur: 30, PID: 9, TID: 1, Device: -1},
 		{Kind: tracer.KindStep, Name: st, Start: 0, Dur: 50, Value: 3, PID: 9, TID: 1, Device: -1},
 	})
-	w.Drops(wire.Drops{Events: 7, Batches: 1})
-	w.Control(&wire.Control{Op: wire.ControlAck, Seq: 1, Flags: []wire.KV{{Key: "attention", Value: "fused"}}, Step: 3})
-	w.Meta([]wire.KV{{Key: "cwd", Value: "/w"}})
-	w.Bye(wire.Bye{Reason: "exit", ExitCode: 0})
+	w.Drops(msg.Drops{Events: 7, Batches: 1})
+	w.Control(&msg.Control{Op: msg.ControlAck, Seq: 1, Flags: []msg.KV{{Key: "attention", Value: "fused"}}, Step: 3})
+	w.Meta([]msg.KV{{Key: "cwd", Value: "/w"}})
+	w.Bye(msg.Bye{Reason: "exit", ExitCode: 0})
 	return buf.Bytes()
 }
 
@@ -100,7 +101,7 @@ func BenchmarkReadRecording(b *testing.B) {
 	zw := gzip.NewWriter(&gz)
 	w := wire.NewWriter(zw)
 	w.Flags = wire.FlagRelayed
-	w.Hello(&wire.Hello{Source: "gotrace", PID: 1})
+	w.Hello(&msg.Hello{Source: "gotrace", PID: 1})
 	var names []tracer.StrID
 	for i := range 40 {
 		names = append(names, w.Name("kernel_"+string(rune('a'+i%26))+string(rune('a'+i/26))))
@@ -148,11 +149,11 @@ func TestRecordingDropsTotal(t *testing.T) {
 		var buf bytes.Buffer
 		w := wire.NewWriter(&buf)
 		w.Flags = tc.flags
-		w.Hello(&wire.Hello{Source: "a", PID: 1})
-		w.Drops(wire.Drops{Events: 2})
-		w.Drops(wire.Drops{Events: 5})
-		w.Hello(&wire.Hello{Source: "b", PID: 2})
-		w.Drops(wire.Drops{Events: 8})
+		w.Hello(&msg.Hello{Source: "a", PID: 1})
+		w.Drops(msg.Drops{Events: 2})
+		w.Drops(msg.Drops{Events: 5})
+		w.Hello(&msg.Hello{Source: "b", PID: 2})
+		w.Drops(msg.Drops{Events: 8})
 		tr, err := Read(bytes.NewReader(buf.Bytes()), "d", 0, Options{})
 		if err != nil || tr.Dropped != tc.want {
 			t.Fatalf("flags %d: dropped %d, want %d (%v)", tc.flags, tr.Dropped, tc.want, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // AsyncSender sends frames from a traced process without ever blocking it:
@@ -50,7 +51,7 @@ type AsyncSender struct {
 
 	wake     chan struct{}
 	done     chan struct{}
-	controls chan Control
+	controls chan msg.Control
 }
 
 // EventSource is a single-consumer ring of events whose names are already
@@ -85,7 +86,7 @@ func NewAsyncSender(conn io.ReadWriter, capacity int) *AsyncSender {
 		names:    tracer.NewStrings(),
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
-		controls: make(chan Control, 64),
+		controls: make(chan msg.Control, 64),
 	}
 	for i := 0; i < len(s.ring); i += 32 { // 32 × 72 B < 4 KiB: one store per page
 		s.ring[i].Dur = 0
@@ -110,7 +111,7 @@ func (s *AsyncSender) queueFrame(t Type, flags uint8, payload []byte) {
 }
 
 // Hello queues the Hello frame; send it before any other frame.
-func (s *AsyncSender) Hello(h *Hello) {
+func (s *AsyncSender) Hello(h *msg.Hello) {
 	p := AppendHello(nil, h)
 	s.mu.Lock()
 	s.queueFrame(TypeHello, 0, p)
@@ -184,7 +185,7 @@ func (s *AsyncSender) Counters(cs []tracer.Counter) bool {
 }
 
 // Ack queues a Control frame (normally Op ControlAck) to rlktop.
-func (s *AsyncSender) Ack(c *Control) {
+func (s *AsyncSender) Ack(c *msg.Control) {
 	p := AppendControl(nil, c)
 	s.mu.Lock()
 	s.queueFrame(TypeControl, 0, p)
@@ -193,7 +194,7 @@ func (s *AsyncSender) Ack(c *Control) {
 }
 
 // Meta queues a Meta frame.
-func (s *AsyncSender) Meta(kv []KV) {
+func (s *AsyncSender) Meta(kv []msg.KV) {
 	p := AppendMeta(nil, kv)
 	s.mu.Lock()
 	s.queueFrame(TypeMeta, 0, p)
@@ -204,7 +205,7 @@ func (s *AsyncSender) Meta(kv []KV) {
 // Controls returns the channel on which Control frames from rlktop arrive.
 // It is closed when the connection's read side ends. If nobody reads it,
 // the reading goroutine waits (the traced process is unaffected).
-func (s *AsyncSender) Controls() <-chan Control { return s.controls }
+func (s *AsyncSender) Controls() <-chan msg.Control { return s.controls }
 
 // AddDropped adds n records that the tracer itself dropped before they
 // reached the sender (a full gotrace ring, CUPTI's dropped-record count) to
@@ -217,8 +218,8 @@ func (s *AsyncSender) AddDropped(n uint64) {
 }
 
 // Dropped returns the cumulative drop counts.
-func (s *AsyncSender) Dropped() Drops {
-	return Drops{Events: s.dropEvents.Load(), Batches: s.dropBatches.Load()}
+func (s *AsyncSender) Dropped() msg.Drops {
+	return msg.Drops{Events: s.dropEvents.Load(), Batches: s.dropBatches.Load()}
 }
 
 // Sent returns the number of events written to the connection so far.
@@ -253,7 +254,7 @@ func (s *AsyncSender) Flush(timeout time.Duration) error {
 
 // Close queues a Bye frame, waits up to timeout for the queue to drain,
 // stops the writer and closes conn when it is an io.Closer.
-func (s *AsyncSender) Close(y Bye, timeout time.Duration) error {
+func (s *AsyncSender) Close(y msg.Bye, timeout time.Duration) error {
 	p := AppendBye(nil, y)
 	s.mu.Lock()
 	if s.ending {
@@ -285,7 +286,7 @@ func (s *AsyncSender) writeLoop() {
 	var (
 		buf      []byte
 		scratch  []byte
-		lastDrop Drops
+		lastDrop msg.Drops
 		prio     []byte
 		counters []tracer.Counter
 	)

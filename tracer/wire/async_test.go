@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 func TestListenDirIsPrivate(t *testing.T) {
@@ -65,7 +66,7 @@ func TestAsyncSenderNeverBlocks(t *testing.T) {
 
 	const capacity = 20_000
 	s := NewAsyncSender(conn, capacity)
-	s.Hello(&Hello{Source: "test", PID: int64(os.Getpid())})
+	s.Hello(&msg.Hello{Source: "test", PID: int64(os.Getpid())})
 	name := s.Name("gemm")
 	batch := make([]tracer.Event, 1000)
 	for i := range batch {
@@ -120,7 +121,7 @@ func TestAsyncSenderNeverBlocks(t *testing.T) {
 	// Now read everything.
 	type result struct {
 		events  uint64
-		drops   Drops
+		drops   msg.Drops
 		bye     bool
 		helloOK bool
 		err     error
@@ -156,7 +157,7 @@ func TestAsyncSenderNeverBlocks(t *testing.T) {
 			}
 		}
 	}()
-	if err := s.Close(Bye{Reason: "test", ExitCode: 0}, 10*time.Second); err != nil {
+	if err := s.Close(msg.Bye{Reason: "test", ExitCode: 0}, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	res := <-done
@@ -184,7 +185,7 @@ func TestAsyncSenderAbsentReader(t *testing.T) {
 		s.Send(make([]tracer.Event, 10))
 	}
 
-	s.Close(Bye{}, 100*time.Millisecond)
+	s.Close(msg.Bye{}, 100*time.Millisecond)
 	if s.Err() == nil {
 		t.Fatal("no write error recorded")
 	}
@@ -195,21 +196,21 @@ func TestAsyncSenderControls(t *testing.T) {
 	s := NewAsyncSender(a, 100)
 	go io.Copy(io.Discard, b) // drain what the sender writes
 	w := NewWriter(b)
-	sent := []Control{{Op: ControlSet, Seq: 1, Key: "attention", Value: "fused", Step: -1},
-		{Op: ControlPause, Seq: 2, Step: -1}}
+	sent := []msg.Control{{Op: msg.ControlSet, Seq: 1, Key: "attention", Value: "fused", Step: -1},
+		{Op: msg.ControlPause, Seq: 2, Step: -1}}
 	go func() {
 		for i := range sent {
 			w.Control(&sent[i])
 		}
 	}()
-	var got []Control
+	var got []msg.Control
 	for c := range s.Controls() {
 		got = append(got, c)
 		if len(got) == len(sent) {
 			break
 		}
 	}
-	if !slices.EqualFunc(got, sent, func(x, y Control) bool {
+	if !slices.EqualFunc(got, sent, func(x, y msg.Control) bool {
 		return x.Op == y.Op && x.Seq == y.Seq && x.Key == y.Key && x.Value == y.Value
 	}) {
 		t.Fatalf("got %+v", got)
@@ -219,7 +220,7 @@ func TestAsyncSenderControls(t *testing.T) {
 		t.Fatalf("dropped %+v, want 7 events", d)
 	}
 	b.Close()
-	s.Close(Bye{}, 100*time.Millisecond)
+	s.Close(msg.Bye{}, 100*time.Millisecond)
 }
 
 func TestListenTCPToken(t *testing.T) {
@@ -254,7 +255,7 @@ func TestListenTCPToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := NewWriter(good)
-	w.Hello(&Hello{Source: "tcp-test"})
+	w.Hello(&msg.Hello{Source: "tcp-test"})
 	select {
 	case c := <-got:
 		f, err := NewReader(c).Next()

@@ -4,6 +4,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // A TCP client that connects and sends nothing delays no other rank: the
@@ -40,7 +42,7 @@ func TestSilentTCPClientDelaysNoOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer good.Close()
-	NewWriter(good).Hello(&Hello{Source: "rank1"})
+	NewWriter(good).Hello(&msg.Hello{Source: "rank1"})
 	select {
 	case c := <-got:
 		if d := time.Since(start); d > 2*time.Second {

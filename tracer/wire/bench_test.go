@@ -8,6 +8,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // loopStream encodes n events shaped like the built-in loop's stream: one
@@ -18,7 +19,7 @@ func loopStream(n, batch int) []byte {
 	rng := rand.New(rand.NewPCG(11, 12))
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	w.Hello(&Hello{Source: "gotrace", PID: 4242})
+	w.Hello(&msg.Hello{Source: "gotrace", PID: 4242})
 	var names []tracer.StrID
 	for i := range 60 {
 		names = append(names, w.Name(fmt.Sprintf("kernel_%02d", i)))

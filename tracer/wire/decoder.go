@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // Sink receives the frames of one stream from a Decoder, decoded, in
@@ -18,7 +19,7 @@ import (
 type Sink interface {
 	// Hello starts a sender's stream. relayed is the frame's FlagRelayed:
 	// a recording's hellos, whose events are already in host time.
-	Hello(h *Hello, relayed bool) error
+	Hello(h *msg.Hello, relayed bool) error
 	// Intern returns the receiver's id for a name the sender defines (one
 	// call per Strings entry; s aliases the frame). The decoder maps the
 	// sender's id to it from then on.
@@ -30,11 +31,11 @@ type Sink interface {
 	Events(evs []tracer.Event, undefined int) error
 	// Counters is Events for counter samples (TS shifted, Name mapped).
 	Counters(cs []tracer.Counter, undefined int) error
-	Drops(d Drops) error
-	Control(c *Control) error
-	Meta(kv []KV) error
+	Drops(d msg.Drops) error
+	Control(c *msg.Control) error
+	Meta(kv []msg.KV) error
 	TraceFile(tf TraceFile) error
-	Bye(y Bye) error
+	Bye(y msg.Bye) error
 }
 
 // Reserver is implemented by a Sink that bounds what it holds: Reserve is

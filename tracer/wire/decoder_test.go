@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // logSink writes one line per call, names resolved through its own table.
@@ -22,7 +23,7 @@ func (l *logSink) add(format string, a ...any) error {
 	l.lines = append(l.lines, fmt.Sprintf(format, a...))
 	return nil
 }
-func (l *logSink) Hello(h *Hello, relayed bool) error {
+func (l *logSink) Hello(h *msg.Hello, relayed bool) error {
 	return l.add("hello pid=%d relayed=%v", h.PID, relayed)
 }
 func (l *logSink) Intern(s []byte) (tracer.StrID, error) {
@@ -43,11 +44,11 @@ func (l *logSink) Counters(cs []tracer.Counter, undefined int) error {
 	}
 	return l.add("undefined=%d", undefined)
 }
-func (l *logSink) Drops(d Drops) error          { return l.add("drops %d", d.Events) }
-func (l *logSink) Control(c *Control) error     { return l.add("control %v %s", c.Op, c.Key) }
-func (l *logSink) Meta(kv []KV) error           { return l.add("meta %v", kv) }
+func (l *logSink) Drops(d msg.Drops) error      { return l.add("drops %d", d.Events) }
+func (l *logSink) Control(c *msg.Control) error { return l.add("control %v %s", c.Op, c.Key) }
+func (l *logSink) Meta(kv []msg.KV) error       { return l.add("meta %v", kv) }
 func (l *logSink) TraceFile(tf TraceFile) error { return l.add("tracefile %s", tf.Path) }
-func (l *logSink) Bye(y Bye) error              { return l.add("bye %s", y.Reason) }
+func (l *logSink) Bye(y msg.Bye) error          { return l.add("bye %s", y.Reason) }
 
 // TestDecoderSink: a stream of two senders, the first with a clock offset
 // of 1000 ns, the second relayed (no shift): the sink sees the receiver's
@@ -55,17 +56,17 @@ func (l *logSink) Bye(y Bye) error              { return l.add("bye %s", y.Reaso
 func TestDecoderSink(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	w.Hello(&Hello{Source: "t", PID: 7, ClockOffsetNs: 1000})
+	w.Hello(&msg.Hello{Source: "t", PID: 7, ClockOffsetNs: 1000})
 	k := w.Name("gemm")
 	w.Events([]tracer.Event{{Name: k, Start: 5}, {Name: 99, Start: 6}})
 	w.Counters([]tracer.Counter{{Name: w.Name("power"), TS: 10}})
-	w.Drops(Drops{Events: 3})
-	w.Control(&Control{Op: ControlSet, Key: "tf32"})
-	w.Meta([]KV{{Key: "a", Value: "b"}})
+	w.Drops(msg.Drops{Events: 3})
+	w.Control(&msg.Control{Op: msg.ControlSet, Key: "tf32"})
+	w.Meta([]msg.KV{{Key: "a", Value: "b"}})
 	w.Flags = FlagRelayed
-	w.Hello(&Hello{Source: "t", PID: 8, ClockOffsetNs: 1000})
+	w.Hello(&msg.Hello{Source: "t", PID: 8, ClockOffsetNs: 1000})
 	w.Events([]tracer.Event{{Name: k, Start: 5}})
-	w.Bye(Bye{Reason: "done"})
+	w.Bye(msg.Bye{Reason: "done"})
 
 	size := int64(buf.Len())
 	tab := tracer.NewStrings()
@@ -114,7 +115,7 @@ func TestDecoderSink(t *testing.T) {
 func TestDecoderSinkError(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	w.Hello(&Hello{PID: 1})
+	w.Hello(&msg.Hello{PID: 1})
 	w.Events([]tracer.Event{{Name: w.Name("a")}, {Name: w.Name("b")}})
 	l := &logSink{tab: tracer.NewStrings(), stop: "b"}
 	d := NewDecoder(&buf)

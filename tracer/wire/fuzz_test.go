@@ -6,20 +6,21 @@ import (
 	"testing"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 func seedStream() []byte {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	w.Hello(&Hello{Source: "gotrace", PID: 7, Rank: -1, Host: "h", Cmdline: []string{"a"},
+	w.Hello(&msg.Hello{Source: "gotrace", PID: 7, Rank: -1, Host: "h", Cmdline: []string{"a"},
 		Devices: []tracer.Device{{ID: 0, Name: "d", Props: map[string]string{"k": "v"}}}})
 	w.Name("attn_fused_fwd")
 	w.Events(randomEvents(rand.New(rand.NewPCG(9, 9)), 30, 2))
 	w.Counters([]tracer.Counter{{TS: 1, Name: 1, Value: 2}})
-	w.Control(&Control{Op: ControlAck, Seq: 1, Flags: []KV{{Key: "a", Value: "b"}}})
-	w.Drops(Drops{Events: 5, Batches: 1})
-	w.Meta([]KV{{Key: "k", Value: "v"}})
-	w.Bye(Bye{Reason: "x"})
+	w.Control(&msg.Control{Op: msg.ControlAck, Seq: 1, Flags: []msg.KV{{Key: "a", Value: "b"}}})
+	w.Drops(msg.Drops{Events: 5, Batches: 1})
+	w.Meta([]msg.KV{{Key: "k", Value: "v"}})
+	w.Bye(msg.Bye{Reason: "x"})
 	return buf.Bytes()
 }
 

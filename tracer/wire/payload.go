@@ -9,28 +9,6 @@ import (
 	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
-// The plain payload values live in tracer/wire/msg (no codec, no
-// transport) so that readers of them need not import this package; these
-// names are the same types.
-type (
-	KV        = msg.KV
-	Hello     = msg.Hello
-	ControlOp = msg.ControlOp
-	Control   = msg.Control
-	Drops     = msg.Drops
-	Bye       = msg.Bye
-)
-
-// Control operations (msg's).
-const (
-	ControlSet    = msg.ControlSet
-	ControlPause  = msg.ControlPause
-	ControlResume = msg.ControlResume
-	ControlStop   = msg.ControlStop
-	ControlAck    = msg.ControlAck
-	ControlDetach = msg.ControlDetach
-)
-
 // TraceFile announces a trace file the sender wrote (wire minor 1): the
 // Python agent's torch.profiler window of steps FirstStep..LastStep. The
 // receiver imports it (tracer/tracefile), merges its events into the
@@ -70,7 +48,7 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-func appendKVs(b []byte, kv []KV) []byte {
+func appendKVs(b []byte, kv []msg.KV) []byte {
 	b = appendUvarint(b, uint64(len(kv)))
 	for _, p := range kv {
 		b = appendString(b, p.Key)
@@ -80,7 +58,7 @@ func appendKVs(b []byte, kv []KV) []byte {
 }
 
 // AppendHello appends h's payload encoding.
-func AppendHello(b []byte, h *Hello) []byte {
+func AppendHello(b []byte, h *msg.Hello) []byte {
 	b = appendString(b, h.Source)
 	b = appendVarint(b, h.PID)
 	b = appendVarint(b, h.Rank)
@@ -117,7 +95,7 @@ func AppendHello(b []byte, h *Hello) []byte {
 }
 
 // AppendControl appends c's payload encoding.
-func AppendControl(b []byte, c *Control) []byte {
+func AppendControl(b []byte, c *msg.Control) []byte {
 	b = append(b, byte(c.Op))
 	b = appendUvarint(b, c.Seq)
 	b = appendString(b, c.Key)
@@ -133,16 +111,16 @@ func AppendControl(b []byte, c *Control) []byte {
 }
 
 // AppendDrops appends d's payload encoding.
-func AppendDrops(b []byte, d Drops) []byte {
+func AppendDrops(b []byte, d msg.Drops) []byte {
 	b = appendUvarint(b, d.Events)
 	return appendUvarint(b, d.Batches)
 }
 
 // AppendMeta appends a Meta payload.
-func AppendMeta(b []byte, kv []KV) []byte { return appendKVs(b, kv) }
+func AppendMeta(b []byte, kv []msg.KV) []byte { return appendKVs(b, kv) }
 
 // AppendBye appends a Bye payload.
-func AppendBye(b []byte, y Bye) []byte {
+func AppendBye(b []byte, y msg.Bye) []byte {
 	b = appendString(b, y.Reason)
 	return appendVarint(b, y.ExitCode)
 }

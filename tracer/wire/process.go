@@ -4,6 +4,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // ProcessHello returns a Hello describing the calling process: source and
@@ -13,9 +15,9 @@ import (
 // OMPI_COMM_WORLD_RANK / _SIZE, then Slurm's SLURM_PROCID / SLURM_NTASKS;
 // rank -1 and world 0 when none is set). The caller fills the clock fields
 // and devices.
-func ProcessHello(source, device string) Hello {
+func ProcessHello(source, device string) msg.Hello {
 	host, _ := os.Hostname()
-	return Hello{
+	return msg.Hello{
 		Source:  source,
 		PID:     int64(os.Getpid()),
 		Rank:    envInt("RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"),

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // pySink is a Sink keeping what a Decoder hands it, Python samples
@@ -22,15 +23,15 @@ type pySink struct {
 
 func newPySink() *pySink { return &pySink{strs: tracer.NewStrings(), stacks: tracer.NewPyStacks()} }
 
-func (s *pySink) Hello(*Hello, bool) error              { return nil }
+func (s *pySink) Hello(*msg.Hello, bool) error          { return nil }
 func (s *pySink) Intern(b []byte) (tracer.StrID, error) { return s.strs.InternBytes(b), nil }
 func (s *pySink) Events([]tracer.Event, int) error      { return nil }
 func (s *pySink) Counters([]tracer.Counter, int) error  { return nil }
-func (s *pySink) Drops(Drops) error                     { return nil }
-func (s *pySink) Control(*Control) error                { return nil }
-func (s *pySink) Meta([]KV) error                       { return nil }
+func (s *pySink) Drops(msg.Drops) error                 { return nil }
+func (s *pySink) Control(*msg.Control) error            { return nil }
+func (s *pySink) Meta([]msg.KV) error                   { return nil }
 func (s *pySink) TraceFile(TraceFile) error             { return nil }
-func (s *pySink) Bye(Bye) error                         { return nil }
+func (s *pySink) Bye(msg.Bye) error                     { return nil }
 func (s *pySink) InternPyStack(p uint32, f tracer.PyFrame) (uint32, error) {
 	return s.stacks.Intern(p, f), nil
 }
@@ -59,7 +60,7 @@ func pyStream(t testing.TB) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	if err := w.Hello(&Hello{Source: "pyagent", PID: 42, Rank: -1, ClockOffsetNs: 1000}); err != nil {
+	if err := w.Hello(&msg.Hello{Source: "pyagent", PID: 42, Rank: -1, ClockOffsetNs: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	w.Define(20, "main")
@@ -205,15 +206,15 @@ func TestPySamplesErrors(t *testing.T) {
 
 type plainSink struct{}
 
-func (plainSink) Hello(*Hello, bool) error             { return nil }
+func (plainSink) Hello(*msg.Hello, bool) error         { return nil }
 func (plainSink) Intern([]byte) (tracer.StrID, error)  { return 1, nil }
 func (plainSink) Events([]tracer.Event, int) error     { return nil }
 func (plainSink) Counters([]tracer.Counter, int) error { return nil }
-func (plainSink) Drops(Drops) error                    { return nil }
-func (plainSink) Control(*Control) error               { return nil }
-func (plainSink) Meta([]KV) error                      { return nil }
+func (plainSink) Drops(msg.Drops) error                { return nil }
+func (plainSink) Control(*msg.Control) error           { return nil }
+func (plainSink) Meta([]msg.KV) error                  { return nil }
 func (plainSink) TraceFile(TraceFile) error            { return nil }
-func (plainSink) Bye(Bye) error                        { return nil }
+func (plainSink) Bye(msg.Bye) error                    { return nil }
 
 // FuzzPySamples: arbitrary payloads decode without panicking, hold no
 // more samples than 8 bytes each allow, and fail only with a FormatError

@@ -13,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // TestPythonDecoder writes a gzip stream with the Go Writer and decodes it
@@ -28,7 +29,7 @@ func TestPythonDecoder(t *testing.T) {
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	w := NewWriter(zw)
-	hello := Hello{Source: "cupti", PID: 4321, Rank: 1, World: 2, Host: "gpu7", Device: "NVIDIA H200",
+	hello := msg.Hello{Source: "cupti", PID: 4321, Rank: 1, World: 2, Host: "gpu7", Device: "NVIDIA H200",
 		ClockOffsetNs: -123456789, StartNs: 1_764_000_000_000_000_000, Cmdline: []string{"python3", "train.py"},
 		Devices: []tracer.Device{{ID: 0, Name: "NVIDIA H200", Vendor: "nvidia", TotalMemory: 150e9, SMs: 132, ComputeCap: "9.0", Props: map[string]string{"b": "2", "a": "1"}}}}
 	w.Hello(&hello)
@@ -58,8 +59,8 @@ func TestPythonDecoder(t *testing.T) {
 		nEv += len(evs)
 		w.Events(evs)
 	}
-	w.Drops(Drops{Events: 99, Batches: 3})
-	w.Bye(Bye{Reason: "exit"})
+	w.Drops(msg.Drops{Events: 99, Batches: 3})
+	w.Bye(msg.Bye{Reason: "exit"})
 	zw.Close()
 	path := filepath.Join(t.TempDir(), "s.rlk")
 	if err := os.WriteFile(path, gz.Bytes(), 0o644); err != nil {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // Frame is one decoded frame header with its payload.
@@ -320,11 +321,11 @@ func (d *dec) count(field string, minSize int) int {
 	return int(n)
 }
 
-func (d *dec) kvs(field string) []KV {
+func (d *dec) kvs(field string) []msg.KV {
 	n := d.count(field, 2)
-	var kv []KV
+	var kv []msg.KV
 	if n > 0 {
-		kv = make([]KV, 0, n)
+		kv = make([]msg.KV, 0, n)
 	}
 	for range n {
 		k := d.str(field + ".key")
@@ -332,7 +333,7 @@ func (d *dec) kvs(field string) []KV {
 		if d.err != nil {
 			return nil
 		}
-		kv = append(kv, KV{Key: k, Value: v})
+		kv = append(kv, msg.KV{Key: k, Value: v})
 	}
 	return kv
 }
@@ -349,8 +350,8 @@ func (f *Frame) want(t Type) error {
 
 // Hello decodes a Hello frame. Fields a newer minor version appended are
 // ignored.
-func (f *Frame) Hello() (Hello, error) {
-	var h Hello
+func (f *Frame) Hello() (msg.Hello, error) {
+	var h msg.Hello
 	if err := f.want(TypeHello); err != nil {
 		return h, err
 	}
@@ -391,13 +392,13 @@ func (f *Frame) Hello() (Hello, error) {
 }
 
 // Control decodes a Control frame.
-func (f *Frame) Control() (Control, error) {
-	var c Control
+func (f *Frame) Control() (msg.Control, error) {
+	var c msg.Control
 	if err := f.want(TypeControl); err != nil {
 		return c, err
 	}
 	d := dec{f: f, p: f.Payload}
-	c.Op = ControlOp(d.byte("op"))
+	c.Op = msg.ControlOp(d.byte("op"))
 	c.Seq = d.uvarint("seq")
 	c.Key = d.str("key")
 	c.Value = d.str("value")
@@ -405,24 +406,24 @@ func (f *Frame) Control() (Control, error) {
 	c.Tracing = d.byte("state")&1 != 0
 	c.Step = d.varint("step")
 	c.Err = d.str("err")
-	if d.err == nil && (c.Op < ControlSet || c.Op > ControlDetach) {
+	if d.err == nil && (c.Op < msg.ControlSet || c.Op > msg.ControlDetach) {
 		d.fail("op", fmt.Sprintf("unknown control op %d", c.Op))
 	}
 	return c, d.err
 }
 
 // Drops decodes a Drops frame.
-func (f *Frame) Drops() (Drops, error) {
+func (f *Frame) Drops() (msg.Drops, error) {
 	if err := f.want(TypeDrops); err != nil {
-		return Drops{}, err
+		return msg.Drops{}, err
 	}
 	d := dec{f: f, p: f.Payload}
-	x := Drops{Events: d.uvarint("events"), Batches: d.uvarint("batches")}
+	x := msg.Drops{Events: d.uvarint("events"), Batches: d.uvarint("batches")}
 	return x, d.err
 }
 
 // Meta decodes a Meta frame.
-func (f *Frame) Meta() ([]KV, error) {
+func (f *Frame) Meta() ([]msg.KV, error) {
 	if err := f.want(TypeMeta); err != nil {
 		return nil, err
 	}
@@ -432,12 +433,12 @@ func (f *Frame) Meta() ([]KV, error) {
 }
 
 // Bye decodes a Bye frame.
-func (f *Frame) Bye() (Bye, error) {
+func (f *Frame) Bye() (msg.Bye, error) {
 	if err := f.want(TypeBye); err != nil {
-		return Bye{}, err
+		return msg.Bye{}, err
 	}
 	d := dec{f: f, p: f.Payload}
-	y := Bye{Reason: d.str("reason"), ExitCode: d.varint("exit_code")}
+	y := msg.Bye{Reason: d.str("reason"), ExitCode: d.varint("exit_code")}
 	return y, d.err
 }
 

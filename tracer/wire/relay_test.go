@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // Two batches from a tracer whose table is ["", "a", "b", "c"]: the first
@@ -17,7 +18,7 @@ import (
 func TestRelay(t *testing.T) {
 	client, server := net.Pipe()
 	s := NewAsyncSender(client, 1<<10)
-	s.Hello(&Hello{Source: "test"})
+	s.Hello(&msg.Hello{Source: "test"})
 	r := NewRelay(s, 2)
 	if r.Known() != 1 {
 		t.Fatalf("Known() = %d before any name, want 1", r.Known())
@@ -66,7 +67,7 @@ func TestRelay(t *testing.T) {
 			}
 		}
 	}()
-	if err := s.Close(Bye{}, 5*time.Second); err != nil {
+	if err := s.Close(msg.Bye{}, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // randomEvents returns n events with every field exercised: negative ids,
@@ -70,7 +71,7 @@ func TestRoundTripEveryFrameType(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	hello := Hello{
+	hello := msg.Hello{
 		Source: "cupti", PID: 12345, Rank: 3, World: 8, Host: "node7", Device: "NVIDIA H200 (sm_90)",
 		ClockOffsetNs: -1_700_000_000_123_456_789, StartNs: 1_764_000_000_000_000_001,
 		Cmdline: []string{"python3", "train.py", "--lr=3e-4", ""},
@@ -103,24 +104,24 @@ func TestRoundTripEveryFrameType(t *testing.T) {
 	if err := w.Counters(cs); err != nil {
 		t.Fatal(err)
 	}
-	ctl := Control{Op: ControlAck, Seq: 77, Key: "attention", Value: "fused",
-		Flags: []KV{{Key: "attention", Value: "fused"}, {Key: "qkv", Value: "separate"}}, Tracing: true, Step: 41, Err: ""}
-	ctl2 := Control{Op: ControlSet, Seq: 78, Key: "scan", Value: "sklansky", Step: -1, Err: "x"}
+	ctl := msg.Control{Op: msg.ControlAck, Seq: 77, Key: "attention", Value: "fused",
+		Flags: []msg.KV{{Key: "attention", Value: "fused"}, {Key: "qkv", Value: "separate"}}, Tracing: true, Step: 41, Err: ""}
+	ctl2 := msg.Control{Op: msg.ControlSet, Seq: 78, Key: "scan", Value: "sklansky", Step: -1, Err: "x"}
 	if err := w.Control(&ctl); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Control(&ctl2); err != nil {
 		t.Fatal(err)
 	}
-	drops := Drops{Events: 1 << 40, Batches: 3}
+	drops := msg.Drops{Events: 1 << 40, Batches: 3}
 	if err := w.Drops(drops); err != nil {
 		t.Fatal(err)
 	}
-	meta := []KV{{Key: "cwd", Value: "/home/u"}, {Key: "git", Value: "abc123+dirty"}, {Key: "", Value: ""}}
+	meta := []msg.KV{{Key: "cwd", Value: "/home/u"}, {Key: "git", Value: "abc123+dirty"}, {Key: "", Value: ""}}
 	if err := w.Meta(meta); err != nil {
 		t.Fatal(err)
 	}
-	bye := Bye{Reason: "exit", ExitCode: -9}
+	bye := msg.Bye{Reason: "exit", ExitCode: -9}
 	if err := w.Bye(bye); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestRoundTripEveryFrameType(t *testing.T) {
 			t.Fatalf("counter %d: %+v want %+v", i, gotCs[i], cs[i])
 		}
 	}
-	for i, want := range []Control{ctl, ctl2} {
+	for i, want := range []msg.Control{ctl, ctl2} {
 		c, err := fs[4+i].Control()
 		if err != nil || !reflect.DeepEqual(c, want) {
 			t.Fatalf("control %+v %v, want %+v", c, err, want)
@@ -234,7 +235,7 @@ func TestLargeBatchSplitsFrames(t *testing.T) {
 func TestVersionAndMagic(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	w.Bye(Bye{})
+	w.Bye(msg.Bye{})
 	b := buf.Bytes()
 	b[4] = 2 // major 2
 	_, err := NewReader(bytes.NewReader(b)).Next()
@@ -266,7 +267,7 @@ func TestTruncatedAndCorrupt(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
 	var ends []int // stream offset after each frame
-	w.Hello(&Hello{Source: "gotrace", PID: 1})
+	w.Hello(&msg.Hello{Source: "gotrace", PID: 1})
 	ends = append(ends, buf.Len())
 	for i := range 5 {
 		w.Name("k" + string(rune('a'+i)))

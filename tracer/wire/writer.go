@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // maxEventsPerFrame bounds an Events frame: an event encodes to at most
@@ -52,7 +53,7 @@ func (w *Writer) WriteFrame(t Type, flags uint8, payload []byte) error {
 }
 
 // Hello writes a Hello frame (with w.Flags).
-func (w *Writer) Hello(h *Hello) error {
+func (w *Writer) Hello(h *msg.Hello) error {
 	w.scratch = AppendHello(w.scratch[:0], h)
 	return w.frame(TypeHello, w.Flags, w.scratch)
 }
@@ -131,13 +132,13 @@ func (w *Writer) Counters(cs []tracer.Counter) error {
 }
 
 // Drops writes a Drops frame (cumulative counts).
-func (w *Writer) Drops(d Drops) error {
+func (w *Writer) Drops(d msg.Drops) error {
 	w.scratch = AppendDrops(w.scratch[:0], d)
 	return w.frame(TypeDrops, 0, w.scratch)
 }
 
 // Control writes a Control frame.
-func (w *Writer) Control(c *Control) error {
+func (w *Writer) Control(c *msg.Control) error {
 	w.scratch = AppendControl(w.scratch[:0], c)
 	return w.frame(TypeControl, 0, w.scratch)
 }
@@ -145,7 +146,7 @@ func (w *Writer) Control(c *Control) error {
 // Controls writes several Control frames with one Write, so that a
 // receiver reading the stream gets them together (a flag switch of
 // several keys is applied at one step boundary, not split over two).
-func (w *Writer) Controls(cs []Control) error {
+func (w *Writer) Controls(cs []msg.Control) error {
 	w.buf = w.buf[:0]
 	if !w.started {
 		w.buf = AppendPreamble(w.buf)
@@ -161,13 +162,13 @@ func (w *Writer) Controls(cs []Control) error {
 }
 
 // Meta writes a Meta frame.
-func (w *Writer) Meta(kv []KV) error {
+func (w *Writer) Meta(kv []msg.KV) error {
 	w.scratch = AppendMeta(w.scratch[:0], kv)
 	return w.frame(TypeMeta, 0, w.scratch)
 }
 
 // Bye writes a Bye frame.
-func (w *Writer) Bye(y Bye) error {
+func (w *Writer) Bye(y msg.Bye) error {
 	w.scratch = AppendBye(w.scratch[:0], y)
 	return w.frame(TypeBye, 0, w.scratch)
 }

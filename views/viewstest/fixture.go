@@ -116,7 +116,7 @@ func Snapshot() *attrib.Snapshot {
 	s.Totals.TransferCount = 140
 	s.Totals.TransferNs = 40_000_000
 	s.Totals.GPUTotalNs = total + 40_000_000
-	s.Totals.BusyNs = 940_000_000
+	s.Totals.GPUBusyNs = 940_000_000
 	s.Totals.KernelBusyNs = 910_000_000 // invented: the copies add 30 ms of busy time
 	s.Totals.SpanNs = 1_250_000_000
 	for _, k := range cats {

@@ -44,6 +44,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/pump"
 	"github.com/rlktop/rlktop/tracer/steps"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 func main() {}
@@ -120,8 +121,8 @@ func subscriberState(i *C.rlk_info) string {
 	return "not taken"
 }
 
-func infoMeta(i *C.rlk_info) []wire.KV {
-	kv := []wire.KV{
+func infoMeta(i *C.rlk_info) []msg.KV {
+	kv := []msg.KV{
 		{Key: "cupti.path", Value: C.GoString(&i.cupti_path[0])},
 		{Key: "cupti.found_by", Value: C.GoString(&i.how[0])},
 		{Key: "cupti.version", Value: strconv.Itoa(int(i.cupti_version))},
@@ -132,17 +133,17 @@ func infoMeta(i *C.rlk_info) []wire.KV {
 		{Key: "cupti.max_buffers", Value: strconv.Itoa(int(i.max_buffers))},
 	}
 	if i.activity_result != 0 {
-		kv = append(kv, wire.KV{Key: "cupti.activity_warning", Value: "some activity kinds could not be enabled (CUptiResult " + strconv.Itoa(int(i.activity_result)) + ")"})
+		kv = append(kv, msg.KV{Key: "cupti.activity_warning", Value: "some activity kinds could not be enabled (CUptiResult " + strconv.Itoa(int(i.activity_result)) + ")"})
 	}
 	if e := C.GoString(&i.error[0]); e != "" {
-		kv = append(kv, wire.KV{Key: "cupti.error", Value: e})
+		kv = append(kv, msg.KV{Key: "cupti.error", Value: e})
 	}
 	return kv
 }
 
-func counterMeta(c *C.rlk_counters, st cupti.Stats) []wire.KV {
+func counterMeta(c *C.rlk_counters, st cupti.Stats) []msg.KV {
 	u := func(v C.uint64_t) string { return strconv.FormatUint(uint64(v), 10) }
-	return []wire.KV{
+	return []msg.KV{
 		{Key: "cupti.dropped_records", Value: u(c.cupti_dropped)},
 		{Key: "cupti.ring_dropped_records", Value: u(c.ring_dropped)},
 		{Key: "cupti.null_buffers", Value: u(c.null_buffers)},
@@ -220,7 +221,7 @@ func (src *source) TakeMemory() []tracer.MemEvent {
 
 func (src *source) Name(id tracer.StrID) string { return src.dec.Strings().Get(id) }
 
-func (src *source) Counters(force bool) []wire.KV {
+func (src *source) Counters(force bool) []msg.KV {
 	if src.b.counters == src.last && !force {
 		return nil
 	}
@@ -228,7 +229,7 @@ func (src *source) Counters(force bool) []wire.KV {
 	return counterMeta(&src.b.counters, src.dec.Stats())
 }
 
-func (src *source) Info() ([]wire.KV, bool) {
+func (src *source) Info() ([]msg.KV, bool) {
 	i := info()
 	return infoMeta(&i), i.tracing != 0
 }

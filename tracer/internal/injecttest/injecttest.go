@@ -18,6 +18,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // Row is one event in comparable form: the kind as tracer.Kind.String
@@ -33,12 +34,12 @@ type Row struct {
 // Received is what the test, acting as rlktop, read from one connection.
 // Meta keeps the last value of each key.
 type Received struct {
-	Hello  wire.Hello
+	Hello  msg.Hello
 	Events []Row
 	Meta   map[string]string
-	Drops  wire.Drops
-	Bye    *wire.Bye
-	Acks   []wire.Control
+	Drops  msg.Drops
+	Bye    *msg.Bye
+	Acks   []msg.Control
 	Memory []tracer.MemEvent // Memory frames' allocations and frees
 	Err    error             // a read or decoding error; nil at a clean end (EOF)
 }
@@ -71,7 +72,7 @@ func ReadConn(conn net.Conn, onFrame func(*Received, net.Conn)) Received {
 				r.Events = append(r.Events, Row{e.Kind.String(), names[uint32(e.Name)], e.Start, e.Dur, e.Corr, e.TID, e.Device, e.Stream, e.Value})
 			}
 		case wire.TypeMeta:
-			var kv []wire.KV
+			var kv []msg.KV
 			kv, err = f.Meta()
 			for _, p := range kv {
 				r.Meta[p.Key] = p.Value
@@ -79,11 +80,11 @@ func ReadConn(conn net.Conn, onFrame func(*Received, net.Conn)) Received {
 		case wire.TypeDrops:
 			r.Drops, err = f.Drops()
 		case wire.TypeBye:
-			var b wire.Bye
+			var b msg.Bye
 			b, err = f.Bye()
 			r.Bye = &b
 		case wire.TypeControl:
-			var c wire.Control
+			var c msg.Control
 			c, err = f.Control()
 			r.Acks = append(r.Acks, c)
 		case wire.TypeMemory:

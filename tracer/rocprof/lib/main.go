@@ -42,6 +42,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/pump"
 	"github.com/rlktop/rlktop/tracer/rocprof"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 func main() {}
@@ -77,8 +78,8 @@ func sdkVersion(v uint32) string {
 	return fmt.Sprintf("%d.%d.%d", v/10000, v/100%100, v%100)
 }
 
-func infoMeta(i *C.rlkroc_info) []wire.KV {
-	kv := []wire.KV{
+func infoMeta(i *C.rlkroc_info) []msg.KV {
+	kv := []msg.KV{
 		{Key: "rocprof.sdk_version", Value: sdkVersion(uint32(i.sdk_version))},
 		{Key: "rocprof.runtime_version", Value: C.GoString(&i.runtime_version[0])},
 		{Key: "rocprof.abi_pinned", Value: rocprof.SDKVersion},
@@ -89,15 +90,15 @@ func infoMeta(i *C.rlkroc_info) []wire.KV {
 		{Key: "rocprof.ring_chunks", Value: strconv.Itoa(int(i.ring_cap))},
 	}
 	if e := C.GoString(&i.error[0]); e != "" {
-		kv = append(kv, wire.KV{Key: "rocprof.error", Value: e})
+		kv = append(kv, msg.KV{Key: "rocprof.error", Value: e})
 	}
 	return kv
 }
 
-func counterMeta(c *C.rlkroc_counters, d *rocprof.Decoder) []wire.KV {
+func counterMeta(c *C.rlkroc_counters, d *rocprof.Decoder) []msg.KV {
 	u := func(v C.uint64_t) string { return strconv.FormatUint(uint64(v), 10) }
 	st := d.Stats()
-	kv := []wire.KV{
+	kv := []msg.KV{
 		{Key: "rocprof.dropped_records", Value: u(c.sdk_dropped)},
 		{Key: "rocprof.ring_dropped_records", Value: u(c.ring_dropped)},
 		{Key: "rocprof.truncated_records", Value: u(c.truncated)},
@@ -114,7 +115,7 @@ func counterMeta(c *C.rlkroc_counters, d *rocprof.Decoder) []wire.KV {
 		agents = append(agents, fmt.Sprintf("%d=%#x", o, h))
 	}
 	if len(agents) > 0 {
-		kv = append(kv, wire.KV{Key: "rocprof.agents", Value: strings.Join(agents, ",")})
+		kv = append(kv, msg.KV{Key: "rocprof.agents", Value: strings.Join(agents, ",")})
 	}
 	return kv
 }
@@ -191,7 +192,7 @@ func (src *source) Name(id tracer.StrID) string { return src.dec.Name(id) }
 // previous call (pump.MemorySource).
 func (src *source) TakeMemory() []tracer.MemEvent { return src.dec.TakeMemory() }
 
-func (src *source) Counters(force bool) []wire.KV {
+func (src *source) Counters(force bool) []msg.KV {
 	if src.b.counters == src.last && !force {
 		return nil
 	}
@@ -199,7 +200,7 @@ func (src *source) Counters(force bool) []wire.KV {
 	return counterMeta(&src.b.counters, src.dec)
 }
 
-func (src *source) Info() ([]wire.KV, bool) {
+func (src *source) Info() ([]msg.KV, bool) {
 	i := info()
 	return infoMeta(&i), i.tracing != 0
 }

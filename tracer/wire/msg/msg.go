@@ -3,8 +3,7 @@
 // Bye and key/value pairs — with no codec and no transport, so packages
 // that only read them (tracer/livestate, and through it views, tui and
 // report) need not import tracer/wire and its net and crypto dependencies.
-// tracer/wire re-exports every name (wire.Hello = msg.Hello) and encodes
-// and decodes them (FORMAT.md).
+// tracer/wire encodes and decodes them (FORMAT.md).
 package msg
 
 import "github.com/rlktop/rlktop/tracer"
