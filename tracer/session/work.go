@@ -15,7 +15,9 @@ import (
 // kernels and launch calls on that library's connection, and its operators
 // with their shapes only in the Python agent's torch.profiler windows, on
 // the agent's connection, after the window's last step. A kernel of the
-// tracer's stream of such a process (one whose agent has sent a window)
+// tracer's stream of such a process (one whose agent has sent a window
+// with shapes: the first window's kernels are not held, none being known
+// to come)
 // therefore waits here, after linking and before it is aggregated, until
 // the window covering its launch arrives: it then takes the work of the
 // innermost modelled operator open at its launch on its launching thread
@@ -346,10 +348,10 @@ func (s *Session) windowArrived(pid int32, w *modelWindow) {
 		p = &workProc{tids: map[int32]int32{}}
 		h.procs[pid] = p
 	}
-	p.windowed = true
+	// A window without shapes (RLKTOP_KINETO_SHAPES=0) has nothing to
+	// model against: kernels stop waiting for windows until one has.
+	p.windowed = w != nil
 	if w == nil {
-		// A window without shapes (RLKTOP_KINETO_SHAPES=0): nothing to
-		// model against; what waits goes on unmodelled.
 		s.deliver(s.releaseUnmodelled(p.held))
 		p.held = p.held[:0]
 		p.last = nil
