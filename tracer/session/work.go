@@ -17,8 +17,7 @@ import (
 // the agent's connection, after the window's last step. A kernel of the
 // tracer's stream of such a process (one whose agent has sent a window
 // with shapes: the first window's kernels are not held, none being known
-// to come)
-// therefore waits here, after linking and before it is aggregated, until
+// to come) therefore waits here, after linking and before it is aggregated, until
 // the window covering its launch arrives: it then takes the work of the
 // innermost modelled operator open at its launch on its launching thread
 // (opmodel.Model.Assign over the window's calls, the rule a Kineto file
