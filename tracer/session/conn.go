@@ -124,8 +124,10 @@ func (s *Session) AddConn(rw io.ReadWriteCloser) {
 		}
 		if c.hellos > 1 {
 			s.link.flush(0) // a replayed recording: several processes
+			s.releaseWork(0)
 		} else {
 			s.link.flush(c.pid)
+			s.releaseWork(c.pid)
 		}
 		if c.hellos > 1 {
 			s.resolveMemory(-1, true) // memory.go

@@ -276,6 +276,23 @@ func (l *linker) resolve(th *thread, e *tracer.Event, t int64) {
 	e.Ctx = l.run.ctx
 }
 
+// launchOf returns the launch point of linked GPU event e: its launch
+// call's thread and start by correlation id while the process's ring holds
+// it, else e's own thread and start; ok is false when neither is known.
+func (l *linker) launchOf(e *tracer.Event) (tid int32, t int64, ok bool) {
+	if e.Corr != 0 {
+		if p := l.procs[e.PID]; p != nil {
+			if tid, t, ok := p.corr.get(e.Corr); ok {
+				return tid, t, true
+			}
+		}
+	}
+	if e.TID >= 0 {
+		return e.TID, e.Start, true
+	}
+	return 0, 0, false
+}
+
 func (l *linker) thread(k tkey) *thread {
 	if th := l.lastT; th != nil && th.k == k {
 		return th

@@ -134,9 +134,10 @@ type Session struct {
 	version   uint64 // bumped on every change
 	// refusedSeen: the --listen refusals the last Snapshot saw.
 	refusedSeen uint64
-	windows     int      // trace files (agent windows) merged
-	mem         memState // allocations and frees (memory.go)
-	py          *pyKeep  // Python stack samples (pysamples.go)
+	windows     int       // trace files (agent windows) merged
+	work        *workHold // kernels of a GPU tracer waiting for their window's work (work.go)
+	mem         memState  // allocations and frees (memory.go)
+	py          *pyKeep   // Python stack samples (pysamples.go)
 
 	snapMu   sync.Mutex // Snapshot runs one at a time, mostly outside mu
 	cache    *livestate.State
@@ -197,6 +198,7 @@ func New(opts Options) *Session {
 	// A live session runs for hours: bound the cumulative aggregate's memory.
 	s.cum.SetPercentileCap(max(opts.PercentileCap, 0))
 	s.cum.SetBusySeal(max(opts.BusySealNs, 0))
+	s.work = newWorkHold()
 	s.link = newLinker(s.strs, s.resolved)
 	s.wg.Add(1)
 	go s.ticker()
@@ -213,15 +215,27 @@ func (s *Session) ticker() {
 			return
 		case <-t.C:
 			s.mu.Lock()
-			s.link.tick(s.opts.Now().UnixNano(), int64(s.opts.LinkDelay))
+			now := s.opts.Now().UnixNano()
+			s.link.tick(now, int64(s.opts.LinkDelay))
+			s.expireWork(now)
 			s.mu.Unlock()
 		}
 	}
 }
 
 // resolved receives a batch of linked GPU events from the linker (s.mu
-// held).
+// held); kernels that wait for a window's work (work.go) go on later.
 func (s *Session) resolved(evs []tracer.Event) {
+	if evs = s.holdKernels(evs); len(evs) > 0 {
+		s.deliver(evs)
+	}
+}
+
+// deliver aggregates linked GPU events (s.mu held).
+func (s *Session) deliver(evs []tracer.Event) {
+	if len(evs) == 0 {
+		return
+	}
 	s.cum.AddEvents(evs, s.strs, s.link.contexts)
 	ctxs := s.link.contexts
 	for i := range evs {

@@ -129,6 +129,11 @@ func (s *Session) importTraceFile(c *conn, tf wire.TraceFile) {
 		e.PID = c.pid
 	}
 	s.ingest(c, evs)
+	if vendor {
+		// The GPU tracer's kernels launched in this window take its
+		// operators' work (work.go).
+		s.windowArrived(c.pid, newModelWindow(tr, evs, s.opts.Now().UnixNano()))
+	}
 	mem := tr.Memory
 	for i := range mem {
 		mem[i].TS += base
