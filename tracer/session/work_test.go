@@ -11,6 +11,7 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/wire"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // A process traced by the CUPTI library (kernels and launch calls on its
@@ -54,7 +55,7 @@ func TestCUPTIKernelsTakeWindowShapes(t *testing.T) {
 	go func() {
 		// The CUPTI library's stream: hello, then what the test hands it.
 		defer close(cuDone)
-		cw.Hello(&wire.Hello{Source: "cupti", PID: 7})
+		cw.Hello(&msg.Hello{Source: "cupti", PID: 7})
 		cw.Flush()
 		evs := <-send
 		for i := range evs {
@@ -76,7 +77,7 @@ func TestCUPTIKernelsTakeWindowShapes(t *testing.T) {
 	defer close(agent)
 	go func() {
 		// The agent's stream: hello, window A, then what the test asks.
-		aw.Hello(&wire.Hello{Source: "pyagent", PID: 7})
+		aw.Hello(&msg.Hello{Source: "pyagent", PID: 7})
 		aw.WriteFrame(wire.TypeTraceFile, 0, traceFileFrame("kineto", winA, 2, 3))
 		aw.Flush()
 		for f := range agent {
