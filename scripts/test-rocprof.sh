@@ -16,5 +16,5 @@ go vet -tags rocm ./tracer/rocprof/...
 echo "== build the tool library"
 scripts/build-rocprof.sh
 echo "== tests"
-go test -count=1 -v -run 'ABI|Decode|EndToEnd|Declines|RingFull|PauseResume|Nobody|Fork' ./tracer/rocprof/ 2>&1 |
+go test -count=1 -v -run 'ABI|Decode|EndToEnd|Declines|RingFull|PauseResume|LateSocket|Nobody|Fork' ./tracer/rocprof/ 2>&1 |
 	grep -E '^(--- |ok|FAIL|\s+e2e_test)'

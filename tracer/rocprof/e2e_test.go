@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/internal/injecttest"
 	"github.com/rlktop/rlktop/tracer/wire"
 	"github.com/rlktop/rlktop/tracer/wire/msg"
@@ -93,6 +94,14 @@ func runHostHook(t *testing.T, listen bool, onFrame func(*injecttest.Received, n
 		cmd.Env = kept
 	}
 	cmd.Env = append(cmd.Env, env...)
+	if lateSocket(env) {
+		// The host sets RLKTOP_SOCKET itself, just before loading the tool.
+		for i, kv := range cmd.Env {
+			if strings.HasPrefix(kv, wire.EnvSocket+"=") {
+				cmd.Env[i] = "FAKE_LATE_SOCKET=" + strings.TrimPrefix(kv, wire.EnvSocket+"=")
+			}
+		}
+	}
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("host: %v\n%s", err, stderr.String())
 	}
@@ -251,6 +260,40 @@ func TestPauseResume(t *testing.T) {
 	}
 	if len(h.recv.Events) != len(h.manifest) {
 		t.Errorf("received %d events, delivered %d", len(h.recv.Events), len(h.manifest))
+	}
+}
+
+func lateSocket(env []string) bool {
+	for _, kv := range env {
+		if kv == "LATE_SOCKET=1" {
+			return true
+		}
+	}
+	return false
+}
+
+// TestLateSocket: RLKTOP_SOCKET set in C's environment only just before
+// the tool is loaded (as an agent does before loading it into a running
+// process) still reaches the Go side: the tool connects and every
+// dispatch the stand-in placed arrives.
+func TestLateSocket(t *testing.T) {
+	h := runHost(t, true, "LATE_SOCKET=1", "FAKE_DISPATCHES=300")
+	if h.recv.Hello.Source != "rocprof" {
+		t.Fatalf("no hello (the tool did not connect): summary %v, stderr %s", h.summary, h.stderr)
+	}
+	want, got := 0, 0
+	for _, r := range h.manifest {
+		if r.Kind == tracer.KindKernel.String() {
+			want++
+		}
+	}
+	for _, e := range h.recv.Events {
+		if e.Kind == tracer.KindKernel.String() {
+			got++
+		}
+	}
+	if want < 300 || got != want {
+		t.Errorf("kernels: %d placed (want at least the 300 dispatches), %d arrived", want, got)
 	}
 }
 

@@ -41,6 +41,7 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/pump"
 	"github.com/rlktop/rlktop/tracer/rocprof"
+	"github.com/rlktop/rlktop/tracer/steps"
 	"github.com/rlktop/rlktop/tracer/wire"
 	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
@@ -58,7 +59,29 @@ var cfg = pump.Config{
 }
 
 //export rlkrocGoStart
-func rlkrocGoStart() { go drain() }
+func rlkrocGoStart() {
+	liveEnv()
+	go drain()
+}
+
+// liveEnv copies RLKTOP_SOCKET and the step variables from C's getenv into
+// Go's environment where Go's lacks them: a Go runtime in a shared library
+// takes the environment the process started with, so a variable an agent
+// sets just before loading this library late (dlopen into a running
+// process) would reach only C. The same copy as the CUPTI library's.
+func liveEnv() {
+	for _, k := range []string{wire.EnvSocket, steps.EnvStepRange, steps.EnvStepWindow} {
+		if os.Getenv(k) != "" {
+			continue
+		}
+		ck := C.CString(k)
+		v := C.getenv(ck)
+		C.free(unsafe.Pointer(ck))
+		if v != nil {
+			os.Setenv(k, C.GoString(v))
+		}
+	}
+}
 
 func info() C.rlkroc_info {
 	var i C.rlkroc_info

@@ -278,6 +278,10 @@ int main(void) {
 		return 2;
 	}
 	FILE *summary = fopen(spath, "w");
+	/* FAKE_LATE_SOCKET: the socket is set in C's environment only now, just
+	 * before the load, as an agent does before loading the tool late into
+	 * a running process. */
+	if (getenv("FAKE_LATE_SOCKET")) setenv("RLKTOP_SOCKET", getenv("FAKE_LATE_SOCKET"), 1);
 	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		fprintf(stderr, "host: dlopen %s: %s\n", lib, dlerror());
