@@ -2,6 +2,7 @@ package tracefile
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
@@ -24,6 +25,8 @@ type resyncGzip struct {
 	br       *bufio.Reader
 	fr       io.ReadCloser
 	hist     []byte
+	last     []byte // the output of the last Read without error
+	mode     resyncMode
 	crc      uint32
 	size     uint32
 	members  int
@@ -31,7 +34,25 @@ type resyncGzip struct {
 	err      error
 }
 
-func newResyncGzip(br *bufio.Reader) *resyncGzip { return &resyncGzip{br: br} }
+// resyncMode is how resyncGzip restarts the decompressor after damage:
+// its dictionary, the output that restarted deflate data may refer back
+// to. Neither is right for every damage: a damaged block that failed at
+// once gave no output, and the blocks after it refer back across it, so
+// the output before it is off by the block's length (resyncLastBlock
+// stands in the block before it, a recorder's frames being much alike);
+// one that first gave garbage left that in the output (resyncHistory).
+// Open reads with each and keeps the reading with more events.
+type resyncMode uint8
+
+const (
+	resyncNone      resyncMode = iota
+	resyncHistory              // the last 32 KiB of output as it came
+	resyncLastBlock            // that, then the last Read's output again, in place of the damaged block
+)
+
+func newResyncGzip(br *bufio.Reader, mode resyncMode) *resyncGzip {
+	return &resyncGzip{br: br, mode: mode}
+}
 
 // header reads a member's header; io.EOF at a clean end after a member.
 func (z *resyncGzip) header() error {
@@ -86,7 +107,11 @@ func (z *resyncGzip) resync() bool {
 		}
 		last = last<<8 | uint32(c)
 		if last == 0x0000ffff {
-			z.fr = flate.NewReaderDict(z.br, z.hist)
+			dict := z.hist
+			if z.mode == resyncLastBlock && len(z.last) > 0 {
+				dict = append(bytes.Clone(z.hist), z.last...)
+			}
+			z.fr = flate.NewReaderDict(z.br, dict)
 			z.restarts++
 			return true
 		}
@@ -114,6 +139,9 @@ func (z *resyncGzip) Read(p []byte) (int, error) {
 			}
 		}
 		var ce flate.CorruptInputError
+		if err == nil && n > 0 {
+			z.last = append(z.last[:0], p[:n]...)
+		}
 		switch {
 		case err == io.EOF:
 			var tr [8]byte

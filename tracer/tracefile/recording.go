@@ -113,7 +113,12 @@ func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error
 	if damagedFrames > 0 {
 		var re *Error
 		if errors.As(damage, &re) {
-			re.Hint = fmt.Sprintf("the file is damaged: %d damaged frames and %d bytes between frames were skipped; every intact frame before and after them is kept", damagedFrames, skippedBytes)
+			// A repaired header was counted as damage when Next
+			// failed on it, but its frame was read.
+			re.Hint = fmt.Sprintf("the file is damaged: %d damaged frames and %d bytes between frames were skipped; every intact frame before and after them is kept", damagedFrames-dec.Repaired(), skippedBytes)
+			if n := dec.Repaired(); n > 0 {
+				re.Hint += fmt.Sprintf(" (%d of them read with a damaged header, by their payload's CRC-32C)", n)
+			}
 		}
 	}
 	// A recording's Drops frames carry the recorder's total; a raw stream's

@@ -41,9 +41,8 @@ func recorderLike(t *testing.T, frames int) []byte {
 // data changed at 16 places in its first 64 KiB (the recorder flushes
 // after every frame). Every damaged file still gives a trace with an
 // error (a deflate error there kept nothing: a file lost all 3,872
-// intact kernels); at least 5 of the 15 keep all but at most 50 of the
-// 3,000 kernels, the last one included: the reading went on past the
-// damage (deflate restarted at the next flush marker, frames resynced by
+// intact kernels); at least 13 of the 15 keep all but at most 5 of the
+// 3,000 kernels: the reading went on past the damage (deflate restarted at the next flush marker, frames resynced by
 // their CRC-32C). Where the restarted stream refers back into damaged
 // bytes for long, more frames are lost: the rest of those files.
 func TestRecordingDamageCostsItsFrames(t *testing.T) {
@@ -70,12 +69,15 @@ func TestRecordingDamageCostsItsFrames(t *testing.T) {
 				starts[e.Start] = true
 			}
 		}
-		if len(starts) >= frames-50 && starts[1000*(frames-1)] {
+		if len(starts) >= frames-5 {
 			recovered++
 		}
 		t.Logf("byte %d changed: %d of %d kernels kept", off, len(starts), frames)
 	}
-	if recovered < 5 {
-		t.Errorf("%d damaged files kept all but 50 kernels, want at least 5", recovered)
+	// 11 of the 15 did before headers were repaired by their payload's
+	// CRC-32C and the restart could stand the block before in for the
+	// damaged one; 14 do with both.
+	if recovered < 13 {
+		t.Errorf("%d damaged files kept all but 5 kernels, want at least 13", recovered)
 	}
 }

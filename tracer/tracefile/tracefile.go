@@ -98,8 +98,8 @@ type Options struct {
 	// streamed (OpenStream) in parts like one without.
 	NoShapes bool
 
-	stream *kstream // OpenStream's: Kineto events go window by window
-	resync bool     // Open's second reading of a recording with damaged deflate data (resyncGzip)
+	stream *kstream   // OpenStream's: Kineto events go window by window
+	resync resyncMode // Open's further readings of a recording with damaged deflate data (resyncGzip)
 
 	// workers parse a Kineto event array at once (0: one per core for a
 	// large input, kineto_parallel.go; 1: one pass); chunk is their chunk
@@ -154,11 +154,17 @@ func Open(path string, opts Options) (*tracer.Trace, error) {
 		// The deflate data is damaged. A recording's frames carry their
 		// own CRC-32C: read it again past the damage (resyncGzip), and
 		// keep that reading if it is one.
-		if _, serr := f.Seek(0, io.SeekStart); serr == nil {
+		// Each way of restarting the decompressor (resyncMode) keeps
+		// more of some damage; the reading that keeps the most events
+		// is the one returned.
+		for _, mode := range []resyncMode{resyncHistory, resyncLastBlock} {
+			if _, serr := f.Seek(0, io.SeekStart); serr != nil {
+				break
+			}
 			ro := opts
-			ro.resync = true
+			ro.resync = mode
 			if t2, err2 := Read(f, path, size, ro); t2 != nil && t2.Format == "rlktop" && (t == nil || len(t2.Events) > len(t.Events)) {
-				return t2, err2
+				t, err = t2, err2
 			}
 		}
 	}
@@ -206,8 +212,8 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 	var src io.Reader = br
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		var zr io.Reader
-		if opts.resync {
-			zr = newResyncGzip(br)
+		if opts.resync != resyncNone {
+			zr = newResyncGzip(br, opts.resync)
 		} else {
 			gr, zerr := gzip.NewReader(br)
 			if zerr != nil {

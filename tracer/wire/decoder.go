@@ -77,6 +77,10 @@ func (d *Decoder) Offset() int64 { return d.r.Offset() }
 // none is left.
 func (d *Decoder) Resync() (int64, bool) { return d.r.Resync() }
 
+// Repaired is Reader.Repaired: the frames Resync read with their header
+// repaired.
+func (d *Decoder) Repaired() int { return d.r.Repaired() }
+
 // Frames returns how many frames were read whole (checksum and header
 // good) so far, whether or not their payload then decoded.
 func (d *Decoder) Frames() int { return d.frames }

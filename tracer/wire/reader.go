@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math"
 	"slices"
@@ -35,6 +36,26 @@ type Reader struct {
 	off          int64
 	started      bool
 	major, minor uint16
+
+	// The last whole frame, for Resync's header repair: its type, flags
+	// and payload length, the stream offset just after it, and the
+	// largest payload length seen.
+	lastType  Type
+	lastFlags uint8
+	lastLen   int
+	lastEnd   int64
+	maxLen    int
+	pending   *repairedHeader // set by Resync: the header Next uses at r.off
+	repaired  int
+}
+
+// repairedHeader is a damaged frame header Resync rebuilt from its
+// payload: the payload length whose CRC-32C matches the header's
+// checksum field, and the type and flags it is taken to have.
+type repairedHeader struct {
+	typ   Type
+	flags uint8
+	n     int
 }
 
 // MaxInFlight bounds the memory (bytes) every Reader of the process
@@ -92,6 +113,9 @@ func (r *Reader) Offset() int64 { return r.off }
 // allocation.
 func (r *Reader) Next() (Frame, error) {
 	r.release() // the previous large payload is no longer valid
+	if r.pending != nil {
+		return r.nextRepaired()
+	}
 	if !r.started {
 		if err := r.preamble(); err != nil {
 			return Frame{}, err
@@ -167,20 +191,122 @@ func (r *Reader) Next() (Frame, error) {
 		return Frame{}, err
 	}
 	r.off += HeaderSize + int64(n)
+	r.whole(f.Type, f.Flags, int(n))
 	return f, nil
+}
+
+// whole notes a frame read whole, for Resync's header repair.
+func (r *Reader) whole(t Type, flags uint8, n int) {
+	r.lastType, r.lastFlags, r.lastLen, r.lastEnd = t, flags, n, r.off
+	r.maxLen = max(r.maxLen, n)
+}
+
+// Repaired returns how many frames Resync read by their payload's
+// CRC-32C where their header's other fields were damaged.
+func (r *Reader) Repaired() int { return r.repaired }
+
+// nextRepaired returns the frame at r.off whose header Resync repaired.
+func (r *Reader) nextRepaired() (Frame, error) {
+	h := r.pending
+	r.pending = nil
+	p, err := r.br.Peek(HeaderSize + h.n)
+	if err != nil {
+		return Frame{}, &FormatError{Offset: r.off, Frame: h.typ, Msg: "repaired frame no longer buffered", Err: ErrCorrupt}
+	}
+	f := Frame{Type: h.typ, Flags: h.flags, Offset: r.off, Payload: p[HeaderSize:]}
+	r.br.Discard(HeaderSize + h.n)
+	r.off += HeaderSize + int64(h.n)
+	r.repaired++
+	r.whole(f.Type, f.Flags, h.n)
+	return f, nil
+}
+
+// repairHeader looks at r.off, just after the last whole frame, for a
+// frame whose header is damaged (sync bytes, type, flags or length) but
+// whose payload and checksum field are not. That is how a recording's
+// deflate damage usually spreads: the compressor copies each header's
+// constant bytes from the previous frame, so one wrong byte there is
+// copied into every later header while the payloads, new data written as
+// literals, stay intact. The payload length is the one whose CRC-32C
+// matches the checksum field: the last frame's length first, then the
+// header's own, then every length up to twice the largest payload seen
+// (plus 64 bytes) that the read buffer holds; at a whole number of
+// last-frame lengths after it (Resync's scan passing over frames of one
+// length whose checksum field is damaged too) the last length only.
+// A wrong match is a
+// 2^-32 chance per length tried, and its payload must still decode as
+// its type. The type and flags are the header's where its sync bytes are
+// intact, else the last frame's.
+func (r *Reader) repairHeader() bool {
+	if r.lastEnd == 0 {
+		return false
+	}
+	stride := int64(HeaderSize + r.lastLen)
+	if r.off < r.lastEnd || (r.off-r.lastEnd)%stride != 0 {
+		return false
+	}
+	// Past the frame after the last whole one only the last length is
+	// tried (frames of one length, and their headers damaged alike).
+	full := r.off == r.lastEnd
+	hdr, err := r.br.Peek(HeaderSize)
+	if err != nil || len(hdr) < HeaderSize {
+		return false
+	}
+	sum := binary.LittleEndian.Uint32(hdr[8:])
+	limit := min(2*r.maxLen+64, r.br.Size()-HeaderSize, MaxPayload)
+	buf, _ := r.br.Peek(HeaderSize + limit)
+	if len(buf) <= HeaderSize {
+		return false
+	}
+	p := buf[HeaderSize:]
+	n := -1
+	hn := int(binary.LittleEndian.Uint32(hdr[4:]))
+	switch {
+	case r.lastLen <= len(p) && Checksum(p[:r.lastLen]) == sum:
+		n = r.lastLen
+	case !full:
+	case hn <= len(p) && Checksum(p[:hn]) == sum:
+		n = hn
+	default:
+		c := uint32(0)
+		for i := 0; i <= len(p); i++ {
+			if c == sum {
+				n = i
+				break
+			}
+			if i < len(p) {
+				c = crc32.Update(c, castagnoli, p[i:i+1])
+			}
+		}
+	}
+	if n < 0 {
+		return false
+	}
+	h := &repairedHeader{typ: r.lastType, flags: r.lastFlags, n: n}
+	if hdr[2] == headerSync[0] && hdr[3] == headerSync[1] && hdr[0] >= byte(TypeHello) && hdr[0] <= byte(TypeTraceFile) {
+		h.typ, h.flags = Type(hdr[0]), hdr[1]
+	}
+	r.pending = h
+	return true
 }
 
 // Resync skips to the next place in the stream that holds a whole frame
 // (sync bytes, a known type, a length within MaxPayload and, for a
 // payload the read buffer holds, a matching CRC-32C), after a Next that
 // failed with ErrCorrupt, so that damage costs the frames it touched
-// only. It returns the bytes skipped, and false at the end of the stream
-// with no frame found (or before the preamble was read).
+// only; where the damage is in the header just after the last whole
+// frame and its payload is intact, that frame is read with its header
+// repaired (repairHeader). It returns the bytes skipped, and false at
+// the end of the stream with no frame found (or before the preamble was
+// read).
 func (r *Reader) Resync() (int64, bool) {
 	if !r.started {
 		return 0, false
 	}
 	r.release()
+	if r.repairHeader() {
+		return 0, true
+	}
 	var skipped int64
 	for {
 		hdr, err := r.br.Peek(HeaderSize)
@@ -195,6 +321,9 @@ func (r *Reader) Resync() (int64, bool) {
 			if p, err := r.br.Peek(HeaderSize + int(n)); err == nil && Checksum(p[HeaderSize:]) == binary.LittleEndian.Uint32(hdr[8:]) {
 				return skipped, true
 			}
+		}
+		if skipped > 0 && r.repairHeader() {
+			return skipped, true
 		}
 		r.br.Discard(1)
 		r.off++
