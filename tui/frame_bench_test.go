@@ -29,15 +29,30 @@ func liveSnapshots(n int) [2]*attrib.Snapshot {
 	return [2]*attrib.Snapshot{a, &b}
 }
 
+// pythonSnapshots are liveSnapshots(n) of a Python run: each with a
+// profile of n functions of its own (the session builds a new one per
+// snapshot), the second's counts moved as its kernels are.
+func pythonSnapshots(n int) [2]*attrib.Snapshot {
+	s := liveSnapshots(n)
+	a, b := *s[0], *s[1]
+	a.Python, b.Python = viewstest.BigPython(n, false), viewstest.BigPython(n, true)
+	return [2]*attrib.Snapshot{&a, &b}
+}
+
 // BenchmarkFrame is one live tick at 200×50 with each view focused: a new
 // snapshot (and timeline) routed to every view, then a whole frame, at
-// 2k, 20k and 100k kernel rows (timeline ops). The budget is 2 ms at 2k
+// 2k, 20k and 100k kernel rows (timeline ops; Python functions for the
+// Python view, whose snapshots reach every other view too). The budget is 2 ms at 2k
 // and 16 ms (one frame at 60 Hz) at 100k.
 func BenchmarkFrame(b *testing.B) {
 	for _, n := range []int{2_000, 20_000, 100_000} {
-		snaps := liveSnapshots(n)
+		plain, python := liveSnapshots(n), pythonSnapshots(n)
 		tl := viewstest.BigTimeline(n)
-		for _, view := range []string{"Kernels", "Timeline", "Categories", "Stages", "Steps", "Findings", "Roofline", "Memory"} {
+		for _, view := range []string{"Kernels", "Timeline", "Categories", "Stages", "Steps", "Findings", "Roofline", "Memory", "Python"} {
+			snaps := plain
+			if view == "Python" {
+				snaps = python
+			}
 			b.Run(fmt.Sprintf("%s/%dk", view, n/1000), func(b *testing.B) {
 				st := views.DefaultStyles()
 				m := tui.New(tui.Options{Styles: &st, Snapshot: snaps[0], Timeline: tl})

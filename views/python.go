@@ -134,13 +134,16 @@ func (p *Python) rebuild() {
 		return
 	}
 	stage := p.stages[p.stage]
-	root := p.prof.Tree(stage)
-	p.scope = root.Total
 	if !p.tree {
+		// The table needs no tree: building one per snapshot was a third
+		// of a frame at 100k functions.
+		p.scope = p.prof.Scope(stage)
 		p.funcs = p.prof.Functions(stage)
 		p.list.setLen(len(p.funcs))
 		return
 	}
+	root := p.prof.Tree(stage)
+	p.scope = root.Total
 	var walk func(n *attrib.PyNode, depth int, path string)
 	walk = func(n *attrib.PyNode, depth int, path string) {
 		for _, c := range n.Children {

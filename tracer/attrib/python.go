@@ -369,10 +369,21 @@ func (p *PyProfile) Functions(stage string) []PyFuncRow {
 	if si == -2 {
 		return nil
 	}
-	rows := map[int32]*PyFuncRow{}
+	// Function indexes are dense, so slices indexed by function stand in
+	// for maps: at 100k functions the maps and the sort of whole rows
+	// were most of a live frame.
+	at := make([]int32, len(p.Funcs))   // 1 + the function's index in rows; 0 none yet
+	seen := make([]int32, len(p.Funcs)) // 1 + the last cell counting the function's Total
+	rows := make([]PyFuncRow, 0, len(p.Funcs))
+	row := func(f int32) *PyFuncRow {
+		if at[f] == 0 {
+			rows = append(rows, PyFuncRow{PyFunc: p.Funcs[f], Stage: stage})
+			at[f] = int32(len(rows))
+		}
+		return &rows[at[f]-1]
+	}
 	var scope int64
-	seen := map[int32]bool{}
-	for _, c := range p.Cells {
+	for ci, c := range p.Cells {
 		if si >= 0 && c.Stage != si {
 			continue
 		}
@@ -381,41 +392,65 @@ func (p *PyProfile) Functions(stage string) []PyFuncRow {
 		if len(st) == 0 {
 			continue
 		}
-		row := func(f int32) *PyFuncRow {
-			r := rows[f]
-			if r == nil {
-				r = &PyFuncRow{PyFunc: p.Funcs[f], Stage: stage}
-				rows[f] = r
-			}
-			return r
-		}
 		leaf := row(st[len(st)-1])
 		leaf.Self += c.Samples
 		leaf.SelfNs += c.WeightNs
 		leaf.States[c.State] += c.Samples
-		clear(seen)
 		for _, f := range st {
-			if seen[f] {
-				continue
+			if seen[f] == int32(ci+1) {
+				continue // recursion: once per sample
 			}
-			seen[f] = true
+			seen[f] = int32(ci + 1)
 			r := row(f)
 			r.Total += c.Samples
 			r.TotalNs += c.WeightNs
 		}
 	}
-	out := make([]PyFuncRow, 0, len(rows))
-	for _, r := range rows {
+	order := make([]int32, len(rows))
+	for i := range rows {
+		r := &rows[i]
 		if scope > 0 {
 			r.SelfShare = float64(r.Self) / float64(scope)
 			r.Share = float64(r.Total) / float64(scope)
 		}
-		out = append(out, *r)
+		order[i] = int32(i)
 	}
-	slices.SortFunc(out, func(a, b PyFuncRow) int {
-		return cmp.Or(cmp.Compare(b.Self, a.Self), cmp.Compare(b.Total, a.Total), cmp.Compare(a.Function, b.Function), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+	// Indexes are sorted, not the rows (160 bytes each), and the names
+	// are compared only on ties of the counts.
+	slices.SortFunc(order, func(i, j int32) int {
+		a, b := &rows[i], &rows[j]
+		if c := cmp.Compare(b.Self, a.Self); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.Total, a.Total); c != 0 {
+			return c
+		}
+		return cmp.Or(cmp.Compare(a.Function, b.Function), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
+	out := make([]PyFuncRow, len(rows))
+	for i, k := range order {
+		out[i] = rows[k]
+	}
 	return out
+}
+
+// Scope returns the samples of stage ("" = every stage): Tree(stage)'s
+// root Total without building the tree.
+func (p *PyProfile) Scope(stage string) int64 {
+	if p == nil {
+		return 0
+	}
+	si := p.stageIndex(stage)
+	if si == -2 {
+		return 0
+	}
+	var n int64
+	for _, c := range p.Cells {
+		if si < 0 || c.Stage == si {
+			n += c.Samples
+		}
+	}
+	return n
 }
 
 // PyStageRow is one stage's samples: all threads', and the step thread's
