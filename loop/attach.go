@@ -413,6 +413,13 @@ func (s *Supervisor) watchAttached(t Target, agentLeft func() string) {
 		s.mu.Unlock()
 		if !stopping {
 			if why = agentLeft(); why != "" {
+				// A program that ends closes its agent's connection a
+				// moment before its pid goes, and the interpreter's
+				// teardown can end the agent's sender before its goodbye:
+				// a pid gone within exitGrace ended, it did not detach.
+				if pidGoneWithin(t, exitGrace) {
+					why = ""
+				}
 				break
 			}
 		}
@@ -433,6 +440,24 @@ func (s *Supervisor) watchAttached(t Target, agentLeft func() string) {
 	select {
 	case s.Exits <- st:
 	default:
+	}
+}
+
+// exitGrace is how long an attached process whose agent left without a
+// goodbye may take to exit before the agent's departure is reported.
+const exitGrace = 2 * time.Second
+
+// pidGoneWithin polls t's pid every 20 ms for up to d and reports whether
+// it exited (or was replaced by another process with the same pid).
+func pidGoneWithin(t Target, d time.Duration) bool {
+	for end := time.Now().Add(d); ; {
+		if st, ok := procStartTime(t.PID); !ok || st != t.StartTime {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -91,7 +91,7 @@ type Kernels struct {
 func NewKernels(st *Styles) *Kernels {
 	in := textinput.New()
 	in.Prompt = "/"
-	in.Placeholder = "substring of the kernel name"
+	in.Placeholder = "name (regular expression), cat:NAME or stage:NAME"
 	in.SetStyles(st.Filter)
 	in.CharLimit = 256
 	return &Kernels{st: st, keys: DefaultKernelsKeyMap(), sortBy: attrib.ByTotal, desc: true, input: in}

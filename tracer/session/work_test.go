@@ -75,6 +75,13 @@ func TestCUPTIKernelsTakeWindowShapes(t *testing.T) {
 	aw := wire.NewWriter(agPeer)
 	agent := make(chan func())
 	defer close(agent)
+	// The CUPTI library's hello before window A: a window is kept for the
+	// GPU tracer's kernels only when one is connected.
+	waitFor(t, "CUPTI library connected", func() bool {
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		return sess.vendorTracedLocked(7)
+	})
 	go func() {
 		// The agent's stream: hello, window A, then what the test asks.
 		aw.Hello(&msg.Hello{Source: "pyagent", PID: 7})
