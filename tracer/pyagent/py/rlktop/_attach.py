@@ -124,13 +124,14 @@ def _install(a, torch):
     from . import _flags
 
     snap = _flags.snapshot(torch)
-    at_attach = {}
     a.torch_imported(torch)
-    at_attach.update(a.values)
 
     def put_back():
-        # The flags rlktop changed go back to the settings found at attach.
-        changed = [k for k in _flags.BUILTIN if a.values.get(k) != at_attach.get(k)]
+        # Every flag rlktop set goes back to the settings found at attach.
+        # Not "the flags whose value differs from the value at attach": the
+        # first switch can arrive while the agent installs, and the value
+        # read then is already rlktop's.
+        changed = [k for k in _flags.BUILTIN if k in a.touched]
         for e in _flags.restore(torch, snap, changed):
             _core_warn("detach: flag %s" % e)
 

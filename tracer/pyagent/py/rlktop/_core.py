@@ -72,6 +72,13 @@ class Agent:
         self.torch = None
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
+        # Flag changes and their undo at detach are serialised: a switch
+        # that arrived with the detach, or one the training thread was
+        # applying while detach() ran on the receiver thread, must not
+        # land after the settings were put back (frozen: none applies).
+        self.flags_lock = threading.Lock()
+        self.flags_frozen = False
+        self.touched = set()  # built-in flags rlktop set in this process
         self.queue = []  # (kind, name, start, dur, value, tid)
         self.out = collections.deque()  # whole frames from the training thread (acks, files)
         self.dropped = 0
@@ -462,8 +469,14 @@ class Agent:
             _MEMORY_COUNTERS[0] = False
 
     def _apply_pending(self, step):
-        with self.lock:
-            todo, self.pending = self.pending, []
+        with self.flags_lock:
+            with self.lock:
+                todo, self.pending = self.pending, []
+            if self.flags_frozen:
+                return  # detached: the settings are back as found
+            self._apply_pending_locked(todo, step)
+
+    def _apply_pending_locked(self, todo, step):
         switch = self.probes and self.torch is not None and any(seq != 0 for seq, _, _ in todo)
         if switch:
             before = self._run_probes()
@@ -491,6 +504,9 @@ class Agent:
                     err = "torch is not imported yet"
                 else:
                     err = _flags.apply(self.torch, k, v)
+                    # Put back at detach whatever the value: a switch can
+                    # land before the attach-time values are read.
+                    self.touched.add(k)
             elif k == "arm":
                 pass  # rlktop's arm label: acknowledged, changes nothing
             elif seq == 0:
@@ -759,8 +775,10 @@ class Agent:
         # The program's settings first: stopping a torch.profiler window
         # can take seconds (it processes the window), and the program may
         # be stepping meanwhile when this runs off its training thread.
-        for what, fn in [st for st in stops if st[0] == "flags"]:
-            _undo(what, fn)
+        with self.flags_lock:
+            self.flags_frozen = True
+            for what, fn in [st for st in stops if st[0] == "flags"]:
+                _undo(what, fn)
         stops = [st for st in stops if st[0] != "flags"]
         if self.window is not None:
             prof, self.window = self.window[0], None
