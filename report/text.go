@@ -248,6 +248,42 @@ func shareNote(s *attrib.Snapshot, by string) string {
 		Duration(s.Totals.KernelTotalNs), Duration(s.Totals.TransferNs))
 }
 
+// rateNote explains the FLOP/s and B/s columns when a row's kernels are
+// partly modelled: the rates are over the modelled kernels' time
+// (attrib.RatesOf over Work.Ns), so FLOPs over the row's total time gives
+// a lower figure there. "" when every row with work is modelled whole.
+func rateNote(s *attrib.Snapshot, by string) string {
+	var works []attrib.Work
+	switch by {
+	case ByKernel:
+		for i := range s.Kernels {
+			works = append(works, s.Kernels[i].Work)
+		}
+	case ByCategory, ByStage:
+		rows := s.Categories
+		if by == ByStage {
+			rows = s.Stages
+		}
+		for i := range rows {
+			works = append(works, rows[i].Work)
+		}
+	}
+	n := 0
+	for _, w := range works {
+		if w.Ns > 0 && w.UnmodelledNs > 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	rows := strconv.Itoa(n) + " rows are"
+	if n == 1 {
+		rows = "1 row is"
+	}
+	return "FLOP/s and B/s: over the time of each row's modelled kernels (" + rows + " partly unmodelled)"
+}
+
 // stepNote explains the step table's gpu time column when it exceeds a
 // step's duration in any step: the column sums the durations of the GPU
 // ops launched in the step (attrib.StepRow.KernelNs), and ops on several
@@ -315,6 +351,9 @@ func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {
 		notes.WriteString(note + "\n")
 	}
 	if note := stepNote(s, o.By); note != "" {
+		notes.WriteString(note + "\n")
+	}
+	if note := rateNote(s, o.By); note != "" {
 		notes.WriteString(note + "\n")
 	}
 	b.WriteString(wrapProse(notes.String(), o.Width))

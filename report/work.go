@@ -182,7 +182,21 @@ func workHeader(b *strings.Builder, s *attrib.Snapshot, prefix string) {
 		}
 		fmt.Fprintf(b, "%speak: %s, %s %s, %s (%s: %s)\n", prefix, escape.Control(p.Device), units.SI(p.FlopsFor(dt), "FLOP/s"), dtName(dt), units.SI(p.BytesPerS, "B/s"), label, escape.Control(p.Source))
 		if fm, mfu, n := s.StepWork(); n > 0 {
-			fmt.Fprintf(b, "%ssteps: median %s per step, MFU %s\n", prefix, units.SI(fm, "FLOP"), units.Share(mfu))
+			fmt.Fprintf(b, "%ssteps: median %s per step, MFU %s", prefix, units.SI(fm, "FLOP"), units.Share(mfu))
+			// A median far below the total reads as a contradiction unless
+			// it says the steps cover only part of the work.
+			var in float64
+			for _, st := range s.Steps {
+				in += st.Work.Flops
+			}
+			if in < 0.99*w.Flops {
+				verb := "hold"
+				if n == 1 {
+					verb = "holds"
+				}
+				fmt.Fprintf(b, " (%s %s %s of the %s; the rest ran outside steps)", plural(n, "step"), verb, units.SI(in, "FLOP"), units.SI(w.Flops, "FLOP"))
+			}
+			b.WriteByte('\n')
 		}
 		switch {
 		case p.Measured && s.PeakNote != "":
