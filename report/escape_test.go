@@ -52,3 +52,21 @@ func TestControlCharactersEscaped(t *testing.T) {
 		t.Errorf("json name %q, want the raw %q", doc.Kernels[0].Name, evil)
 	}
 }
+
+// md's header lines are Markdown too: a warning quoting an operator named
+// "<built-in method …>" or a path with "_" must not open an HTML tag or
+// emphasis there.
+func TestMarkdownHeaderEscaped(t *testing.T) {
+	s := snap()
+	s.Source = "a_b_c.json"
+	s.Warnings = []string{`first: "<built-in method _enter of obj>"`}
+	out := render(t, s, Options{Format: "md"})
+	for _, want := range []string{`a\_b\_c.json`, `"&lt;built-in method \_enter of obj>"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("md header lacks %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "<built-in") {
+		t.Errorf("md header keeps a raw <:\n%s", out)
+	}
+}

@@ -656,7 +656,9 @@ func writeMarkdown(w io.Writer, s *attrib.Snapshot, o Options) error {
 		return err
 	}
 	for _, l := range strings.Split(strings.TrimRight(hb.String(), "\n"), "\n") {
-		b.WriteString(l + "  \n")
+		// Names in the header (paths, a warning's operator names such as
+		// "<built-in method …>") must not open markup or HTML.
+		b.WriteString(escape.Markdown(l) + "  \n")
 	}
 	if why := Unavailable(s, o.By); why != "" {
 		fmt.Fprintf(&b, "\n_%s_\n", escape.Markdown(why))
@@ -678,6 +680,9 @@ func writeMarkdown(w io.Writer, s *attrib.Snapshot, o Options) error {
 		fmt.Fprintf(&b, "\n_%s_\n", escape.Markdown(note))
 	}
 	if note := stepNote(s, o.By); note != "" {
+		fmt.Fprintf(&b, "\n_%s_\n", escape.Markdown(note))
+	}
+	if note := rateNote(s, o.By); note != "" {
 		fmt.Fprintf(&b, "\n_%s_\n", escape.Markdown(note))
 	}
 	if o.By == ByRank || o.By == ByFile {

@@ -280,7 +280,7 @@ func readRocprofKernels(tab *csvTable, t *tracer.Trace, layout rocprofLayout) er
 			devs[e.Device] = true
 			name := fmt.Sprintf("AMD GPU, rocprofv3 agent %d (the CSV names no device)", e.Device)
 			if layout == rpKernelV1 {
-				name = fmt.Sprintf("GPU %d", e.Device)
+				name = fmt.Sprintf("AMD GPU, GPU_ID %d of the CSV (it names no device)", e.Device)
 			}
 			t.Devices = append(t.Devices, tracer.Device{ID: e.Device, Name: name, Vendor: "amd"})
 		}
