@@ -229,13 +229,17 @@ func (r *Roofline) View() string {
 	for i := range xl {
 		xl[i] = ' '
 	}
+	// A label that would run past the chart's edge ends at the edge; one
+	// that would then touch the label before it is left out.
+	end := -1
 	for d := lx0; d <= lx1; d++ {
-		c := col(math.Pow(10, d))
-		t := units.SI(math.Pow(10, d), "")
-		t = strings.TrimSpace(t)
-		for j := 0; j < len(t) && c+j < cw; j++ {
-			xl[c+j] = t[j]
+		t := strings.TrimSpace(units.SI(math.Pow(10, d), ""))
+		c := min(col(math.Pow(10, d)), cw-len(t))
+		if c <= end || c < 0 {
+			continue
 		}
+		copy(xl[c:], t)
+		end = c + len(t)
 	}
 	lines = append(lines, axis+st.Table.Dim.Render(string(xl)))
 	note := "FLOP/s against FLOP/B (log-log)"

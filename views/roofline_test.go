@@ -68,6 +68,19 @@ func TestRoofline(t *testing.T) {
 		if r, ch := roofAt(bc); ch != 0 && ch != '/' {
 			t.Errorf("width %d: roof over elementwise %q at row %d", w, ch, r)
 		}
+		// The x axis's last label is whole, not cut at the chart's edge.
+		for _, l := range lines {
+			if _, x, ok := strings.Cut(l, "└"); ok {
+				x = strings.TrimSpace(x)
+				whole := false
+				for _, lab := range []string{" 0.10", " 1.00", " 10.0", " 100", " 1.00 k", " 10.0 k", " 100 k"} {
+					whole = whole || strings.HasSuffix(" "+x, lab)
+				}
+				if !whole {
+					t.Errorf("width %d: x axis %q ends in a cut label", w, x)
+				}
+			}
+		}
 		if !strings.Contains(out, "compute") || !strings.Contains(out, "memory") || !strings.Contains(out, "roof 3.35 TB/s, 989 TFLOP/s (bf16)") {
 			t.Errorf("width %d: legend or note missing:\n%s", w, out)
 		}
