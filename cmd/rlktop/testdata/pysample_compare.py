@@ -26,6 +26,6 @@ def light(n):
 for step in range(100000):
     with rlktop.stage("env_step"):
         if heavy.value == "yes":
-            work(300000)
-        light(100000)
+            work(1200000)
+        light(400000)
     rlktop.step()
