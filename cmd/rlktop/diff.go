@@ -9,6 +9,7 @@ import (
 
 	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/report"
+	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
@@ -80,27 +81,21 @@ the kernels' busy time, gpu_busy_ns with memcpy/memset), "only_a", "only_b", "ke
 // When an input is damaged but its reader kept what came before the
 // damage, the diff of what was kept comes back with a damagedInputs error.
 func diffFiles(pathA, pathB string, rules *attrib.Rules) (*attrib.Diff, error) {
+	// Both files are read at once (tracefile.Load: one worker per core).
+	loaded, err := tracefile.Load([]string{pathA, pathB}, tracefile.Options{})
+	if err != nil {
+		return nil, err
+	}
 	var damaged damagedInputs
-	snap := func(path string) (*attrib.Snapshot, error) {
-		t, err := tracefile.Open(path, tracefile.Options{})
-		if t == nil {
-			return nil, err
-		}
-		if err != nil {
-			damaged = append(damaged, err)
-		}
-		a := attrib.NewAggregator(rules)
-		a.AddTrace(t)
-		return a.Snapshot(), nil
+	for _, d := range loaded.Damaged {
+		damaged = append(damaged, d.Err)
 	}
-	a, err := snap(pathA)
-	if err != nil {
-		return nil, err
+	snap := func(t *tracer.Trace) *attrib.Snapshot {
+		ag := attrib.NewAggregator(rules)
+		ag.AddTrace(t)
+		return ag.Snapshot()
 	}
-	b, err := snap(pathB)
-	if err != nil {
-		return nil, err
-	}
+	a, b := snap(loaded.Traces[0]), snap(loaded.Traces[1])
 	if len(a.Kernels)+len(a.Transfers) == 0 && len(b.Kernels)+len(b.Transfers) == 0 {
 		return nil, fmt.Errorf("neither %s nor %s holds GPU kernels or transfers: nothing to diff (a CPU-only trace?)", pathA, pathB)
 	}

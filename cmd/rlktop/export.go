@@ -116,15 +116,16 @@ func parquetName(flag, path string) error {
 
 // exportChrome writes one file as Chrome trace-event JSON.
 func exportChrome(cmd *cobra.Command, in, out string, opts tracefile.ExportOptions) error {
-	t, damage := tracefile.Open(in, tracefile.Options{Progress: loadProgress(cmd.ErrOrStderr(), []string{in})})
-	if t == nil {
-		return fmt.Errorf("%w; nothing was written to %s", damage, out)
+	loaded, err := tracefile.Load([]string{in}, tracefile.Options{Progress: loadProgress(cmd.ErrOrStderr(), []string{in})})
+	if err != nil {
+		return fmt.Errorf("%w; nothing was written to %s", err, out)
 	}
+	t := loaded.Traces[0]
 	warnImports(cmd.ErrOrStderr(), t.Warnings)
-	if damage != nil {
-		// A damaged input: export what its reader kept, say so,
-		// exit 1 (README, "Damaged input").
-		fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting what was read before the damage: %s\n", damage, keptEvents(t))
+	// A damaged input: export what its reader kept, say so, exit 1
+	// (README, "Damaged input").
+	for _, d := range loaded.Damaged {
+		fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting what was read before the damage: %s\n", d.Err, d.Kept())
 	}
 	if err := tracefile.ExportFile(out, t, opts); err != nil {
 		return fmt.Errorf("%w (%s may be incomplete)", err, out)
@@ -133,7 +134,7 @@ func exportChrome(cmd *cobra.Command, in, out string, opts tracefile.ExportOptio
 		fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (%d events, %d counters, %d bytes)\n",
 			out, len(t.Events), len(t.Counters), st.Size())
 	}
-	if damage != nil {
+	if len(loaded.Damaged) > 0 {
 		return exitError{code: 1}
 	}
 	return nil
@@ -153,23 +154,20 @@ func exportParquet(cmd *cobra.Command, ins []string, out, stepsOut string, rules
 			return err
 		}
 	}
-	read, errs := tracefile.OpenAll(ins, tracefile.Options{Progress: progress})
-	damaged := false
-	for i, t := range read {
-		if errs[i] == nil {
-			continue
-		}
-		if t == nil {
-			return fmt.Errorf("%w; nothing was written to %s", errs[i], out)
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting what was read before the damage: %s\n", errs[i], keptEvents(t))
-		damaged = true
+	loaded, err := tracefile.Load(ins, tracefile.Options{Progress: progress})
+	if err != nil {
+		return fmt.Errorf("%w; nothing was written to %s", err, out)
 	}
+	for _, d := range loaded.Damaged {
+		fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting what was read before the damage: %s\n", d.Err, d.Kept())
+	}
+	damaged := len(loaded.Damaged) > 0
+	read := loaded.Traces
 	for _, t := range read {
 		warnImports(cmd.ErrOrStderr(), t.Warnings)
 	}
 	// A rocprofv3 run's several CSV files link only when merged: one source.
-	sources := tracefile.GroupRuns(read)
+	sources := loaded.Runs()
 	nOps, err := writeFileWith(out, func(w io.Writer) (int64, error) { return columnar.WriteOps(w, sources, rules) })
 	if err != nil {
 		return err

@@ -91,31 +91,28 @@ func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partia
 		}
 	}
 	feed <- tui.ProgressMsg{Phase: phase, Read: 0, Size: size}
-	read, errs := tracefile.OpenAll(paths, tracefile.Options{Progress: func(n, size int64) {
+	loaded, err := tracefile.Load(paths, tracefile.Options{Progress: func(n, size int64) {
 		select {
 		case feed <- tui.ProgressMsg{Phase: phase, Read: n, Size: size}:
 		default:
 		}
 	}})
-	var traces []*tracer.Trace
-	for i, t := range read {
-		if err := errs[i]; err != nil {
-			if t == nil || len(t.Events) == 0 {
-				feed <- tui.ErrMsg{Err: err, Fatal: true}
-				return
-			}
-			partial <- err
-			feed <- tui.ErrMsg{Err: err}
-		}
-		traces = append(traces, t)
+	if err != nil {
+		feed <- tui.ErrMsg{Err: err, Fatal: true}
+		return
 	}
+	for _, d := range loaded.Damaged {
+		partial <- d.Err
+		feed <- tui.ErrMsg{Err: d.Err}
+	}
+	traces := loaded.Traces
 	// The bar stays full while attributing (the loading screen said
 	// "0 B read · attributing…" after reading the whole file).
 	feed <- tui.ProgressMsg{Phase: "attributing", Read: size, Size: size}
 	// A rocprofv3 run's several CSV files link only when merged; each
 	// run (file) is then one source (its own steps and span; the Ranks
 	// view shows each).
-	runs := tracefile.GroupRuns(traces)
+	runs := loaded.Runs()
 	snap := attrib.CombineSources(runs, rules)
 	applyPeak(snap, attrib.DefaultPeaks())
 	tl := timelineOf(runs, snap, rules)

@@ -25,15 +25,14 @@ func pySampleOption(hz float64) float64 {
 // exportFolded writes the Python samples of paths (of stage, "" every
 // stage) as folded stacks to out (whole or not at all).
 func exportFolded(cmd *cobra.Command, paths []string, out, stage string) error {
-	read, errs := tracefile.OpenAll(paths, tracefile.Options{Progress: loadProgress(cmd.ErrOrStderr(), paths)})
-	for i, err := range errs {
-		if err != nil {
-			if read[i] == nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting the samples read before that point\n", err)
-		}
+	loaded, err := tracefile.Load(paths, tracefile.Options{Progress: loadProgress(cmd.ErrOrStderr(), paths)})
+	if err != nil {
+		return fmt.Errorf("%w; nothing was written to %s", err, out)
 	}
+	for _, d := range loaded.Damaged {
+		fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting what was read before the damage: %s\n", d.Err, d.Kept())
+	}
+	read := loaded.Traces
 	p := attrib.PythonOf(read...)
 	if p == nil {
 		return fmt.Errorf("export --format folded: %s", report.NoPythonText)

@@ -109,37 +109,31 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 					return report.Write(out, snap, opts)
 				}
 			}
-			var traces []*tracer.Trace
-			partial := false
 			// Several files are read in parallel (one worker per core);
 			// the results come back in argument order.
-			read, errs := tracefile.OpenAll(args, tracefile.Options{Progress: progress, OpModel: model, NoShapes: wf.noShapes})
-			for i := range args {
-				t, err := read[i], errs[i]
-				if err != nil {
-					if t == nil || len(t.Events) == 0 {
-						return err
-					}
-					// Damaged part way: report what was read before the
-					// damage, say so, and exit non-zero.
-					fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: the report below holds what was read before that point: %s\n", err, keptEvents(t))
-					partial = true
-				}
-				if meta {
+			loaded, err := tracefile.Load(args, tracefile.Options{Progress: progress, OpModel: model, NoShapes: wf.noShapes})
+			if err != nil {
+				return err
+			}
+			traces := loaded.Traces
+			// Damaged part way: report what was read before the damage,
+			// say so, and exit non-zero.
+			for _, d := range loaded.Damaged {
+				fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: the report below holds what was read before that point: %s\n", d.Err, d.Kept())
+			}
+			partial := len(loaded.Damaged) > 0
+			if meta {
+				for i, t := range traces {
 					if err := printMeta(out, i, args, t); err != nil {
 						return err
 					}
-					continue
 				}
-				traces = append(traces, t)
-			}
-			if meta {
 				return nil
 			}
 			// A rocprofv3 run's several CSV files link only when merged;
 			// each run (file) is then one source: its steps and span stay
 			// its own, and --by rank / file shows its numbers.
-			snap := attrib.CombineSources(tracefile.GroupRuns(traces), rules)
+			snap := attrib.CombineSources(loaded.Runs(), rules)
 			applyPeak(snap, peaks)
 			for _, t := range traces {
 				opts.Outputs = append(opts.Outputs, attrib.Outputs(t)...)
@@ -181,16 +175,4 @@ func printMeta(out io.Writer, i int, paths []string, t *tracer.Trace) error {
 		fmt.Fprintf(out, "== %s (format %s)\n", paths[i], t.Format)
 	}
 	return runrecord.PrintMeta(out, t.Meta)
-}
-
-// keptEvents says how many events of a trace damaged part way were kept,
-// for the line under the damage error. A Kineto error counts the
-// traceEvents records before the damage ("inside event N"), and not all
-// of them become events: metadata, counters and flows do not, and a "B"
-// and its "E" make one; the line says so, or its count looks wrong.
-func keptEvents(t *tracer.Trace) string {
-	if t.Format == "kineto" {
-		return fmt.Sprintf("%d events (metadata, counter and flow records are not events, and a B/E pair is one)", len(t.Events))
-	}
-	return fmt.Sprintf("%d events", len(t.Events))
 }
