@@ -148,3 +148,51 @@ for i in range(3):
 		t.Errorf("no refusal of the flag named compile reached rlktop: %q (stderr %s)", warned, stderr)
 	}
 }
+
+// TestAgentExitSendsLastBatch: 16 threads log stage events as fast as
+// they can (the queue stays full) while the main thread ends 11 steps,
+// then the script ends: all 10 step events and the Bye arrive, two runs
+// out of two. The agent's exit waited only for the queue to be empty,
+// and the sender had just taken it (up to 65,536 events to encode): the
+// interpreter ended the sender mid-batch and the last steps and the Bye
+// were lost (with 40 steps, 29 of 39 arrived).
+func TestAgentExitSendsLastBatch(t *testing.T) {
+	const script = `
+import threading, time, rlktop
+stop = False
+def noise():
+    while not stop:
+        with rlktop.stage("noise"):
+            pass
+ts = [threading.Thread(target=noise) for _ in range(16)]
+for th in ts: th.start()
+for i in range(11):
+    time.sleep(0.01)
+    rlktop.step()
+stop = True
+for th in ts: th.join()
+`
+	for run := range 2 {
+		frames, stderr := agentRun(t, script)
+		steps, bye := 0, false
+		for i := range frames {
+			switch frames[i].Type {
+			case wire.TypeEvents:
+				evs, err := frames[i].Events(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range evs {
+					if e.Kind == 11 { // tracer.KindStep
+						steps++
+					}
+				}
+			case wire.TypeBye:
+				bye = true
+			}
+		}
+		if steps != 10 || !bye {
+			t.Fatalf("run %d: %d step events, bye %v; want all 10 and the Bye (stderr %s)", run+1, steps, bye, stderr)
+		}
+	}
+}

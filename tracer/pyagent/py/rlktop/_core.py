@@ -121,6 +121,7 @@ class Agent:
         self.detached = False
         self.closing = False  # the sender sends what is queued, then closes
         self.sender_gone = False  # the sender thread ended (its connection failed)
+        self.in_flight = False  # the sender holds a batch taken from the queue, not yet sent
         self.conn_closed = False
         self.window_parent = None  # where window folders go (None: the temp dir)
         self.window_cuda = False  # windows record CUDA activity where CUDA is initialised
@@ -636,6 +637,7 @@ class Agent:
                     q, self.queue = self.queue, []
                     frames = list(self.out)
                     self.out.clear()
+                    self.in_flight = True
                     if self.state_dirty:
                         self.state_dirty = False
                         frames.append(_wire.control_ack(0, dict(self.values), self.tracing, -1, ""))
@@ -671,6 +673,7 @@ class Agent:
                     self.sent_drops = dropped
                 if buf:
                     self.sock.sendall(buf)
+                self.in_flight = False
                 if closing:
                     self._close_conn(True)
                     return
@@ -878,10 +881,14 @@ class Agent:
             with self.lock:
                 self.out.append(_wire.bye("exit", -1))
                 self.cond.notify()
+            # Until the sender has sent what it took, not only emptied the
+            # queue: the interpreter ends the sender thread where it is,
+            # and a batch being encoded (up to a full queue) was lost with
+            # the steps and the Bye in it.
             deadline = time.time() + 1.0
             while time.time() < deadline:
                 with self.lock:
-                    if not self.queue and not self.out and not self.state_dirty:
+                    if not self.queue and not self.out and not self.state_dirty and not self.in_flight:
                         break
                 time.sleep(0.01)
             time.sleep(0.02)
