@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -281,9 +280,7 @@ func exportParquetStream(errw io.Writer, ins []string, out, stepsOut string, rul
 		return err
 	})
 	if streamErr != nil {
-		if errors.Is(streamErr, tracefile.ErrNotStreamable) {
-			fmt.Fprintf(errw, "rlktop: %v; reading the input whole (memory grows with the files)\n", streamErr)
-		}
+		sayReadWhole(errw, streamErr)
 		return false, nil
 	}
 	if err != nil {

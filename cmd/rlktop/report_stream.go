@@ -150,15 +150,22 @@ func streamable(paths []string) bool {
 	return len(paths) > 0 && total >= streamMinBytes
 }
 
+// sayReadWhole writes, for a Kineto input the stream refused, why it is
+// read whole instead; other formats' files (tracefile.ErrOtherFormat) and
+// read errors (Open reports those itself) get no line.
+func sayReadWhole(errw io.Writer, err error) {
+	if errors.Is(err, tracefile.ErrNotStreamable) && !errors.Is(err, tracefile.ErrOtherFormat) {
+		fmt.Fprintf(errw, "rlktop: %v; reading the input whole (memory grows with the files)\n", err)
+	}
+}
+
 // tryStreamReport is report's large-input path: ok false (after a line on
 // errw when a file could not be streamed) sends the caller to the
 // whole-trace path.
 func tryStreamReport(errw io.Writer, paths []string, rules *attrib.Rules, progress func(int64, int64), noShapes bool) (*attrib.Snapshot, []*tracer.Trace, bool) {
 	snap, traces, _, err := streamReport(paths, rules, progress, noShapes)
 	if err != nil {
-		if errors.Is(err, tracefile.ErrNotStreamable) {
-			fmt.Fprintf(errw, "rlktop: %v; reading the input whole (memory grows with the files)\n", err)
-		}
+		sayReadWhole(errw, err)
 		return nil, nil, false
 	}
 	return snap, traces, true

@@ -16,6 +16,7 @@ import (
 	"github.com/rlktop/rlktop/internal/extsort"
 	"github.com/rlktop/rlktop/internal/testutil"
 	"github.com/rlktop/rlktop/tracer"
+	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
 
@@ -358,5 +359,20 @@ func TestReportDuplicateSteps(t *testing.T) {
 	want := "step 1 appears more than once on one thread (pid 1 tid 1, at 0 ns and 1000000 ns): such a step is one row"
 	if !strings.Contains(strings.Join(doc.Warnings, "\n"), want) {
 		t.Errorf("warnings %q lack %q", doc.Warnings, want)
+	}
+}
+
+// TestStreamOtherFormatSaysNothing: a file of another format than Kineto
+// JSON taken for the stream (a cut .gz recording's last four bytes read as
+// a size of hundreds of MiB) goes to its own reader without a line saying
+// it is read whole, which is about Kineto JSON only.
+func TestStreamOtherFormatSaysNothing(t *testing.T) {
+	f := filepath.Join(testutil.SharedTraces(t), "rocprof", "kernel_trace_2024.csv")
+	var errw bytes.Buffer
+	if _, _, ok := tryStreamReport(&errw, []string{f}, attrib.DefaultRules(), nil, false); ok {
+		t.Fatal("a rocprofv3 CSV was streamed")
+	}
+	if errw.Len() != 0 {
+		t.Errorf("stderr: %q", errw.String())
 	}
 }

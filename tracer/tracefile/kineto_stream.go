@@ -46,6 +46,11 @@ import (
 // file with Open instead and discard what the windows gave.
 var ErrNotStreamable = errors.New("cannot be streamed window by window")
 
+// ErrOtherFormat is wrapped, beside ErrNotStreamable, by OpenStream's error
+// for a file of another format than Kineto JSON: Open reads it with that
+// format's own reader and bounds, so there is nothing to warn about.
+var ErrOtherFormat = errors.New("not Kineto JSON")
+
 // Capture is one window of a streamed trace, or one part of it: its events
 // in file order, steps cut and GPU ops linked. A window of up to
 // partWindow events comes whole (Part 0, Last) with every event; a longer

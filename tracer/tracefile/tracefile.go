@@ -258,7 +258,7 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 		if f.Sniff(head) {
 			if opts.stream != nil {
 				if f.Name != "kineto" {
-					return nil, fmt.Errorf("%s: a %s file, not Kineto JSON: %w", path, f.Name, ErrNotStreamable)
+					return nil, fmt.Errorf("%s: a %s file, %w: %w", path, f.Name, ErrOtherFormat, ErrNotStreamable)
 				}
 				// Steps and links were done window by window; the input
 				// has GPU work (else it is not streamed).
