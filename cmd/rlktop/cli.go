@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rlktop/rlktop/internal/fileout"
 	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/loop/demo"
 	"github.com/rlktop/rlktop/report"
@@ -242,6 +243,8 @@ func checkRecordOutput(c *cobra.Command, _ []string) error {
 		return fmt.Errorf("record -o %s: %w", out, err)
 	case st.IsDir():
 		return fmt.Errorf("record -o %s: is a directory; give a file name (e.g. -o %s/run.rlk)", out, strings.TrimSuffix(out, "/"))
+	case fileout.IsNode(st):
+		return nil // a device or FIFO: written in place (RecordFile), nothing to overwrite
 	case !force && st.Mode()&fs.ModeSymlink != 0:
 		return fmt.Errorf("record -o %s: a symbolic link is there; pass --force to replace the link (its target is never written) or choose another name", out)
 	case !force:
@@ -253,8 +256,6 @@ func checkRecordOutput(c *cobra.Command, _ []string) error {
 			return fmt.Errorf("record -o %s --force: %w", out, err)
 		}
 		return nil
-	case st.Mode()&fs.ModeCharDevice != 0 || st.Mode().Type() == fs.ModeNamedPipe:
-		return nil // written in place (RecordFile)
 	}
 	return fmt.Errorf("record -o %s: not a regular file (%v); give a file name", out, st.Mode().Type())
 }

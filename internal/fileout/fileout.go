@@ -44,8 +44,8 @@ func Write(path string, write func(io.Writer) error) error {
 			if li, err := os.Lstat(path); err == nil && li.Mode().IsRegular() {
 				mode = li.Mode().Perm()
 			}
-		case t&fs.ModeCharDevice != 0 || t == fs.ModeNamedPipe:
-			return writeInPlace(path, write)
+		case IsNode(fi):
+			return writeInPlace(path, false, write)
 		default:
 			return fmt.Errorf("%s: %w (%v); give a file name", path, ErrNotFile, t)
 		}
@@ -88,15 +88,39 @@ func replace(path string, mode fs.FileMode, write func(io.Writer) error) (err er
 	return nil
 }
 
-// writeInPlace writes to an existing device or FIFO. O_NONBLOCK makes
-// opening a FIFO nobody reads fail (ENXIO) instead of waiting forever;
-// the file is then written through Go's poller like a pipe.
-func writeInPlace(path string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+// IsNode reports whether fi (from os.Stat or os.Lstat) is a character
+// device or a FIFO: an output node written in place, never replaced.
+func IsNode(fi fs.FileInfo) bool {
+	t := fi.Mode().Type()
+	return t&fs.ModeCharDevice != 0 || t == fs.ModeNamedPipe
+}
+
+// OpenNode opens an existing character device or FIFO at path for
+// writing. O_NONBLOCK makes opening a FIFO nobody reads fail (ENXIO)
+// instead of waiting forever; the file is then written through Go's
+// poller like a pipe, so a slow reader slows the writer but never fails
+// it. nofollow adds O_NOFOLLOW (a symbolic link at path is an error).
+// Errors: "PATH: a FIFO nobody reads: start its reader first", or the
+// open's own error.
+func OpenNode(path string, nofollow bool) (*os.File, error) {
+	flags := os.O_WRONLY | syscall.O_NONBLOCK
+	if nofollow {
+		flags |= syscall.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(path, flags, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ENXIO) {
-			return fmt.Errorf("%s: a FIFO nobody reads: start its reader first", path)
+			return nil, fmt.Errorf("%s: a FIFO nobody reads: start its reader first", path)
 		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// writeInPlace writes to an existing device or FIFO (see OpenNode).
+func writeInPlace(path string, nofollow bool, write func(io.Writer) error) error {
+	f, err := OpenNode(path, nofollow)
+	if err != nil {
 		return err
 	}
 	bw := bufio.NewWriterSize(f, 1<<20)
@@ -116,10 +140,16 @@ func writeInPlace(path string, write func(io.Writer) error) error {
 // can read: a private temporary file beside path, renamed over it. A
 // symbolic link or another user's file at path is replaced, never written
 // through (where the folder's sticky bit forbids replacing another user's
-// file, the rename's error is returned).
+// file, the rename's error is returned). A character device or FIFO at
+// path itself (/dev/stdout, a pipe a script reads the address from) is
+// written in place, never replaced; one nobody reads is an error.
 func WritePrivate(path string, data []byte) error {
-	return replace(path, 0o600, func(w io.Writer) error {
+	write := func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
-	})
+	}
+	if li, err := os.Lstat(path); err == nil && IsNode(li) {
+		return writeInPlace(path, true, write)
+	}
+	return replace(path, 0o600, write)
 }

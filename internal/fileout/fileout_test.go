@@ -145,3 +145,57 @@ func TestWritePrivate(t *testing.T) {
 		t.Errorf("holds %q", b)
 	}
 }
+
+// TestWritePrivateKeepsNodes: a FIFO named as the private output is
+// written in place and stays a FIFO (the rename replaced it with a regular
+// file); without a reader it is an error, not a hang.
+func TestWritePrivateKeepsNodes(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "addr")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WritePrivate(fifo, []byte("x")); err == nil || !strings.Contains(err.Error(), "nobody reads") {
+		t.Errorf("FIFO without a reader: error %v, want one saying nobody reads it", err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			got <- nil
+			return
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		got <- b
+	}()
+	var err error
+	for i := 0; i < 200; i++ {
+		if err = WritePrivate(fifo, []byte("127.0.0.1:1/token\n")); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := <-got; string(b) != "127.0.0.1:1/token\n" {
+		t.Errorf("the reader got %q", b)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode().Type() != fs.ModeNamedPipe {
+		t.Errorf("%s is %v (%v) after the write, want the FIFO", fifo, fi.Mode(), err)
+	}
+	// A character device of its own (the null device's numbers, 1:3), so
+	// that a broken WritePrivate replaces a node in the test's folder, not
+	// the machine's /dev/null; making one needs root.
+	dev := filepath.Join(filepath.Dir(fifo), "null")
+	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|3); err != nil {
+		t.Logf("no character device made (%v): that part needs root", err)
+		return
+	}
+	if err := WritePrivate(dev, []byte("x")); err != nil {
+		t.Errorf("%s: %v", dev, err)
+	}
+	if fi, err := os.Lstat(dev); err != nil || fi.Mode()&fs.ModeCharDevice == 0 {
+		t.Errorf("%s is %v after the write, want a character device", dev, fi.Mode())
+	}
+}

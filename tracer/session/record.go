@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+	"github.com/rlktop/rlktop/internal/fileout"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/wire"
@@ -140,13 +140,16 @@ func (s *Session) Record(w io.Writer) error {
 // StopRecording and Close close it. Anything already at path, a symbolic
 // link included, is an error (O_EXCL, O_NOFOLLOW): a planted link or file
 // is never written through; the caller removes an old file it may replace.
-// A character device or FIFO at path (/dev/null) is written in place.
+// A character device or FIFO at path (/dev/null, a pipe to a reader) is
+// written in place; a FIFO nobody reads is an error, not a wait.
 func (s *Session) RecordFile(path string) error {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL | syscall.O_NOFOLLOW
-	if fi, err := os.Lstat(path); err == nil && (fi.Mode()&fs.ModeCharDevice != 0 || fi.Mode().Type() == fs.ModeNamedPipe) {
-		flags = os.O_WRONLY | syscall.O_NOFOLLOW
+	var f *os.File
+	var err error
+	if fi, lerr := os.Lstat(path); lerr == nil && fileout.IsNode(fi) {
+		f, err = fileout.OpenNode(path, true)
+	} else {
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 	}
-	f, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/binary"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -150,6 +151,60 @@ func TestRecordFileRefusesLinks(t *testing.T) {
 		t.Errorf("%s: %v", os.DevNull, err)
 	} else if _, err := sess.StopRecording(); err != nil {
 		t.Errorf("%s: %v", os.DevNull, err)
+	}
+}
+
+// RecordFile at a FIFO: without a reader it is an error at once (the
+// open waited forever), with one the recording goes through the pipe (a
+// gzip stream arrives) and the FIFO stays a FIFO.
+func TestRecordFileFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "pipe.rlk")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sess := New(Options{})
+	defer sess.Close()
+	done := make(chan error, 1)
+	go func() { done <- sess.RecordFile(fifo) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "nobody reads") {
+			t.Fatalf("a FIFO without a reader: error %v, want one saying nobody reads it", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("RecordFile on a FIFO without a reader still waits after 5 s")
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			got <- nil
+			return
+		}
+		defer f.Close()
+		b := make([]byte, 2)
+		n, _ := io.ReadFull(f, b)
+		io.Copy(io.Discard, f)
+		got <- b[:n]
+	}()
+	var err error
+	for i := 0; i < 200; i++ { // until the reader has opened its end
+		if err = sess.RecordFile(fifo); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.StopRecording(); err != nil {
+		t.Fatal(err)
+	}
+	if b := <-got; len(b) != 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("the reader got % x, want a gzip stream (1f 8b)", b)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode().Type() != os.ModeNamedPipe {
+		t.Errorf("after recording %s is %v (%v), want the FIFO", fifo, fi.Mode(), err)
 	}
 }
 
