@@ -2,8 +2,9 @@ package tracer
 
 // Strings interns names. ID 0 is always "". Not safe for concurrent use.
 type Strings struct {
-	list []string
-	ids  map[string]StrID
+	list  []string
+	ids   map[string]StrID
+	bytes int64 // the bytes of the strings interned here (a Frozen copy counts its own)
 }
 
 // NewStrings returns a table holding only "".
@@ -38,6 +39,7 @@ func (t *Strings) Intern(s string) StrID {
 		return id
 	}
 	id := StrID(len(t.list))
+	t.bytes += int64(len(s))
 	t.list = append(t.list, s)
 	t.ids[s] = id
 	return id
@@ -53,6 +55,12 @@ func (t *Strings) InternBytes(b []byte) StrID {
 	}
 	return t.Intern(string(b))
 }
+
+// Bytes returns the bytes of the strings Intern added to t (bytes of
+// text, not counting the table's own overhead): what an importer bounds,
+// as a file of distinct names costs memory by their length, not their
+// number.
+func (t *Strings) Bytes() int64 { return t.bytes }
 
 // Lookup returns the ID of s and whether it is present.
 func (t *Strings) Lookup(s string) (StrID, bool) {

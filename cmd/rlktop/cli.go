@@ -83,6 +83,7 @@ func limitFlags(c *cobra.Command) {
 	if imports {
 		f.Uint64(tracefile.MaxRecordingEventsFlag, 0, fmt.Sprintf("events and counters one recording import may hold (0 = no limit; default %d, about %d bytes each; env %s)", tracefile.MaxRecordingEvents, tracefile.RecordingEventBytes, tracefile.MaxRecordingEventsEnv))
 		f.Uint64(tracefile.MaxEventsFlag, 0, fmt.Sprintf("events one Kineto JSON import read whole may hold (report streams large ones; 0 = no limit; default %d, about %d bytes each; env %s)", tracefile.MaxKinetoEvents, tracefile.KinetoEventBytes, tracefile.MaxEventsEnv))
+		f.Uint64(tracefile.MaxImportNameBytesFlag, 0, fmt.Sprintf("bytes of distinct names (kernels, operators, ranges) one import may hold (0 = no limit; default %d, about %d bytes of memory each; env %s)", tracefile.MaxImportNameBytes, tracefile.NameByteCost, tracefile.MaxImportNameBytesEnv))
 		f.Duration(tracefile.SQLiteTimeoutFlag, 0, "how long the queries of one SQLite import may run (0 = no limit; default 10m; env "+tracefile.SQLiteTimeoutEnv+")")
 		f.Uint64(tracefile.MaxCSVRowsFlag, 0, fmt.Sprintf("data rows one CSV import, and buffer records one rocprofv3 JSON import, may read (0 = no limit; default %d rows, about %d bytes each; JSON %d records, about %d bytes each; env %s)", tracefile.MaxCSVRows, tracefile.CSVRowBytes, tracefile.MaxJSONRecords, tracefile.JSONRecordBytes, tracefile.MaxCSVRowsEnv))
 		f.Int64(tracefile.MaxSQLiteCopyFlag, 0, "bytes of the temporary uncompressed copy of a gzipped SQLite file (0 = no limit; default 8 GiB; env "+tracefile.MaxSQLiteCopyEnv+")")
@@ -115,6 +116,10 @@ func applyLimitFlags(c *cobra.Command) error {
 	if f.Changed(tracefile.MaxEventsFlag) {
 		n, _ := f.GetUint64(tracefile.MaxEventsFlag)
 		tracefile.SetMaxEvents(n)
+	}
+	if f.Changed(tracefile.MaxImportNameBytesFlag) {
+		n, _ := f.GetUint64(tracefile.MaxImportNameBytesFlag)
+		tracefile.SetMaxImportNameBytes(n)
 	}
 	if f.Changed(tracefile.MaxCSVRowsFlag) {
 		n, _ := f.GetUint64(tracefile.MaxCSVRowsFlag)

@@ -123,6 +123,7 @@ func ReadKineto(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 		parChunk:   opts.chunk,
 		noShapes:   opts.NoShapes,
 		model:      opts.OpModel,
+		names:      newNameBudget(),
 	}
 	if d.model == nil {
 		d.model = opmodel.Default()
@@ -219,6 +220,7 @@ type kdec struct {
 	// none); past it over stops the reading, the events before kept.
 	maxEvents int
 	maxWhy    string
+	names     nameBudget // bounds the bytes of distinct names, streamed or not
 	over      *Error
 	sawEvents bool
 
@@ -1126,6 +1128,10 @@ func (d *kdec) record(start int64) error {
 		return d.stream.err // the input cannot be streamed exactly: stop reading
 	}
 	if d.over != nil {
+		return d.over
+	}
+	if msg, hint, over := d.names.over(d.t.Strings.Bytes(), "events"); over {
+		d.over = d.errAt(start, "", msg, hint, nil)
 		return d.over
 	}
 	ev := &d.ev

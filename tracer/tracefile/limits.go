@@ -19,6 +19,7 @@ import (
 //	--max-sqlite-copy       RLKTOP_MAX_SQLITE_COPY_BYTES    MaxSQLiteCopyBytes (bytes; 0 = none)
 //	--max-csv-rows          RLKTOP_MAX_CSV_ROWS             MaxCSVRows, MaxJSONRecords (rows of a CSV, records of a rocprofv3 JSON; 0 = none)
 //	--max-events            RLKTOP_MAX_EVENTS               MaxKinetoEvents (events of a Kineto JSON read whole; 0 = none)
+//	--max-import-name-bytes RLKTOP_MAX_IMPORT_NAME_BYTES    MaxImportNameBytes (bytes of distinct names; 0 = none)
 const (
 	MaxCSVRowsFlag         = "max-csv-rows"
 	MaxCSVRowsEnv          = "RLKTOP_MAX_CSV_ROWS"
@@ -149,10 +150,73 @@ func kinetoBudget() (int, string) {
 	return MaxKinetoEvents, why
 }
 
+// MaxImportNameBytesFlag and MaxImportNameBytesEnv set how many bytes of
+// distinct names (kernels, operators, ranges: tracer.Strings.Bytes) one
+// import of a Kineto JSON, rocprofv3 JSON, CSV or recording may hold;
+// 0 means no limit.
+const (
+	MaxImportNameBytesFlag = "max-import-name-bytes"
+	MaxImportNameBytesEnv  = "RLKTOP_MAX_IMPORT_NAME_BYTES"
+)
+
+// NameByteCost is what one byte of a distinct name costs at the peak of
+// `rlktop report` (the name interned, its row's label, the category and
+// stage lookups that copy it): 1.2 M rows of distinct 1 KB kernel names
+// in a CSV (1.2 GB of names, 14.8 MB gzipped) peaked at 9.1 GB of RSS,
+// about 7.5 bytes for each byte of name. MaxImportNameBytes keeps such a
+// file under DefaultImportBytes like the event budgets do.
+const (
+	NameByteCost       = 8
+	MaxImportNameBytes = DefaultImportBytes / NameByteCost // 52,428,800
+)
+
+var setNameBytes atomic.Pointer[uint64]
+
+// SetMaxImportNameBytes sets how many bytes of distinct names one import
+// may hold, over RLKTOP_MAX_IMPORT_NAME_BYTES and MaxImportNameBytes;
+// 0 means no limit.
+func SetMaxImportNameBytes(n uint64) { setNameBytes.Store(&n) }
+
+// nameBudget bounds the bytes of distinct names one import holds.
+type nameBudget struct {
+	max int64 // 0: none
+	why string
+}
+
+// newNameBudget is the flag, else RLKTOP_MAX_IMPORT_NAME_BYTES, else
+// MaxImportNameBytes, with the reason for the message.
+func newNameBudget() nameBudget {
+	if p := setNameBytes.Load(); p != nil {
+		return nameBudget{int64(min(*p, 1<<62)), fmt.Sprintf("--%s=%d", MaxImportNameBytesFlag, *p)}
+	}
+	why := fmt.Sprintf("the default limit: %d MiB at about %d bytes of memory a byte of name", DefaultImportBytes>>20, NameByteCost)
+	if v := os.Getenv(MaxImportNameBytesEnv); v != "" {
+		if n, err := strconv.ParseUint(v, 10, 62); err == nil {
+			return nameBudget{int64(n), MaxImportNameBytesEnv + "=" + v}
+		}
+		why = fmt.Sprintf("%s=%q is not a whole number, so %s", MaxImportNameBytesEnv, v, why)
+	}
+	return nameBudget{MaxImportNameBytes, why}
+}
+
+// over returns, once n bytes of names (tracer.Strings.Bytes, or the
+// names an importer decoded before interning them) pass the budget, the
+// message and hint of the *Error the importer returns with what it read
+// before kept; ok is false while n is within it. where names the unit
+// kept ("rows", "events", "records").
+func (b nameBudget) over(n int64, where string) (msg, hint string, ok bool) {
+	if b.max <= 0 || n <= b.max {
+		return "", "", false
+	}
+	return fmt.Sprintf("the names in the file (kernels, operators, ranges) take more than %d bytes (%s): the %s before this point are kept", b.max, b.why, where),
+		fmt.Sprintf("to read it all, pass --%s N or set %s to a larger number (0: no limit; each byte of name takes about %d bytes at a report's peak)", MaxImportNameBytesFlag, MaxImportNameBytesEnv, NameByteCost), true
+}
+
 // ResetLimits forgets what the Set functions set (for tests).
 func ResetLimits() {
 	setCSVRows.Store(nil)
 	setEvents.Store(nil)
+	setNameBytes.Store(nil)
 	setRecordingEvents.Store(nil)
 	setSQLiteTimeout.Store(nil)
 	setSQLiteCopy.Store(nil)

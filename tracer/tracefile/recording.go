@@ -40,8 +40,10 @@ func sniffRecording(head []byte) bool { return bytes.HasPrefix(head, wire.Magic[
 func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 	rs := &recSink{t: tracer.NewTrace("rlktop", path), path: path, dropped: map[int]uint64{}}
 	rs.budget, rs.budgetWhy = recordingBudget()
+	rs.names = newNameBudget()
 	if opts.Own {
 		rs.budget, rs.budgetWhy = ^uint64(0), "none: rlktop's own recording"
+		rs.names = nameBudget{}
 	}
 	t := rs.t
 	dec := wire.NewDecoder(r)
@@ -75,8 +77,11 @@ func readRecording(r io.Reader, path string, opts Options) (*tracer.Trace, error
 			continue
 		}
 		if re := (*Error)(nil); errors.As(err, &re) {
-			// Past the budget (recSink.Reserve): the frames before it
-			// come back with the error.
+			// Past the budget (recSink.Reserve, Intern): the frames
+			// before it come back with the error.
+			if re.Offset < 0 {
+				re.Offset = dec.Offset()
+			}
 			damage = re
 			break
 		}
@@ -154,6 +159,7 @@ type recSink struct {
 	undefined int
 	dropped   map[int]uint64 // per hello (sender), cumulative
 	lastDrops uint64
+	names     nameBudget
 	relayed   bool
 	bye       bool             // the frame just decoded was a Bye
 	pyDropped map[int32]uint64 // per process: Python samples dropped (cumulative)
@@ -184,7 +190,13 @@ func (rs *recSink) Hello(h *msg.Hello, relayed bool) error {
 	return nil
 }
 
-func (rs *recSink) Intern(s []byte) (tracer.StrID, error) { return rs.t.Strings.InternBytes(s), nil }
+func (rs *recSink) Intern(s []byte) (tracer.StrID, error) {
+	id := rs.t.Strings.InternBytes(s)
+	if msg, hint, over := rs.names.over(rs.t.Strings.Bytes(), "frames"); over {
+		return id, &Error{Path: rs.path, Offset: -1, Field: "name", Msg: msg, Hint: hint}
+	}
+	return id, nil
+}
 
 func (rs *recSink) Events(evs []tracer.Event, undefined int) error {
 	rs.t.Events = append(rs.t.Events, evs...)

@@ -33,6 +33,10 @@ type csvTable struct {
 	// 0: none); maxWhy says where the bound came from.
 	maxRows int64
 	maxWhy  string
+	// names, when the importer sets it, is the table its rows' names go
+	// to, held to nameMax.
+	names   *tracer.Strings
+	nameMax nameBudget
 	// sub reads again the lines a quote left open swallowed (next);
 	// subBase is the file line before its first, fromSub whether the
 	// current record came from it, quoteCol the column of the open quote
@@ -52,6 +56,7 @@ func newCSVTable(r io.Reader, path string, skip int, opts Options) (*csvTable, e
 	cr.ReuseRecord = false
 	t := &csvTable{path: path, r: cr, col: map[string]int{}, quoteCol: -1}
 	t.maxRows, t.maxWhy = csvRowBudget()
+	t.nameMax = newNameBudget()
 	for i := 0; ; i++ {
 		rec, err := cr.Read()
 		if err != nil {
@@ -151,6 +156,11 @@ func (t *csvTable) next() (ok bool, err error) {
 			return false, &Error{Path: t.path, Offset: -1, Line: t.line, Msg: fmt.Sprintf("the file holds more than %d rows (%s): the rows before this line are kept", t.maxRows, t.maxWhy),
 				Hint: fmt.Sprintf("to read it all, pass --%s N or set %s to a larger number (0: no limit; each row takes about %d bytes at a report's peak)", MaxCSVRowsFlag, MaxCSVRowsEnv, CSVRowBytes)}
 		}
+		if t.names != nil {
+			if msg, hint, over := t.nameMax.over(t.names.Bytes(), "rows"); over {
+				return false, &Error{Path: t.path, Offset: -1, Line: t.line, Msg: msg, Hint: hint}
+			}
+		}
 		t.rec = rec
 		return true, nil
 	}
@@ -239,6 +249,7 @@ const csvBadShown = 10
 // is returned; the rows before it are in tr. Devices added twice by the
 // rerun are merged.
 func (t *csvTable) readRows(tr *tracer.Trace, read func() error) error {
+	t.names = tr.Strings
 	var err error
 	for {
 		err = read()

@@ -172,6 +172,10 @@ type rpStream struct {
 	maxRecords int64
 	maxWhy     string
 	over       *Error
+	// names bounds nameBytes, the bytes of kernel symbols and roctx
+	// messages held (heldNames).
+	names     nameBudget
+	nameBytes int64
 }
 
 // at marks the start of a value (jsonSqueeze bounds the bytes read until
@@ -332,6 +336,18 @@ func (s *rpStream) skip(field string) error {
 	}
 }
 
+// heldNames adds n bytes of names (kernel symbols, roctx messages) the
+// stream now holds and returns, past the name budget, the *Error that
+// stops the reading (s.over: the records before it are kept).
+func (s *rpStream) heldNames(n int, field string) error {
+	s.nameBytes += int64(n)
+	if msg, hint, over := s.names.over(s.nameBytes, "records"); over {
+		s.over = &Error{Path: s.path, Offset: s.dec.InputOffset(), Field: field, Msg: msg, Hint: hint}
+		return s.over
+	}
+	return nil
+}
+
 // records appends the records of the array at field to *list.
 func (s *rpStream) records(field string, list *[]rpRecord) error {
 	return s.array(field, func(i int) error {
@@ -382,6 +398,7 @@ func (s *rpStream) process(p *rpTool, field string, opened bool) error {
 				}
 				if sym != nil && sym.FormattedKernelName+sym.DemangledKernelName+sym.KernelName+sym.TruncatedKernelName != "" {
 					p.KernelSymbols = append(p.KernelSymbols, sym)
+					return s.heldNames(len(sym.FormattedKernelName)+len(sym.DemangledKernelName)+len(sym.KernelName)+len(sym.TruncatedKernelName), fmt.Sprintf("%s[%d]", f, i))
 				}
 				return nil
 			})
@@ -405,7 +422,7 @@ func (s *rpStream) process(p *rpTool, field string, opened bool) error {
 							return err
 						}
 						p.Strings.MarkerAPI = append(p.Strings.MarkerAPI, m)
-						return nil
+						return s.heldNames(len(m.Value), fmt.Sprintf("%s[%d]", g, i))
 					})
 				}
 				return s.skip(g)
@@ -466,6 +483,7 @@ func readRocprofJSONSqueezed(sq *jsonSqueeze, path string) (*tracer.Trace, error
 	dec.UseNumber() // skipped numbers are not parsed
 	s := &rpStream{dec: dec, sq: sq, path: path}
 	s.maxRecords, s.maxWhy = rocprofJSONBudget()
+	s.names = newNameBudget()
 	t := tracer.NewTrace("rocprofv3-json", path)
 	devSeen := map[int32]bool{}
 	var n [6]int
