@@ -44,8 +44,7 @@ func TestLiveTUIFindingEnterCompares(t *testing.T) {
 	wait("Compare attention: math vs fused?", 10*time.Second)
 	tm.Send(tea.KeyPressMsg{Code: 'C', Text: "C"})
 	wait("comparison done", 3*time.Minute)
-	sc.clickTab(t, tm, "Findings")
-	wait("tried attention=fused", 10*time.Second)
+	sc.clickTabUntil(t, tm, "Findings", "tried attention=fused", 20*time.Second)
 	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(*screenModel).Model
 	out := ansi.Strip(final.Render())

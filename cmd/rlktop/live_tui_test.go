@@ -86,6 +86,28 @@ func (s *screenModel) clickTab(t *testing.T, tm *teatest.TestModel, label string
 	t.Fatalf("no %s tab on the screen", label)
 }
 
+// clickTabUntil clicks the tab label until the drawn screen contains
+// text, for up to d: a click that lands while the model is between
+// frames (a comparison ending redraws the Compare view; under load one
+// click in a CI run was not seen) is sent again every 2 s.
+func (s *screenModel) clickTabUntil(t *testing.T, tm *teatest.TestModel, label, text string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		s.clickTab(t, tm, label)
+		next := time.Now().Add(2 * time.Second)
+		for time.Now().Before(next) {
+			if p := s.screen.Load(); p != nil && strings.Contains(*p, text) {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if time.Now().After(deadline) {
+			s.waitScreen(t, text, 0)
+		}
+	}
+}
+
 // startLiveTUI starts the live run o, its controller and poller, and the
 // real TUI model with backends under teatest at 200×50, as runTUI wires
 // them; everything stops when the test ends.
