@@ -117,7 +117,13 @@ func (k *Kernels) Info() string {
 		n = len(k.all)
 		what = " incl. memcpy/set"
 	}
-	return fmt.Sprintf("sort %s %s · %s of %s%s", k.sortBy, arrow, FormatCount(int64(len(k.rows))), FormatCount(int64(n)), what)
+	info := fmt.Sprintf("sort %s %s · %s of %s%s", k.sortBy, arrow, FormatCount(int64(len(k.rows))), FormatCount(int64(n)), what)
+	if k.w > 0 && k.names.Numbered(k.nameWidth()) {
+		// Names that read alike once shortened are numbered in the table;
+		// the detail pane shows the selected one's full name.
+		info += " · #N: alike names, full one below"
+	}
+	return info
 }
 
 // Sort returns the sort column and whether it is descending.
@@ -697,17 +703,25 @@ func (k *Kernels) detail(n int) []string {
 	}
 	lw := 7 // "launch " width
 	var nl []string
+	// A row the table numbers (" #2": another kernel's name reads the
+	// same once shortened) is labelled with its number here, beside the
+	// full name that tells it apart.
+	nameLabel, nw := "name", lw
+	if tag := k.names.Tag(k.rows[k.list.cursor], k.nameWidth()); tag != "" {
+		nameLabel += tag
+		nw = max(lw, len(nameLabel)+1)
+	}
 	// Names are data: escaped (SGR, C1 CSI, bidi) before any cut, as in
 	// the tables.
-	wrapped := strings.Split(ansi.Hardwrap(escape.Control(r.Name), max(k.w-lw, 8), true), "\n")
+	wrapped := strings.Split(ansi.Hardwrap(escape.Control(r.Name), max(k.w-nw, 8), true), "\n")
 	for i := 0; i < nameLines && i < len(wrapped); i++ {
 		s := wrapped[i]
 		if i == nameLines-1 && len(wrapped) > nameLines {
-			s = ansi.Truncate(s+" ", max(k.w-lw, 8)-1, "") + "…"
+			s = ansi.Truncate(s+" ", max(k.w-nw, 8)-1, "") + "…"
 		}
-		prefix := label(fit("name", lw))
+		prefix := label(fit(nameLabel, nw))
 		if i > 0 {
-			prefix = strings.Repeat(" ", lw)
+			prefix = strings.Repeat(" ", nw)
 		}
 		nl = append(nl, prefix+st.Detail.Name.Render(s))
 	}

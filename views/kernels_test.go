@@ -1,6 +1,7 @@
 package views_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -195,5 +196,50 @@ func TestStepsFollowLiveTail(t *testing.T) {
 	s.SetSnapshot(&next)
 	if out := render(t, s.View(), 80, 4); !strings.Contains(out, " 1 ") {
 		t.Fatalf("after moving up the view should stay put:\n%s", out)
+	}
+}
+
+// Four real cutlass kernel names of the A100 trace
+// (hta_diff_control_a100) that differ in their tile shape and their
+// alignment, too far apart for the 32 cells an 80-column table gives
+// names: the table numbers them (" #1", " #2"), the detail pane of the
+// selected row says which number it is beside its full name, and the
+// view's info line says what the numbers mean; at 200 columns the names
+// show whole and nothing is numbered.
+func TestKernelsNumberedNamesExplained(t *testing.T) {
+	s := viewstest.Snapshot()
+	base := s.Kernels[0]
+	s.Kernels = nil
+	for _, v := range []string{"128x128_32x3_nt_align1", "128x128_32x3_nt_align4", "256x128_32x3_nt_align1", "256x128_32x3_nt_align4"} {
+		r := base
+		r.Name = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_" + v + ">(cutlass_80_tensorop_s1688gemm_" + v + "::Params)"
+		r.DisplayName = ""
+		r.TotalNs -= int64(len(s.Kernels)) // a fixed order by total
+		s.Kernels = append(s.Kernels, r)
+	}
+	k := views.NewKernels(styles())
+	k.SetSize(80, 12)
+	k.SetSnapshot(s)
+	out := render(t, k.View(), 80, 12)
+	tag := ""
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "›") {
+			if m := regexp.MustCompile(` (#[0-9]+) `).FindStringSubmatch(line); m != nil {
+				tag = m[1]
+			}
+		}
+	}
+	if tag == "" {
+		t.Fatalf("80 columns: the selected row's name is not numbered:\n%s", out)
+	}
+	if want := "name " + tag + " void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_"; !strings.Contains(out, want) {
+		t.Errorf("detail pane lacks %q:\n%s", want, out)
+	}
+	if !strings.Contains(k.Info(), "#N: alike names, full one below") {
+		t.Errorf("info %q does not say what the numbers mean", k.Info())
+	}
+	k.SetSize(200, 12)
+	if out := render(t, k.View(), 200, 12); strings.Contains(k.Info(), "#N") || regexp.MustCompile(` #[0-9]+ `).MatchString(out) {
+		t.Errorf("200 columns: numbers shown or spoken of (info %q):\n%s", k.Info(), out)
 	}
 }

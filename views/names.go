@@ -25,6 +25,7 @@ import (
 type kernelNames struct {
 	names, disps []string         // the set's names, in the order first seen
 	shown        []string         // per names: DistinctNames, escaped
+	tags         map[int]string   // per names: the number tag DistinctNames added (" #2")
 	idx          map[string]int32 // name → index into names (the first row with it)
 	rows         kernelRows       // the last SetRows' rows
 	at           []int32          // per row of rows: index into names
@@ -58,7 +59,7 @@ func (n *kernelNames) SetRows(parts ...[]attrib.KernelRow) {
 				n.names, n.disps = append(n.names, p[i].Name), append(n.disps, p[i].DisplayName)
 			}
 		}
-		n.shown = attrib.DistinctNames(n.names, n.disps)
+		n.shown, n.tags = attrib.DistinctNamesNumbered(n.names, n.disps)
 		n.idx = make(map[string]int32, len(at))
 		for i, s := range n.shown {
 			// Names are data: controls from a trace must not act on the terminal.
@@ -145,11 +146,32 @@ func (n *kernelNames) Shown(i int) string {
 	return n.shown[n.at[i]]
 }
 
-// Fitted is Shown(i) cut to w cells so that rows with different names
-// still look different (attrib.FitNames over every row).
-func (n *kernelNames) Fitted(i, w int) string {
+// Tag is the number tag (" #2") row i's name shows at width w: added
+// because another kernel's name reads the same once shortened or cut;
+// "" when none.
+func (n *kernelNames) Tag(i, w int) string {
+	n.fit(w)
+	if t := n.fitter.Tag(int(n.at[i])); t != "" {
+		return t
+	}
+	return n.tags[int(n.at[i])]
+}
+
+// Numbered reports whether any row's name at width w carries a number tag.
+func (n *kernelNames) Numbered(w int) bool {
+	n.fit(w)
+	return len(n.tags) > 0 || n.fitter.Numbered()
+}
+
+func (n *kernelNames) fit(w int) {
 	if n.fitter == nil || n.fitW != w {
 		n.fitter, n.fitW = attrib.NewNameFitter(n.shown, w), w
 	}
+}
+
+// Fitted is Shown(i) cut to w cells so that rows with different names
+// still look different (attrib.FitNames over every row).
+func (n *kernelNames) Fitted(i, w int) string {
+	n.fit(w)
 	return n.fitter.Fit(int(n.at[i]))
 }

@@ -33,6 +33,13 @@ import (
 // The TUI's kernels table (views) and `rlktop report`/`diff` tables use
 // this one rule (STYLE.md habit 8: one name disambiguator).
 func DistinctNames(names, displays []string) []string {
+	out, _ := DistinctNamesNumbered(names, displays)
+	return out
+}
+
+// DistinctNamesNumbered is DistinctNames that also returns, per row whose
+// shown name it numbered, the tag it added (" #2"); nil when none.
+func DistinctNamesNumbered(names, displays []string) ([]string, map[int]string) {
 	// One map insert per row is the whole cost when no display name is
 	// shared (most rows of every trace); the rest runs for shared ones.
 	out := make([]string, len(names))
@@ -63,7 +70,7 @@ func DistinctNames(names, displays []string) []string {
 		g[n] = struct{}{}
 	}
 	if len(shared) == 0 {
-		return out
+		return out, nil
 	}
 	shown := map[string]string{} // original name → shown, for collided groups
 	for _, g := range shared {
@@ -93,11 +100,12 @@ func DistinctNames(names, displays []string) []string {
 		}
 	}
 	if !clash {
-		return out
+		return out, nil
 	}
 	// Still equal for different originals: number them in row order.
 	firstOf := map[string]string{} // shown → first original name
 	seen := map[string]map[string]int{}
+	var tags map[int]string
 	for i, n := range names {
 		s := out[i]
 		f, ok := firstOf[s]
@@ -116,9 +124,14 @@ func DistinctNames(names, displays []string) []string {
 			k = len(seen[s]) + 1
 			seen[s][n] = k
 		}
-		out[i] = fmt.Sprintf("%s #%d", s, k)
+		tag := fmt.Sprintf(" #%d", k)
+		out[i] = s + tag
+		if tags == nil {
+			tags = map[int]string{}
+		}
+		tags[i] = tag
 	}
-	return out
+	return out, tags
 }
 
 // elideShared maps each original name of one display-name group to its
@@ -271,6 +284,7 @@ type NameFitter struct {
 	names  []string
 	w      int
 	fitted map[int]string // rows whose fitted name is not their plain cut
+	tagged map[int]string // rows whose fitted name ends in a number tag: the tag (" #2")
 }
 
 // fitKey is a name's plain cut at some width: the first w-1 runes of
@@ -370,9 +384,20 @@ func NewNameFitter(names []string, w int) *NameFitter {
 		}
 		tag := fmt.Sprintf(" #%d", k)
 		f.fitted[i] = cutRunes(out, w-len(tag)) + tag
+		if f.tagged == nil {
+			f.tagged = map[int]string{}
+		}
+		f.tagged[i] = tag
 	}
 	return f
 }
+
+// Tag returns the number tag (" #2") Fit(i) ends in, "" when it has
+// none: a table that shows tags says what they mean for the row selected.
+func (f *NameFitter) Tag(i int) string { return f.tagged[i] }
+
+// Numbered reports whether any row's fitted name carries a number tag.
+func (f *NameFitter) Numbered() bool { return len(f.tagged) > 0 }
 
 // Fit returns row i's name fitted to the width (FitNames).
 func (f *NameFitter) Fit(i int) string {
