@@ -1263,7 +1263,12 @@ func (t *Timeline) detail(n int) []string {
 		if !t.opsInView() && len(t.tl.Ops) > 0 {
 			hint = "no ops in this range: 0 fits the ops, f follows the newest"
 		}
-		return []string{st.Table.Dim.Render(fitLeftCut(hint, t.w))}[:min(n, 1)]
+		out := []string{st.Table.Dim.Render(fitLeftCut(hint, t.w))}
+		if len(t.tl.Ops) > 0 {
+			// The legend names the letters; what their case means is said here.
+			out = append(out, st.Table.Dim.Render(fitLeftCut("letters: the category busiest in each cell; lower case: under half of it busy", t.w)))
+		}
+		return out[:min(n, len(out))]
 	}
 	stage := o.Stage
 	if stage == "" {
