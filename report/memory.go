@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -155,6 +156,20 @@ func orNone(s string) string {
 	return s
 }
 
+// opOrNone names an allocating or freeing operator: attrib.NoOperator
+// for memory events no recorded operator was open around, as the work
+// tables name kernels launched outside every operator.
+func opOrNone(s string) string {
+	if s == "" {
+		return attrib.NoOperator
+	}
+	return s
+}
+
+// NoOperatorFreeNote explains "freed by (no operator)" under a
+// temporaries table: in PyTorch traces most frees are of this kind.
+const NoOperatorFreeNote = "freed by (no operator): no recorded operator was open on the freeing thread, as when Python drops a tensor's last reference between operators"
+
 // SignedBytes is units.Bytes with a sign: "+40.0 MiB", "-1.5 KiB".
 func SignedBytes(n int64) string {
 	if n < 0 {
@@ -199,7 +214,11 @@ func memGrids(m *attrib.Memory, human bool, topN int) (steps, temps, ops grid) {
 		ops.header = []string{"operator", "stage", "device", "alloc_bytes", "allocs", "temp_bytes", "temps", "held_bytes", "steps"}
 	}
 	for _, r := range top(m.Operators, topN) {
-		row := []string{name(r.Op), name(r.Stage), dev(r.Device), b(r.AllocBytes), num(r.Allocs), b(r.TempBytes), num(r.Temps), b(r.HeldBytes)}
+		op := r.Op
+		if human {
+			op = opOrNone(op)
+		}
+		row := []string{op, name(r.Stage), dev(r.Device), b(r.AllocBytes), num(r.Allocs), b(r.TempBytes), num(r.Temps), b(r.HeldBytes)}
 		if !human {
 			row = append(row, num(r.Steps))
 		}
@@ -234,7 +253,7 @@ func tempGrid(ts []attrib.MemTemp, human bool) grid {
 			continue
 		}
 		g.rows = append(g.rows, []string{units.Bytes(t.Bytes), MemDevice(t.Device), strconv.Itoa(t.Count), Duration(t.LifetimeNs),
-			orNone(t.Op), orNone(t.FreedBy), orNone(t.Stage), units.Bytes(int64(t.ByteNs/1e6)) + "·ms"})
+			opOrNone(t.Op), opOrNone(t.FreedBy), orNone(t.Stage), units.Bytes(int64(t.ByteNs/1e6)) + "·ms"})
 	}
 	g.right = make([]bool, len(g.header))
 	for i, h := range g.header {
@@ -347,6 +366,13 @@ func writeMemory(w io.Writer, s *attrib.Snapshot, o Options) error {
 	}
 	section("peak per step", steps, 0)
 	section("temporaries (allocated and freed inside one step), largest first", temps, cut(len(m.Temporaries)))
+	if slices.ContainsFunc(m.Temporaries, func(t attrib.MemTemp) bool { return t.FreedBy == "" }) {
+		if md {
+			fmt.Fprintf(&b, "\n_%s_\n", escape.Markdown(NoOperatorFreeNote))
+		} else {
+			fmt.Fprintf(&b, "%s\n", NoOperatorFreeNote)
+		}
+	}
 	if len(m.Temporaries) > 1 {
 		section("temporaries by bytes × lifetime (the memory they keep from others)", tempGrid(top(m.TemporariesByByteNs(), 5), true), 0)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rlktop/rlktop/internal/escape"
+	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/livestate"
 )
 
@@ -20,7 +21,11 @@ func (c *Compare) memoryLines(r *livestate.CompareResult) []string {
 		l := fmt.Sprintf("memory %s: peak %s · temporaries %s/step", fit(escape.Control(m.Arm), 12), FormatBytes(m.PeakAllocatedBytes), FormatBytes(m.TempBytesPerStep))
 		if len(m.Categories) > 0 {
 			k := m.Categories[0]
-			l += fmt.Sprintf(" · %s largest %s (%s)", escape.Control(k.Category), FormatBytes(k.LargestBytes), escape.Control(memName(k.LargestOperator)))
+			op := "(" + escape.Control(k.LargestOperator) + ")"
+			if k.LargestOperator == "" {
+				op = attrib.NoOperator
+			}
+			l += fmt.Sprintf(" · %s largest %s %s", escape.Control(k.Category), FormatBytes(k.LargestBytes), op)
 		}
 		out = append(out, c.armStyle(i)(fit(l, max(c.w-1, 20))))
 	}

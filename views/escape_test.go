@@ -32,7 +32,18 @@ func TestViewsEscapeNames(t *testing.T) {
 	h := views.NewHeader(styles())
 	h.SetWidth(160)
 	h.SetSnapshot(s)
-	for name, out := range map[string]string{"kernels": k.View(), "categories": c.View(), "stages": g.View(), "header": h.View()} {
+	s.Memory = viewstest.Memory()
+	s.Memory.Temporaries[0].Op += evil
+	s.Memory.Temporaries[0].Stage += evil
+	s.Memory.Temporaries[0].FreedBy = ""
+	m := views.NewMemory(styles())
+	m.SetSize(160, 20)
+	m.SetFocused(true)
+	m.SetSnapshot(s)
+	if out := m.View(); !strings.Contains(out, "(no operator)") {
+		t.Errorf("memory: a temporary freed outside every operator is not said so:\n%s", out)
+	}
+	for name, out := range map[string]string{"kernels": k.View(), "categories": c.View(), "stages": g.View(), "header": h.View(), "memory": m.View()} {
 		if strings.Contains(out, "\x1b[2J") || strings.Contains(out, "\x1b]0;") || strings.Contains(out, "\a") {
 			t.Errorf("%s: a control sequence from a name reaches the terminal: %q", name, out)
 		}

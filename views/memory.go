@@ -5,6 +5,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -51,7 +52,7 @@ func (v *Memory) Info() string {
 		return ""
 	}
 	if v.drill != nil {
-		return fmt.Sprintf("%d allocations of %s", len(v.allocs), memName(v.drill.Op))
+		return fmt.Sprintf("%d allocations of %s", len(v.allocs), memOp(v.drill.Op))
 	}
 	return fmt.Sprintf("%d temporaries · %d events", len(v.m.Temporaries), v.m.Events)
 }
@@ -124,11 +125,24 @@ func (v *Memory) FullHelp() [][]key.Binding {
 	return [][]key.Binding{v.keys.bindings(), {v.keys.Drill, v.keys.Back}}
 }
 
+// memName is a stage name of the memory model for the terminal: escaped
+// (names are data), "—" when none.
 func memName(s string) string {
 	if s == "" {
 		return "—"
 	}
-	return s
+	return escape.Control(s)
+}
+
+// memOp is an allocating or freeing operator for the terminal: escaped,
+// attrib.NoOperator when no recorded operator was open around the event
+// (most frees in PyTorch traces: a tensor's last reference dropped by
+// Python between operators), as report names it.
+func memOp(s string) string {
+	if s == "" {
+		return attrib.NoOperator
+	}
+	return escape.Control(s)
 }
 
 // headLines is how many lines the summary above the table takes.
@@ -219,7 +233,7 @@ func (v *Memory) tempLines() []string {
 		if v.focused && i == v.list.cursor {
 			gut = "›"
 		}
-		ops := fit(memName(t.Op), ow) + " → " + fit(memName(t.FreedBy), ow)
+		ops := fit(memOp(t.Op), ow) + " → " + fit(memOp(t.FreedBy), ow)
 		out = append(out, gut+st.Bar.Value.Render(fitRight(FormatBytes(t.Bytes), bw))+" "+fit(deviceLabel(t.Device), dw)+" "+
 			fitRight(FormatCount(int64(t.Count)), nw)+" "+fitRight(FormatNs(t.LifetimeNs), lw)+" "+ops+" "+st.Table.Dim.Render(fit(memName(t.Stage), sw)))
 	}
@@ -231,7 +245,7 @@ func (v *Memory) allocLines() []string {
 	const bw, pw, lw = 10, 8, 10
 	fw := max(v.w-1-bw-1-pw-1-lw-1, 8)
 	hdr := " " + st.Table.Header.Render(fitRight("size", bw)) + " " + st.Table.Header.Render(fitRight("step", pw)) + " " +
-		st.Table.Header.Render(fitRight("lifetime", lw)) + " " + st.Table.Header.Render(fit("freed by · "+memName(v.drill.Op)+" in "+memName(v.drill.Stage), fw))
+		st.Table.Header.Render(fitRight("lifetime", lw)) + " " + st.Table.Header.Render(fit("freed by · "+memOp(v.drill.Op)+" in "+memName(v.drill.Stage), fw))
 	out := []string{hdr}
 	from, to := v.list.visible()
 	for i := from; i < to; i++ {
@@ -248,7 +262,7 @@ func (v *Memory) allocLines() []string {
 		if a.Step >= 0 {
 			step = fmt.Sprint(a.Step)
 		}
-		out = append(out, gut+st.Bar.Value.Render(fitRight(FormatBytes(a.Bytes), bw))+" "+fitRight(step, pw)+" "+fitRight(life, lw)+" "+fit(memName(a.FreedBy), fw))
+		out = append(out, gut+st.Bar.Value.Render(fitRight(FormatBytes(a.Bytes), bw))+" "+fitRight(step, pw)+" "+fitRight(life, lw)+" "+fit(memOp(a.FreedBy), fw))
 	}
 	return out
 }
