@@ -46,6 +46,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/tracer/attrib"
 	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/views"
@@ -817,7 +818,9 @@ func (m *Model) statusBar() string {
 	if status.Level == Error {
 		maxLines = 4
 	}
-	lines := views.WrapLines(status.Text, room)
+	// Messages quote data (import warnings name events, errors paths and
+	// flag values): escaped, as the tables escape names.
+	lines := views.WrapLines(escape.Control(status.Text), room)
 	if len(lines) > maxLines {
 		lines = lines[:maxLines]
 		last := ansi.Truncate(lines[maxLines-1], room-1, "")

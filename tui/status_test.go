@@ -288,3 +288,25 @@ func TestImportWarningsKey(t *testing.T) {
 		t.Errorf("esc did not close the warnings:\n%s", out)
 	}
 }
+
+// Warnings quote names from the trace: one naming an event whose name
+// holds a clear-screen, a title change and a bell reaches neither the
+// status line nor the W list raw; both show the escaped text.
+func TestImportWarningsEscaped(t *testing.T) {
+	m := newModel(t, 120, 24, tui.Options{})
+	snap := viewstest.Snapshot()
+	snap.Warnings = []string{"1 event partly overlaps \"op\x1b[2J\x1b]0;pwned\a\" on pid 1"}
+	m.Update(tui.SnapshotMsg{Snapshot: snap})
+	check := func(where string) {
+		out := m.Render()
+		if strings.Contains(out, "\x1b[2J") || strings.Contains(out, "\x1b]0;") || strings.Contains(out, "\a") {
+			t.Errorf("%s: a control sequence from a warning reaches the terminal: %q", where, out)
+		}
+		if !strings.Contains(ansi.Strip(out), `op\x1b[2J`) {
+			t.Errorf("%s: the escaped name is not shown:\n%s", where, ansi.Strip(out))
+		}
+	}
+	check("status line")
+	press(m, "W")
+	check("W list")
+}

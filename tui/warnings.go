@@ -6,6 +6,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/views"
 )
 
@@ -35,7 +36,8 @@ func (m *Model) warnLines(w int) []string {
 	}
 	lines := []string{m.st.Detail.Label.Render(title + " · ↑/↓ scroll · W or esc closes"), ""}
 	for _, wr := range m.snap.Warnings {
-		for i, l := range views.WrapLines(wr, max(w-2, 10)) {
+		// Warnings quote names from the trace: escaped for the terminal.
+		for i, l := range views.WrapLines(escape.Control(wr), max(w-2, 10)) {
 			if i == 0 {
 				lines = append(lines, "• "+l)
 			} else {
