@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/cupti/launch"
 	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tracer/pyagent"
+	roclaunch "github.com/rlktop/rlktop/tracer/rocprof/launch"
 	"github.com/rlktop/rlktop/tracer/session"
 )
 
@@ -32,8 +34,14 @@ type attachment struct {
 	folder string        // the agent's private folder (the attach marker)
 	took   time.Duration // from StartAttach to the agent's hello
 	route  string        // "gdb" or "sys.remote_exec"
-	cupti  string        // rlktop's CUPTI library the agent loads, "" for none
+	gpu    agentGPU      // the GPU tracer the agent loads
 }
+
+// agentGPU is the GPU tracer the agent loads into the process: rlktop's
+// CUPTI library (CUPTI), or rlktop's rocprofiler-sdk tool library
+// (Rocprof) attached through the process's rocprofiler-register
+// (Register); all "" for none.
+type agentGPU struct{ CUPTI, Rocprof, Register string }
 
 // StartAttach attaches to the running Python process o.Attach (StartLive
 // calls it when o.Attach is set): it checks the
@@ -95,22 +103,8 @@ func StartAttach(ctx context.Context, o LiveOptions) (*Live, error) {
 		s.Close()
 		return nil, err
 	}
-	// A process with CUDA mapped gets rlktop's CUPTI library (kernels from
-	// the moment it is loaded; ARCHITECTURE.md, "the GPU path").
-	cuptiLib := ""
-	switch {
-	case o.Tracer != TracerAuto || t.CUDA == "":
-	case t.GoLib != "":
-		s.Warn(fmt.Sprintf("pid %d maps %s and the Go shared library %s: rlktop's CUPTI library, Go too, would be a second Go runtime in it, so GPU kernels come only from torch.profiler windows", t.PID, filepath.Base(t.CUDA), t.GoLib))
-	default:
-		if lib, err := launch.FindLibrary("", o.CacheDir); err == nil {
-			cuptiLib = lib
-		} else {
-			s.Warn(fmt.Sprintf("pid %d maps %s but rlktop has no CUPTI library to load into it (%v): GPU kernels come only from torch.profiler windows", t.PID, filepath.Base(t.CUDA), err))
-		}
-	}
-	l.att.cupti = cuptiLib
-	boot, err := writeAgentFolder(folder, addr, time.Now().Add(timeout), every, length, cuptiLib)
+	l.att.gpu = pickAgentGPU(s, t, o)
+	boot, err := writeAgentFolder(folder, addr, time.Now().Add(timeout), every, length, l.att.gpu)
 	if err != nil {
 		return fail(err)
 	}
@@ -177,10 +171,14 @@ func (l *Live) attachBanner(every, length int) string {
 	t := l.att.target
 	what := "steps, stages and flags"
 	switch {
-	case l.att.cupti != "" && every > 0:
+	case l.att.gpu.CUPTI != "" && every > 0:
 		what += fmt.Sprintf(", GPU kernels through CUPTI from now on, and CPU operators from torch.profiler windows (%d of every %d steps)", length, every)
-	case l.att.cupti != "":
+	case l.att.gpu.CUPTI != "":
 		what += ", and GPU kernels through CUPTI from now on"
+	case l.att.gpu.Rocprof != "" && every > 0:
+		what += fmt.Sprintf(", GPU kernels through rocprofiler-sdk from now on where its attachment takes the tool, and CPU operators from torch.profiler windows (%d of every %d steps)", length, every)
+	case l.att.gpu.Rocprof != "":
+		what += ", and GPU kernels through rocprofiler-sdk from now on where its attachment takes the tool"
 	case every > 0:
 		what += fmt.Sprintf(", and CPU operators (GPU kernels where CUDA is initialised) from torch.profiler windows (%d of every %d steps)", length, every)
 	}
@@ -302,9 +300,45 @@ func pidAlive(pid int) bool {
 	return ok
 }
 
+// pickAgentGPU chooses the GPU tracer the agent loads into t (ARCHITECTURE.md,
+// "Attaching to a running process"): with CUDA mapped, rlktop's CUPTI
+// library; with rocprofiler-register mapped, rlktop's rocprofiler-sdk tool
+// library; none with another tracer asked for, where the process maps a Go
+// shared library of its own (rlktop's libraries are Go: a second runtime),
+// or where rlktop has no such library (each said as a warning on s).
+func pickAgentGPU(s *session.Session, t Target, o LiveOptions) agentGPU {
+	if o.Tracer != TracerAuto || t.CUDA == "" && t.ROCm == "" {
+		return agentGPU{}
+	}
+	lib := filepath.Base(cmp.Or(t.CUDA, t.ROCm))
+	if t.GoLib != "" {
+		s.Warn(fmt.Sprintf("pid %d maps %s and the Go shared library %s: rlktop's GPU tracer, Go too, would be a second Go runtime in it, so GPU kernels come only from torch.profiler windows", t.PID, lib, t.GoLib))
+		return agentGPU{}
+	}
+	if t.CUDA != "" {
+		p, err := launch.FindLibrary("", o.CacheDir)
+		if err != nil {
+			s.Warn(fmt.Sprintf("pid %d maps %s but rlktop has no CUPTI library to load into it (%v): GPU kernels come only from torch.profiler windows", t.PID, lib, err))
+			return agentGPU{}
+		}
+		return agentGPU{CUPTI: p}
+	}
+	p, err := roclaunch.FindLibrary("", os.Environ())
+	if err != nil {
+		s.Warn(fmt.Sprintf("pid %d maps %s but rlktop has no rocprofiler-sdk tool library to attach (%v): GPU kernels come only from torch.profiler windows", t.PID, lib, err))
+		return agentGPU{}
+	}
+	if !t.ROCmAttach {
+		// The register may have been built with default attachment:
+		// the agent tries, and says so when it is refused.
+		s.Warn(fmt.Sprintf("pid %d was not started with ROCP_TOOL_ATTACH=1: rocprofiler-sdk takes rlktop's tool after start only if its rocprofiler-register was built with default attachment; otherwise GPU kernels come only from torch.profiler windows (start the job with ROCP_TOOL_ATTACH=1 to attach its GPU tracing later)", t.PID))
+	}
+	return agentGPU{Rocprof: p, Register: t.ROCm}
+}
+
 // writeAgentFolder writes the agent (folder/py), the owner file and
 // boot.py, the file the process runs, and returns boot.py's path.
-func writeAgentFolder(folder, addr string, deadline time.Time, every, length int, cuptiLib string) (string, error) {
+func writeAgentFolder(folder, addr string, deadline time.Time, every, length int, gpu agentGPU) (string, error) {
 	home := filepath.Join(folder, "py")
 	for rel, b := range pyagent.Files() {
 		p := filepath.Join(home, filepath.FromSlash(rel))
@@ -323,7 +357,7 @@ func writeAgentFolder(folder, addr string, deadline time.Time, every, length int
 		return "", fmt.Errorf("writing the agent: %w", err)
 	}
 	boot := filepath.Join(folder, "boot.py")
-	if !safePath(boot) || !safePath(strings.TrimPrefix(addr, "unix:")) || (cuptiLib != "" && !safePath(cuptiLib)) {
+	if !safePath(boot) || !safePath(strings.TrimPrefix(addr, "unix:")) || slices.ContainsFunc([]string{gpu.CUPTI, gpu.Rocprof, gpu.Register}, func(p string) bool { return p != "" && !safePath(p) }) {
 		return "", fmt.Errorf("%s: %w", boot, errNotSafePath)
 	}
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) } // ASCII: a Python literal too
@@ -335,7 +369,7 @@ if sys.modules.get("rlktop") is None:
     sys.path.insert(0, home)
     try:
         import rlktop._attach
-        rlktop._attach.start(%s, home, folder, %d.0, %d, %d, %s)
+        rlktop._attach.start(%s, home, folder, %d.0, %d, %d, %s, %s, %s)
     except Exception as e:
         try:
             with open(folder + "/failed", "w") as f:
@@ -351,7 +385,7 @@ else:
             f.write("a module named rlktop is loaded already, from " + str(getattr(sys.modules["rlktop"], "__file__", "?")))
     except Exception:
         pass
-`, q(home), q(folder), q(addr), deadline.Unix(), every, length, q(cuptiLib))
+`, q(home), q(folder), q(addr), deadline.Unix(), every, length, q(gpu.CUPTI), q(gpu.Rocprof), q(gpu.Register))
 	if err := os.WriteFile(boot, []byte(src), 0o600); err != nil {
 		return "", fmt.Errorf("writing the agent: %w", err)
 	}

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"errors"
 	"fmt"
@@ -59,6 +60,17 @@ type Target struct {
 	// libcuda.so*), "" when it maps neither: CUDA may be in use, so the
 	// agent loads rlktop's CUPTI library into it.
 	CUDA string
+	// ROCm is the rocprofiler-register library the process mapped
+	// (librocprofiler-register.so*, which HIP and HSA load), "" when
+	// none: the agent may attach rlktop's rocprofiler-sdk tool library
+	// through its attach entry.
+	ROCm string
+	// ROCmAttach reports whether ROCP_TOOL_ATTACH=1 was in the process's
+	// environment at its start: rocprofiler-register takes a tool after
+	// start only then, or when it was built with default attachment
+	// (ROCPROFILER_REGISTER_BUILD_DEFAULT_ATTACHMENT), which /proc cannot
+	// show, so the agent tries either way and says why it failed.
+	ROCmAttach bool
 	// GoLib is a Go shared library the process mapped (an ELF object
 	// with a .go.buildinfo section, the executable aside), "" when none:
 	// a second Go runtime (rlktop's CUPTI library) must not be loaded.
@@ -118,6 +130,9 @@ func InspectTarget(pid int) (Target, error) {
 	t.Exe = exe
 	if env, err := os.ReadFile(filepath.Join(dir, "environ")); err == nil {
 		for _, kv := range bytes.Split(env, []byte{0}) {
+			if string(kv) == "ROCP_TOOL_ATTACH=1" {
+				t.ROCmAttach = true
+			}
 			if bytes.HasPrefix(kv, []byte("RLKTOP_SOCKET=")) {
 				return t, &AttachError{PID: pid, Reason: "it was launched by rlktop (RLKTOP_SOCKET is in its environment): its agent reports to that rlktop",
 					Hint: "use that rlktop's TUI, or start the job without rlktop to attach to it"}
@@ -130,7 +145,8 @@ func InspectTarget(pid int) (Target, error) {
 		}
 	}
 	t.Python, t.Libpython = pythonOf(dir, t.Exe)
-	if t.CUDA = cudaOf(dir); t.CUDA != "" {
+	t.CUDA, t.ROCm = gpuLibsOf(dir)
+	if t.CUDA != "" || t.ROCm != "" {
 		t.GoLib = goLibOf(dir, t.Exe)
 	}
 	if t.Python == 0 {
@@ -209,27 +225,30 @@ func sameRoot(dir string) (bool, error) {
 	return os.SameFile(a, b), nil
 }
 
-// cudaOf is the first libcupti.so* the process at dir maps, else its
-// libcuda.so*, else "".
-func cudaOf(dir string) string {
+// gpuLibsOf reads the libraries the process at dir maps: cuda is the
+// first libcupti.so*, else its libcuda.so*, else ""; rocm the first
+// librocprofiler-register.so*, else "".
+func gpuLibsOf(dir string) (cuda, rocm string) {
 	maps, err := os.ReadFile(filepath.Join(dir, "maps"))
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	driver := ""
+	cupti, driver := "", ""
 	for _, line := range strings.Split(string(maps), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 6 {
 			continue
 		}
 		switch base := filepath.Base(f[5]); {
-		case strings.HasPrefix(base, "libcupti.so"):
-			return f[5]
+		case cupti == "" && strings.HasPrefix(base, "libcupti.so"):
+			cupti = f[5]
 		case driver == "" && strings.HasPrefix(base, "libcuda.so"):
 			driver = f[5]
+		case rocm == "" && strings.HasPrefix(base, "librocprofiler-register.so"):
+			rocm = f[5]
 		}
 	}
-	return driver
+	return cmp.Or(cupti, driver), rocm
 }
 
 // goLibOf is the first shared object the process at dir maps, other than

@@ -88,7 +88,7 @@ func TestClaimAttachFolder(t *testing.T) {
 	if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != 0o700 || filepath.Base(f) != "12345-678" {
 		t.Fatalf("folder %s: %v %v", f, fi.Mode(), err)
 	}
-	if _, err := writeAgentFolder(f, "unix:/tmp/x/s", time.Now(), 10, 2, ""); err != nil {
+	if _, err := writeAgentFolder(f, "unix:/tmp/x/s", time.Now(), 10, 2, agentGPU{}); err != nil {
 		t.Fatal(err)
 	}
 	var ae *AttachError

@@ -18,3 +18,5 @@ scripts/build-rocprof.sh
 echo "== tests"
 go test -count=1 -v -run 'ABI|Decode|EndToEnd|Declines|RingFull|PauseResume|LateSocket|Nobody|Fork' ./tracer/rocprof/ 2>&1 |
 	grep -E '^(--- |ok|FAIL|\s+e2e_test)'
+echo "== attaching the tool library to a running process (stand-in rocprofiler-register)"
+scripts/rocprof-attach-standin.sh build/librlktop_rocprof.so

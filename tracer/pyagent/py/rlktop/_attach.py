@@ -25,14 +25,16 @@ import threading
 import time
 
 
-def start(addr, home, folder, deadline, every, length, cupti=""):
+def start(addr, home, folder, deadline, every, length, cupti="", rocprof="", register=""):
     """Starts attaching: addr is rlktop's socket, home the folder that was
     put on sys.path (holding this package), folder the private folder to
     remove when the agent leaves (home is inside it), deadline the time
     (seconds since the epoch) after which rlktop stopped waiting, so a late
     call does nothing but remove folder; every:length the torch.profiler
     window schedule in steps (0: none); cupti the path of rlktop's CUPTI
-    library to load (the process maps CUDA), "" for none. Never raises."""
+    library to load (the process maps CUDA), "" for none; rocprof the path
+    of rlktop's rocprofiler-sdk tool library to attach through register,
+    the process's librocprofiler-register, "" for none. Never raises."""
     try:
         while home in sys.path:
             sys.path.remove(home)
@@ -44,12 +46,13 @@ def start(addr, home, folder, deadline, every, length, cupti=""):
         from . import _after_torch, _core, _flags, _wire  # noqa: F401
 
         threading.Thread(target=_attach, args=(addr, folder, (every, length) if every > 0 else (0, 0), cupti),
+                         kwargs={"rocprof": (rocprof, register)},
                          name="rlktop-attach", daemon=True).start()
     except Exception:
         _forget(folder)
 
 
-def _attach(addr, folder, kineto, cupti):
+def _attach(addr, folder, kineto, cupti, rocprof=("", "")):
     import rlktop
     from . import _core, _flags
 
@@ -72,6 +75,8 @@ def _attach(addr, folder, kineto, cupti):
     rlktop._agent = a
     if cupti:
         _load_cupti(a, addr, cupti)
+    elif rocprof[0]:
+        _attach_rocprof(a, addr, *rocprof)
     torch = sys.modules.get("torch")
     if torch is None:
         _after_torch(a)
@@ -104,7 +109,7 @@ def _load_cupti(a, addr, lib):
         h = ctypes.CDLL(lib)
         h.InitializeInjection()
     except Exception as e:
-        _core_warn("rlktop's CUPTI library %s not loaded (%r): GPU kernels only from torch.profiler windows" % (lib, e))
+        _say(a, "rlktop's CUPTI library %s not loaded (%r): GPU kernels only from torch.profiler windows" % (lib, e))
         return
     finally:
         if saved is None:
@@ -113,6 +118,59 @@ def _load_cupti(a, addr, lib):
             os.environ["RLKTOP_SOCKET"] = saved
     a.window_cuda = False
     a.on_stop("CUPTI tracing", h.rlktop_cupti_detach)
+
+
+# rocprofiler-register's error codes (rocprofiler_register_error_code_t)
+# that say why an attach was refused.
+_REGISTER_ERRORS = {
+    1: "rocprofiler-sdk found no tool to configure",
+    6: "rocprofiler-sdk failed to load or start the tool",
+    8: "an invalid argument",
+    9: "the attachment library was never loaded: start the job with ROCP_TOOL_ATTACH=1 to attach its GPU tracing later",
+}
+
+
+def _attach_rocprof(a, addr, lib, register):
+    """Attaches rlktop's rocprofiler-sdk tool library through the process's
+    rocprofiler-register (its attach entry, as rocprofv3 --attach calls it
+    through ptrace; here the agent is inside the process already):
+    rocprofiler_register_attach(environment, tool) sets the environment's
+    pairs (a uint32 count, then each name and value NUL-terminated; here
+    RLKTOP_SOCKET, which the tool needs to connect) and has rocprofiler-sdk
+    load the tool, which records the GPU work dispatched from now on. The
+    register takes a tool after start only where the process had
+    ROCP_TOOL_ATTACH=1 from its start (or a register built with default
+    attachment); a refusal is a warning and GPU kernels then come from the
+    torch.profiler windows. RLKTOP_SOCKET leaves the environment again once
+    the tool has it. At detach the register's detach entry stops it."""
+    import ctypes
+    import struct
+
+    try:
+        h = ctypes.CDLL(register)  # mapped already: the same handle
+        attach, detach = h.rocprofiler_register_attach, h.rocprofiler_register_detach
+        attach.argtypes, attach.restype = [ctypes.c_char_p, ctypes.c_char_p], ctypes.c_int
+        detach.argtypes, detach.restype = [], ctypes.c_int
+    except Exception as e:
+        _say(a, "%s has no attach entry (%r): GPU kernels only from torch.profiler windows" % (register, e))
+        return
+    pairs = [("RLKTOP_SOCKET", addr)]
+    env = struct.pack("=I", len(pairs)) + b"".join(k.encode() + b"\0" + v.encode() + b"\0" for k, v in pairs)
+    had = "RLKTOP_SOCKET" in os.environ
+    try:
+        rc = attach(env, lib.encode())
+    except Exception as e:
+        rc, why = -1, repr(e)
+    else:
+        why = _REGISTER_ERRORS.get(rc, "error %d" % rc)
+    finally:
+        if not had:
+            os.unsetenv("RLKTOP_SOCKET")  # set in C's environment by the register
+    if rc != 0:
+        _say(a, "rocprofiler-register refused rlktop's tool library %s (%s): GPU kernels only from torch.profiler windows" % (lib, why))
+        return
+    a.window_cuda = False
+    a.on_stop("rocprofiler tracing", detach)
 
 
 def _initializing(module):
@@ -133,7 +191,7 @@ def _install(a, torch):
         # read then is already rlktop's.
         changed = [k for k in _flags.BUILTIN if k in a.touched]
         for e in _flags.restore(torch, snap, changed):
-            _core_warn("detach: flag %s" % e)
+            _say(a, "detach: flag %s" % e)
 
     a.on_stop("flags", put_back)
 
@@ -159,9 +217,12 @@ def _forget(folder):
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _core_warn(msg):
+def _say(a, msg):
+    """Sends msg to rlktop as the agent's warning: the attached process's
+    stderr is the program's, not rlktop's (its output goes where it went
+    before attaching), so nothing is written there."""
     try:
-        sys.stderr.write("rlktop agent: %s\n" % msg)
+        a.warn_rlktop(msg)
     except Exception:
         pass
 
