@@ -1,6 +1,9 @@
 package tracer
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // Work is the modelled work of one GPU op (or CPU operator by self time):
 // the FLOPs it performs and the bytes it moves, from the shapes of the
@@ -52,6 +55,40 @@ func ParseDType(s string) (DType, bool) {
 		}
 	}
 	return DTypeUnknown, false
+}
+
+// KernelDType is the dtype a kernel runs its modelled FLOPs at, from d,
+// the dtype its operator's inputs were recorded with, and the kernel's
+// name: FP32 inputs multiplied on TF32 tensor cores (PyTorch's
+// allow_tf32, set_float32_matmul_precision("high")) run at the TF32
+// peak, 8× the FP32 one on an A100 (156 against 19.5 TFLOP/s), and
+// against the FP32 peak such a GEMM reads 128%. The name says so: "tf32"
+// in it (cuBLAS and cuDNN kernels: sm80_xmma_gemm_tf32f32_…), or CUTLASS's
+// tensor-op SGEMM with the 16×8×8 instruction shape of the TF32 MMA
+// (mma.sync.m16n8k8 with .tf32 operands; cutlass_80_tensorop_s1688gemm_…).
+// Any other d or name is returned as it is.
+func KernelDType(name string, d DType) DType {
+	if d != DTypeFP32 {
+		return d
+	}
+	if strings.Contains(name, "tf32") || strings.Contains(name, "tensorop_s1688") {
+		return DTypeTF32
+	}
+	return d
+}
+
+// RetypeWork is v (a kernel's packed Work, PackWork) with its dtype as
+// KernelDType gives it for the kernel's name.
+func RetypeWork(v int64, name string) int64 {
+	w, ok := UnpackWork(v)
+	if !ok || !w.Modelled {
+		return v
+	}
+	if d := KernelDType(name, w.DType); d != w.DType {
+		w.DType = d
+		return PackWork(w)
+	}
+	return v
 }
 
 // Layout of a packed Work (an int64's bits, high to low): 1 bit modelled,

@@ -229,3 +229,17 @@ func (m *Model) Assign(t *tracer.Trace) Stats {
 	}
 	return st
 }
+
+// Retype gives each modelled kernel of evs the dtype tracer.KernelDType
+// reads from its name (names holds evs' names): FP32 work in a TF32
+// tensor-core kernel runs at the TF32 peak. Every caller of Assign calls
+// it after, with the table its kernels' names are in (the live session's
+// windows keep their calls' names in a table of their own).
+func Retype(evs []tracer.Event, names *tracer.Strings) {
+	for i := range evs {
+		e := &evs[i]
+		if e.Kind == tracer.KindKernel && e.Value != 0 {
+			e.Value = tracer.RetypeWork(e.Value, names.Get(e.Name))
+		}
+	}
+}

@@ -205,7 +205,9 @@ func (w *modelWindow) end(_ int32, c tracer.CallID) int64 { return w.span[c].end
 // the window's calls): a call's work split over its kernels of this batch
 // by duration. A kernel whose call already gave its work to an earlier
 // batch is unmodelled (counted once). It returns Assign's warnings.
-func (h *workHold) assign(p *workProc, w *modelWindow, ks []heldKernel) []string {
+// names holds the kernels' names (the session's table; the window's holds
+// its calls').
+func (h *workHold) assign(p *workProc, w *modelWindow, ks []heldKernel, names *tracer.Strings) []string {
 	t := &tracer.Trace{Strings: w.strs, Calls: w.calls}
 	t.Events = make([]tracer.Event, len(ks))
 	for i := range ks {
@@ -218,6 +220,7 @@ func (h *workHold) assign(p *workProc, w *modelWindow, ks []heldKernel) []string
 		t.Events[i] = e
 	}
 	st := h.model.Assign(t)
+	opmodel.Retype(t.Events, names)
 	for i := range ks {
 		e := &t.Events[i]
 		if c := e.Call; c != 0 {
@@ -320,7 +323,7 @@ func (s *Session) holdKernels(evs []tracer.Event) []tracer.Event {
 }
 
 func (s *Session) assignWarn(pid int32, w *modelWindow, ks []heldKernel) {
-	for _, msg := range s.work.assign(s.work.procs[pid], w, ks) {
+	for _, msg := range s.work.assign(s.work.procs[pid], w, ks, s.strs) {
 		s.warnOnce(fmt.Sprintf("child pid %d: torch.profiler window: %s", pid, msg))
 	}
 }

@@ -196,6 +196,7 @@ func (w *streamWork) assign(d *kdec, wt *tracer.Trace) {
 		m = opmodel.Default()
 	}
 	m.Assign(wt)
+	opmodel.Retype(wt.Events, wt.Strings)
 	for _, msg := range wt.Warnings {
 		if !w.warned[msg] {
 			if w.warned == nil {

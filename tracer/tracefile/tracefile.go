@@ -341,6 +341,7 @@ func assignWork(t *tracer.Trace, opts Options) {
 		m = opmodel.Default()
 	}
 	m.Assign(t)
+	opmodel.Retype(t.Events, t.Strings)
 	nameWarnings(t, t.Path)
 }
 
