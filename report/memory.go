@@ -382,9 +382,4 @@ func writeMemory(w io.Writer, s *attrib.Snapshot, o Options) error {
 }
 
 // plural says n things: "1 step", "3 steps".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
-}
+func plural(n int, what string) string { return units.Plural(int64(n), what) }

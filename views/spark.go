@@ -152,7 +152,7 @@ func (s *StepTimes) Info() string {
 	if len(s.steps) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s steps/s · %s steps", units.Sig3(s.perSec), FormatCount(s.count))
+	return fmt.Sprintf("%s steps/s · %s", units.Sig3(s.perSec), units.Plural(s.count, "step"))
 }
 
 // SetSnapshot is a no-op: the panel shows SetSteps' data.

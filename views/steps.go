@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -48,7 +49,7 @@ func (s *Steps) Info() string {
 	if s.snap == nil || len(s.snap.Steps) == 0 {
 		return ""
 	}
-	info := fmt.Sprintf("%d steps · median %s", len(s.snap.Steps), FormatNs(MedianNs(s.snap.Steps)))
+	info := fmt.Sprintf("%s · median %s", units.Plural(int64(len(s.snap.Steps)), "step"), FormatNs(MedianNs(s.snap.Steps)))
 	if label, n := stepsItem(s.snap); strings.Contains(label, "/") {
 		// Several sources: rows are per (source, step); say each one's
 		// count as the header does, not the rows summed.

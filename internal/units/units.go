@@ -173,6 +173,15 @@ func RatioOf(a, b int64) string {
 	return ratio3(float64(b) / float64(a))
 }
 
+// Plural says n things, n as Count writes it: "1 step", "1,200 steps"
+// (what takes an s).
+func Plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return Count(n) + " " + what + "s"
+}
+
 // Count formats n with thousands separators: 1234567 → "1,234,567".
 func Count(n int64) string {
 	if n < 0 {

@@ -165,3 +165,11 @@ func TestTimes(t *testing.T) {
 		t.Errorf("TimesInterval = %q", got)
 	}
 }
+
+func TestPlural(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 steps", 1: "1 step", 2: "2 steps", 1200: "1,200 steps"} {
+		if got := Plural(n, "step"); got != want {
+			t.Errorf("Plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

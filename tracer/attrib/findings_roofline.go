@@ -143,8 +143,8 @@ func (r *FindingRule) mfu(s *Snapshot, labels *kernelLabelSet) *Finding {
 	if n > 0 && wall > 0 {
 		rate := fl / (float64(wall) / 1e9)
 		f.Numbers["flops_per_s"], f.Numbers["mfu"], f.Numbers["flops_median"] = rate, mfu, fm
-		f.Evidence = append(f.Evidence, fmt.Sprintf("the step reaches %s, %s MFU against %s's %s (median of %d steps; %s)",
-			units.SI(rate, "FLOP/s"), units.Share(mfu), s.Peak.Device, units.SI(s.Peak.FlopsFor(s.Work.DType()), "FLOP/s"), n, opmodel.Convention))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("the step reaches %s over its wall time, %s MFU against %s's %s (median of %s; %s)",
+			units.SI(rate, "FLOP/s"), units.Share(mfu), s.Peak.Device, units.SI(s.Peak.FlopsFor(s.Work.DType()), "FLOP/s"), units.Plural(int64(n), "step"), opmodel.Convention))
 	} else {
 		rt := RatesOf(s.Work, s.Peak)
 		f.Evidence = append(f.Evidence, fmt.Sprintf("the kernels reach %s over their %s, %s of %s's %s (no steps: no MFU)",
