@@ -1066,12 +1066,20 @@ type kernelLabelSet struct {
 	v  []string
 }
 
+// of is row i's label cut to FindingNameRunes: a finding quotes it in a
+// sentence, and whole templated names (400 characters of
+// direct_copy_kernel_cuda lambdas) buried the sentence; the tables and
+// the detail panes give the whole name.
 func (l *kernelLabelSet) of(i int) string {
 	if l.fn != nil {
-		return l.fn(i)
+		return cutString(l.fn(i), FindingNameRunes)
 	}
 	if l.v == nil {
 		l.v = kernelLabels(l.s)
 	}
-	return l.v[i]
+	return cutString(l.v[i], FindingNameRunes)
 }
+
+// FindingNameRunes is the longest kernel name a finding quotes, runes
+// ("…" ending a cut one): the report's name column (report.NameColumnWidth).
+const FindingNameRunes = 72

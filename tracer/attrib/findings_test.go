@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rlktop/rlktop/internal/testutil"
 	"github.com/rlktop/rlktop/tracer"
@@ -446,5 +447,20 @@ func TestTimeNameCPUOnly(t *testing.T) {
 	}
 	if !found {
 		t.Error("no dominant-category finding at 90%")
+	}
+}
+
+// A finding quotes a kernel's name cut to FindingNameRunes ("…" ending
+// it): the H100 trace's direct_copy_kernel_cuda elementwise kernel is
+// about 400 characters whole and buried the finding's sentence; a short
+// name is quoted whole.
+func TestFindingLabelsCut(t *testing.T) {
+	long := "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#12}::operator()() const::{lambda(c10::BFloat16)#1}>(at::TensorIteratorBase&, at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#12}::operator()() const::{lambda(c10::BFloat16)#1} const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<…>)"
+	l := &kernelLabelSet{fn: func(i int) string { return []string{long, "attn_fwd"}[i] }}
+	if got := l.of(0); utf8.RuneCountInString(got) != FindingNameRunes || !strings.HasSuffix(got, "…") || !strings.HasPrefix(got, "void at::native::elementwise_kernel<128") {
+		t.Errorf("long name quoted as %q (%d runes), want its first %d runes ending in …", got, utf8.RuneCountInString(got), FindingNameRunes-1)
+	}
+	if got := l.of(1); got != "attn_fwd" {
+		t.Errorf("short name quoted as %q", got)
 	}
 }
