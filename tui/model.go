@@ -438,6 +438,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				d = -1
 			}
 			m.scrub(d)
+		case m.live == nil && msg.String() == "C":
+			// Findings offer C (compare a flag); a file has no process to
+			// flip one in.
+			m.setStatus("comparing a flag needs a running loop: rlktop compare --flag K=A,B -- CMD, or C in rlktop run", Info)
 		case m.live != nil && m.snap != nil && m.isLiveKey(msg):
 			cmd, _ := m.liveKey(msg)
 			cmds = append(cmds, cmd)

@@ -310,3 +310,14 @@ func TestImportWarningsEscaped(t *testing.T) {
 	press(m, "W")
 	check("W list")
 }
+
+// C outside a live run (rlktop open): findings name C for comparing a
+// flag, and it did nothing; it says what to run instead.
+func TestCompareKeyInOpenSays(t *testing.T) {
+	m := newModel(t, 120, 24, tui.Options{})
+	m.Update(tui.SnapshotMsg{Snapshot: viewstest.Snapshot()})
+	press(m, "C")
+	if out := ansi.Strip(m.Render()); !strings.Contains(out, "comparing a flag needs a running loop") {
+		t.Errorf("C in open says nothing:\n%s", out)
+	}
+}
