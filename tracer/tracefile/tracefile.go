@@ -295,7 +295,7 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 	if e := unknownCSV(head, path); e != nil {
 		return nil, e
 	}
-	return nil, &Error{Path: path, Offset: 0, Msg: "not a trace rlktop can read (it starts with " + quoteShort(string(head[:min(len(head), quoteMax)])) + ")", Err: ErrUnknownFormat,
+	return nil, &Error{Path: path, Offset: 0, Msg: "it starts with " + quoteShort(string(head[:min(len(head), quoteMax)])), Err: ErrUnknownFormat,
 		Hint: KnownFormats}
 }
 
