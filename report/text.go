@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rlktop/rlktop/internal/escape"
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -224,7 +225,7 @@ func header(w io.Writer, s *attrib.Snapshot, prefix string) error {
 	b.WriteString("\n")
 	sourcesHeader(&b, s, prefix)
 	if len(s.Steps) > 0 && s.StepRule != "" {
-		fmt.Fprintf(&b, "%ssteps: %d, cut by %s\n", prefix, len(s.Steps), s.StepRule)
+		fmt.Fprintf(&b, "%ssteps: %d, cut by %s%s\n", prefix, len(s.Steps), s.StepRule, outsideSteps(s))
 	}
 	if s.SummaryOnly {
 		fmt.Fprintf(&b, "%ssummary-only input: per-kernel sums without events; no busy time, stages, steps or p99\n", prefix)
@@ -235,6 +236,30 @@ func header(w io.Writer, s *attrib.Snapshot, prefix string) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// outsideSteps says, when more than 1% of the GPU time was launched in
+// no step, how much: "; 509 GPU ops (13.7 ms, 30.0% of GPU time) were
+// launched outside every step" (work before the first step's range, or on
+// threads no step covers); "" otherwise. Steps' GPU time is what was
+// launched inside them (StepRow.KernelNs), so the rest is Totals.GPUTotalNs
+// less their sum.
+func outsideSteps(s *attrib.Snapshot) string {
+	var ns, n int64
+	for _, st := range s.Steps {
+		ns += st.KernelNs
+		n += st.Count
+	}
+	t := s.Totals
+	out, outN := t.GPUTotalNs-ns, t.KernelCount+t.TransferCount-n
+	if t.GPUTotalNs <= 0 || out*100 <= t.GPUTotalNs || outN <= 0 {
+		return ""
+	}
+	verb := "were"
+	if outN == 1 {
+		verb = "was"
+	}
+	return fmt.Sprintf("; %s (%s, %s of GPU time) %s launched outside every step", units.Plural(outN, "GPU op"), Duration(out), units.Share(float64(out)/float64(t.GPUTotalNs)), verb)
 }
 
 // shareNote names the two denominators of the kernel table's share column
