@@ -613,6 +613,18 @@ func (t *Timeline) Letter(cat string) rune {
 	return t.letters[cat]
 }
 
+// categoryLetters are the built-in categories' letters (tracer/attrib's
+// rules.toml), the same in every trace so that a letter read once keeps
+// its meaning: the first letter where it is free, else a letter of the
+// name, else one left over. A category of the user's rules takes the
+// first letter of its name no other category holds.
+var categoryLetters = map[string]rune{
+	"attention": 'a', "collective": 'c', "conv": 'v', "copy": 'o', "elementwise": 'e', "embedding": 'b',
+	"env": 'i', "gemm": 'g', "kv-cache": 'k', "loss": 'l', "memcpy": 'm', "memset": 't', "norm": 'n',
+	"optimizer": 'p', "other": 'x', "pool": 'u', "qkv": 'q', "reduce": 'r', "rope": 'w', "sample": 's',
+	"scan": 'd', "softmax": 'f', "sort": 'z', "sync": 'y',
+}
+
 func (t *Timeline) assignLetters() {
 	tot := map[string]int64{}
 	// Neighbouring ops mostly share a category: their time is summed
@@ -642,7 +654,16 @@ func (t *Timeline) assignLetters() {
 	})
 	t.letters = map[string]rune{}
 	used := map[rune]bool{}
+	for _, c := range cats {
+		if r, ok := categoryLetters[c]; ok {
+			t.letters[c] = r
+			used[r] = true
+		}
+	}
 	for i, c := range cats {
+		if _, ok := t.letters[c]; ok {
+			continue
+		}
 		var r rune
 		for _, ch := range strings.ToLower(c) {
 			if ch >= 'a' && ch <= 'z' && !used[ch] {
