@@ -270,7 +270,11 @@ func tempGrid(ts []attrib.MemTemp, human bool) grid {
 func memDeviceLines(m *attrib.Memory) []string {
 	var out []string
 	for _, d := range m.Devices {
-		l := fmt.Sprintf("%s: peak %s allocated, %s reserved over %s", MemDevice(d.Device), units.Bytes(d.PeakAllocatedBytes), units.Bytes(d.PeakReservedBytes), plural(d.Steps, "step"))
+		reserved := units.Bytes(d.PeakReservedBytes) + " reserved"
+		if d.PeakReservedBytes <= 0 && d.PeakAllocatedBytes > 0 {
+			reserved = "no reserved pool recorded" // the source gives no allocator pool figure (or 0: CPU memory has none)
+		}
+		l := fmt.Sprintf("%s: peak %s allocated, %s over %s", MemDevice(d.Device), units.Bytes(d.PeakAllocatedBytes), reserved, plural(d.Steps, "step"))
 		if d.StepPairs > 0 {
 			l += fmt.Sprintf("; held at step end grows %s a step (rising in %d of %d pairs of consecutive steps)", SignedBytes(int64(d.GrowthBytesPerStep)), d.RisingSteps, d.StepPairs)
 		}

@@ -168,7 +168,11 @@ func (v *Memory) View() string {
 	}
 	var lines []string
 	for _, d := range v.m.Devices {
-		l := fmt.Sprintf("%-6s peak %s allocated · %s reserved", deviceLabel(d.Device), FormatBytes(d.PeakAllocatedBytes), FormatBytes(d.PeakReservedBytes))
+		reserved := FormatBytes(d.PeakReservedBytes) + " reserved"
+		if d.PeakReservedBytes <= 0 && d.PeakAllocatedBytes > 0 {
+			reserved = "no reserved pool recorded" // the source gives no allocator pool figure (or 0: CPU memory has none)
+		}
+		l := fmt.Sprintf("%-6s peak %s allocated · %s", deviceLabel(d.Device), FormatBytes(d.PeakAllocatedBytes), reserved)
 		if d.StepPairs > 0 {
 			g := int64(d.GrowthBytesPerStep)
 			sign := "+"

@@ -262,3 +262,17 @@ func reportCPU(b *testing.B) func() {
 	c0 := cpuNs()
 	return func() { b.ReportMetric(float64(cpuNs()-c0)/float64(b.N), "cpu-ns/op") }
 }
+
+// The built-in loop's workspaces are Go heap: their memory events are
+// host memory (device -1, torch.profiler's CPU mark), whatever device the
+// kernels are shown on (0 here); the Memory view labelled them "gpu 0"
+// on a machine without a GPU.
+func TestMemoryIsHostMemory(t *testing.T) {
+	tr := New(16)
+	tr.Memory(4096, 0x1000)
+	tr.Memory(-4096, 0x1000)
+	ms := tr.TakeMemory()
+	if len(ms) != 2 || ms[0].Device != -1 || ms[1].Device != -1 || ms[0].Bytes != 4096 || ms[1].Bytes != -4096 {
+		t.Errorf("memory events %+v: want two on device -1, +4096 then -4096", ms)
+	}
+}

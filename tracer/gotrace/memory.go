@@ -20,9 +20,10 @@ type memLog struct {
 }
 
 // Memory records that the block at addr of bytes bytes was allocated
-// (bytes > 0) or freed (bytes < 0) now, on the tracer's device and thread
-// (the built-in loop's workspaces: the math attention scores). Nothing
-// while disabled.
+// (bytes > 0) or freed (bytes < 0) now, on the tracer's thread, in host
+// memory (device -1, as torch.profiler marks CPU memory): the built-in
+// loop's workspaces (the math attention scores) are Go heap whatever
+// device its kernels are shown on. Nothing while disabled.
 func (t *Tracer) Memory(bytes int64, addr uint64) {
 	if !t.enabled.Load() {
 		return
@@ -34,7 +35,7 @@ func (t *Tracer) Memory(bytes int64, addr uint64) {
 		l.dropped.Add(1)
 		return
 	}
-	l.evs = append(l.evs, tracer.MemEvent{TS: t.clock(), Bytes: bytes, Addr: addr, Allocated: -1, Reserved: -1, PID: t.pid, TID: t.tid, Device: t.device})
+	l.evs = append(l.evs, tracer.MemEvent{TS: t.clock(), Bytes: bytes, Addr: addr, Allocated: -1, Reserved: -1, PID: t.pid, TID: t.tid, Device: -1})
 }
 
 // TakeMemory returns and clears the memory events recorded so far
