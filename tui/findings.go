@@ -59,8 +59,14 @@ func (m *Model) refreshFindings(force bool) {
 			in = *f.input
 		}
 		in.Snapshot = m.snap
+		note := ""
+		if m.stepSel >= 0 && m.stepSel < len(m.steps) {
+			// Scrubbed to one step (, .): its findings, as the tables show it.
+			ss := m.steps[m.stepSel]
+			in.Snapshot, note = ss.Snapshot, fmt.Sprintf("step %d only (, . step)", ss.Step)
+		}
 		in.Labels = m.kernelLabels(in.Snapshot)
-		f.view.SetFindings(attrib.EvaluateFindings(f.rules, in), "")
+		f.view.SetFindings(attrib.EvaluateFindings(f.rules, in), note)
 		return
 	}
 	l := m.live

@@ -296,6 +296,7 @@ func (m *Model) scrub(d int) {
 	}
 	m.header.SetSnapshot(s)
 	m.header.SetNote(note)
+	m.refreshFindings(true)
 	m.layout()
 }
 

@@ -85,3 +85,31 @@ func TestScrubHeaderAndTimeline(t *testing.T) {
 	press(m, ".")
 	check("every step", "kernels "+views.FormatCount(file.Totals.KernelCount)+"   kernel time "+views.FormatNs(file.Totals.KernelTotalNs), 0, 14_000)
 }
+
+// Scrubbed to a step, the Findings view evaluates that step (as the
+// header and tables show it) and says so; back on every step it says
+// nothing of a step. A new user saw "median of 6 steps" in the findings
+// while the header said one step.
+func TestScrubFindingsFollow(t *testing.T) {
+	steps := []tui.StepSnapshot{{Step: 7, Snapshot: viewstest.Big(2)}, {Step: 8, Snapshot: viewstest.Big(3)}}
+	m := newModel(t, 160, 40, tui.Options{})
+	m.Update(tui.SnapshotMsg{Snapshot: viewstest.Snapshot(), Steps: steps})
+	for range 20 {
+		if m.Focused().Title() == "Findings" {
+			break
+		}
+		press(m, "tab")
+	}
+	if m.Focused().Title() != "Findings" {
+		t.Fatalf("no Findings tab")
+	}
+	press(m, ".")
+	if out := screen(t, m, 160, 40); !strings.Contains(out, "step 7 only") {
+		t.Errorf("step 7 selected, the findings do not say so:\n%s", out)
+	}
+	press(m, ".")
+	press(m, ".")
+	if out := screen(t, m, 160, 40); strings.Contains(out, "only (, . step)") {
+		t.Errorf("every step again, the findings still speak of one:\n%s", out)
+	}
+}
