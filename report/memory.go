@@ -381,8 +381,30 @@ func writeMemory(w io.Writer, s *attrib.Snapshot, o Options) error {
 		section("temporaries by bytes × lifetime (the memory they keep from others)", tempGrid(top(m.TemporariesByByteNs(), 5), true), 0)
 	}
 	section("per operator and stage", ops, cut(len(m.Operators)))
+	if carried := heldBeforeSteps(m); carried > 0 {
+		// The step rows' "held at end" is the device's level; an
+		// operator's is what it allocated inside the step and still holds.
+		l := fmt.Sprintf("held at step end: an operator's counts what it allocated inside the step and still holds at its end; a step's is the device's whole level, which includes blocks allocated before the step (weights, optimizer state, earlier steps' blocks: up to %s here)", units.Bytes(carried))
+		if md {
+			fmt.Fprintf(&b, "\n_%s_\n", escape.Markdown(l))
+		} else {
+			fmt.Fprintf(&b, "%s\n", l)
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// heldBeforeSteps is the most a step's level at its end
+// (MemStep.HeldBytes) holds beyond its own allocations still held then
+// (allocated during the step less what was freed inside it): blocks
+// carried in from before the step. 0 when nothing was.
+func heldBeforeSteps(m *attrib.Memory) int64 {
+	var most int64
+	for _, st := range m.Steps {
+		most = max(most, st.HeldBytes-(st.AllocBytes-st.TempBytes))
+	}
+	return most
 }
 
 // plural says n things: "1 step", "3 steps".
