@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -233,7 +234,7 @@ func (r *Roofline) View() string {
 	// that would then touch the label before it is left out.
 	end := -1
 	for d := lx0; d <= lx1; d++ {
-		t := strings.TrimSpace(units.SI(math.Pow(10, d), ""))
+		t := decadeLabel(int(d))
 		c := min(col(math.Pow(10, d)), cw-len(t))
 		if c <= end || c < 0 {
 			continue
@@ -305,4 +306,20 @@ func workCells(w attrib.Work, p *attrib.Peak) string {
 		bound = "comp " + units.Share(r.OfPeak)
 	}
 	return " " + fitRight(units.SI(r.FlopsPerS, "F/s"), 9) + " " + fitRight(bound, 11)
+}
+
+// decadeLabel names 10^d on a log axis exactly: "0.001", "0.1", "1",
+// "100", "1k", "10M" (units.SI printed 10^-3 as "0.00", which a log axis
+// cannot hold, and 10^3 as "1.00 k").
+func decadeLabel(d int) string {
+	if d < 0 {
+		return strconv.FormatFloat(math.Pow10(d), 'f', -d, 64)
+	}
+	const prefixes = " kMGTPE"
+	p := min(d/3, len(prefixes)-1)
+	v := strconv.Itoa(int(math.Pow10(d - 3*p)))
+	if p > 0 {
+		v += string(prefixes[p])
+	}
+	return v
 }
