@@ -88,7 +88,17 @@ func (g *Groups) SetSnapshot(s *attrib.Snapshot) {
 	g.list.setLen(len(g.rows))
 }
 
-func (g *Groups) SetSize(w, h int)  { g.w, g.h = w, h; g.list.setPage(h) }
+func (g *Groups) SetSize(w, h int) { g.w, g.h = w, h; g.list.setPage(h - g.headerRows()) }
+
+// headerRows is 1 when the pane has room for the column header (what the
+// share is of, and the columns' names: at 80 columns the pane's info line,
+// which says so, does not fit beside the tabs), else 0.
+func (g *Groups) headerRows() int {
+	if g.h >= 8 {
+		return 1
+	}
+	return 0
+}
 func (g *Groups) SetFocused(f bool) { g.focused = f }
 func (g *Groups) Capturing() bool   { return false }
 
@@ -113,6 +123,7 @@ func (g *Groups) drillCmd() tea.Cmd {
 
 // Click selects the row at line y; on the selected row it drills down.
 func (g *Groups) Click(x, y int) tea.Cmd {
+	y -= g.headerRows()
 	i := g.list.offset + y
 	if y < 0 || i >= len(g.rows) {
 		return nil
@@ -173,6 +184,20 @@ func (g *Groups) View() string {
 	}
 	bw = min(bw, maxBar) // long bars put the numbers too far from the labels
 	var lines []string
+	if g.headerRows() > 0 {
+		what := map[string]string{"Categories": "category", "Stages": "stage"}[g.title]
+		if what == "" {
+			what = strings.ToLower(g.title)
+		}
+		h := " " + fit(what, lw) + " " + fit("share of "+g.snap.TimeName(), bw+1+sw) + " " + fitRight("total", tw)
+		if showCount {
+			h += " " + fitRight("count", cw)
+		}
+		if showWork {
+			h += " " + fitRight("FLOP/s", 9) + " " + fitRight("of roof", 11)
+		}
+		lines = append(lines, st.Table.Header.Render(h))
+	}
 	from, to := g.list.visible()
 	for i := from; i < to; i++ {
 		r := &g.rows[i]
