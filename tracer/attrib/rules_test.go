@@ -28,6 +28,7 @@ func TestDefaultRulesByKernelName(t *testing.T) {
 		{"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_nt_align4>(cutlass_80_tensorop_s1688gemm_64x64_16x6_nt_align4::Params)", "gemm", "hta_diff_control_a100"},
 		{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", "gemm", "tracelens_h100_qwen15_sdpa_flash"},
 		{"ampere_sgemm_128x64_nn", "gemm", "hta_diff_control_a100"},
+		{"vecCopy", "copy", "MI300X_timestamps_rocprofv2style"},
 		{"volta_sgemm_128x64_nn", "gemm", "hta_diff_test_v100"},
 		{"Cijk_Alik_Bljk_B_BS_BH_Bias_HA_S_SAV_UserArgs_MT256x128x64_MI16x16x1_SN_LDSB1_AFC1", "gemm", "tracelens_mi300_qwen15_aotriton"},
 		{"nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NNT", "gemm", "cuBLAS 12 on H100"},
