@@ -220,14 +220,15 @@ func TestTorchAttach(t *testing.T) {
 	ref, rl := startLoop(t, r, "--seed", "7", "--steps", "400")
 	_ = ref
 	pid := target.Process.Pid
-	// Both loops past their first two iterations (warm-up), then four more
-	// of the target's before attaching.
+	// Both loops past their first two iterations (warm-up), then twelve
+	// more of each before attaching: medians of a few steps of two loops
+	// sharing two cores swing 2× between identical runs.
 	before := tl.waitIters(t, 3, 3*time.Minute)
 	tBefore := rl.waitIters(t, 3, 3*time.Minute)[2].At
 	if before[2].At.After(tBefore) {
 		tBefore = before[2].At
 	}
-	for len(between(tl.iters(), tBefore, time.Now())) < 4 || len(between(rl.iters(), tBefore, time.Now())) < 4 {
+	for len(between(tl.iters(), tBefore, time.Now())) < 12 || len(between(rl.iters(), tBefore, time.Now())) < 12 {
 		time.Sleep(50 * time.Millisecond)
 	}
 	_, fds0 := procCounts(t, pid)
@@ -295,7 +296,7 @@ func TestTorchAttach(t *testing.T) {
 	}
 
 	// Detached: the loop goes on as it was.
-	tl.waitIters(t, nAfterAttach+10, 3*time.Minute)
+	tl.waitIters(t, nAfterAttach+25, 3*time.Minute)
 	t2 := time.Now()
 	after := between(tl.iters(), t1, t2)[1:] // the step rlktop left in
 	during := between(tl.iters(), t0, t1)
