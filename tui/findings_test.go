@@ -15,6 +15,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/livestate"
 	"github.com/rlktop/rlktop/tui"
 	"github.com/rlktop/rlktop/views"
+	"github.com/rlktop/rlktop/views/viewstest"
 )
 
 // mathUpdate is a live state of the built-in loop on the math attention
@@ -188,4 +189,82 @@ func TestFindingsAfterFlip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFindingsOffTheFrame: a snapshot of 30k kernel rows (over
+// findingsAsyncSize) returns from Update before its findings are
+// evaluated; a second one sent while the first evaluation runs waits for
+// it, the first's result is dropped (a later one was asked for), and the
+// second's is what the Findings view shows: the findings
+// attrib.EvaluateFindings gives over that snapshot and timeline.
+func TestFindingsOffTheFrame(t *testing.T) {
+	const n = 30_000
+	a, tl := viewstest.BigWork(n), viewstest.BigTimeline(n)
+	b := *a
+	b.Kernels = slices.Clone(a.Kernels)
+	want := attrib.EvaluateFindings(nil, attrib.FindingInput{Snapshot: &b, Timeline: tl})
+	if len(want) == 0 {
+		t.Fatal("no findings over the big snapshot: nothing to test")
+	}
+	st := views.DefaultStyles()
+	m := tui.New(tui.Options{Styles: &st})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+	_, c1 := m.Update(tui.SnapshotMsg{Snapshot: a, Timeline: tl})
+	for range 20 {
+		if m.Focused().Title() == "Findings" {
+			break
+		}
+		m.Update(key("tab"))
+	}
+	fv, ok := m.Focused().(*views.Findings)
+	if !ok {
+		t.Fatalf("focused %q, want Findings", m.Focused().Title())
+	}
+	if got := fv.Findings(); len(got) != 0 {
+		t.Fatalf("%d findings right after Update: the evaluation ran in the frame", len(got))
+	}
+	_, c2 := m.Update(tui.SnapshotMsg{Snapshot: &b, Timeline: tl})
+	msgs := runAll(c1)
+	if len(msgs) != 1 {
+		t.Fatalf("first snapshot's commands gave %d messages, want its findings", len(msgs))
+	}
+	runAll(c2) // nothing started: the evaluation of b waits for a's
+	_, c3 := m.Update(msgs[0])
+	if got := fv.Findings(); len(got) != 0 {
+		t.Errorf("the first snapshot's findings shown after a second was sent: %d", len(got))
+	}
+	msgs = runAll(c3)
+	if len(msgs) != 1 {
+		t.Fatalf("after the first result %d messages, want the second snapshot's findings", len(msgs))
+	}
+	m.Update(msgs[0])
+	got := fv.Findings()
+	if len(got) != len(want) {
+		t.Fatalf("%d findings shown, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].ID != want[i].ID || got[i].Share != want[i].Share {
+			t.Errorf("finding %d: %s %.4f, want %s %.4f", i, got[i].ID, got[i].Share, want[i].ID, want[i].Share)
+		}
+	}
+}
+
+// runAll runs cmd and a batch's commands, in this goroutine, and returns
+// the messages they give.
+func runAll(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	msg := cmd()
+	if bm, ok := msg.(tea.BatchMsg); ok {
+		var out []tea.Msg
+		for _, c := range bm {
+			out = append(out, runAll(c)...)
+		}
+		return out
+	}
+	if msg == nil {
+		return nil
+	}
+	return []tea.Msg{msg}
 }

@@ -198,10 +198,11 @@ func New(opts Options) *Model {
 	return m
 }
 
-// Init starts reading the feed and, while there is no snapshot, the
-// loading screen's clock.
+// Init starts reading the feed, while there is no snapshot the loading
+// screen's clock, and the evaluation of Options.Snapshot's findings when
+// it runs off the frame.
 func (m *Model) Init() tea.Cmd {
-	var cmds []tea.Cmd
+	cmds := m.fnd.takeCmds()
 	if m.feed != nil {
 		cmds = append(cmds, listen(m.feed))
 	}
@@ -309,8 +310,21 @@ func (m *Model) available(i int) bool {
 
 func (m *Model) wide() bool { return m.w >= WideWidth }
 
-// Update handles messages. It never does I/O.
+// Update handles messages. It never does I/O, and a large snapshot's
+// findings are evaluated off it (findingsAsyncSize).
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if f, ok := msg.(findingsMsg); ok {
+		m.onFindings(f)
+		return m, tea.Batch(m.fnd.takeCmds()...)
+	}
+	_, cmd := m.update(msg)
+	if fc := m.fnd.takeCmds(); len(fc) > 0 {
+		return m, tea.Batch(append(fc, cmd)...)
+	}
+	return m, cmd
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmds []tea.Cmd
 	if f, ok := msg.(feedMsg); ok {
 		if !f.ok {

@@ -206,6 +206,10 @@ func (k *Kernels) Snapshot() *attrib.Snapshot { return k.snap }
 // rows), for callers that label the same kernels (findings).
 func (k *Kernels) ShownName(i int) string { return k.names.Shown(i) }
 
+// ShownNames is ShownName for the rows shown now, safe to call from
+// another goroutine while the table takes later snapshots.
+func (k *Kernels) ShownNames() func(int) string { return k.names.shownNow() }
+
 // refresh recomputes the filtered, sorted row list.
 func (k *Kernels) refresh() {
 	k.rows = k.rows[:0]

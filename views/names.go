@@ -141,6 +141,13 @@ func (n *kernelNames) same(rows kernelRows, at []int32) bool {
 	return ok
 }
 
+// shownNow is Shown over the names and rows of now: SetRows makes new
+// slices rather than change these.
+func (n *kernelNames) shownNow() func(int) string {
+	shown, at := n.shown, n.at
+	return func(i int) string { return shown[at[i]] }
+}
+
 // Shown is the name to show for row i, told apart from the other rows'.
 func (n *kernelNames) Shown(i int) string {
 	return n.shown[n.at[i]]

@@ -381,6 +381,7 @@ func EvaluateFindings(rules *FindingRules, in FindingInput) []Finding {
 	}
 	var out []Finding
 	labels := &kernelLabelSet{s: s, fn: in.Labels} // made at most once, for all rules
+	bounds := &boundScan{s: s}
 	for i := range rules.rules {
 		r := &rules.rules[i]
 		var f *Finding
@@ -404,9 +405,9 @@ func EvaluateFindings(rules *FindingRules, in FindingInput) []Finding {
 		case FindStraggler:
 			f = r.straggler(s.Ranks)
 		case FindRooflineBound:
-			f = r.rooflineBound(s, labels)
+			f = r.rooflineBound(s, labels, bounds)
 		case FindMFU:
-			f = r.mfu(s, labels)
+			f = r.mfu(s, labels, bounds)
 		case FindMemTemporary, FindMemPeak, FindMemGrowth:
 			f = r.memory(s.Memory, s) // findings_memory.go
 		case FindCPUBound: // findings_python.go
@@ -802,6 +803,16 @@ func IdleOf(tl *Timeline, cpuDevs []int32, cpu bool) *IdleStats {
 					st.QuarterNs[q] += o
 				}
 			}
+			// The three longest, the earliest first among equals: after
+			// the gaps at least as long (one step can have 100k gaps, so
+			// only the kept ones are described).
+			at := len(st.Gaps)
+			for at > 0 && st.Gaps[at-1].DurNs < g1-g0 {
+				at--
+			}
+			if at >= 3 {
+				return
+			}
 			g := IdleGap{Step: sp.Step, StartNs: g0, DurNs: g1 - g0, AtPct: 100 * float64(g0-s0) / float64(sp.DurNs)}
 			if prevOp >= 0 {
 				g.Before = tl.Ops[prevOp].Display
@@ -809,15 +820,7 @@ func IdleOf(tl *Timeline, cpuDevs []int32, cpu bool) *IdleStats {
 			if next >= 0 {
 				g.After = tl.Ops[next].Display
 			}
-			// The three longest, the earliest first among equals: after
-			// the gaps at least as long (one step can have 100k gaps).
-			at := len(st.Gaps)
-			for at > 0 && st.Gaps[at-1].DurNs < g.DurNs {
-				at--
-			}
-			if at < 3 {
-				st.Gaps = slices.Insert(st.Gaps, at, g)[:min(len(st.Gaps)+1, 3)]
-			}
+			st.Gaps = slices.Insert(st.Gaps, at, g)[:min(len(st.Gaps)+1, 3)]
 		}
 		for k := j; k < len(ops) && ops[k].s < s1; k++ {
 			o := ops[k]

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/rlktop/rlktop/internal/units"
+	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/opmodel"
 )
 
@@ -20,48 +21,95 @@ const (
 	FindMFU = "mfu"
 )
 
-// memoryBound sums the rows' modelled work and the part of it in
-// memory-bound rows (keep: the rows to count).
-func memoryBound(s *Snapshot, keep func(*KernelRow) bool, labels *kernelLabelSet) (all, mem Work, top []string) {
-	type row struct {
-		i  int
-		ns int64
-	}
-	// The three largest memory-bound rows by modelled time, earlier rows
-	// first among equals: kept while scanning (half of 100k rows can be
-	// memory-bound, and sorting them all cost more than the scan).
-	var rows []row
-	for i := range s.Kernels {
-		k := &s.Kernels[i]
-		if k.Work.Ns <= 0 || !keep(k) {
-			continue
-		}
-		all.add(&k.Work)
-		if RatesOf(k.Work, s.Peak).Bound == BoundMemory {
-			mem.add(&k.Work)
-			if len(rows) < 3 || k.Work.Ns > rows[len(rows)-1].ns {
-				at := len(rows)
-				for at > 0 && k.Work.Ns > rows[at-1].ns {
-					at--
-				}
-				rows = slices.Insert(rows, at, row{i, k.Work.Ns})
-				rows = rows[:min(len(rows), 3)]
-			}
-		}
-	}
-	for _, r := range rows {
-		k := &s.Kernels[r.i]
-		rt := RatesOf(k.Work, s.Peak)
-		top = append(top, fmt.Sprintf("%s %s, %s at %s of the memory roof", labels.of(r.i), units.Duration(k.Work.Ns), units.SI(rt.BytesPerS, "B/s"), units.Share(rt.OfPeak)))
-	}
-	return all, mem, top
+// boundTally is the modelled work of some kernel rows and of the
+// memory-bound ones among them (each row's roofline bound at the
+// snapshot's peaks), with the three memory-bound rows of most modelled
+// time, earlier rows first among equals.
+type boundTally struct {
+	all, mem Work
+	top      []int // row indexes into Snapshot.Kernels
 }
 
-func (r *FindingRule) rooflineBound(s *Snapshot, labels *kernelLabelSet) *Finding {
+func (t *boundTally) add(s *Snapshot, i int, memory bool) {
+	k := &s.Kernels[i]
+	t.all.add(&k.Work)
+	if !memory {
+		return
+	}
+	t.mem.add(&k.Work)
+	// Kept while scanning: half of 100k rows can be memory-bound, and
+	// sorting them all cost more than the scan.
+	if n := len(t.top); n < 3 || k.Work.Ns > s.Kernels[t.top[n-1]].Work.Ns {
+		at := n
+		for at > 0 && k.Work.Ns > s.Kernels[t.top[at-1]].Work.Ns {
+			at--
+		}
+		t.top = slices.Insert(t.top, at, i)
+		t.top = t.top[:min(len(t.top), 3)]
+	}
+}
+
+// boundScan tallies a snapshot's kernel rows with modelled work, all of
+// them and per category, in one pass made the first time a rule asks:
+// the roofline rules of one evaluation share it.
+type boundScan struct {
+	s     *Snapshot
+	all   *boundTally
+	byCat map[string]*boundTally
+}
+
+// of is the tally of the rows of category cat ("": every row).
+func (b *boundScan) of(cat string) *boundTally {
+	if b.all == nil {
+		b.all, b.byCat = &boundTally{}, map[string]*boundTally{}
+		p := b.s.Peak
+		roofs := p != nil && p.BytesPerS > 0 && p.FlopsFor(tracer.DTypeFP32) > 0
+		var last string
+		var lastT *boundTally
+		for i := range b.s.Kernels {
+			k := &b.s.Kernels[i]
+			if k.Work.Ns <= 0 {
+				continue
+			}
+			if lastT == nil || k.Category != last {
+				last, lastT = k.Category, b.byCat[k.Category]
+				if lastT == nil {
+					lastT = &boundTally{}
+					b.byCat[k.Category] = lastT
+				}
+			}
+			memory := roofs && boundOf(&k.Work, p) == BoundMemory
+			b.all.add(b.s, i, memory)
+			lastT.add(b.s, i, memory)
+		}
+	}
+	if cat == "" {
+		return b.all
+	}
+	if t := b.byCat[cat]; t != nil {
+		return t
+	}
+	return &boundTally{}
+}
+
+// memoryBound is the modelled work of category cat's rows ("": every
+// row's) and of the memory-bound ones, with the three longest of those
+// described.
+func memoryBound(b *boundScan, cat string, labels *kernelLabelSet) (all, mem Work, top []string) {
+	t := b.of(cat)
+	for _, i := range t.top {
+		k := &b.s.Kernels[i]
+		rt := RatesOf(k.Work, b.s.Peak)
+		top = append(top, fmt.Sprintf("%s %s, %s at %s of the memory roof", labels.of(i), units.Duration(k.Work.Ns), units.SI(rt.BytesPerS, "B/s"), units.Share(rt.OfPeak)))
+	}
+	return t.all, t.mem, top
+}
+
+func (r *FindingRule) rooflineBound(s *Snapshot, labels *kernelLabelSet, bounds *boundScan) *Finding {
 	if s.Peak == nil || !s.HasWork() {
 		return nil
 	}
-	all, mem, top := memoryBound(s, func(k *KernelRow) bool { return k.Category == r.Category }, labels)
+	all, mem, top := memoryBound(bounds, r.Category, labels)
 	if all.Ns <= 0 || mem.Ns <= 0 {
 		return nil
 	}
@@ -116,11 +164,11 @@ func (r *FindingRule) mathKernels(s *Snapshot) int64 {
 	return ns
 }
 
-func (r *FindingRule) mfu(s *Snapshot, labels *kernelLabelSet) *Finding {
+func (r *FindingRule) mfu(s *Snapshot, labels *kernelLabelSet, bounds *boundScan) *Finding {
 	if s.Peak == nil || !s.HasWork() {
 		return nil
 	}
-	all, mem, top := memoryBound(s, func(*KernelRow) bool { return true }, labels)
+	all, mem, top := memoryBound(bounds, "", labels)
 	if all.Ns <= 0 {
 		return nil
 	}

@@ -79,17 +79,28 @@ func RatesOf(w Work, p *Peak) Rates {
 	if p == nil || p.BytesPerS <= 0 || p.FlopsFor(tracer.DTypeFP32) <= 0 {
 		return r
 	}
-	tc, tm := computeSeconds(w, p), w.Bytes/p.BytesPerS
-	if tc >= tm && tc > 0 {
-		r.Bound, r.OfPeak = BoundCompute, tc/sec
+	r.Bound = boundOf(&w, p)
+	if r.Bound == BoundCompute {
+		r.OfPeak = computeSeconds(&w, p) / sec
 	} else {
-		r.Bound, r.OfPeak = BoundMemory, tm/sec
+		r.OfPeak = w.Bytes / p.BytesPerS / sec
 	}
 	return r
 }
 
+// boundOf is the roof that limits w at p's peaks: compute when its FLOPs
+// take at least as long at the compute peak as its bytes at the memory
+// bandwidth (and some time at all), else memory. p must have a bandwidth
+// and an fp32 peak.
+func boundOf(w *Work, p *Peak) Bound {
+	if tc := computeSeconds(w, p); tc >= w.Bytes/p.BytesPerS && tc > 0 {
+		return BoundCompute
+	}
+	return BoundMemory
+}
+
 // computeSeconds is the time w's FLOPs take at p's peaks.
-func computeSeconds(w Work, p *Peak) float64 {
+func computeSeconds(w *Work, p *Peak) float64 {
 	var t float64
 	for d, f := range w.FlopsByDType {
 		if f > 0 {
@@ -106,7 +117,7 @@ func MFU(w Work, p *Peak, wallNs int64) float64 {
 	if p == nil || wallNs <= 0 || p.FlopsFor(tracer.DTypeFP32) <= 0 {
 		return 0
 	}
-	return computeSeconds(w, p) / (float64(wallNs) / 1e9)
+	return computeSeconds(&w, p) / (float64(wallNs) / 1e9)
 }
 
 // Ridge returns the ridge point of p at dtype dt: the intensity (FLOPs
