@@ -263,8 +263,9 @@ func TestKinetoReplicateSteps(t *testing.T) {
 }
 
 // BenchmarkKinetoParallel reads BenchmarkKinetoImport's trace from memory
-// in one pass and with the array parsed by two and by GOMAXPROCS
-// goroutines (kineto_parallel.go): MB/s is JSON per wall second,
+// in one pass and with the array parsed by one and by two goroutines
+// beside the reading one (workers=2, 3; 3 is the default on two cores:
+// parWorkers): MB/s is JSON per wall second,
 // MB/cpu-s per second of process CPU time.
 //
 //	go test ./tracer/tracefile -run XXX -bench KinetoParallel -benchtime 3x
@@ -278,7 +279,7 @@ func BenchmarkKinetoParallel(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, workers := range []int{1, 2} {
+	for _, workers := range []int{1, 2, 3} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			b.SetBytes(int64(len(raw)))
 			cpu0 := kProcessCPU()

@@ -23,7 +23,7 @@ import (
 // the rest (the chunk from where its worker stopped, the chunks read
 // ahead, the input not yet read) is read in one pass as before
 // (eventsFrom). Memory: the chunks in flight and their records (about
-// 2×workers+1 chunks of kParChunk), whatever the array's size.
+// 2×parsers+1 chunks of kParChunk), whatever the array's size.
 
 // kParChunk is the size of a chunk; kParMin the input size (uncompressed
 // estimate) from which the array is read in parallel.
@@ -58,11 +58,20 @@ func (c *kparChunk) clean() bool { return c.stop == c.base+int64(len(c.buf)) && 
 
 // parWorkers is how many goroutines read an input of the given options,
 // the reading one included (1: one pass); the others parse chunks while
-// the reading one records (GOMAXPROCS of them: a core each).
+// the reading one records. With more than one core there is a parser per
+// core besides the reading one: recording takes about 60% of a parser's
+// time (BenchmarkKinetoParallel's trace), so a reading goroutine that had
+// a core of its own left it idle much of the time (2 cores: 411 MB/s with
+// one parser, 495 MB/s with two). Not so for the streamed windows, whose
+// reading goroutine has the windows' work too: there the extra parser
+// saved no time and cost 17 MB of the 100 MB they keep to.
 func parWorkers(opts Options) int {
 	n := opts.workers
 	if n == 0 {
 		n = runtime.GOMAXPROCS(0)
+		if n > 1 && opts.stream == nil {
+			n++
+		}
 		size := opts.FileSize
 		if opts.Gzipped {
 			size *= 10
@@ -153,12 +162,16 @@ func (d *kdec) eventsParallel(workers int) error {
 	base := s.base + int64(s.pos)
 	readErr := s.rerr
 	eof := s.eof || readErr != nil
-	jobs := make(chan *kparChunk, 2*workers+1)
+	// Chunks in flight: two per parser (one parsed, one waiting) and the
+	// one being recorded; more made the streamed path's memory grow, not
+	// its speed.
+	parsers := max(workers-1, 1)
+	jobs := make(chan *kparChunk, 2*parsers+1)
 	defer close(jobs)
 	// Chunks' buffers and records are used again once recorded.
-	freeEvs := make(chan []kparEvent, cap(jobs)+workers)
+	freeEvs := make(chan []kparEvent, cap(jobs)+parsers)
 	var freeBufs [][]byte
-	for range max(workers-1, 1) {
+	for range parsers {
 		go func() {
 			for c := range jobs {
 				c.parse(d.path, freeEvs, d.noShapes, d.model)
