@@ -3,6 +3,7 @@ package tui_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -52,12 +53,16 @@ func BenchmarkFrame(b *testing.B) {
 	for _, n := range []int{2_000, 20_000, 100_000} {
 		plain, python := liveSnapshots(n), pythonSnapshots(n)
 		tl := viewstest.BigTimeline(n)
-		for _, view := range []string{"Kernels", "Timeline", "Categories", "Stages", "Steps", "Findings", "Roofline", "Memory", "Python"} {
+		// KernelsPy: the Kernels view of a Python run, whose snapshots
+		// carry the Python profile to every view.
+		for _, view := range []string{"Kernels", "Timeline", "Categories", "Stages", "Steps", "Findings", "Roofline", "Memory", "Python", "KernelsPy"} {
 			snaps := plain
-			if view == "Python" {
+			if view == "Python" || view == "KernelsPy" {
 				snaps = python
 			}
-			b.Run(fmt.Sprintf("%s/%dk", view, n/1000), func(b *testing.B) {
+			name := view
+			view = strings.TrimSuffix(view, "Py")
+			b.Run(fmt.Sprintf("%s/%dk", name, n/1000), func(b *testing.B) {
 				st := views.DefaultStyles()
 				m := tui.New(tui.Options{Styles: &st, Snapshot: snaps[0], Timeline: tl})
 				msgs := make(chan tea.Msg, 16)

@@ -40,17 +40,21 @@ func DefaultPythonKeyMap() PythonKeyMap {
 // what its self samples were inside (torch, native, a wait), or the call
 // tree whose nodes enter opens; for the whole step or one stage (s).
 type Python struct {
-	st      *Styles
-	keys    PythonKeyMap
-	snap    *attrib.Snapshot
-	prof    *attrib.PyProfile
-	stages  []string // "" (every stage), then the profile's stages by samples
-	stage   int      // index into stages
-	tree    bool
-	open    map[string]bool // tree paths (function indexes) opened
-	funcs   []attrib.PyFuncRow
-	rows    []pyTreeRow
-	scope   int64 // samples of the scope
+	st     *Styles
+	keys   PythonKeyMap
+	snap   *attrib.Snapshot
+	prof   *attrib.PyProfile
+	stages []string // "" (every stage), then the profile's stages by samples
+	stage  int      // index into stages
+	tree   bool
+	open   map[string]bool // tree paths (function indexes) opened
+	funcs  []attrib.PyFuncRow
+	rows   []pyTreeRow
+	scope  int64 // samples of the scope
+	// stale: a snapshot came since funcs and rows were made; they are
+	// made again when the view is drawn or used (at 100k functions that
+	// is most of a frame, which the other views' frames need not pay).
+	stale   bool
 	list    list
 	w, h    int
 	focused bool
@@ -70,6 +74,7 @@ func NewPython(st *Styles) *Python {
 func (p *Python) Title() string { return "Python" }
 
 func (p *Python) Info() string {
+	p.fresh()
 	if p.prof == nil {
 		return ""
 	}
@@ -108,7 +113,14 @@ func (p *Python) SetSnapshot(s *attrib.Snapshot) {
 			p.stage = len(p.stages) - 1
 		}
 	}
-	p.rebuild()
+	p.stale = true
+}
+
+// fresh makes funcs and rows of the current snapshot if they are stale.
+func (p *Python) fresh() {
+	if p.stale {
+		p.rebuild()
+	}
 }
 
 // SetStage filters the view to stage ("" every stage); false when the
@@ -128,6 +140,7 @@ func (p *Python) SetStage(stage string) bool {
 func (p *Python) SetTree(on bool) { p.tree = on; p.rebuild() }
 
 func (p *Python) rebuild() {
+	p.stale = false
 	p.funcs, p.rows, p.scope = nil, nil, 0
 	if p.prof == nil {
 		p.list.setLen(0)
@@ -170,6 +183,7 @@ func (p *Python) Update(msg tea.Msg) tea.Cmd {
 	if !ok || p.prof == nil {
 		return nil
 	}
+	p.fresh()
 	switch {
 	case key.Matches(km, p.keys.Open):
 		p.enter()
@@ -259,6 +273,7 @@ func pyInside(st [tracer.PyStates]int64, self int64) string {
 }
 
 func (p *Python) View() string {
+	p.fresh()
 	st := p.st
 	if p.snap == nil {
 		return block([]string{st.Table.Dim.Render("waiting for data…")}, p.w, p.h)
