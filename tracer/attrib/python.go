@@ -370,18 +370,16 @@ func (p *PyProfile) Functions(stage string) []PyFuncRow {
 		return nil
 	}
 	// Function indexes are dense, so slices indexed by function stand in
-	// for maps: at 100k functions the maps and the sort of whole rows
-	// were most of a live frame.
-	at := make([]int32, len(p.Funcs))   // 1 + the function's index in rows; 0 none yet
-	seen := make([]int32, len(p.Funcs)) // 1 + the last cell counting the function's Total
-	rows := make([]PyFuncRow, 0, len(p.Funcs))
-	row := func(f int32) *PyFuncRow {
-		if at[f] == 0 {
-			rows = append(rows, PyFuncRow{PyFunc: p.Funcs[f], Stage: stage})
-			at[f] = int32(len(rows))
-		}
-		return &rows[at[f]-1]
+	// for maps, and the counts are summed in small records apart from the
+	// rows (160 bytes each), which are made once, in order: at 100k
+	// functions the maps, and then the rows touched per sample, were
+	// most of a live frame.
+	type acc struct {
+		self, total, selfNs, totalNs int64
+		seen                         int32 // 1 + the last cell counting the function's Total; 0: in no cell
 	}
+	accs := make([]acc, len(p.Funcs))
+	var states [][tracer.PyStates]int64 // Self by state, per function: made at the first leaf
 	var scope int64
 	for ci, c := range p.Cells {
 		if si >= 0 && c.Stage != si {
@@ -392,44 +390,59 @@ func (p *PyProfile) Functions(stage string) []PyFuncRow {
 		if len(st) == 0 {
 			continue
 		}
-		leaf := row(st[len(st)-1])
-		leaf.Self += c.Samples
-		leaf.SelfNs += c.WeightNs
-		leaf.States[c.State] += c.Samples
+		leaf := st[len(st)-1]
+		a := &accs[leaf]
+		a.self += c.Samples
+		a.selfNs += c.WeightNs
+		if states == nil {
+			states = make([][tracer.PyStates]int64, len(p.Funcs))
+		}
+		states[leaf][c.State] += c.Samples
 		for _, f := range st {
-			if seen[f] == int32(ci+1) {
+			a := &accs[f]
+			if a.seen == int32(ci+1) {
 				continue // recursion: once per sample
 			}
-			seen[f] = int32(ci + 1)
-			r := row(f)
-			r.Total += c.Samples
-			r.TotalNs += c.WeightNs
+			a.seen = int32(ci + 1)
+			a.total += c.Samples
+			a.totalNs += c.WeightNs
 		}
 	}
-	order := make([]int32, len(rows))
-	for i := range rows {
-		r := &rows[i]
+	// Sorted by keys of 24 bytes; the names are compared only on ties of
+	// the counts.
+	type key struct {
+		self, total int64
+		f           int32
+	}
+	keys := make([]key, 0, len(p.Funcs))
+	for f := range accs {
+		if accs[f].seen != 0 {
+			keys = append(keys, key{accs[f].self, accs[f].total, int32(f)})
+		}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := cmp.Compare(b.self, a.self); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.total, a.total); c != 0 {
+			return c
+		}
+		x, y := &p.Funcs[a.f], &p.Funcs[b.f]
+		return cmp.Or(cmp.Compare(x.Function, y.Function), cmp.Compare(x.File, y.File), cmp.Compare(x.Line, y.Line), cmp.Compare(a.f, b.f))
+	})
+	out := make([]PyFuncRow, len(keys))
+	for i, k := range keys {
+		a := &accs[k.f]
+		r := &out[i]
+		r.PyFunc, r.Stage = p.Funcs[k.f], stage
+		r.Self, r.Total, r.SelfNs, r.TotalNs = a.self, a.total, a.selfNs, a.totalNs
+		if states != nil {
+			r.States = states[k.f]
+		}
 		if scope > 0 {
 			r.SelfShare = float64(r.Self) / float64(scope)
 			r.Share = float64(r.Total) / float64(scope)
 		}
-		order[i] = int32(i)
-	}
-	// Indexes are sorted, not the rows (160 bytes each), and the names
-	// are compared only on ties of the counts.
-	slices.SortFunc(order, func(i, j int32) int {
-		a, b := &rows[i], &rows[j]
-		if c := cmp.Compare(b.Self, a.Self); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.Total, a.Total); c != 0 {
-			return c
-		}
-		return cmp.Or(cmp.Compare(a.Function, b.Function), cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
-	})
-	out := make([]PyFuncRow, len(rows))
-	for i, k := range order {
-		out[i] = rows[k]
 	}
 	return out
 }
