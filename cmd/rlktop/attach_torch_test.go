@@ -327,9 +327,11 @@ func TestTorchAttach(t *testing.T) {
 	t.Logf("loop step time, median: before %.1f ms (%d steps), attached %.1f ms (%d), after %.1f ms (%d); over the untouched run's in the same periods: %.2f, %.2f, %.2f",
 		medianMs(before), len(before), medianMs(during), len(during), medianMs(after), len(after), rb, rd, ra)
 	// Both processes share the machine: when the untouched run's own
-	// steps in the period before attaching are far off the loop's (it was
-	// still starting, or the machine was loaded), the yardstick is gone.
-	if rb < 0.5 || rb > 2 {
+	// steps in the period before attaching are off the loop's by more than
+	// a quarter (it was still starting, or other work took the cores:
+	// in CI, beside other packages' tests, 0.61× and 0.79× were seen), the
+	// yardstick is gone and the speed is not judged.
+	if rb < 0.8 || rb > 1.25 {
 		t.Logf("before attaching the loop ran at %.2f× the untouched run: too disturbed a yardstick to compare after with before", rb)
 	} else if ab := medianMs(after) / medianMs(before); ra > 1.5*rb && ab > 1.5 {
 		// A slowdown left behind shows in both yardsticks; the untouched
