@@ -379,7 +379,7 @@ func (p *PyProfile) Functions(stage string) []PyFuncRow {
 		seen                         int32 // 1 + the last cell counting the function's Total; 0: in no cell
 	}
 	accs := make([]acc, len(p.Funcs))
-	var states [][tracer.PyStates]int64 // Self by state, per function: made at the first leaf
+	states := make([][tracer.PyStates]int64, len(p.Funcs)) // Self by state, per function
 	var scope int64
 	for ci, c := range p.Cells {
 		if si >= 0 && c.Stage != si {
@@ -394,9 +394,6 @@ func (p *PyProfile) Functions(stage string) []PyFuncRow {
 		a := &accs[leaf]
 		a.self += c.Samples
 		a.selfNs += c.WeightNs
-		if states == nil {
-			states = make([][tracer.PyStates]int64, len(p.Funcs))
-		}
 		states[leaf][c.State] += c.Samples
 		for _, f := range st {
 			a := &accs[f]
@@ -436,9 +433,7 @@ func (p *PyProfile) Functions(stage string) []PyFuncRow {
 		r := &out[i]
 		r.PyFunc, r.Stage = p.Funcs[k.f], stage
 		r.Self, r.Total, r.SelfNs, r.TotalNs = a.self, a.total, a.selfNs, a.totalNs
-		if states != nil {
-			r.States = states[k.f]
-		}
+		r.States = states[k.f]
 		if scope > 0 {
 			r.SelfShare = float64(r.Self) / float64(scope)
 			r.Share = float64(r.Total) / float64(scope)

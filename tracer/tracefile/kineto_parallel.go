@@ -60,7 +60,7 @@ func (c *kparChunk) clean() bool { return c.stop == c.base+int64(len(c.buf)) && 
 // the reading one included (1: one pass); the others parse chunks while
 // the reading one records. With more than one core there is a parser per
 // core besides the reading one: recording takes about 60% of a parser's
-// time (BenchmarkKinetoParallel's trace), so a reading goroutine that had
+// time (a CPU profile of BenchmarkKinetoParallel), so a reading goroutine that had
 // a core of its own left it idle much of the time (2 cores: 411 MB/s with
 // one parser, 495 MB/s with two). Not so for the streamed windows, whose
 // reading goroutine has the windows' work too: there the extra parser
