@@ -11,7 +11,7 @@ import (
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
-	"github.com/rlktop/rlktop/tracer/tracefile"
+	"github.com/rlktop/rlktop/tracer/load"
 )
 
 func init() {
@@ -81,8 +81,8 @@ the kernels' busy time, gpu_busy_ns with memcpy/memset), "only_a", "only_b", "ke
 // When an input is damaged but its reader kept what came before the
 // damage, the diff of what was kept comes back with a damagedInputs error.
 func diffFiles(pathA, pathB string, rules *attrib.Rules) (*attrib.Diff, error) {
-	// Both files are read at once (tracefile.Load: one worker per core).
-	loaded, err := tracefile.Load([]string{pathA, pathB}, tracefile.Options{})
+	// Both files are read at once (load.Read: one worker per core).
+	loaded, err := load.Read([]string{pathA, pathB}, load.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/rlktop/rlktop/report/columnar"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/load"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
 
@@ -24,6 +25,7 @@ func newExportCmd() *cobra.Command {
 	var (
 		out, stepsOut, format, rulesPath, stage string
 		opts                                    tracefile.ExportOptions
+		lo                                      load.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "export FILE... -o OUT",
@@ -77,7 +79,8 @@ Chrome trace JSON, …) and writes
 				if steps == "" {
 					steps = strings.TrimSuffix(out, ".parquet") + ".steps.parquet"
 				}
-				return exportParquet(cmd, args, out, steps, rules)
+				lo.Rules = rules
+				return exportParquet(cmd, args, out, steps, lo)
 			case "folded": // python.go
 				return exportFolded(cmd, args, out, stage)
 			}
@@ -91,6 +94,7 @@ Chrome trace JSON, …) and writes
 	cmd.Flags().StringVar(&rulesPath, "rules", "", "--format parquet: TOML file of category rules tried before the built-in ones")
 	cmd.Flags().BoolVar(&opts.NoFlows, "no-flows", false, "leave out the launch→kernel flow arrows")
 	cmd.Flags().BoolVar(&opts.NoCounters, "no-counters", false, "leave out counter tracks (telemetry)")
+	addStreamFlag(cmd.Flags(), &lo)
 	return cmd
 }
 
@@ -115,7 +119,7 @@ func parquetName(flag, path string) error {
 
 // exportChrome writes one file as Chrome trace-event JSON.
 func exportChrome(cmd *cobra.Command, in, out string, opts tracefile.ExportOptions) error {
-	loaded, err := tracefile.Load([]string{in}, tracefile.Options{Progress: loadProgress(cmd.ErrOrStderr(), []string{in})})
+	loaded, err := load.Read([]string{in}, load.Options{Progress: loadProgress(cmd.ErrOrStderr(), []string{in})})
 	if err != nil {
 		return fmt.Errorf("%w; nothing was written to %s", err, out)
 	}
@@ -123,9 +127,7 @@ func exportChrome(cmd *cobra.Command, in, out string, opts tracefile.ExportOptio
 	warnImports(cmd.ErrOrStderr(), t.Warnings)
 	// A damaged input: export what its reader kept, say so, exit 1
 	// (README, "Damaged input").
-	for _, d := range loaded.Damaged {
-		fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting what was read before the damage: %s\n", d.Err, d.Kept())
-	}
+	sayDamaged(cmd.ErrOrStderr(), loaded.Damaged, exportedKept)
 	if err := tracefile.ExportFile(out, t, opts); err != nil {
 		return fmt.Errorf("%w (%s may be incomplete)", err, out)
 	}
@@ -144,22 +146,22 @@ func exportChrome(cmd *cobra.Command, in, out string, opts tracefile.ExportOptio
 // with what its reader kept, said on stderr, exit 1; an unreadable one
 // stops the export before anything is written.
 //
-// Large inputs (report's rule: regular files of streamMinBytes together)
-// are tried window by window first (exportParquetStream).
-func exportParquet(cmd *cobra.Command, ins []string, out, stepsOut string, rules *attrib.Rules) error {
-	progress := loadProgress(cmd.ErrOrStderr(), ins)
-	if streamable(ins) {
-		if ok, err := exportParquetStream(cmd.ErrOrStderr(), ins, out, stepsOut, rules, progress); ok {
+// Large inputs (load.Streamable) are tried window by window first
+// (exportParquetStream).
+func exportParquet(cmd *cobra.Command, ins []string, out, stepsOut string, lo load.Options) error {
+	lo.Progress = loadProgress(cmd.ErrOrStderr(), ins)
+	lo.ReadWhole = readWholeSaid(cmd.ErrOrStderr())
+	rules := lo.Rules
+	if load.Streamable(ins, lo) {
+		if ok, err := exportParquetStream(cmd.ErrOrStderr(), ins, out, stepsOut, lo); ok {
 			return err
 		}
 	}
-	loaded, err := tracefile.Load(ins, tracefile.Options{Progress: progress})
+	loaded, err := load.Read(ins, load.Options{Progress: lo.Progress})
 	if err != nil {
 		return fmt.Errorf("%w; nothing was written to %s", err, out)
 	}
-	for _, d := range loaded.Damaged {
-		fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting what was read before the damage: %s\n", d.Err, d.Kept())
-	}
+	sayDamaged(cmd.ErrOrStderr(), loaded.Damaged, exportedKept)
 	damaged := len(loaded.Damaged) > 0
 	read := loaded.Traces
 	for _, t := range read {
@@ -238,16 +240,17 @@ func wroteParquet(w io.Writer, out string, nOps int64, what, stepsOut string, nS
 }
 
 // exportParquetStream is exportParquet's path for large inputs: each
-// Kineto file is read window by window (streamFiles, as report's large
+// Kineto file is read window by window (load.Stream, as report's large
 // inputs), its GPU ops written as they come (columnar.OpWriter) and its
 // steps counted by an attrib.SourceStream of its own (the step table an
 // Aggregator of that file alone gives), so no trace is held whole: memory
 // stays about one window's events and one row group. The files equal the
 // whole-file path's (TestExportParquetStream). ok false sends the caller
 // to the whole-file path, which also reports damage: a file that is not
-// Kineto, cannot be streamed exactly (said on errw) or is damaged. The ops
+// Kineto, cannot be streamed exactly (said to lo.ReadWhole) or is damaged. The ops
 // file is then not written (fileout drops its temporary file).
-func exportParquetStream(errw io.Writer, ins []string, out, stepsOut string, rules *attrib.Rules, progress func(int64, int64)) (ok bool, err error) {
+func exportParquetStream(errw io.Writer, ins []string, out, stepsOut string, lo load.Options) (ok bool, err error) {
+	rules := lo.Rules
 	var (
 		sets      []columnar.StepSet
 		nOps      int64
@@ -257,7 +260,9 @@ func exportParquetStream(errw io.Writer, ins []string, out, stepsOut string, rul
 		ow := columnar.NewOpWriter(w, rules)
 		var ss *attrib.SourceStream
 		rank := -1
-		streamErr = streamFiles(ins, true, progress, func(i int, win *tracefile.Capture) error {
+		so := lo
+		so.NoShapes = true // GPU op rows carry no modelled work
+		streamErr = load.Stream(ins, so, func(i int, win *tracefile.Capture) error {
 			if win.Index == 0 && win.Part == 0 {
 				ss, rank = attrib.NewSourceStream(rules), win.Rank
 				ow.Source(i, ins[i], rank)
@@ -280,7 +285,7 @@ func exportParquetStream(errw io.Writer, ins []string, out, stepsOut string, rul
 		return err
 	})
 	if streamErr != nil {
-		sayReadWhole(errw, streamErr)
+		lo.StreamRefused(streamErr)
 		return false, nil
 	}
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rlktop/rlktop/internal/testutil"
+	"github.com/rlktop/rlktop/tracer/load"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
 
@@ -23,14 +23,11 @@ import (
 func parquetBothWays(t *testing.T, wantStream bool, paths ...string) {
 	t.Helper()
 	dir := t.TempDir()
-	old := streamMinBytes
-	defer func() { streamMinBytes = old }()
-	streamMinBytes = math.MaxInt64
 	var errw bytes.Buffer
 	cmd := &cobra.Command{}
 	cmd.SetErr(&errw)
 	wholeOps, wholeSteps := filepath.Join(dir, "whole.parquet"), filepath.Join(dir, "whole.steps.parquet")
-	if err := exportParquet(cmd, paths, wholeOps, wholeSteps, nil); err != nil {
+	if err := exportParquet(cmd, paths, wholeOps, wholeSteps, load.Options{StreamMinBytes: -1}); err != nil {
 		t.Fatalf("%v: whole-file export: %v\n%s", paths, err, errw.String())
 	}
 	for _, parts := range []bool{false, true} {
@@ -39,7 +36,7 @@ func parquetBothWays(t *testing.T, wantStream bool, paths ...string) {
 		}
 		ops, steps := filepath.Join(dir, fmt.Sprint("s", parts, ".parquet")), filepath.Join(dir, fmt.Sprint("s", parts, ".steps.parquet"))
 		errw.Reset()
-		ok, err := exportParquetStream(&errw, paths, ops, steps, nil, nil)
+		ok, err := exportParquetStream(&errw, paths, ops, steps, load.Options{ReadWhole: readWholeSaid(&errw)})
 		if err != nil {
 			t.Fatalf("%v: streamed export: %v\n%s", paths, err, errw.String())
 		}
@@ -108,24 +105,22 @@ func TestExportParquetStream(t *testing.T) {
 }
 
 // TestReportMetaStream: `report --meta` of large Kineto files reads them
-// window by window keeping no event (streamMeta) and prints what reading
+// window by window keeping no event (load.Meta) and prints what reading
 // them whole prints (the metadata: distributedInfo, deviceProperties, the
 // header keys), for every shared Kineto trace with GPU work and several
 // together; a file without GPU work is refused and read whole.
 func TestReportMetaStream(t *testing.T) {
 	_, paths := sharedKineto(t)
 	meta := func(stream bool, files ...string) string {
-		old := streamMinBytes
-		defer func() { streamMinBytes = old }()
-		streamMinBytes = math.MaxInt64
+		min := "-1"
 		if stream {
-			streamMinBytes = 0
+			min = "1"
 		}
 		cmd := newReportCmd()
 		var out, errOut bytes.Buffer
 		cmd.SetOut(&out)
 		cmd.SetErr(&errOut)
-		cmd.SetArgs(append([]string{"--meta"}, files...))
+		cmd.SetArgs(append([]string{"--meta", "--stream-min-bytes", min}, files...))
 		cmd.SilenceUsage, cmd.SilenceErrors = true, true
 		if err := cmd.Execute(); err != nil {
 			t.Fatalf("report --meta %v: %v\n%s", files, err, errOut.String())
@@ -134,7 +129,11 @@ func TestReportMetaStream(t *testing.T) {
 	}
 	var gpu []string
 	for _, p := range paths {
-		_, ok := streamMeta([]string{p}, nil)
+		f, err := load.Meta([]string{p}, load.Options{StreamMinBytes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := f.Streamed
 		if want := !strings.HasPrefix(filepath.Base(p), "hta_cpu_only"); ok != want {
 			t.Errorf("%s: streamed %v, want %v", filepath.Base(p), ok, want)
 		}

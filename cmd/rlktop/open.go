@@ -12,6 +12,7 @@ import (
 
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/load"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 	"github.com/rlktop/rlktop/tui"
 )
@@ -91,7 +92,7 @@ func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partia
 		}
 	}
 	feed <- tui.ProgressMsg{Phase: phase, Read: 0, Size: size}
-	loaded, err := tracefile.Load(paths, tracefile.Options{Progress: func(n, size int64) {
+	loaded, err := load.Read(paths, load.Options{Progress: func(n, size int64) {
 		select {
 		case feed <- tui.ProgressMsg{Phase: phase, Read: n, Size: size}:
 		default:

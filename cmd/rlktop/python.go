@@ -10,7 +10,7 @@ import (
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
-	"github.com/rlktop/rlktop/tracer/tracefile"
+	"github.com/rlktop/rlktop/tracer/load"
 )
 
 // pySampleOption turns --py-sample-hz into loop.LiveOptions.PySampleHz:
@@ -25,13 +25,11 @@ func pySampleOption(hz float64) float64 {
 // exportFolded writes the Python samples of paths (of stage, "" every
 // stage) as folded stacks to out (whole or not at all).
 func exportFolded(cmd *cobra.Command, paths []string, out, stage string) error {
-	loaded, err := tracefile.Load(paths, tracefile.Options{Progress: loadProgress(cmd.ErrOrStderr(), paths)})
+	loaded, err := load.Read(paths, load.Options{Progress: loadProgress(cmd.ErrOrStderr(), paths)})
 	if err != nil {
 		return fmt.Errorf("%w; nothing was written to %s", err, out)
 	}
-	for _, d := range loaded.Damaged {
-		fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: exporting what was read before the damage: %s\n", d.Err, d.Kept())
-	}
+	sayDamaged(cmd.ErrOrStderr(), loaded.Damaged, exportedKept)
 	read := loaded.Traces
 	p := attrib.PythonOf(read...)
 	if p == nil {

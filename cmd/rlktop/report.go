@@ -13,7 +13,7 @@ import (
 	"github.com/rlktop/rlktop/report"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
-	"github.com/rlktop/rlktop/tracer/tracefile"
+	"github.com/rlktop/rlktop/tracer/load"
 )
 
 func init() { rootCmd.AddCommand(newReportCmd()) }
@@ -25,6 +25,7 @@ func newReportCmd() *cobra.Command {
 	var rulesPath, findingsPath string
 	var meta bool
 	var wf workFlags
+	var lo load.Options
 	cmd := &cobra.Command{
 		Use:   "report FILE...",
 		Short: "print kernel, category, stage or step tables of trace files",
@@ -86,58 +87,40 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 				applyPeak(snap, peaks)
 				return report.Write(out, snap, opts)
 			}
-			progress := loadProgress(cmd.ErrOrStderr(), args)
-			// Large traces are aggregated window by window while they are
-			// read (report_stream.go); --meta reads them so too, keeping
-			// none of their events; --by finding needs their events.
-			if meta && streamable(args) {
-				if ts, ok := streamMeta(args, progress); ok {
-					for i, t := range ts {
-						if err := printMeta(out, i, args, t); err != nil {
-							return err
-						}
-					}
-					return nil
-				}
-			}
-			if !meta && opts.By != report.ByFinding && streamable(args) {
-				if snap, ts, ok := tryStreamReport(cmd.ErrOrStderr(), args, rules, progress, wf.noShapes); ok {
-					for _, t := range ts {
-						opts.Outputs = append(opts.Outputs, attrib.Outputs(t)...)
-					}
-					applyPeak(snap, peaks)
-					return report.Write(out, snap, opts)
-				}
-			}
-			// Several files are read in parallel (one worker per core);
-			// the results come back in argument order.
-			loaded, err := tracefile.Load(args, tracefile.Options{Progress: progress, OpModel: model, NoShapes: wf.noShapes})
-			if err != nil {
-				return err
-			}
-			traces := loaded.Traces
-			// Damaged part way: report what was read before the damage,
-			// say so, and exit non-zero.
-			for _, d := range loaded.Damaged {
-				fmt.Fprintf(cmd.ErrOrStderr(), "rlktop: %v\nrlktop: the report below holds what was read before that point: %s\n", d.Err, d.Kept())
-			}
-			partial := len(loaded.Damaged) > 0
+			lo.Rules, lo.OpModel, lo.NoShapes = rules, model, wf.noShapes
+			lo.Progress = loadProgress(cmd.ErrOrStderr(), args)
+			lo.ReadWhole = readWholeSaid(cmd.ErrOrStderr())
 			if meta {
-				for i, t := range traces {
+				// Large traces are read window by window keeping none of
+				// their events.
+				loaded, err := load.Meta(args, lo)
+				if err != nil {
+					return err
+				}
+				sayDamaged(cmd.ErrOrStderr(), loaded.Damaged, "the report below holds what was read before that point")
+				for i, t := range loaded.Traces {
 					if err := printMeta(out, i, args, t); err != nil {
 						return err
 					}
 				}
 				return nil
 			}
-			// A rocprofv3 run's several CSV files link only when merged;
-			// each run (file) is then one source: its steps and span stay
-			// its own, and --by rank / file shows its numbers.
-			snap := attrib.CombineSources(loaded.Runs(), rules)
-			applyPeak(snap, peaks)
-			for _, t := range traces {
-				opts.Outputs = append(opts.Outputs, attrib.Outputs(t)...)
+			if opts.By == report.ByFinding {
+				// Findings need every event: never streamed.
+				lo.StreamMinBytes = -1
 			}
+			loaded, err := load.Report(args, lo)
+			if err != nil {
+				return err
+			}
+			// Damaged part way: report what was read before the damage,
+			// say so, and exit non-zero.
+			sayDamaged(cmd.ErrOrStderr(), loaded.Damaged, "the report below holds what was read before that point")
+			partial := len(loaded.Damaged) > 0
+			traces := loaded.Traces
+			snap := loaded.Snapshot
+			applyPeak(snap, peaks)
+			opts.Outputs = append(opts.Outputs, loaded.Outputs...)
 			write := report.Write
 			if opts.By == report.ByFinding { // findings.go
 				write = findingsWriter(traces, rules, findingsPath)
@@ -160,6 +143,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 	f.BoolVar(&meta, "meta", false, "print each file's metadata (the run record of rlktop recordings) instead of the tables")
 	f.StringVar(&rulesPath, "rules", "", "TOML file of category rules tried before the built-in ones (see tracer/attrib/rules.toml)")
 	wf.add(f)
+	addStreamFlag(f, &lo)
 	f.StringVar(&findingsPath, "findings", "", "with --by finding: TOML file of findings rules layered on the built-in ones (see tracer/attrib/findings.toml)")
 	cmd.SetErr(os.Stderr)
 	return cmd

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,18 +14,39 @@ import (
 	"github.com/rlktop/rlktop/internal/extsort"
 	"github.com/rlktop/rlktop/internal/testutil"
 	"github.com/rlktop/rlktop/tracer"
-	"github.com/rlktop/rlktop/tracer/attrib"
+	"github.com/rlktop/rlktop/tracer/load"
 	"github.com/rlktop/rlktop/tracer/tracefile"
 )
 
 // reportBothWays runs `report --format json FILE` with the whole-trace path
-// and with the streaming path forced (streamMinBytes 0), and fails unless
-// the outputs are byte for byte equal. It returns the streamed windows
-// (0 and the refusal when the file cannot be streamed; report then read it
-// whole).
+// and with the streaming path forced (--stream-min-bytes -1 and 1), and
+// fails unless the outputs are byte for byte equal. It returns the
+// streamed windows (the refusal when the file cannot be streamed; report
+// then read it whole, and the windows are those handed before it).
 func reportBothWays(t *testing.T, paths ...string) (windows int, refused error) {
 	n, err := reportBothWaysParts(t, paths...)
 	return n.windows, err
+}
+
+// streamStats counts what a streamed report was handed: windows, and the
+// parts they came in.
+type streamStats struct{ windows, parts int }
+
+// streamCounts reports paths window by window whatever their size, with
+// shapes ignored, and returns what the stream was handed and why it was
+// refused (nil: streamed); a file the stream did not take for another
+// reason (not Kineto, damaged) counts as refused too.
+func streamCounts(t *testing.T, paths []string) (streamStats, error) {
+	t.Helper()
+	var refused error
+	r, err := load.Report(paths, load.Options{NoShapes: true, StreamMinBytes: 1, ReadWhole: func(e error) { refused = e }})
+	if err != nil {
+		t.Fatalf("%v: %v", paths, err)
+	}
+	if !r.Streamed && refused == nil {
+		refused = fmt.Errorf("read whole: %w", tracefile.ErrNotStreamable)
+	}
+	return streamStats{r.Windows, r.Parts}, refused
 }
 
 // reportBothWaysParts is reportBothWays, returning the windows and the
@@ -38,20 +57,14 @@ func reportBothWays(t *testing.T, paths ...string) (windows int, refused error) 
 // one, and the counts are the second's.
 func reportBothWaysParts(t *testing.T, paths ...string) (n streamStats, refused error) {
 	t.Helper()
-	old := streamMinBytes
-	defer func() { streamMinBytes = old }()
-	streamMinBytes = math.MaxInt64
-	whole := reportJSON(t, paths...)
-	streamMinBytes = 0
-	streamed := reportJSON(t, paths...)
+	whole := reportJSON(t, append([]string{"--stream-min-bytes", "-1"}, paths...)...)
+	streamed := reportJSON(t, append([]string{"--stream-min-bytes", "1"}, paths...)...)
 	sameReport(t, paths, whole, streamed, "windows held whole")
 	// A window read in parts is refused when it recorded shapes (its
 	// work needs the whole window): the parts are compared without them.
-	noShapes := append([]string{"--no-shapes"}, paths...)
-	streamMinBytes = math.MaxInt64
-	whole = reportJSON(t, noShapes...)
-	streamMinBytes = 0
-	_, _, held, errHeld := streamReport(paths, nil, nil, true)
+	whole = reportJSON(t, append([]string{"--no-shapes", "--stream-min-bytes", "-1"}, paths...)...)
+	noShapes := append([]string{"--no-shapes", "--stream-min-bytes", "1"}, paths...)
+	held, errHeld := streamCounts(t, paths)
 	defer tracefile.SetPartWindow(tracefile.SetPartWindow(0))
 	streamed = reportJSON(t, noShapes...)
 	sameReport(t, paths, whole, streamed, "windows read in parts")
@@ -63,10 +76,7 @@ func reportBothWaysParts(t *testing.T, paths ...string) (n streamStats, refused 
 	extsort.RunRecs = oldRun
 	tracer.SetSpillBlock(oldBlock)
 	sameReport(t, paths, whole, streamed, "windows read in parts, sorted on disk")
-	_, _, n, err := streamReport(paths, nil, nil, true)
-	if err != nil && !errors.Is(err, tracefile.ErrNotStreamable) {
-		t.Fatalf("%v: %v", paths, err)
-	}
+	n, err := streamCounts(t, paths)
 	if (err == nil) != (errHeld == nil) || (err == nil && held.windows != n.windows) {
 		t.Errorf("%v: held whole %d windows (refused: %v), in parts %d windows (refused: %v)", paths, held.windows, errHeld, n.windows, err)
 	}
@@ -369,10 +379,49 @@ func TestReportDuplicateSteps(t *testing.T) {
 func TestStreamOtherFormatSaysNothing(t *testing.T) {
 	f := filepath.Join(testutil.SharedTraces(t), "rocprof", "kernel_trace_2024.csv")
 	var errw bytes.Buffer
-	if _, _, ok := tryStreamReport(&errw, []string{f}, attrib.DefaultRules(), nil, false); ok {
+	r, err := load.Report([]string{f}, load.Options{StreamMinBytes: 1, ReadWhole: readWholeSaid(&errw)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Streamed {
 		t.Fatal("a rocprofv3 CSV was streamed")
+	}
+	if len(r.Snapshot.Kernels) == 0 {
+		t.Error("the CSV read whole has no kernel rows")
 	}
 	if errw.Len() != 0 {
 		t.Errorf("stderr: %q", errw.String())
+	}
+}
+
+// TestReportStreamTakesOpModel: --op-model reaches the streamed report as
+// it does the whole one. On the H100 trace (shapes recorded), a model
+// that replaces the built-in one with nothing leaves no modelled FLOPs
+// either way, where the built-in model counts some.
+func TestReportStreamTakesOpModel(t *testing.T) {
+	p := filepath.Join(testutil.SharedTraces(t), "kineto", "tracelens_h100_qwen15_sdpa_flash.json.gz")
+	empty := filepath.Join(t.TempDir(), "empty.toml")
+	if err := os.WriteFile(empty, []byte("replace = true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flops := func(args ...string) float64 {
+		t.Helper()
+		var doc struct {
+			Work struct {
+				FLOPs float64 `json:"flops"`
+			} `json:"work"`
+		}
+		if err := json.Unmarshal(reportJSON(t, append(args, p)...), &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Work.FLOPs
+	}
+	if f := flops("--stream-min-bytes", "1"); f <= 0 {
+		t.Fatalf("streamed with the built-in model: %v FLOPs", f)
+	}
+	for _, min := range []string{"1", "-1"} {
+		if f := flops("--stream-min-bytes", min, "--op-model", empty); f != 0 {
+			t.Errorf("--stream-min-bytes %s with an empty model: %v FLOPs, want 0", min, f)
+		}
 	}
 }
