@@ -2,12 +2,16 @@ package load
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/rlktop/rlktop/internal/testutil"
+	"github.com/rlktop/rlktop/tracer/tracefile"
 )
 
 // TestStreamableByDecodedSize: Streamable takes a gzipped Kineto file by
@@ -35,4 +39,60 @@ func TestStreamableByDecodedSize(t *testing.T) {
 	if Streamable([]string{plain}, Options{StreamMinBytes: 4 << 20}) {
 		t.Errorf("%d bytes plain under a 4 MiB threshold: streamed", len(js))
 	}
+}
+
+// TestStreamMemoryInOnePass: a streamed report takes the memory model
+// from its captures, without reading the file a second time, when every
+// capture holding memory events is held whole: three copies of the H100
+// trace (profile_memory) give three times its [memory] events, counted in
+// the JSON text. Captures read in parts do not hold their operators, so
+// such a file is read whole again for the model (MemoryReread 1), with
+// the same count.
+func TestStreamMemoryInOnePass(t *testing.T) {
+	p := filepath.Join(testutil.SharedTraces(t), "kineto", "tracelens_h100_qwen15_sdpa_flash.json.gz")
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := bytes.Count(raw, []byte(`"[memory]"`))
+	if one == 0 {
+		t.Fatal("no [memory] events in the H100 trace")
+	}
+	out := filepath.Join(t.TempDir(), "h100x3.json")
+	w, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tracefile.ReplicateKineto(w, raw, 3); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	check := func(opts Options, reread int) {
+		t.Helper()
+		r, err := Report([]string{out}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Streamed || r.Windows != 3 {
+			t.Fatalf("streamed %v, %d windows: want 3 windows streamed", r.Streamed, r.Windows)
+		}
+		if r.Snapshot.Memory == nil || r.Snapshot.Memory.Events != 3*one {
+			t.Errorf("memory model: %+v; want %d events (3 × %d)", r.Snapshot.Memory, 3*one, one)
+		}
+		if r.MemoryReread != reread {
+			t.Errorf("files read again for memory: %d, want %d", r.MemoryReread, reread)
+		}
+	}
+	check(Options{StreamMinBytes: 1}, 0)
+	defer tracefile.SetPartWindow(tracefile.SetPartWindow(0))
+	check(Options{StreamMinBytes: 1, NoShapes: true}, 1)
 }

@@ -20,6 +20,10 @@ type Result struct {
 	// is read in parts, never held); when the stream was refused part way
 	// and the files were read whole, what it had handed before.
 	Windows, Parts int
+	// MemoryReread counts the streamed files read a second time, whole,
+	// for the memory model: those with memory events in a capture read in
+	// parts.
+	MemoryReread int
 }
 
 // Report reads paths and attributes them. Inputs of the stream size
@@ -59,14 +63,12 @@ func outputs(ts []*tracer.Trace) []attrib.OutputRow {
 func streamReport(paths []string, opts Options) (Result, error) {
 	ss := attrib.NewSourceStream(opts.rules())
 	r := Result{Files: Files{Streamed: true}}
-	memFiles := map[int]bool{} // files with torch.profiler memory events
+	mem := make([]streamMem, len(paths))
 	err := Stream(paths, opts, func(i int, w *tracefile.Capture) error {
 		if w.Shapes {
 			ss.ExpectWork()
 		}
-		if w.MemoryEvents > 0 {
-			memFiles[i] = true
-		}
+		mem[i].add(w, i)
 		ss.AddPart(w.Events, w.Strings, w.Contexts, w.Part == 0, w.Last, w.After+1)
 		r.Parts++
 		if w.Last {
@@ -82,32 +84,77 @@ func streamReport(paths []string, opts Options) (Result, error) {
 		return Result{Windows: r.Windows, Parts: r.Parts}, err
 	}
 	r.Snapshot = ss.Snapshot()
-	if len(memFiles) > 0 {
-		m, err := streamMemory(paths, memFiles)
-		if err != nil {
-			return Result{}, err
-		}
-		r.Snapshot.Memory = m
+	m, reread, err := memoryOf(paths, mem)
+	if err != nil {
+		return Result{}, err
 	}
+	r.Snapshot.Memory, r.MemoryReread = m, reread
 	r.Outputs = outputs(r.Traces)
 	return r, nil
 }
 
-// streamMemory is the memory model of the files (sources in order) that
-// hold torch.profiler memory events, read whole a second time: windows
-// carry no memory events, and each needs the operators around it. The
-// files without memory events count as empty sources.
-func streamMemory(paths []string, memFiles map[int]bool) (*attrib.Memory, error) {
-	ts := make([]*tracer.Trace, len(paths))
-	for i, p := range paths {
-		ts[i] = tracer.NewTrace("kineto", p)
-		if memFiles[i] {
-			t, err := tracefile.Open(p, tracefile.Options{})
-			if err != nil {
-				return nil, err
+// streamMem is what a streamed file gives the memory model: its memory
+// events attributed capture by capture (attrib.TraceMemory over each
+// capture held whole, whose operators, ranges and steps are all there),
+// the step windows of all its captures, and how many memory events came
+// in all and with captures held whole.
+type streamMem struct {
+	recs          []attrib.MemRecord
+	steps         []attrib.MemStepWindow
+	seen          map[[2]int64]bool
+	events, whole int
+}
+
+func (m *streamMem) add(w *tracefile.Capture, source int) {
+	m.events = w.MemoryEvents
+	if m.seen == nil {
+		m.seen = map[[2]int64]bool{}
+	}
+	// Every step, as TraceMemory takes them from a whole trace: the
+	// first of each (pid, step).
+	for i := range w.Events {
+		if e := &w.Events[i]; e.Kind == tracer.KindStep {
+			if k := [2]int64{int64(e.PID), e.Value}; !m.seen[k] {
+				m.seen[k] = true
+				m.steps = append(m.steps, attrib.MemStepWindow{Source: source, PID: e.PID, Step: e.Value, StartNs: e.Start, EndNs: e.End()})
 			}
-			ts[i] = t
 		}
 	}
-	return attrib.MemoryOf(ts), nil
+	if len(w.Memory) == 0 || w.Part != 0 || !w.Last {
+		return
+	}
+	recs, _ := attrib.TraceMemory(&tracer.Trace{Events: w.Events, Strings: w.Strings, Memory: w.Memory}, source)
+	m.recs = append(m.recs, recs...)
+	m.whole += len(w.Memory)
+}
+
+// memoryOf is the memory model of streamed files (sources in order): each
+// file's records from its captures, except a file with memory events in a
+// capture read in parts, which is read whole a second time (its operators
+// were not held; reread counts such files). The files without memory
+// events count as empty sources; nil when no file has memory events.
+func memoryOf(paths []string, mem []streamMem) (_ *attrib.Memory, reread int, _ error) {
+	var recs []attrib.MemRecord
+	var steps []attrib.MemStepWindow
+	for i, m := range mem {
+		if m.events == 0 {
+			continue
+		}
+		if m.whole == m.events {
+			recs = append(recs, m.recs...)
+			steps = append(steps, m.steps...)
+			continue
+		}
+		t, err := tracefile.Open(paths[i], tracefile.Options{})
+		if err != nil {
+			return nil, 0, err
+		}
+		r, s := attrib.TraceMemory(t, i)
+		recs, steps = append(recs, r...), append(steps, s...)
+		reread++
+	}
+	if len(recs) == 0 {
+		return nil, reread, nil
+	}
+	return attrib.BuildMemory(recs, steps), reread, nil
 }

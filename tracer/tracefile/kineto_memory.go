@@ -58,10 +58,6 @@ func (d *kdec) memory(name []byte, e *tracer.Event) bool {
 		d.memSkipped++
 		return false
 	}
-	if d.stream != nil {
-		d.stream.memEvents++ // Window.MemoryEvents: windows carry none
-		return true
-	}
 	me := tracer.MemEvent{TS: e.Start, Bytes: ev.bytesV, Addr: m.addr, Allocated: -1, Reserved: -1, PID: e.PID, TID: e.TID, Device: -1}
 	if m.hasAlloc {
 		me.Allocated = m.alloc
@@ -71,6 +67,10 @@ func (d *kdec) memory(name []byte, e *tracer.Event) bool {
 	}
 	if m.hasDevType && m.devType != 0 {
 		me.Device = int32(m.devID)
+	}
+	if d.stream != nil {
+		d.stream.addMemory(me) // handed with the window they fall in
+		return true
 	}
 	d.t.Memory = append(d.t.Memory, me)
 	return true

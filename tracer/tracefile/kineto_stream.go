@@ -79,9 +79,17 @@ type Capture struct {
 	// carry modelled work (an aggregator should then count kernels without
 	// it as unmodelled: attrib.SourceStream.ExpectWork).
 	Shapes bool
-	// MemoryEvents counts the torch.profiler [memory] events read so far,
-	// which windows do not carry (kineto_memory.go).
+	// MemoryEvents counts the torch.profiler [memory] events read so far
+	// (kineto_memory.go).
 	MemoryEvents int
+	// Memory holds, for a capture held whole (Part 0 and Last), the
+	// memory events not handed before whose time is at most the capture's
+	// latest end (every one left, for the file's last capture), in file
+	// order: those Open's Trace.Memory has at that place. Captures read in
+	// parts carry none; their memory events go to the next capture held
+	// whole, so a caller that needs each attributed within its capture
+	// reads a file whose MemoryEvents exceed what it was handed whole.
+	Memory []tracer.MemEvent
 }
 
 // OpenStream reads the Kineto trace at path as Open does but hands its
@@ -125,8 +133,10 @@ type kstream struct {
 	link *tracer.CaptureLinker
 	err  error // set once: ErrNotStreamable's reason, or fn's error
 
-	memEvents int  // [memory] events read (Window.MemoryEvents)
-	ran       bool // the Kineto reader used it
+	memEvents int               // [memory] events read (Capture.MemoryEvents)
+	mem       []tracer.MemEvent // those not handed out yet (Capture.Memory)
+	ran       bool              // the Kineto reader used it
+	ending    bool              // the input is read: the window flushed is the last
 
 	// The window's events: full chunks, then cur (as Open's reader keeps
 	// them, so that a window is not grown by copying); joined at the
@@ -286,10 +296,36 @@ func (ks *kstream) flush(d *kdec) {
 		}
 	}
 	w := &Capture{Index: ks.link.Windows() - 1, Last: true, After: ks.after, Rank: d.t.Rank, Events: evs, Strings: d.t.Strings, Contexts: ks.link.Contexts(), Shapes: shapes, MemoryEvents: ks.memEvents}
+	w.Memory = ks.takeMemory(ks.maxEnd, ks.ending)
 	if err := ks.fn(w); err != nil {
 		ks.fail(err)
 	}
 	ks.base += len(evs)
+}
+
+// addMemory keeps a memory event until the capture it falls in is
+// handed out.
+func (ks *kstream) addMemory(m tracer.MemEvent) {
+	ks.memEvents++
+	ks.mem = append(ks.mem, m)
+}
+
+// takeMemory removes and returns the kept memory events at or before end
+// ns (all of them when last), in file order.
+func (ks *kstream) takeMemory(end int64, last bool) []tracer.MemEvent {
+	if len(ks.mem) == 0 {
+		return nil
+	}
+	var out, rest []tracer.MemEvent
+	for _, m := range ks.mem {
+		if last || m.TS <= end {
+			out = append(out, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	ks.mem = rest
+	return out
 }
 
 // nested adds a window's nesting count (n, its first pair a, b).
@@ -303,6 +339,7 @@ func (ks *kstream) nested(n int, a, b tracer.Event) {
 // end flushes the last window and fills the trace as finish and Read
 // would: steps, step rule, contexts.
 func (ks *kstream) end(d *kdec) {
+	ks.ending = true
 	ks.flush(d)
 	if ks.err != nil {
 		return
