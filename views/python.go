@@ -47,8 +47,8 @@ type Python struct {
 	stages []string // "" (every stage), then the profile's stages by samples
 	stage  int      // index into stages
 	tree   bool
-	open   map[string]bool // tree paths (function indexes) opened
-	funcs  []attrib.PyFuncRow
+	open   map[string]bool     // tree paths (function indexes) opened
+	funcs  *attrib.PyFuncTable // the table's rows, made a page at a time
 	rows   []pyTreeRow
 	scope  int64 // samples of the scope
 	// stale: a snapshot came since funcs and rows were made; they are
@@ -150,9 +150,9 @@ func (p *Python) rebuild() {
 	if !p.tree {
 		// The table needs no tree: building one per snapshot was a third
 		// of a frame at 100k functions.
-		p.scope = p.prof.Scope(stage)
-		p.funcs = p.prof.Functions(stage)
-		p.list.setLen(len(p.funcs))
+		p.funcs = p.prof.FunctionTable(stage)
+		p.scope = p.funcs.Scope()
+		p.list.setLen(p.funcs.Len())
 		return
 	}
 	root := p.prof.Tree(stage)
@@ -213,12 +213,12 @@ func (p *Python) enter() {
 		}
 		return
 	}
-	if p.list.cursor >= len(p.funcs) {
+	if p.list.cursor >= p.funcs.Len() {
 		return
 	}
 	// The table's function: its heaviest node in the tree, the path
 	// down to it opened, the cursor on it.
-	f := p.funcs[p.list.cursor].PyFunc
+	f := p.funcs.Row(p.list.cursor).PyFunc
 	var best *attrib.PyNode
 	var bestPath string
 	var find func(n *attrib.PyNode, path string)
@@ -321,10 +321,10 @@ func (p *Python) View() string {
 	}
 	if !p.tree {
 		for i := from; i < to; i++ {
-			r := &p.funcs[i]
+			r := p.funcs.Row(i)
 			row(i, r.Self, r.Total, r.SelfNs, pyInside(r.States, r.Self), escape.Control(r.Function)+"  "+escape.Control(r.Where()))
 		}
-		if len(p.funcs) == 0 {
+		if p.funcs.Len() == 0 {
 			lines = append(lines, st.Table.Dim.Render(" no samples in this stage"))
 		}
 		return block(lines, p.w, p.h)
