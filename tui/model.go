@@ -128,7 +128,8 @@ type Model struct {
 	tabs      []Tab
 	kernels   *views.Kernels
 	timeline  *views.Timeline
-	focus     int // index into tabs
+	python    *views.Python // builds a large profile's rows off the frame (pyAsyncSize)
+	focus     int           // index into tabs
 	snap      *attrib.Snapshot
 	feed      <-chan tea.Msg
 	help      help.Model
@@ -160,6 +161,8 @@ func New(opts Options) *Model {
 	m.kernels = views.NewKernels(st)
 	m.timeline = views.NewTimeline(st)
 	m.timeline.SetFollow(opts.Controller != nil) // only a live run has newer work to follow
+	m.python = views.NewPython(st)
+	m.python.SetAsync(pyAsyncSize)
 	if opts.Controller != nil {
 		m.live = newLive(st, opts)
 		m.tabs = append([]Tab{{View: m.kernels}, {View: m.timeline}, {View: m.live.output}}, m.live.tabs()...)
@@ -168,7 +171,7 @@ func New(opts Options) *Model {
 		m.tabs = append(m.tabs, Tab{View: views.NewRanks(st)})    // several ranks only (Available)
 		m.tabs = append(m.tabs, Tab{View: views.NewRoofline(st)}) // modelled work only (Available)
 		m.tabs = append(m.tabs, Tab{View: views.NewMemory(st)})   // memory events only (Available)
-		m.tabs = append(m.tabs, Tab{View: views.NewPython(st)})   // with Python samples only (Available)
+		m.tabs = append(m.tabs, Tab{View: m.python})              // with Python samples only (Available)
 	} else {
 		m.tabs = []Tab{
 			{View: m.kernels},
@@ -179,7 +182,7 @@ func New(opts Options) *Model {
 			{View: views.NewRanks(st)},    // several files only (Available)
 			{View: views.NewRoofline(st)}, // modelled work only (Available)
 			{View: views.NewMemory(st)},   // memory events only (Available)
-			{View: views.NewPython(st)},   // with Python samples only (Available)
+			{View: m.python},              // with Python samples only (Available)
 		}
 	}
 	m.fnd = newFindingsUI(st, opts)
@@ -203,6 +206,9 @@ func New(opts Options) *Model {
 // it runs off the frame.
 func (m *Model) Init() tea.Cmd {
 	cmds := m.fnd.takeCmds()
+	if c := m.python.Cmd(); c != nil {
+		cmds = append(cmds, c)
+	}
 	if m.feed != nil {
 		cmds = append(cmds, listen(m.feed))
 	}
@@ -311,13 +317,23 @@ func (m *Model) available(i int) bool {
 func (m *Model) wide() bool { return m.w >= WideWidth }
 
 // Update handles messages. It never does I/O, and a large snapshot's
-// findings are evaluated off it (findingsAsyncSize).
+// findings are evaluated off it (findingsAsyncSize), as are a large
+// Python profile's rows (pyAsyncSize).
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if f, ok := msg.(findingsMsg); ok {
 		m.onFindings(f)
 		return m, tea.Batch(m.fnd.takeCmds()...)
 	}
+	if r, ok := msg.(views.PyRowsMsg); ok {
+		// Wherever the focus is now: the view shows the rows when it is
+		// focused again.
+		return m, m.python.SetRows(r)
+	}
 	_, cmd := m.update(msg)
+	// After the message: a snapshot, or the focus moved to the view.
+	if pc := m.python.Cmd(); pc != nil {
+		cmd = tea.Batch(cmd, pc)
+	}
 	if fc := m.fnd.takeCmds(); len(fc) > 0 {
 		return m, tea.Batch(append(fc, cmd)...)
 	}

@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -48,16 +49,28 @@ type Python struct {
 	stage  int      // index into stages
 	tree   bool
 	open   map[string]bool // tree paths (function indexes) opened
-	funcs  []attrib.PyFuncRow
-	rows   []pyTreeRow
-	scope  int64 // samples of the scope
+	// What is shown: the table (funcs) or the tree (rows) of shownProf,
+	// which is prof but while a build runs off the frame.
+	shownProf *attrib.PyProfile
+	funcs     *attrib.PyFuncTable // the table's rows, made a page at a time
+	rows      []pyTreeRow
+	scope     int64 // samples of the scope
 	// stale: a snapshot came since funcs and rows were made; they are
 	// made again when the view is drawn or used (at 100k functions that
-	// is most of a frame, which the other views' frames need not pay).
-	stale   bool
-	list    list
-	w, h    int
-	focused bool
+	// is most of a frame, which the other views' frames need not pay),
+	// or, from asyncSize, off the frame (Cmd).
+	stale bool
+	// Builds off the frame: gen numbers each build asked for, shownGen
+	// is the one shown; one runs at a time, and the last asked while it
+	// runs waits in queued.
+	asyncSize int
+	gen       uint64
+	shownGen  uint64
+	inFlight  bool
+	queued    *pyJob
+	list      list
+	w, h      int
+	focused   bool
 }
 
 type pyTreeRow struct {
@@ -89,6 +102,9 @@ func (p *Python) Info() string {
 	if p.tree {
 		mode = "tree"
 	}
+	if p.computing() {
+		return mode + " · " + scope + " · computing…"
+	}
 	return fmt.Sprintf("%s · %s · %s samples", mode, scope, FormatCount(p.scope))
 }
 
@@ -116,11 +132,22 @@ func (p *Python) SetSnapshot(s *attrib.Snapshot) {
 	p.stale = true
 }
 
-// fresh makes funcs and rows of the current snapshot if they are stale.
+// fresh makes funcs and rows of the current snapshot if they are stale,
+// unless they are made off the frame.
 func (p *Python) fresh() {
-	if p.stale {
+	if p.stale && !p.offFrame() {
 		p.rebuild()
 	}
+}
+
+// SetAsync makes a snapshot's table or tree off the frame from size
+// (the profile's functions plus cells; 0: never): Cmd starts the build,
+// SetRows shows its result, and until then the view shows what it showed
+// before.
+func (p *Python) SetAsync(size int) { p.asyncSize = size }
+
+func (p *Python) offFrame() bool {
+	return p.asyncSize > 0 && p.prof != nil && len(p.prof.Funcs)+len(p.prof.Cells) >= p.asyncSize
 }
 
 // SetStage filters the view to stage ("" every stage); false when the
@@ -139,36 +166,139 @@ func (p *Python) SetStage(stage string) bool {
 // SetTree shows the call tree (true) or the function table.
 func (p *Python) SetTree(on bool) { p.tree = on; p.rebuild() }
 
+// rebuild makes what is shown now, in the frame (a key asked for
+// another stage, mode or node; or a small profile): a build off the
+// frame asked for before is older and is dropped when it comes.
 func (p *Python) rebuild() {
 	p.stale = false
-	p.funcs, p.rows, p.scope = nil, nil, 0
-	if p.prof == nil {
-		p.list.setLen(0)
-		return
+	p.gen++
+	p.queued = nil
+	p.show(p.job(false).build(), p.gen)
+}
+
+// pyJob is what a build reads: the profile, the scope and the mode, the
+// tree's opened nodes.
+type pyJob struct {
+	gen   uint64
+	prof  *attrib.PyProfile
+	stage string
+	tree  bool
+	open  map[string]bool
+}
+
+// pyBuilt is a build's result.
+type pyBuilt struct {
+	prof  *attrib.PyProfile
+	funcs *attrib.PyFuncTable
+	rows  []pyTreeRow
+	scope int64
+}
+
+// job is a build of the current snapshot, stage and mode; copy when it
+// runs on another goroutine (the opened nodes change with the keys).
+func (p *Python) job(copy bool) *pyJob {
+	j := &pyJob{gen: p.gen, prof: p.prof, tree: p.tree, open: p.open}
+	if p.prof != nil {
+		j.stage = p.stages[p.stage]
 	}
-	stage := p.stages[p.stage]
-	if !p.tree {
+	if copy && j.tree {
+		j.open = maps.Clone(p.open)
+	}
+	return j
+}
+
+func (j *pyJob) build() pyBuilt {
+	b := pyBuilt{prof: j.prof}
+	if j.prof == nil {
+		return b
+	}
+	if !j.tree {
 		// The table needs no tree: building one per snapshot was a third
 		// of a frame at 100k functions.
-		p.scope = p.prof.Scope(stage)
-		p.funcs = p.prof.Functions(stage)
-		p.list.setLen(len(p.funcs))
-		return
+		b.funcs = j.prof.FunctionTable(j.stage)
+		b.scope = b.funcs.Scope()
+		return b
 	}
-	root := p.prof.Tree(stage)
-	p.scope = root.Total
+	root := j.prof.Tree(j.stage)
+	b.scope = root.Total
 	var walk func(n *attrib.PyNode, depth int, path string)
 	walk = func(n *attrib.PyNode, depth int, path string) {
 		for _, c := range n.Children {
 			cp := path + "/" + strconv.Itoa(int(c.Func))
-			p.rows = append(p.rows, pyTreeRow{node: c, depth: depth, path: cp})
-			if p.open[cp] {
+			b.rows = append(b.rows, pyTreeRow{node: c, depth: depth, path: cp})
+			if j.open[cp] {
 				walk(c, depth+1, cp)
 			}
 		}
 	}
 	walk(root, 0, "")
-	p.list.setLen(len(p.rows))
+	return b
+}
+
+// show makes b, the build gen asked for, what the view shows.
+func (p *Python) show(b pyBuilt, gen uint64) {
+	p.shownProf, p.funcs, p.rows, p.scope, p.shownGen = b.prof, b.funcs, b.rows, b.scope, gen
+	if p.tree {
+		p.list.setLen(len(p.rows))
+	} else {
+		p.list.setLen(p.funcs.Len())
+	}
+}
+
+// computing: nothing is shown yet of a profile whose build runs.
+func (p *Python) computing() bool {
+	return p.shownProf == nil && p.prof != nil && (p.stale || p.shownGen != p.gen)
+}
+
+// PyRowsMsg is a build's result (Python.Cmd), for Python.SetRows.
+type PyRowsMsg struct {
+	view *Python
+	gen  uint64
+	b    pyBuilt
+}
+
+// Cmd starts the build of a stale snapshot's table or tree off the frame
+// when the view is focused and the profile is large (SetAsync): its
+// command's message goes to SetRows. Nil when there is nothing to start.
+func (p *Python) Cmd() tea.Cmd {
+	if !p.stale || !p.focused || !p.offFrame() {
+		return nil
+	}
+	p.stale = false
+	p.gen++
+	j := p.job(true)
+	if p.inFlight {
+		p.queued = j
+		return nil
+	}
+	return p.start(j)
+}
+
+// start runs j on its own goroutine; the profile is never changed once
+// made, and j holds its own copy of the opened nodes.
+func (p *Python) start(j *pyJob) tea.Cmd {
+	p.inFlight = true
+	ch := make(chan PyRowsMsg, 1)
+	go func() { ch <- PyRowsMsg{view: p, gen: j.gen, b: j.build()} }()
+	return func() tea.Msg { return <-ch }
+}
+
+// SetRows shows a build's result unless a later one was asked for (a
+// later snapshot, or a key that rebuilt the view), and starts the one
+// waiting.
+func (p *Python) SetRows(msg PyRowsMsg) tea.Cmd {
+	if msg.view != p {
+		return nil
+	}
+	p.inFlight = false
+	if msg.gen == p.gen {
+		p.show(msg.b, msg.gen)
+	}
+	if q := p.queued; q != nil {
+		p.queued = nil
+		return p.start(q)
+	}
+	return nil
 }
 
 func (p *Python) SetSize(w, h int)  { p.w, p.h = w, h; p.list.setPage(h - 1) }
@@ -213,12 +343,12 @@ func (p *Python) enter() {
 		}
 		return
 	}
-	if p.list.cursor >= len(p.funcs) {
+	if p.list.cursor >= p.funcs.Len() {
 		return
 	}
 	// The table's function: its heaviest node in the tree, the path
 	// down to it opened, the cursor on it.
-	f := p.funcs[p.list.cursor].PyFunc
+	f := p.funcs.Row(p.list.cursor).PyFunc
 	var best *attrib.PyNode
 	var bestPath string
 	var find func(n *attrib.PyNode, path string)
@@ -281,6 +411,16 @@ func (p *Python) View() string {
 	if p.prof == nil {
 		return block([]string{st.Table.Dim.Render("no Python samples: they come from the Python agent's sampler (a Python command under rlktop run/record; --py-sample-hz)")}, p.w, p.h)
 	}
+	if p.computing() {
+		what := "function table"
+		if p.tree {
+			what = "call tree"
+		}
+		return block([]string{st.Table.Dim.Render("computing the " + what + " of " + FormatCount(int64(len(p.prof.Funcs))) + " functions…")}, p.w, p.h)
+	}
+	// The rows are of shownProf: the snapshot before the current one
+	// while the current one's build runs off the frame.
+	prof := p.shownProf
 	share := func(n int64) string {
 		if p.scope == 0 {
 			return ""
@@ -289,8 +429,8 @@ func (p *Python) View() string {
 	}
 	const sw, tw, iw = 6, 9, 15
 	perStep := func(ns int64) string {
-		if p.prof.Steps > 0 {
-			ns /= p.prof.Steps
+		if prof.Steps > 0 {
+			ns /= prof.Steps
 		}
 		return FormatNs(ns)
 	}
@@ -321,17 +461,17 @@ func (p *Python) View() string {
 	}
 	if !p.tree {
 		for i := from; i < to; i++ {
-			r := &p.funcs[i]
+			r := p.funcs.Row(i)
 			row(i, r.Self, r.Total, r.SelfNs, pyInside(r.States, r.Self), escape.Control(r.Function)+"  "+escape.Control(r.Where()))
 		}
-		if len(p.funcs) == 0 {
+		if p.funcs.Len() == 0 {
 			lines = append(lines, st.Table.Dim.Render(" no samples in this stage"))
 		}
 		return block(lines, p.w, p.h)
 	}
 	for i := from; i < to; i++ {
 		r := p.rows[i]
-		f := p.prof.Funcs[r.node.Func]
+		f := prof.Funcs[r.node.Func]
 		mark := "  "
 		if len(r.node.Children) > 0 {
 			mark = "▸ "

@@ -362,6 +362,38 @@ type PyFuncRow struct {
 // sorted by Self descending, then Total, then name; nil when the stage
 // has no samples.
 func (p *PyProfile) Functions(stage string) []PyFuncRow {
+	return p.FunctionTable(stage).Rows()
+}
+
+// PyFuncTable is Functions(stage) with each row made when asked for
+// (Row): a view shows a page of the rows, and making all of them (160
+// bytes each) was about half of PyProfile.Functions at 100k functions,
+// and most of its garbage.
+type PyFuncTable struct {
+	p     *PyProfile
+	stage string
+	scope int64
+	keys  []pyFuncKey // in row order
+	accs  []pyFuncAcc // by function index
+}
+
+// pyFuncAcc is one function's counts in a scope.
+type pyFuncAcc struct {
+	self, total, selfNs, totalNs int64
+	states                       [tracer.PyStates]int64 // Self by state
+	seen                         int32                  // 1 + the last cell counting the function's Total; 0: in no cell
+}
+
+// pyFuncKey is a row's sort key: the names are compared only on ties of
+// the counts.
+type pyFuncKey struct {
+	self, total int64
+	f           int32
+}
+
+// FunctionTable returns the function rows of stage ("" = every stage) in
+// Functions' order; nil when p has no such stage.
+func (p *PyProfile) FunctionTable(stage string) *PyFuncTable {
 	if p == nil {
 		return nil
 	}
@@ -371,15 +403,10 @@ func (p *PyProfile) Functions(stage string) []PyFuncRow {
 	}
 	// Function indexes are dense, so slices indexed by function stand in
 	// for maps, and the counts are summed in small records apart from the
-	// rows (160 bytes each), which are made once, in order: at 100k
-	// functions the maps, and then the rows touched per sample, were
-	// most of a live frame.
-	type acc struct {
-		self, total, selfNs, totalNs int64
-		seen                         int32 // 1 + the last cell counting the function's Total; 0: in no cell
-	}
-	accs := make([]acc, len(p.Funcs))
-	states := make([][tracer.PyStates]int64, len(p.Funcs)) // Self by state, per function
+	// rows, which Row makes: at 100k functions the maps, and then the
+	// rows touched per sample, were most of a live frame.
+	t := &PyFuncTable{p: p, stage: stage, accs: make([]pyFuncAcc, len(p.Funcs))}
+	accs := t.accs
 	var scope int64
 	for ci, c := range p.Cells {
 		if si >= 0 && c.Stage != si {
@@ -390,11 +417,10 @@ func (p *PyProfile) Functions(stage string) []PyFuncRow {
 		if len(st) == 0 {
 			continue
 		}
-		leaf := st[len(st)-1]
-		a := &accs[leaf]
+		a := &accs[st[len(st)-1]]
 		a.self += c.Samples
 		a.selfNs += c.WeightNs
-		states[leaf][c.State] += c.Samples
+		a.states[c.State] += c.Samples
 		for _, f := range st {
 			a := &accs[f]
 			if a.seen == int32(ci+1) {
@@ -405,19 +431,14 @@ func (p *PyProfile) Functions(stage string) []PyFuncRow {
 			a.totalNs += c.WeightNs
 		}
 	}
-	// Sorted by keys of 24 bytes; the names are compared only on ties of
-	// the counts.
-	type key struct {
-		self, total int64
-		f           int32
-	}
-	keys := make([]key, 0, len(p.Funcs))
+	t.scope = scope
+	keys := make([]pyFuncKey, 0, len(p.Funcs))
 	for f := range accs {
 		if accs[f].seen != 0 {
-			keys = append(keys, key{accs[f].self, accs[f].total, int32(f)})
+			keys = append(keys, pyFuncKey{accs[f].self, accs[f].total, int32(f)})
 		}
 	}
-	slices.SortFunc(keys, func(a, b key) int {
+	slices.SortFunc(keys, func(a, b pyFuncKey) int {
 		if c := cmp.Compare(b.self, a.self); c != 0 {
 			return c
 		}
@@ -427,17 +448,46 @@ func (p *PyProfile) Functions(stage string) []PyFuncRow {
 		x, y := &p.Funcs[a.f], &p.Funcs[b.f]
 		return cmp.Or(cmp.Compare(x.Function, y.Function), cmp.Compare(x.File, y.File), cmp.Compare(x.Line, y.Line), cmp.Compare(a.f, b.f))
 	})
-	out := make([]PyFuncRow, len(keys))
-	for i, k := range keys {
-		a := &accs[k.f]
-		r := &out[i]
-		r.PyFunc, r.Stage = p.Funcs[k.f], stage
-		r.Self, r.Total, r.SelfNs, r.TotalNs = a.self, a.total, a.selfNs, a.totalNs
-		r.States = states[k.f]
-		if scope > 0 {
-			r.SelfShare = float64(r.Self) / float64(scope)
-			r.Share = float64(r.Total) / float64(scope)
-		}
+	t.keys = keys
+	return t
+}
+
+// Len is the number of rows (0 for a nil table).
+func (t *PyFuncTable) Len() int {
+	if t == nil {
+		return 0
+	}
+	return len(t.keys)
+}
+
+// Scope is the samples of the table's stage: Scope(stage).
+func (t *PyFuncTable) Scope() int64 {
+	if t == nil {
+		return 0
+	}
+	return t.scope
+}
+
+// Row returns row i, 0 <= i < Len().
+func (t *PyFuncTable) Row(i int) PyFuncRow {
+	k := t.keys[i]
+	a := &t.accs[k.f]
+	r := PyFuncRow{PyFunc: t.p.Funcs[k.f], Stage: t.stage, Self: a.self, Total: a.total, SelfNs: a.selfNs, TotalNs: a.totalNs, States: a.states}
+	if t.scope > 0 {
+		r.SelfShare = float64(r.Self) / float64(t.scope)
+		r.Share = float64(r.Total) / float64(t.scope)
+	}
+	return r
+}
+
+// Rows returns every row (nil for a nil table).
+func (t *PyFuncTable) Rows() []PyFuncRow {
+	if t == nil {
+		return nil
+	}
+	out := make([]PyFuncRow, len(t.keys))
+	for i := range out {
+		out[i] = t.Row(i)
 	}
 	return out
 }
