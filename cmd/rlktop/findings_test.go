@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,7 +95,8 @@ func TestReportByFinding(t *testing.T) {
 }
 
 // TestReportByFindingRecording: a recording of the built-in loop (its
-// default, the math attention path) names the math fallback first with
+// default, the math attention path) names the math fallback (first or
+// second) with
 // the flag to test from the recording's flag.* metadata: attention, now
 // math, try fused.
 func TestReportByFindingRecording(t *testing.T) {
@@ -111,10 +113,13 @@ func TestReportByFindingRecording(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Findings) == 0 || doc.Findings[0].ID != "attention-math-fallback" {
-		t.Fatalf("findings %+v: want the math fallback first", doc.Findings)
+	// Its rank beside "attention is memory-bound" (the same flag to
+	// test) depends on the machine's measured peak: found by its id.
+	i := slices.IndexFunc(doc.Findings, func(f attrib.Finding) bool { return f.ID == "attention-math-fallback" })
+	if i < 0 || i > 1 {
+		t.Fatalf("findings %+v: want the math fallback among the first two", doc.Findings)
 	}
-	if fl := doc.Findings[0].Flag; fl == nil || fl.Key != "attention" || fl.Current != "math" || fl.Value != "fused" {
+	if fl := doc.Findings[i].Flag; fl == nil || fl.Key != "attention" || fl.Current != "math" || fl.Value != "fused" {
 		t.Errorf("flag %+v: want attention math → fused", fl)
 	}
 }
@@ -143,9 +148,12 @@ func TestOpenFindingsSeeRecordingFlags(t *testing.T) {
 	}
 	in := *last.Findings
 	in.Snapshot = last.Snapshot
+	// Where it ranks depends on the machine's measured peak (beside it,
+	// "attention is memory-bound" offers the same flag): found by its id.
 	fs := attrib.EvaluateFindings(nil, in)
-	if len(fs) == 0 || fs[0].ID != "attention-math-fallback" || fs[0].Flag == nil || fs[0].Flag.Value != "fused" {
-		t.Fatalf("findings %+v: want the math fallback first, offering attention=fused", fs)
+	i := slices.IndexFunc(fs, func(f attrib.Finding) bool { return f.ID == "attention-math-fallback" })
+	if i < 0 || fs[i].Flag == nil || fs[i].Flag.Value != "fused" {
+		t.Fatalf("findings %+v: want the math fallback, offering attention=fused", fs)
 	}
 }
 
