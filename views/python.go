@@ -206,7 +206,8 @@ func (p *Python) SetTree(on bool) { p.tree = on; p.rebuild() }
 
 // rebuild makes what is shown now, in the frame (a key asked for
 // another stage, mode or node; or a small profile): a build off the
-// frame asked for before is older and is dropped when it comes.
+// frame asked for before is older and is dropped when it comes
+// (SetRows).
 func (p *Python) rebuild() {
 	p.stale = false
 	p.gen++
@@ -322,15 +323,18 @@ func (p *Python) start(j *pyJob) tea.Cmd {
 	return func() tea.Msg { return <-ch }
 }
 
-// SetRows shows a build's result unless a later one was asked for (a
-// later snapshot, or a key that rebuilt the view), and starts the one
-// waiting.
+// SetRows shows a build's result unless a later one is shown (a key or
+// a small profile rebuilt the view in the frame since), and starts the
+// one waiting. A result a later snapshot superseded is still shown: what
+// is shown is older still, and were it dropped, snapshots that come
+// faster than their builds end would keep the view on its old rows (or
+// computing…) for as long as they come.
 func (p *Python) SetRows(msg PyRowsMsg) tea.Cmd {
 	if msg.view != p {
 		return nil
 	}
 	p.inFlight = false
-	if msg.gen == p.gen {
+	if msg.gen > p.shownGen {
 		p.show(msg.b, msg.gen)
 	}
 	if q := p.queued; q != nil {
