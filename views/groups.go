@@ -33,7 +33,7 @@ type Groups struct {
 	title string
 	drill string // the filter prefix of a drill-down ("cat", "stage"); "" none
 	empty string
-	pick  func(*attrib.Snapshot) []attrib.GroupRow
+	pick  func(*attrib.Snapshot) []attrib.GroupRow // the rows (Stages: stagesAndPython)
 	// py: the Python samples of each stage (the Stages view of a
 	// snapshot with Python samples; python_stages.go), by stage name.
 	py      map[string]attrib.PyStageRow
@@ -55,8 +55,7 @@ func NewCategories(st *Styles) *Groups {
 // range open when each kernel was launched.
 func NewStages(st *Styles) *Groups {
 	return &Groups{st: st, keys: DefaultGroupsKeyMap(), title: "Stages", drill: "stage",
-		empty: "no stages: the source has no annotation / NVTX ranges",
-		pick:  stagesWithPython}
+		empty: "no stages: the source has no annotation / NVTX ranges"}
 }
 
 func (g *Groups) Title() string { return g.title }
@@ -79,11 +78,11 @@ func (g *Groups) SetSnapshot(s *attrib.Snapshot) {
 	g.snap = s
 	g.rows = nil
 	g.py = nil
-	if s != nil {
+	switch {
+	case s != nil && g.drill == "stage":
+		g.rows, g.py = stagesAndPython(s)
+	case s != nil:
 		g.rows = g.pick(s)
-		if g.drill == "stage" {
-			g.py = pyStages(s)
-		}
 	}
 	g.list.setLen(len(g.rows))
 }

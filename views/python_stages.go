@@ -17,18 +17,23 @@ import (
 // when the pane is at least 64 wide).
 const pyCellWidth = 33
 
-// stagesWithPython is the Stages view's rows: the snapshot's stages,
-// then those with Python samples only (no GPU op launched in them).
-func stagesWithPython(s *attrib.Snapshot) []attrib.GroupRow {
+// stagesAndPython is the Stages view's rows (the snapshot's stages,
+// then those with Python samples only: no GPU op launched in them) and
+// the snapshot's Python stage rows by stage (nil without samples), from
+// one StageRows: a pass over the samples, which the Stages pane, shown
+// beside every view, made twice per snapshot.
+func stagesAndPython(s *attrib.Snapshot) ([]attrib.GroupRow, map[string]attrib.PyStageRow) {
 	if s.Python == nil {
-		return s.Stages
+		return s.Stages, nil
 	}
 	rows := s.Stages
 	seen := map[string]bool{}
 	for _, r := range rows {
 		seen[r.Key] = true
 	}
+	py := map[string]attrib.PyStageRow{}
 	for _, r := range s.Python.StageRows() {
+		py[r.Stage] = r
 		if !seen[r.Stage] {
 			if len(rows) == len(s.Stages) {
 				rows = append([]attrib.GroupRow(nil), rows...)
@@ -36,20 +41,7 @@ func stagesWithPython(s *attrib.Snapshot) []attrib.GroupRow {
 			rows = append(rows, attrib.GroupRow{Key: r.Stage})
 		}
 	}
-	return rows
-}
-
-// pyStages indexes the snapshot's Python stage rows by stage (nil
-// without samples).
-func pyStages(s *attrib.Snapshot) map[string]attrib.PyStageRow {
-	if s.Python == nil {
-		return nil
-	}
-	m := map[string]attrib.PyStageRow{}
-	for _, r := range s.Python.StageRows() {
-		m[r.Stage] = r
-	}
-	return m
+	return rows, py
 }
 
 // pyCell renders the Python side of stage row r in at most w cells: the

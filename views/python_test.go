@@ -93,6 +93,18 @@ func TestPythonView(t *testing.T) {
 	if out := render(t, v.View(), 100, 8); v.Info() != "functions · stage b · 20 samples" || !strings.Contains(strings.Split(out, "\n")[1], "100.0%") {
 		t.Errorf("stage b: %q\n%s", v.Info(), out)
 	}
+	// The filter stays on stage b through snapshots that have it, and is
+	// back on every stage after one without it, drawn or not.
+	v.SetSnapshot(pySnapshot())
+	v.SetSnapshot(pySnapshot())
+	if v.Info() != "functions · stage b · 20 samples" {
+		t.Errorf("stage b after two snapshots: %q", v.Info())
+	}
+	v.SetSnapshot(viewstest.Snapshot())
+	v.SetSnapshot(pySnapshot())
+	if v.Info() != "functions · whole step · 90 samples" {
+		t.Errorf("after a snapshot without stage b: %q", v.Info())
+	}
 	// No samples.
 	v.SetSnapshot(viewstest.Snapshot())
 	if v.Available() || !strings.Contains(render(t, v.View(), 100, 8), "no Python samples") {
