@@ -314,13 +314,12 @@ func (p *Python) Cmd() tea.Cmd {
 	return p.start(j)
 }
 
-// start runs j on its own goroutine; the profile is never changed once
-// made, and j holds its own copy of the opened nodes.
+// start returns the command that builds j: Bubble Tea runs a command on
+// a goroutine of its own, so the view starts none. The profile is never
+// changed once made, and j holds its own copy of the opened nodes.
 func (p *Python) start(j *pyJob) tea.Cmd {
 	p.inFlight = true
-	ch := make(chan PyRowsMsg, 1)
-	go func() { ch <- PyRowsMsg{view: p, gen: j.gen, b: j.build()} }()
-	return func() tea.Msg { return <-ch }
+	return func() tea.Msg { return PyRowsMsg{view: p, gen: j.gen, b: j.build()} }
 }
 
 // SetRows shows a build's result unless a later one is shown (a key or
