@@ -440,7 +440,19 @@ func elementwise(e *Entry, name string, in []Input) (tracer.Work, error) {
 	}
 	out, ok := broadcast(shapes...)
 	if !ok {
-		return tracer.Work{}, fmt.Errorf("input shapes %v do not broadcast", shapes)
+		// An empty tensor beside others it cannot broadcast with is the
+		// out= buffer the call resizes (torch 2.6 records x.abs() as
+		// aten::abs [[64, 7]] around aten::abs [[64, 7], [0]]): the rest
+		// give the output.
+		var rest [][]int64
+		for _, d := range shapes {
+			if numel(d) != 0 {
+				rest = append(rest, d)
+			}
+		}
+		if out, ok = broadcast(rest...); !ok || len(rest) == len(shapes) || len(rest) == 0 {
+			return tracer.Work{}, fmt.Errorf("input shapes %v do not broadcast", shapes)
+		}
 	}
 	n := numel(out)
 	elt := first.elt()

@@ -65,6 +65,9 @@ func TestHandCounts(t *testing.T) {
 		// elementwise with broadcast: [16,559,1024] * [1024] (bf16).
 		{"aten::mul", args(`[[16,559,1024],[1024]]`, `["c10::BFloat16","c10::BFloat16"]`, `["",""]`),
 			16 * 559 * 1024, 2 * (16*559*1024 + 1024 + 16*559*1024), tracer.DTypeBF16},
+		// x.abs() as torch 2.6 records it inside the outer aten::abs
+		// [[64, 7]]: the empty out= buffer is resized, not broadcast.
+		{"aten::abs", args(`[[64, 7], [0]]`, `["float", "float"]`, `["", ""]`), 64 * 7, 4 * (64*7 + 64*7), tracer.DTypeFP32},
 		// comparison writes bool.
 		{"aten::isneginf", args(`[[4,10]]`, `["float"]`, `[""]`), 40, 4*40 + 40, tracer.DTypeFP32},
 		// mean over the last dim, keepdim.
