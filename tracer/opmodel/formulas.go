@@ -575,6 +575,11 @@ func fill(e *Entry, _ string, in []Input) (tracer.Work, error) {
 // cat: every listed tensor read and written; a TensorList's dtype is not
 // recorded, so its elements are taken as 4 bytes.
 func cat(e *Entry, _ string, in []Input) (tracer.Work, error) {
+	if len(in) > 0 && in[0].Type == "TensorList" && len(in[0].List) == 0 {
+		// Some torch.profiler versions write [] for every TensorList
+		// (HTA's A100 sample trace does): its shapes were not recorded.
+		return tracer.Work{}, errors.New("argument 0, a tensor list, was recorded without its tensors' shapes")
+	}
 	if len(in) == 0 || in[0].List == nil {
 		return tracer.Work{}, errors.New("argument 0 is not a recorded tensor list")
 	}

@@ -103,6 +103,9 @@ func TestComputeErrors(t *testing.T) {
 		{"aten::mm", args(`[[4,5],[]]`, `["float","Scalar"]`, ``), "argument 1 is not a recorded tensor"},
 		{"aten::mm", args(`[[4,5],`, ``, ``), "Input Dims"},
 		{"aten::add", args(`[[4,5],[3]]`, `["float","float"]`, ``), "do not broadcast"},
+		// A TensorList recorded as [] (the shared A100 trace writes
+		// "Input Dims": [[], []] for aten::cat).
+		{"aten::cat", args(`[[],[]]`, `["TensorList","Scalar"]`, ``), "recorded without its tensors' shapes"},
 	} {
 		_, ok, err := m.Compute(c.name, c.args)
 		if !ok || err == nil || !strings.Contains(err.Error(), c.want) {
