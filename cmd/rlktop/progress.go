@@ -15,6 +15,11 @@ import (
 // a few seconds and get no progress lines.
 const progressMinBytes = 256 << 20
 
+// progressQuiet: no progress line is written in a load's first second (a
+// 281 MB Kineto file is read in about half a second, which printed nine
+// lines marked "0 s").
+const progressQuiet = time.Second
+
 // loadGCPercent is the garbage collector's headroom (GOGC) for long loads:
 // a trace's events are one pointer-free array, live until the end, so with
 // Go's default 100 the heap grew to about twice the events before the
@@ -29,7 +34,8 @@ const loadGCPercent = 50
 
 // loadProgress returns a tracefile.Options.Progress callback that writes
 // "rlktop: reading FILES: 1.2 GiB of 2.6 GiB (45%), 12 s" to w at each
-// further 10% of the summed stored size of paths, for report and export
+// further 10% of the summed stored size of paths after the first second
+// (progressQuiet), for report and export
 // of long loads (the TUI's loading view shows the same bytes); nil when
 // the inputs are under progressMinBytes. For such loads it also sets the
 // collector's headroom to loadGCPercent, unless the user set GOGC.
@@ -64,6 +70,9 @@ func loadProgress(w io.Writer, paths []string) func(read, size int64) {
 		}
 		for next <= read {
 			next += size / 10
+		}
+		if time.Since(start) < progressQuiet {
+			return // a read this fast needs no news of itself
 		}
 		fmt.Fprintf(w, "rlktop: reading %s: %s of %s (%d%%), %.0f s\n", what, units.Bytes(read), units.Bytes(size),
 			read*100/size, time.Since(start).Seconds())
