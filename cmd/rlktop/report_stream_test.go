@@ -425,3 +425,27 @@ func TestReportStreamTakesOpModel(t *testing.T) {
 		}
 	}
 }
+
+// TestReportStreamMixedSources: sources with and without recorded shapes
+// (the A100 and V100 traces carry them, ns_resolution_v100 does not)
+// streamed together give the whole-trace report, table (its device
+// lines: each source's devices apart, those that ran work) and JSON (the
+// steps of the source without shapes count no unmodelled time, and the
+// FLOP median is over the steps with work), in every view.
+func TestReportStreamMixedSources(t *testing.T) {
+	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
+	paths := []string{filepath.Join(dir, "hta_diff_control_a100.json.gz"), filepath.Join(dir, "hta_diff_test_v100.json.gz"), filepath.Join(dir, "hta_ns_resolution_v100.json.gz")}
+	for _, args := range [][]string{{"--format", "json"}, {"--by", "kernel"}, {"--by", "step"}, {"--by", "rank"}} {
+		var out [2]string
+		for i, min := range []string{"1", "-1"} {
+			s, err := runReport(t, append(append([]string{"--stream-min-bytes", min}, args...), paths...)...)
+			if err != nil {
+				t.Fatalf("%v: %v\n%s", args, err, s)
+			}
+			out[i] = s
+		}
+		if out[0] != out[1] {
+			sameReport(t, paths, []byte(out[1]), []byte(out[0]), fmt.Sprint(args))
+		}
+	}
+}

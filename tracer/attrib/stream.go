@@ -52,6 +52,12 @@ type streamSource struct {
 	nth      map[collKey]int
 	isComm   map[tracer.StrID]bool
 	strs     *tracer.Strings
+	// work: this source carries modelled work (ExpectWork, or a kernel
+	// with work), so its steps count their kernels' work and unmodelled
+	// time, as SourceSteps does for a trace with operator calls; a source
+	// without shapes beside one with them counts none.
+	work bool
+	busy map[int32]bool // devices that ran a kernel, memcpy or memset
 
 	first, last int64
 	// One window's intervals per device, and its collectives (scratch).
@@ -106,7 +112,7 @@ func (s *SourceStream) source() *streamSource {
 	if s.cur == nil {
 		s.cur = &streamSource{
 			scan:     sourceScan{steps: map[int64]int64{}, colls: map[collKey]interval.Span{}},
-			stepRows: map[int64]*StepRow{}, nth: map[collKey]int{}, isComm: map[tracer.StrID]bool{},
+			stepRows: map[int64]*StepRow{}, nth: map[collKey]int{}, isComm: map[tracer.StrID]bool{}, busy: map[int32]bool{},
 			first: math.MaxInt64, last: math.MinInt64,
 			compute: map[int32][]interval.Span{}, comms: map[int32][]interval.Span{}, copies: map[int32][]interval.Span{},
 		}
@@ -182,6 +188,9 @@ func (s *SourceStream) AddPart(evs []tracer.Event, strs *tracer.Strings, ctxs []
 	for i := range evs {
 		e := &evs[i]
 		d := max(e.Dur, 0)
+		if k := e.Kind; k == tracer.KindKernel || k == tracer.KindMemcpy || k == tracer.KindMemset {
+			src.busy[e.Device] = true // sourceDevices' rule
+		}
 		if kindSlots[e.Kind&15] >= 0 && e.Ctx != 0 && int(e.Ctx) < len(ctxs) {
 			if n := ctxs[e.Ctx].Step; n >= 0 {
 				st := src.stepRows[n]
@@ -191,7 +200,10 @@ func (s *SourceStream) AddPart(evs []tracer.Event, strs *tracer.Strings, ctxs []
 				}
 				st.KernelNs = addSat(st.KernelNs, d)
 				st.Count++
-				if s.agg.hasWork {
+				if e.Kind == tracer.KindKernel && e.Value != 0 {
+					src.work = true
+				}
+				if src.work {
 					st.addWork(e)
 				}
 			}
@@ -408,6 +420,14 @@ func (s *SourceStream) Snapshot() *Snapshot {
 	snap.Steps = steps
 	if !snap.SummaryOnly {
 		snap.Totals.SpanNs = span
+	}
+	// Each source's devices apart, as CombineSources lists them.
+	snap.Devices, snap.DeviceWork = nil, nil
+	for _, src := range s.done {
+		for _, d := range src.t.Devices {
+			snap.Devices = append(snap.Devices, d)
+			snap.DeviceWork = append(snap.DeviceWork, src.busy[d.ID])
+		}
 	}
 	return snap
 }

@@ -151,8 +151,12 @@ func (a *Aggregator) snapshotWork(s *Snapshot) {
 // as AddTrace does for a trace with operator calls.
 func (a *Aggregator) ExpectWork() { a.hasWork = true }
 
-// ExpectWork is Aggregator.ExpectWork for the stream's aggregator.
-func (s *SourceStream) ExpectWork() { s.agg.ExpectWork() }
+// ExpectWork is Aggregator.ExpectWork for the stream's aggregator and
+// its current source.
+func (s *SourceStream) ExpectWork() {
+	s.agg.ExpectWork()
+	s.source().work = true
+}
 
 // HasWork reports whether a source of s carried modelled work (recorded
 // shapes, or a source that counts its own): the FLOP and byte columns,
