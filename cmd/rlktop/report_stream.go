@@ -13,7 +13,7 @@ import (
 // the inputs) from which report and export read Kineto files window by
 // window (load.Streamable), to f.
 func addStreamFlag(f *pflag.FlagSet, lo *load.Options) {
-	f.Int64Var(&lo.StreamMinBytes, "stream-min-bytes", 0, fmt.Sprintf("read inputs of at least this many bytes together (decoded) window by window, keeping about one torch.profiler window in memory (0: %d = 256 MiB; -1: always read whole)", load.DefaultStreamMinBytes))
+	f.Int64Var(&lo.StreamMinBytes, "stream-min-bytes", 0, fmt.Sprintf("read inputs of at least this many bytes together (decoded) window by window, keeping about one torch.profiler window in memory (0: %d = 256 MiB; negative, e.g. -1: always read whole)", load.DefaultStreamMinBytes))
 }
 
 // readWholeSaid is a load.Options.ReadWhole that writes, for a Kineto

@@ -23,9 +23,9 @@ import (
 // (decoded: a small .gz can hold gigabytes of events) are read window by
 // window by Report, Meta and Stream's callers; smaller ones are held whole
 // (the same result: every streamed report is checked against the whole
-// one in tests). 256 MiB: below it a whole read takes a few seconds and
-// a few hundred MiB.
-const DefaultStreamMinBytes = 256 << 20
+// one in tests). tracefile.StreamMinBytes (256 MiB): below it a whole read
+// takes a few seconds and a few hundred MiB.
+const DefaultStreamMinBytes = tracefile.StreamMinBytes
 
 // Options tune a load.
 type Options struct {
@@ -41,7 +41,7 @@ type Options struct {
 	// files (compressed bytes of a .gz) and their summed size; it may be
 	// called from several goroutines at once.
 	Progress func(read, total int64)
-	// StreamMinBytes replaces DefaultStreamMinBytes when non-zero;
+	// StreamMinBytes replaces DefaultStreamMinBytes when positive;
 	// negative never streams (every input is held whole).
 	StreamMinBytes int64
 	// ReadWhole, when non-nil, is told why a large Kineto input could not

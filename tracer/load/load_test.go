@@ -96,3 +96,34 @@ func TestStreamMemoryInOnePass(t *testing.T) {
 	defer tracefile.SetPartWindow(tracefile.SetPartWindow(0))
 	check(Options{StreamMinBytes: 1, NoShapes: true}, 1)
 }
+
+// TestCutGzipIsDamageOnly: a .gz cut part way (the H100 trace's first
+// 100,000 bytes, before its first kernel) is damage and nothing else: its
+// last four bytes, data read as the gzip size (over 1 GiB here), do not
+// make it large enough to stream, and streamed anyway it is said damaged
+// (the events before the cut kept), never "no GPU work: cannot be
+// streamed".
+func TestCutGzipIsDamageOnly(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.SharedTraces(t), "kineto", "tracelens_h100_qwen15_sdpa_flash.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.json.gz")
+	if err := os.WriteFile(cut, b[:100000], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if Streamable([]string{cut}, Options{}) {
+		t.Error("a 100 kB cut .gz is taken for 256 MiB of JSON")
+	}
+	var refused error
+	r, err := Report([]string{cut}, Options{StreamMinBytes: 1, ReadWhole: func(e error) { refused = e }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refused != nil {
+		t.Errorf("told %q", refused)
+	}
+	if len(r.Damaged) != 1 || len(r.Traces[0].Events) == 0 {
+		t.Errorf("%d damaged, %d events kept: want the file damaged, its events before the cut kept", len(r.Damaged), len(r.Traces[0].Events))
+	}
+}

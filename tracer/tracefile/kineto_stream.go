@@ -115,6 +115,13 @@ func OpenStream(path string, opts Options, fn func(w *Capture) error) (*tracer.T
 	ks.work.model = opts.OpModel
 	opts.stream = ks
 	t, err := Read(f, path, size, opts)
+	var damage *Error
+	if errors.As(err, &damage) && !errors.Is(err, ErrNotStreamable) {
+		// Damage first: what the stream found after it (no GPU work in
+		// a file cut before its first kernel) is not the file's fault
+		// the user must hear.
+		return t, err
+	}
 	if ks.err != nil {
 		return nil, ks.err
 	}

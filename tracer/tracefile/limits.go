@@ -248,12 +248,19 @@ func maxSQLiteCopy() (int64, string) {
 // window instead of reading them whole.
 const StreamMinBytes = 256 << 20
 
+// maxDeflateRatio bounds how much deflate can expand: 1032 bytes out per
+// byte in (a 258-byte match coded in 2 bits; zlib's technical details,
+// "Maximum compression factor").
+const maxDeflateRatio = 1032
+
 // DecodedSize returns the bytes path decodes to: its size, or for a gzip
 // file the larger of that and the size its trailer records (ISIZE, the
 // uncompressed length modulo 2^32, RFC 1952 §2.3.1; of the last member
 // only). It is an estimate for choosing how to read a file, never a
-// bound: a file whose trailer lies is still held to the import limits.
-// A path that is not a regular file is an error.
+// bound: a file whose trailer lies is still held to the import limits,
+// and a trailer more than maxDeflateRatio times the file (a cut file's
+// last data bytes) counts as no size. A path that is not a regular file
+// is an error.
 func DecodedSize(path string) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -280,5 +287,9 @@ func DecodedSize(path string) (int64, error) {
 		return size, nil
 	}
 	isize := int64(tail[0]) | int64(tail[1])<<8 | int64(tail[2])<<16 | int64(tail[3])<<24
+	if isize > maxDeflateRatio*size {
+		// Not a size: the file is cut, and its last bytes are data.
+		return size, nil
+	}
 	return max(size, isize), nil
 }
