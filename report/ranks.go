@@ -134,6 +134,8 @@ func spreadGrid(s *attrib.Snapshot, topN int) grid {
 func spreadNote(s *attrib.Snapshot) string {
 	k := sourceKind(s)
 	switch {
+	case s.Ranks.CollectivesUnknown && s.Ranks.NotOneJob != "":
+		return "last to collectives, waited: not matched, the " + k + "s are not one job (the line below says why)"
 	case s.Ranks.CollectivesUnknown:
 		return "last to collectives, waited: not known for merged JSON reports (they carry no events\nto match collectives by); report the trace files together for them"
 	case s.Ranks.Collectives > 0:

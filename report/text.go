@@ -259,7 +259,11 @@ func outsideSteps(s *attrib.Snapshot) string {
 	if outN == 1 {
 		verb = "was"
 	}
-	return fmt.Sprintf("; %s (%s, %s of GPU time) %s launched outside every step", units.Plural(outN, "GPU op"), Duration(out), units.Share(float64(out)/float64(t.GPUTotalNs)), verb)
+	what, did := "GPU op", "launched"
+	if s.CPUOps() {
+		what, did = "CPU operator", "ran" // a trace without GPU work: its operators stand in
+	}
+	return fmt.Sprintf("; %s (%s, %s of %s) %s %s outside every step", units.Plural(outN, what), Duration(out), units.Share(float64(out)/float64(t.GPUTotalNs)), s.TimeName(), verb, did)
 }
 
 // shareNote names the two denominators of the kernel table's share column

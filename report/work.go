@@ -269,7 +269,7 @@ func workCells(s *attrib.Snapshot, w attrib.Work, human bool) []string {
 		}
 		return []string{units.SI(w.Flops, ""), units.SI(r.FlopsPerS, ""), units.SI(r.BytesPerS, ""), ai, bound, of}
 	}
-	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) } // CSV: exact, as JSON
 	of := ""
 	if r.Bound != "" {
 		of = g(r.OfPeak)
@@ -304,7 +304,7 @@ func stepWorkCells(s *attrib.Snapshot, st attrib.StepRow, human bool) []string {
 		}
 		return []string{units.SI(st.Work.Flops, ""), rate, m}
 	}
-	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) } // CSV: exact, as JSON
 	m := ""
 	if s.Peak != nil {
 		m = g(mfu)

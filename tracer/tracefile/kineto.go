@@ -1488,10 +1488,10 @@ func (d *kdec) finish() *tracer.Trace {
 		t.Meta["skipped_bad_events"] = strconv.Itoa(d.badN)
 	}
 	if d.zeroTs > 0 {
-		t.Warn(fmt.Sprintf("%s: %d GPU events start at ts 0 (a known Kineto export bug); kept, but their step and stage are guesses", d.path, d.zeroTs))
+		t.Warn(fmt.Sprintf("%s: %s at ts 0 (a known Kineto export bug); kept, but the step and stage given them are guesses", d.path, plural(d.zeroTs, "GPU event starts", "GPU events start")))
 	}
 	if d.zeroDur > 0 {
-		t.Warn(fmt.Sprintf("%s: %d kernels last 0 ns; kept (they count in kernel counts, not in time)", d.path, d.zeroDur))
+		t.Warn(fmt.Sprintf("%s: %s 0 ns; kept (they count in kernel counts, not in time)", d.path, plural(d.zeroDur, "kernel lasts", "kernels last")))
 	}
 	if d.noDur > 0 {
 		t.Warn(fmt.Sprintf("%s: %d \"X\" events have no \"dur\"; taken as 0 ns", d.path, d.noDur))
