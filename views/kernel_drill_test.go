@@ -2,6 +2,7 @@ package views_test
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -117,5 +118,28 @@ func TestKernelDrillCountsEveryLaunch(t *testing.T) {
 	}
 	if strings.Contains(out, "on the timeline") {
 		t.Errorf("drill-down still counts the timeline:\n%s", out)
+	}
+}
+
+// TestKernelDetailTopContext: a kernel launched from several contexts
+// shows, under the table, the context with most of its time and how
+// many there are (the first occurrence's context can be a small one): by
+// hand, 3/4 of the row's time under "aten::mm › backward".
+func TestKernelDetailTopContext(t *testing.T) {
+	s := viewstest.Snapshot()
+	r := &s.Kernels[0]
+	r.Ops, r.Ranges = []string{"aten::linear"}, []string{"forward"} // the first occurrence's
+	r.Launches = &attrib.KernelLaunches{Contexts: []attrib.LaunchGroup{
+		{Key: "aten::mm › backward", Count: 3, TotalNs: r.TotalNs / 4 * 3},
+		{Key: "aten::linear › forward", Count: 1, TotalNs: r.TotalNs - r.TotalNs/4*3},
+	}}
+	k := views.NewKernels(styles())
+	k.SetSize(200, 30)
+	k.SetFocused(true)
+	k.SetSnapshot(s)
+	k.SetFilter(regexp.QuoteMeta(r.Name))
+	out := ansi.Strip(k.View())
+	if want := "aten::mm › backward · 75.0% of its time, 2 contexts (enter)"; !strings.Contains(out, want) {
+		t.Errorf("detail lacks %q:\n%s", want, out)
 	}
 }

@@ -739,6 +739,16 @@ func (k *Kernels) detail(n int) []string {
 	if launch == "" {
 		launch = "(no operator or range recorded)"
 	}
+	if l := r.Launches; l != nil && len(l.Contexts) > 1 && r.TotalNs > 0 {
+		// Launched from several contexts: the one with most of its time
+		// (the first occurrence's can be a small one), and how many.
+		top := l.Contexts[0]
+		launch = escape.Control(top.Key)
+		if launch == "" {
+			launch = "(no operator or range recorded)"
+		}
+		launch += fmt.Sprintf(" · %s of its time, %d contexts (enter)", FormatShare(float64(top.TotalNs)/float64(r.TotalNs)), len(l.Contexts))
+	}
 	launchLine := label(fit("launch", lw)) + st.Detail.Value.Render(fitLeftCut(launch, k.w-lw))
 	stage := escape.Control(r.Stage)
 	if stage == "" {
