@@ -38,8 +38,10 @@ Chrome trace JSON, …) and writes
     gzip-compressed. One FILE.
   --format parquet: two Parquet files, OUT (its name must end in .parquet)
     with one row per GPU op (source, rank, device, stream, kind, name,
-    display_name, category, stage, step, start_ns, end_ns, dur_ns,
-    correlation, bytes) and OUT's name with
+    display_name, category, stage ("" outside every stage), step,
+    start_ns, end_ns, dur_ns, correlation, bytes: a memcpy's or memset's
+    bytes, 0 for kernels, whose modelled bytes are in report's JSON) and
+    OUT's name with
     .steps.parquet (or --steps-output) with one row per step (source, rank,
     step, start_ns, end_ns, dur_ns, gpu_ns, gpu_ops); a FILE without GPU
     work gives its CPU operators as rows (device -1). Several FILEs (e.g.
