@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,27 +160,7 @@ func sharedKineto(t *testing.T) (dir string, paths []string) {
 }
 
 // readTraceBytes returns the uncompressed bytes of a .json or .json.gz.
-func readTraceBytes(t *testing.T, p string) []byte {
-	t.Helper()
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(p, ".gz") {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = zr
-	}
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func readTraceBytes(t *testing.T, p string) []byte { return testutil.ReadTrace(t, p) }
 
 // TestReportStreamRefusesOverlap: a second window whose kernel overlaps
 // the first window's in time (on device 0: [20, 80) and [50, 90) µs, so

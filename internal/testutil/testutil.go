@@ -2,8 +2,12 @@
 package testutil
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -40,4 +44,26 @@ func SharedTraces(t testing.TB) string {
 		t.Skipf("shared traces not found at %s (they live beside the repository, see README): %v", dir, err)
 	}
 	return dir
+}
+
+// ReadTrace returns the bytes of the trace at path, gunzipped when its
+// name ends in .gz; an error fails t.
+func ReadTrace(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(path, ".gz") {
+		return b
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return out
 }

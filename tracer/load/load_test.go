@@ -2,7 +2,6 @@ package load
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,20 +48,7 @@ func TestStreamableByDecodedSize(t *testing.T) {
 // such a file is read whole again for the model (MemoryReread 1), with
 // the same count.
 func TestStreamMemoryInOnePass(t *testing.T) {
-	p := filepath.Join(testutil.SharedTraces(t), "kineto", "tracelens_h100_qwen15_sdpa_flash.json.gz")
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := testutil.ReadTrace(t, filepath.Join(testutil.SharedTraces(t), "kineto", "tracelens_h100_qwen15_sdpa_flash.json.gz"))
 	one := bytes.Count(raw, []byte(`"[memory]"`))
 	if one == 0 {
 		t.Fatal("no [memory] events in the H100 trace")
