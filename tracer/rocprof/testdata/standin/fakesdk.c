@@ -21,7 +21,10 @@
 static rlk_rp_buffer_tracing_cb_t buffer_cb;
 static void *buffer_data;
 static rlk_rp_callback_tracing_cb_t code_cb, marker_cb;
-static int kinds_on[32], started, flushes;
+/* started: the context runs now; ever_started: it was started once (the
+ * tool stops it again as soon as its connection to rlktop fails, which can
+ * come before the host checks the configuration). */
+static int kinds_on[32], started, ever_started, flushes;
 static __thread uint64_t fake_now;
 static uint8_t **held; /* records delivered only when the tool flushes */
 static size_t nheld;
@@ -33,6 +36,7 @@ rlk_rp_status_t rocprofiler_create_context(rlk_rp_context_id_t *c) {
 rlk_rp_status_t rocprofiler_start_context(rlk_rp_context_id_t c) {
 	(void)c;
 	__atomic_store_n(&started, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&ever_started, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 rlk_rp_status_t rocprofiler_stop_context(rlk_rp_context_id_t c) {

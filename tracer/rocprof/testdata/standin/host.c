@@ -110,7 +110,7 @@ int main(void) {
 		fprintf(stderr, "host: tool initialize failed\n");
 		return 2;
 	}
-	if (!started || !kinds_on[11] || !kinds_on[10] || !code_cb || !marker_cb) {
+	if (!__atomic_load_n(&ever_started, __ATOMIC_ACQUIRE) || !kinds_on[11] || !kinds_on[10] || !code_cb || !marker_cb) {
 		fprintf(stderr, "host: tool did not configure kernel dispatch, memory copy, code object and marker tracing\n");
 		return 2;
 	}
