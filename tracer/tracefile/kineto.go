@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/opmodel"
 )
@@ -1488,10 +1489,10 @@ func (d *kdec) finish() *tracer.Trace {
 		t.Meta["skipped_bad_events"] = strconv.Itoa(d.badN)
 	}
 	if d.zeroTs > 0 {
-		t.Warn(fmt.Sprintf("%s: %s at ts 0 (a known Kineto export bug); kept, but the step and stage given them are guesses", d.path, plural(d.zeroTs, "GPU event starts", "GPU events start")))
+		t.Warn(fmt.Sprintf("%s: %s at ts 0 (a known Kineto export bug); kept, but the step and stage given them are guesses", d.path, units.Plural(int64(d.zeroTs), "GPU event")))
 	}
 	if d.zeroDur > 0 {
-		t.Warn(fmt.Sprintf("%s: %s 0 ns; kept (they count in kernel counts, not in time)", d.path, plural(d.zeroDur, "kernel lasts", "kernels last")))
+		t.Warn(fmt.Sprintf("%s: %s of 0 ns; kept (they count in kernel counts, not in time)", d.path, units.Plural(int64(d.zeroDur), "kernel")))
 	}
 	if d.noDur > 0 {
 		t.Warn(fmt.Sprintf("%s: %d \"X\" events have no \"dur\"; taken as 0 ns", d.path, d.noDur))

@@ -137,7 +137,7 @@ func TestKinetoSuspiciousValuesWarned(t *testing.T) {
 		t.Fatalf("%v, %d events", err, len(tr.Events))
 	}
 	w := strings.Join(tr.Warnings, "\n")
-	if !strings.Contains(w, "z.json: 1 GPU event starts at ts 0") || !strings.Contains(w, "z.json: 1 kernel lasts 0 ns") {
+	if !strings.Contains(w, "z.json: 1 GPU event at ts 0") || !strings.Contains(w, "z.json: 1 kernel of 0 ns") {
 		t.Errorf("warnings %q", tr.Warnings)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer"
 )
 
@@ -152,7 +153,7 @@ func eventsByKind(t *tracer.Trace) string {
 	} else if len(t.Events) == 0 {
 		b.WriteString("no events")
 	} else {
-		fmt.Fprintf(&b, "%s (", plural(len(t.Events), "event", "events"))
+		fmt.Fprintf(&b, "%s (", units.Plural(int64(len(t.Events)), "event"))
 		for i, x := range ks {
 			if i > 0 {
 				b.WriteString(", ")
@@ -162,19 +163,10 @@ func eventsByKind(t *tracer.Trace) string {
 		b.WriteString(")")
 	}
 	if len(t.Counters) > 0 {
-		fmt.Fprintf(&b, ", %s", plural(len(t.Counters), "counter sample", "counter samples"))
+		fmt.Fprintf(&b, ", %s", units.Plural(int64(len(t.Counters)), "counter sample"))
 	}
 	if s := t.Meta["skipped_events"]; s != "" {
 		fmt.Fprintf(&b, "; skipped by phase: %s", s)
 	}
 	return b.String()
-}
-
-// plural says n things: "1 event", "3 events" (one and many as given,
-// for phrases whose verb agrees too: "1 kernel lasts", "2 kernels last").
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
