@@ -60,21 +60,13 @@ func TestPythonOffTheFrame(t *testing.T) {
 	}
 	_, c3 := m.Update(first[0])
 	checkPyRows(t, m, a.Python.Functions("")) // nothing newer is shown
-	second := pyRows(runAll(c3))
-	if len(second) != 1 {
-		t.Fatalf("after the first result %d Python results, want the second snapshot's", len(second))
-	}
-	m.Update(second[0])
+	m.Update(onePyRows(t, c3, "after the first result"))
 	checkPyRows(t, m, b.Python.Functions(""))
 
 	// A third snapshot: the second's rows stay until its table comes.
 	_, c4 := m.Update(tui.SnapshotMsg{Snapshot: a})
 	checkPyRows(t, m, b.Python.Functions(""))
-	third := pyRows(runAll(c4))
-	if len(third) != 1 {
-		t.Fatalf("the third snapshot gave %d Python results, want 1", len(third))
-	}
-	m.Update(third[0])
+	m.Update(onePyRows(t, c4, "the third snapshot"))
 	checkPyRows(t, m, a.Python.Functions(""))
 
 	// A snapshot, then s (the next stage) before its build came: the
@@ -103,11 +95,7 @@ func TestPythonOffTheFrame(t *testing.T) {
 	if out := ansi.Strip(m.Render()); !strings.Contains(out, root) {
 		t.Fatalf("the tree before was not shown while the next one is built:\n%s", out)
 	}
-	tree := pyRows(runAll(c6))
-	if len(tree) != 1 {
-		t.Fatalf("the snapshot in tree mode gave %d Python results, want 1", len(tree))
-	}
-	m.Update(tree[0])
+	m.Update(onePyRows(t, c6, "the snapshot in tree mode"))
 	if info := m.Focused().Info(); !strings.HasPrefix(info, "tree · stage "+stage+" · ") || strings.Contains(info, "computing") {
 		t.Errorf("info %q after the tree came", info)
 	}
@@ -122,6 +110,17 @@ func pyRows(msgs []tea.Msg) []tea.Msg {
 		}
 	}
 	return out
+}
+
+// onePyRows runs cmd as Bubble Tea would and returns the one Python
+// result it gives; none or several fail t (after what).
+func onePyRows(t *testing.T, cmd tea.Cmd, after string) tea.Msg {
+	t.Helper()
+	rows := pyRows(runAll(cmd))
+	if len(rows) != 1 {
+		t.Fatalf("%s: %d Python results, want 1", after, len(rows))
+	}
+	return rows[0]
 }
 
 // checkPyRows: the screen lists want's first rows, in order.
