@@ -32,14 +32,7 @@ func TestPythonOffTheFrame(t *testing.T) {
 	m := tui.New(tui.Options{Styles: &st})
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 	_, cmd := m.Update(tui.SnapshotMsg{Snapshot: a})
-	pending := []tea.Cmd{cmd}
-	for range 20 {
-		if m.Focused().Title() == "Python" {
-			break
-		}
-		_, cmd := m.Update(key("tab"))
-		pending = append(pending, cmd)
-	}
+	pending := append([]tea.Cmd{cmd}, tabToPython(m)...)
 	if got := m.Focused().Title(); got != "Python" {
 		t.Fatalf("focused %q, want Python", got)
 	}
@@ -112,6 +105,20 @@ func pyRows(msgs []tea.Msg) []tea.Msg {
 	return out
 }
 
+// tabToPython moves the focus to the Python view with tab, returning the
+// commands of each key.
+func tabToPython(m *tui.Model) []tea.Cmd {
+	var cmds []tea.Cmd
+	for range 20 {
+		if m.Focused().Title() == "Python" {
+			break
+		}
+		_, cmd := m.Update(key("tab"))
+		cmds = append(cmds, cmd)
+	}
+	return cmds
+}
+
 // onePyRows runs cmd as Bubble Tea would and returns the one Python
 // result it gives; none or several fail t (after what).
 func onePyRows(t *testing.T, cmd tea.Cmd, after string) tea.Msg {
@@ -149,14 +156,7 @@ func TestPythonRowsKeepUp(t *testing.T) {
 	m := tui.New(tui.Options{Styles: &st})
 	m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
 	_, cmd := m.Update(tui.SnapshotMsg{Snapshot: snaps[0]})
-	pending := []tea.Cmd{cmd}
-	for range 20 {
-		if m.Focused().Title() == "Python" {
-			break
-		}
-		_, cmd := m.Update(key("tab"))
-		pending = append(pending, cmd)
-	}
+	pending := append([]tea.Cmd{cmd}, tabToPython(m)...)
 	for i := 1; i <= 4; i++ {
 		_, c := m.Update(tui.SnapshotMsg{Snapshot: snaps[i%2]})
 		pending = append(pending, c)
