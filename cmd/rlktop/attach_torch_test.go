@@ -331,12 +331,29 @@ func TestTorchAttach(t *testing.T) {
 	// a quarter (it was still starting, or other work took the cores:
 	// in CI, beside other packages' tests, 0.61× and 0.79× were seen), the
 	// yardstick is gone and the speed is not judged.
-	if rb < 0.8 || rb > 1.25 {
-		t.Logf("before attaching the loop ran at %.2f× the untouched run: too disturbed a yardstick to compare after with before", rb)
-	} else if ab := medianMs(after) / medianMs(before); ra > 1.5*rb && ab > 1.5 {
+	slow := func(after []iterLine, ra float64) (float64, bool) {
 		// A slowdown left behind shows in both yardsticks; the untouched
 		// run alone can speed up when the machine's other load ends.
-		t.Errorf("after detaching the loop's steps are %.2f× the untouched run's (before attaching %.2f×) and %.2f× its own before attaching: want within 1.5× of before", ra, rb, ab)
+		ab := medianMs(after) / medianMs(before)
+		return ab, ra > 1.5*rb && ab > 1.5
+	}
+	if rb < 0.8 || rb > 1.25 {
+		t.Logf("before attaching the loop ran at %.2f× the untouched run: too disturbed a yardstick to compare after with before", rb)
+	} else if ab, bad := slow(after, ra); bad {
+		// A cost left behind stays; other tests' load beside this one
+		// comes and goes (2.11× and 1.62× were seen once in CI, the
+		// loop's own lines saying no profiler recorded). So a slow
+		// period is judged again on the next 40 steps, and only a
+		// slowdown in both fails.
+		tl.waitIters(t, len(tl.iters())+40, 3*time.Minute)
+		t3 := time.Now()
+		again := between(tl.iters(), t2, t3)
+		ra2 := rel(again, t2, t3)
+		if ab2, bad2 := slow(again, ra2); bad2 {
+			t.Errorf("after detaching the loop's steps are %.2f× the untouched run's (before attaching %.2f×) and %.2f× its own before attaching, and in the 40 steps after those %.2f× and %.2f×: want within 1.5× of before", ra, rb, ab, ra2, ab2)
+		} else {
+			t.Logf("after detaching the loop's first steps ran at %.2f× the untouched run's, %.2f× its own before; the next %d at %.2f× and %.2f×: not a cost left behind", ra, ab, len(again), ra2, ab2)
+		}
 	}
 
 	// kill -9 of rlktop while attached, with a profiler window open
