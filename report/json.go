@@ -80,6 +80,12 @@ type (
 		RunNs        int64 `json:"run_ns,omitempty"`
 		CollWaitNs   int64 `json:"coll_wait_ns"`
 		LastArrivals int   `json:"last_arrivals"`
+		// With modelled work: the median FLOPs and MFU of this source's
+		// steps that carry work (attrib.Snapshot.StepWork), the MFU
+		// against peak_device, the device table's row for its device.
+		FlopsMedian *float64 `json:"flops_median,omitempty"`
+		MFU         *float64 `json:"mfu,omitempty"`
+		PeakDevice  string   `json:"peak_device,omitempty"`
 	}
 	// StepSpreadDoc is one step every source has (attrib.StepSpread), with
 	// sources named by rank (SourceDoc.Rank); late_rank -1: no collective.
@@ -236,8 +242,8 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 		if s.HasWork() {
 			sd.Flops, sd.Bytes = f64(st.Work.Flops), f64(st.Work.Bytes)
 			sd.WorkNs, sd.UnmodelledNs, sd.FlopsByDType = i64(st.Work.Ns), i64(st.Work.UnmodelledNs), flopsByDType(st.Work)
-			if s.Peak != nil && st.DurNs > 0 {
-				sd.MFU = f64(attrib.MFU(st.Work, s.Peak, st.DurNs))
+			if p := s.StepPeak(st.Source); p != nil && attrib.StepHasWork(&st) {
+				sd.MFU = f64(attrib.MFU(st.Work, p, st.DurNs))
 			}
 		}
 		d.Steps = append(d.Steps, sd)
@@ -254,6 +260,19 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 				StartNs: r.StartNs, EndNs: r.EndNs, SpanNs: r.SpanNs, KernelCount: r.KernelCount, KernelNs: r.KernelNs,
 				BusyNs: r.BusyNs, IdleNs: r.IdleNs, ComputeNs: r.ComputeNs, CommNs: r.CommNs, CommExposedNs: r.CommExposedNs, CommOverlapNs: r.CommOverlapNs,
 				Steps: r.Steps, StepMedianNs: r.StepMedianNs, RunNs: r.RunNs, CollWaitNs: r.CollWaitNs, LastArrivals: r.LastArrivals})
+			if !s.HasWork() {
+				continue
+			}
+			sd := &d.Sources[len(d.Sources)-1]
+			if fm, mfu, n, nm := s.StepWork(r.Index); n > 0 {
+				sd.FlopsMedian = f64(fm)
+				if nm > 0 {
+					sd.MFU = f64(mfu)
+				}
+			}
+			if p := s.StepPeak(r.Index); p != nil {
+				sd.PeakDevice = p.Device
+			}
 		}
 		for _, sp := range s.Ranks.Steps {
 			d.StepSpreads = append(d.StepSpreads, StepSpreadDoc{Step: sp.Step, SlowRank: rank(sp.SlowSource), SlowNs: sp.SlowNs,

@@ -99,6 +99,7 @@ func MergeDocs(docs []*Doc, names []string) (*attrib.Snapshot, error) {
 		}
 		for _, dv := range d.Devices {
 			s.Devices = append(s.Devices, tracer.Device{ID: dv.ID, Name: dv.Name, Vendor: dv.Vendor, TotalMemory: dv.TotalMemory, ComputeCap: dv.ComputeCap})
+			s.DeviceSource = append(s.DeviceSource, i)
 		}
 		t, dt := &s.Totals, d.Totals
 		t.KernelCount += dt.KernelCount

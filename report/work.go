@@ -148,9 +148,9 @@ func workSummary(s *attrib.Snapshot) *WorkSummaryDoc {
 		d.Device, d.PeakSource, d.PeakMeasured = p.Device, p.Source, p.Measured
 		d.PeakFlopsPerS, d.PeakBytesPerS = p.FlopsFor(dt), p.BytesPerS
 	}
-	if fm, mfu, n := s.StepWork(); n > 0 {
+	if fm, mfu, n, nm := s.StepWork(-1); n > 0 {
 		d.FlopsMedian = f64(fm)
-		if s.Peak != nil {
+		if nm > 0 {
 			d.MFU = f64(mfu)
 		}
 	}
@@ -181,23 +181,7 @@ func workHeader(b *strings.Builder, s *attrib.Snapshot, prefix string) {
 			label = "measured"
 		}
 		fmt.Fprintf(b, "%speak: %s, %s %s, %s (%s: %s)\n", prefix, escape.Control(p.Device), units.SI(p.FlopsFor(dt), "FLOP/s"), dtName(dt), units.SI(p.BytesPerS, "B/s"), label, escape.Control(p.Source))
-		if fm, mfu, n := s.StepWork(); n > 0 {
-			fmt.Fprintf(b, "%ssteps: median %s per step, MFU %s", prefix, units.SI(fm, "FLOP"), units.Share(mfu))
-			// A median far below the total reads as a contradiction unless
-			// it says the steps cover only part of the work.
-			var in float64
-			for _, st := range s.Steps {
-				in += st.Work.Flops
-			}
-			if in < 0.99*w.Flops {
-				verb := "hold"
-				if n == 1 {
-					verb = "holds"
-				}
-				fmt.Fprintf(b, " (%s %s %s of the %s; the rest ran outside steps)", plural(n, "step"), verb, units.SI(in, "FLOP"), units.SI(w.Flops, "FLOP"))
-			}
-			b.WriteByte('\n')
-		}
+		stepsLine(b, s, prefix)
 		switch {
 		case p.Measured && s.PeakNote != "":
 			fmt.Fprintf(b, "%snote: %s\n", prefix, escape.Control(s.PeakNote))
@@ -210,6 +194,9 @@ func workHeader(b *strings.Builder, s *attrib.Snapshot, prefix string) {
 			note = "unknown device"
 		}
 		fmt.Fprintf(b, "%speak: none (%s): FLOPs and bytes without shares of peak\n", prefix, escape.Control(note))
+		if s.SourcePeaks != nil {
+			stepsLine(b, s, prefix)
+		}
 	}
 	if n := len(s.Unmodelled); n > 0 {
 		var total int64
@@ -226,6 +213,36 @@ func workHeader(b *strings.Builder, s *attrib.Snapshot, prefix string) {
 		}
 		fmt.Fprintf(b, "%sunmodelled: %s of kernel time (%s%s)\n", prefix, Duration(total), strings.Join(parts, ", "), more)
 	}
+}
+
+// stepsLine writes the steps' median FLOPs and MFU (each step against
+// its own peak: attrib.Snapshot.StepPeak), when some step carries work.
+func stepsLine(b *strings.Builder, s *attrib.Snapshot, prefix string) {
+	fm, mfu, n, nm := s.StepWork(-1)
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%ssteps: median %s per step", prefix, units.SI(fm, "FLOP"))
+	if nm > 0 {
+		fmt.Fprintf(b, ", MFU %s", units.Share(mfu))
+		if s.SourcePeaks != nil {
+			b.WriteString(" (each step against its own source's device)")
+		}
+	}
+	// A median far below the total reads as a contradiction unless it
+	// says the steps cover only part of the work.
+	var in float64
+	for _, st := range s.Steps {
+		in += st.Work.Flops
+	}
+	if w := s.Work; in < 0.99*w.Flops {
+		verb := "hold"
+		if n == 1 {
+			verb = "holds"
+		}
+		fmt.Fprintf(b, " (%s %s %s of the %s; the rest ran outside steps)", plural(n, "step"), verb, units.SI(in, "FLOP"), units.SI(w.Flops, "FLOP"))
+	}
+	b.WriteByte('\n')
 }
 
 func dtName(d fmt.Stringer) string {
@@ -292,10 +309,12 @@ func stepWorkCells(s *attrib.Snapshot, st attrib.StepRow, human bool) []string {
 	if !s.HasWork() {
 		return nil
 	}
-	mfu := attrib.MFU(st.Work, s.Peak, st.DurNs)
+	p := s.StepPeak(st.Source)
+	mfu := attrib.MFU(st.Work, p, st.DurNs)
+	ok := p != nil && attrib.StepHasWork(&st)
 	if human {
 		m := "-"
-		if s.Peak != nil && st.DurNs > 0 {
+		if ok {
 			m = units.Share(mfu)
 		}
 		rate := "-"
@@ -306,7 +325,7 @@ func stepWorkCells(s *attrib.Snapshot, st attrib.StepRow, human bool) []string {
 	}
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) } // CSV: exact, as JSON
 	m := ""
-	if s.Peak != nil {
+	if ok {
 		m = g(mfu)
 	}
 	return []string{g(st.Work.Flops), g(st.Work.Bytes), m}

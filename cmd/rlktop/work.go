@@ -55,12 +55,51 @@ func applyPeak(s *attrib.Snapshot, t *attrib.PeakTable) {
 		notePeakBeaten(s)
 		return
 	}
+	if sourcePeaks(s, t) {
+		return
+	}
 	if s.Peak, s.PeakNote = t.PeakFor(s); s.Peak == nil && cpuNamed(s) {
 		// A CPU device that lost its vendor on the way (the built-in
 		// loop's recording exported to Chrome JSON and read back).
 		s.Peak, s.PeakNote = cpuPeak(), ""
 		notePeakBeaten(s)
 	}
+}
+
+// sourcePeaks sets s.SourcePeaks, and the note that says why s.Peak is
+// nil, when s's sources ran on GPUs with different limits (files of an
+// A100 and a V100 run): one roof for rows that mix them would misstate
+// both, while each step belongs to one source. It reports whether it set
+// them; sources whose devices name no GPU take no part.
+func sourcePeaks(s *attrib.Snapshot, t *attrib.PeakTable) bool {
+	if s.Ranks == nil || len(s.Ranks.Sources) < 2 || len(s.DeviceSource) != len(s.Devices) {
+		return false
+	}
+	n := 0
+	for _, r := range s.Ranks.Sources {
+		n = max(n, r.Index+1)
+	}
+	peaks := make([]*attrib.Peak, n)
+	var parts []string
+	devices := map[string]bool{}
+	for i := range n {
+		p, note := t.SourcePeak(s, i)
+		switch {
+		case p != nil:
+			peaks[i] = p
+			devices[p.Device] = true
+			parts = append(parts, s.Ranks.Label(i)+" "+p.Device)
+		case note != attrib.NoGPUNote:
+			devices[""] = true // a GPU the table does not know
+			parts = append(parts, s.Ranks.Label(i)+": "+note)
+		}
+	}
+	if len(devices) < 2 {
+		return false
+	}
+	s.Peak, s.SourcePeaks = nil, peaks
+	s.PeakNote = fmt.Sprintf("the sources ran on different devices — %s — so the kernel, category and stage rows, which mix them, are read against no roof; each step's MFU is against its own source's device", strings.Join(parts, "; "))
+	return true
 }
 
 // beatenMinNs is the modelled time a kernel row needs before its rate is

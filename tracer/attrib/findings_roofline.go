@@ -179,11 +179,11 @@ func (r *FindingRule) mfu(s *Snapshot, labels *kernelLabelSet, bounds *boundScan
 	f := &Finding{Share: share, ShareOf: "the modelled kernel time, in memory-bound kernels", Top: top, Numbers: map[string]float64{
 		"memory_bound_share": share, "flops": s.Work.Flops, "bytes": s.Work.Bytes,
 	}}
-	fm, mfu, n := s.StepWork()
+	fm, mfu, n, _ := s.StepWork(-1)
 	var wall int64
 	var fl float64
-	for _, st := range s.Steps { // the steps StepWork counts
-		if st.DurNs > 0 && (st.Work.Ns > 0 || st.Work.UnmodelledNs > 0) {
+	for i := range s.Steps { // the steps StepWork counts
+		if st := &s.Steps[i]; StepHasWork(st) {
 			wall += st.DurNs
 			fl += st.Work.Flops
 		}

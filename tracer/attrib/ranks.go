@@ -600,30 +600,52 @@ func CombineSources(traces []*tracer.Trace, rules *Rules) *Snapshot {
 	if !s.SummaryOnly {
 		s.Totals.SpanNs = span
 	}
-	s.Devices, s.DeviceWork = sourceDevices(traces)
+	s.Devices, s.DeviceWork, s.DeviceSource = sourceDevices(traces)
 	return s
 }
 
 // sourceDevices lists the devices of several sources apart: each
-// source's devices in its own order, and whether each ran GPU work (a
+// source's devices in its own order, whether each ran GPU work (a
 // kernel, memcpy or memset on that device id in that source) — the same
-// id in two files is two devices.
-func sourceDevices(traces []*tracer.Trace) ([]tracer.Device, []bool) {
+// id in two files is two devices — and its source's index.
+func sourceDevices(traces []*tracer.Trace) ([]tracer.Device, []bool, []int) {
 	var devs []tracer.Device
 	var work []bool
-	for _, t := range traces {
+	var src []int
+	for i, t := range traces {
 		busy := map[int32]bool{}
 		for j := range t.Events {
 			if k := t.Events[j].Kind; k == tracer.KindKernel || k == tracer.KindMemcpy || k == tracer.KindMemset {
 				busy[t.Events[j].Device] = true
 			}
 		}
-		for _, d := range t.Devices {
-			devs = append(devs, d)
-			work = append(work, busy[d.ID])
+		devs = append(devs, t.Devices...)
+		work = append(work, deviceWork(t.Devices, busy)...)
+		for range t.Devices {
+			src = append(src, i)
 		}
 	}
-	return devs, work
+	return devs, work, src
+}
+
+// deviceWork says which of one source's devices ran work (busy: the
+// device ids its GPU ops ran on). When its ops ran on ids none of its
+// devices has, every listed device counts, as WorkingDevices does for
+// one source: ROCm traces list their GPU as id 0 in deviceProperties
+// and put its kernels on device 2 (TraceLens's MI300 sample).
+func deviceWork(devs []tracer.Device, busy map[int32]bool) []bool {
+	out := make([]bool, len(devs))
+	any := false
+	for i, d := range devs {
+		out[i] = busy[d.ID]
+		any = any || out[i]
+	}
+	if !any && len(busy) > 0 {
+		for i := range out {
+			out[i] = true
+		}
+	}
+	return out
 }
 
 // SourceSteps is one trace's step rows (the Aggregator's rule: a step's

@@ -234,8 +234,30 @@ func (t *PeakTable) Lookup(name string) *Peak {
 // that the table knows, or nil with the reason in words ("no device
 // named", "device \"X\" is not in the device table").
 func (t *PeakTable) PeakFor(s *Snapshot) (*Peak, string) {
+	return t.peakOf(s.WorkingDevices())
+}
+
+// NoGPUNote is PeakFor's reason when the devices that ran work name no
+// GPU.
+const NoGPUNote = "the source names no GPU"
+
+// SourcePeak is PeakFor over the devices of one source of several
+// (Snapshot.DeviceSource): those of source index i that ran work.
+func (t *PeakTable) SourcePeak(s *Snapshot, i int) (*Peak, string) {
+	var devs []tracer.Device
+	if len(s.DeviceSource) == len(s.Devices) {
+		for k, d := range s.Devices {
+			if s.DeviceSource[k] == i && (len(s.DeviceWork) != len(s.Devices) || s.DeviceWork[k]) {
+				devs = append(devs, d)
+			}
+		}
+	}
+	return t.peakOf(devs)
+}
+
+func (t *PeakTable) peakOf(devs []tracer.Device) (*Peak, string) {
 	var names []string
-	for _, d := range s.WorkingDevices() {
+	for _, d := range devs {
 		if d.Name == "" || strings.EqualFold(d.Vendor, "cpu") {
 			continue
 		}
@@ -245,7 +267,7 @@ func (t *PeakTable) PeakFor(s *Snapshot) (*Peak, string) {
 		names = append(names, fmt.Sprintf("%q", d.Name))
 	}
 	if len(names) == 0 {
-		return nil, "the source names no GPU"
+		return nil, NoGPUNote
 	}
 	return nil, "device " + strings.Join(names, ", ") + " is not in the device table (add it with --device-peaks FILE)"
 }

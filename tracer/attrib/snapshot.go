@@ -27,8 +27,12 @@ type Snapshot struct {
 	// files) list the same device ids for different devices, so that
 	// WorkDevices cannot tell them apart. nil: WorkDevices decides.
 	DeviceWork []bool
-	Rank       int // -1 unknown
-	Totals     Totals
+	// DeviceSource, when it has one entry per Devices entry, is the
+	// source index (StepRow.Source) each device belongs to; set with
+	// DeviceWork.
+	DeviceSource []int
+	Rank         int // -1 unknown
+	Totals       Totals
 	// Kernels holds one row per distinct kernel name (Kind == KindKernel),
 	// sorted by TotalNs descending, then name.
 	Kernels []KernelRow
@@ -65,6 +69,12 @@ type Snapshot struct {
 	// why there is none ("device \"X\" is not in the device table").
 	Peak     *Peak
 	PeakNote string
+	// SourcePeaks, when several sources ran on devices with different
+	// limits, is each source's peak by source index (nil entry: its
+	// device is unknown); Peak is nil then, since kernel, category and
+	// stage rows mix the sources, and each step's MFU is read against its
+	// own source's peak (StepPeak). nil: every step uses Peak.
+	SourcePeaks []*Peak
 	// Memory is the memory model (memory.go) of the sources' allocations
 	// and frees; nil when they recorded none.
 	Memory *Memory

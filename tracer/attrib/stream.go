@@ -422,11 +422,12 @@ func (s *SourceStream) Snapshot() *Snapshot {
 		snap.Totals.SpanNs = span
 	}
 	// Each source's devices apart, as CombineSources lists them.
-	snap.Devices, snap.DeviceWork = nil, nil
-	for _, src := range s.done {
-		for _, d := range src.t.Devices {
-			snap.Devices = append(snap.Devices, d)
-			snap.DeviceWork = append(snap.DeviceWork, src.busy[d.ID])
+	snap.Devices, snap.DeviceWork, snap.DeviceSource = nil, nil, nil
+	for i, src := range s.done {
+		snap.Devices = append(snap.Devices, src.t.Devices...)
+		snap.DeviceWork = append(snap.DeviceWork, deviceWork(src.t.Devices, src.busy)...)
+		for range src.t.Devices {
+			snap.DeviceSource = append(snap.DeviceSource, i)
 		}
 	}
 	return snap

@@ -164,19 +164,49 @@ func (s *SourceStream) ExpectWork() {
 func (s *Snapshot) HasWork() bool { return s.Work.Known() || len(s.Unmodelled) > 0 }
 
 // StepWork summarises the steps' work: the median of their FLOPs and of
-// their MFU against s.Peak (0 without a peak), over the steps with a wall
-// time and kernels of a source that carries work (a Python command's
-// agent profiles 2 steps of every 10: the others have no kernels).
-func (s *Snapshot) StepWork() (flopsMedian, mfuMedian float64, n int) {
+// their MFU, each against its own peak (StepPeak), over the steps that
+// carry work (StepHasWork; a Python command's agent profiles 2 steps of
+// every 10: the others have no kernels). source >= 0 takes that source's
+// steps only, -1 every source's. n counts the steps, nMFU those with a
+// peak (the MFU median is over those; 0 when none).
+func (s *Snapshot) StepWork(source int) (flopsMedian, mfuMedian float64, n, nMFU int) {
 	var fl, mf []float64
-	for _, st := range s.Steps {
-		if st.DurNs <= 0 || (st.Work.Ns <= 0 && st.Work.UnmodelledNs <= 0) {
+	for i := range s.Steps {
+		st := &s.Steps[i]
+		if (source >= 0 && st.Source != source) || !StepHasWork(st) {
 			continue
 		}
 		fl = append(fl, st.Work.Flops)
-		mf = append(mf, MFU(st.Work, s.Peak, st.DurNs))
+		if p := s.StepPeak(st.Source); p != nil {
+			mf = append(mf, MFU(st.Work, p, st.DurNs))
+		}
 	}
-	return medianF(fl), medianF(mf), len(fl)
+	return medianF(fl), medianF(mf), len(fl), len(mf)
+}
+
+// StepHasWork reports whether st has a wall time and kernels of a source
+// that carries work, modelled or not: a step with neither has no FLOPs
+// to count and no MFU.
+func StepHasWork(st *StepRow) bool {
+	return st.DurNs > 0 && (st.Work.Ns > 0 || st.Work.UnmodelledNs > 0)
+}
+
+// StepPeak is the peak the steps of source are read against: that
+// source's own when the sources ran on different devices
+// (SourcePeaks), else Peak; nil when unknown.
+func (s *Snapshot) StepPeak(source int) *Peak {
+	if s.SourcePeaks != nil {
+		if source >= 0 && source < len(s.SourcePeaks) {
+			return s.SourcePeaks[source]
+		}
+		return nil
+	}
+	return s.Peak
+}
+
+// HasStepPeak reports whether some step has a peak to be read against.
+func (s *Snapshot) HasStepPeak() bool {
+	return s.Peak != nil || slices.ContainsFunc(s.SourcePeaks, func(p *Peak) bool { return p != nil })
 }
 
 // medianF returns the median of v (the mean of the middle two for an
