@@ -199,27 +199,65 @@ func stepSnapshots(runs []*tracer.Trace, rules *attrib.Rules, max int) []tui.Ste
 	if len(keys) > max {
 		keys = keys[:max]
 	}
+	mem := stepMemory(runs)
 	out := make([]tui.StepSnapshot, 0, len(keys))
 	for _, k := range keys {
+		var snap *attrib.Snapshot
 		if len(runs) == 1 {
 			a := attrib.NewAggregator(rules)
 			one := *runs[0]
 			one.Events, one.Warnings, one.Dropped = by[0][k], nil, 0
 			a.AddTrace(&one)
-			snap := a.Snapshot()
-			snap.Python = stepPython(runs, k) // python.go
-			out = append(out, tui.StepSnapshot{Step: k, Snapshot: snap})
-			continue
+			snap = a.Snapshot()
+		} else {
+			parts := make([]*tracer.Trace, len(runs))
+			for r, t := range runs {
+				one := *t
+				one.Events, one.Warnings, one.Dropped, one.PySamples, one.Memory = by[r][k], nil, 0, nil, nil
+				parts[r] = &one
+			}
+			snap = attrib.CombineSources(parts, rules)
 		}
-		parts := make([]*tracer.Trace, len(runs))
-		for r, t := range runs {
-			one := *t
-			one.Events, one.Warnings, one.Dropped, one.PySamples = by[r][k], nil, 0, nil
-			parts[r] = &one
+		snap.Python = stepPython(runs, k) // python.go
+		if m := mem[k]; len(m.recs) > 0 {
+			snap.Memory = attrib.BuildMemory(m.recs, m.windows)
 		}
-		snap := attrib.CombineSources(parts, rules)
-		snap.Python = stepPython(runs, k)
 		out = append(out, tui.StepSnapshot{Step: k, Snapshot: snap})
+	}
+	return out
+}
+
+// memOfStep is one step's memory events, attributed over the whole
+// trace, and its windows.
+type memOfStep struct {
+	recs    []attrib.MemRecord
+	windows []attrib.MemStepWindow
+}
+
+// stepMemory groups runs' memory events by the step they ran in (each
+// attributed once, over its whole trace: its operator, stage and step),
+// for each step snapshot's own memory model. The allocator's totals
+// travel with each event, so a step's levels and peaks are the run's;
+// a block allocated in an earlier step and freed in this one counts as
+// a free without its allocation, one freed later as live at the step's
+// end.
+func stepMemory(runs []*tracer.Trace) map[int64]memOfStep {
+	out := map[int64]memOfStep{}
+	for r, t := range runs {
+		recs, windows := attrib.TraceMemory(t, r)
+		for _, rec := range recs {
+			if rec.Step >= 0 {
+				m := out[rec.Step]
+				m.recs = append(m.recs, rec)
+				out[rec.Step] = m
+			}
+		}
+		for _, w := range windows {
+			if m, ok := out[w.Step]; ok {
+				m.windows = append(m.windows, w)
+				out[w.Step] = m
+			}
+		}
 	}
 	return out
 }

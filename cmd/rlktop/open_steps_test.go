@@ -62,3 +62,47 @@ func TestStepSnapshots(t *testing.T) {
 		t.Errorf("a trace with no step gave %d snapshots", len(got))
 	}
 }
+
+// TestStepSnapshotsMemory: scrubbed to a step, the Memory view has that
+// step's memory events. Hand-made: steps 0 (0–100 ns) and 1 (100–200
+// ns) on one thread; A (64 B) allocated at 10 and freed at 20, B (32 B)
+// allocated at 30 and freed at 150, C (16 B) allocated at 120 and freed
+// at 130. By hand: step 0 holds 2 allocations (A, B) and 1 free (A);
+// step 1 one allocation (C) and 2 frees (C, and B's, whose allocation
+// is in step 0). Two runs of it read together: each figure twice.
+func TestStepSnapshotsMemory(t *testing.T) {
+	mk := func() *tracer.Trace {
+		strs := tracer.NewStrings()
+		st := strs.Intern("ProfilerStep")
+		tr := &tracer.Trace{Strings: strs, Contexts: []tracer.Context{{}}}
+		tr.Events = []tracer.Event{
+			{Kind: tracer.KindStep, Name: st, Start: 0, Dur: 100, Value: 0, Device: -1, PID: 1, TID: 1},
+			{Kind: tracer.KindStep, Name: st, Start: 100, Dur: 100, Value: 1, Device: -1, PID: 1, TID: 1},
+		}
+		mem := func(ts, bytes int64, addr uint64) tracer.MemEvent {
+			return tracer.MemEvent{TS: ts, Bytes: bytes, Addr: addr, Allocated: -1, Reserved: -1, PID: 1, TID: 1, Device: 0}
+		}
+		tr.Memory = []tracer.MemEvent{mem(10, 64, 0xa), mem(20, -64, 0xa), mem(30, 32, 0xb), mem(120, 16, 0xc), mem(130, -16, 0xc), mem(150, -32, 0xb)}
+		return tr
+	}
+	want := []struct{ allocs, frees int }{{2, 1}, {1, 2}}
+	for runs := 1; runs <= 2; runs++ {
+		var trs []*tracer.Trace
+		for range runs {
+			trs = append(trs, mk())
+		}
+		got := stepSnapshots(trs, attrib.DefaultRules(), 10)
+		if len(got) != 2 {
+			t.Fatalf("%d runs: %d step snapshots, want 2", runs, len(got))
+		}
+		for i, w := range want {
+			m := got[i].Snapshot.Memory
+			if m == nil {
+				t.Fatalf("%d runs, step %d: no memory model", runs, got[i].Step)
+			}
+			if m.Allocs != runs*w.allocs || m.Frees != runs*w.frees {
+				t.Errorf("%d runs, step %d: %d allocations, %d frees; want %d, %d", runs, got[i].Step, m.Allocs, m.Frees, runs*w.allocs, runs*w.frees)
+			}
+		}
+	}
+}
