@@ -813,8 +813,10 @@ func (m *Model) wideBody() string {
 func (m *Model) statusBar() string {
 	st := m.st
 	status := m.status
+	importWarning := false
 	if status.Text == "" && m.snap != nil && len(m.snap.Warnings) > 0 {
 		status = StatusMsg{Text: "warning: " + m.firstWarning(), Level: Warn}
+		importWarning = true
 	}
 	if status.Text == "" {
 		status.Text = m.findingHint() // the top finding (findings.go)
@@ -850,8 +852,13 @@ func (m *Model) statusBar() string {
 	// lines, others two); what still does not fit ends in "…" after a
 	// whole word.
 	maxLines := 2
-	if status.Level == Error {
+	switch {
+	case status.Level == Error:
 		maxLines = 4
+	case importWarning:
+		// The whole text is one key away (W); a second line would cost
+		// a table row on every screen of a file with a benign warning.
+		maxLines = 1
 	}
 	// Messages quote data (import warnings name events, errors paths and
 	// flag values): escaped, as the tables escape names.

@@ -269,6 +269,15 @@ func TestImportWarningsKey(t *testing.T) {
 	if !strings.Contains(out, "warning: 1 event partly overlaps") {
 		t.Errorf("status line does not start with the warning's own words:\n%s", out)
 	}
+	// One line, ending in "…" beside the key: the rest is under W.
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "warning: 1 event") {
+			if !strings.Contains(l, "…") || !strings.Contains(l, "(W)") || strings.Contains(lines[i+1], "same thread") {
+				t.Errorf("the warning takes more than its one status line:\n%s", out)
+			}
+		}
+	}
 	press(m, "W")
 	out = ansi.Strip(m.Render())
 	if !strings.Contains(out, "W or esc closes") {
