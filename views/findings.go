@@ -69,7 +69,9 @@ func (f *Findings) Info() string {
 	if n > 0 {
 		s += fmt.Sprintf(" · %d with a flag to test (enter)", n)
 	}
-	return s
+	// The list's left column is each finding's share, of a different
+	// whole for each (its detail's "share:" line names it).
+	return s + " · % is each one's share (its share: line says of what)"
 }
 
 // SetSnapshot is a no-op: the root evaluates the findings over the
