@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"github.com/rlktop/rlktop/internal/units"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -103,7 +104,7 @@ func (c *Child) lines() []string {
 	out = append(out, first)
 	second := " events " + FormatCount(int64(c.state.Events))
 	if c.state.Pending > 0 {
-		second += " · linking " + FormatCount(int64(c.state.Pending))
+		second += " · " + units.Plural(int64(c.state.Pending), "GPU op") + " waiting for their launch"
 	}
 	if c.state.Dropped > 0 {
 		second += " · " + st.Live.Warn.Render("dropped "+FormatCount(int64(c.state.Dropped)))
