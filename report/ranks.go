@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/rlktop/rlktop/internal/units"
 	"strconv"
 	"strings"
 
@@ -59,6 +60,10 @@ func rankGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 	} else {
 		g.header = []string{"rank", "file", "path", "kernels", "kernel_ns", "busy_ns", "idle_ns", "span_ns", "comm_ns", "comm_exposed_ns", "comm_overlap_ns", "steps", "step_median_ns", "coll_wait_ns", "last_arrivals"}
 	}
+	mfu := s.HasWork() && s.HasStepPeak()
+	if mfu { // each source's steps against its own device (Snapshot.StepPeak)
+		g.header = append(g.header, map[bool]string{true: "MFU", false: "mfu"}[human])
+	}
 	if liveSources(s) { // its column shows "pid N", not "file"
 		g.header[1] = "process"
 	}
@@ -90,6 +95,18 @@ func rankGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 		} else {
 			row = append(row, num(r.KernelCount), ns(r.KernelNs), ns(r.BusyNs), ns(r.IdleNs),
 				ns(r.CommNs), ns(r.CommExposedNs), ns(r.CommOverlapNs), num(int64(r.Steps)), ns(r.StepMedianNs), wait, last)
+		}
+		if mfu {
+			cell := ""
+			if _, m, _, nm := s.StepWork(r.Index); nm > 0 {
+				cell = strconv.FormatFloat(m, 'g', -1, 64)
+				if human {
+					cell = units.Share(m)
+				}
+			} else if human {
+				cell = "-"
+			}
+			row = append(row, cell)
 		}
 		g.rows = append(g.rows, row)
 	}

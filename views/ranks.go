@@ -143,6 +143,15 @@ func (r *Ranks) View() string {
 		{"overlap", 8, ns(func(s *attrib.SourceRow) int64 { return s.CommOverlapNs })},
 		{"steps", 6, func(s *attrib.SourceRow) string { return strconv.Itoa(s.Steps) }},
 	}
+	if r.snap.HasWork() && r.snap.HasStepPeak() {
+		// Each source's steps against its own device's peak.
+		all = append(all, rankCol{"MFU", 6, func(s *attrib.SourceRow) string {
+			if _, m, _, nm := r.snap.StepWork(s.Index); nm > 0 {
+				return FormatShare(m)
+			}
+			return "-"
+		}})
+	}
 	width := 1 + lw
 	var cols []rankCol
 	for _, c := range all {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -28,6 +30,7 @@ func TestReportSourcesOwnPeaks(t *testing.T) {
 		{"fp32": 67, "tf32": 494.7, "bf16": 989.4, "fp16": 989.4},
 		{"fp32": 163.4, "tf32": 653.7, "bf16": 1307.4, "fp16": 1307.4},
 	}
+	wantMFU := map[int]float64{}
 	for _, mode := range [][]string{{"--stream-min-bytes", "-1"}, {"--stream-min-bytes", "0"}} {
 		var doc struct {
 			Steps []struct {
@@ -69,6 +72,7 @@ func TestReportSourcesOwnPeaks(t *testing.T) {
 				sec += f / (p * 1e12)
 			}
 			want := sec / (float64(st.DurNs) / 1e9)
+			wantMFU[st.Source] = want
 			if st.MFU == nil || math.Abs(*st.MFU-want) > 1e-9*want {
 				t.Errorf("%v: file %d step MFU %v: want %.6g (its FLOPs at its own GPU's peaks over %d ns)", mode, st.Source, st.MFU, want, st.DurNs)
 			}
@@ -86,6 +90,21 @@ func TestReportSourcesOwnPeaks(t *testing.T) {
 			if k.Bound != "" || k.OfPeak != nil {
 				t.Fatalf("%v: a kernel row mixing two devices is read against a roof: %s %v", mode, k.Bound, *k.OfPeak)
 			}
+		}
+	}
+	// The per-file table's mfu column: each file's own.
+	csvOut, err := runReport(t, "--by", "file", "--format", "csv", h100, mi300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(csvOut)).ReadAll()
+	if err != nil || len(rows) != 3 || rows[0][len(rows[0])-1] != "mfu" {
+		t.Fatalf("--by file csv: %v\n%s", err, csvOut)
+	}
+	for i, r := range rows[1:] {
+		got, err := strconv.ParseFloat(r[len(r)-1], 64)
+		if want := wantMFU[i]; err != nil || math.Abs(got-want) > 1e-9*want {
+			t.Errorf("--by file: file %d mfu %q, want %.6g", i, r[len(r)-1], want)
 		}
 	}
 	text, err := runReport(t, h100, mi300)
