@@ -247,6 +247,13 @@ func (x *exporter) plan() {
 			launches[k] = append(launches[k], int32(i))
 		}
 	}
+	// A synthesized launch (at the op's start on its thread) takes the
+	// innermost operator or range open there, as a real launch does.
+	for i := range x.synth {
+		e := &t.Events[i]
+		k := tkey{e.PID, e.TID}
+		launches[k] = append(launches[k], i)
+	}
 	for k, ls := range launches {
 		kops := ops[k]
 		if len(kops) == 0 {
@@ -286,21 +293,6 @@ func (x *exporter) plan() {
 			if l, ok := x.launchOf[e.Corr]; ok {
 				x.extID[i] = x.extID[l]
 			}
-		}
-	}
-	// A synthesized launch (at the op's start on its thread) takes the
-	// innermost operator or range open there.
-	for i := range x.synth {
-		e := &t.Events[i]
-		best := int32(-1)
-		for _, o := range ops[tkey{e.PID, e.TID}] {
-			if oe := &t.Events[o]; contains(oe, e.Start) && (best < 0 || oe.Start > t.Events[best].Start ||
-				(oe.Start == t.Events[best].Start && oe.Dur < t.Events[best].Dur)) {
-				best = o
-			}
-		}
-		if best >= 0 {
-			x.extID[i] = x.extID[best]
 		}
 	}
 }
