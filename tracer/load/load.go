@@ -49,6 +49,9 @@ type Options struct {
 	// the file); never for other formats or damaged files, whose reading
 	// whole says what it finds.
 	ReadWhole func(reason error)
+	// PartWindow is the number of events past which a streamed window is
+	// read in parts (tracefile.Options.PartWindow; 0: the default).
+	PartWindow int
 }
 
 func (o Options) rules() *attrib.Rules {
@@ -59,7 +62,7 @@ func (o Options) rules() *attrib.Rules {
 }
 
 func (o Options) file() tracefile.Options {
-	return tracefile.Options{OpModel: o.OpModel, NoShapes: o.NoShapes}
+	return tracefile.Options{OpModel: o.OpModel, NoShapes: o.NoShapes, PartWindow: o.PartWindow}
 }
 
 // Files is what Read returns for a list of paths.

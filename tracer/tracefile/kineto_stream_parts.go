@@ -9,9 +9,10 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 )
 
-// A Kineto window read in parts (kstream past partWindow events): linked
-// while it is read, handed out as its steps and then its GPU ops, never
-// held whole. See Window and the comment at the top of kineto_stream.go.
+// A Kineto window read in parts (kstream past Options.PartWindow events):
+// linked while it is read, handed out as its steps and then its GPU ops,
+// never held whole. See Window and the comment at the top of
+// kineto_stream.go.
 
 // incStream is the state of the window read in parts.
 type incStream struct {
@@ -319,13 +320,4 @@ func (r *nestRecs) scan() (n int, a, b tracer.Event, err error) {
 		return tracer.Event{Name: tracer.StrID(x.name), Start: x.s, Dur: x.e - x.s, PID: k[0], TID: k[1]}
 	}
 	return n, ev(first[0]), ev(first[1]), nil
-}
-
-// SetPartWindow sets the number of events past which OpenStream reads a
-// window in parts instead of holding it (default 262,144; 0 reads every
-// window in parts) and returns the old value. For tests and measurements;
-// not safe while a stream is read.
-func SetPartWindow(events int) (old int) {
-	old, partWindow = partWindow, max(events, 0)
-	return old
 }
