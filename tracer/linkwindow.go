@@ -52,11 +52,13 @@ type CaptureLinker struct {
 	// with (checked by Finish).
 	stepTIDs map[int32]int32
 	inc      incWindow // the window being linked incrementally (Begin)
+	spill    SpillSizes
 }
 
-// NewCaptureLinker returns a CaptureLinker with no window linked.
-func NewCaptureLinker() *CaptureLinker {
-	return &CaptureLinker{l: NewLinker(), prevEnd: math.MinInt64, stepTIDs: map[int32]int32{}}
+// NewCaptureLinker returns a CaptureLinker with no window linked; a long
+// window (Begin) keeps its intervals on disk with spill's sizes.
+func NewCaptureLinker(spill SpillSizes) *CaptureLinker {
+	return &CaptureLinker{l: NewLinker(), prevEnd: math.MinInt64, stepTIDs: map[int32]int32{}, spill: spill}
 }
 
 // SetStrings gives the linker the trace's names (Linker.SetStrings), for
@@ -178,7 +180,7 @@ type incWindow struct {
 
 // Begin starts a window linked incrementally (Add, Op, Unlaunched, End).
 func (w *CaptureLinker) Begin() {
-	w.l.SpillIntervals()
+	w.l.SpillIntervals(w.spill)
 	w.l.ResetContexts()
 	inc := &w.inc
 	inc.launch.reset()

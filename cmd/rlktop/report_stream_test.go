@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlktop/rlktop/internal/extsort"
 	"github.com/rlktop/rlktop/internal/testutil"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/load"
@@ -69,11 +68,9 @@ func reportBothWaysParts(t *testing.T, paths ...string) (n streamStats, refused 
 	sameReport(t, paths, whole, streamed, "windows read in parts")
 	// And with what a long window keeps on disk (intervals, nesting
 	// records, op intervals for busy time) sorted in many small runs.
-	oldRun, oldBlock := extsort.RunRecs, tracer.SetSpillBlock(61)
-	extsort.RunRecs = 997
-	streamed = reportJSONWith(t, parts, noShapes...)
-	extsort.RunRecs = oldRun
-	tracer.SetSpillBlock(oldBlock)
+	spilled := parts
+	spilled.Spill = tracer.SpillSizes{RunRecs: 997, Block: 61}
+	streamed = reportJSONWith(t, spilled, noShapes...)
 	sameReport(t, paths, whole, streamed, "windows read in parts, sorted on disk")
 	n, err := streamCounts(t, paths, parts)
 	if (err == nil) != (errHeld == nil) || (err == nil && held.windows != n.windows) {

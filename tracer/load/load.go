@@ -52,6 +52,10 @@ type Options struct {
 	// PartWindow is the number of events past which a streamed window is
 	// read in parts (tracefile.Options.PartWindow; 0: the default).
 	PartWindow int
+	// Spill sizes what a window read in parts sorts and keeps on disk
+	// (tracefile.Options.Spill, and the report's sorts of its op
+	// intervals and durations; zero: the defaults).
+	Spill tracer.SpillSizes
 }
 
 func (o Options) rules() *attrib.Rules {
@@ -62,7 +66,7 @@ func (o Options) rules() *attrib.Rules {
 }
 
 func (o Options) file() tracefile.Options {
-	return tracefile.Options{OpModel: o.OpModel, NoShapes: o.NoShapes, PartWindow: o.PartWindow}
+	return tracefile.Options{OpModel: o.OpModel, NoShapes: o.NoShapes, PartWindow: o.PartWindow, Spill: o.Spill}
 }
 
 // Files is what Read returns for a list of paths.

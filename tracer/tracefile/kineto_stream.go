@@ -111,7 +111,8 @@ func OpenStream(path string, opts Options, fn func(w *Capture) error) (*tracer.T
 		return nil, err
 	}
 	defer f.Close()
-	ks := &kstream{fn: fn, link: tracer.NewCaptureLinker(), partWindow: opts.partWindow()}
+	ks := &kstream{fn: fn, link: tracer.NewCaptureLinker(opts.Spill), partWindow: opts.partWindow()}
+	ks.inc.nest.runRecs = opts.Spill.RunRecs
 	ks.work.model = opts.OpModel
 	opts.stream = ks
 	t, err := Read(f, path, size, opts)

@@ -207,10 +207,12 @@ func (ks *kstream) incEnd(d *kdec) {
 // nestRecs keeps, for nestingScan's check of a window read in parts, one
 // record per interval event of a CPU thread (what nestingScan looks at):
 // its thread, start, end, name and index in file order, in an external
-// sort (internal/extsort: a run of 2^17 records in memory, the rest on
-// disk), so that a long window's check holds no record per event.
+// sort (internal/extsort: a run of runRecs records in memory, 2^17 by
+// default, the rest on disk), so that a long window's check holds no
+// record per event.
 type nestRecs struct {
 	sort    *extsort.Sorter[nestRec]
+	runRecs int // Options.Spill.RunRecs
 	n       uint32
 	threads map[[2]int32]uint32
 	keys    [][2]int32 // by thread index
@@ -281,7 +283,7 @@ func (r *nestRecs) add(e *tracer.Event) {
 		r.lastKey, r.lastTh, r.hasLast = k, th, true
 	}
 	if r.sort == nil {
-		r.sort = extsort.New(nestCodec)
+		r.sort = extsort.New(nestCodec, r.runRecs)
 	}
 	r.sort.Add(nestRec{th: r.lastTh, name: uint32(e.Name), i: r.n, s: e.Start, e: e.End()})
 	r.n++

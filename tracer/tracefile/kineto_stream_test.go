@@ -141,7 +141,7 @@ func readAllMaybeGzip(t *testing.T, p string) []byte {
 // window. It fails when the parts path is off (a whole window has its CPU
 // operators; parts have none).
 func TestOpenStreamParts(t *testing.T) {
-	testOpenStreamParts(t)
+	testOpenStreamParts(t, tracer.SpillSizes{})
 }
 
 // TestOpenStreamPartsSpilled is TestOpenStreamParts with the long
@@ -149,10 +149,7 @@ func TestOpenStreamParts(t *testing.T) {
 // and its nesting records sorted on disk: the same events, contexts and
 // warnings as Open's.
 func TestOpenStreamPartsSpilled(t *testing.T) {
-	oldRun, oldBlock := extsort.RunRecs, tracer.SetSpillBlock(13)
-	extsort.RunRecs = 97
-	defer func() { extsort.RunRecs = oldRun; tracer.SetSpillBlock(oldBlock) }()
-	testOpenStreamParts(t)
+	testOpenStreamParts(t, tracer.SpillSizes{RunRecs: 97, Block: 13})
 }
 
 // heldCPU counts the CPU operators of w: a capture held whole has its
@@ -167,7 +164,8 @@ func heldCPU(w *Capture) int {
 	return n
 }
 
-func testOpenStreamParts(t *testing.T) {
+// testOpenStreamParts is TestOpenStreamParts with spill's sizes.
+func testOpenStreamParts(t *testing.T, spill tracer.SpillSizes) {
 	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
 	for _, c := range []struct {
 		name     string
@@ -211,7 +209,7 @@ func testOpenStreamParts(t *testing.T) {
 		var got []tracer.Event
 		var ctxs []tracer.Context
 		windows, parts, part, cpu, lastCtxs := 0, 0, 0, 0, 0
-		st, err := OpenStream(p, Options{NoShapes: true, PartWindow: c.at}, func(w *Capture) error {
+		st, err := OpenStream(p, Options{NoShapes: true, PartWindow: c.at, Spill: spill}, func(w *Capture) error {
 			if w.Index != windows || w.Part != part {
 				t.Errorf("%s: window %d part %d handed out as %d part %d", c.name, windows, part, w.Index, w.Part)
 			}
@@ -360,13 +358,10 @@ func TestOpenStreamPartsNestingWide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldRun := extsort.RunRecs
-	defer func() { extsort.RunRecs = oldRun }()
 	// The records in memory, then sorted on disk in runs of 50.
-	for _, runRecs := range []int{oldRun, 50} {
-		extsort.RunRecs = runRecs
+	for _, runRecs := range []int{extsort.DefaultRunRecs, 50} {
 		cpu := 0
-		st, err := OpenStream(p, Options{NoShapes: true, PartWindow: -1}, func(w *Capture) error { cpu += heldCPU(w); return nil })
+		st, err := OpenStream(p, Options{NoShapes: true, PartWindow: -1, Spill: tracer.SpillSizes{RunRecs: runRecs}}, func(w *Capture) error { cpu += heldCPU(w); return nil })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -385,8 +380,6 @@ func TestOpenStreamPartsNestingWide(t *testing.T) {
 // streamable (the caller reads the file whole) with a message naming
 // TMPDIR, not linked without them.
 func TestOpenStreamPartsNoTempDir(t *testing.T) {
-	oldRun := extsort.RunRecs
-	defer func() { extsort.RunRecs = oldRun }()
 	raw := readAllMaybeGzip(t, filepath.Join(testutil.SharedTraces(t), "kineto", "hta_diff_test_v100.json.gz"))
 	var buf bytes.Buffer
 	if _, err := ReplicateKinetoOneWindow(&buf, raw, 2); err != nil {
@@ -397,8 +390,7 @@ func TestOpenStreamPartsNoTempDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
-	extsort.RunRecs = 100
-	_, err := OpenStream(p, Options{NoShapes: true, PartWindow: -1}, func(w *Capture) error { return nil })
+	_, err := OpenStream(p, Options{NoShapes: true, PartWindow: -1, Spill: tracer.SpillSizes{RunRecs: 100}}, func(w *Capture) error { return nil })
 	if !errors.Is(err, ErrNotStreamable) || !strings.Contains(err.Error(), "TMPDIR") {
 		t.Errorf("got %v, want a refusal naming TMPDIR", err)
 	}

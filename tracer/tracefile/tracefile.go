@@ -102,6 +102,10 @@ type Options struct {
 	// negative: every window is read in parts). The result is the same at
 	// any size: tests set it small to take small traces through the parts.
 	PartWindow int
+	// Spill sizes what a window read in parts sorts and keeps on disk
+	// (its intervals, its nesting records: tracer.SpillSizes; zero: the
+	// defaults).
+	Spill tracer.SpillSizes
 
 	stream *kstream   // OpenStream's: Kineto events go window by window
 	resync resyncMode // Open's further readings of a recording with damaged deflate data (resyncGzip)
