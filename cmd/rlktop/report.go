@@ -24,8 +24,9 @@ func newReportCmd() *cobra.Command { return newReportCmdWith(load.Options{}) }
 
 // newReportCmdWith is newReportCmd loading with base, in which the flags
 // then set what they set: tests pass the sizes no flag offers
-// (load.Options.PartWindow) to take small traces through a long window's
-// path, as an argument rather than a hidden flag or a package variable.
+// (load.Options.PartWindow, Spill) to take small traces through a long
+// window's path, as an argument rather than a hidden flag or a package
+// variable.
 func newReportCmdWith(base load.Options) *cobra.Command {
 	var opts report.Options
 	var rulesPath, findingsPath string
