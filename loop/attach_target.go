@@ -84,9 +84,9 @@ func (t Target) PythonVersion() string { return fmt.Sprintf("%d.%d", t.Python/10
 // (3.14, PEP 768), the injection route that needs no debugger.
 func (t Target) RemoteExec() bool { return t.Python >= 314 }
 
-// procRoot is where InspectTarget reads processes (a variable for tests of
-// the parsing only; the tests of attaching use real processes).
-var procRoot = "/proc"
+// procRoot is where InspectTarget reads processes. No test points it
+// elsewhere: the tests of attaching read real processes.
+const procRoot = "/proc"
 
 var pythonName = regexp.MustCompile(`(?:^|/)(?:lib)?python(\d)\.(\d+)[a-z]*(?:\.so[.\d]*|-config)?$`)
 

@@ -92,10 +92,11 @@ type Linker struct {
 
 	// Spill mode (linkspill.go): intervals go to an external sort until
 	// the first Resolve seals them into per-thread block files.
-	spill     *extsort.Sorter[spillSpan]
-	spillKeys []*linkThread
-	spool     *extsort.Spool[span]
-	spillErr  error
+	spill      *extsort.Sorter[spillSpan]
+	spillBlock int // SpillSizes.Block of spill mode
+	spillKeys  []*linkThread
+	spool      *extsort.Spool[span]
+	spillErr   error
 
 	// lastTh and lastP are the threads and process of the previous
 	// Resolve (most come from one or two threads): map lookups skipped.

@@ -12,7 +12,7 @@ import (
 // Linker.Add hands them to an external sort (internal/extsort; one run of
 // 2^17 intervals in memory); the first Resolve seals them: the sorted
 // intervals go, thread after thread, to one temporary file in blocks of
-// spillBlock, and each block keeps in memory its first start and the
+// SpillSizes.Block, and each block keeps in memory its first start and the
 // intervals of earlier blocks that contain that start (its checkpoint: the
 // open set there, a few deep). A sweep that restarts at t reads one block
 // from the file; a forward sweep reads the blocks in turn. Memory is the
@@ -23,9 +23,29 @@ import (
 // answers are those of the in-memory sweep (the same intervals in the same
 // order: the external sort is stable, as SortStableFunc is).
 
-// spillBlock is the number of intervals per block of a spilled thread
-// (24 bytes each in memory while loaded).
-var spillBlock = 1 << 13 // a variable for tests
+// SpillSizes are the sizes of what a long window keeps on disk (spill
+// mode, and what its readers sort on disk); a zero field takes its
+// default. The answers are the same at any sizes: tests pass small ones to
+// take small traces through the runs and blocks on disk.
+type SpillSizes struct {
+	// RunRecs is the number of records an external sort holds before it
+	// writes a run (extsort.New; 0: extsort.DefaultRunRecs).
+	RunRecs int
+	// Block is the number of intervals per block of a spilled thread
+	// (0: DefaultSpillBlock).
+	Block int
+}
+
+// DefaultSpillBlock is the number of intervals per block of a spilled
+// thread (24 bytes each in memory while loaded).
+const DefaultSpillBlock = 1 << 13
+
+func (s SpillSizes) block() int {
+	if s.Block <= 0 {
+		return DefaultSpillBlock
+	}
+	return s.Block
+}
 
 // spillSpan is one interval on its way through the external sort: its
 // thread's index in Linker.spillKeys.
@@ -69,11 +89,13 @@ var spanCodec = extsort.Codec[span]{Size: spanSize, Put: putSpan, Get: getSpan, 
 
 // SpillIntervals makes the operator and range intervals added from now on
 // go through an external sort to a temporary file (spill mode, above)
-// instead of memory, until DropIntervals. Every interval must be added
-// before the first Resolve: later ones are ignored (the caller checks that
-// none come; CaptureLinker's long window does).
-func (l *Linker) SpillIntervals() {
-	l.spill = extsort.New(spillCodec)
+// instead of memory, until DropIntervals, with sizes' runs and blocks.
+// Every interval must be added before the first Resolve: later ones are
+// ignored (the caller checks that none come; CaptureLinker's long window
+// does).
+func (l *Linker) SpillIntervals(sizes SpillSizes) {
+	l.spill = extsort.New(spillCodec, sizes.RunRecs)
+	l.spillBlock = sizes.block()
 	l.spillKeys, l.spillErr = l.spillKeys[:0], nil
 }
 
@@ -124,11 +146,11 @@ func (l *Linker) seal() {
 	err = s.Each(func(x spillSpan) bool {
 		th := l.spillKeys[x.th]
 		if d == nil || th.disk != d {
-			d = &spanDisk{sp: sp, base: sp.Len(), cur: -1, err: &l.spillErr}
+			d = &spanDisk{sp: sp, base: sp.Len(), block: l.spillBlock, cur: -1, err: &l.spillErr}
 			th.disk, th.ivs, th.sortedN, th.valid = d, nil, 0, false
 			open = open[:0]
 		}
-		if d.n%spillBlock == 0 {
+		if d.n%d.block == 0 {
 			w := 0
 			for _, o := range open {
 				if o.contains(x.sp.s) {
@@ -175,11 +197,12 @@ func (l *Linker) DropIntervals() {
 }
 
 // spanDisk is a spilled thread's intervals: records [base, base+n) of the
-// spool, sorted as ivs would be, in blocks of spillBlock.
+// spool, sorted as ivs would be, in blocks of block intervals.
 type spanDisk struct {
 	sp     *extsort.Spool[span]
 	base   int64
 	n      int
+	block  int
 	blocks []spanBlock
 	cur    int    // the block in buf, -1 none
 	buf    []span // block cur's intervals
@@ -205,17 +228,17 @@ func (d *spanDisk) restart(t int64, active *[]span) int {
 	// A block after b may start at t too: b's checkpoint still holds what
 	// earlier blocks have open at t (their starts are <= t).
 	*active = append(*active, d.blocks[b].open...)
-	return b * spillBlock
+	return b * d.block
 }
 
 // at returns interval i (0 <= i < n), reading its block when needed; on a
 // read error it returns an interval starting at +inf (the sweep stops) and
 // keeps the error for Linker.SpillErr.
 func (d *spanDisk) at(i int) span {
-	b := i / spillBlock
+	b := i / d.block
 	if b != d.cur {
 		var err error
-		d.buf, err = d.sp.Read(d.base+int64(b*spillBlock), spillBlock, d.buf)
+		d.buf, err = d.sp.Read(d.base+int64(b*d.block), d.block, d.buf)
 		if err != nil {
 			d.cur = -1
 			if *d.err == nil {
@@ -225,13 +248,5 @@ func (d *spanDisk) at(i int) span {
 		}
 		d.cur = b
 	}
-	return d.buf[i-b*spillBlock]
-}
-
-// SetSpillBlock sets the number of intervals per block of a spilled thread
-// (default 8192; at least 1) and returns the old value. For tests; not
-// safe while a trace is linked.
-func SetSpillBlock(n int) (old int) {
-	old, spillBlock = spillBlock, max(n, 1)
-	return old
+	return d.buf[i-b*d.block]
 }

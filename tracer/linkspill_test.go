@@ -4,8 +4,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"github.com/rlktop/rlktop/internal/extsort"
 )
 
 // TestSpilledWindowLinksAsLink: a long window linked with its intervals
@@ -16,10 +14,6 @@ import (
 // across many blocks), a step thread, and launches read in shuffled
 // time-ordered runs (as CUPTI buffers come), each followed by its kernel.
 func TestSpilledWindowLinksAsLink(t *testing.T) {
-	oldRun, oldBlock := extsort.RunRecs, SetSpillBlock(7)
-	extsort.RunRecs = 50
-	defer func() { extsort.RunRecs = oldRun; SetSpillBlock(oldBlock) }()
-
 	r := rand.New(rand.NewPCG(3, 4))
 	tr := NewTrace("test", "")
 	s := tr.Strings.Intern
@@ -77,7 +71,7 @@ func TestSpilledWindowLinksAsLink(t *testing.T) {
 	tr.Events = slices.Clone(evs)
 	tr.Link()
 
-	w := NewCaptureLinker()
+	w := NewCaptureLinker(SpillSizes{RunRecs: 50, Block: 7})
 	w.Begin()
 	got := map[uint64]CtxID{}
 	for i := range evs {
@@ -91,17 +85,20 @@ func TestSpilledWindowLinksAsLink(t *testing.T) {
 			got[e.Corr] = ctx
 		}
 	}
-	spilled := 0
+	spilled, oneBlock := 0, 0
 	for _, th := range w.l.threads {
 		if th.disk != nil {
 			spilled++
+			if len(th.disk.blocks) < 2 {
+				oneBlock++
+			}
 		}
 	}
 	if err := w.End(); err != nil {
 		t.Fatal(err)
 	}
-	if spilled != 2 {
-		t.Fatalf("%d threads spilled, want 2", spilled)
+	if spilled != 2 || oneBlock > 0 {
+		t.Fatalf("%d threads spilled (%d in one block), want 2 in blocks of 7", spilled, oneBlock)
 	}
 	n := 0
 	for _, e := range tr.Events {

@@ -52,11 +52,13 @@ type CaptureLinker struct {
 	// with (checked by Finish).
 	stepTIDs map[int32]int32
 	inc      incWindow // the window being linked incrementally (Begin)
+	spill    SpillSizes
 }
 
-// NewCaptureLinker returns a CaptureLinker with no window linked.
-func NewCaptureLinker() *CaptureLinker {
-	return &CaptureLinker{l: NewLinker(), prevEnd: math.MinInt64, stepTIDs: map[int32]int32{}}
+// NewCaptureLinker returns a CaptureLinker with no window linked; a long
+// window (Begin) keeps its intervals on disk with spill's sizes.
+func NewCaptureLinker(spill SpillSizes) *CaptureLinker {
+	return &CaptureLinker{l: NewLinker(), prevEnd: math.MinInt64, stepTIDs: map[int32]int32{}, spill: spill}
 }
 
 // SetStrings gives the linker the trace's names (Linker.SetStrings), for
@@ -178,7 +180,7 @@ type incWindow struct {
 
 // Begin starts a window linked incrementally (Add, Op, Unlaunched, End).
 func (w *CaptureLinker) Begin() {
-	w.l.SpillIntervals()
+	w.l.SpillIntervals(w.spill)
 	w.l.ResetContexts()
 	inc := &w.inc
 	inc.launch.reset()
@@ -270,7 +272,7 @@ func (w *CaptureLinker) End() error {
 // launchIDs maps the correlation ids of a window's launch calls to their
 // contexts in about 12 bytes an id: the newest ids in a map of up to
 // launchRecent, the others in sorted runs (ids []uint64, contexts
-// []CtxID) merged as they grow; a run of launchDiskMin ids or more goes
+// []CtxID) merged as they grow; a run of diskMin ids or more goes
 // to a temporary file (diskRun), so a long window's ids are not held.
 // Lookups look in the map, then binary-search each run (a few), reading
 // one block of a disk run whose id range holds the id. Any order of ids
@@ -282,6 +284,9 @@ type launchIDs struct {
 	runs   []idRun // sorted, larger first
 	disk   []*diskRun
 	err    error // writing or reading a disk run
+	// diskMin: a run of this many ids or more goes to disk (0:
+	// launchDiskMin; tests set fewer to take few ids there).
+	diskMin int
 }
 
 type idRun struct {
@@ -291,9 +296,9 @@ type idRun struct {
 
 const launchRecent = 1 << 14
 
-// launchDiskMin: a run of this many ids or more goes to disk. A variable
-// for tests.
-var launchDiskMin = 1 << 18
+// launchDiskMin: a run of this many ids or more goes to disk
+// (launchIDs.diskMin).
+const launchDiskMin = 1 << 18
 
 func (m *launchIDs) reset() {
 	for _, d := range m.disk {
@@ -345,8 +350,8 @@ func (m *launchIDs) put(id uint64, ctx ctxKey) {
 	clear(m.recent)
 	m.runs = append(m.runs, r)
 	// Merge the two newest runs while the newer is at least half the
-	// older (a few runs of geometric sizes); a run grown to launchDiskMin
-	// goes to disk.
+	// older (a few runs of geometric sizes); a run grown to diskMin goes
+	// to disk.
 	for n := len(m.runs); n >= 2; n = len(m.runs) {
 		a, b := &m.runs[n-2], &m.runs[n-1]
 		if 2*len(b.ids) < len(a.ids) {
@@ -355,7 +360,11 @@ func (m *launchIDs) put(id uint64, ctx ctxKey) {
 		m.runs[n-2] = mergeRuns(a, b)
 		m.runs = m.runs[:n-1]
 	}
-	if n := len(m.runs); len(m.runs[n-1].ids) >= launchDiskMin {
+	diskMin := m.diskMin
+	if diskMin <= 0 {
+		diskMin = launchDiskMin
+	}
+	if n := len(m.runs); len(m.runs[n-1].ids) >= diskMin {
 		d, err := newDiskRun(&m.runs[n-1])
 		if err != nil {
 			if m.err == nil {

@@ -11,16 +11,16 @@ import (
 // their contexts; ids never put are not, below, between and above them;
 // nothing is found after reset.
 func TestLaunchIDs(t *testing.T) {
-	old := launchDiskMin
-	defer func() { launchDiskMin = old }()
-	for _, diskMin := range []int{old, 2 * launchRecent} {
-		launchDiskMin = diskMin
-		testLaunchIDs(t, diskMin < old)
+	for _, diskMin := range []int{0, 2 * launchRecent} {
+		testLaunchIDs(t, diskMin)
 	}
 }
 
-func testLaunchIDs(t *testing.T, disk bool) {
-	var m launchIDs
+// testLaunchIDs is TestLaunchIDs with runs of diskMin ids going to disk
+// (0: launchDiskMin, none here).
+func testLaunchIDs(t *testing.T, diskMin int) {
+	disk := diskMin > 0
+	m := launchIDs{diskMin: diskMin}
 	want := map[uint64]ctxKey{}
 	const n = 5*launchRecent + 77
 	for i := uint64(0); i < n; i++ {

@@ -169,7 +169,11 @@ func applyLimitFlags(c *cobra.Command) error {
 
 // version is the module version and VCS revision rlktop was built from
 // ("(devel) 1a2b3c4d5e6f, modified" for a work tree build).
-func version() string {
+func version() string { return versionStamped(revision) }
+
+// versionStamped is version with stamped as the revision -ldflags set
+// (used when Go stamped none).
+func versionStamped(stamped string) string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "(unknown version: built without module information)"
@@ -189,8 +193,8 @@ func version() string {
 	if len(rev) > 12 {
 		rev = rev[:12]
 	}
-	if rev == "" && revision != "" {
-		rev, dirty = revision, ""
+	if rev == "" && stamped != "" {
+		rev, dirty = stamped, ""
 	}
 	if rev != "" {
 		v += " " + rev + dirty

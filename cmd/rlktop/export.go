@@ -266,7 +266,7 @@ func exportParquetStream(errw io.Writer, ins []string, out, stepsOut string, lo 
 		so.NoShapes = true // GPU op rows carry no modelled work
 		streamErr = load.Stream(ins, so, func(i int, win *tracefile.Capture) error {
 			if win.Index == 0 && win.Part == 0 {
-				ss, rank = attrib.NewSourceStream(rules), win.Rank
+				ss, rank = attrib.NewSourceStream(rules, lo.Spill), win.Rank
 				ow.Source(i, ins[i], rank)
 			}
 			ss.AddPart(win.Events, win.Strings, win.Contexts, win.Part == 0, win.Last, win.After+1)

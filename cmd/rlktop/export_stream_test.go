@@ -31,12 +31,13 @@ func parquetBothWays(t *testing.T, wantStream bool, paths ...string) {
 		t.Fatalf("%v: whole-file export: %v\n%s", paths, err, errw.String())
 	}
 	for _, parts := range []bool{false, true} {
+		lo := load.Options{ReadWhole: readWholeSaid(&errw)}
 		if parts {
-			defer tracefile.SetPartWindow(tracefile.SetPartWindow(0))
+			lo.PartWindow = -1 // every window read in parts
 		}
 		ops, steps := filepath.Join(dir, fmt.Sprint("s", parts, ".parquet")), filepath.Join(dir, fmt.Sprint("s", parts, ".steps.parquet"))
 		errw.Reset()
-		ok, err := exportParquetStream(&errw, paths, ops, steps, load.Options{ReadWhole: readWholeSaid(&errw)})
+		ok, err := exportParquetStream(&errw, paths, ops, steps, lo)
 		if err != nil {
 			t.Fatalf("%v: streamed export: %v\n%s", paths, err, errw.String())
 		}

@@ -20,12 +20,19 @@ func init() { rootCmd.AddCommand(newReportCmd()) }
 
 // newReportCmd builds `rlktop report` (a fresh command per call, so tests
 // need not touch rootCmd).
-func newReportCmd() *cobra.Command {
+func newReportCmd() *cobra.Command { return newReportCmdWith(load.Options{}) }
+
+// newReportCmdWith is newReportCmd loading with base, in which the flags
+// then set what they set: tests pass the sizes no flag offers
+// (load.Options.PartWindow, Spill) to take small traces through a long
+// window's path, as an argument rather than a hidden flag or a package
+// variable.
+func newReportCmdWith(base load.Options) *cobra.Command {
 	var opts report.Options
 	var rulesPath, findingsPath string
 	var meta bool
 	var wf workFlags
-	var lo load.Options
+	lo := base
 	cmd := &cobra.Command{
 		Use:   "report FILE...",
 		Short: "print kernel, category, stage or step tables of trace files",

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rlktop/rlktop/internal/extsort"
 	"github.com/rlktop/rlktop/internal/testutil"
 	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/load"
@@ -31,13 +30,14 @@ func reportBothWays(t *testing.T, paths ...string) (windows int, refused error) 
 type streamStats struct{ windows, parts int }
 
 // streamCounts reports paths window by window whatever their size, with
-// shapes ignored, and returns what the stream was handed and why it was
-// refused (nil: streamed); a file the stream did not take for another
-// reason (not Kineto, damaged) counts as refused too.
-func streamCounts(t *testing.T, paths []string) (streamStats, error) {
+// shapes ignored and lo's sizes, and returns what the stream was handed
+// and why it was refused (nil: streamed); a file the stream did not take
+// for another reason (not Kineto, damaged) counts as refused too.
+func streamCounts(t *testing.T, paths []string, lo load.Options) (streamStats, error) {
 	t.Helper()
 	var refused error
-	r, err := load.Report(paths, load.Options{NoShapes: true, StreamMinBytes: 1, ReadWhole: func(e error) { refused = e }})
+	lo.NoShapes, lo.StreamMinBytes, lo.ReadWhole = true, 1, func(e error) { refused = e }
+	r, err := load.Report(paths, lo)
 	if err != nil {
 		t.Fatalf("%v: %v", paths, err)
 	}
@@ -50,7 +50,7 @@ func streamCounts(t *testing.T, paths []string) (streamStats, error) {
 // reportBothWaysParts is reportBothWays, returning the windows and the
 // parts they came in. The streamed report is made twice, with windows held
 // whole up to the default size and with every window read in parts
-// (tracefile.SetPartWindow(0)), the latter twice (what a long window sorts
+// (load.Options.PartWindow -1), the latter twice (what a long window sorts
 // on disk in memory, then in many runs); all must equal the whole-trace
 // one, and the counts are the second's.
 func reportBothWaysParts(t *testing.T, paths ...string) (n streamStats, refused error) {
@@ -62,19 +62,17 @@ func reportBothWaysParts(t *testing.T, paths ...string) (n streamStats, refused 
 	// work needs the whole window): the parts are compared without them.
 	whole = reportJSON(t, append([]string{"--no-shapes", "--stream-min-bytes", "-1"}, paths...)...)
 	noShapes := append([]string{"--no-shapes", "--stream-min-bytes", "1"}, paths...)
-	held, errHeld := streamCounts(t, paths)
-	defer tracefile.SetPartWindow(tracefile.SetPartWindow(0))
-	streamed = reportJSON(t, noShapes...)
+	held, errHeld := streamCounts(t, paths, load.Options{})
+	parts := load.Options{PartWindow: -1}
+	streamed = reportJSONWith(t, parts, noShapes...)
 	sameReport(t, paths, whole, streamed, "windows read in parts")
 	// And with what a long window keeps on disk (intervals, nesting
 	// records, op intervals for busy time) sorted in many small runs.
-	oldRun, oldBlock := extsort.RunRecs, tracer.SetSpillBlock(61)
-	extsort.RunRecs = 997
-	streamed = reportJSON(t, noShapes...)
-	extsort.RunRecs = oldRun
-	tracer.SetSpillBlock(oldBlock)
+	spilled := parts
+	spilled.Spill = tracer.SpillSizes{RunRecs: 997, Block: 61}
+	streamed = reportJSONWith(t, spilled, noShapes...)
 	sameReport(t, paths, whole, streamed, "windows read in parts, sorted on disk")
-	n, err := streamCounts(t, paths)
+	n, err := streamCounts(t, paths, parts)
 	if (err == nil) != (errHeld == nil) || (err == nil && held.windows != n.windows) {
 		t.Errorf("%v: held whole %d windows (refused: %v), in parts %d windows (refused: %v)", paths, held.windows, errHeld, n.windows, err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rlktop/rlktop/internal/testutil"
 	"github.com/rlktop/rlktop/report"
+	"github.com/rlktop/rlktop/tracer/load"
 )
 
 func runReport(t *testing.T, args ...string) (string, error) {
@@ -37,7 +38,14 @@ func runCommand(cmd *cobra.Command, args ...string) (string, error) {
 // stdout alone (warnings go to stderr, shown only when it fails).
 func reportJSON(t *testing.T, files ...string) []byte {
 	t.Helper()
-	cmd := newReportCmd()
+	return reportJSONWith(t, load.Options{}, files...)
+}
+
+// reportJSONWith is reportJSON loading with lo under the flags
+// (newReportCmdWith).
+func reportJSONWith(t *testing.T, lo load.Options, files ...string) []byte {
+	t.Helper()
+	cmd := newReportCmdWith(lo)
 	var out, errOut bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)

@@ -4,10 +4,10 @@
 // window would otherwise hold every operator interval at once (tracer's
 // long-window linker, tracefile's nesting check).
 //
-// Memory is one run's records (RunRecs) while adding, and a read buffer per
-// run (32 KiB) while merging; a sort that fits one run never touches disk.
-// The temporary file is unlinked when created (Linux), so a killed process
-// leaves nothing behind.
+// Memory is one run's records (New's runRecs) while adding, and a read
+// buffer per run (32 KiB) while merging; a sort that fits one run never
+// touches disk. The temporary file is unlinked when created (Linux), so a
+// killed process leaves nothing behind.
 //
 // Why not a library: the maintained Go external sorts (lanrat/extsort)
 // encode each record through an interface and merge through channels and
@@ -36,9 +36,9 @@ type Codec[T any] struct {
 	Stable bool
 }
 
-// RunRecs is the number of records a Sorter holds before it writes a run
-// (default 1<<17). A variable for tests.
-var RunRecs = 1 << 17
+// DefaultRunRecs is the number of records a Sorter holds before it writes
+// a run, unless New is given another.
+const DefaultRunRecs = 1 << 17
 
 // readBuf is the read buffer of each run while merging, bytes.
 const readBuf = 32 << 10
@@ -47,6 +47,7 @@ const readBuf = 32 << 10
 // use. The zero value is not usable: see New.
 type Sorter[T any] struct {
 	c    Codec[T]
+	run  int // records held before a run is written
 	buf  []T
 	f    *os.File
 	off  int64
@@ -59,9 +60,16 @@ type Sorter[T any] struct {
 
 type run struct{ off, n int64 }
 
-// New returns an empty Sorter of records described by c.
-func New[T any](c Codec[T]) *Sorter[T] {
-	return &Sorter[T]{c: c, rec: make([]byte, c.Size)}
+// New returns an empty Sorter of records described by c that holds
+// runRecs records in memory before it writes them as a run (0 or less:
+// DefaultRunRecs). The output does not depend on runRecs (beyond the
+// order of ties without Stable): tests pass a few to take small inputs
+// through the runs on disk and their merge.
+func New[T any](c Codec[T], runRecs int) *Sorter[T] {
+	if runRecs <= 0 {
+		runRecs = DefaultRunRecs
+	}
+	return &Sorter[T]{c: c, run: runRecs, rec: make([]byte, c.Size)}
 }
 
 // Len returns the number of records added.
@@ -78,7 +86,7 @@ func (s *Sorter[T]) Add(x T) error {
 	}
 	s.n++
 	s.buf = append(s.buf, x)
-	if len(s.buf) >= max(RunRecs, 1) {
+	if len(s.buf) >= s.run {
 		s.err = s.spill()
 	}
 	return s.err

@@ -30,13 +30,10 @@ var codec = Codec[rec]{
 // standard library's stable sort orders them (equal keys in Add order),
 // for one run in memory and for many runs.
 func TestSorterStable(t *testing.T) {
-	old := RunRecs
-	defer func() { RunRecs = old }()
 	for _, runRecs := range []int{1 << 20, 1000, 7, 1} {
-		RunRecs = runRecs
 		r := rand.New(rand.NewPCG(1, 2))
 		var in []rec
-		s := New(codec)
+		s := New(codec, runRecs)
 		for i := range 10_000 {
 			x := rec{r.Int64N(500) - 250, uint32(i)}
 			in = append(in, x)
@@ -45,7 +42,7 @@ func TestSorterStable(t *testing.T) {
 			}
 		}
 		if got, want := s.Spilled(), runRecs < len(in); got != want {
-			t.Errorf("RunRecs %d: spilled %v, want %v", runRecs, got, want)
+			t.Errorf("runRecs %d: spilled %v, want %v", runRecs, got, want)
 		}
 		want := slices.Clone(in)
 		slices.SortStableFunc(want, codec.Cmp)
@@ -54,10 +51,10 @@ func TestSorterStable(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !slices.Equal(got, want) {
-			t.Fatalf("RunRecs %d: %d records out, differ from the stable sort (first out %v, want %v)", runRecs, len(got), got[:3], want[:3])
+			t.Fatalf("runRecs %d: %d records out, differ from the stable sort (first out %v, want %v)", runRecs, len(got), got[:3], want[:3])
 		}
 		// Not stable: the same keys in order, every record once.
-		u := New(Codec[rec]{Size: codec.Size, Put: codec.Put, Get: codec.Get, Cmp: codec.Cmp})
+		u := New(Codec[rec]{Size: codec.Size, Put: codec.Put, Get: codec.Get, Cmp: codec.Cmp}, runRecs)
 		for _, x := range in {
 			u.Add(x)
 		}
@@ -67,17 +64,14 @@ func TestSorterStable(t *testing.T) {
 		}
 		bySeq := func(a, b rec) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.seq, b.seq)) }
 		if !slices.IsSortedFunc(ugot, codec.Cmp) || !slices.Equal(slices.SortedFunc(slices.Values(ugot), bySeq), slices.SortedFunc(slices.Values(in), bySeq)) {
-			t.Fatalf("RunRecs %d: the unstable sort lost or misordered records", runRecs)
+			t.Fatalf("runRecs %d: the unstable sort lost or misordered records", runRecs)
 		}
 	}
 }
 
 // TestSorterStop: Each stops when fn says so.
 func TestSorterStop(t *testing.T) {
-	old := RunRecs
-	defer func() { RunRecs = old }()
-	RunRecs = 10
-	s := New(codec)
+	s := New(codec, 10)
 	for i := range 100 {
 		s.Add(rec{int64(100 - i), uint32(i)})
 	}

@@ -75,6 +75,7 @@ type Aggregator struct {
 	// SpillDurations: every duration goes to durSpill (row index in
 	// spillRows, ns) instead of its row.
 	durSpill  *extsort.Sorter[rowDur]
+	durRun    int // durSpill's records a run (extsort.New)
 	spillRows []*rowAcc
 	// Modelled work (work.go): set once a source carries it; then per
 	// category and stage id, and the unmodelled time by operator.
@@ -105,11 +106,14 @@ var rowDurCodec = extsort.Codec[rowDur]{
 
 // SpillDurations makes the Aggregator keep the durations of GPU ops added
 // from now on (for exact p50 and p99) in an external sort (internal/extsort:
-// 2^17 in memory, the rest in a temporary file, 12 bytes each) instead of
-// 8 bytes each in memory; the first Snapshot consumes them, so call
-// Snapshot once, after every event (file reports: SourceStream). Call it
-// before adding events.
-func (a *Aggregator) SpillDurations() { a.durSpill = extsort.New(rowDurCodec) }
+// runRecs in memory, 0 for extsort.DefaultRunRecs = 2^17, the rest in a
+// temporary file, 12 bytes each) instead of 8 bytes each in memory; the
+// first Snapshot consumes them, so call Snapshot once, after every event
+// (file reports: SourceStream). Call it before adding events.
+func (a *Aggregator) SpillDurations(runRecs int) {
+	a.durRun = runRecs
+	a.durSpill = extsort.New(rowDurCodec, runRecs)
+}
 
 // spillDur adds duration d of row r to durSpill.
 func (a *Aggregator) spillDur(r *rowAcc, d int64) {
@@ -150,7 +154,7 @@ func (a *Aggregator) spilledPercentiles() {
 	if err != nil {
 		a.warnings = append(a.warnings, "kernel duration percentiles: "+err.Error())
 	}
-	a.durSpill = extsort.New(rowDurCodec)
+	a.durSpill = extsort.New(rowDurCodec, a.durRun)
 }
 
 // DeferBusy(true) makes AddEvents leave GPU ops out of the devices' busy

@@ -37,10 +37,11 @@ import (
 // traces must have GPU work (tracefile.OpenStream refuses others). Not
 // safe for concurrent use: feed the sources in input order.
 type SourceStream struct {
-	agg   *Aggregator
-	rules *Rules
-	done  []*streamSource
-	cur   *streamSource
+	agg     *Aggregator
+	rules   *Rules
+	runRecs int // tracer.SpillSizes.RunRecs of the long windows' sorts
+	done    []*streamSource
+	cur     *streamSource
 }
 
 // streamSource is one source's running scan (scanSource's numbers).
@@ -101,11 +102,12 @@ var opIvalCodec = extsort.Codec[opIval]{
 type stepWin struct{ s, e, n int64 }
 
 // NewSourceStream returns an empty stream classifying with rules (nil:
-// DefaultRules).
-func NewSourceStream(rules *Rules) *SourceStream {
+// DefaultRules) whose external sorts (durations, a long window's op
+// intervals) hold spill.RunRecs records a run.
+func NewSourceStream(rules *Rules, spill tracer.SpillSizes) *SourceStream {
 	a := NewAggregator(rules)
-	a.SpillDurations()
-	return &SourceStream{agg: a, rules: a.Rules()}
+	a.SpillDurations(spill.RunRecs)
+	return &SourceStream{agg: a, rules: a.Rules(), runRecs: spill.RunRecs}
 }
 
 func (s *SourceStream) source() *streamSource {
@@ -152,7 +154,7 @@ func (s *SourceStream) AddPart(evs []tracer.Event, strs *tracer.Strings, ctxs []
 		if !last {
 			// A long window: its ops come out of time order (CUPTI
 			// buffers); their intervals are sorted on disk.
-			src.long = extsort.New(opIvalCodec)
+			src.long = extsort.New(opIvalCodec, s.runRecs)
 		}
 	}
 	s.agg.DeferBusy(src.long != nil)

@@ -49,6 +49,13 @@ type Options struct {
 	// the file); never for other formats or damaged files, whose reading
 	// whole says what it finds.
 	ReadWhole func(reason error)
+	// PartWindow is the number of events past which a streamed window is
+	// read in parts (tracefile.Options.PartWindow; 0: the default).
+	PartWindow int
+	// Spill sizes what a window read in parts sorts and keeps on disk
+	// (tracefile.Options.Spill, and the report's sorts of its op
+	// intervals and durations; zero: the defaults).
+	Spill tracer.SpillSizes
 }
 
 func (o Options) rules() *attrib.Rules {
@@ -59,7 +66,7 @@ func (o Options) rules() *attrib.Rules {
 }
 
 func (o Options) file() tracefile.Options {
-	return tracefile.Options{OpModel: o.OpModel, NoShapes: o.NoShapes}
+	return tracefile.Options{OpModel: o.OpModel, NoShapes: o.NoShapes, PartWindow: o.PartWindow, Spill: o.Spill}
 }
 
 // Files is what Read returns for a list of paths.

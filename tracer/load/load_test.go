@@ -79,8 +79,7 @@ func TestStreamMemoryInOnePass(t *testing.T) {
 		}
 	}
 	check(Options{StreamMinBytes: 1}, 0)
-	defer tracefile.SetPartWindow(tracefile.SetPartWindow(0))
-	check(Options{StreamMinBytes: 1, NoShapes: true}, 1)
+	check(Options{StreamMinBytes: 1, NoShapes: true, PartWindow: -1}, 1)
 }
 
 // TestCutGzipIsDamageOnly: a .gz cut part way (the H100 trace's first

@@ -61,7 +61,7 @@ func outputs(ts []*tracer.Trace) []attrib.OutputRow {
 
 // streamReport is Report window by window: one source per path, in order.
 func streamReport(paths []string, opts Options) (Result, error) {
-	ss := attrib.NewSourceStream(opts.rules())
+	ss := attrib.NewSourceStream(opts.rules(), opts.Spill)
 	r := Result{Files: Files{Streamed: true}}
 	mem := make([]streamMem, len(paths))
 	err := Stream(paths, opts, func(i int, w *tracefile.Capture) error {

@@ -145,7 +145,7 @@ func (d *kdec) addCall(e *tracer.Event) {
 
 // streamWork is a streamed trace's operator calls: each window's own
 // (Event.Call IDs restart per window, as contexts do), linked and
-// modelled with the window; a window read in parts (past partWindow
+// modelled with the window; a window read in parts (past PartWindow
 // events) with recorded shapes is not streamed, so that every report of
 // the file carries the same modelled work.
 type streamWork struct {
@@ -180,7 +180,7 @@ func (w *streamWork) refuseParts(ks *kstream, d *kdec) bool {
 	if len(w.calls) < 2 {
 		return false
 	}
-	ks.fail(fmt.Errorf("%s: a torch.profiler window of more than %d events with recorded shapes (modelled work is computed on whole windows): %w", d.path, partWindow, ErrNotStreamable))
+	ks.fail(fmt.Errorf("%s: a torch.profiler window of more than %d events with recorded shapes (modelled work is computed on whole windows): %w", d.path, ks.partWindow, ErrNotStreamable))
 	return true
 }
 

@@ -108,15 +108,12 @@ func TestTraceLensPerfModel(t *testing.T) {
 // a long window with recorded shapes is not streamed, and the caller
 // reads it whole; without shapes (NoShapes) it streams.
 func TestStreamRefusesLongWindowWithShapes(t *testing.T) {
-	old := partWindow
-	partWindow = 1000
-	defer func() { partWindow = old }()
 	p := filepath.Join(testutil.SharedTraces(t), "kineto", "tracelens_h100_qwen15_sdpa_flash.json.gz")
-	_, err := OpenStream(p, Options{}, func(*Capture) error { return nil })
+	_, err := OpenStream(p, Options{PartWindow: 1000}, func(*Capture) error { return nil })
 	if err == nil || !errors.Is(err, ErrNotStreamable) {
 		t.Fatalf("long window with shapes: %v, want ErrNotStreamable", err)
 	}
-	if _, err := OpenStream(p, Options{NoShapes: true}, func(*Capture) error { return nil }); err != nil {
+	if _, err := OpenStream(p, Options{NoShapes: true, PartWindow: 1000}, func(*Capture) error { return nil }); err != nil {
 		t.Fatalf("long window without shapes: %v", err)
 	}
 }

@@ -21,7 +21,7 @@ import (
 // the window's events are then cut into steps, linked
 // (tracer.CaptureLinker), handed to the caller and dropped. Memory is one
 // window's events (64 bytes each) and its linking state, plus the trace's
-// steps: flat as a file of many windows grows. A window past partWindow
+// steps: flat as a file of many windows grows. A window past PartWindow
 // events (a file that is one long torch.profiler window) is not held: it
 // is linked while it is read (tracer.CaptureLinker Begin/Add/Op/End) and
 // handed out in parts (Window.Part, Window.Last): its steps, then its GPU
@@ -53,7 +53,7 @@ var ErrOtherFormat = errors.New("not Kineto JSON")
 
 // Capture is one window of a streamed trace, or one part of it: its events
 // in file order, steps cut and GPU ops linked. A window of up to
-// partWindow events comes whole (Part 0, Last) with every event; a longer
+// Options.PartWindow events comes whole (Part 0, Last) with every event; a longer
 // one comes in parts 0, 1, … (the last has Last set) that hold only its
 // steps (all in part 0, before any GPU op) and its GPU ops (kernel, memcpy,
 // memset). Contexts indexes Event.Ctx: each window's (and each part's)
@@ -111,7 +111,8 @@ func OpenStream(path string, opts Options, fn func(w *Capture) error) (*tracer.T
 		return nil, err
 	}
 	defer f.Close()
-	ks := &kstream{fn: fn, link: tracer.NewCaptureLinker()}
+	ks := &kstream{fn: fn, link: tracer.NewCaptureLinker(opts.Spill), partWindow: opts.partWindow()}
+	ks.inc.nest.runRecs = opts.Spill.RunRecs
 	ks.work.model = opts.OpModel
 	opts.stream = ks
 	t, err := Read(f, path, size, opts)
@@ -165,10 +166,11 @@ type kstream struct {
 	nestN        int
 	nestA, nestB tracer.Event // the first partly overlapping pair
 
-	inc  incStream       // the window read in parts, past partWindow events
-	work streamWork      // the window's operator calls (kineto_shapes.go)
-	strs *tracer.Strings // the trace's
-	t    *tracer.Trace   // the trace being read (its header: Rank)
+	partWindow int             // Options.PartWindow, resolved
+	inc        incStream       // the window read in parts, past partWindow events
+	work       streamWork      // the window's operator calls (kineto_shapes.go)
+	strs       *tracer.Strings // the trace's
+	t          *tracer.Trace   // the trace being read (its header: Rank)
 }
 
 func (ks *kstream) fail(err error) {
@@ -218,15 +220,27 @@ func (ks *kstream) add(d *kdec, e tracer.Event, fromPid bool) {
 		ks.grow()
 	}
 	ks.cur = append(ks.cur, e)
-	if ks.n > partWindow {
+	if ks.n > ks.partWindow {
 		ks.toParts(d)
 	}
 }
 
-// partWindow: a window past this many events (18 MiB of events) is not
-// held: what was read of it is linked as a window read in parts, and so
-// is the rest as it comes.
-var partWindow = 1 << 18 // a variable for tests
+// DefaultPartWindow: a window past this many events (18 MiB of events)
+// is not held: what was read of it is linked as a window read in parts,
+// and so is the rest as it comes (Options.PartWindow replaces it).
+const DefaultPartWindow = 1 << 18
+
+// partWindow returns the number of events past which a window is read in
+// parts (Options.PartWindow).
+func (o Options) partWindow() int {
+	switch {
+	case o.PartWindow == 0:
+		return DefaultPartWindow
+	case o.PartWindow < 0:
+		return 0
+	}
+	return o.PartWindow
+}
 
 // partEvents is the most events a part of a window holds.
 const partEvents = 4096

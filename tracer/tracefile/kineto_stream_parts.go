@@ -9,9 +9,10 @@ import (
 	"github.com/rlktop/rlktop/tracer"
 )
 
-// A Kineto window read in parts (kstream past partWindow events): linked
-// while it is read, handed out as its steps and then its GPU ops, never
-// held whole. See Window and the comment at the top of kineto_stream.go.
+// A Kineto window read in parts (kstream past Options.PartWindow events):
+// linked while it is read, handed out as its steps and then its GPU ops,
+// never held whole. See Window and the comment at the top of
+// kineto_stream.go.
 
 // incStream is the state of the window read in parts.
 type incStream struct {
@@ -206,10 +207,12 @@ func (ks *kstream) incEnd(d *kdec) {
 // nestRecs keeps, for nestingScan's check of a window read in parts, one
 // record per interval event of a CPU thread (what nestingScan looks at):
 // its thread, start, end, name and index in file order, in an external
-// sort (internal/extsort: a run of 2^17 records in memory, the rest on
-// disk), so that a long window's check holds no record per event.
+// sort (internal/extsort: a run of runRecs records in memory, 2^17 by
+// default, the rest on disk), so that a long window's check holds no
+// record per event.
 type nestRecs struct {
 	sort    *extsort.Sorter[nestRec]
+	runRecs int // Options.Spill.RunRecs
 	n       uint32
 	threads map[[2]int32]uint32
 	keys    [][2]int32 // by thread index
@@ -280,7 +283,7 @@ func (r *nestRecs) add(e *tracer.Event) {
 		r.lastKey, r.lastTh, r.hasLast = k, th, true
 	}
 	if r.sort == nil {
-		r.sort = extsort.New(nestCodec)
+		r.sort = extsort.New(nestCodec, r.runRecs)
 	}
 	r.sort.Add(nestRec{th: r.lastTh, name: uint32(e.Name), i: r.n, s: e.Start, e: e.End()})
 	r.n++
@@ -319,13 +322,4 @@ func (r *nestRecs) scan() (n int, a, b tracer.Event, err error) {
 		return tracer.Event{Name: tracer.StrID(x.name), Start: x.s, Dur: x.e - x.s, PID: k[0], TID: k[1]}
 	}
 	return n, ev(first[0]), ev(first[1]), nil
-}
-
-// SetPartWindow sets the number of events past which OpenStream reads a
-// window in parts instead of holding it (default 262,144; 0 reads every
-// window in parts) and returns the old value. For tests and measurements;
-// not safe while a stream is read.
-func SetPartWindow(events int) (old int) {
-	old, partWindow = partWindow, max(events, 0)
-	return old
 }

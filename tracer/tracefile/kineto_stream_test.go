@@ -131,17 +131,17 @@ func readAllMaybeGzip(t *testing.T, p string) []byte {
 	return b
 }
 
-// TestOpenStreamParts: a window past partWindow events is read in parts
+// TestOpenStreamParts: a window past PartWindow events is read in parts
 // (linked as it is read, never held): the parts hold Open's steps and GPU
 // ops in file order, each op with Open's launch context (by content), and
 // the trace Open's warnings (the nesting check too), step rule and steps.
-// partWindow 0 reads every window in parts (one-window copies, where GPU
+// PartWindow -1 reads every window in parts (one-window copies, where GPU
 // ops come before their launch and ops without a launch wait in the
 // queue, and copies of several windows); 4096 switches part way through a
 // window. It fails when the parts path is off (a whole window has its CPU
 // operators; parts have none).
 func TestOpenStreamParts(t *testing.T) {
-	testOpenStreamParts(t)
+	testOpenStreamParts(t, tracer.SpillSizes{})
 }
 
 // TestOpenStreamPartsSpilled is TestOpenStreamParts with the long
@@ -149,15 +149,23 @@ func TestOpenStreamParts(t *testing.T) {
 // and its nesting records sorted on disk: the same events, contexts and
 // warnings as Open's.
 func TestOpenStreamPartsSpilled(t *testing.T) {
-	oldRun, oldBlock := extsort.RunRecs, tracer.SetSpillBlock(13)
-	extsort.RunRecs = 97
-	defer func() { extsort.RunRecs = oldRun; tracer.SetSpillBlock(oldBlock) }()
-	testOpenStreamParts(t)
+	testOpenStreamParts(t, tracer.SpillSizes{RunRecs: 97, Block: 13})
 }
 
-func testOpenStreamParts(t *testing.T) {
-	old := partWindow
-	defer func() { partWindow = old }()
+// heldCPU counts the CPU operators of w: a capture held whole has its
+// window's, a part of a window read in parts has none.
+func heldCPU(w *Capture) int {
+	n := 0
+	for _, e := range w.Events {
+		if e.Kind == tracer.KindCPUOp {
+			n++
+		}
+	}
+	return n
+}
+
+// testOpenStreamParts is TestOpenStreamParts with spill's sizes.
+func testOpenStreamParts(t *testing.T, spill tracer.SpillSizes) {
 	dir := filepath.Join(testutil.SharedTraces(t), "kineto")
 	for _, c := range []struct {
 		name     string
@@ -166,15 +174,14 @@ func testOpenStreamParts(t *testing.T) {
 		windows  int
 		warnings bool // the trace has a nesting (or other) warning to compare
 	}{
-		{"hta_sampled_rank0.json.gz", true, 0, 1, false},
+		{"hta_sampled_rank0.json.gz", true, -1, 1, false},
 		{"hta_sampled_rank0.json.gz", true, 4096, 1, false},
-		{"hta_diff_test_v100.json.gz", true, 0, 1, false},
-		{"tracelens_h100_qwen15_sdpa_flash.json.gz", true, 0, 1, false},
-		{"tracelens_mi300_qwen15_aotriton.json.gz", false, 0, 3, false},
-		{"hta_ns_resolution_v100.json.gz", true, 0, 1, false},
-		{"hta_triton_example.json.gz", true, 0, 1, false},
+		{"hta_diff_test_v100.json.gz", true, -1, 1, false},
+		{"tracelens_h100_qwen15_sdpa_flash.json.gz", true, -1, 1, false},
+		{"tracelens_mi300_qwen15_aotriton.json.gz", false, -1, 3, false},
+		{"hta_ns_resolution_v100.json.gz", true, -1, 1, false},
+		{"hta_triton_example.json.gz", true, -1, 1, false},
 	} {
-		partWindow = c.at
 		raw := readAllMaybeGzip(t, filepath.Join(dir, c.name))
 		var buf bytes.Buffer
 		replicate := ReplicateKineto
@@ -202,7 +209,7 @@ func testOpenStreamParts(t *testing.T) {
 		var got []tracer.Event
 		var ctxs []tracer.Context
 		windows, parts, part, cpu, lastCtxs := 0, 0, 0, 0, 0
-		st, err := OpenStream(p, Options{NoShapes: true}, func(w *Capture) error {
+		st, err := OpenStream(p, Options{NoShapes: true, PartWindow: c.at, Spill: spill}, func(w *Capture) error {
 			if w.Index != windows || w.Part != part {
 				t.Errorf("%s: window %d part %d handed out as %d part %d", c.name, windows, part, w.Index, w.Part)
 			}
@@ -231,9 +238,9 @@ func testOpenStreamParts(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		if windows != c.windows || cpu > 0 {
-			t.Errorf("%s (partWindow %d): %d windows in %d parts with %d CPU operators, want %d windows read in parts", c.name, c.at, windows, parts, cpu, c.windows)
+			t.Errorf("%s (PartWindow %d): %d windows in %d parts with %d CPU operators, want %d windows read in parts", c.name, c.at, windows, parts, cpu, c.windows)
 		}
-		t.Logf("%s (partWindow %d): %d windows in %d parts", c.name, c.at, windows, parts)
+		t.Logf("%s (PartWindow %d): %d windows in %d parts", c.name, c.at, windows, parts)
 		// Each part's contexts are its own: the last of several holds
 		// fewer than the whole trace has.
 		if parts > windows && lastCtxs >= len(whole.Contexts) {
@@ -271,8 +278,6 @@ func testOpenStreamParts(t *testing.T) {
 // pushed); the runtime call [40, 60) nests in "a"; "d" [90, 150) ends after
 // "a" (2).
 func TestOpenStreamPartsNesting(t *testing.T) {
-	old := partWindow
-	defer func() { partWindow = old }()
 	const trace = `{"schemaVersion": 1, "traceEvents": [
   {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
   {"ph": "X", "cat": "cpu_op", "name": "c", "pid": 1, "tid": 1, "ts": 20, "dur": 100},
@@ -289,23 +294,20 @@ func TestOpenStreamPartsNesting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	partWindow = 0
-	parts := 0
-	st, err := OpenStream(p, Options{NoShapes: true}, func(w *Capture) error { parts++; return nil })
+	parts, cpu := 0, 0
+	st, err := OpenStream(p, Options{NoShapes: true, PartWindow: -1}, func(w *Capture) error { parts++; cpu += heldCPU(w); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `2 events partly overlap an enclosing event on the same thread instead of nesting (first: "b" [10000, 30000) ns and "c" [20000, 120000) ns on pid 1 tid 1)`
-	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], want) || !slices.Equal(st.Warnings, whole.Warnings) || parts != 1 {
-		t.Errorf("parts %d, warnings:\nstream %q\nopen   %q\nwant %q", parts, st.Warnings, whole.Warnings, want)
+	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], want) || !slices.Equal(st.Warnings, whole.Warnings) || parts != 1 || cpu > 0 {
+		t.Errorf("parts %d with %d CPU operators (want 1 part of a window read in parts: none), warnings:\nstream %q\nopen   %q\nwant %q", parts, cpu, st.Warnings, whole.Warnings, want)
 	}
 }
 
 // TestOpenStreamPartsRefusesLateCPU: an operator after the launches of a
 // window read in parts could hold a launch already linked: refused.
 func TestOpenStreamPartsRefusesLateCPU(t *testing.T) {
-	old := partWindow
-	defer func() { partWindow = old }()
 	const trace = `{"schemaVersion": 1, "traceEvents": [
   {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 40, "dur": 20, "args": {"correlation": 1}},
@@ -316,12 +318,11 @@ func TestOpenStreamPartsRefusesLateCPU(t *testing.T) {
 	if err := os.WriteFile(p, []byte(trace), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	partWindow = 0
-	_, err := OpenStream(p, Options{NoShapes: true}, func(w *Capture) error { return nil })
+	_, err := OpenStream(p, Options{NoShapes: true, PartWindow: -1}, func(w *Capture) error { return nil })
 	if !errors.Is(err, ErrNotStreamable) || !strings.Contains(err.Error(), "comes after launches or GPU ops") {
 		t.Errorf("got %v, want a refusal of the late operator", err)
 	}
-	partWindow = 1 << 18 // held whole: linked with the operator
+	// Held whole (DefaultPartWindow): linked with the operator.
 	if _, err := OpenStream(p, Options{NoShapes: true}, func(w *Capture) error { return nil }); err != nil {
 		t.Errorf("held whole: %v", err)
 	}
@@ -335,8 +336,6 @@ func TestOpenStreamPartsRefusesLateCPU(t *testing.T) {
 // partly overlaps it; thread 7 holds "over" [50, 150) µs, partly over
 // "outer", written last: 2 events, the first example thread 280's.
 func TestOpenStreamPartsNestingWide(t *testing.T) {
-	old := partWindow
-	defer func() { partWindow = old }()
 	var b strings.Builder
 	b.WriteString(`{"schemaVersion": 1, "traceEvents": [`)
 	ev := func(name string, tid, ts, dur int) {
@@ -359,15 +358,15 @@ func TestOpenStreamPartsNestingWide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	partWindow = 0
-	oldRun := extsort.RunRecs
-	defer func() { extsort.RunRecs = oldRun }()
 	// The records in memory, then sorted on disk in runs of 50.
-	for _, runRecs := range []int{oldRun, 50} {
-		extsort.RunRecs = runRecs
-		st, err := OpenStream(p, Options{NoShapes: true}, func(w *Capture) error { return nil })
+	for _, runRecs := range []int{extsort.DefaultRunRecs, 50} {
+		cpu := 0
+		st, err := OpenStream(p, Options{NoShapes: true, PartWindow: -1, Spill: tracer.SpillSizes{RunRecs: runRecs}}, func(w *Capture) error { cpu += heldCPU(w); return nil })
 		if err != nil {
 			t.Fatal(err)
+		}
+		if cpu > 0 {
+			t.Errorf("runs of %d: %d CPU operators handed out: the window was held whole, not read in parts", runRecs, cpu)
 		}
 		want := `2 events partly overlap an enclosing event on the same thread instead of nesting (first: "long" [1000000, 6001000000) ns and "late" [2000000, 7000000000) ns on pid 1 tid 1280)`
 		if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], want) || !slices.Equal(st.Warnings, whole.Warnings) {
@@ -381,8 +380,6 @@ func TestOpenStreamPartsNestingWide(t *testing.T) {
 // streamable (the caller reads the file whole) with a message naming
 // TMPDIR, not linked without them.
 func TestOpenStreamPartsNoTempDir(t *testing.T) {
-	old, oldRun := partWindow, extsort.RunRecs
-	defer func() { partWindow, extsort.RunRecs = old, oldRun }()
 	raw := readAllMaybeGzip(t, filepath.Join(testutil.SharedTraces(t), "kineto", "hta_diff_test_v100.json.gz"))
 	var buf bytes.Buffer
 	if _, err := ReplicateKinetoOneWindow(&buf, raw, 2); err != nil {
@@ -393,8 +390,7 @@ func TestOpenStreamPartsNoTempDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
-	partWindow, extsort.RunRecs = 0, 100
-	_, err := OpenStream(p, Options{NoShapes: true}, func(w *Capture) error { return nil })
+	_, err := OpenStream(p, Options{NoShapes: true, PartWindow: -1, Spill: tracer.SpillSizes{RunRecs: 100}}, func(w *Capture) error { return nil })
 	if !errors.Is(err, ErrNotStreamable) || !strings.Contains(err.Error(), "TMPDIR") {
 		t.Errorf("got %v, want a refusal naming TMPDIR", err)
 	}

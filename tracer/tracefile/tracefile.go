@@ -97,6 +97,15 @@ type Options struct {
 	// modelled work): a long torch.profiler window with shapes is then
 	// streamed (OpenStream) in parts like one without.
 	NoShapes bool
+	// PartWindow is the number of events past which OpenStream reads a
+	// window in parts instead of holding it (0: DefaultPartWindow;
+	// negative: every window is read in parts). The result is the same at
+	// any size: tests set it small to take small traces through the parts.
+	PartWindow int
+	// Spill sizes what a window read in parts sorts and keeps on disk
+	// (its intervals, its nesting records: tracer.SpillSizes; zero: the
+	// defaults).
+	Spill tracer.SpillSizes
 
 	stream *kstream   // OpenStream's: Kineto events go window by window
 	resync resyncMode // Open's further readings of a recording with damaged deflate data (resyncGzip)
