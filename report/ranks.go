@@ -261,10 +261,10 @@ func sourcesHeader(b *strings.Builder, s *attrib.Snapshot, prefix string) {
 			break
 		}
 		if live {
-			fmt.Fprintf(b, "%s  %s %s: %s, %d steps, run %s, traced %s\n", prefix, sourceKind(s), sourceLabel(s, r.Index), escape.Control(r.Name), r.Steps, Duration(r.RunNs), Duration(r.SpanNs))
+			fmt.Fprintf(b, "%s  %s %s: %s, %s, run %s, traced %s\n", prefix, sourceKind(s), sourceLabel(s, r.Index), escape.Control(r.Name), units.Plural(int64(r.Steps), "step"), Duration(r.RunNs), Duration(r.SpanNs))
 			continue
 		}
-		fmt.Fprintf(b, "%s  %s %s: %s, span %s, %d steps\n", prefix, sourceKind(s), sourceLabel(s, r.Index), escape.Control(r.Name), Duration(r.SpanNs), r.Steps)
+		fmt.Fprintf(b, "%s  %s %s: %s, span %s, %s\n", prefix, sourceKind(s), sourceLabel(s, r.Index), escape.Control(r.Name), Duration(r.SpanNs), units.Plural(int64(r.Steps), "step"))
 	}
 }
 

@@ -255,15 +255,15 @@ func outsideSteps(s *attrib.Snapshot) string {
 	if t.GPUTotalNs <= 0 || out*100 <= t.GPUTotalNs || outN <= 0 {
 		return ""
 	}
-	verb := "were"
+	verb := "were launched"
 	if outN == 1 {
-		verb = "was"
+		verb = "was launched"
 	}
-	what, did := "GPU op", "launched"
+	what := "GPU op"
 	if s.CPUOps() {
-		what, did = "CPU operator", "ran" // a trace without GPU work: its operators stand in
+		what, verb = "CPU operator", "ran" // a trace without GPU work: its operators stand in
 	}
-	return fmt.Sprintf("; %s (%s, %s of %s) %s %s outside every step", units.Plural(outN, what), Duration(out), units.Share(float64(out)/float64(t.GPUTotalNs)), s.TimeName(), verb, did)
+	return fmt.Sprintf("; %s (%s, %s of %s) %s outside every step", units.Plural(outN, what), Duration(out), units.Share(float64(out)/float64(t.GPUTotalNs)), s.TimeName(), verb)
 }
 
 // shareNote names the two denominators of the kernel table's share column

@@ -223,6 +223,11 @@ func stepsLine(b *strings.Builder, s *attrib.Snapshot, prefix string) {
 		return
 	}
 	fmt.Fprintf(b, "%ssteps: median %s per step", prefix, units.SI(fm, "FLOP"))
+	if all := len(s.Steps); n < all {
+		// A Python command's agent profiles some steps only: the median
+		// is over those, not the run.
+		fmt.Fprintf(b, " (over the %d of %d steps with kernels)", n, all)
+	}
 	if nm > 0 {
 		fmt.Fprintf(b, ", MFU %s", units.Share(mfu))
 		if s.SourcePeaks != nil {

@@ -36,6 +36,25 @@ func TestWorkHeaderSaysWorkOutsideSteps(t *testing.T) {
 	}
 }
 
+// A run of 10 steps of which the profiler traced 2 (a Python command's
+// agent): the per-step median says it is over those 2.
+func TestWorkHeaderSaysTracedSteps(t *testing.T) {
+	s := &attrib.Snapshot{}
+	s.Work = attrib.Work{Flops: 2e6, Bytes: 1e6, Ns: 1000}
+	for i := range 10 {
+		st := attrib.StepRow{Step: int64(i), DurNs: 1e6}
+		if i == 2 || i == 3 {
+			st.Work = attrib.Work{Flops: 1e6, Bytes: 10, Ns: 500}
+		}
+		s.Steps = append(s.Steps, st)
+	}
+	var b strings.Builder
+	stepsLine(&b, s, "")
+	if want := "steps: median 1.00 MFLOP per step (over the 2 of 10 steps with kernels)\n"; b.String() != want {
+		t.Errorf("steps line %q, want %q", b.String(), want)
+	}
+}
+
 // A kernel row whose 30 µs are 10 µs modelled and 20 µs not has its rates
 // over the 10 µs, and the table says so under it; a row modelled whole
 // needs no note.

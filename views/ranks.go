@@ -3,6 +3,7 @@ package views
 import (
 	"fmt"
 	"github.com/charmbracelet/x/ansi"
+	"slices"
 	"strconv"
 
 	"charm.land/bubbles/v2/key"
@@ -144,8 +145,9 @@ func (r *Ranks) View() string {
 		{"steps", 6, func(s *attrib.SourceRow) string { return strconv.Itoa(s.Steps) }},
 	}
 	if r.snap.HasWork() && r.snap.HasStepPeak() {
-		// Each source's steps against its own device's peak.
-		all = append(all, rankCol{"MFU", 6, func(s *attrib.SourceRow) string {
+		// Each source's steps against its own device's peak, beside the
+		// step time (it fits at 80 columns there).
+		all = slices.Insert(all, 6, rankCol{"MFU", 6, func(s *attrib.SourceRow) string {
 			if _, m, _, nm := r.snap.StepWork(s.Index); nm > 0 {
 				return FormatShare(m)
 			}

@@ -98,7 +98,7 @@ func sourcePeaks(s *attrib.Snapshot, t *attrib.PeakTable) bool {
 		return false
 	}
 	s.Peak, s.SourcePeaks = nil, peaks
-	s.PeakNote = fmt.Sprintf("the sources ran on different devices — %s — so the kernel, category and stage rows, which mix them, are read against no roof; each step's MFU is against its own source's device", strings.Join(parts, "; "))
+	s.PeakNote = fmt.Sprintf("the sources ran on different devices — %s — and the kernel, category and stage rows add up the sources, so no row is read against a roof (read a file alone for its rows' bounds); each step's MFU is against its own source's device", strings.Join(parts, "; "))
 	return true
 }
 
