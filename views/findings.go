@@ -32,17 +32,20 @@ func DefaultFindingsKeyMap() FindingsKeyMap {
 // and the rule's source. The root evaluates the findings and passes them
 // with SetFindings; the view only draws them.
 type Findings struct {
-	st      *Styles
-	keys    FindingsKeyMap
-	fs      []attrib.Finding
-	tried   map[string]string // finding id → measured result line
-	order   []string          // tried ids, oldest first
-	running string            // finding id whose test runs now
-	have    bool              // SetFindings was called
-	note    string            // why there are none (e.g. "waiting for steps")
-	list    list
-	w, h    int
-	focused bool
+	st    *Styles
+	keys  FindingsKeyMap
+	fs    []attrib.Finding
+	tried map[string]string // finding id → measured result line
+	// triedFlag is the same lines by the flag tested ("key=value"): a
+	// second finding that names that flag has been tested too.
+	triedFlag map[string]string
+	order     []string // tried ids, oldest first
+	running   string   // finding id whose test runs now
+	have      bool     // SetFindings was called
+	note      string   // why there are none (e.g. "waiting for steps")
+	list      list
+	w, h      int
+	focused   bool
 }
 
 // NewFindings is the findings view.
@@ -122,6 +125,12 @@ func (f *Findings) SetTried(id, line string) {
 		f.order = append(f.order, id)
 	}
 	f.tried[id] = line
+	if x := f.Find(id); x != nil && x.Flag != nil {
+		if f.triedFlag == nil {
+			f.triedFlag = map[string]string{}
+		}
+		f.triedFlag[x.Flag.Key+"="+x.Flag.Value] = line
+	}
 	if f.running == id {
 		f.running = ""
 	}
@@ -129,6 +138,18 @@ func (f *Findings) SetTried(id, line string) {
 
 // Tried returns the recorded result line of finding id ("" none).
 func (f *Findings) Tried(id string) string { return f.tried[id] }
+
+// triedLine is x's result line: its own test's, else that of another
+// finding whose test flipped the same flag to the same value ("" none).
+func (f *Findings) triedLine(x *attrib.Finding) string {
+	if l := f.tried[x.ID]; l != "" {
+		return l
+	}
+	if x.Flag != nil {
+		return f.triedFlag[x.Flag.Key+"="+x.Flag.Value]
+	}
+	return ""
+}
 
 func (f *Findings) SetSize(w, h int)  { f.w, f.h = w, h; f.layoutList() }
 func (f *Findings) SetFocused(b bool) { f.focused = b }
@@ -245,7 +266,7 @@ func (f *Findings) View() string {
 		switch {
 		case f.running == x.ID:
 			right = "testing…"
-		case f.tried[x.ID] != "":
+		case f.triedLine(x) != "":
 			right = "tested"
 		case x.Flag != nil:
 			right = "enter: " + x.Flag.Key + "=" + x.Flag.Value
@@ -277,8 +298,8 @@ func (f *Findings) View() string {
 	switch {
 	case f.running == x.ID:
 		add("test: ", "comparing "+flagText(x.Flag)+"… (Compare view)", st.Table.Dim.Render)
-	case f.tried[x.ID] != "":
-		add("", f.tried[x.ID], st.Bar.Value.Render)
+	case f.triedLine(x) != "":
+		add("", f.triedLine(x), st.Bar.Value.Render)
 	}
 	if x.Share > 0 && x.ShareOf != "" {
 		add("share: ", fmt.Sprintf("%s of %s", FormatShare(x.Share), x.ShareOf), plain)
@@ -297,7 +318,7 @@ func (f *Findings) View() string {
 	} else {
 		add("try: ", x.Try, plain)
 	}
-	if f.running != x.ID && f.tried[x.ID] == "" && x.Flag != nil {
+	if f.running != x.ID && f.triedLine(x) == "" && x.Flag != nil {
 		how := "switched live at a step boundary"
 		if x.Flag.Env {
 			how = "an environment variable: the command restarts per arm"

@@ -199,3 +199,27 @@ func TestFindingsHelpOffersTestOnlyWithFlag(t *testing.T) {
 		t.Error("finding without a flag: enter is offered")
 	}
 }
+
+// Two findings that name one flag (the built-in loop's math fallback and
+// its attention being memory-bound both offer attention=fused): testing
+// it from one shows the result on both, and neither offers enter again.
+func TestFindingsTriedSharedFlag(t *testing.T) {
+	fs := sampleFindings()
+	second := fs[0]
+	second.ID, second.Title, second.Kind = "attention-memory-bound", "attention is memory-bound", attrib.FindRooflineBound
+	fs = append(fs, second)
+	v := views.NewFindings(styles())
+	v.SetSize(120, 30)
+	v.SetFocused(true)
+	v.SetFindings(fs, "")
+	line := "tried attention=fused: step 0.73× [0.68, 0.79] faster"
+	v.SetTried("attention-math-fallback", line)
+	press(v, "down", "down")
+	out := v.View()
+	if !strings.Contains(out, "attention is memory-bound  [attention-memory-bound]") || !strings.Contains(out, line) || strings.Contains(out, "enter compares") {
+		t.Errorf("the second finding of the tested flag does not show the result:\n%s", out)
+	}
+	if strings.Contains(out, "enter: attention=fused") {
+		t.Errorf("a finding whose flag was tested still offers enter:\n%s", out)
+	}
+}

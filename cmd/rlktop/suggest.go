@@ -72,13 +72,16 @@ func runSuggest(stdout, stderr io.Writer, cf *compareFlags, command []string) er
 		}
 	}
 
-	// 1. Profile.
+	// 1. Profile, with the device's limits for the roofline findings
+	// (as run does).
 	src := "live: built-in RL loop"
 	if !builtin {
 		src = "live: " + strings.Join(command, " ")
+	} else {
+		measurePeakFirst()
 	}
 	lo := loop.LiveOptions{Command: command, Flags: held, Tracer: tr, NoAgent: cf.noAgent, TorchRanges: cf.torchRanges,
-		Telemetry: 0, Session: session.Options{Rules: rules, Source: src}, Stdout: stderr}
+		Telemetry: 0, Session: session.Options{Rules: rules, Source: src, Peak: livePeak}, Stdout: stderr}
 	if cf.verbose {
 		lo.StderrCopy = stderr
 	}

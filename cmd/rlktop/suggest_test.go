@@ -46,10 +46,17 @@ func TestSuggestBuiltinMathAttention(t *testing.T) {
 		if err := json.Unmarshal(out, &doc); err != nil {
 			t.Fatalf("not JSON: %v\n%s", err, out)
 		}
-		if len(doc.Findings) == 0 || doc.Findings[0].ID != "attention-math-fallback" {
-			t.Fatalf("findings %+v: want the math fallback first", doc.Findings)
+		// Both the math fallback and, against the measured CPU roof,
+		// attention being memory-bound (as run and the TUI list it):
+		// one flag, compared once.
+		ids := map[string]int{}
+		for i, f := range doc.Findings {
+			ids[f.ID] = i + 1
 		}
-		f := doc.Findings[0]
+		if ids["attention-math-fallback"] == 0 || ids["attention-memory-bound"] == 0 {
+			t.Fatalf("findings %v: want the math fallback and attention-memory-bound", ids)
+		}
+		f := doc.Findings[ids["attention-math-fallback"]-1]
 		if f.Flag == nil || f.Flag.Key != "attention" || f.Flag.Current != "math" || f.Flag.Value != "fused" || f.Share < 0.10 {
 			t.Errorf("finding %+v: want attention math → fused at ≥ 10%% of GPU time", f)
 		}
@@ -85,8 +92,8 @@ func TestSuggestBuiltinMathAttention(t *testing.T) {
 	if err := report.WriteSuggest(&txt, &doc, report.Options{Format: "table"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"1. attention runs on the math fallback [attention-math-fallback]", "test --flag attention=math,fused",
-		"attention-math-fallback  attention  math     fused", report.RatioText(tr.Step.Value, tr.Step.CILow, tr.Step.CIHigh)} {
+	for _, want := range []string{". attention runs on the math fallback [attention-math-fallback]", "test --flag attention=math,fused",
+		tr.FindingID + "  attention  math     fused", report.RatioText(tr.Step.Value, tr.Step.CILow, tr.Step.CIHigh)} {
 		if !strings.Contains(txt.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, txt.String())
 		}

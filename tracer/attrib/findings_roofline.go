@@ -133,6 +133,7 @@ func (r *FindingRule) rooflineBound(s *Snapshot, labels *kernelLabelSet, bounds 
 		"memory_bound_ns": float64(mem.Ns), "modelled_ns": float64(all.Ns), "memory_bound_share": share,
 		"of_memory_roof": mr.OfPeak, "bytes": all.Bytes, "flops": all.Flops, "intensity": ar.Intensity,
 		"ridge": s.Peak.Ridge(dt), "bytes_per_s": mr.BytesPerS, "peak_bytes_per_s": s.Peak.BytesPerS,
+		"key:" + r.Category: 1, // the category, as the dominant rules name theirs
 	}}
 	f.Evidence = append(f.Evidence,
 		fmt.Sprintf("%s: %.0f%% of its modelled kernel time (%s of %s) in memory-bound kernels, at %s of the memory roof (%s of %s, %s)",

@@ -132,7 +132,7 @@ func FindingRow(f *attrib.Finding) string {
 	switch f.Kind {
 	case attrib.FindMathAttention:
 		return "attention"
-	case attrib.FindDominant:
+	case attrib.FindDominant, attrib.FindRooflineBound:
 		for k := range f.Numbers {
 			if c, ok := strings.CutPrefix(k, "key:"); ok {
 				return c
