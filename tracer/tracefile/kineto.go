@@ -120,6 +120,7 @@ func ReadKineto(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 		skipped:    map[byte]int{},
 		kGpuLabel:  map[int32]int32{},
 		stream:     opts.stream,
+		late:       opts.late,
 		parWorkers: parWorkers(opts),
 		parChunk:   opts.chunk,
 		noShapes:   opts.NoShapes,
@@ -217,6 +218,7 @@ type kdec struct {
 	kGpuLabel map[int32]int32 // pid → device from process_labels "GPU N"
 	needDev   []int32         // GPU events whose device came from the pid
 	stream    *kstream        // non-nil: events go window by window to the stream (kineto_stream.go)
+	late      *kLate          // non-nil: Read checks the nesting later (finishLate)
 	// maxEvents bounds the events a whole read keeps (kinetoBudget; 0:
 	// none); past it over stops the reading, the events before kept.
 	maxEvents int
@@ -1474,28 +1476,31 @@ func (d *kdec) finish() *tracer.Trace {
 			}
 		}
 	}
-	if d.stream != nil {
+	switch {
+	case d.stream != nil:
 		d.stream.nestingWarning(d)
-	} else {
+	case d.late != nil:
+		d.late.pending, d.late.path = true, d.path // finishLate checks, beside Link
+	default:
 		d.checkNesting()
 	}
 	if d.memSkipped > 0 {
-		t.Warn(fmt.Sprintf("%s: %d [memory] events lack Bytes, Addr or Device Id; kept as instants, not in the memory model", d.path, d.memSkipped))
+		d.warn(fmt.Sprintf("%s: %d [memory] events lack Bytes, Addr or Device Id; kept as instants, not in the memory model", d.path, d.memSkipped))
 	}
 	if d.badN > kBadShown {
-		t.Warn(fmt.Sprintf("%s: %d more events with a bad ts or dur skipped (%d in all)", d.path, d.badN-kBadShown, d.badN))
+		d.warn(fmt.Sprintf("%s: %d more events with a bad ts or dur skipped (%d in all)", d.path, d.badN-kBadShown, d.badN))
 	}
 	if d.badN > 0 {
 		t.Meta["skipped_bad_events"] = strconv.Itoa(d.badN)
 	}
 	if d.zeroTs > 0 {
-		t.Warn(fmt.Sprintf("%s: %s at ts 0 (a known Kineto export bug); kept, but the step and stage given them are guesses", d.path, units.Plural(int64(d.zeroTs), "GPU event")))
+		d.warn(fmt.Sprintf("%s: %s at ts 0 (a known Kineto export bug); kept, but the step and stage given them are guesses", d.path, units.Plural(int64(d.zeroTs), "GPU event")))
 	}
 	if d.zeroDur > 0 {
-		t.Warn(fmt.Sprintf("%s: %s of 0 ns; kept (they count in kernel counts, not in time)", d.path, units.Plural(int64(d.zeroDur), "kernel")))
+		d.warn(fmt.Sprintf("%s: %s of 0 ns; kept (they count in kernel counts, not in time)", d.path, units.Plural(int64(d.zeroDur), "kernel")))
 	}
 	if d.noDur > 0 {
-		t.Warn(fmt.Sprintf("%s: %d \"X\" events have no \"dur\"; taken as 0 ns", d.path, d.noDur))
+		d.warn(fmt.Sprintf("%s: %d \"X\" events have no \"dur\"; taken as 0 ns", d.path, d.noDur))
 	}
 	if len(d.skipped) > 0 {
 		phs := make([]int, 0, len(d.skipped))
