@@ -127,6 +127,7 @@ func ReadKineto(r io.Reader, path string, opts Options) (*tracer.Trace, error) {
 		model:      opts.OpModel,
 		names:      newNameBudget(),
 	}
+	d.ev = &d.evOwn
 	if d.model == nil {
 		d.model = opmodel.Default()
 	}
@@ -189,10 +190,11 @@ type kev struct {
 }
 
 type kdec struct {
-	s    *jscan
-	path string
-	t    *tracer.Trace
-	ev   kev
+	s     *jscan
+	path  string
+	t     *tracer.Trace
+	ev    *kev // the event being parsed and recorded: evOwn, or a parsed chunk's (kineto_parallel.go)
+	evOwn kev
 
 	arrayForm bool
 	nEvents   int
@@ -654,7 +656,7 @@ func (d *kdec) event() error {
 
 // parseEvent parses the event object at w.i into d.ev.
 func (d *kdec) parseEvent(w *kwin, start int64) error {
-	ev := &d.ev
+	ev := d.ev
 	*ev = kev{nums: ev.nums[:0]}
 	d.field = ""
 	if i0 := w.i; d.fastX(w) {
@@ -675,7 +677,7 @@ func (d *kdec) parseEvent(w *kwin, start int64) error {
 // the window ending early; parseEvent then starts over generically, so the
 // result is the same either way, only faster here.
 func (d *kdec) fastX(w *kwin) bool {
-	ev := &d.ev
+	ev := d.ev
 	b := w.b
 	i := w.i
 	lit := func(l string) bool {
@@ -752,7 +754,7 @@ func (d *kdec) fastX(w *kwin) bool {
 // cat when they came before args (as Kineto writes them): CPU-side events
 // other than launches and syncs need nothing from args.
 func (d *kdec) argsNeeded(w *kwin) bool {
-	ev := &d.ev
+	ev := d.ev
 	if ev.ph != 'X' || ev.cat.kind != kvString {
 		return true
 	}
@@ -796,7 +798,7 @@ func (d *kdec) parseArgs(w *kwin, start int64) error {
 // keys of args as written. start is the event's first byte, for errors
 // (objCtx); errKMore: the window ends before the object does.
 func (d *kdec) parseMembers(w *kwin, start int64, inArgs bool) error {
-	ev := &d.ev
+	ev := d.ev
 	field := "" // the field named by a syntax error
 	if inArgs {
 		field = "args"
@@ -1137,7 +1139,7 @@ func (d *kdec) record(start int64) error {
 		d.over = d.errAt(start, "", msg, hint, nil)
 		return d.over
 	}
-	ev := &d.ev
+	ev := d.ev
 	if d.nEvents == 0 && ev.ph == 0 && !ev.hasTs && !ev.hasDur && ev.name.kind == 0 && ev.cat.kind == 0 && ev.pid.kind == 0 && ev.tid.kind == 0 {
 		// rocprof v1 JSON starts its traceEvents with an empty object {};
 		// only a first event is forgiven, so [{"foo":1},…] is still no trace.
@@ -1397,7 +1399,7 @@ func kClip(b []byte) string {
 
 // metadata handles an M event.
 func (d *kdec) metadata() {
-	ev := &d.ev
+	ev := d.ev
 	name := d.text(ev.name)
 	switch string(name) {
 	case "process_labels":
@@ -1425,7 +1427,7 @@ func kGpuLabel(b []byte) (int32, bool) {
 
 // counters handles a C event.
 func (d *kdec) counters() {
-	ev := &d.ev
+	ev := d.ev
 	base := string(d.text(ev.name))
 	for _, na := range ev.nums {
 		v, err := strconv.ParseFloat(string(d.s.bytes(na.val.a, na.val.b)), 64)
