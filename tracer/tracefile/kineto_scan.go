@@ -352,6 +352,26 @@ func (w *kwin) lit(word string, kind byte) (byte, int, int, bool, error) {
 	return kind, a, w.i, false, nil
 }
 
+// skipFlat is skip for an object that is likely flat (a flow event): one
+// whose bytes up to its first '}' hold no other bracket and no backslash,
+// and an even number of quotes, ends at that '}' (every quote opens or
+// closes a string, so the '}' is outside them), which a few vector
+// searches find faster than skip's walk. Anything else is left to skip.
+func (w *kwin) skipFlat(st *[]byte) error {
+	b := w.b
+	if i := w.i; i < len(b) && b[i] == '{' {
+		if j := bytes.IndexByte(b[i+1:], '}'); j >= 0 {
+			seg := b[i+1 : i+1+j]
+			if bytes.IndexByte(seg, '\\') < 0 && bytes.IndexByte(seg, '{') < 0 && bytes.IndexByte(seg, '[') < 0 &&
+				bytes.IndexByte(seg, ']') < 0 && bytes.Count(seg, []byte{'"'})&1 == 0 {
+				w.i = i + 1 + j + 1
+				return nil
+			}
+		}
+	}
+	return w.skip(st)
+}
+
 // kSkipStop flags the bytes skip stops at: a string's quote and the
 // brackets. The rest of a skipped value (numbers, literals, ',', ':',
 // spaces) is passed by one table load per byte, without the byte
