@@ -885,6 +885,11 @@ type linkQuery struct {
 	gpu      int32
 }
 
+// linkParEvents is the number of events from which link makes the
+// launches' map on a goroutine of its own: below it (a live window, a
+// small trace) a goroutine's start costs more than it saves.
+const linkParEvents = 1 << 18
+
 func (b *linkBatch) link(l *Linker, evs []Event) {
 	nLaunch := 0
 	// Size every thread's intervals up front: growing them by appends
@@ -906,9 +911,11 @@ func (b *linkBatch) link(l *Linker, evs []Event) {
 		th := l.thread(k)
 		th.ivs = slices.Grow(th.ivs, n)
 	}
-	for i := range evs {
-		if e := &evs[i]; !e.Kind.IsLaunch() {
-			l.Add(e)
+	addAll := func() {
+		for i := range evs {
+			if e := &evs[i]; !e.Kind.IsLaunch() {
+				l.Add(e)
+			}
 		}
 	}
 	// Correlation id → launch event index, sized up front: growing a map
@@ -920,17 +927,34 @@ func (b *linkBatch) link(l *Linker, evs []Event) {
 	}
 	launch := b.launch
 	b.launchMin, b.launchMax, b.unmatched = 0, 0, 0
-	for i := range evs {
-		e := &evs[i]
-		if e.Kind.IsLaunch() && e.Corr != 0 {
-			if _, dup := launch[e.Corr]; !dup {
-				launch[e.Corr] = int32(i)
+	launches := func() {
+		for i := range evs {
+			e := &evs[i]
+			if e.Kind.IsLaunch() && e.Corr != 0 {
+				if _, dup := launch[e.Corr]; !dup {
+					launch[e.Corr] = int32(i)
+				}
+				if b.launchMax == 0 || e.Corr < b.launchMin {
+					b.launchMin = e.Corr
+				}
+				b.launchMax = max(b.launchMax, e.Corr)
 			}
-			if b.launchMax == 0 || e.Corr < b.launchMin {
-				b.launchMin = e.Corr
-			}
-			b.launchMax = max(b.launchMax, e.Corr)
 		}
+	}
+	if len(evs) >= linkParEvents {
+		// The launches' map and the threads' intervals share nothing
+		// (the map and b's bounds; the Linker): on a large trace they
+		// are made on two cores, the map being a third of Link's time.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			launches()
+		}()
+		addAll()
+		<-done
+	} else {
+		addAll()
+		launches()
 	}
 	qs := b.qs[:0]
 	if cap(qs) < nLaunch {
