@@ -238,25 +238,21 @@ func (m *Model) Assign(t *tracer.Trace) Stats {
 func Retype(evs []tracer.Event, names *tracer.Strings) {
 	// KernelDType changes only FP32, and by the name alone: the name is
 	// read once per name, not per kernel (two substring searches over
-	// every kernel's name were half of this import step's time).
-	retypes := make([]int8, names.Len()) // per name: 0 not read, 1 retypes, -1 not
+	// every kernel's name were half of this import step's time). A map of
+	// the kernels' names, not an array over all names: a streamed
+	// window's table holds every name of the trace (shapes too).
+	retypes := map[tracer.StrID]bool{}
 	for i := range evs {
 		e := &evs[i]
 		if e.Kind != tracer.KindKernel || e.Value == 0 {
 			continue
 		}
-		if int(e.Name) >= len(retypes) {
-			e.Value = tracer.RetypeWork(e.Value, names.Get(e.Name))
-			continue
+		r, ok := retypes[e.Name]
+		if !ok {
+			r = tracer.KernelDType(names.Get(e.Name), tracer.DTypeFP32) != tracer.DTypeFP32
+			retypes[e.Name] = r
 		}
-		r := &retypes[e.Name]
-		if *r == 0 {
-			*r = -1
-			if tracer.KernelDType(names.Get(e.Name), tracer.DTypeFP32) != tracer.DTypeFP32 {
-				*r = 1
-			}
-		}
-		if *r > 0 {
+		if r {
 			e.Value = tracer.RetypeWork(e.Value, names.Get(e.Name))
 		}
 	}
