@@ -886,6 +886,11 @@ type linkQuery struct {
 	gpu      int32
 }
 
+// linkParEvents is the number of events from which link makes the
+// launches' map on a goroutine of its own: below it (a live window, a
+// small trace) a goroutine's start costs more than it saves.
+const linkParEvents = 1 << 18
+
 func (b *linkBatch) link(l *Linker, evs []Event) {
 	nLaunch := 0
 	// Size every thread's intervals up front: growing them by appends
@@ -895,43 +900,85 @@ func (b *linkBatch) link(l *Linker, evs []Event) {
 	}
 	per := b.per
 	clear(per)
+	b.launchMin, b.launchMax, b.unmatched = 0, 0, 0
+	nCorr := 0
 	for i := range evs {
 		e := &evs[i]
 		if e.Kind.IsLaunch() {
 			nLaunch++
+			if e.Corr != 0 {
+				nCorr++
+				if b.launchMax == 0 || e.Corr < b.launchMin {
+					b.launchMin = e.Corr
+				}
+				b.launchMax = max(b.launchMax, e.Corr)
+			}
 		} else if e.Kind == KindCPUOp || e.Kind == KindRange {
 			per[threadKey{e.PID, e.TID}]++
 		}
+	}
+	// Correlation ids count up from one launch to the next (CUPTI's,
+	// Kineto's): when they span little more than their number, the
+	// launch of an id is found in an array (index id - launchMin, launch
+	// index + 1; 0: none) instead of a map, which hashed every launch and
+	// every GPU op.
+	lo := b.launchMin
+	var dense []int32
+	if b.launchMax != 0 && b.launchMax-lo < uint64(4*nCorr)+4096 {
+		dense = make([]int32, b.launchMax-lo+1)
 	}
 	for k, n := range per {
 		th := l.thread(k)
 		th.ivs = slices.Grow(th.ivs, n)
 	}
-	for i := range evs {
-		if e := &evs[i]; !e.Kind.IsLaunch() {
-			l.Add(e)
+	addAll := func() {
+		for i := range evs {
+			if e := &evs[i]; !e.Kind.IsLaunch() {
+				l.Add(e)
+			}
 		}
 	}
-	// Correlation id → launch event index, sized up front: growing a map
-	// of a few hundred thousand launches was most of Link's time.
-	if b.launch == nil || nLaunch > 1<<16 {
-		b.launch = make(map[uint64]int32, nLaunch)
-	} else {
-		clear(b.launch)
+	// Else correlation id → launch event index, sized up front: growing a
+	// map of a few hundred thousand launches was most of Link's time.
+	var launch map[uint64]int32
+	if dense == nil {
+		if b.launch == nil || nLaunch > 1<<16 {
+			b.launch = make(map[uint64]int32, nLaunch)
+		} else {
+			clear(b.launch)
+		}
+		launch = b.launch
 	}
-	launch := b.launch
-	b.launchMin, b.launchMax, b.unmatched = 0, 0, 0
-	for i := range evs {
-		e := &evs[i]
-		if e.Kind.IsLaunch() && e.Corr != 0 {
-			if _, dup := launch[e.Corr]; !dup {
+	launches := func() {
+		for i := range evs {
+			e := &evs[i]
+			if !e.Kind.IsLaunch() || e.Corr == 0 {
+				continue
+			}
+			if dense != nil {
+				if d := &dense[e.Corr-lo]; *d == 0 {
+					*d = int32(i) + 1
+				}
+			} else if _, dup := launch[e.Corr]; !dup {
 				launch[e.Corr] = int32(i)
 			}
-			if b.launchMax == 0 || e.Corr < b.launchMin {
-				b.launchMin = e.Corr
-			}
-			b.launchMax = max(b.launchMax, e.Corr)
 		}
+	}
+	if len(evs) >= linkParEvents {
+		// The launches' lookup and the threads' intervals share nothing
+		// (the map or array; the Linker): on a large trace they are
+		// made on two cores (as a map, the lookup was a third of
+		// Link's time; as an array, less).
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			launches()
+		}()
+		addAll()
+		<-done
+	} else {
+		addAll()
+		launches()
 	}
 	qs := b.qs[:0]
 	if cap(qs) < nLaunch {
@@ -945,7 +992,15 @@ func (b *linkBatch) link(l *Linker, evs []Event) {
 		e.Ctx = 0
 		if e.Corr != 0 {
 			e.Call = 0
-			if li, ok := launch[e.Corr]; ok {
+			li, ok := int32(0), false
+			if dense != nil {
+				if c := e.Corr - lo; e.Corr >= lo && c < uint64(len(dense)) && dense[c] != 0 {
+					li, ok = dense[c]-1, true
+				}
+			} else {
+				li, ok = launch[e.Corr]
+			}
+			if ok {
 				la := &evs[li]
 				qs = append(qs, linkQuery{la.Start, la.PID, la.TID, int32(i)})
 				continue

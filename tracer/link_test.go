@@ -338,3 +338,41 @@ func TestIsAttentionOp(t *testing.T) {
 		}
 	}
 }
+
+// Link finds a launch by its correlation id in an array when the ids are
+// compact and in a map when they are spread out: both find the same
+// launches, here in a random trace linked with its ids as they are
+// (compact, from a large base), and spread 2^20 apart, duplicates and ids
+// without a launch included.
+func TestLinkDenseSparseIDs(t *testing.T) {
+	build := func(corr func(uint64) uint64) *Trace {
+		r := rand.New(rand.NewPCG(5, 6))
+		tr := NewTrace("test", "")
+		op := tr.Strings.Intern("op")
+		for i := range 3000 {
+			tid := int32(1 + r.IntN(3))
+			start := int64(i * 10)
+			tr.Events = append(tr.Events, Event{Kind: KindCPUOp, Name: op, Start: start, Dur: int64(r.IntN(40)), PID: 1, TID: tid, Device: -1})
+			c := corr(uint64(1 + r.IntN(2500)))
+			tr.Events = append(tr.Events, Event{Kind: KindRuntime, Name: op, Start: start + 1, Dur: 1, PID: 1, TID: tid, Corr: c, Device: -1})
+			tr.Events = append(tr.Events, Event{Kind: KindKernel, Name: op, Start: start + 5, Dur: 1, PID: 1, TID: -1, Corr: corr(uint64(1 + r.IntN(2600))), Device: 0})
+		}
+		tr.Link()
+		return tr
+	}
+	dense := build(func(c uint64) uint64 { return 1<<40 + c })
+	sparse := build(func(c uint64) uint64 { return c << 20 })
+	linked := 0
+	for i := range dense.Events {
+		a, b := &dense.Events[i], &sparse.Events[i]
+		if !reflect.DeepEqual(dense.Contexts[a.Ctx], sparse.Contexts[b.Ctx]) || a.Call != b.Call {
+			t.Fatalf("event %d: context %+v (compact ids), %+v (spread)", i, dense.Contexts[a.Ctx], sparse.Contexts[b.Ctx])
+		}
+		if a.Kind == KindKernel && a.Ctx != 0 {
+			linked++
+		}
+	}
+	if linked == 0 {
+		t.Fatal("no kernel linked")
+	}
+}

@@ -236,9 +236,23 @@ func (m *Model) Assign(t *tracer.Trace) Stats {
 // it after, with the table its kernels' names are in (the live session's
 // windows keep their calls' names in a table of their own).
 func Retype(evs []tracer.Event, names *tracer.Strings) {
+	// KernelDType changes only FP32, and by the name alone: the name is
+	// read once per name, not per kernel (two substring searches over
+	// every kernel's name were half of this import step's time). A map of
+	// the kernels' names, not an array over all names: a streamed
+	// window's table holds every name of the trace (shapes too).
+	retypes := map[tracer.StrID]bool{}
 	for i := range evs {
 		e := &evs[i]
-		if e.Kind == tracer.KindKernel && e.Value != 0 {
+		if e.Kind != tracer.KindKernel || e.Value == 0 {
+			continue
+		}
+		r, ok := retypes[e.Name]
+		if !ok {
+			r = tracer.KernelDType(names.Get(e.Name), tracer.DTypeFP32) != tracer.DTypeFP32
+			retypes[e.Name] = r
+		}
+		if r {
 			e.Value = tracer.RetypeWork(e.Value, names.Get(e.Name))
 		}
 	}

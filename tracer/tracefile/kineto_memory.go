@@ -49,7 +49,7 @@ const kMemoryName = "[memory]"
 // them and counts them in Window.MemoryEvents, so that a caller needing
 // the memory model can stop and read the input whole.
 func (d *kdec) memory(name []byte, e *tracer.Event) bool {
-	ev := &d.ev
+	ev := d.ev
 	if !ev.mem.anyMem || string(name) != kMemoryName {
 		return false
 	}

@@ -21,6 +21,25 @@ func (d *kdec) checkNesting() {
 	}
 }
 
+// kLate is the end of a whole read's finish that Read runs later
+// (finishLate): the nesting check, pending, and the warnings the importer
+// would have added after its warning, in order.
+type kLate struct {
+	pending bool
+	path    string
+	after   []string
+}
+
+// warn adds msg to the trace's warnings, or, while the nesting check is
+// pending, to those added after its warning.
+func (d *kdec) warn(msg string) {
+	if d.late != nil && d.late.pending {
+		d.late.after = append(d.late.after, msg)
+		return
+	}
+	d.t.Warn(msg)
+}
+
 // nestingWarning is checkNesting's warning: n partly overlapping events,
 // the first a (enclosing) and b.
 func nestingWarning(path string, n int, strs *tracer.Strings, a, b *tracer.Event) string {

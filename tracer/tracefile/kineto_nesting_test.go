@@ -1,6 +1,9 @@
 package tracefile
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rlktop/rlktop/tracer"
@@ -47,4 +50,41 @@ func TestNestingScanHandCount(t *testing.T) {
 		t.Fatalf("nestRecs.scan: %d partial, first [%d,%d) in [%d,%d); want %d, [90,120) in [10,100)", n2, b2.Start, b2.End(), a2.Start, a2.End(), want)
 	}
 	r.reset()
+}
+
+// Read checks the nesting beside Link (finishLate): its warnings are the
+// ones, in the order, that the check in the importer's finish gives
+// (ReadKineto, then finish), with warnings before it and after it, and
+// with so many before it that the trace's cap of 100 cuts the rest.
+func TestNestingLateSameWarnings(t *testing.T) {
+	for _, lead := range []int{0, 3, 98, 99, 100, 120} {
+		var b strings.Builder
+		b.WriteString(`{"traceEvents":[`)
+		// lead "E" events with no open "B": one warning each, before the
+		// nesting check's.
+		for i := range lead {
+			fmt.Fprintf(&b, `{"ph":"E","name":"x","pid":1,"tid":1,"ts":%d},`, i)
+		}
+		b.WriteString(`{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":0,"dur":100},` +
+			`{"ph":"X","cat":"cpu_op","name":"b","pid":1,"tid":1,"ts":50,"dur":100},` +
+			`{"ph":"X","cat":"cpu_op","name":"c","pid":1,"tid":1,"ts":200},` + // no dur: warned after the nesting
+			`{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":0,"dur":0,"args":{"correlation":1}}]}`)
+		src := b.String()
+		got, err := Read(strings.NewReader(src), "t.json", int64(len(src)), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ReadKineto(strings.NewReader(src), "t.json", Options{FileSize: int64(len(src))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		finish(want)
+		nameWarnings(want, "t.json")
+		if !slices.Equal(got.Warnings, want.Warnings) {
+			t.Errorf("lead %d: Read warns\n%s\nReadKineto and finish warn\n%s", lead, strings.Join(got.Warnings, "\n"), strings.Join(want.Warnings, "\n"))
+		}
+		if lead < 90 && !slices.ContainsFunc(got.Warnings, func(w string) bool { return strings.Contains(w, "partly overlaps") }) {
+			t.Errorf("lead %d: no nesting warning in\n%s", lead, strings.Join(got.Warnings, "\n"))
+		}
+	}
 }

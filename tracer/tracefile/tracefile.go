@@ -108,6 +108,7 @@ type Options struct {
 	Spill tracer.SpillSizes
 
 	stream *kstream   // OpenStream's: Kineto events go window by window
+	late   *kLate     // Read's: the Kineto importer leaves its nesting check to finishLate
 	resync resyncMode // Open's further readings of a recording with damaged deflate data (resyncGzip)
 
 	// workers parse a Kineto event array at once (0: one per core for a
@@ -278,9 +279,11 @@ func Read(r io.Reader, path string, size int64, opts Options) (t *tracer.Trace, 
 				}
 				return t, err
 			}
+			late := &kLate{}
+			opts.late = late
 			t, err := f.Read(sb, path, opts)
 			if t != nil {
-				finish(t)
+				finishLate(t, late)
 				warnDuplicateSteps(t, path)
 				nameWarnings(t, path)
 			}
@@ -357,13 +360,42 @@ func assignWork(t *tracer.Trace, opts Options) {
 // finish runs what every importer's trace needs, once, here: the step rule
 // of files (steps.ApplyTrace; a recording's steps were cut when it was
 // recorded) and the one linking rule (tracer.Trace.Link).
-func finish(t *tracer.Trace) {
+func finish(t *tracer.Trace) { finishLate(t, nil) }
+
+// finishLate is finish for a trace whose importer left its nesting check
+// to late (kLate): the check runs on a core of its own beside Link, and
+// its warning, with the importer's warnings after it, is added once both
+// are done, in the order the importer would have added them. Both only
+// read what the other writes not: the check reads the CPU intervals (Kind,
+// Start, Dur, PID, TID), Link writes GPU events' Ctx and Call and the
+// calls' parents. The step rule runs first: it turns ranges into steps and
+// back, which the check tells apart no more than Link's ranges do.
+func finishLate(t *tracer.Trace, late *kLate) {
 	if t.Format == "rlktop" {
 		t.StepRule = steps.RuleSourceSteps
 	} else {
 		steps.ApplyTrace(t)
 	}
+	if late == nil || !late.pending {
+		t.Link()
+		return
+	}
+	var n int
+	var a, b *tracer.Event
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		n, a, b, _ = nestingScan(t.Events)
+	}()
 	t.Link()
+	<-done
+	if n > 0 {
+		t.Warn(nestingWarning(late.path, n, t.Strings, a, b))
+	}
+	for _, w := range late.after {
+		t.Warn(w)
+	}
+	late.pending, late.after = false, nil
 }
 
 type countingReader struct {
