@@ -41,10 +41,17 @@ func TestTorchSuggestSDPA(t *testing.T) {
 	if err := json.Unmarshal(out, &doc); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if len(doc.Findings) == 0 || doc.Findings[0].ID != "attention-math-fallback" {
-		t.Fatalf("findings %+v: want the math fallback first\n%s", doc.Findings, tail(stderr.String(), 3000))
+	// The math fallback and, against the measured CPU roof, attention
+	// being memory-bound (which ranks above it by share): one flag,
+	// compared once.
+	at := map[string]int{}
+	for i, f := range doc.Findings {
+		at[f.ID] = i + 1
 	}
-	f := doc.Findings[0]
+	if at["attention-math-fallback"] == 0 || at["attention-memory-bound"] == 0 {
+		t.Fatalf("findings %v: want the math fallback and attention-memory-bound\n%s", at, tail(stderr.String(), 3000))
+	}
+	f := doc.Findings[at["attention-math-fallback"]-1]
 	if f.Flag == nil || f.Flag.Key != "sdpa" || f.Flag.Current != "math" || f.Flag.Value != "flash" || f.Flag.Env {
 		t.Errorf("flag %+v: want sdpa math → flash (live)", f.Flag)
 	}
