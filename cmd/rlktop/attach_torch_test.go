@@ -205,7 +205,8 @@ func leftovers(r *testutil.TorchRoot, pid int) []string {
 // windows, RLKTOP_KINETO=3:1); after the detach the loop runs on with the
 // threads and open files it had before, no profiler recording, nothing of
 // the agent's left in /tmp, and at its speed (median step after within
-// 1.5× of before: a profiler left running costs far more); a second
+// 1.5× of before: a profiler left running costs far more; judged when
+// the untouched run's own speed held steady); a second
 // attach while one is attached is refused; `kill -9` of an attached
 // rlktop leaves the loop running, and the agent stops its profiler (the
 // loop's own lines say prof 1, then prof 0) and removes its files; and
@@ -337,9 +338,21 @@ func TestTorchAttach(t *testing.T) {
 		ab := medianMs(after) / medianMs(before)
 		return ab, ra > 1.5*rb && ab > 1.5
 	}
-	if rb < 0.8 || rb > 1.25 {
+	// The machine's own change: the untouched run's median step after
+	// over before. Two CI failures had it at 0.77× and 1.93× (other
+	// packages' tests starting or ending beside this one), and the loop's
+	// ratio to it swung with it although no profiler recorded.
+	load := medianMs(between(refs, t1, t2)) / medianMs(between(refs, tBefore, t0))
+	switch {
+	case rb < 0.8 || rb > 1.25:
 		t.Logf("before attaching the loop ran at %.2f× the untouched run: too disturbed a yardstick to compare after with before", rb)
-	} else if ab, bad := slow(after, ra); bad {
+	case load < 0.8 || load > 1.25:
+		t.Logf("the untouched run's own steps after the detach were %.2f× those before: the machine's load changed, so after is not compared with before", load)
+	default:
+		ab, bad := slow(after, ra)
+		if !bad {
+			break
+		}
 		// A cost left behind stays; other tests' load beside this one
 		// comes and goes (2.11× and 1.62× were seen once in CI, the
 		// loop's own lines saying no profiler recorded). So a slow
