@@ -174,7 +174,9 @@ func timelineOf(runs []*tracer.Trace, snap *attrib.Snapshot, rules *attrib.Rules
 // step window of the launching process) and the step ranges numbered so,
 // of every run (attrib.CombineSources with the same source order, so a
 // step's Ranks compare the ranks' step k). Events in no step (context
-// step -1, or no context) belong to none. nil when no run has a step.
+// step -1, or no context) belong to none. A step with no event but its
+// own range, nor memory event, in any run (not traced) gets none. nil
+// when no run has a traced step.
 func stepSnapshots(runs []*tracer.Trace, rules *attrib.Rules, max int) []tui.StepSnapshot {
 	by := make([]map[int64][]tracer.Event, len(runs))
 	all := map[int64]bool{}
@@ -191,15 +193,28 @@ func stepSnapshots(runs []*tracer.Trace, rules *attrib.Rules, max int) []tui.Ste
 			}
 			if step >= 0 {
 				by[r][step] = append(by[r][step], *e)
-				all[step] = true
+				// A step with nothing but its own range was not traced
+				// (a Python command's agent profiles some steps only):
+				// scrubbing to it would show empty tables.
+				all[step] = all[step] || e.Kind != tracer.KindStep
 			}
 		}
 	}
-	keys := slices.Sorted(maps.Keys(all))
+	mem := stepMemory(runs)
+	for k := range mem {
+		if _, ok := all[k]; ok {
+			all[k] = true
+		}
+	}
+	var keys []int64
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		if all[k] {
+			keys = append(keys, k)
+		}
+	}
 	if len(keys) > max {
 		keys = keys[:max]
 	}
-	mem := stepMemory(runs)
 	out := make([]tui.StepSnapshot, 0, len(keys))
 	for _, k := range keys {
 		var snap *attrib.Snapshot

@@ -10,8 +10,10 @@ import (
 // TestStepSnapshots: a hand-made trace with steps 0 (0–100 ns) and 1
 // (100–200 ns). Kernels: k1 10 ns and k2 20 ns launched in step 0, k1
 // 30 ns in step 1, k2 40 ns launched in no step (context step -1) and k3
-// 5 ns with no context. By hand: step 0 holds 2 kernels, 30 ns (k1 10,
-// k2 20); step 1 one kernel, 30 ns (k1); the other two belong to no step.
+// 5 ns with no context; step 2 (200–300 ns) holds nothing but its range
+// (not traced). By hand: step 0 holds 2 kernels, 30 ns (k1 10, k2 20);
+// step 1 one kernel, 30 ns (k1); the other two belong to no step; step 2
+// gets no snapshot.
 func TestStepSnapshots(t *testing.T) {
 	strs := tracer.NewStrings()
 	k1, k2, k3, st := strs.Intern("k1"), strs.Intern("k2"), strs.Intern("k3"), strs.Intern("ProfilerStep")
@@ -22,6 +24,7 @@ func TestStepSnapshots(t *testing.T) {
 	tr.Events = []tracer.Event{
 		{Kind: tracer.KindStep, Name: st, Start: 0, Dur: 100, Value: 0, Device: -1},
 		{Kind: tracer.KindStep, Name: st, Start: 100, Dur: 100, Value: 1, Device: -1},
+		{Kind: tracer.KindStep, Name: st, Start: 200, Dur: 100, Value: 2, Device: -1},
 		kern(k1, 10, 10, 1), kern(k2, 30, 20, 1), kern(k1, 110, 30, 2), kern(k2, 150, 40, 3), kern(k3, 195, 5, 0),
 	}
 	got := stepSnapshots([]*tracer.Trace{tr}, attrib.DefaultRules(), 10)
@@ -56,7 +59,7 @@ func TestStepSnapshots(t *testing.T) {
 	if got := stepSnapshots([]*tracer.Trace{tr}, attrib.DefaultRules(), 1); len(got) != 1 || got[0].Step != 0 {
 		t.Errorf("max 1 kept %+v, want step 0 only", got)
 	}
-	tr.Events = tr.Events[2:3:3]
+	tr.Events = tr.Events[3:4:4]
 	tr.Contexts = []tracer.Context{{}, {Step: -1}}
 	if got := stepSnapshots([]*tracer.Trace{tr}, attrib.DefaultRules(), 10); len(got) != 0 {
 		t.Errorf("a trace with no step gave %d snapshots", len(got))
