@@ -115,11 +115,11 @@ func loadTraces(paths []string, rules *attrib.Rules, feed chan<- tea.Msg, partia
 	// view shows each).
 	runs := loaded.Runs()
 	snap := attrib.CombineSources(runs, rules)
-	applyPeak(snap, attrib.DefaultPeaks())
+	applyPeak(snap, attrib.DefaultPeaks(), traces...)
 	tl := timelineOf(runs, snap, rules)
 	steps := stepSnapshots(runs, rules, maxStepSnapshots)
 	for _, st := range steps {
-		applyPeak(st.Snapshot, attrib.DefaultPeaks())
+		applyPeak(st.Snapshot, attrib.DefaultPeaks(), traces...)
 	}
 	// The Findings view sees what `report --by finding` sees: the agent
 	// outputs of every file and, for one run, its counters and flags; its

@@ -40,7 +40,7 @@ func TestPeakBeatenForgetsCache(t *testing.T) {
 
 	write()
 	for _, s := range []*attrib.Snapshot{row(4e9, 1e9), row(2e10, 5e6)} {
-		notePeakBeaten(s)
+		notePeakBeaten(s, true)
 		if s.PeakNote != "" {
 			t.Errorf("note %q for a row within the peak or too short", s.PeakNote)
 		}
@@ -49,7 +49,7 @@ func TestPeakBeatenForgetsCache(t *testing.T) {
 		}
 	}
 	s := row(2e10, 1e9)
-	notePeakBeaten(s)
+	notePeakBeaten(s, true)
 	if !strings.Contains(s.PeakNote, "gemm_fwd ran at 400.0% of the measured compute peak") {
 		t.Errorf("note = %q", s.PeakNote)
 	}

@@ -126,7 +126,7 @@ JSON output always holds every view: {"totals", "kernels", "categories",
 			partial := len(loaded.Damaged) > 0
 			traces := loaded.Traces
 			snap := loaded.Snapshot
-			applyPeak(snap, peaks)
+			applyPeak(snap, peaks, traces...)
 			opts.Outputs = append(opts.Outputs, loaded.Outputs...)
 			write := report.Write
 			if opts.By == report.ByFinding { // findings.go

@@ -44,15 +44,15 @@ func (w *workFlags) load() (*opmodel.Model, *attrib.PeakTable, error) {
 }
 
 // applyPeak sets s's device limits when s carries work: a CPU run's
-// measured here (internal/cpupeak, cached per machine), a GPU's from the
-// table (or why none).
-func applyPeak(s *attrib.Snapshot, t *attrib.PeakTable) {
+// measured peak — the one its recording stored (attrib.PeakFromMeta in
+// traces' run record), else this machine's (internal/cpupeak, cached per
+// machine) — a GPU's from the table (or why none).
+func applyPeak(s *attrib.Snapshot, t *attrib.PeakTable, traces ...*tracer.Trace) {
 	if !s.HasWork() {
 		return
 	}
 	if s.CPUOnly() {
-		s.Peak = cpuPeak()
-		notePeakBeaten(s)
+		setCPUPeak(s, traces)
 		return
 	}
 	if sourcePeaks(s, t) {
@@ -61,9 +61,24 @@ func applyPeak(s *attrib.Snapshot, t *attrib.PeakTable) {
 	if s.Peak, s.PeakNote = t.PeakFor(s); s.Peak == nil && cpuNamed(s) {
 		// A CPU device that lost its vendor on the way (the built-in
 		// loop's recording exported to Chrome JSON and read back).
-		s.Peak, s.PeakNote = cpuPeak(), ""
-		notePeakBeaten(s)
+		s.PeakNote = ""
+		setCPUPeak(s, traces)
 	}
+}
+
+// setCPUPeak sets s.Peak to the CPU peak its recording stored (the
+// first of traces that holds one) or this machine's, and checks it
+// against s's kernels.
+func setCPUPeak(s *attrib.Snapshot, traces []*tracer.Trace) {
+	for _, tr := range traces {
+		if p := attrib.PeakFromMeta(tr.Meta); p != nil {
+			s.Peak = p
+			notePeakBeaten(s, false)
+			return
+		}
+	}
+	s.Peak = cpuPeak()
+	notePeakBeaten(s, true)
 }
 
 // sourcePeaks sets s.SourcePeaks, and the note that says why s.Peak is
@@ -111,8 +126,8 @@ const beatenMinNs = 10_000_000
 // that ran above it (of peak > 100% over at least beatenMinNs) shows the
 // peak was measured while other work held the cores. The cache is then
 // dropped once per process (cpupeak.Forget: the next start measures
-// again) and s.PeakNote says so.
-func notePeakBeaten(s *attrib.Snapshot) {
+// again) when the peak is this machine's (here), and s.PeakNote says so.
+func notePeakBeaten(s *attrib.Snapshot, here bool) {
 	p := s.Peak
 	if p == nil || !p.Measured {
 		return
@@ -128,6 +143,10 @@ func notePeakBeaten(s *attrib.Snapshot) {
 		}
 	}
 	if best.OfPeak <= 1 {
+		return
+	}
+	if !here {
+		s.PeakNote = fmt.Sprintf("%s ran at %s of the measured %s peak the recording stored, so that peak was measured while other work held the cores", name, units.Share(best.OfPeak), best.Bound)
 		return
 	}
 	forgetPeak()

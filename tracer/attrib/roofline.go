@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -27,6 +28,60 @@ type Peak struct {
 	// fp32 peak is used then).
 	FlopsPerS [8]float64
 	BytesPerS float64 // memory bandwidth, bytes/s
+}
+
+// PeakMetaPrefix starts the run-record keys a recording stores its
+// measured peak under (Meta, PeakFromMeta).
+const PeakMetaPrefix = "peak."
+
+// Meta is p as run-record keys (PeakMetaPrefix + device, source,
+// bytes_per_s, flops_per_s.<dtype>), so that a recording read on
+// another machine, or after this one's cache was measured again, is
+// read against the peak its run was.
+func (p *Peak) Meta() map[string]string {
+	m := map[string]string{
+		PeakMetaPrefix + "device":      p.Device,
+		PeakMetaPrefix + "source":      p.Source,
+		PeakMetaPrefix + "bytes_per_s": strconv.FormatFloat(p.BytesPerS, 'g', -1, 64),
+	}
+	for d, f := range p.FlopsPerS {
+		if f > 0 && d > 0 {
+			m[PeakMetaPrefix+"flops_per_s."+tracer.DType(d).String()] = strconv.FormatFloat(f, 'g', -1, 64)
+		}
+	}
+	return m
+}
+
+// PeakFromMeta is the measured peak a recording stored (Meta), or nil
+// when meta holds none or a figure does not parse.
+func PeakFromMeta(meta map[string]string) *Peak {
+	dev, ok := meta[PeakMetaPrefix+"device"]
+	if !ok {
+		return nil
+	}
+	bw, err := strconv.ParseFloat(meta[PeakMetaPrefix+"bytes_per_s"], 64)
+	if err != nil || bw <= 0 {
+		return nil
+	}
+	// The source said "measured on this machine" where it was measured.
+	src := strings.Replace(meta[PeakMetaPrefix+"source"], "on this machine", "where the recording was made", 1)
+	p := &Peak{Device: dev, Match: dev, Measured: true, BytesPerS: bw, Source: "stored in the recording: " + src}
+	for k, v := range meta {
+		name, ok := strings.CutPrefix(k, PeakMetaPrefix+"flops_per_s.")
+		if !ok {
+			continue
+		}
+		d, ok := tracer.ParseDType(name)
+		f, err := strconv.ParseFloat(v, 64)
+		if !ok || err != nil || f <= 0 || int(d) >= len(p.FlopsPerS) {
+			return nil
+		}
+		p.FlopsPerS[d] = f
+	}
+	if p.FlopsPerS[tracer.DTypeFP32] <= 0 {
+		return nil
+	}
+	return p
 }
 
 // FlopsFor returns the peak FLOP/s for work at dtype dt: its own peak,

@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -134,6 +135,7 @@ type Session struct {
 	version   uint64 // bumped on every change
 	// refusedSeen: the --listen refusals the last Snapshot saw.
 	refusedSeen uint64
+	peakSaid    bool      // the measured peak is in the run record (recordPeak)
 	windows     int       // trace files (agent windows) merged
 	work        *workHold // kernels of a GPU tracer waiting for their window's work (work.go)
 	mem         memState  // allocations and frees (memory.go)
@@ -273,6 +275,28 @@ func (s *Session) ingest(c *conn, evs []tracer.Event) {
 	s.version++
 }
 
+// recordPeak puts a measured peak (a CPU's, measured on this machine)
+// into the run record once, so that recordings carry the peak their run
+// was read against (attrib.PeakFromMeta); a datasheet peak needs none.
+func (s *Session) recordPeak(p *attrib.Peak) {
+	if p == nil || !p.Measured {
+		return
+	}
+	s.mu.Lock()
+	said := s.peakSaid
+	s.peakSaid = true
+	s.mu.Unlock()
+	if said {
+		return
+	}
+	m := p.Meta()
+	kv := make([]msg.KV, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		kv = append(kv, msg.KV{Key: k, Value: m[k]})
+	}
+	s.Meta(kv)
+}
+
 func (s *Session) warn(msg string) {
 	if len(s.warnings) < 100 {
 		s.warnings = append(s.warnings, msg)
@@ -355,6 +379,7 @@ func (s *Session) Snapshot() *livestate.State {
 	}
 	if p := s.opts.Peak; p != nil {
 		p(st.Cumulative)
+		s.recordPeak(st.Cumulative.Peak)
 		if st.Recent != nil && st.Recent.HasWork() {
 			w := *st.Recent // shared with earlier States
 			p(&w)
