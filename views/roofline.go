@@ -20,9 +20,13 @@ type RooflineKeyMap struct {
 	Kernels key.Binding // k: marks per kernel instead of per category
 }
 
-// DefaultRooflineKeyMap: list movement over the legend; k toggles kernels.
+// DefaultRooflineKeyMap: list movement over the legend by the arrows
+// (k is taken: it toggles kernels, so j/k do not move here).
 func DefaultRooflineKeyMap() RooflineKeyMap {
-	return RooflineKeyMap{DefaultListKeyMap(), key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "kernels/categories"))}
+	lm := DefaultListKeyMap()
+	lm.Up = key.NewBinding(key.WithKeys("up"), key.WithHelp("↑", "up"))
+	lm.Down = key.NewBinding(key.WithKeys("down"), key.WithHelp("↓", "down"))
+	return RooflineKeyMap{lm, key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "kernels/categories"))}
 }
 
 // Roofline is the roofline chart of a snapshot's modelled work

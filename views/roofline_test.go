@@ -98,3 +98,19 @@ func TestRoofline(t *testing.T) {
 		t.Error("available without work")
 	}
 }
+
+// k toggles the marks per kernel in the Roofline view, so its help does
+// not offer k (and j) for moving as the other lists do; the arrows move.
+func TestRooflineKeysHelp(t *testing.T) {
+	v := views.NewRoofline(styles())
+	var keys []string
+	for _, col := range v.FullHelp() {
+		for _, b := range col {
+			keys = append(keys, b.Help().Key)
+		}
+	}
+	help := strings.Join(keys, " | ")
+	if strings.Contains(help, "k/j") || !strings.Contains(help, "↑/↓") || !strings.Contains(help, "k") {
+		t.Errorf("roofline help %q: want the arrows to move and k only for kernels/categories", help)
+	}
+}

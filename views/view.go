@@ -15,6 +15,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/rlktop/rlktop/tracer/attrib"
+	"slices"
 )
 
 // View is one focusable pane. Implementations are pointers; the root
@@ -75,8 +76,12 @@ func (k ListKeyMap) bindings() []key.Binding {
 	join := func(a, b key.Binding, keys, desc string) key.Binding {
 		return key.NewBinding(key.WithKeys(append(a.Keys(), b.Keys()...)...), key.WithHelp(keys, desc))
 	}
+	arrows := "↑/↓"
+	if slices.Contains(k.Up.Keys(), "k") {
+		arrows += " k/j"
+	}
 	return []key.Binding{
-		join(k.Up, k.Down, "↑/↓ k/j", "move"),
+		join(k.Up, k.Down, arrows, "move"),
 		join(k.PageUp, k.PageDown, "pgup/pgdn", "page"),
 		join(k.Home, k.End, "home/end", "first/last"),
 	}
