@@ -255,6 +255,7 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 			}
 			return -1
 		}
+		bySource := s.StepWorkBySource()
 		for _, r := range s.Ranks.Sources {
 			d.Sources = append(d.Sources, SourceDoc{Index: r.Index, Rank: r.Rank, RankFrom: r.RankFrom, World: r.World, Path: r.Path, Format: r.Format,
 				StartNs: r.StartNs, EndNs: r.EndNs, SpanNs: r.SpanNs, KernelCount: r.KernelCount, KernelNs: r.KernelNs,
@@ -264,10 +265,10 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 				continue
 			}
 			sd := &d.Sources[len(d.Sources)-1]
-			if fm, mfu, n, nm := s.StepWork(r.Index); n > 0 {
-				sd.FlopsMedian = f64(fm)
-				if nm > 0 {
-					sd.MFU = f64(mfu)
+			if sw, ok := bySource[r.Index]; ok {
+				sd.FlopsMedian = f64(sw.FlopsMedian)
+				if sw.NMFU > 0 {
+					sd.MFU = f64(sw.MFUMedian)
 				}
 			}
 			if p := s.StepPeak(r.Index); p != nil {

@@ -61,8 +61,14 @@ func rankGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 		g.header = []string{"rank", "file", "path", "kernels", "kernel_ns", "busy_ns", "idle_ns", "span_ns", "comm_ns", "comm_exposed_ns", "comm_overlap_ns", "steps", "step_median_ns", "coll_wait_ns", "last_arrivals"}
 	}
 	mfu := s.HasWork() && s.HasStepPeak()
+	var bySource map[int]attrib.StepWorkSummary
 	if mfu { // each source's steps against its own device (Snapshot.StepPeak)
-		g.header = append(g.header, map[bool]string{true: "MFU", false: "mfu"}[human])
+		bySource = s.StepWorkBySource()
+		if human {
+			g.header = append(g.header, "MFU")
+		} else {
+			g.header = append(g.header, "mfu")
+		}
 	}
 	if liveSources(s) { // its column shows "pid N", not "file"
 		g.header[1] = "process"
@@ -98,10 +104,10 @@ func rankGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 		}
 		if mfu {
 			cell := ""
-			if _, m, _, nm := s.StepWork(r.Index); nm > 0 {
-				cell = strconv.FormatFloat(m, 'g', -1, 64)
+			if sw := bySource[r.Index]; sw.NMFU > 0 {
+				cell = strconv.FormatFloat(sw.MFUMedian, 'g', -1, 64)
 				if human {
-					cell = units.Share(m)
+					cell = units.Share(sw.MFUMedian)
 				}
 			} else if human {
 				cell = "-"

@@ -148,10 +148,10 @@ func workSummary(s *attrib.Snapshot) *WorkSummaryDoc {
 		d.Device, d.PeakSource, d.PeakMeasured = p.Device, p.Source, p.Measured
 		d.PeakFlopsPerS, d.PeakBytesPerS = p.FlopsFor(dt), p.BytesPerS
 	}
-	if fm, mfu, n, nm := s.StepWork(-1); n > 0 {
-		d.FlopsMedian = f64(fm)
-		if nm > 0 {
-			d.MFU = f64(mfu)
+	if sw := s.StepWork(); sw.N > 0 {
+		d.FlopsMedian = f64(sw.FlopsMedian)
+		if sw.NMFU > 0 {
+			d.MFU = f64(sw.MFUMedian)
 		}
 	}
 	for _, o := range s.Unmodelled {
@@ -218,7 +218,8 @@ func workHeader(b *strings.Builder, s *attrib.Snapshot, prefix string) {
 // stepsLine writes the steps' median FLOPs and MFU (each step against
 // its own peak: attrib.Snapshot.StepPeak), when some step carries work.
 func stepsLine(b *strings.Builder, s *attrib.Snapshot, prefix string) {
-	fm, mfu, n, nm := s.StepWork(-1)
+	sw := s.StepWork()
+	fm, mfu, n, nm := sw.FlopsMedian, sw.MFUMedian, sw.N, sw.NMFU
 	if n == 0 {
 		return
 	}

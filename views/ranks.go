@@ -23,6 +23,7 @@ type Ranks struct {
 	keys    ListKeyMap
 	snap    *attrib.Snapshot
 	rows    []attrib.SourceRow
+	mfu     map[int]attrib.StepWorkSummary // per source, with work and a peak (nil: no MFU column)
 	list    list
 	w, h    int
 	focused bool
@@ -49,9 +50,12 @@ func (r *Ranks) Rows() []attrib.SourceRow { return r.rows }
 
 // SetSnapshot shows s's sources; the cursor stays on the same index.
 func (r *Ranks) SetSnapshot(s *attrib.Snapshot) {
-	r.snap, r.rows = s, nil
+	r.snap, r.rows, r.mfu = s, nil, nil
 	if s != nil && s.Ranks != nil {
 		r.rows = s.Ranks.Sources
+		if s.HasWork() && s.HasStepPeak() {
+			r.mfu = s.StepWorkBySource() // once per snapshot, not per frame
+		}
 	}
 	r.list.setLen(len(r.rows))
 }
@@ -144,12 +148,12 @@ func (r *Ranks) View() string {
 		{"overlap", 8, ns(func(s *attrib.SourceRow) int64 { return s.CommOverlapNs })},
 		{"steps", 6, func(s *attrib.SourceRow) string { return strconv.Itoa(s.Steps) }},
 	}
-	if r.snap.HasWork() && r.snap.HasStepPeak() {
+	if r.mfu != nil {
 		// Each source's steps against its own device's peak, beside the
 		// step time (it fits at 80 columns there).
 		all = slices.Insert(all, 6, rankCol{"MFU", 6, func(s *attrib.SourceRow) string {
-			if _, m, _, nm := r.snap.StepWork(s.Index); nm > 0 {
-				return FormatShare(m)
+			if sw := r.mfu[s.Index]; sw.NMFU > 0 {
+				return FormatShare(sw.MFUMedian)
 			}
 			return "-"
 		}})

@@ -183,7 +183,8 @@ func (r *FindingRule) mfu(s *Snapshot, labels *kernelLabelSet, bounds *boundScan
 	f := &Finding{Share: share, ShareOf: "the modelled kernel time, in memory-bound kernels", Top: top, Numbers: map[string]float64{
 		"memory_bound_share": share, "flops": s.Work.Flops, "bytes": s.Work.Bytes,
 	}}
-	fm, mfu, n, _ := s.StepWork(-1)
+	sw := s.StepWork()
+	fm, mfu, n := sw.FlopsMedian, sw.MFUMedian, sw.N
 	var wall int64
 	var fl float64
 	for i := range s.Steps { // the steps StepWork counts

@@ -163,25 +163,54 @@ func (s *SourceStream) ExpectWork() {
 // rates and MFU are shown only then.
 func (s *Snapshot) HasWork() bool { return s.Work.Known() || len(s.Unmodelled) > 0 }
 
-// StepWork summarises the steps' work: the median of their FLOPs and of
-// their MFU, each against its own peak (StepPeak), over the steps that
-// carry work (StepHasWork; a Python command's agent profiles 2 steps of
-// every 10: the others have no kernels). source >= 0 takes that source's
-// steps only, -1 every source's. n counts the steps, nMFU those with a
-// peak (the MFU median is over those; 0 when none).
-func (s *Snapshot) StepWork(source int) (flopsMedian, mfuMedian float64, n, nMFU int) {
+// StepWorkSummary is the work of some steps: the median of their FLOPs and
+// of their MFU, each step against its own peak (StepPeak), over the steps
+// that carry work (StepHasWork; a Python command's agent profiles 2 steps
+// of every 10: the others have no kernels). N counts those steps, NMFU
+// those with a peak (MFUMedian is over them; 0 when none).
+type StepWorkSummary struct {
+	FlopsMedian, MFUMedian float64
+	N, NMFU                int
+}
+
+// StepWork summarises every source's steps together.
+func (s *Snapshot) StepWork() StepWorkSummary {
 	var fl, mf []float64
 	for i := range s.Steps {
+		fl, mf = s.addStepWork(&s.Steps[i], fl, mf)
+	}
+	return StepWorkSummary{medianF(fl), medianF(mf), len(fl), len(mf)}
+}
+
+// StepWorkBySource is StepWork of each source's steps apart, by source
+// index, in one pass (sources without a step that carries work are
+// absent).
+func (s *Snapshot) StepWorkBySource() map[int]StepWorkSummary {
+	fl, mf := map[int][]float64{}, map[int][]float64{}
+	for i := range s.Steps {
 		st := &s.Steps[i]
-		if (source >= 0 && st.Source != source) || !StepHasWork(st) {
-			continue
-		}
-		fl = append(fl, st.Work.Flops)
-		if p := s.StepPeak(st.Source); p != nil {
-			mf = append(mf, MFU(st.Work, p, st.DurNs))
+		fl[st.Source], mf[st.Source] = s.addStepWork(st, fl[st.Source], mf[st.Source])
+	}
+	out := make(map[int]StepWorkSummary, len(fl))
+	for src, f := range fl {
+		if len(f) > 0 {
+			out[src] = StepWorkSummary{medianF(f), medianF(mf[src]), len(f), len(mf[src])}
 		}
 	}
-	return medianF(fl), medianF(mf), len(fl), len(mf)
+	return out
+}
+
+// addStepWork appends st's FLOPs and MFU (when it has a peak) to fl and
+// mf when st carries work.
+func (s *Snapshot) addStepWork(st *StepRow, fl, mf []float64) ([]float64, []float64) {
+	if !StepHasWork(st) {
+		return fl, mf
+	}
+	fl = append(fl, st.Work.Flops)
+	if p := s.StepPeak(st.Source); p != nil {
+		mf = append(mf, MFU(st.Work, p, st.DurNs))
+	}
+	return fl, mf
 }
 
 // StepHasWork reports whether st has a wall time and kernels of a source
