@@ -21,6 +21,7 @@ import (
 	"github.com/rlktop/rlktop/tracer/pyagent"
 	roclaunch "github.com/rlktop/rlktop/tracer/rocprof/launch"
 	"github.com/rlktop/rlktop/tracer/session"
+	"github.com/rlktop/rlktop/tracer/wire/msg"
 )
 
 // DefaultAttachTimeout bounds `rlktop attach`: the injection (reaching a
@@ -136,7 +137,7 @@ func StartAttach(ctx context.Context, o LiveOptions) (*Live, error) {
 		}
 		if rec, err := runrecord.Collect(ro); err == nil {
 			l.rec = rec
-			s.Meta(metaKV(rec.Meta()))
+			s.Meta(msg.SortedKVs(rec.Meta()))
 		} else {
 			s.Warn("run record: " + err.Error())
 		}

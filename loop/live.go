@@ -163,7 +163,7 @@ func StartLive(o LiveOptions) (*Live, error) {
 				s.Warn(fmt.Sprintf("--fingerprint %s: %s", f.Path, f.Err))
 			}
 		}
-		s.Meta(metaKV(rec.Meta()))
+		s.Meta(msg.SortedKVs(rec.Meta()))
 	}
 	if o.RecordPath != "" {
 		if err := s.RecordFile(o.RecordPath); err != nil {
@@ -216,14 +216,6 @@ func diffEnv(base, env []string) map[string]string {
 		}
 	}
 	return out
-}
-
-func metaKV(m map[string]string) []msg.KV {
-	kv := make([]msg.KV, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		kv = append(kv, msg.KV{Key: k, Value: m[k]})
-	}
-	return kv
 }
 
 // spec builds the child's argv and environment from the current flags.
@@ -547,7 +539,7 @@ func (l *Live) Finish(exit int) {
 	m := rec.Meta()
 	l.mu.Unlock()
 	maps.Copy(m, memoryMeta(l.Session.Snapshot().Cumulative.Memory)) // live_memory.go
-	l.Session.Meta(metaKV(m))
+	l.Session.Meta(msg.SortedKVs(m))
 }
 
 // ExitStatus is a child's exit status as a shell reports it: its exit

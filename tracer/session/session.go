@@ -37,7 +37,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -289,12 +288,7 @@ func (s *Session) recordPeak(p *attrib.Peak) {
 	if said {
 		return
 	}
-	m := p.Meta()
-	kv := make([]msg.KV, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		kv = append(kv, msg.KV{Key: k, Value: m[k]})
-	}
-	s.Meta(kv)
+	s.Meta(msg.SortedKVs(p.Meta()))
 }
 
 func (s *Session) warn(msg string) {

@@ -6,10 +6,25 @@
 // tracer/wire encodes and decodes them (FORMAT.md).
 package msg
 
-import "github.com/rlktop/rlktop/tracer"
+import (
+	"maps"
+	"slices"
+
+	"github.com/rlktop/rlktop/tracer"
+)
 
 // KV is one key/value pair (flags, meta, device properties).
 type KV struct{ Key, Value string }
+
+// SortedKVs returns m's pairs in key order (a run record's meta frame is
+// then the same bytes for the same map).
+func SortedKVs(m map[string]string) []KV {
+	kv := make([]KV, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		kv = append(kv, KV{Key: k, Value: m[k]})
+	}
+	return kv
+}
 
 // Hello identifies a sender. It is the first frame a traced process sends.
 type Hello struct {
