@@ -609,9 +609,7 @@ func CombineSources(traces []*tracer.Trace, rules *Rules) *Snapshot {
 // kernel, memcpy or memset on that device id in that source) — the same
 // id in two files is two devices — and its source's index.
 func sourceDevices(traces []*tracer.Trace) ([]tracer.Device, []bool, []int) {
-	var devs []tracer.Device
-	var work []bool
-	var src []int
+	var s Snapshot
 	for i, t := range traces {
 		busy := map[int32]bool{}
 		for j := range t.Events {
@@ -619,13 +617,20 @@ func sourceDevices(traces []*tracer.Trace) ([]tracer.Device, []bool, []int) {
 				busy[t.Events[j].Device] = true
 			}
 		}
-		devs = append(devs, t.Devices...)
-		work = append(work, deviceWork(t.Devices, busy)...)
-		for range t.Devices {
-			src = append(src, i)
-		}
+		s.addSourceDevices(i, t.Devices, busy)
 	}
-	return devs, work, src
+	return s.Devices, s.DeviceWork, s.DeviceSource
+}
+
+// addSourceDevices appends source i's devices to s.Devices, with
+// whether each ran work (deviceWork over busy, the ids its GPU ops ran
+// on) and its source index.
+func (s *Snapshot) addSourceDevices(i int, devs []tracer.Device, busy map[int32]bool) {
+	s.Devices = append(s.Devices, devs...)
+	s.DeviceWork = append(s.DeviceWork, deviceWork(devs, busy)...)
+	for range devs {
+		s.DeviceSource = append(s.DeviceSource, i)
+	}
 }
 
 // deviceWork says which of one source's devices ran work (busy: the

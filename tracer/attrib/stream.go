@@ -426,11 +426,7 @@ func (s *SourceStream) Snapshot() *Snapshot {
 	// Each source's devices apart, as CombineSources lists them.
 	snap.Devices, snap.DeviceWork, snap.DeviceSource = nil, nil, nil
 	for i, src := range s.done {
-		snap.Devices = append(snap.Devices, src.t.Devices...)
-		snap.DeviceWork = append(snap.DeviceWork, deviceWork(src.t.Devices, src.busy)...)
-		for range src.t.Devices {
-			snap.DeviceSource = append(snap.DeviceSource, i)
-		}
+		snap.addSourceDevices(i, src.t.Devices, src.busy)
 	}
 	return snap
 }
