@@ -103,7 +103,7 @@ func attachOptions(rf *runFlags, pid int, timeout time.Duration) (loop.LiveOptio
 		AttachTimeout: timeout,
 		Tracer:        tr,
 		Telemetry:     rf.telemetry,
-		Session:       session.Options{Rules: rules, Source: fmt.Sprintf("attached: pid %d", pid), Peak: livePeak},
+		Session:       session.Options{Rules: rules, Source: fmt.Sprintf("attached: pid %d", pid), Peak: attachPeak},
 	}, nil
 }
 

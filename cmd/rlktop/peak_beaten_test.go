@@ -57,3 +57,23 @@ func TestPeakBeatenForgetsCache(t *testing.T) {
 		t.Errorf("cache still there after a kernel beat it: %v", err)
 	}
 }
+
+// TestAttachPeakNeverMeasures: a CPU run rlktop attached to, on a machine
+// with no cached CPU peak, gets no peak and a note saying why; nothing is
+// measured beside the job (no cache file is written).
+func TestAttachPeakNeverMeasures(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", dir)
+	t.Setenv("HOME", dir)
+	w := attrib.Work{Flops: 1e9, Bytes: 1e6, Ns: 1e6}
+	w.FlopsByDType[tracer.DTypeFP32] = 1e9
+	s := &attrib.Snapshot{Work: w, WorkDevices: []int32{0},
+		Devices: []tracer.Device{{ID: 0, Name: "CPU", Vendor: "cpu"}}}
+	attachPeak(s)
+	if s.Peak != nil || !strings.Contains(s.PeakNote, "never beside a job it attached to") {
+		t.Errorf("peak %+v, note %q: want none, and why", s.Peak, s.PeakNote)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rlktop", "cpu-peak.json")); !os.IsNotExist(err) {
+		t.Errorf("a CPU peak was measured beside an attached job: %v", err)
+	}
+}

@@ -182,6 +182,18 @@ func cpuNamed(s *attrib.Snapshot) bool {
 // livePeak sets a live snapshot's device limits (session.Options.Peak).
 func livePeak(s *attrib.Snapshot) { applyPeak(s, attrib.DefaultPeaks()) }
 
+// attachPeak is livePeak for a process rlktop attached to: measuring a
+// CPU's peak takes every core for about 0.7 s, which would slow the
+// running job (and read low beside it), so a CPU run gets this
+// machine's cached measurement only.
+func attachPeak(s *attrib.Snapshot) {
+	if s.HasWork() && s.CPUOnly() && !cpupeak.Cached() {
+		s.PeakNote = "no CPU peak measured on this machine yet: rlktop measures it (about 0.7 s of every core) before a run it starts, never beside a job it attached to"
+		return
+	}
+	livePeak(s)
+}
+
 // cpuPeak is this machine's measured CPU peak (measured or read once).
 var cpuPeak = sync.OnceValue(func() *attrib.Peak {
 	r := cpupeak.Get()
