@@ -13,8 +13,9 @@ import (
 // summary), "step_rows" (the Doc's steps again, under the name run has
 // always used) and "flags" (in force); the other formats are Write's
 // report, then — except CSV, which stays one table — a "steps:" line
-// (count, median, p10, p90 as units.Duration) and a "flags:" line
-// (K=V, sorted by key). Errors: Write's, write errors.
+// (count, median, p10, p90 as units.Duration; "steps: 0 reported" without
+// any) and a "flags:" line (K=V, sorted by key; "none reported" without
+// any). Errors: Write's, write errors.
 func WriteRun(w io.Writer, snap *attrib.Snapshot, steps attrib.StepSummary, flags map[string]string, o Options) error {
 	if o.Format == "json" {
 		type stepsDoc struct {
@@ -47,7 +48,17 @@ func WriteRun(w io.Writer, snap *attrib.Snapshot, steps attrib.StepSummary, flag
 		// rows of the wrong shape (the JSON holds steps and flags).
 		return nil
 	}
-	_, err := fmt.Fprintf(w, "\nsteps: %d  median %s  p10 %s  p90 %s\nflags: %s\n",
-		steps.Count, units.Duration(steps.MedianNs), units.Duration(steps.P10Ns), units.Duration(steps.P90Ns), flagPairs(flags))
+	// A command that reported no step (or no flag) gets a word for it, not
+	// a median of "0 ns" and an empty line.
+	line := fmt.Sprintf("steps: %d  median %s  p10 %s  p90 %s", steps.Count,
+		units.Duration(steps.MedianNs), units.Duration(steps.P10Ns), units.Duration(steps.P90Ns))
+	if steps.Count == 0 {
+		line = "steps: 0 reported"
+	}
+	fl := flagPairs(flags)
+	if fl == "" {
+		fl = "none reported"
+	}
+	_, err := fmt.Fprintf(w, "\n%s\nflags: %s\n", line, fl)
 	return err
 }

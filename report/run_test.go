@@ -8,7 +8,8 @@ import (
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
-// TestWriteRun: the lines after the table, by hand; CSV stays one table;
+// TestWriteRun: the lines after the table, by hand, with and without steps
+// and flags; CSV stays one table;
 // JSON carries steps and flags, and a kernel name's '<' raw (not \u003c).
 func TestWriteRun(t *testing.T) {
 	sum := attrib.StepSummary{Count: 3, MedianNs: 999_700, P10Ns: 812, P90Ns: 45_600_000}
@@ -19,6 +20,13 @@ func TestWriteRun(t *testing.T) {
 	}
 	if want := "\nsteps: 3  median 1.00 ms  p10 812 ns  p90 45.6 ms\nflags: attention=math tf32=on\n"; !strings.HasSuffix(b.String(), want) {
 		t.Errorf("table ends %q, want %q", b.String()[max(0, b.Len()-80):], want)
+	}
+	b.Reset()
+	if err := WriteRun(&b, snap(), attrib.StepSummary{}, nil, Options{Format: "table"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\nsteps: 0 reported\nflags: none reported\n"; !strings.HasSuffix(b.String(), want) {
+		t.Errorf("without steps or flags the table ends %q, want %q", b.String()[max(0, b.Len()-80):], want)
 	}
 	b.Reset()
 	if err := WriteRun(&b, snap(), sum, flags, Options{Format: "csv"}); err != nil {
