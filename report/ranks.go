@@ -56,7 +56,7 @@ func rankGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 	num := func(v int64) string { return strconv.FormatInt(v, 10) }
 	var g grid
 	if human {
-		g.header = []string{"rank", "file", "kernels", "kernel time", "busy", "idle", "comm", "exposed", "overlapped", "steps", "step p50", "waited", "last"}
+		g.header = []string{"rank", "file", "kernels", "kernel time", "gpu busy", "idle", "comm", "exposed", "overlapped", "steps", "step p50", "waited", "last"}
 	} else {
 		g.header = []string{"rank", "file", "path", "kernels", "kernel_ns", "busy_ns", "idle_ns", "span_ns", "comm_ns", "comm_exposed_ns", "comm_overlap_ns", "steps", "step_median_ns", "coll_wait_ns", "last_arrivals"}
 	}

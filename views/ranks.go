@@ -128,7 +128,9 @@ func (r *Ranks) View() string {
 	// right.
 	all := []rankCol{
 		{"kernel", 8, ns(func(s *attrib.SourceRow) int64 { return s.KernelNs })},
-		{"busy", 8, ns(func(s *attrib.SourceRow) int64 { return s.BusyNs })},
+		// GPU busy counts kernels, copies and communication; the header's
+		// busy counts kernels only, so the column says which it is.
+		{"gpu busy", 8, ns(func(s *attrib.SourceRow) int64 { return s.BusyNs })},
 		{"idle", 8, ns(func(s *attrib.SourceRow) int64 { return s.IdleNs })},
 		{"comm", 8, ns(func(s *attrib.SourceRow) int64 { return s.CommNs })},
 		{"exposed", 8, ns(func(s *attrib.SourceRow) int64 { return s.CommExposedNs })},
