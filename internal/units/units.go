@@ -235,6 +235,9 @@ func SI(v float64, unit string) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return strconv.FormatFloat(v, 'g', -1, 64) + " " + unit
 	}
+	if v == 0 {
+		return "0 " + unit // none, not a small amount rounded ("0.00")
+	}
 	const prefixes = " kMGTPE"
 	i := 0
 	for v >= 999.5 && i < len(prefixes)-1 {

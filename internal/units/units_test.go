@@ -173,3 +173,24 @@ func TestPlural(t *testing.T) {
 		}
 	}
 }
+
+// TestSI: prefixes by hand; zero is none ("0 FLOP"), not "0.00".
+func TestSI(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		unit string
+		want string
+	}{
+		{0, "FLOP", "0 FLOP"},
+		{0.004, "FLOP", "0.00 FLOP"}, // a small amount still shows its rounding
+		{512, "B", "512 B"},
+		{999.4, "B", "999 B"},
+		{999.5, "B", "1.00 kB"},
+		{8.52e12, "FLOP/s", "8.52 TFLOP/s"},
+		{-3.35e12, "B/s", "-3.35 TB/s"},
+	} {
+		if got := SI(c.v, c.unit); got != c.want {
+			t.Errorf("SI(%g, %q) = %q, want %q", c.v, c.unit, got, c.want)
+		}
+	}
+}
