@@ -168,6 +168,12 @@ func TestTableAndMarkdown(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, tab)
 		}
 	}
+	// Counts in the header lines are grouped by thousands, as the TUI's.
+	big := snap()
+	big.Totals.KernelCount, big.Totals.TransferCount = 18444, 6638
+	if tab := render(t, big, Options{}); !strings.Contains(tab, "kernels: 18,444, kernel time") || !strings.Contains(tab, "memcpy/memset: 6,638,") {
+		t.Errorf("header counts not grouped:\n%s", tab)
+	}
 	// Columns align: every data line of the kernel table has the same
 	// width up to the last column.
 	cat := render(t, snap(), Options{By: "category"})

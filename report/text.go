@@ -66,8 +66,8 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 			rows = append(kernels, top(s.Transfers, topN)...)
 			if len(rows) > len(kernels) && len(kernels) > 0 {
 				g.split = len(kernels)
-				g.splitLabel = fmt.Sprintf("memcpy/memset (%d, %s; share of memcpy/memset time):",
-					s.Totals.TransferCount, Duration(s.Totals.TransferNs))
+				g.splitLabel = fmt.Sprintf("memcpy/memset (%s, %s; share of memcpy/memset time):",
+					units.Count(s.Totals.TransferCount), Duration(s.Totals.TransferNs))
 			}
 		} else {
 			rows = top(rows, topN)
@@ -209,15 +209,15 @@ func header(w io.Writer, s *attrib.Snapshot, prefix string) error {
 	if s.CPUOps() {
 		// A trace without GPU work: its rows are CPU operators by self
 		// time (tracer.Trace.CPUOpKernels), never called kernels.
-		fmt.Fprintf(&b, "%sCPU operators (no GPU work in the trace): %d, self time %s", prefix, t.KernelCount, Duration(t.KernelTotalNs))
+		fmt.Fprintf(&b, "%sCPU operators (no GPU work in the trace): %s, self time %s", prefix, units.Count(t.KernelCount), Duration(t.KernelTotalNs))
 	} else {
-		fmt.Fprintf(&b, "%skernels: %d, kernel time %s", prefix, t.KernelCount, Duration(t.KernelTotalNs))
+		fmt.Fprintf(&b, "%skernels: %s, kernel time %s", prefix, units.Count(t.KernelCount), Duration(t.KernelTotalNs))
 	}
 	if !s.SummaryOnly {
 		fmt.Fprintf(&b, ", busy %s", Duration(t.KernelBusyNs))
 	}
 	if t.TransferCount > 0 {
-		fmt.Fprintf(&b, "; memcpy/memset: %d, %s", t.TransferCount, Duration(t.TransferNs))
+		fmt.Fprintf(&b, "; memcpy/memset: %s, %s", units.Count(t.TransferCount), Duration(t.TransferNs))
 		if !s.SummaryOnly {
 			fmt.Fprintf(&b, "; GPU busy with copies %s", Duration(t.GPUBusyNs))
 		}
