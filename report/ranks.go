@@ -2,11 +2,11 @@ package report
 
 import (
 	"fmt"
-	"github.com/rlktop/rlktop/internal/units"
 	"strconv"
 	"strings"
 
 	"github.com/rlktop/rlktop/internal/escape"
+	"github.com/rlktop/rlktop/internal/units"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 

@@ -36,9 +36,9 @@ type Findings struct {
 	keys  FindingsKeyMap
 	fs    []attrib.Finding
 	tried map[string]string // finding id → measured result line
-	// triedFlag is the same lines by the flag tested ("key=value"): a
+	// triedFlag is the same lines by the flag setting tested: a
 	// second finding that names that flag has been tested too.
-	triedFlag map[string]string
+	triedFlag map[flagSetting]string
 	order     []string // tried ids, oldest first
 	running   string   // finding id whose test runs now
 	have      bool     // SetFindings was called
@@ -47,6 +47,9 @@ type Findings struct {
 	w, h      int
 	focused   bool
 }
+
+// flagSetting is a flag and the value a finding's test sets it to.
+type flagSetting struct{ key, value string }
 
 // NewFindings is the findings view.
 func NewFindings(st *Styles) *Findings {
@@ -127,9 +130,9 @@ func (f *Findings) SetTried(id, line string) {
 	f.tried[id] = line
 	if x := f.Find(id); x != nil && x.Flag != nil {
 		if f.triedFlag == nil {
-			f.triedFlag = map[string]string{}
+			f.triedFlag = map[flagSetting]string{}
 		}
-		f.triedFlag[x.Flag.Key+"="+x.Flag.Value] = line
+		f.triedFlag[flagSetting{x.Flag.Key, x.Flag.Value}] = line
 	}
 	if f.running == id {
 		f.running = ""
@@ -146,7 +149,7 @@ func (f *Findings) triedLine(x *attrib.Finding) string {
 		return l
 	}
 	if x.Flag != nil {
-		return f.triedFlag[x.Flag.Key+"="+x.Flag.Value]
+		return f.triedFlag[flagSetting{x.Flag.Key, x.Flag.Value}]
 	}
 	return ""
 }

@@ -2,12 +2,12 @@ package views
 
 import (
 	"fmt"
-	"github.com/charmbracelet/x/ansi"
 	"slices"
 	"strconv"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
