@@ -790,7 +790,7 @@ func (l *Linker) Prune(pid, tid int32, cut int64, maxKeep int) (forgotEnd int64,
 		n += over
 		out = out[over:]
 	}
-	th.ivs = slices.Clip(out)
+	th.ivs = out // not clipped: the next append reuses the array rather than copying every kept interval
 	if cap(th.ivs) > 2*len(th.ivs)+1024 {
 		th.ivs = slices.Clone(th.ivs)
 	}
