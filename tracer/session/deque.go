@@ -47,9 +47,12 @@ func (d *deque) pushAll(evs []tracer.Event) {
 
 func (d *deque) front() *tracer.Event { return &d.chunks[0][d.head] }
 
-func (d *deque) popFront() {
-	d.head++
-	d.n--
+func (d *deque) popFront() { d.dropFront(1) }
+
+// dropFront drops the k front events, k <= len(d.firstChunk()).
+func (d *deque) dropFront(k int) {
+	d.head += k
+	d.n -= k
 	if d.head == chunkN || d.n == 0 {
 		if len(d.free) < 4 {
 			d.free = append(d.free, d.chunks[0])
@@ -66,6 +69,14 @@ func (d *deque) popFront() {
 			d.chunks = d.chunks[:0]
 		}
 	}
+}
+
+// firstChunk returns the stored events of the first chunk, in order.
+func (d *deque) firstChunk() []tracer.Event {
+	if d.n == 0 {
+		return nil
+	}
+	return d.chunks[0][d.head:min(chunkN, d.head+d.n)]
 }
 
 // each calls f with the stored events in order, a chunk at a time.

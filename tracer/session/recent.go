@@ -45,8 +45,22 @@ func (w *recent) addGPU(evs []tracer.Event, o *Options) {
 		}
 	}
 	w.gpu.pushAll(evs)
-	for w.gpu.len() > 0 && (w.gpu.len() > o.RecentMaxEvents || w.gpu.front().Start < w.newest-o.RecentNs) {
-		w.gpu.popFront()
+	// Dropped a chunk at a time: this runs for every linked GPU event.
+	cut := w.newest - o.RecentNs
+	for {
+		c := w.gpu.firstChunk()
+		over := w.gpu.len() - o.RecentMaxEvents
+		k := 0
+		for k < len(c) && (k < over || c[k].Start < cut) {
+			k++
+		}
+		if k == 0 {
+			return
+		}
+		w.gpu.dropFront(k)
+		if k < len(c) {
+			return
+		}
 	}
 }
 
