@@ -566,6 +566,28 @@ func (l *Linker) ResetContexts() {
 	l.cacheOK = false
 }
 
+// RenewContexts is ResetContexts for a caller that still holds IDs
+// handed out before it (a live session's window of linked events):
+// remap(id) returns the ID, among the new contexts, of the context id was
+// before the reset, interning it again on first use (0 stays 0; an ID
+// never handed out maps to 0). The callers' IDs are remapped once each, so
+// that only the contexts still held come back. remap is valid until the
+// next ResetContexts or RenewContexts.
+func (l *Linker) RenewContexts() (remap func(CtxID) CtxID) {
+	old := l.keys
+	l.ResetContexts()
+	to := make([]CtxID, len(old)) // 0: not yet interned again
+	return func(id CtxID) CtxID {
+		if id == 0 || int(id) >= len(old) {
+			return 0
+		}
+		if to[id] == 0 {
+			to[id] = l.internKey(old[id])
+		}
+		return to[id]
+	}
+}
+
 // stackIDs is an interned operator and range stack (Context.Ops, Ranges).
 type stackIDs struct {
 	ops, ranges []StrID

@@ -139,6 +139,9 @@ type Session struct {
 	work        *workHold // kernels of a GPU tracer waiting for their window's work (work.go)
 	mem         memState  // allocations and frees (memory.go)
 	py          *pyKeep   // Python stack samples (pysamples.go)
+	// ctxKept: the linker's contexts left by the last renewContexts
+	// (renewals counts them, for tests).
+	ctxKept, renewals int
 
 	snapMu   sync.Mutex // Snapshot runs one at a time, mostly outside mu
 	cache    *livestate.State
@@ -219,6 +222,7 @@ func (s *Session) ticker() {
 			now := s.opts.Now().UnixNano()
 			s.link.tick(now, int64(s.opts.LinkDelay))
 			s.expireWork(now)
+			s.renewContexts()
 			s.mu.Unlock()
 		}
 	}
@@ -248,6 +252,44 @@ func (s *Session) deliver(evs []tracer.Event) {
 	s.version++
 }
 
+// renewContextsAt is the least number of launch contexts after which a
+// session starts its contexts afresh (renewContexts): a context carries
+// its step, so a live session interns a few per step, for hours. About
+// 300 B each across the linker and the aggregator: ≤ 10 MB.
+const renewContextsAt = 1 << 15
+
+// renewContexts starts the linker's contexts afresh once they are many
+// (renewContextsAt, and twice those kept at the previous renewal), keeping
+// those of the events the session still holds (the window, kernels waiting
+// for their work), so that a session's memory does not grow with its
+// length. The cumulative aggregate adds its open cells first and forgets
+// what it worked out per context (attrib.Aggregator.NewContexts); it keys
+// what it keeps by names, stages and steps, not by context. Call between
+// batches (s.mu held): a batch's events carry IDs of one generation.
+func (s *Session) renewContexts() {
+	n := len(s.link.core.Contexts)
+	if n < renewContextsAt || n < 2*s.ctxKept {
+		return
+	}
+	s.cum.NewContexts(s.strs)
+	remap := s.link.core.RenewContexts()
+	fix := func(evs []tracer.Event) {
+		for i := range evs {
+			evs[i].Ctx = remap(evs[i].Ctx)
+		}
+	}
+	s.recent.gpu.each(fix)
+	for _, p := range s.work.procs {
+		for i := range p.held {
+			p.held[i].ev.Ctx = remap(p.held[i].ev.Ctx)
+		}
+	}
+	s.link.contexts = s.link.core.Contexts
+	s.link.run.th = nil // its answer is an ID of the old contexts
+	s.ctxKept = len(s.link.contexts)
+	s.renewals++
+}
+
 // ingest records, links and aggregates a batch whose names are the
 // session's and whose times are host ns (s.mu held).
 func (s *Session) ingest(c *conn, evs []tracer.Event) {
@@ -269,6 +311,7 @@ func (s *Session) ingest(c *conn, evs []tracer.Event) {
 	}
 	s.link.endBatch()
 	s.resolveMemory(-1, false) // memory.go
+	s.renewContexts()
 	c.info.Events += uint64(len(evs))
 	s.events += uint64(len(evs))
 	s.version++
