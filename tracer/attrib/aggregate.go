@@ -52,7 +52,12 @@ type Aggregator struct {
 	launchNameID map[string]int32
 
 	steps map[int64]*stepAcc
-	busy  map[devKey]*devBusy
+	// stepList holds every step of steps, ascending by number up to
+	// stepsSorted (steps come in order as a rule): a Snapshot lists them
+	// without sorting, a live session's tens of thousands included.
+	stepList    []*stepAcc
+	stepsSorted int
+	busy        map[devKey]*devBusy
 
 	bindings []*binding
 	cur      *binding
@@ -305,6 +310,7 @@ type rowAcc struct {
 }
 
 type stepAcc struct {
+	n              int64 // the step number
 	start, dur     int64
 	seen           bool
 	kernelNs, gpus int64
@@ -960,10 +966,25 @@ func (a *Aggregator) stageID(name string) int32 {
 func (a *Aggregator) step(n int64) *stepAcc {
 	st := a.steps[n]
 	if st == nil {
-		st = &stepAcc{}
+		st = &stepAcc{n: n}
 		a.steps[n] = st
+		a.stepList = append(a.stepList, st)
 	}
 	return st
+}
+
+// sortSteps orders stepList by step number: nothing to do when the steps
+// added since the last call come after the sorted ones, in order.
+func (a *Aggregator) sortSteps() {
+	l := a.stepList
+	i := a.stepsSorted
+	for i < len(l) && (i == 0 || l[i-1].n < l[i].n) {
+		i++
+	}
+	if i < len(l) {
+		slices.SortFunc(l, func(x, y *stepAcc) int { return cmp.Compare(x.n, y.n) })
+	}
+	a.stepsSorted = len(l)
 }
 
 func (a *Aggregator) addStep(e *tracer.Event) {
@@ -1009,6 +1030,8 @@ func (a *Aggregator) Reset() {
 	clear(a.stageWork)
 	clear(a.unmod)
 	clear(a.steps)
+	clear(a.stepList)
+	a.stepList, a.stepsSorted = a.stepList[:0], 0
 	for _, db := range a.busy {
 		db.reset() // in place: bindings cache these pointers
 	}
@@ -1147,10 +1170,13 @@ func (a *Aggregator) Snapshot() *Snapshot {
 	slices.SortFunc(s.Categories, byGroup)
 	slices.SortFunc(s.Stages, byGroup)
 
-	for n, st := range a.steps {
-		s.Steps = append(s.Steps, StepRow{Step: n, StartNs: st.start, DurNs: st.dur, KernelNs: st.kernelNs, Count: st.gpus, Work: st.work})
+	if len(a.stepList) > 0 {
+		a.sortSteps()
+		s.Steps = make([]StepRow, len(a.stepList))
+		for i, st := range a.stepList {
+			s.Steps[i] = StepRow{Step: st.n, StartNs: st.start, DurNs: st.dur, KernelNs: st.kernelNs, Count: st.gpus, Work: st.work}
+		}
 	}
-	slices.SortFunc(s.Steps, func(x, y StepRow) int { return cmp.Compare(x.Step, y.Step) })
 	a.snapshotWork(s)
 	if w := s.overflowed(); len(w) > 0 {
 		s.Warnings = append(s.Warnings, overflowWarning(w))

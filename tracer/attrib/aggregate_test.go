@@ -828,3 +828,43 @@ func TestAggregatorAgainstNaive(t *testing.T) {
 		}
 	}
 }
+
+// TestStepsInOrder adds steps out of order, across snapshots and a Reset,
+// and checks each snapshot lists every step once, ascending, with the
+// start of its first event.
+func TestStepsInOrder(t *testing.T) {
+	s := tracer.NewStrings()
+	name := s.Intern("step")
+	a := NewAggregator(nil)
+	add := func(steps ...int64) {
+		for _, n := range steps {
+			a.Add(&tracer.Event{Kind: tracer.KindStep, Name: name, Start: 1000 * n, Dur: 10, Value: n, Device: -1}, s, nil)
+		}
+	}
+	want := func(steps ...int64) {
+		t.Helper()
+		got := a.Snapshot().Steps
+		var nums []int64
+		for _, r := range got {
+			nums = append(nums, r.Step)
+			if r.StartNs != 1000*r.Step {
+				t.Fatalf("step %d starts at %d, want %d", r.Step, r.StartNs, 1000*r.Step)
+			}
+		}
+		if !slices.Equal(nums, steps) {
+			t.Fatalf("steps %v, want %v", nums, steps)
+		}
+	}
+	add(1, 2, 3)
+	want(1, 2, 3)
+	add(4, 5, 3) // 3 again: the first window holds
+	want(1, 2, 3, 4, 5)
+	add(9, 7, 8, 0)
+	want(0, 1, 2, 3, 4, 5, 7, 8, 9)
+	add(6)
+	want(0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
+	a.Reset()
+	want()
+	add(2, 1)
+	want(1, 2)
+}

@@ -134,12 +134,16 @@ func (a *Aggregator) addLaunches(r *rowAcc, b *binding, ctx tracer.CtxID, cx *ct
 		l.noStep.TotalNs = addSat(l.noStep.TotalNs, d)
 		return
 	}
-	if k := len(l.steps); k > 0 && l.steps[k-1].Step == cx.step { // the newest step, as a rule
+	k := len(l.steps)
+	if k > 0 && l.steps[k-1].Step == cx.step { // the newest step, as a rule
 		l.steps[k-1].Count += n
 		l.steps[k-1].TotalNs = addSat(l.steps[k-1].TotalNs, d)
 		return
 	}
-	i, found := slices.BinarySearchFunc(l.steps, cx.step, func(s LaunchStep, t int64) int { return cmp.Compare(s.Step, t) })
+	i, found := k, false // a step newer than every kept one: the next, as a rule
+	if k > 0 && cx.step < l.steps[k-1].Step {
+		i, found = slices.BinarySearchFunc(l.steps, cx.step, func(s LaunchStep, t int64) int { return cmp.Compare(s.Step, t) })
+	}
 	switch {
 	case found:
 		l.steps[i].Count += n
