@@ -15,19 +15,32 @@ import (
 	"github.com/rlktop/rlktop/views/viewstest"
 )
 
-// liveSnapshots returns two snapshots of n kernels as a live session
+// liveSnapshots returns two snapshots of n kernels and n steps as a live session
 // sends them one after the other: new slices each time, the same name
 // strings (the aggregator keeps one copy of each name), and totals that
 // moved enough to swap neighbouring rows.
 func liveSnapshots(n int) [2]*attrib.Snapshot {
 	a := viewstest.BigWork(n)
+	a.Steps = bigSteps(n, 0)
 	b := *a
 	b.Kernels = slices.Clone(a.Kernels)
+	b.Steps = bigSteps(n+1, 1)
 	for i := 0; i+1 < len(b.Kernels); i += 7 {
 		b.Kernels[i], b.Kernels[i+1] = b.Kernels[i+1], b.Kernels[i]
 		b.Kernels[i].TotalNs, b.Kernels[i+1].TotalNs = b.Kernels[i+1].TotalNs, b.Kernels[i].TotalNs
 	}
 	return [2]*attrib.Snapshot{a, &b}
+}
+
+// bigSteps is n steps of a live run, 100 ms apart, their wall times
+// varying by up to 10% (seed moves them between snapshots).
+func bigSteps(n, seed int) []attrib.StepRow {
+	out := make([]attrib.StepRow, n)
+	for i := range out {
+		d := int64(95e6 + (i*7919+seed*104729)%10007*1000)
+		out[i] = attrib.StepRow{Step: int64(i), StartNs: int64(i) * 100e6, DurNs: d, KernelNs: d * 8 / 10, Count: 500}
+	}
+	return out
 }
 
 // pythonSnapshots are liveSnapshots(n) of a Python run: each with a

@@ -18,12 +18,19 @@ import (
 // under "file" its position in input order when ranks are positions),
 // since step numbers repeat across sources.
 type Steps struct {
-	st      *Styles
-	keys    GroupsKeyMap
-	snap    *attrib.Snapshot
-	list    list
-	w, h    int
-	focused bool
+	st   *Styles
+	keys GroupsKeyMap
+	snap *attrib.Snapshot
+	// Worked out once per snapshot shown (Info runs every frame, and a
+	// live run's snapshot has a row per step), for statsOf: the median
+	// wall time, ns, whether a step's launched GPU time exceeds its wall
+	// time, the longest wall time (the bars' scale), ns.
+	statsOf         *attrib.Snapshot
+	medianNs, maxNs int64
+	gpuOver         bool
+	list            list
+	w, h            int
+	focused         bool
 }
 
 // NewSteps returns an empty steps view.
@@ -31,33 +38,43 @@ func NewSteps(st *Styles) *Steps { return &Steps{st: st, keys: DefaultGroupsKeyM
 
 func (s *Steps) Title() string { return "Steps" }
 
-// MedianNs is the median step wall time (lower median for even counts), ns;
-// 0 without steps.
-func MedianNs(steps []attrib.StepRow) int64 {
-	if len(steps) == 0 {
-		return 0
+// stats works out medianNs, maxNs and gpuOver for the snapshot shown, in
+// one pass over its rows (a live run's are many, and large), when it is
+// not done yet: a view not drawn costs nothing per snapshot.
+func (s *Steps) stats() {
+	if s.statsOf == s.snap && s.snap != nil {
+		return
 	}
+	s.statsOf = s.snap
+	s.medianNs, s.maxNs, s.gpuOver = 0, 0, false
+	if s.snap == nil {
+		return
+	}
+	steps := s.snap.Steps
 	d := make([]int64, len(steps))
-	for i, r := range steps {
+	for i := range steps {
+		r := &steps[i]
 		d[i] = r.DurNs
+		s.maxNs = max(s.maxNs, r.DurNs)
+		s.gpuOver = s.gpuOver || r.KernelNs > r.DurNs
 	}
-	slices.Sort(d)
-	return d[(len(d)-1)/2]
+	s.medianNs = attrib.MedianNs(d)
 }
 
 func (s *Steps) Info() string {
 	if s.snap == nil || len(s.snap.Steps) == 0 {
 		return ""
 	}
-	info := fmt.Sprintf("%s · median %s", units.Plural(int64(len(s.snap.Steps)), "step"), FormatNs(MedianNs(s.snap.Steps)))
+	s.stats()
+	info := fmt.Sprintf("%s · median %s", units.Plural(int64(len(s.snap.Steps)), "step"), FormatNs(s.medianNs))
 	if label, n := stepsItem(s.snap); strings.Contains(label, "/") {
 		// Several sources: rows are per (source, step); say each one's
 		// count as the header does, not the rows summed.
-		info = fmt.Sprintf("%s %s · median %s", n, label, FormatNs(MedianNs(s.snap.Steps)))
+		info = fmt.Sprintf("%s %s · median %s", n, label, FormatNs(s.medianNs))
 	}
 	// As report's note under its step table (the TUI showed
 	// "wall 100 ms  gpu 151 ms" with nothing saying why).
-	if slices.ContainsFunc(s.snap.Steps, func(r attrib.StepRow) bool { return r.KernelNs > r.DurNs }) {
+	if s.gpuOver {
 		info += " · gpu > wall: launched ops summed"
 	}
 	return info
@@ -68,7 +85,7 @@ func (s *Steps) Info() string {
 // them; moving up stops that.
 func (s *Steps) SetSnapshot(snap *attrib.Snapshot) {
 	follow := s.list.n == 0 || s.list.cursor == s.list.n-1
-	s.snap = snap
+	s.snap, s.statsOf = snap, nil
 	n := 0
 	if snap != nil {
 		n = len(snap.Steps)
@@ -124,10 +141,8 @@ func (s *Steps) View() string {
 	if len(steps) == 0 {
 		return block(wrapStyled(attrib.NoStepsText, max(s.w-1, 20), st.Table.Dim.Render), s.w, s.h)
 	}
-	var maxDur int64
-	for _, r := range steps {
-		maxDur = max(maxDur, r.DurNs)
-	}
+	s.stats()
+	maxDur := s.maxNs
 	const nw, tw, cw = 9, 9, 8
 	rk := s.snap.Ranks
 	rw := 0 // source column: the rank, or the file's position

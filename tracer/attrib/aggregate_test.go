@@ -868,3 +868,41 @@ func TestStepsInOrder(t *testing.T) {
 	add(2, 1)
 	want(1, 2)
 }
+
+// TestMedianStepNs checks the lower median by hand on small counts and
+// against a sort on large ones (past selectRanks' sort cut-off).
+func TestMedianStepNs(t *testing.T) {
+	rows := func(durs ...int64) []StepRow {
+		out := make([]StepRow, len(durs))
+		for i, d := range durs {
+			out[i] = StepRow{Step: int64(i), DurNs: d}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		durs []int64
+		want int64
+	}{
+		{nil, 0},
+		{[]int64{7}, 7},
+		{[]int64{9, 3}, 3},       // lower median
+		{[]int64{5, 1, 9}, 5},    // middle
+		{[]int64{4, 4, 1, 8}, 4}, // rank 2 of 1 4 4 8
+		{[]int64{0, 0, 2}, 0},
+	} {
+		if got := MedianStepNs(rows(c.durs...)); got != c.want {
+			t.Errorf("MedianStepNs(%v) = %d, want %d", c.durs, got, c.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1024, 1025, 4096, 100_001} {
+		durs := make([]int64, n)
+		for i := range durs {
+			durs[i] = 90e6 + rng.Int64N(20e6)
+		}
+		sorted := slices.Sorted(slices.Values(durs))
+		if got, want := MedianStepNs(rows(durs...)), sorted[(n-1)/2]; got != want {
+			t.Errorf("%d steps: median %d, want %d", n, got, want)
+		}
+	}
+}

@@ -663,6 +663,9 @@ func (r *FindingRule) recompiles(outs []OutputRow) *Finding {
 // first row of a number: one source); it fires when the wait reaches
 // r.MinShare of those steps' wall time.
 func (r *FindingRule) inputBound(outs []OutputRow, steps []StepRow) *Finding {
+	if !slices.ContainsFunc(outs, func(o OutputRow) bool { return o.Kind == "input" }) {
+		return nil // no map of a live run's every step for nothing
+	}
 	dur := map[int64]int64{}
 	for _, st := range steps {
 		if _, ok := dur[st.Step]; !ok {

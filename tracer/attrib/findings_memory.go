@@ -89,15 +89,10 @@ func (r *FindingRule) memTemporary(m *Memory, s *Snapshot) *Finding {
 }
 
 func medianStep(s *Snapshot) int64 {
-	if s == nil || len(s.Steps) == 0 {
+	if s == nil {
 		return 0
 	}
-	d := make([]int64, len(s.Steps))
-	for i, st := range s.Steps {
-		d[i] = st.DurNs
-	}
-	slices.Sort(d)
-	return d[(len(d)-1)/2]
+	return MedianStepNs(s.Steps)
 }
 
 func memDeviceName(dev int32) string {

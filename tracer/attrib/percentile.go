@@ -33,6 +33,42 @@ func (r *rowAcc) durPercentiles() {
 	}
 }
 
+// MedianStepNs is the median wall time (DurNs) of steps, ns: MedianNs of
+// their durations.
+func MedianStepNs(steps []StepRow) int64 {
+	d := make([]int64, len(steps))
+	for i := range steps {
+		d[i] = steps[i].DurNs
+	}
+	return MedianNs(d)
+}
+
+// MedianNs is the median of durations d, ns (not modified): the lower
+// median for an even count, the value of rank ⌈n/2⌉ ascending; 0 when d is
+// empty; negative values count as 0. Linear in len(d) (selectRanks, not a
+// sort): views ask it of a live run's every snapshot, hundreds of
+// thousands of steps after hours.
+func MedianNs(d []int64) int64 {
+	if len(d) == 0 {
+		return 0
+	}
+	var mx int64
+	neg := false
+	for _, v := range d {
+		mx = max(mx, v)
+		neg = neg || v < 0
+	}
+	if neg { // selectRanks takes non-negative values
+		d = slices.Clone(d)
+		for i, v := range d {
+			d[i] = max(v, 0)
+		}
+	}
+	k := (len(d) + 1) / 2
+	v, _ := selectRanks([][]int64{d}, mx, k, k)
+	return v
+}
+
 // pctRank is the 1-based nearest rank of the p-th percentile of n values:
 // ceil(p/100 * n), at least 1.
 func pctRank(p, n int) int { return max((p*n+99)/100, 1) }
