@@ -167,6 +167,7 @@ func (m *Model) newActs(nb int) *acts {
 type names struct {
 	embed, rmsnorm, qkvSepQ, qkvSepK, qkvSepV, qkvFused                  gotrace.NameID
 	attnQK, attnSoftmax, attnPV, attnFused, outProj, mlpUp, swiglu       gotrace.NameID
+	opAttnMath, opAttnFused                                              gotrace.NameID
 	mlpDown, headProj, valueHead, headMat, headGather                    gotrace.NameID
 	toppSoftmax, toppSort, scanSerial, scanSklansky, sampleMult, sampleG gotrace.NameID
 	envStepK, envObserveK, envLegalK                                     gotrace.NameID
@@ -182,7 +183,7 @@ func registerNames(tr *gotrace.Tracer) names {
 	return names{
 		embed: n("embed"), rmsnorm: n("rmsnorm"), qkvSepQ: n("qkv_separate_q"), qkvSepK: n("qkv_separate_k"), qkvSepV: n("qkv_separate_v"),
 		qkvFused: n("qkv_fused"), attnQK: n("attn_math_qk"), attnSoftmax: n("attn_math_softmax"), attnPV: n("attn_math_pv"),
-		attnFused: n("attn_fused_fwd"), outProj: n("matmul_out_proj"), mlpUp: n("matmul_mlp_up"), swiglu: n("swiglu"),
+		attnFused: n("attn_fused_fwd"), opAttnMath: n("attention_math"), opAttnFused: n("attention_fused"), outProj: n("matmul_out_proj"), mlpUp: n("matmul_mlp_up"), swiglu: n("swiglu"),
 		mlpDown: n("matmul_mlp_down"), headProj: n("matmul_head_proj"), valueHead: n("value_head"),
 		headMat: n("head_materialized"), headGather: n("head_gatherdot"),
 		toppSoftmax: n("topp_softmax"), toppSort: n("topp_sort"), scanSerial: n("topp_scan_serial"), scanSklansky: n("topp_scan_sklansky"),
@@ -250,6 +251,10 @@ func (m *Model) forward(a *acts, attention, qkv string, tr *gotrace.Tracer, nm *
 			// The scores are a temporary of the math path (the fused
 			// kernel never writes them): reported as allocated for the
 			// layer's attention, freed after P·V, at one address per layer.
+			// The three kernels and the scores are one operator's, as
+			// PyTorch's math attention is (its memory model names the
+			// operator a temporary was allocated in).
+			op := s
 			scores := int64(a.nb*m.H*T*T) * 4
 			tr.Memory(scores, memScoresAddr+uint64(l))
 			attnMathQK(a.s, q, k, sh)
@@ -259,11 +264,14 @@ func (m *Model) forward(a *acts, attention, qkv string, tr *gotrace.Tracer, nm *
 			attnMathPV(a.o[l], a.s, v, D, sh)
 			s = tr.KernelWork(nm.attnPV, s, 2*nT*float64(m.Dh), 4*(nT+2*nf*float64(D)))
 			tr.Memory(-scores, memScoresAddr+uint64(l))
+			s = tr.Op(nm.opAttnMath, op)
 		} else {
 			// Fused: the same Q·Kᵀ and P·V FLOPs, only Q, K, V read and
 			// the output written (softmax uncounted, as for SDPA).
+			op := s
 			attnFused(a.o[l], a.lse[l], q, k, v, a.qp, a.kp, a.vp, D, sh)
 			s = tr.KernelWork(nm.attnFused, s, 4*nT*float64(m.Dh), 4*4*nf*float64(D))
+			s = tr.Op(nm.opAttnFused, op)
 		}
 		y := a.tmp[:N*D]
 		gemm(y, a.o[l], b.wo.W, N, D, D, false, false)

@@ -120,7 +120,7 @@ func (r *FindingRule) memPeak(m *Memory) *Finding {
 			}
 		}
 		share := float64(inside) / float64(st.PeakAllocatedBytes)
-		if inside == 0 || share < r.MinShare || (best != nil && share <= best.Share) {
+		if inside == 0 || inside < int64(r.Threshold) || share < r.MinShare || (best != nil && share <= best.Share) {
 			continue
 		}
 		outer := ""

@@ -275,6 +275,25 @@ func (t *Tracer) kernel(name NameID, start, value int64) int64 {
 	return end
 }
 
+// Op records a framework operator (a KindCPUOp event) named name, from
+// start (ns, from Now or a previous Kernel or Op) to now, and returns now,
+// as Kernel does. Call it after the operator's kernels and allocations:
+// the linker attributes what was launched or allocated on this thread
+// inside [start, now) to it (the memory model's temporaries by operator,
+// the kernels' launch contexts). A start of 0 records nothing.
+func (t *Tracer) Op(name NameID, start int64) int64 {
+	if !t.enabled.Load() {
+		return 0
+	}
+	end := t.clock()
+	if start <= 0 {
+		return end
+	}
+	e := tracer.Event{Start: start, Dur: end - start, Name: tracer.StrID(name), PID: t.pid, TID: t.tid, Device: -1, Kind: tracer.KindCPUOp}
+	t.push(&e)
+	return end
+}
+
 // Instant records a zero-length KindInstant marker (e.g. "flag attention=fused").
 func (t *Tracer) Instant(name NameID) {
 	if !t.enabled.Load() {
