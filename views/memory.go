@@ -218,26 +218,47 @@ func (v *Memory) tempLines() []string {
 	st := v.st
 	const bw, nw, lw, dw = 10, 6, 9, 6
 	rest := max(v.w-1-bw-1-dw-1-nw-1-lw-1-3-1, 12) // gutter, columns, " → ", spaces
-	ow := rest * 3 / 10
-	sw := rest - 2*ow
-	if sw < 6 {
-		sw, ow = 6, (rest-6)/2
+	from, to := v.list.visible()
+	// The operator and stage columns share what is left by what the rows
+	// drawn need; rows allocated and freed by one operator (the rule for
+	// a temporary of one operator: math attention's scores) name it once.
+	same, opNeed, stageNeed := true, 0, width("stage")
+	for i := from; i < to; i++ {
+		t := &v.m.Temporaries[i]
+		same = same && t.Op == t.FreedBy
+		opNeed = max(opNeed, width(memOp(t.Op)), width(memOp(t.FreedBy)))
+		stageNeed = max(stageNeed, width(memName(t.Stage)))
 	}
+	opsHead := "allocated by → freed by"
+	opsW := rest + 3 - min(stageNeed, rest*4/10) // ops' column with the arrow, then the stage
+	ow := (opsW - 3) / 2
+	if same {
+		opsHead = "allocated and freed by"
+	} else if opsW > 2*opNeed+3 {
+		ow = opNeed
+		opsW = 2*ow + 3
+	}
+	if same {
+		opsW = min(opsW, max(opNeed, width(opsHead)))
+	}
+	sw := rest + 3 - opsW
 	hdr := " " + st.Table.Header.Render(fitRight("size", bw)) + " " + st.Table.Header.Render(fit("device", dw)) + " " +
 		st.Table.Header.Render(fitRight("count", nw)) + " " + st.Table.Header.Render(fitRight("lifetime", lw)) + " " +
-		st.Table.Header.Render(fit("allocated by → freed by", 2*ow+3)) + " " + st.Table.Header.Render(fit("stage", sw))
+		st.Table.Header.Render(fit(opsHead, opsW)) + " " + st.Table.Header.Render(fit("stage", sw))
 	out := []string{hdr}
 	if len(v.m.Temporaries) == 0 {
 		return append(out, st.Table.Dim.Render(" no temporaries (nothing allocated and freed inside one step)"))
 	}
-	from, to := v.list.visible()
 	for i := from; i < to; i++ {
 		t := &v.m.Temporaries[i]
 		gut := " "
 		if v.focused && i == v.list.cursor {
 			gut = "›"
 		}
-		ops := fit(memOp(t.Op), ow) + " → " + fit(memOp(t.FreedBy), ow)
+		ops := fit(memOp(t.Op), opsW)
+		if !same {
+			ops = fit(memOp(t.Op), ow) + " → " + fit(memOp(t.FreedBy), ow)
+		}
 		out = append(out, gut+st.Bar.Value.Render(fitRight(FormatBytes(t.Bytes), bw))+" "+fit(deviceLabel(t.Device), dw)+" "+
 			fitRight(FormatCount(int64(t.Count)), nw)+" "+fitRight(FormatNs(t.LifetimeNs), lw)+" "+ops+" "+st.Table.Dim.Render(fit(memName(t.Stage), sw)))
 	}

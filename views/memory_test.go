@@ -98,3 +98,25 @@ func TestCompareMemoryLines(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryOneOperator: temporaries each allocated and freed by one
+// operator (the built-in loop's attention_math) name it once, whole, at 80
+// columns, with the longest stage drawn whole beside it.
+func TestMemoryOneOperator(t *testing.T) {
+	m := &attrib.Memory{Temporaries: []attrib.MemTemp{
+		{Bytes: 6 << 20, Device: -1, Count: 246, LifetimeNs: 26e6, Op: "attention_math", FreedBy: "attention_math", Stage: "forward"},
+		{Bytes: 6 << 20, Device: -1, Count: 60, LifetimeNs: 26e6, Op: "attention_math", FreedBy: "attention_math", Stage: "update.forward"},
+	}}
+	v := views.NewMemory(styles())
+	v.SetSnapshot(&attrib.Snapshot{Memory: m})
+	v.SetSize(80, 8)
+	out := render(t, v.View(), 80, 8)
+	if !strings.Contains(out, "allocated and freed by") || strings.Contains(out, "→") {
+		t.Errorf("want one operator column:\n%s", out)
+	}
+	for _, want := range []string{"attention_math  ", "update.forward"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q not drawn whole:\n%s", want, out)
+		}
+	}
+}
