@@ -820,15 +820,25 @@ func (x *exporter) writeCounter(c *tracer.Counter) {
 	if c.Device >= 0 {
 		pid = int64(c.Device)
 	}
+	// A Chrome counter is a track name and a series per args key; a
+	// reader names each series "name.key" (as the Kineto reader does), so
+	// "metric.loss" is written as track "metric", key "loss", and reads
+	// back as it was (a name without a dot gets the key "value").
+	name, key := x.t.Strings.Get(c.Name), "value"
+	if i := strings.LastIndexByte(name, '.'); i > 0 && i < len(name)-1 {
+		name, key = name[:i], name[i+1:]
+	}
 	x.sep()
 	b := x.buf
 	b = append(b, `{"ph":"C","name":`...)
-	b = appendJSONString(b, x.t.Strings.Get(c.Name))
+	b = appendJSONString(b, name)
 	b = append(b, `,"pid":`...)
 	b = strconv.AppendInt(b, pid, 10)
 	b = append(b, `,"tid":0,"ts":`...)
 	b = AppendMicros(b, c.TS)
-	b = append(b, `,"args":{"value":`...)
+	b = append(b, `,"args":{`...)
+	b = appendJSONString(b, key)
+	b = append(b, ':')
 	if v := c.Value; v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		b = strconv.AppendInt(b, int64(v), 10) // 123456789, not 1.23456789e+08
 	} else {

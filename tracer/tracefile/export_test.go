@@ -63,6 +63,8 @@ func smallTrace() *tracer.Trace {
 		{TS: base + 500_000, Name: s("gpu.util_pct"), Device: 0, Value: 100},
 		{TS: base + 500_000, Name: s("proc.rss_bytes"), Device: -1, Value: 123456789},
 		{TS: base + 600_000, Name: s("gpu.util_pct"), Device: 0, Value: math.NaN()},
+		{TS: base + 610_000, Name: s("check.logits.rows"), Device: -1, Value: 0},
+		{TS: base + 620_000, Name: s("rss"), Device: -1, Value: 7},
 	}
 	t.Devices = []tracer.Device{{
 		ID: 0, Name: "NVIDIA H100 80GB HBM3", Vendor: "nvidia", TotalMemory: 85018279936, SMs: 132, ComputeCap: "9.0",
@@ -194,10 +196,10 @@ func TestExportStructure(t *testing.T) {
 	// Hand count from smallTrace: 3 kernels, 1 memcpy, 1 memset, 4
 	// runtime, 1 driver, 1 cpu_op, range+step = 2 user_annotation, 1 GPU
 	// range, 1 sync, 1 instant, 5 flow starts (every launch has GPU
-	// work), 5 flow ends, 3 finite counters.
+	// work), 5 flow ends, 5 finite counters.
 	want := map[string]int{"X/kernel": 3, "X/gpu_memcpy": 1, "X/gpu_memset": 1, "X/cuda_runtime": 4, "X/cuda_driver": 1,
 		"X/cpu_op": 1, "X/user_annotation": 2, "X/gpu_user_annotation": 1, "X/cuda_sync": 1, "i/cpu_instant_event": 1,
-		"s/ac2g": 5, "f/ac2g": 5, "C/": 3}
+		"s/ac2g": 5, "f/ac2g": 5, "C/": 5}
 	for k, n := range want {
 		if count[k] != n {
 			t.Errorf("%s events: %d, want %d (all: %v)", k, count[k], n, count)
@@ -430,6 +432,19 @@ func TestExportRoundTripSmall(t *testing.T) {
 	compareKinds(t, "small", src, back)
 	if back.Rank != 3 || back.World != 8 {
 		t.Errorf("rank/world %d/%d after the round trip, want 3/8", back.Rank, back.World)
+	}
+	// Counters keep their names (the NaN sample is not written; a name
+	// without a dot gets the series key "value"), and the run record its
+	// entries: outputs and the stored peak are read by these names.
+	var names []string
+	for _, c := range back.Counters {
+		names = append(names, back.Strings.Get(c.Name))
+	}
+	if want := []string{"gpu.util_pct", "gpu.util_pct", "proc.rss_bytes", "check.logits.rows", "rss.value"}; !slices.Equal(names, want) {
+		t.Errorf("counters after the round trip %q, want %q", names, want)
+	}
+	if got := back.Meta["run.cmd"]; got != "python train.py --lr 1e-3" {
+		t.Errorf("Meta run.cmd after the round trip %q", got)
 	}
 }
 

@@ -370,7 +370,7 @@ func (d *kdec) object() error {
 			if err := d.events(); err != nil {
 				return err
 			}
-		case "deviceProperties", "distributedInfo":
+		case "deviceProperties", "distributedInfo", "rlktopMeta":
 			if err := d.headerValue(key); err != nil {
 				return err
 			}
@@ -423,8 +423,11 @@ func (s *jscan) valueKept() (kind byte, a, b int64, esc bool, err error) {
 	return s.value()
 }
 
-// headerValue decodes deviceProperties / distributedInfo, which are small,
-// with encoding/json.
+// headerValue decodes deviceProperties / distributedInfo / rlktopMeta,
+// which are small, with encoding/json. rlktopMeta is the Trace.Meta
+// rlktop's export writes (a recording's run record: its flags, the peak
+// it was measured against, the memory summary), read back into Meta so
+// that a report of the export equals the report of what was exported.
 func (d *kdec) headerValue(key string) error {
 	s := d.s
 	_, a, b, _, err := s.valueKept()
@@ -462,6 +465,17 @@ func (d *kdec) headerValue(key string) error {
 		for _, k := range []string{"backend", "nccl_version"} {
 			if v, ok := info[k].(string); ok {
 				d.t.Meta["distributedInfo."+k] = v
+			}
+		}
+	case "rlktopMeta":
+		var meta map[string]string
+		if err := dec.Decode(&meta); err != nil {
+			d.t.Warn(fmt.Sprintf("%s (byte %d): rlktopMeta is not an object of strings; ignored: %v", d.path, a, err))
+			return nil
+		}
+		for k, v := range meta {
+			if _, set := d.t.Meta[k]; !set { // the file's own keys first
+				d.t.Meta[k] = v
 			}
 		}
 	}
