@@ -229,19 +229,17 @@ func (v *Memory) tempLines() []string {
 		opNeed = max(opNeed, width(memOp(t.Op)), width(memOp(t.FreedBy)))
 		stageNeed = max(stageNeed, width(memName(t.Stage)))
 	}
-	opsHead := "allocated by → freed by"
-	opsW := rest + 3 - min(stageNeed, rest*4/10) // ops' column with the arrow, then the stage
+	avail := rest + 3 // the operator columns (with their arrow) and the stage's
+	opsHead, want := "allocated by → freed by", 2*opNeed+3
+	if same {
+		opsHead, want = "allocated and freed by", max(opNeed, width("allocated and freed by"))
+	}
+	opsW := min(avail-min(stageNeed, rest*4/10), want)
 	ow := (opsW - 3) / 2
-	if same {
-		opsHead = "allocated and freed by"
-	} else if opsW > 2*opNeed+3 {
-		ow = opNeed
-		opsW = 2*ow + 3
+	if !same {
+		opsW = 2*ow + 3 // what the rows draw
 	}
-	if same {
-		opsW = min(opsW, max(opNeed, width(opsHead)))
-	}
-	sw := rest + 3 - opsW
+	sw := avail - opsW
 	hdr := " " + st.Table.Header.Render(fitRight("size", bw)) + " " + st.Table.Header.Render(fit("device", dw)) + " " +
 		st.Table.Header.Render(fitRight("count", nw)) + " " + st.Table.Header.Render(fitRight("lifetime", lw)) + " " +
 		st.Table.Header.Render(fit(opsHead, opsW)) + " " + st.Table.Header.Render(fit("stage", sw))

@@ -22,10 +22,10 @@ type Steps struct {
 	keys GroupsKeyMap
 	snap *attrib.Snapshot
 	// Worked out once per snapshot shown (Info runs every frame, and a
-	// live run's snapshot has a row per step), for statsOf: the median
+	// live run's snapshot has a row per step), when statsOK: the median
 	// wall time, ns, whether a step's launched GPU time exceeds its wall
 	// time, the longest wall time (the bars' scale), ns.
-	statsOf         *attrib.Snapshot
+	statsOK         bool
 	medianNs, maxNs int64
 	gpuOver         bool
 	list            list
@@ -42,10 +42,10 @@ func (s *Steps) Title() string { return "Steps" }
 // one pass over its rows (a live run's are many, and large), when it is
 // not done yet: a view not drawn costs nothing per snapshot.
 func (s *Steps) stats() {
-	if s.statsOf == s.snap && s.snap != nil {
+	if s.statsOK {
 		return
 	}
-	s.statsOf = s.snap
+	s.statsOK = true
 	s.medianNs, s.maxNs, s.gpuOver = 0, 0, false
 	if s.snap == nil {
 		return
@@ -85,7 +85,7 @@ func (s *Steps) Info() string {
 // them; moving up stops that.
 func (s *Steps) SetSnapshot(snap *attrib.Snapshot) {
 	follow := s.list.n == 0 || s.list.cursor == s.list.n-1
-	s.snap, s.statsOf = snap, nil
+	s.snap, s.statsOK = snap, false
 	n := 0
 	if snap != nil {
 		n = len(snap.Steps)

@@ -890,8 +890,8 @@ func TestMedianStepNs(t *testing.T) {
 		{[]int64{4, 4, 1, 8}, 4}, // rank 2 of 1 4 4 8
 		{[]int64{0, 0, 2}, 0},
 	} {
-		if got := MedianStepNs(rows(c.durs...)); got != c.want {
-			t.Errorf("MedianStepNs(%v) = %d, want %d", c.durs, got, c.want)
+		if got := medianStepNs(rows(c.durs...)); got != c.want {
+			t.Errorf("medianStepNs(%v) = %d, want %d", c.durs, got, c.want)
 		}
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -901,7 +901,7 @@ func TestMedianStepNs(t *testing.T) {
 			durs[i] = 90e6 + rng.Int64N(20e6)
 		}
 		sorted := slices.Sorted(slices.Values(durs))
-		if got, want := MedianStepNs(rows(durs...)), sorted[(n-1)/2]; got != want {
+		if got, want := medianStepNs(rows(durs...)), sorted[(n-1)/2]; got != want {
 			t.Errorf("%d steps: median %d, want %d", n, got, want)
 		}
 	}

@@ -76,7 +76,7 @@ func (r *FindingRule) memTemporary(m *Memory, s *Snapshot) *Finding {
 		}
 		ev := fmt.Sprintf("a %s temporary allocated by %s%s lives %s and is freed by %s", units.Bytes(t.Bytes), noneIfEmpty(t.Op), where,
 			units.Duration(t.LifetimeNs), noneIfEmpty(t.FreedBy))
-		if med := medianStep(s); med > 0 {
+		if med := medianStepNs(s.Steps); med > 0 {
 			ev += fmt.Sprintf(" (%s of a %s step)", units.Share(float64(t.LifetimeNs)/float64(med)), units.Duration(med))
 			f.Numbers["step_ns"] = float64(med)
 		}
@@ -86,13 +86,6 @@ func (r *FindingRule) memTemporary(m *Memory, s *Snapshot) *Finding {
 		return f
 	}
 	return nil
-}
-
-func medianStep(s *Snapshot) int64 {
-	if s == nil {
-		return 0
-	}
-	return MedianStepNs(s.Steps)
 }
 
 func memDeviceName(dev int32) string {

@@ -33,9 +33,9 @@ func (r *rowAcc) durPercentiles() {
 	}
 }
 
-// MedianStepNs is the median wall time (DurNs) of steps, ns: MedianNs of
+// medianStepNs is the median wall time (DurNs) of steps, ns: MedianNs of
 // their durations.
-func MedianStepNs(steps []StepRow) int64 {
+func medianStepNs(steps []StepRow) int64 {
 	d := make([]int64, len(steps))
 	for i := range steps {
 		d[i] = steps[i].DurNs

@@ -453,11 +453,8 @@ func scanSource(t *tracer.Trace, index int, rules *Rules) *sourceScan {
 	}
 	slices.SortFunc(wins, func(a, b stepWin) int { return cmp.Compare(a.s, b.s) })
 	durs := slices.Collect(maps.Values(s.steps))
-	slices.Sort(durs)
 	r.Steps = len(durs)
-	if len(durs) > 0 {
-		r.StepMedianNs = durs[(len(durs)-1)/2]
-	}
+	r.StepMedianNs = MedianNs(durs)
 
 	stages := map[tracer.StrID]*StageWall{}
 	stageSteps := map[int64]bool{} // steps in which a stage range starts

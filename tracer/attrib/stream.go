@@ -381,11 +381,8 @@ func (s *SourceStream) EndSource(t *tracer.Trace) {
 	r.Index, r.Path, r.Format, r.World = len(s.done), t.Path, t.Format, t.World
 	r.Name, r.Rank, r.RankFrom = sc.row.Name, sc.row.Rank, sc.row.RankFrom
 	durs := slices.Collect(maps.Values(src.scan.steps))
-	slices.Sort(durs)
 	r.Steps = len(durs)
-	if len(durs) > 0 {
-		r.StepMedianNs = durs[(len(durs)-1)/2]
-	}
+	r.StepMedianNs = MedianNs(durs)
 	if src.last >= src.first {
 		r.StartNs, r.EndNs, r.SpanNs = src.first, src.last, subSat(src.last, src.first)
 	}

@@ -253,6 +253,12 @@ func (t *Tracer) KernelWork(name NameID, start int64, flops, bytes float64) int6
 }
 
 func (t *Tracer) kernel(name NameID, start, value int64) int64 {
+	return t.interval(tracer.KindKernel, name, start, value, t.device, t.stream)
+}
+
+// interval records an event of kind from start to now and returns now
+// (0 while disabled; nothing recorded for a start of 0).
+func (t *Tracer) interval(kind tracer.Kind, name NameID, start, value int64, device, stream int32) int64 {
 	if !t.enabled.Load() {
 		return 0
 	}
@@ -267,9 +273,9 @@ func (t *Tracer) kernel(name NameID, start, value int64) int64 {
 		Name:   tracer.StrID(name),
 		PID:    t.pid,
 		TID:    t.tid,
-		Device: t.device,
-		Stream: t.stream,
-		Kind:   tracer.KindKernel,
+		Device: device,
+		Stream: stream,
+		Kind:   kind,
 	}
 	t.push(&e)
 	return end
@@ -282,16 +288,7 @@ func (t *Tracer) kernel(name NameID, start, value int64) int64 {
 // inside [start, now) to it (the memory model's temporaries by operator,
 // the kernels' launch contexts). A start of 0 records nothing.
 func (t *Tracer) Op(name NameID, start int64) int64 {
-	if !t.enabled.Load() {
-		return 0
-	}
-	end := t.clock()
-	if start <= 0 {
-		return end
-	}
-	e := tracer.Event{Start: start, Dur: end - start, Name: tracer.StrID(name), PID: t.pid, TID: t.tid, Device: -1, Kind: tracer.KindCPUOp}
-	t.push(&e)
-	return end
+	return t.interval(tracer.KindCPUOp, name, start, 0, -1, 0)
 }
 
 // Instant records a zero-length KindInstant marker (e.g. "flag attention=fused").

@@ -251,7 +251,7 @@ func (l *linker) endBatch() {
 		}
 		l.heads = heads
 	}
-	l.contexts = l.core.Contexts
+	l.refreshContexts()
 	if len(out) > 0 {
 		l.emit(out)
 	}
@@ -275,6 +275,17 @@ func (l *linker) resolve(th *thread, e *tracer.Event, t int64) {
 	}
 	e.Ctx = l.run.ctx
 }
+
+// renewContexts starts the core's contexts afresh (tracer.Linker.RenewContexts)
+// and returns the remap of IDs handed out before; call between batches,
+// and refreshContexts once the IDs held are remapped (remap interns).
+func (l *linker) renewContexts() func(tracer.CtxID) tracer.CtxID {
+	l.run.th = nil // its answer is an ID of the old contexts
+	return l.core.RenewContexts()
+}
+
+// refreshContexts takes the core's contexts as they are now.
+func (l *linker) refreshContexts() { l.contexts = l.core.Contexts }
 
 // launchOf returns the launch point of linked GPU event e: its launch
 // call's thread and start by correlation id while the process's ring holds

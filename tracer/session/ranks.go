@@ -175,8 +175,7 @@ func wholeRun(win *attrib.RankSummary, pids []int32, runs map[int32]procRun, ste
 		}
 		src.Steps, src.RunNs = int(r.steps), max(r.last-r.first, 0)
 		if d := durs[pid]; len(d) > 0 {
-			slices.Sort(d)
-			src.StepMedianNs = d[(len(d)-1)/2]
+			src.StepMedianNs = attrib.MedianNs(d)
 		}
 	}
 	return &out
