@@ -292,13 +292,22 @@ func TestTorchChecksAuditsAndMetrics(t *testing.T) {
 	// program. Float32 matmul precision "medium" computes in bf16 on a CPU
 	// with avx512_bf16 (x@y differs by up to 7.6e-6) and changes nothing
 	// on one without (AMD EPYC without it: bitwise equal), so the
-	// expectation comes from torch itself on this machine.
+	// expectation comes from torch itself on this machine, asked with the
+	// loop's own layers (their shapes) on one thread, as the loop runs
+	// them: which products take the bf16 path depends on the shape, the
+	// thread count and OpenBLAS's core type (PyTorch 2.6 on an AMD CPU with
+	// avx512_bf16: a 64×64 x@y on every core was equal while the loop's
+	// 32→4 layer differed).
 	probe, err := r.Command("python3", "-c", `import torch
+torch.set_num_threads(1)
 torch.manual_seed(0)
-x, y = torch.randn(64, 64), torch.randn(64, 64)
-torch.set_float32_matmul_precision("highest"); a = x @ y
-torch.set_float32_matmul_precision("medium"); b = x @ y
-print("same" if torch.equal(a, b) else "differs")`).Output()
+differs = False
+for n, m, shape in ((8, 32, (64, 16, 8)), (32, 96, (64, 16, 32)), (32, 4, (64, 32))):
+    layer, x = torch.nn.Linear(n, m), torch.randn(*shape)
+    torch.set_float32_matmul_precision("highest"); a = layer(x)
+    torch.set_float32_matmul_precision("medium"); b = layer(x)
+    differs = differs or not torch.equal(a, b)
+print("differs" if differs else "same")`).Output()
 	if err != nil {
 		t.Fatalf("matmul precision probe: %v", err)
 	}
