@@ -1,6 +1,8 @@
 package views
 
 import (
+	"slices"
+
 	"github.com/rlktop/rlktop/internal/escape"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
@@ -11,13 +13,13 @@ import (
 // view with a row per kernel (or per any name) and many rows: a frame
 // costs the rows drawn, never all rows.
 //
-//   - SetRows, once per snapshot, compares the rows' names with the last
-//     snapshot's, position by position (the aggregator keeps one copy of
-//     each name, so equal names compare by address) and, where rows
-//     moved, through a map; names are told apart again only when the
-//     set of names changed.
+//   - SetRows, once per snapshot, finds each row's name in the last set
+//     of names by its id (attrib.KernelRow.NameID, an array index, checked
+//     against the name; by a map where that fails) and counts the rows of
+//     each; names are told apart again only when the set of names changed
+//     (a name new or gone, or held by more or fewer rows).
 //   - The column's fitter is made once per set of names and width.
-//   - Shown and Fitted, per row drawn, are a map lookup.
+//   - Shown and Fitted, per row drawn, are a slice lookup.
 //
 // Names alike even when told apart are numbered (" #2") in the order of
 // the snapshot the set was first seen in, so the numbers stay on their
@@ -27,118 +29,121 @@ type kernelNames struct {
 	shown        []string         // per names: DistinctNames, escaped
 	tags         map[int]string   // per names: the number tag DistinctNames added (" #2")
 	idx          map[string]int32 // name → index into names (the first row with it)
-	rows         kernelRows       // the last SetRows' rows
-	at           []int32          // per row of rows: index into names
-	moved        []int32          // per names: rows that moved in minus rows that moved out (scratch)
+	byID         []int32          // NameID → idx[name]; -1 none, -2 several names
+	rows         int32            // rows in the set
+	want, got    []int32          // per names: rows with it in the set; in the rows being set (scratch)
+	at           []int32          // per row of the last SetRows: index into names
 	fitter       *attrib.NameFitter
 	fitW         int
 }
 
-// kernelRows are rows of a snapshot, one part after the other (the
-// kernels, then the transfers).
-type kernelRows [][]attrib.KernelRow
-
-func (p kernelRows) len() int {
-	n := 0
-	for _, r := range p {
-		n += len(r)
+// SetRows takes a snapshot's rows, parts one after the other (the
+// kernels, then the transfers), which must not change afterwards
+// (snapshots are immutable); Shown and Fitted then take an index into
+// them.
+func (n *kernelNames) SetRows(parts ...[]attrib.KernelRow) {
+	rows := 0
+	for _, p := range parts {
+		rows += len(p)
 	}
-	return n
+	at := make([]int32, rows)
+	if !n.same(parts, at) {
+		n.set(parts, at)
+	}
+	n.at = at
 }
 
-// SetRows takes a snapshot's rows, parts one after the other, which
-// must not change afterwards (snapshots are immutable); Shown and Fitted
-// then take an index into them.
-func (n *kernelNames) SetRows(parts ...[]attrib.KernelRow) {
-	rows := kernelRows(parts)
-	at := make([]int32, rows.len())
-	if !n.same(rows, at) {
-		n.names, n.disps = make([]string, 0, len(at)), make([]string, 0, len(at))
-		for _, p := range rows {
-			for i := range p {
-				n.names, n.disps = append(n.names, p[i].Name), append(n.disps, p[i].DisplayName)
-			}
+// set tells the rows' names apart and fills at.
+func (n *kernelNames) set(parts [][]attrib.KernelRow, at []int32) {
+	n.names, n.disps = make([]string, 0, len(at)), make([]string, 0, len(at))
+	maxID := attrib.KernelRow{}.NameID
+	for _, p := range parts {
+		for i := range p {
+			n.names, n.disps = append(n.names, p[i].Name), append(n.disps, p[i].DisplayName)
+			maxID = max(maxID, p[i].NameID)
 		}
-		n.shown, n.tags = attrib.DistinctNamesNumbered(n.names, n.disps)
-		n.idx = make(map[string]int32, len(at))
-		for i, s := range n.shown {
+	}
+	n.shown, n.tags = attrib.DistinctNamesNumbered(n.names, n.disps)
+	idx := make(map[string]int32, len(at))
+	n.idx = idx
+	n.byID = slices.Repeat([]int32{-1}, int(maxID)+1)
+	n.want, n.got = make([]int32, len(at)), make([]int32, len(at))
+	n.rows = int32(len(at))
+	i := 0
+	for _, p := range parts {
+		for k := range p {
 			// Names are data: controls from a trace must not act on the terminal.
-			n.shown[i] = escape.Control(s)
-			j, ok := n.idx[n.names[i]]
+			n.shown[i] = escape.Control(n.shown[i])
+			j, ok := idx[n.names[i]]
 			if !ok {
 				j = int32(i)
-				n.idx[n.names[i]] = j
+				idx[n.names[i]] = j
 			}
 			at[i] = j
-		}
-		n.moved = make([]int32, len(at))
-		n.fitter = nil
-	}
-	n.rows, n.at = rows, at
-}
-
-// same reports whether rows hold the same names (and display names) as
-// the last SetRows, as a multiset, and fills at.
-func (n *kernelNames) same(rows kernelRows, at []int32) bool {
-	if n.idx == nil || len(at) != len(n.at) {
-		return false
-	}
-	var touched []int32
-	ok := true
-	i := -1
-	for pi, part := range rows {
-		var prev []attrib.KernelRow
-		if pi < len(n.rows) {
-			prev = n.rows[pi]
-		}
-		for k := range part {
-			i++
-			r := &part[k]
-			// The aggregator keeps one copy of each name: equal names
-			// compare by address. Most rows stay where they were or
-			// move by one place.
-			j := -1
-			for _, p := range [3]int{k, k - 1, k + 1} {
-				// Display names, shorter, first: a mismatch costs less.
-				if p >= 0 && p < len(prev) && r.DisplayName == prev[p].DisplayName && r.Name == prev[p].Name {
-					j = i + p - k
-					break
+			n.want[j]++
+			if id := p[k].NameID; id != 0 {
+				if b := n.byID[id]; b == -1 {
+					n.byID[id] = j
+				} else if b != j {
+					n.byID[id] = -2 // two names (two sources' tables): no hint
 				}
 			}
-			if j == i {
-				at[i] = n.at[i]
-				continue
+			i++
+		}
+	}
+	n.fitter = nil
+}
+
+// same reports whether the rows hold the same names (and display names)
+// as the last set, as a multiset, and fills at.
+func (n *kernelNames) same(parts [][]attrib.KernelRow, at []int32) bool {
+	if len(at) != int(n.rows) || n.idx == nil {
+		return false
+	}
+	ok := true
+	i := 0
+	for _, p := range parts {
+		for k := range p {
+			r := &p[k]
+			j := int32(-1)
+			if id := int(r.NameID); id < len(n.byID) {
+				j = n.byID[id]
 			}
-			var in int32
-			if j >= 0 {
-				in = n.at[j]
-			} else {
+			// A live session keeps one copy of each name, so these
+			// compare by address (runtime.memequal's first test).
+			if j < 0 || n.names[j] != r.Name {
+				// No id, or of another table: by the name.
 				m, found := n.idx[r.Name]
-				if !found || n.disps[m] != r.DisplayName {
+				if !found {
 					ok = false
 					break
 				}
-				in = m
+				j = m
 			}
-			at[i] = in
-			out := n.at[i]
-			n.moved[in]++
-			n.moved[out]--
-			touched = append(touched, in, out)
+			if n.disps[j] != r.DisplayName {
+				ok = false
+				break
+			}
+			if n.got[j]++; n.got[j] > n.want[j] {
+				ok = false
+				break
+			}
+			at[i] = j
+			i++
 		}
 		if !ok {
 			break
 		}
 	}
-	for _, t := range touched {
-		if n.moved[t] != 0 {
-			ok = false
-		}
+	if !ok {
+		return false // set makes got anew
 	}
-	for _, t := range touched {
-		n.moved[t] = 0
+	// As many rows as the set, none of a name more often than there:
+	// the multiset is the same.
+	for _, j := range at {
+		n.got[j] = 0
 	}
-	return ok
+	return true
 }
 
 // shownNow is Shown over the names and rows of now: SetRows makes new

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -27,16 +28,51 @@ func namesRows() []attrib.KernelRow {
 // telling them apart again; a set that changed (a name swapped for
 // another, the row count unchanged; a moved row that is another name)
 // shows the new names. The wanted names are DistinctNames of each
-// snapshot's rows, computed afresh.
+// snapshot's rows, computed afresh. Rows without name ids, with a live
+// session's (one table: 1, 2, …), and with ids that lie (another
+// table's, where one id names two rows' names).
 func TestKernelNamesAcrossSnapshots(t *testing.T) {
-	base := namesRows()
-	fresh := func(rows []attrib.KernelRow) []string {
-		var n, d []string
-		for _, r := range rows {
-			n, d = append(n, r.Name), append(d, r.DisplayName)
-		}
-		return attrib.DistinctNames(n, d)
+	for _, ids := range []string{"none", "one table", "tables"} {
+		t.Run(ids, func(t *testing.T) {
+			base := namesRows()
+			for i := range base {
+				switch ids {
+				case "one table":
+					base[i].NameID = tracer.StrID(i + 1)
+				case "tables":
+					base[i].NameID = tracer.StrID(i%2 + 1)
+				}
+			}
+			kernelNamesAcross(t, base)
+			if ids == "one table" {
+				// The same names from another source's table: the ids of
+				// the first two rows (one display name) swapped.
+				var n kernelNames
+				n.SetRows(base)
+				other := slices.Clone(base)
+				other[0].NameID, other[1].NameID = base[1].NameID, base[0].NameID
+				n.SetRows(other)
+				want := attrib.DistinctNames(names(other))
+				for i := range other {
+					if got := n.Shown(i); got != want[i] {
+						t.Errorf("ids of another table: row %d shows %q, want %q", i, got, want[i])
+					}
+				}
+			}
+		})
 	}
+}
+
+// names is the rows' names and display names.
+func names(rows []attrib.KernelRow) (n, d []string) {
+	for _, r := range rows {
+		n, d = append(n, r.Name), append(d, r.DisplayName)
+	}
+	return n, d
+}
+
+func kernelNamesAcross(t *testing.T, base []attrib.KernelRow) {
+	fresh := func(rows []attrib.KernelRow) []string { return attrib.DistinctNames(names(rows)) }
 	check := func(what string, n *kernelNames, rows []attrib.KernelRow) {
 		t.Helper()
 		want := fresh(rows)

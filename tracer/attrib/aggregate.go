@@ -284,6 +284,7 @@ type rowAcc struct {
 	fam    *[]*rowAcc // every row of this (kind, name)
 
 	name    string
+	nameID  tracer.StrID // KernelRow.NameID
 	display string
 	// Every duration, ns, in arrival order: the full chunks, then durs
 	// (chunks are never copied to grow).
@@ -807,13 +808,14 @@ func (a *Aggregator) resolveRow(b *binding, slot int, e *tracer.Event) *rowAcc {
 		b.growNames(int(e.Name) + 1)
 	}
 	name := b.strs.Get(e.Name)
-	r := a.row(e.Kind, name, a.category(b, e.Kind, e.Name, e.Ctx))
+	r := a.row(e.Kind, name, a.category(b, e.Kind, e.Name, e.Ctx), e.Name)
 	b.nameRow[slot][e.Name] = r
 	return r
 }
 
-// row returns the row of (kind, name, cat), made on first use.
-func (a *Aggregator) row(kind tracer.Kind, name string, cat int32) *rowAcc {
+// row returns the row of (kind, name, cat), made on first use with id,
+// the name's id in its source's table (KernelRow.NameID; 0: none).
+func (a *Aggregator) row(kind tracer.Kind, name string, cat int32, id tracer.StrID) *rowAcc {
 	key := rowKey{kind, name, cat}
 	if ri, ok := a.rowIdx[key]; ok {
 		return a.rows[ri-1]
@@ -824,7 +826,7 @@ func (a *Aggregator) row(kind tracer.Kind, name string, cat int32) *rowAcc {
 		fam = new([]*rowAcc)
 		a.fams[fk] = fam
 	}
-	r := &rowAcc{name: name, kind: kind, cat: cat, fam: fam, min: math.MaxInt64, pKey: math.MaxUint64}
+	r := &rowAcc{name: name, nameID: id, kind: kind, cat: cat, fam: fam, min: math.MaxInt64, pKey: math.MaxUint64}
 	*fam = append(*fam, r)
 	a.rows = append(a.rows, r)
 	a.rowIdx[key] = int32(len(a.rows))
@@ -847,7 +849,7 @@ func (a *Aggregator) openCell(b *binding, r *rowAcc, e *tracer.Event, key uint64
 			}
 		}
 		if to == nil {
-			to = a.row(r.kind, r.name, cat)
+			to = a.row(r.kind, r.name, cat, r.nameID)
 		}
 		r = to
 		b.nameRow[kindSlots[r.kind&15]][e.Name] = r
@@ -1000,7 +1002,7 @@ func (a *Aggregator) addSummary(s *tracer.SummaryRow) {
 		return
 	}
 	cat := a.rules.pickMasks(a.kind[s.Kind], a.rules.nameMasks(s.Name), a.rules.ctxMasks(Launch{}))
-	r := a.row(s.Kind, s.Name, cat)
+	r := a.row(s.Kind, s.Name, cat, 0)
 	r.min = min(r.min, s.MinNs)
 	r.max = max(r.max, s.MaxNs)
 	r.sumRows++
@@ -1113,6 +1115,7 @@ func (a *Aggregator) Snapshot() *Snapshot {
 		}
 		kr := KernelRow{
 			Name:        r.name,
+			NameID:      r.nameID,
 			DisplayName: r.display,
 			Kind:        r.kind,
 			Count:       count,

@@ -906,3 +906,29 @@ func TestMedianStepNs(t *testing.T) {
 		}
 	}
 }
+
+// TestRowNameIDs: a row's NameID is its name's id in the table of the
+// source whose event first made it: a second source with its own table
+// adds to the row and leaves its id; a name only the second has takes
+// the second's id.
+func TestRowNameIDs(t *testing.T) {
+	s1, s2 := tracer.NewStrings(), tracer.NewStrings()
+	s1.Intern("padding")
+	gemm, copyK := s1.Intern("volta_sgemm_128x64_nt"), s1.Intern("copy_kernel")
+	other := s2.Intern("copy_kernel") // 1 in s2, 3 in s1
+	a := NewAggregator(nil)
+	a.Add(&tracer.Event{Kind: tracer.KindKernel, Name: gemm, Start: 0, Dur: 10, Device: 0}, s1, nil)
+	a.Add(&tracer.Event{Kind: tracer.KindKernel, Name: copyK, Start: 20, Dur: 10, Device: 0}, s1, nil)
+	a.Add(&tracer.Event{Kind: tracer.KindKernel, Name: other, Start: 40, Dur: 10, Device: 0}, s2, nil)
+	a.Add(&tracer.Event{Kind: tracer.KindKernel, Name: s2.Intern("only_in_two"), Start: 60, Dur: 10, Device: 0}, s2, nil)
+	want := map[string]tracer.StrID{"volta_sgemm_128x64_nt": 2, "copy_kernel": 3, "only_in_two": 2}
+	snap := a.Snapshot()
+	if len(snap.Kernels) != 3 {
+		t.Fatalf("%d rows, want 3", len(snap.Kernels))
+	}
+	for _, r := range snap.Kernels {
+		if r.NameID != want[r.Name] {
+			t.Errorf("%s: NameID %d, want %d", r.Name, r.NameID, want[r.Name])
+		}
+	}
+}

@@ -108,7 +108,14 @@ type Totals struct {
 // a name whose launches fall in several categories has one row per
 // category, and the rows' totals add up to the name's. All times ns.
 type KernelRow struct {
-	Name        string      // exactly as in the trace
+	Name string // exactly as in the trace
+	// NameID is Name's id in the string table of the source whose event
+	// made the row (0: none, as for rows from per-kernel sums): the same
+	// in every snapshot of a live session, whose sources share one table,
+	// so a view that follows rows from one snapshot to the next can find
+	// each row's name in an array rather than compare every row. Rows of
+	// different tables can share an id: it is a hint, checked against Name.
+	NameID      tracer.StrID
 	DisplayName string      // demangled and shortened
 	Kind        tracer.Kind // KindKernel, KindMemcpy or KindMemset
 	Category    string

@@ -147,7 +147,8 @@ func sortGroups(g []attrib.GroupRow) {
 }
 
 // Big returns a snapshot with n synthetic kernels (for benchmarks), named
-// like templated ATen kernels, with distinct totals.
+// like templated ATen kernels, with distinct totals and their names' ids
+// (KernelRow.NameID) 1…n, as a live session's one string table gives.
 func Big(n int) *attrib.Snapshot {
 	s := Snapshot()
 	s.Kernels = s.Kernels[:0]
@@ -156,7 +157,7 @@ func Big(n int) *attrib.Snapshot {
 		t := int64(n-i) * 1_000
 		total += t
 		name := fmt.Sprintf("void at::native::elementwise_kernel<128, %d, at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<float, float, float, at::native::MulFunctor<float> > > >(int)", i)
-		s.Kernels = append(s.Kernels, attrib.KernelRow{Name: name, DisplayName: fmt.Sprintf("elementwise_kernel<128, %d, MulFunctor<float>>", i),
+		s.Kernels = append(s.Kernels, attrib.KernelRow{Name: name, NameID: tracer.StrID(i + 1), DisplayName: fmt.Sprintf("elementwise_kernel<128, %d, MulFunctor<float>>", i),
 			Kind: tracer.KindKernel, Category: "elementwise", Count: int64(i%97 + 1), TotalNs: t, MeanNs: t / int64(i%97+1),
 			Ops: []string{"aten::mul"}, Ranges: []string{"forward"}})
 	}
