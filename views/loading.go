@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/rlktop/rlktop/internal/units"
 )
 
 // Loading is the screen shown while a source is read: the file, a bar of
@@ -48,7 +49,7 @@ func (l *Loading) View() string {
 	if l.Size > 0 {
 		frac := float64(l.Read) / float64(l.Size)
 		lines = append(lines, "  "+st.bar(frac, bw),
-			fmt.Sprintf("  %s of %s (%.0f%%) · %s…%s", FormatBytes(l.Read), FormatBytes(l.Size), min(frac, 1)*100, l.Phase, l.clock()))
+			fmt.Sprintf("  %s of %s (%s) · %s…%s", FormatBytes(l.Read), FormatBytes(l.Size), units.ShareWhole(min(frac, 1)), l.Phase, l.clock()))
 	} else {
 		lines = append(lines, fmt.Sprintf("  %s read · %s…%s", FormatBytes(l.Read), l.Phase, l.clock()))
 	}

@@ -118,6 +118,17 @@ func Percent(p float64) string {
 	return strconv.FormatFloat(p, 'f', 1, 64) + "%"
 }
 
+// ShareWhole formats a fraction (0.123) as a whole percentage: "12%", for
+// a share a sentence quotes (findings' evidence, a progress line) where a
+// decimal would be noise. NaN is "NaN%".
+func ShareWhole(f float64) string { return PercentWhole(f * 100) }
+
+// PercentWhole formats a value already in percent (42.4) as a whole
+// percentage: "42%".
+func PercentWhole(p float64) string {
+	return strconv.FormatFloat(p, 'f', 0, 64) + "%"
+}
+
 // Ratio formats a ratio (B/A) to three decimals with its confidence
 // interval: "1.043 [1.012, 1.071]" (the interval as APA style writes
 // one: brackets, comma). Without an interval (lo and hi both 0) the value

@@ -194,3 +194,19 @@ func TestSI(t *testing.T) {
 		}
 	}
 }
+
+// TestShareWhole: whole percentages as fmt's %.0f rounds them (half to
+// even on the binary value: 0.125 is exactly 12.5 → "12%").
+func TestShareWhole(t *testing.T) {
+	for _, c := range []struct {
+		f    float64
+		want string
+	}{{0.123, "12%"}, {0.125, "12%"}, {0.135, "14%"}, {1, "100%"}, {0, "0%"}, {0.996, "100%"}} {
+		if got := ShareWhole(c.f); got != c.want {
+			t.Errorf("ShareWhole(%v) = %q, want %q", c.f, got, c.want)
+		}
+	}
+	if got := PercentWhole(42.4); got != "42%" {
+		t.Errorf("PercentWhole(42.4) = %q", got)
+	}
+}

@@ -896,19 +896,19 @@ func (r *FindingRule) idle(tl *Timeline, devs []tracer.Device) *Finding {
 			per = append(per, "…")
 			break
 		}
-		per = append(per, fmt.Sprintf("%d: %.0f%%", s.Step, 100*float64(s.IdleNs)/float64(s.DurNs)))
+		per = append(per, fmt.Sprintf("%d: %s", s.Step, units.ShareWhole(float64(s.IdleNs)/float64(s.DurNs))))
 	}
 	f.Evidence = append(f.Evidence, "idle per step: "+strings.Join(per, ", "))
 	if st.IdleNs > 0 {
 		q := st.QuarterNs
-		f.Evidence = append(f.Evidence, fmt.Sprintf("where in the step: %.0f%% of the idle time in the first quarter, %.0f%% second, %.0f%% third, %.0f%% last",
-			100*float64(q[0])/float64(st.IdleNs), 100*float64(q[1])/float64(st.IdleNs), 100*float64(q[2])/float64(st.IdleNs), 100*float64(q[3])/float64(st.IdleNs)))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("where in the step: %s of the idle time in the first quarter, %s second, %s third, %s last",
+			units.ShareWhole(float64(q[0])/float64(st.IdleNs)), units.ShareWhole(float64(q[1])/float64(st.IdleNs)), units.ShareWhole(float64(q[2])/float64(st.IdleNs)), units.ShareWhole(float64(q[3])/float64(st.IdleNs))))
 		for qi, v := range q {
 			f.Numbers[fmt.Sprintf("quarter%d_ns", qi+1)] = float64(v)
 		}
 	}
 	for _, g := range st.Gaps {
-		where := fmt.Sprintf("longest gap %s in step %d at %.0f%%", units.Duration(g.DurNs), g.Step, g.AtPct)
+		where := fmt.Sprintf("longest gap %s in step %d at %s", units.Duration(g.DurNs), g.Step, units.PercentWhole(g.AtPct))
 		if g.Before != "" {
 			where += " after " + g.Before
 		}
@@ -961,8 +961,8 @@ func (r *FindingRule) exposedComm(rs *RankSummary) *Finding {
 		"comm_exposed_ns": float64(exp), "comm_ns": float64(comm), "span_ns": float64(span), "exposed_share": share, "sources": float64(len(rs.Sources)),
 	}}
 	f.Numbers["waited_ns"] = float64(waited)
-	f.Evidence = append(f.Evidence, fmt.Sprintf("communication exposed (not overlapped with compute): %s of %s span (%s); communication in all %s, %.0f%% of it exposed",
-		units.Duration(exp), units.Duration(span), units.Share(share), units.Duration(comm), 100*float64(exp)/float64(max(comm, 1))))
+	f.Evidence = append(f.Evidence, fmt.Sprintf("communication exposed (not overlapped with compute): %s of %s span (%s); communication in all %s, %s of it exposed",
+		units.Duration(exp), units.Duration(span), units.Share(share), units.Duration(comm), units.ShareWhole(float64(exp)/float64(max(comm, 1)))))
 	if waited > 0 {
 		f.Evidence = append(f.Evidence, fmt.Sprintf("not counted: %s of exposed communication spent waiting for a late rank (the straggler finding's)", units.Duration(waited)))
 	}

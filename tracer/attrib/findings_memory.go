@@ -81,7 +81,7 @@ func (r *FindingRule) memTemporary(m *Memory, s *Snapshot) *Finding {
 			f.Numbers["step_ns"] = float64(med)
 		}
 		f.Evidence = append(f.Evidence, ev)
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%d times in %d steps, %.0f%% of the peak of %s on %s", t.Count, t.Steps, 100*share, units.Bytes(peak), memDeviceName(t.Device)))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%d times in %d steps, %s of the peak of %s on %s", t.Count, t.Steps, units.ShareWhole(share), units.Bytes(peak), memDeviceName(t.Device)))
 		f.Top = append(f.Top, fmt.Sprintf("%s → %s %s", noneIfEmpty(t.Op), noneIfEmpty(t.FreedBy), units.Bytes(t.Bytes)))
 		return f
 	}
@@ -130,8 +130,8 @@ func (r *FindingRule) memPeak(m *Memory) *Finding {
 		if st.AtPeak.Stage != "" {
 			where = " in stage " + st.AtPeak.Stage
 		}
-		f.Evidence = append(f.Evidence, fmt.Sprintf("step %d's peak of %s on %s is set inside %s (at %s%s): %s in %d allocations made inside it are live then (%.0f%%)",
-			st.Step, units.Bytes(st.PeakAllocatedBytes), memDeviceName(st.Device), outer, noneIfEmpty(st.AtPeak.Op), where, units.Bytes(inside), n, 100*share))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("step %d's peak of %s on %s is set inside %s (at %s%s): %s in %d allocations made inside it are live then (%s)",
+			st.Step, units.Bytes(st.PeakAllocatedBytes), memDeviceName(st.Device), outer, noneIfEmpty(st.AtPeak.Op), where, units.Bytes(inside), n, units.ShareWhole(share)))
 		f.Top = append(f.Top, fmt.Sprintf("%s %s", outer, units.Bytes(inside)))
 		best = f
 	}

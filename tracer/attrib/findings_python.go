@@ -59,7 +59,7 @@ func (r *FindingRule) cpuBound(p *PyProfile, tl *Timeline, devs []tracer.Device)
 		}
 		if top != nil {
 			fs := float64(top.States[tracer.PyRunning]+top.States[tracer.PyNative]) / n
-			where += fmt.Sprintf(" (%s %s %.0f%%)", top.Where(), top.Function, 100*fs)
+			where += fmt.Sprintf(" (%s %s %s)", top.Where(), top.Function, units.ShareWhole(fs))
 			f.Top = []string{top.Function}
 			f.Numbers["top_function_share"] = fs
 		}
@@ -67,7 +67,7 @@ func (r *FindingRule) cpuBound(p *PyProfile, tl *Timeline, devs []tracer.Device)
 			f.Numbers["stage_ns_per_step"] = float64(sr.NsPerStep)
 		}
 	}
-	head := fmt.Sprintf("Python runs %.0f%% of the step", 100*share)
+	head := "Python runs " + units.ShareWhole(share) + " of the step"
 	if where != "" {
 		head += ", most in " + where
 	}
@@ -82,15 +82,15 @@ func (r *FindingRule) cpuBound(p *PyProfile, tl *Timeline, devs []tracer.Device)
 			return nil
 		}
 		f.Numbers["gpu_idle_share"] = idle.Share()
-		head = fmt.Sprintf("the GPU is idle %.0f%% of the step while Python runs %s", 100*idle.Share(), where)
+		head = fmt.Sprintf("the GPU is idle %s of the step while Python runs %s", units.ShareWhole(idle.Share()), where)
 		if where == "" {
-			head = fmt.Sprintf("the GPU is idle %.0f%% of the step while Python runs %.0f%% of it", 100*idle.Share(), 100*share)
+			head = fmt.Sprintf("the GPU is idle %s of the step while Python runs %s of it", units.ShareWhole(idle.Share()), units.ShareWhole(share))
 		}
 	}
 	f.Evidence = []string{
 		"the step is CPU-bound: " + head,
-		fmt.Sprintf("of the step thread's %d samples over %d steps: Python bytecode %.0f%%, C calls outside torch %.0f%%, inside torch %.0f%%, waiting %.0f%% (sleep, locks, queues, DataLoader)",
-			p.StepSamples, p.Steps, 100*float64(st[tracer.PyRunning])/n, 100*float64(st[tracer.PyNative])/n, 100*float64(st[tracer.PyTorch])/n, 100*float64(wait)/n),
+		fmt.Sprintf("of the step thread's %d samples over %d steps: Python bytecode %s, C calls outside torch %s, inside torch %s, waiting %s (sleep, locks, queues, DataLoader)",
+			p.StepSamples, p.Steps, units.ShareWhole(float64(st[tracer.PyRunning])/n), units.ShareWhole(float64(st[tracer.PyNative])/n), units.ShareWhole(float64(st[tracer.PyTorch])/n), units.ShareWhole(float64(wait)/n)),
 	}
 	if ns, ok := f.Numbers["stage_ns_per_step"]; ok {
 		f.Evidence = append(f.Evidence, fmt.Sprintf("%s: %s a step on the step thread", quoteStage(rows[0].Stage), units.Duration(int64(ns))))

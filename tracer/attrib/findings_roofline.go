@@ -136,8 +136,8 @@ func (r *FindingRule) rooflineBound(s *Snapshot, labels *kernelLabelSet, bounds 
 		"key:" + r.Category: 1, // the category, as the dominant rules name theirs
 	}}
 	f.Evidence = append(f.Evidence,
-		fmt.Sprintf("%s: %.0f%% of its modelled kernel time (%s of %s) in memory-bound kernels, at %s of the memory roof (%s of %s, %s)",
-			r.Category, 100*share, units.Duration(mem.Ns), units.Duration(all.Ns), units.Share(mr.OfPeak),
+		fmt.Sprintf("%s: %s of its modelled kernel time (%s of %s) in memory-bound kernels, at %s of the memory roof (%s of %s, %s)",
+			r.Category, units.ShareWhole(share), units.Duration(mem.Ns), units.Duration(all.Ns), units.Share(mr.OfPeak),
 			units.SI(mr.BytesPerS, "B/s"), units.SI(s.Peak.BytesPerS, "B/s"), s.Peak.Device),
 		fmt.Sprintf("%s moves %s for %s: %s FLOP/B against the ridge point's %s (%s)", r.Category, units.SI(all.Bytes, "B"),
 			units.SI(all.Flops, "FLOP"), units.Sig3(ar.Intensity), units.Sig3(s.Peak.Ridge(dt)), opmodel.Convention))
@@ -203,6 +203,6 @@ func (r *FindingRule) mfu(s *Snapshot, labels *kernelLabelSet, bounds *boundScan
 		f.Evidence = append(f.Evidence, fmt.Sprintf("the kernels reach %s over their %s, %s of %s's %s (no steps: no MFU)",
 			units.SI(rt.FlopsPerS, "FLOP/s"), units.Duration(all.Ns), units.Share(RatesOf(all, s.Peak).OfPeak), s.Peak.Device, units.SI(s.Peak.FlopsFor(s.Work.DType()), "FLOP/s")))
 	}
-	f.Evidence = append(f.Evidence, fmt.Sprintf("%.0f%% of the modelled kernel time (%s of %s) is in memory-bound kernels", 100*share, units.Duration(mem.Ns), units.Duration(all.Ns)))
+	f.Evidence = append(f.Evidence, fmt.Sprintf("%s of the modelled kernel time (%s of %s) is in memory-bound kernels", units.ShareWhole(share), units.Duration(mem.Ns), units.Duration(all.Ns)))
 	return f
 }
