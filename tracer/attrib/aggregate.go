@@ -197,11 +197,12 @@ func (a *Aggregator) AddBusy(strs *tracer.Strings, dev int32, kernel bool, s, e 
 }
 
 // SetBusySeal lets busy-time bookkeeping forget the shape of the union more
-// than lagNs before the newest GPU start (keeping only its length), so a
-// long live session's memory stays bounded. A GPU op arriving later than
-// that with a start inside the forgotten part is counted only from the
-// forgotten part's end; exact for in-order sources. 0 (default) forgets
-// nothing, as file reports need.
+// than lagNs before the newest GPU start (keeping only its length), and
+// the older half of its gaps whatever their age past busyKeptMax per
+// device (16 MiB), so a live session's memory stays bounded from its
+// start. A GPU op arriving later than that with a start inside the
+// forgotten part is counted only from the forgotten part's end; exact for
+// in-order sources. 0 (default) forgets nothing, as file reports need.
 func (a *Aggregator) SetBusySeal(lagNs int64) {
 	if lagNs < 0 {
 		lagNs = 0

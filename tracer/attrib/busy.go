@@ -125,6 +125,7 @@ func (b *busyAcc) next(s, e int64) {
 			}
 		}
 		b.sealBefore(s - b.lag)
+		b.sealKept()
 	}
 	b.pushClosed(b.cur)
 	b.cur = interval.Span{Start: s, End: e}
@@ -227,8 +228,49 @@ func (b *busyAcc) addLate(s, e int64) {
 }
 
 // seal folds closed intervals that end more than lag before cur's start
-// into sealedNs, recycling emptied blocks.
-func (b *busyAcc) seal() { b.sealBefore(b.cur.Start - b.lag) }
+// into sealedNs, recycling emptied blocks, and the oldest beyond
+// busyKeptMax (sealKept).
+func (b *busyAcc) seal() {
+	b.sealBefore(b.cur.Start - b.lag)
+	b.sealKept()
+}
+
+// busyKeptMax bounds the closed intervals a sealing union keeps (each
+// 16 bytes: 16 MiB a device). The lag alone kept every gap of its last
+// 60 s (Session's default): at 100k kernels a second with a gap after
+// each, 96 MB a device in a session's first minute. Past the bound the
+// older half is sealed whatever its age, so the history kept is at least
+// busyKeptMax/2 gaps (5 s at 100k kernels a second; the whole lag at
+// 8.7k gaps a second or fewer); an op arriving later than that counts
+// from the sealed part's end, as one later than the lag does.
+const busyKeptMax = 1 << 20
+
+// sealKept seals the oldest closed intervals, in whole blocks, until at
+// most busyKeptMax/2 are kept, once more than busyKeptMax are.
+func (b *busyAcc) sealKept() {
+	n := b.closedCount()
+	if n <= busyKeptMax {
+		return
+	}
+	// The first interval kept: closed intervals are sorted and disjoint,
+	// so sealing before its start seals exactly those before it.
+	drop := n - busyKeptMax/2
+	for i, blk := range b.blocks {
+		lo := 0
+		if i == 0 {
+			lo = b.head
+		}
+		if i == len(b.blocks)-1 {
+			blk = blk[:b.tn]
+		}
+		if k := len(blk) - lo; drop >= k {
+			drop -= k
+			continue
+		}
+		b.sealBefore(blk[lo+drop].Start)
+		return
+	}
+}
 
 // sealBefore seals the closed intervals that end before horizon.
 func (b *busyAcc) sealBefore(horizon int64) {

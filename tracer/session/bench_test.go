@@ -27,22 +27,17 @@ import (
 //     ranges of 99 launches each, every launch a runtime call and its
 //     kernel joined by correlation id (kernels on no thread), then the step.
 //
-// Each iteration starts a session and feeds it 10,000 steps (5 M events
-// of the loop's shape, 10 s of trace time). events/cpu-s is the steady
+// Each iteration starts a session (default options) and feeds it 10,000
+// steps (5 M events of the loop's shape). events/cpu-s is the steady
 // state a long session runs in: the events of the last 1,000 steps per
 // CPU-second of the whole process (GC included) while they are ingested,
 // after 9,000 steps have filled the window to its bound
 // (Options.RecentMaxEvents), the kernels' kept durations to the
 // percentile cap (1<<16 a kernel: 60 kernels here) and the busy-time
-// union to its seal, and grown the tables; cold-events/cpu-s counts every
-// step, the session's start included. The stream packs 500 GPU ops into a
-// millisecond, so the seal is scaled as the stream is, to 100 ms of trace
-// time: the default 60 s would take 30 M events to reach here, and a
-// session at 100k kernels a second reaches it after its first minute
-// (until then the union keeps each gap, 16 bytes a kernel, and ingest
-// costs more: with the default seal the loop's shape read 9.6 M
-// events/cpu-s here, 7.3 M cold, against 12.2 M and 10.4 M scaled, on a
-// 2-core AMD machine).
+// union to its bound of kept gaps (busyKeptMax in tracer/attrib: the
+// stream packs 500 GPU ops into a millisecond of trace, far inside the
+// 60 s seal lag), and grown the tables; cold-events/cpu-s counts every
+// step, the session's start included.
 func BenchmarkIngest(b *testing.B) {
 	for _, shape := range []string{"loop", "cupti"} {
 		b.Run(shape, func(b *testing.B) {
@@ -53,7 +48,7 @@ func BenchmarkIngest(b *testing.B) {
 			var steady time.Duration
 			cpu0 := cpuTime()
 			for b.Loop() {
-				s := New(Options{BusySealNs: 100e6})
+				s := New(Options{})
 				c := &conn{s: s}
 				d := wire.NewDecoder(bytes.NewReader(data))
 				var at time.Duration
