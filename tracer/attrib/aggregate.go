@@ -75,6 +75,7 @@ type Aggregator struct {
 	pctCap        int       // 0: keep every duration
 	freeDurs      [][]int64 // recycled duration chunks (durChunk values)
 	durCap        int       // pctCap, or MaxInt when 0
+	durKept       int       // durations the rows' chunks hold room for, all rows (with a cap)
 	sealLag       int64     // 0: keep the whole busy union
 	deferBusy     bool      // AddEvents leaves busy time to AddBusy
 	// SpillDurations: every duration goes to durSpill (row index in
@@ -234,7 +235,9 @@ func (a *Aggregator) SealBusyBefore(ns int64) {
 // executions moves to a log-linear histogram (about 30 KB, relative error
 // < 1/64) and reports PercentilesApprox. Live sessions that run for hours
 // should set it (e.g. 1<<16: at most 512 KB per row); file reports keep the
-// default.
+// default. All rows together keep at most durBudgetRows×n durations
+// (64 MB at 1<<16): past that, a row moves to its histogram when its
+// durations next need room.
 func (a *Aggregator) SetPercentileCap(n int) {
 	if n < 0 {
 		n = 0
@@ -245,6 +248,12 @@ func (a *Aggregator) SetPercentileCap(n int) {
 		a.durCap = math.MaxInt
 	}
 }
+
+// durBudgetRows is how many rows' worth of durations (each at the
+// percentile cap) all rows keep together: a session's cumulative aggregate
+// with 2,000 kernel rows each just under a 1<<16 cap kept 1 GB of
+// durations; with the budget, 64 MB and their growing chunks.
+const durBudgetRows = 128
 
 // rowKey is a row: a GPU op name of one kind in one category. A name whose
 // launches fall in several categories (a residual add in the forward pass
@@ -590,7 +599,8 @@ func (a *Aggregator) addDurSlow(r *rowAcc, d int64) {
 		return
 	}
 	n := r.nFull + len(r.durs)
-	if n >= a.durCap {
+	if n >= a.durCap || (a.pctCap > 0 && a.durKept >= durBudgetRows*a.pctCap) {
+		a.durKept -= n + cap(r.durs) - len(r.durs)
 		r.durs = append(r.durs, d)
 		r.toHist()
 		return
@@ -604,6 +614,7 @@ func (a *Aggregator) addDurSlow(r *rowAcc, d int64) {
 		r.full = append(r.full, r.durs)
 		r.nFull += len(r.durs)
 	}
+	a.durKept += size
 	var c []int64
 	if k := len(a.freeDurs); size == durChunk && k > 0 {
 		c, a.freeDurs = a.freeDurs[k-1], a.freeDurs[:k-1]
@@ -1017,9 +1028,11 @@ func (a *Aggregator) addSummary(s *tracer.SummaryRow) {
 // metadata: a live session's "current window" aggregator calls it at each
 // window start.
 func (a *Aggregator) Reset() {
+	a.durKept = 0
 	for _, r := range a.rows {
 		r.min, r.max = math.MaxInt64, 0
 		a.recycleDurs(r)
+		a.durKept += cap(r.durs)
 		r.pctN, r.hist = 0, nil
 		r.cats, r.stages = r.cats[:0], r.stages[:0]
 		if r.launch != nil {

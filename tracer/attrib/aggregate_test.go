@@ -3,6 +3,7 @@ package attrib
 import (
 	"cmp"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -964,5 +965,65 @@ func TestRowNameIDs(t *testing.T) {
 		if r.NameID != want[r.Name] {
 			t.Errorf("%s: NameID %d, want %d", r.Name, r.NameID, want[r.Name])
 		}
+	}
+}
+
+// All rows together keep at most durBudgetRows × the cap of durations:
+// 400 rows of 1,000 executions each under a cap of 1,024 (budget 131,072,
+// the rows would keep 400,000) move to their histograms once the budget
+// is reached; counts, totals and extremes stay exact, and a row that never
+// needed more room after the budget keeps exact percentiles.
+func TestPercentileBudget(t *testing.T) {
+	s := tracer.NewStrings()
+	a := NewAggregator(nil)
+	a.SetPercentileCap(1024)
+	const rows, runs = 400, 1000
+	names := make([]tracer.StrID, rows+1)
+	for i := range names {
+		names[i] = s.Intern(fmt.Sprintf("kernel_%d", i))
+	}
+	at := int64(0)
+	// The last name runs 10 times, first: its 10 durations fit its first
+	// chunk, taken before the budget filled.
+	for k := range int64(10) {
+		a.Add(&tracer.Event{Kind: tracer.KindKernel, Name: names[rows], Start: at, Dur: 100 + k, Device: 0}, s, nil)
+		at += 1000
+	}
+	for j := range int64(runs) {
+		for i := range rows {
+			a.Add(&tracer.Event{Kind: tracer.KindKernel, Name: names[i], Start: at, Dur: 1 + j, Device: 0}, s, nil)
+			at += 1000
+		}
+	}
+	room := 0
+	for _, r := range a.rows {
+		if r.hist == nil {
+			room += r.nFull + cap(r.durs)
+		}
+	}
+	if room != a.durKept {
+		t.Errorf("durKept %d, rows hold room for %d", a.durKept, room)
+	}
+	if limit := durBudgetRows*1024 + rows*512; room > limit {
+		t.Errorf("rows keep room for %d durations, want at most %d", room, limit)
+	}
+	snap := a.Snapshot()
+	approx := 0
+	for _, k := range snap.Kernels {
+		if k.Name == "kernel_400" {
+			if k.PercentilesApprox || k.P50Ns != 104 || k.Count != 10 {
+				t.Errorf("small row %+v: want 10 exact, p50 104", k)
+			}
+			continue
+		}
+		if k.Count != runs || k.TotalNs != runs*(runs+1)/2 || k.MinNs != 1 || k.MaxNs != runs {
+			t.Errorf("%s: count %d total %d min %d max %d", k.Name, k.Count, k.TotalNs, k.MinNs, k.MaxNs)
+		}
+		if k.PercentilesApprox {
+			approx++
+		}
+	}
+	if approx == 0 {
+		t.Error("no row moved to its histogram")
 	}
 }
