@@ -30,9 +30,12 @@ type (
 		Categories  []GroupDoc  `json:"categories"`
 		Stages      []StageDoc  `json:"stages"`
 		Steps       []StepDoc   `json:"steps"`
-		StepRule    string      `json:"step_rule,omitempty"` // which rule cut the steps (file inputs)
-		Dropped     uint64      `json:"dropped"`
-		Warnings    []string    `json:"warnings"`
+		// StepsForgotten: steps older than Steps a live session no longer
+		// lists (attrib.Snapshot.StepsForgotten).
+		StepsForgotten int64    `json:"steps_forgotten,omitempty"`
+		StepRule       string   `json:"step_rule,omitempty"` // which rule cut the steps (file inputs)
+		Dropped        uint64   `json:"dropped"`
+		Warnings       []string `json:"warnings"`
 		// Sources: one per input file or live process (attrib.SourceRow),
 		// in rank order; StepSpreads and the collective counts only with
 		// several sources.
@@ -248,6 +251,7 @@ func NewDoc(s *attrib.Snapshot, topN int) *Doc {
 		}
 		d.Steps = append(d.Steps, sd)
 	}
+	d.StepsForgotten = s.StepsForgotten
 	if s.Ranks != nil {
 		rank := func(i int) int {
 			if r := s.Ranks.Source(i); r != nil {

@@ -126,6 +126,7 @@ func MergeDocs(docs []*Doc, names []string) (*attrib.Snapshot, error) {
 		addGroups(stages, d.Stages, func(g StageDoc) (string, int64, int64, attrib.Work) { return g.Stage, g.Count, g.TotalNs, g.work() })
 		mergeWork(s, d)
 		durs := map[int64]int64{}
+		s.StepsForgotten += d.StepsForgotten
 		for _, st := range d.Steps {
 			s.Steps = append(s.Steps, attrib.StepRow{Step: st.Step, StartNs: st.StartNs, DurNs: st.DurNs, KernelNs: st.KernelNs, Count: st.Count, Source: i,
 				Work: WorkDoc{Flops: st.Flops, Bytes: st.Bytes, WorkNs: st.WorkNs, UnmodelledNs: st.UnmodelledNs, FlopsByDType: st.FlopsByDType}.work()})

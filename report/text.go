@@ -320,9 +320,16 @@ func rateNote(s *attrib.Snapshot, by string) string {
 // the step's wall time (hta_ns_resolution_v100 step 101,
 // 35.1 ms with 94.6 ms of GPU ops). For CPU-only traces the column sums
 // CPU operators' self times over all threads. "" otherwise.
+//
+// A live session's snapshot lists its newest steps only
+// (attrib.Snapshot.StepsForgotten): the note says so first.
 func stepNote(s *attrib.Snapshot, by string) string {
 	if by != ByStep {
 		return ""
+	}
+	var notes []string
+	if f := s.StepsForgotten; f > 0 {
+		notes = append(notes, fmt.Sprintf("the newest %d of %d steps (a live session lists its newest; every total counts them all)", len(s.Steps), int64(len(s.Steps))+f))
 	}
 	n := 0
 	for _, st := range s.Steps {
@@ -330,13 +337,14 @@ func stepNote(s *attrib.Snapshot, by string) string {
 			n++
 		}
 	}
-	if n == 0 {
-		return ""
+	switch {
+	case n == 0:
+	case s.CPUOps():
+		notes = append(notes, fmt.Sprintf("cpu op time exceeds duration in %d of %d steps: it sums the self times of the CPU operators in the step over all threads, so it can exceed the step's wall time", n, len(s.Steps)))
+	default:
+		notes = append(notes, fmt.Sprintf("gpu time exceeds duration in %d of %d steps: it sums the durations of the GPU ops launched in the step (ops on several streams overlap, and work can end after the step), so it can exceed the step's wall time", n, len(s.Steps)))
 	}
-	if s.CPUOps() {
-		return fmt.Sprintf("cpu op time exceeds duration in %d of %d steps: it sums the self times of the CPU operators in the step over all threads, so it can exceed the step's wall time", n, len(s.Steps))
-	}
-	return fmt.Sprintf("gpu time exceeds duration in %d of %d steps: it sums the durations of the GPU ops launched in the step (ops on several streams overlap, and work can end after the step), so it can exceed the step's wall time", n, len(s.Steps))
+	return strings.Join(notes, "; ")
 }
 
 func writeTable(w io.Writer, s *attrib.Snapshot, o Options) error {

@@ -141,7 +141,7 @@ func stepsItem(s *attrib.Snapshot) (label, n string) {
 		if len(s.Steps) == 0 {
 			return "", ""
 		}
-		return "steps", FormatCount(int64(len(s.Steps)))
+		return "steps", FormatCount(int64(len(s.Steps)) + s.StepsForgotten)
 	}
 	lo, hi := s.Ranks.Sources[0].Steps, 0
 	for _, r := range s.Ranks.Sources {

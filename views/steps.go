@@ -67,6 +67,10 @@ func (s *Steps) Info() string {
 	}
 	s.stats()
 	info := fmt.Sprintf("%s · median %s", units.Plural(int64(len(s.snap.Steps)), "step"), FormatNs(s.medianNs))
+	if f := s.snap.StepsForgotten; f > 0 {
+		// A live session lists its newest steps (attrib.SetStepCap).
+		info = fmt.Sprintf("last %s of %s steps · median %s", FormatCount(int64(len(s.snap.Steps))), FormatCount(int64(len(s.snap.Steps))+f), FormatNs(s.medianNs))
+	}
 	if label, n := stepsItem(s.snap); strings.Contains(label, "/") {
 		// Several sources: rows are per (source, step); say each one's
 		// count as the header does, not the rows summed.

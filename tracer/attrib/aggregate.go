@@ -57,7 +57,15 @@ type Aggregator struct {
 	// without sorting, a live session's tens of thousands included.
 	stepList    []*stepAcc
 	stepsSorted int
-	busy        map[devKey]*devBusy
+	// With a step cap: the newest stepCap steps are kept (up to twice that
+	// between culls); forgotten counts those dropped, all numbered at most
+	// stepFloor, and work launched in one of them goes to lost, a step in
+	// no list.
+	stepCap   int
+	forgotten int64
+	stepFloor int64
+	lost      stepAcc
+	busy      map[devKey]*devBusy
 
 	bindings []*binding
 	cur      *binding
@@ -980,11 +988,43 @@ func (a *Aggregator) stageID(name string) int32 {
 func (a *Aggregator) step(n int64) *stepAcc {
 	st := a.steps[n]
 	if st == nil {
+		if a.forgotten > 0 && n <= a.stepFloor {
+			return &a.lost
+		}
+		if a.stepCap > 0 && len(a.stepList) >= 2*a.stepCap {
+			a.forgetSteps()
+			if n <= a.stepFloor {
+				return &a.lost
+			}
+		}
 		st = &stepAcc{n: n}
 		a.steps[n] = st
 		a.stepList = append(a.stepList, st)
 	}
 	return st
+}
+
+// SetStepCap keeps the newest n steps (by number; 0, the default, keeps
+// every step): a live session runs for days, and its snapshots listed
+// every step (a copy of each, per snapshot). Older steps are forgotten in
+// batches, counted in Snapshot.StepsForgotten; work launched in a
+// forgotten step counts in every total, in no step. Steps numbered afresh
+// (a restarted process) start after a Reset.
+func (a *Aggregator) SetStepCap(n int) { a.stepCap = max(n, 0) }
+
+// forgetSteps drops all but the newest stepCap steps.
+func (a *Aggregator) forgetSteps() {
+	a.sortSteps()
+	k := len(a.stepList) - a.stepCap
+	for _, st := range a.stepList[:k] {
+		delete(a.steps, st.n)
+	}
+	a.stepFloor = max(a.stepFloor, a.stepList[k-1].n)
+	a.forgotten += int64(k)
+	n := copy(a.stepList, a.stepList[k:])
+	clear(a.stepList[n:])
+	a.stepList, a.stepsSorted = a.stepList[:n], n
+	a.gen++ // contexts cache their step's accumulator
 }
 
 // sortSteps orders stepList by step number: nothing to do when the steps
@@ -1048,6 +1088,7 @@ func (a *Aggregator) Reset() {
 	clear(a.steps)
 	clear(a.stepList)
 	a.stepList, a.stepsSorted = a.stepList[:0], 0
+	a.forgotten, a.stepFloor = 0, 0
 	for _, db := range a.busy {
 		db.reset() // in place: bindings cache these pointers
 	}
@@ -1189,6 +1230,7 @@ func (a *Aggregator) Snapshot() *Snapshot {
 
 	if len(a.stepList) > 0 {
 		a.sortSteps()
+		s.StepsForgotten = a.forgotten
 		s.Steps = make([]StepRow, len(a.stepList))
 		for i, st := range a.stepList {
 			s.Steps[i] = StepRow{Step: st.n, StartNs: st.start, DurNs: st.dur, KernelNs: st.kernelNs, Count: st.gpus, Work: st.work}

@@ -1027,3 +1027,46 @@ func TestPercentileBudget(t *testing.T) {
 		t.Error("no row moved to its histogram")
 	}
 }
+
+// With a step cap the newest steps are listed, at most twice the cap
+// between culls, the others counted in StepsForgotten; work launched in a
+// forgotten step (a kernel of step 3 arriving after step 949, between
+// culls) counts in the totals and in no step. By hand: 950 steps of 1
+// kernel of 10 ns each under a cap of 100.
+func TestStepCap(t *testing.T) {
+	s := tracer.NewStrings()
+	k := s.Intern("k")
+	const steps = 950
+	ctxs := []tracer.Context{{Step: -1}}
+	for n := range int64(steps) {
+		ctxs = append(ctxs, tracer.Context{Step: n})
+	}
+	a := NewAggregator(nil)
+	a.SetStepCap(100)
+	for n := range int64(steps) {
+		a.Add(&tracer.Event{Kind: tracer.KindStep, Name: k, Start: 1000 * n, Dur: 100, Value: n, Device: -1}, s, ctxs)
+		a.Add(&tracer.Event{Kind: tracer.KindKernel, Name: k, Start: 1000*n + 10, Dur: 10, Device: 0, Ctx: tracer.CtxID(n + 1)}, s, ctxs)
+		if snap := a.Snapshot(); len(snap.Steps) > 200 || int64(len(snap.Steps))+snap.StepsForgotten != n+1 {
+			t.Fatalf("after step %d: %d listed + %d forgotten", n, len(snap.Steps), snap.StepsForgotten)
+		}
+	}
+	a.Add(&tracer.Event{Kind: tracer.KindKernel, Name: k, Start: 3010, Dur: 10, Device: 0, Ctx: 4}, s, ctxs)
+	snap := a.Snapshot()
+	if snap.Totals.KernelCount != steps+1 || snap.Totals.KernelTotalNs != 10*(steps+1) {
+		t.Errorf("totals %d kernels, %d ns; want %d, %d", snap.Totals.KernelCount, snap.Totals.KernelTotalNs, steps+1, 10*(steps+1))
+	}
+	last := snap.Steps[len(snap.Steps)-1]
+	if last.Step != steps-1 || last.KernelNs != 10 || last.Count != 1 || last.StartNs != 1000*(steps-1) {
+		t.Errorf("newest step %+v", last)
+	}
+	for _, st := range snap.Steps {
+		if st.Step <= 3 || st.Count != 1 {
+			t.Errorf("step %+v listed (want steps past the forgotten, one kernel each)", st)
+		}
+	}
+	a.Reset()
+	a.Add(&tracer.Event{Kind: tracer.KindStep, Name: k, Start: 0, Dur: 100, Value: 0, Device: -1}, s, ctxs)
+	if snap := a.Snapshot(); len(snap.Steps) != 1 || snap.StepsForgotten != 0 {
+		t.Errorf("after Reset: %d steps, %d forgotten; want step 0 listed", len(snap.Steps), snap.StepsForgotten)
+	}
+}

@@ -44,6 +44,10 @@ type Snapshot struct {
 	// Steps in step-number order; with several sources (CombineSources),
 	// in source order, then step order (StepRow.Source).
 	Steps []StepRow
+	// StepsForgotten counts the steps older than Steps that an aggregator
+	// with a step cap (Aggregator.SetStepCap, a live session's) no longer
+	// lists: the run has had StepsForgotten + len(Steps) steps.
+	StepsForgotten int64
 	// Ranks holds each source's own numbers (per rank or file: kernel
 	// time, busy, idle, communication exposed and overlapped, step median)
 	// and, with several sources, the step spreads and late arrivals

@@ -70,6 +70,11 @@ type Options struct {
 	LinkDelay time.Duration
 	// MaxSteps bounds the step times kept for the sparkline (default 4096).
 	MaxSteps int
+	// StepCap bounds the steps the cumulative snapshot lists, the newest
+	// (attrib.Aggregator.SetStepCap; default 1<<14, 27 minutes at 10
+	// steps a second; -1 lists all): a snapshot copies each, and a run
+	// lasts days.
+	StepCap int
 	// PercentileCap bounds the durations the cumulative aggregate keeps per
 	// kernel for percentiles (attrib.Aggregator.SetPercentileCap; default
 	// 1<<16; beyond it percentiles are approximate); -1 keeps all.
@@ -190,6 +195,9 @@ func New(opts Options) *Session {
 	if opts.BusySealNs == 0 {
 		opts.BusySealNs = 60e9
 	}
+	if opts.StepCap == 0 {
+		opts.StepCap = 1 << 14
+	}
 	s := &Session{
 		opts:  opts,
 		strs:  tracer.NewStrings(),
@@ -202,6 +210,7 @@ func New(opts Options) *Session {
 	// A live session runs for hours: bound the cumulative aggregate's memory.
 	s.cum.SetPercentileCap(max(opts.PercentileCap, 0))
 	s.cum.SetBusySeal(max(opts.BusySealNs, 0))
+	s.cum.SetStepCap(opts.StepCap)
 	s.work = newWorkHold()
 	s.link = newLinker(s.strs, s.resolved)
 	s.wg.Add(1)
