@@ -541,8 +541,9 @@ func TestTorchCompareAttach(t *testing.T) {
 	rec := filepath.Join(r.Dst, "attached.rlk")
 	cmd := r.Command(r.Bin, "record", "--attach", strconv.Itoa(pid), "-o", rec, "--steps", "4")
 	cmd.Env = append(cmd.Env, "RLKTOP_KINETO=2:1")
-	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "recorded "+rec) {
-		t.Fatalf("record --attach: %v\n%s", err, tail(string(out), 2000))
+	recOut, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(recOut), "recorded "+rec) {
+		t.Fatalf("record --attach: %v\n%s", err, tail(string(recOut), 2000))
 	}
 	out, err := r.Command(r.Bin, "report", rec, "--format", "json", "--top", "0").Output()
 	if err != nil {
@@ -560,7 +561,8 @@ func TestTorchCompareAttach(t *testing.T) {
 		addmm = addmm || k.Name == "aten::addmm"
 	}
 	if err != nil || len(doc.Steps) < 4 || !addmm {
-		t.Errorf("report of record --attach: %v, %d steps, %d operators: want >= 4 steps and aten::addmm", err, len(doc.Steps), len(doc.Kernels))
+		steps, _ := r.Command(r.Bin, "report", rec, "--by", "step").CombinedOutput()
+		t.Errorf("report of record --attach: %v, %d steps, %d operators: want >= 4 steps and aten::addmm\nrecord said: %s\nreport --by step:\n%s", err, len(doc.Steps), len(doc.Kernels), tail(string(recOut), 500), tail(string(steps), 2000))
 	}
 	nr := len(tl.iters())
 	tl.waitIters(t, nr+2, 3*time.Minute)
