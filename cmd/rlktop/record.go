@@ -124,7 +124,9 @@ func runRecord(stdout, stderr io.Writer, rf *runFlags, rc *recordFlags, command 
 wait:
 	for startErr == nil {
 		snap := live.Session.Snapshot()
-		if rc.steps > 0 && snap.StepCount >= rc.steps {
+		// The steps in the file: attach starts the recording after the
+		// agent's hello, when steps may already have come.
+		if rc.steps > 0 && snap.Recording != nil && snap.Recording.Steps >= int64(rc.steps) {
 			break
 		}
 		if snap.Recording != nil && snap.Recording.Err != "" {
@@ -161,8 +163,13 @@ wait:
 	}
 	// Steps per rank with a distributed job's ranks ("16 steps"
 	// for two ranks of 8, whose report then lists 8 per rank).
-	fmt.Fprintf(stdout, "recorded %s: %s, %.1f s, %d steps%s, %d events, %d dropped\n",
-		rc.out, units.Bytes(ri.Bytes), dur.Seconds(), st.StepsPerRank(), perRank(st), ri.Events, st.Dropped)
+	inFile := ""
+	if n := st.StepsPerRank(); n == st.StepCount && ri.Steps < n {
+		// Attach starts the recording after the agent's hello.
+		inFile = fmt.Sprintf(" (%d in the file)", ri.Steps)
+	}
+	fmt.Fprintf(stdout, "recorded %s: %s, %.1f s, %d steps%s%s, %d events, %d dropped\n",
+		rc.out, units.Bytes(ri.Bytes), dur.Seconds(), st.StepsPerRank(), inFile, perRank(st), ri.Events, st.Dropped)
 	switch {
 	case startErr != nil:
 		return startErr

@@ -81,7 +81,11 @@ type RecordingInfo struct {
 	Bytes   int64 // compressed bytes written so far
 	Frames  int64 // received frames re-encoded into the recording
 	Events  uint64
-	Err     string // the write error that stopped the recording, "" none
+	// Steps counts the step events written: fewer than the session's
+	// StepCount when the recording started after the first steps came
+	// (attach starts it once the agent has said hello).
+	Steps int64
+	Err   string // the write error that stopped the recording, "" none
 }
 
 // RankSteps is a distributed job's steps as compare counts them: when two

@@ -277,6 +277,11 @@ func (r *recorder) events(evs []tracer.Event) {
 	r.defineStrings()
 	r.done1(r.w.Events(evs))
 	r.ri.Events += uint64(len(evs))
+	for i := range evs {
+		if evs[i].Kind == tracer.KindStep {
+			r.ri.Steps++
+		}
+	}
 }
 
 func (r *recorder) counters(cs []tracer.Counter) {

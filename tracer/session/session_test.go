@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -493,4 +494,33 @@ func TestRecordingSlowDisk(t *testing.T) {
 		t.Fatalf("StopRecording: %v", err)
 	}
 	sess.Close()
+}
+
+// TestRecordingCountsItsSteps: a recording started after the first steps
+// (as attach starts one) counts the step events it wrote, not the
+// session's: 3 steps before Record, 5 after.
+func TestRecordingCountsItsSteps(t *testing.T) {
+	data, cut, _, _ := ingestStream("loop", 3, 5)
+	s := New(Options{})
+	defer s.Close()
+	c := &conn{s: s}
+	d := wire.NewDecoder(bytes.NewReader(data))
+	recording := false
+	for {
+		if !recording && d.Offset() >= cut {
+			if err := s.Record(io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			recording = true
+		}
+		if err := d.Next(c); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := s.Snapshot()
+	if st.StepCount != 8 || st.Recording == nil || st.Recording.Steps != 5 {
+		t.Fatalf("session %d steps, recording %+v: want 8 and 5", st.StepCount, st.Recording)
+	}
 }
