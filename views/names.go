@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/rlktop/rlktop/internal/escape"
+	"github.com/rlktop/rlktop/tracer"
 	"github.com/rlktop/rlktop/tracer/attrib"
 )
 
@@ -25,14 +26,15 @@ import (
 // the snapshot the set was first seen in, so the numbers stay on their
 // rows while a live session's rows change places.
 type kernelNames struct {
-	names, disps []string         // the set's names, in the order first seen
-	shown        []string         // per names: DistinctNames, escaped
-	tags         map[int]string   // per names: the number tag DistinctNames added (" #2")
-	idx          map[string]int32 // name → index into names (the first row with it)
-	byID         []int32          // NameID → idx[name]; -1 none, -2 several names
-	rows         int32            // rows in the set
-	want, got    []int32          // per names: rows with it in the set; in the rows being set (scratch)
-	at           []int32          // per row of the last SetRows: index into names
+	names, disps []string               // the set's names, in the order first seen
+	shown        []string               // per names: DistinctNames, escaped
+	tags         map[int]string         // per names: the number tag DistinctNames added (" #2")
+	idx          map[string]int32       // name → index into names (the first row with it)
+	byID         []int32                // NameID → idx[name]; -1 none, -2 several names (ids dense)
+	byIDMap      map[tracer.StrID]int32 // the same when the ids are sparse
+	rows         int32                  // rows in the set
+	want, got    []int32                // per names: rows with it in the set; in the rows being set (scratch)
+	at           []int32                // per row of the last SetRows: index into names
 	fitter       *attrib.NameFitter
 	fitW         int
 }
@@ -66,7 +68,15 @@ func (n *kernelNames) set(parts [][]attrib.KernelRow, at []int32) {
 	n.shown, n.tags = attrib.DistinctNamesNumbered(n.names, n.disps)
 	idx := make(map[string]int32, len(at))
 	n.idx = idx
-	n.byID = slices.Repeat([]int32{-1}, int(maxID)+1)
+	// A live session's table holds every string it was sent (ranges,
+	// shapes): its kernels' ids can run into millions, an array of them
+	// megabytes for a few rows.
+	n.byID, n.byIDMap = nil, nil
+	if int(maxID) <= 4*len(at)+1<<16 {
+		n.byID = slices.Repeat([]int32{-1}, int(maxID)+1)
+	} else {
+		n.byIDMap = make(map[tracer.StrID]int32, len(at))
+	}
 	n.want, n.got = make([]int32, len(at)), make([]int32, len(at))
 	n.rows = int32(len(at))
 	i := 0
@@ -82,16 +92,39 @@ func (n *kernelNames) set(parts [][]attrib.KernelRow, at []int32) {
 			at[i] = j
 			n.want[j]++
 			if id := p[k].NameID; id != 0 {
-				if b := n.byID[id]; b == -1 {
-					n.byID[id] = j
+				if b := n.hint(id); b == -1 {
+					n.setHint(id, j)
 				} else if b != j {
-					n.byID[id] = -2 // two names (two sources' tables): no hint
+					n.setHint(id, -2) // two names (two sources' tables): no hint
 				}
 			}
 			i++
 		}
 	}
 	n.fitter = nil
+}
+
+// hint is the index into names of the name whose id is id: -1 none, -2
+// several.
+func (n *kernelNames) hint(id tracer.StrID) int32 {
+	if n.byIDMap != nil {
+		if j, ok := n.byIDMap[id]; ok {
+			return j
+		}
+		return -1
+	}
+	if int(id) < len(n.byID) {
+		return n.byID[id]
+	}
+	return -1
+}
+
+func (n *kernelNames) setHint(id tracer.StrID, j int32) {
+	if n.byIDMap != nil {
+		n.byIDMap[id] = j
+	} else {
+		n.byID[id] = j
+	}
 }
 
 // same reports whether the rows hold the same names (and display names)
@@ -108,6 +141,8 @@ func (n *kernelNames) same(parts [][]attrib.KernelRow, at []int32) bool {
 			j := int32(-1)
 			if id := int(r.NameID); id < len(n.byID) {
 				j = n.byID[id]
+			} else if n.byIDMap != nil {
+				j = n.hint(r.NameID)
 			}
 			// A live session keeps one copy of each name, so these
 			// compare by address (runtime.memequal's first test).

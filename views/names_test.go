@@ -29,22 +29,25 @@ func namesRows() []attrib.KernelRow {
 // another, the row count unchanged; a moved row that is another name)
 // shows the new names. The wanted names are DistinctNames of each
 // snapshot's rows, computed afresh. Rows without name ids, with a live
-// session's (one table: 1, 2, …), and with ids that lie (another
-// table's, where one id names two rows' names).
+// session's (one table: 1, 2, …; or ids in the millions, kept in a map),
+// and with ids that lie (another table's, where one id names two rows'
+// names).
 func TestKernelNamesAcrossSnapshots(t *testing.T) {
-	for _, ids := range []string{"none", "one table", "tables"} {
+	for _, ids := range []string{"none", "one table", "sparse", "tables"} {
 		t.Run(ids, func(t *testing.T) {
 			base := namesRows()
 			for i := range base {
 				switch ids {
 				case "one table":
 					base[i].NameID = tracer.StrID(i + 1)
+				case "sparse": // a long session's table: ids in the millions
+					base[i].NameID = tracer.StrID((i + 1) * 1_000_000)
 				case "tables":
 					base[i].NameID = tracer.StrID(i%2 + 1)
 				}
 			}
 			kernelNamesAcross(t, base)
-			if ids == "one table" {
+			if ids == "one table" || ids == "sparse" {
 				// The same names from another source's table: the ids of
 				// the first two rows (one display name) swapped.
 				var n kernelNames
