@@ -258,9 +258,9 @@ func (a *Aggregator) SetPercentileCap(n int) {
 }
 
 // durBudgetRows is how many rows' worth of durations (each at the
-// percentile cap) all rows keep together: a session's cumulative aggregate
-// with 2,000 kernel rows each just under a 1<<16 cap kept 1 GB of
-// durations; with the budget, 64 MB and their growing chunks.
+// percentile cap) all rows keep together: without it, a session's
+// cumulative aggregate with 2,000 kernel rows each just under a 1<<16 cap
+// would keep 1 GB of durations; with it, 64 MB and the chunks growing.
 const durBudgetRows = 128
 
 // rowKey is a row: a GPU op name of one kind in one category. A name whose
@@ -1005,11 +1005,12 @@ func (a *Aggregator) step(n int64) *stepAcc {
 }
 
 // SetStepCap keeps the newest n steps (by number; 0, the default, keeps
-// every step): a live session runs for days, and its snapshots listed
-// every step (a copy of each, per snapshot). Older steps are forgotten in
-// batches, counted in Snapshot.StepsForgotten; work launched in a
-// forgotten step counts in every total, in no step. Steps numbered afresh
-// (a restarted process) start after a Reset.
+// every step): a live session runs for days, and a snapshot copies every
+// step it lists. Older steps are forgotten in batches, counted in
+// Snapshot.StepsForgotten; work launched in a forgotten step, or in a
+// step numbered at or below the newest forgotten one, counts in every
+// total and in no step until a Reset (which a session does when a
+// restarted process numbers its steps afresh).
 func (a *Aggregator) SetStepCap(n int) { a.stepCap = max(n, 0) }
 
 // forgetSteps drops all but the newest stepCap steps.

@@ -236,17 +236,17 @@ func (b *busyAcc) seal() {
 }
 
 // busyKeptMax bounds the closed intervals a sealing union keeps (each
-// 16 bytes: 16 MiB a device). The lag alone kept every gap of its last
-// 60 s (Session's default): at 100k kernels a second with a gap after
-// each, 96 MB a device in a session's first minute. Past the bound the
+// 16 bytes: 16 MiB a device). The lag alone would keep every gap of the
+// last 60 s (Session's default): at 100k kernels a second with a gap
+// after each, 96 MB a device from a session's first minute. Past the bound the
 // older half is sealed whatever its age, so the history kept is at least
 // busyKeptMax/2 gaps (5 s at 100k kernels a second; the whole lag at
 // 8.7k gaps a second or fewer); an op arriving later than that counts
 // from the sealed part's end, as one later than the lag does.
 const busyKeptMax = 1 << 20
 
-// sealKept seals the oldest closed intervals, in whole blocks, until at
-// most busyKeptMax/2 are kept, once more than busyKeptMax are.
+// sealKept seals the oldest closed intervals until busyKeptMax/2 are
+// kept, once more than busyKeptMax are.
 func (b *busyAcc) sealKept() {
 	n := b.closedCount()
 	if n <= busyKeptMax {
