@@ -8,6 +8,6 @@ package tui
 // functions (4k of size), 3.4 ms at 20k (40k), 23 ms at 100k (200k); the
 // tree 1.6, 15 and 69 ms. At 20k functions the table in the frame makes
 // the Python view's frame 7.8 ms (BenchmarkFrame) where the other views
-// take 1.5 ms. Below the size the rows are made in the frame that shows
-// the snapshot: at 8k functions the table is about 1.4 ms, the tree 6.
+// take 1.5 ms. Below the size (8k functions: between the 2k and 20k
+// figures) the rows are made in the frame that shows the snapshot.
 const pyAsyncSize = 16_000
