@@ -5,5 +5,5 @@ package attrib
 // ProfilerStep#N) and the steps of the built-in loop and the Python
 // agent. The TUI's Steps view and `rlktop report --by step` show it.
 const NoStepsText = "no steps found: rlktop looked for NVTX/roctx ranges named step, iteration, iter or train_step " +
-	"(rlktop run --step-range REGEX sets another pattern), torch.profiler ProfilerStep#N ranges, " +
+	"(for a command it traces, rlktop run --step-range REGEX sets another), torch.profiler ProfilerStep#N ranges, " +
 	"and steps marked by the built-in loop or rlktop.step() (or an optimizer step) in Python"
