@@ -283,7 +283,7 @@ func memDeviceLines(m *attrib.Memory) []string {
 		}
 		out = append(out, l)
 	}
-	out = append(out, fmt.Sprintf("%d memory events: %d allocations, %d frees (%d of blocks allocated before the trace)", m.Events, m.Allocs, m.Frees, m.FreesUnpaired))
+	out = append(out, fmt.Sprintf("%s memory events: %s allocations, %s frees (%s of blocks allocated before the trace)", units.Count(int64(m.Events)), units.Count(int64(m.Allocs)), units.Count(int64(m.Frees)), units.Count(int64(m.FreesUnpaired))))
 	return out
 }
 

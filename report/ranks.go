@@ -54,6 +54,12 @@ func rankGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 		return strconv.FormatInt(v, 10)
 	}
 	num := func(v int64) string { return strconv.FormatInt(v, 10) }
+	count := func(v int64) string { // as the header's counts read ("8,568")
+		if human {
+			return units.Count(v)
+		}
+		return num(v)
+	}
 	var g grid
 	if human {
 		g.header = []string{"rank", "file", "kernels", "kernel time", "gpu busy", "idle", "comm", "exposed", "overlapped", "steps", "step p50", "waited", "last"}
@@ -96,10 +102,10 @@ func rankGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 			}
 		}
 		if !human {
-			row = append(row, r.Path, num(r.KernelCount), ns(r.KernelNs), ns(r.BusyNs), ns(r.IdleNs), ns(r.SpanNs),
+			row = append(row, r.Path, count(r.KernelCount), ns(r.KernelNs), ns(r.BusyNs), ns(r.IdleNs), ns(r.SpanNs),
 				ns(r.CommNs), ns(r.CommExposedNs), ns(r.CommOverlapNs), num(int64(r.Steps)), ns(r.StepMedianNs), wait, last)
 		} else {
-			row = append(row, num(r.KernelCount), ns(r.KernelNs), ns(r.BusyNs), ns(r.IdleNs),
+			row = append(row, count(r.KernelCount), ns(r.KernelNs), ns(r.BusyNs), ns(r.IdleNs),
 				ns(r.CommNs), ns(r.CommExposedNs), ns(r.CommOverlapNs), num(int64(r.Steps)), ns(r.StepMedianNs), wait, last)
 		}
 		if mfu {

@@ -44,6 +44,13 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 		return strconv.FormatFloat(x, 'f', 6, 64)
 	}
 	num := func(v int64) string { return strconv.FormatInt(v, 10) }
+	// Counts read as the header's do ("1,198"); step numbers stay plain.
+	count := func(v int64) string {
+		if human {
+			return units.Count(v)
+		}
+		return num(v)
+	}
 	var g grid
 	switch by {
 	case ByKernel:
@@ -91,9 +98,9 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 			}
 			var row []string
 			if human {
-				row = []string{shown[i], k.Category, num(k.Count), ns(k.TotalNs), ns(k.MeanNs), ns(k.MinNs), ns(k.MaxNs), p50, p99, pct(k.Share)}
+				row = []string{shown[i], k.Category, count(k.Count), ns(k.TotalNs), ns(k.MeanNs), ns(k.MinNs), ns(k.MaxNs), p50, p99, pct(k.Share)}
 			} else {
-				row = []string{k.Name, k.DisplayName, k.Kind.String(), k.Category, num(k.Count), ns(k.TotalNs), ns(k.MeanNs), ns(k.MinNs), ns(k.MaxNs), p50, p99, pct(k.Share)}
+				row = []string{k.Name, k.DisplayName, k.Kind.String(), k.Category, count(k.Count), ns(k.TotalNs), ns(k.MeanNs), ns(k.MinNs), ns(k.MaxNs), p50, p99, pct(k.Share)}
 			}
 			g.rows = append(g.rows, append(row, workCells(s, k.Work, human)...))
 		}
@@ -109,7 +116,7 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 		}
 		g.header = append(g.header, workColumns(s, human)...)
 		for _, r := range top(src, topN) {
-			row := []string{r.Key, num(r.Count), ns(r.TotalNs), pct(r.Share)}
+			row := []string{r.Key, count(r.Count), ns(r.TotalNs), pct(r.Share)}
 			if human {
 				row = append(row, bar(r.Share, 20))
 			}
@@ -142,7 +149,7 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 			if human {
 				start = "+" + Duration(st.StartNs-t0[st.Source])
 			}
-			row := []string{num(st.Step), start, ns(st.DurNs), ns(st.KernelNs), num(st.Count)}
+			row := []string{num(st.Step), start, ns(st.DurNs), ns(st.KernelNs), count(st.Count)}
 			if multi {
 				row = append([]string{sourceLabel(s, st.Source)}, row...)
 			}

@@ -549,7 +549,7 @@ func (r *FindingRule) dominant(s *Snapshot, labels *kernelLabelSet) *Finding {
 		"group_ns": float64(g.TotalNs), "gpu_ns": float64(s.Totals.GPUTotalNs), "share": g.Share, "count": float64(g.Count),
 		"group_ns_per_step": perStep(s, g.TotalNs),
 	}}
-	ev := fmt.Sprintf("%s %q: %s of %s %s (%s), %d ops", r.Group, g.Key, units.Duration(g.TotalNs), units.Duration(s.Totals.GPUTotalNs), s.TimeName(), units.Share(g.Share), g.Count)
+	ev := fmt.Sprintf("%s %q: %s of %s %s (%s), %s ops", r.Group, g.Key, units.Duration(g.TotalNs), units.Duration(s.Totals.GPUTotalNs), s.TimeName(), units.Share(g.Share), units.Count(g.Count))
 	if ps := perStep(s, g.TotalNs); ps > 0 {
 		ev += fmt.Sprintf(", %s per step", units.Duration(int64(ps)))
 	}
