@@ -68,7 +68,12 @@ func (g *Groups) Info() string {
 	if len(g.rows) == 1 {
 		what = map[string]string{"categories": "category", "stages": "stage"}[what]
 	}
-	return fmt.Sprintf("%d %s · %s of %s", len(g.rows), what, FormatNs(g.snap.Totals.GPUTotalNs), g.snap.TimeName())
+	n := fmt.Sprint(len(g.rows))
+	if from, to := g.list.visible(); to-from < len(g.rows) {
+		// A pane too short for every row says which it shows.
+		n = fmt.Sprintf("%d–%d of %d", from+1, to, len(g.rows))
+	}
+	return fmt.Sprintf("%s %s · %s of %s", n, what, FormatNs(g.snap.Totals.GPUTotalNs), g.snap.TimeName())
 }
 
 // Rows returns the rows shown.
