@@ -108,7 +108,9 @@ func (rf *runFlags) liveOptions(command []string) (loop.LiveOptions, error) {
 		return loop.LiveOptions{}, err
 	}
 	src := "live: built-in RL loop"
-	if len(command) == 0 {
+	if len(command) == 0 || !gpuDriverPresent() {
+		// A command on a machine without a GPU driver runs on the CPU: its
+		// peak too is measured before it starts, not beside it.
 		measurePeakFirst()
 	}
 	if len(command) > 0 {

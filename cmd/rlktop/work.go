@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 
@@ -158,13 +159,26 @@ func notePeakBeaten(s *attrib.Snapshot, here bool) {
 var forgetPeak = sync.OnceFunc(cpupeak.Forget)
 
 // measurePeakFirst measures this machine's CPU peak before a built-in
-// loop starts when none is cached: measured beside the running loop the
+// loop (or a command on a machine without a GPU driver) starts when none
+// is cached: measured beside the running loop the
 // microbenchmarks get half the cores and the roofline would read above
 // 100%. About 600 ms, once per machine.
 func measurePeakFirst() {
 	if !cpupeak.Cached() {
 		cpuPeak()
 	}
+}
+
+// gpuDriverPresent reports whether this machine has an NVIDIA or AMD GPU
+// compute driver (/dev/nvidiactl, /dev/kfd): without one a traced command
+// can only run on the CPU.
+func gpuDriverPresent() bool {
+	for _, p := range []string{"/dev/nvidiactl", "/dev/kfd"} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // cpuNamed reports whether every device of s that ran work is named as a
