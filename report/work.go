@@ -170,8 +170,13 @@ func workHeader(b *strings.Builder, s *attrib.Snapshot, prefix string) {
 	w := s.Work
 	r := attrib.RatesOf(w, s.Peak)
 	fmt.Fprintf(b, "%swork: %s, %s moved", prefix, units.SI(w.Flops, "FLOP"), units.SI(w.Bytes, "B"))
+	// A trace without GPU work has CPU operators for rows, not kernels.
+	rowsName, timeName := "kernels", "kernel time"
+	if s.CPUOps() {
+		rowsName, timeName = "CPU operators", "CPU op time"
+	}
 	if w.Ns > 0 {
-		fmt.Fprintf(b, "; over its kernels' %s: %s, %s", Duration(w.Ns), units.SI(r.FlopsPerS, "FLOP/s"), units.SI(r.BytesPerS, "B/s"))
+		fmt.Fprintf(b, "; over its %s' %s: %s, %s", rowsName, Duration(w.Ns), units.SI(r.FlopsPerS, "FLOP/s"), units.SI(r.BytesPerS, "B/s"))
 	}
 	fmt.Fprintf(b, " (%s)\n", opmodel.Convention)
 	if p := s.Peak; p != nil {
@@ -211,7 +216,7 @@ func workHeader(b *strings.Builder, s *attrib.Snapshot, prefix string) {
 		if n > 3 {
 			more = fmt.Sprintf(", %d more", n-3)
 		}
-		fmt.Fprintf(b, "%sunmodelled: %s of kernel time (%s%s)\n", prefix, Duration(total), strings.Join(parts, ", "), more)
+		fmt.Fprintf(b, "%sunmodelled: %s of %s (%s%s)\n", prefix, Duration(total), timeName, strings.Join(parts, ", "), more)
 	}
 }
 
