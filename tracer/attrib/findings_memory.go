@@ -81,7 +81,7 @@ func (r *FindingRule) memTemporary(m *Memory, s *Snapshot) *Finding {
 			f.Numbers["step_ns"] = float64(med)
 		}
 		f.Evidence = append(f.Evidence, ev)
-		f.Evidence = append(f.Evidence, fmt.Sprintf("%d times in %d steps, %s of the peak of %s on %s", t.Count, t.Steps, units.ShareWhole(share), units.Bytes(peak), memDeviceName(t.Device)))
+		f.Evidence = append(f.Evidence, fmt.Sprintf("%s in %s, %s of the peak of %s on %s", units.Plural(int64(t.Count), "time"), units.Plural(int64(t.Steps), "step"), units.ShareWhole(share), units.Bytes(peak), memDeviceName(t.Device)))
 		f.Top = append(f.Top, fmt.Sprintf("%s → %s %s", noneIfEmpty(t.Op), noneIfEmpty(t.FreedBy), units.Bytes(t.Bytes)))
 		return f
 	}
