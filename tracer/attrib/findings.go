@@ -401,7 +401,7 @@ func EvaluateFindings(rules *FindingRules, in FindingInput) []Finding {
 		case FindInputBound:
 			f = r.inputBound(in.Outputs, s.Steps)
 		case FindExposedComm:
-			f = r.exposedComm(s.Ranks)
+			f = r.exposedComm(s.Ranks, s.CPUOnly())
 		case FindStraggler:
 			f = r.straggler(s.Ranks)
 		case FindRooflineBound:
@@ -930,7 +930,7 @@ func (r *FindingRule) idle(tl *Timeline, devs []tracer.Device) *Finding {
 // ranks that waited ("most exposed: rank 0" where rank 1
 // was slowed on purpose). A wait overlapped with compute would be left
 // out twice; on the CPU ranks and the GPU traces seen, waits are exposed.
-func (r *FindingRule) exposedComm(rs *RankSummary) *Finding {
+func (r *FindingRule) exposedComm(rs *RankSummary, cpuOnly bool) *Finding {
 	if rs == nil {
 		return nil
 	}
@@ -957,7 +957,11 @@ func (r *FindingRule) exposedComm(rs *RankSummary) *Finding {
 	if share < r.MinShare {
 		return nil
 	}
-	f := &Finding{Share: share, ShareOf: "span (first to last GPU op)", Numbers: map[string]float64{
+	of := "span (first to last GPU op)"
+	if cpuOnly {
+		of = "span (first to last op traced)" // a CPU run's collectives (gloo) are its ops
+	}
+	f := &Finding{Share: share, ShareOf: of, Numbers: map[string]float64{
 		"comm_exposed_ns": float64(exp), "comm_ns": float64(comm), "span_ns": float64(span), "exposed_share": share, "sources": float64(len(rs.Sources)),
 	}}
 	f.Numbers["waited_ns"] = float64(waited)
