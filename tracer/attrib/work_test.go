@@ -189,6 +189,16 @@ func TestFindingsRoofline(t *testing.T) {
 	if mfu == nil || !nearRel(mfu.Numbers["mfu"], (1e10+1e6)/989.4e12/1e-6) || !nearRel(mfu.Share, 0.6) {
 		t.Fatalf("step-mfu: %+v", mfu)
 	}
+	// With 900 ns more kernel time no operator modelled, the finding
+	// ranks by the memory-bound part of all 1,000 ns (60 ns: 6%), while
+	// its number keeps the modelled part's 60%.
+	thin := *s
+	thin.Totals.KernelTotalNs, thin.Totals.GPUTotalNs = 1000, 1000
+	for _, f := range EvaluateFindings(nil, FindingInput{Snapshot: &thin}) {
+		if f.ID == "step-mfu" && (!nearRel(f.Share, 0.06) || !nearRel(f.Numbers["memory_bound_share"], 0.6)) {
+			t.Errorf("step-mfu over a thinly modelled step: share %g, memory_bound_share %g; want 0.06 and 0.6", f.Share, f.Numbers["memory_bound_share"])
+		}
+	}
 	// The same bytes from a fused kernel: nothing better to try.
 	fused := *s
 	fused.Kernels = []KernelRow{s.Kernels[0], s.Kernels[1]}
