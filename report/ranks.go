@@ -54,12 +54,7 @@ func rankGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 		return strconv.FormatInt(v, 10)
 	}
 	num := func(v int64) string { return strconv.FormatInt(v, 10) }
-	count := func(v int64) string { // as the header's counts read ("8,568")
-		if human {
-			return units.Count(v)
-		}
-		return num(v)
-	}
+	count := func(v int64) string { return countCell(v, human) }
 	var g grid
 	if human {
 		g.header = []string{"rank", "file", "kernels", "kernel time", "gpu busy", "idle", "comm", "exposed", "overlapped", "steps", "step p50", "waited", "last"}

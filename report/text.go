@@ -27,6 +27,16 @@ type grid struct {
 	splitLabel string
 }
 
+// countCell is a count as a table cell: as the header's counts read
+// ("1,198") for the human formats, the integer for csv. Step numbers are
+// not counts: they stay plain.
+func countCell(v int64, human bool) string {
+	if human {
+		return units.Count(v)
+	}
+	return strconv.FormatInt(v, 10)
+}
+
 // makeGrid builds view by of s. human selects unit-formatted times and
 // percentages (table, md); otherwise cells are raw integers (ns) and
 // fractions (csv).
@@ -44,13 +54,7 @@ func makeGrid(s *attrib.Snapshot, by string, human bool, topN int) grid {
 		return strconv.FormatFloat(x, 'f', 6, 64)
 	}
 	num := func(v int64) string { return strconv.FormatInt(v, 10) }
-	// Counts read as the header's do ("1,198"); step numbers stay plain.
-	count := func(v int64) string {
-		if human {
-			return units.Count(v)
-		}
-		return num(v)
-	}
+	count := func(v int64) string { return countCell(v, human) }
 	var g grid
 	switch by {
 	case ByKernel:

@@ -524,3 +524,54 @@ func TestRecordingCountsItsSteps(t *testing.T) {
 		t.Fatalf("session %d steps, recording %+v: want 8 and 5", st.StepCount, st.Recording)
 	}
 }
+
+// TestSnapshotNameIDs: a live session's kernel rows carry their name's id
+// in the session's table, the same in the cumulative snapshot and in the
+// window, which is aggregated afresh at each rebuild (the views follow
+// rows across snapshots by it: views.kernelNames). 40 steps of the loop's
+// shape, then 40 more.
+func TestSnapshotNameIDs(t *testing.T) {
+	data, cut, _, _ := ingestStream("loop", 40, 40)
+	now := time.Unix(0, 0)
+	s := New(Options{Now: func() time.Time { return now }})
+	defer s.Close()
+	c := &conn{s: s}
+	d := wire.NewDecoder(bytes.NewReader(data))
+	ids := map[string]tracer.StrID{}
+	check := func(what string, snap *attrib.Snapshot) {
+		t.Helper()
+		if snap == nil || len(snap.Kernels) == 0 {
+			t.Fatalf("%s: no kernel rows", what)
+		}
+		for _, k := range snap.Kernels {
+			if want := s.Intern(k.Name); k.NameID != want {
+				t.Errorf("%s: %s has NameID %d, the session's table %d", what, k.Name, k.NameID, want)
+			}
+			if id, ok := ids[k.Name]; ok && id != k.NameID {
+				t.Errorf("%s: %s has NameID %d, %d before", what, k.Name, k.NameID, id)
+			}
+			ids[k.Name] = k.NameID
+		}
+	}
+	snapped := false
+	for {
+		if !snapped && d.Offset() >= cut {
+			st := s.Snapshot()
+			check("cumulative", st.Cumulative)
+			check("window", st.Recent)
+			snapped = true
+			now = now.Add(time.Second) // past the window's least rebuild interval
+		}
+		if err := d.Next(c); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.mu.Lock()
+	s.link.flush(0)
+	s.mu.Unlock()
+	st := s.Snapshot()
+	check("cumulative after", st.Cumulative)
+	check("window after", st.Recent)
+}
